@@ -1,0 +1,46 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Wire: a pure-Swift HTTP/1.1 stack for Linux, written from the socket up.
+///
+/// Library targets depend on no Swift package: only libc (through `CWireLinux`) and,
+/// for TLS, the system's OpenSSL. The command-line tool may use swift-argument-parser.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Wire",
+    products: [
+        .library(name: "Wire", targets: ["Wire"]),
+        .executable(name: "wire", targets: ["wire"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // Linux headers that Glibc's module map does not export (epoll, eventfd, timerfd)
+        // and tiny shims for macros Swift cannot import. Every symbol is `c_wire_*`.
+        .target(name: "CWireLinux"),
+        .target(
+            name: "Wire",
+            dependencies: ["CWireLinux"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "wire",
+            dependencies: [
+                "Wire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "WireTests",
+            dependencies: ["Wire", "CWireLinux"],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

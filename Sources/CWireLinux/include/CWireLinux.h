@@ -1,0 +1,61 @@
+#ifndef C_WIRE_LINUX_H
+#define C_WIRE_LINUX_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+// Linux-only headers that Swift's Glibc module does not export, and shims for
+// what Swift cannot import directly (macros, variadic functions). Everything
+// here is `c_wire_*` so it can never collide with a libc symbol.
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/// The kernel thread id of the calling thread (gettid(2)).
+static inline int c_wire_gettid(void) { return (int)syscall(SYS_gettid); }
+
+/// fcntl(2) with an integer argument; Swift cannot call the variadic original.
+static inline int c_wire_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, cmd, arg); }
+
+/// The largest Unix-domain socket path, including its terminating NUL.
+static inline size_t c_wire_sun_path_capacity(void) { return sizeof(((struct sockaddr_un *)0)->sun_path); }
+
+/// epoll_event is packed on x86_64; these accessors hide its layout from Swift.
+static inline uint64_t c_wire_epoll_event_data(const struct epoll_event *event) { return event->data.u64; }
+static inline uint32_t c_wire_epoll_event_events(const struct epoll_event *event) { return event->events; }
+static inline struct epoll_event c_wire_epoll_event_make(uint32_t events, uint64_t data) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = data;
+    return event;
+}
+
+/// accept4(2): a GNU extension Glibc's Swift module does not export.
+static inline int c_wire_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
+
+/// Names the calling thread (at most 15 bytes are kept).
+static inline void c_wire_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
+
+/// strerror_r(3) in its XSI or GNU form, as Glibc provides: always returns the message.
+static inline const char *c_wire_strerror(int error, char *buffer, size_t length) {
+    return strerror_r(error, buffer, length);
+}
+
+#endif

@@ -1,0 +1,55 @@
+/// A point on the monotonic clock (`CLOCK_MONOTONIC`), unaffected by changes to wall time.
+public struct Deadline: Comparable, Hashable, Sendable, CustomStringConvertible {
+    /// Nanoseconds since an arbitrary fixed point (boot).
+    public let uptimeNanoseconds: UInt64
+
+    /// A deadline at the given monotonic time.
+    public init(uptimeNanoseconds: UInt64) { self.uptimeNanoseconds = uptimeNanoseconds }
+
+    /// The current time.
+    public static func now() -> Deadline { Deadline(uptimeNanoseconds: Posix.monotonicNanoseconds()) }
+
+    /// A deadline that never comes.
+    public static let distantFuture = Deadline(uptimeNanoseconds: .max)
+
+    /// `now() + duration`.
+    public static func after(_ duration: Duration) -> Deadline { now() + duration }
+
+    /// The deadline `duration` later, saturating at `distantFuture`.
+    public static func + (lhs: Deadline, rhs: Duration) -> Deadline {
+        let delta = rhs.nanoseconds
+        if delta <= 0 { return Deadline(uptimeNanoseconds: lhs.uptimeNanoseconds - min(lhs.uptimeNanoseconds, UInt64(-delta))) }
+        let (sum, overflow) = lhs.uptimeNanoseconds.addingReportingOverflow(UInt64(delta))
+        return overflow ? .distantFuture : Deadline(uptimeNanoseconds: sum)
+    }
+
+    /// The time from `rhs` to `lhs` (negative when `lhs` is earlier).
+    public static func - (lhs: Deadline, rhs: Deadline) -> Duration {
+        if lhs.uptimeNanoseconds >= rhs.uptimeNanoseconds {
+            return .nanoseconds(Int64(clamping: lhs.uptimeNanoseconds - rhs.uptimeNanoseconds))
+        }
+        return .nanoseconds(-Int64(clamping: rhs.uptimeNanoseconds - lhs.uptimeNanoseconds))
+    }
+
+    /// Orders deadlines by time.
+    public static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.uptimeNanoseconds < rhs.uptimeNanoseconds }
+
+    /// The uptime in seconds.
+    public var description: String { "Deadline(\(Double(uptimeNanoseconds) / 1e9)s)" }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, saturating at `Int64`'s range.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return scaled.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+
+    /// The duration in seconds as a floating-point number.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,346 @@
+import Synchronization
+
+/// Something registered with an event loop's selector: a socket's owner, told when the socket
+/// is ready. Called on the loop's thread only.
+protocol Selectable: AnyObject {
+    /// The descriptor is ready for what it was registered for, or has hung up or failed.
+    func ready(_ event: ReadinessEvent)
+    /// The loop is shutting down: close the descriptor and fail pending work.
+    func eventLoopIsClosing()
+}
+
+/// One thread running an epoll loop: I/O readiness, timers, and work handed over from other threads.
+///
+/// Everything a connection does happens on the loop that owns it, so a connection needs no
+/// locks. Other threads talk to a loop through `execute`, `schedule` and Swift concurrency:
+/// the loop is a `SerialExecutor` and a `TaskExecutor`, so an actor or a task can run on it
+/// directly and its awaits resume on the loop's thread without a hop per byte.
+///
+/// ```swift
+/// let group = try EventLoopGroup(loopCount: 2)
+/// let loop = group.next()
+/// loop.execute { print("on the loop") }
+/// let timer = loop.schedule(in: .milliseconds(10)) { print("10 ms later") }
+/// timer.cancel()
+/// ```
+public final class EventLoop: @unchecked Sendable {
+    // Safe because `shared` is a Mutex and every other mutable member is touched only on the
+    // loop's own thread, which each entry point checks with `preconditionInEventLoop()`.
+
+    private enum Work {
+        case closure(@Sendable () -> Void)
+        case job(UnownedJob)
+    }
+
+    private struct SharedState {
+        var work: [Work] = []
+        /// The doorbell was rung and the loop has not yet taken the work: no need to ring again.
+        var wakeupPending = false
+        var isShuttingDown = false
+    }
+
+    private enum LifeCycle { case running, closing, closed }
+
+    /// A name for logs and the thread (`wire-loop-0`).
+    public let name: String
+
+    private let shared = Mutex(SharedState())
+    private let loopThread = Atomic<UInt>(0)
+    private let kernelThreadID = Atomic<Int32>(0)
+    private var selector: Epoll
+    private let doorbell: EventFD
+    private var timers = TimerQueue<() -> Void>()
+    private var registrations: [UInt64: any Selectable] = [:]
+    private var nextRegistrationKey: UInt64 = 1
+    private var lifeCycle = LifeCycle.running
+    private var thread: PosixThread?
+    private let stopped = Mutex(false)
+
+    private static let doorbellKey: UInt64 = 0
+
+    /// Creates a loop and starts its thread.
+    ///
+    /// - Throws: `IOError` when the kernel refuses an epoll instance, an eventfd or a thread.
+    public init(name: String = "wire-loop") throws(IOError) {
+        self.name = name
+        selector = try Epoll()
+        doorbell = try EventFD()
+        try selector.add(doorbell.rawValue, key: Self.doorbellKey, interest: .read)
+        let started = Mutex(false)
+        thread = try PosixThread(name: name) { [unowned self] in
+            self.loopThread.store(UInt(bitPattern: Int(bitPattern: pthreadSelf())), ordering: .releasing)
+            self.kernelThreadID.store(Posix.currentThreadID(), ordering: .releasing)
+            started.withLock { $0 = true }
+            self.run()
+        }
+        // The thread id must be known before anyone asks `inEventLoop`.
+        while !started.withLock({ $0 }) { sched_yield_() }
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    public var inEventLoop: Bool {
+        loopThread.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: pthreadSelf()))
+    }
+
+    /// The kernel id of the loop's thread (for `/proc/self/task/<tid>`).
+    public var threadID: Int32 { kernelThreadID.load(ordering: .acquiring) }
+
+    /// Traps unless called on the loop's thread.
+    public func preconditionInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
+        precondition(inEventLoop, "must be called on \(name)'s thread", file: file, line: line)
+    }
+
+    // MARK: Work from any thread
+
+    /// Runs `task` on the loop's thread, after what is already queued.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        enqueue(.closure(task))
+    }
+
+    /// Runs `body` on the loop and returns its result to the awaiting task.
+    public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            execute { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    private func enqueue(_ work: Work) {
+        let ring = shared.withLock { state -> Bool in
+            state.work.append(work)
+            guard !state.wakeupPending else { return false }
+            state.wakeupPending = true
+            return true
+        }
+        // Ringing from the loop's own thread is needed too: the loop may be about to sleep.
+        if ring { doorbell.signal() }
+    }
+
+    // MARK: Timers
+
+    /// Runs `task` on the loop at `deadline`, unless cancelled first.
+    @discardableResult
+    public func schedule(at deadline: Deadline, _ task: @escaping @Sendable () -> Void) -> Scheduled {
+        let handle = Scheduled(loop: self)
+        if inEventLoop {
+            handle.attach(scheduleOnLoop(at: deadline, task))
+        } else {
+            execute { handle.attach(self.scheduleOnLoop(at: deadline, task)) }
+        }
+        return handle
+    }
+
+    /// Runs `task` on the loop after `delay`, unless cancelled first.
+    @discardableResult
+    public func schedule(in delay: Duration, _ task: @escaping @Sendable () -> Void) -> Scheduled {
+        schedule(at: .after(delay), task)
+    }
+
+    /// Schedules a loop-confined closure; loop thread only. Cheaper than `schedule`: no handle object.
+    func scheduleOnLoop(at deadline: Deadline, _ task: @escaping () -> Void) -> TimerQueue<() -> Void>.ID {
+        preconditionInEventLoop()
+        return timers.schedule(at: deadline, task)
+    }
+
+    /// Cancels a timer made by `scheduleOnLoop`; loop thread only.
+    func cancelOnLoop(_ id: TimerQueue<() -> Void>.ID) {
+        preconditionInEventLoop()
+        timers.cancel(id)
+    }
+
+    // MARK: Registration (loop thread only)
+
+    /// Starts watching `fd` for `interest`; returns the key for later changes.
+    func register(_ fd: CInt, interest: Interest, handler: any Selectable) throws(IOError) -> UInt64 {
+        preconditionInEventLoop()
+        let key = nextRegistrationKey
+        nextRegistrationKey += 1
+        try selector.add(fd, key: key, interest: interest)
+        registrations[key] = handler
+        return key
+    }
+
+    /// Changes what `fd` is watched for.
+    func reregister(_ fd: CInt, key: UInt64, interest: Interest) throws(IOError) {
+        preconditionInEventLoop()
+        try selector.modify(fd, key: key, interest: interest)
+    }
+
+    /// Stops watching `fd`. Call before closing it. Events already fetched for it in the current
+    /// batch are dropped, because the key is looked up again for each event.
+    func deregister(_ fd: CInt, key: UInt64) {
+        preconditionInEventLoop()
+        registrations[key] = nil
+        try? selector.remove(fd)
+    }
+
+    /// The number of registered descriptors (for tests and diagnostics).
+    var registrationCount: Int {
+        preconditionInEventLoop()
+        return registrations.count
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        while true {
+            let timeout = computeTimeout()
+            do {
+                try selector.wait(timeoutMilliseconds: timeout) { event in
+                    if event.key == Self.doorbellKey {
+                        doorbell.drain()
+                    } else if let handler = registrations[event.key] {
+                        handler.ready(event)
+                    }
+                }
+            } catch {
+                // epoll_wait can only fail here through a bug (EBADF/EFAULT trap earlier) or
+                // EINVAL; there is nothing useful to retry.
+                preconditionFailure("\(name): \(error)")
+            }
+            runExpiredTimers()
+            if runQueuedWork() { break }
+        }
+        close()
+    }
+
+    /// Milliseconds until the next timer, rounded up so a timer never fires early; 0 when work
+    /// is queued; -1 (sleep until woken) when nothing is scheduled.
+    private func computeTimeout() -> CInt {
+        let hasWork = shared.withLock { !$0.work.isEmpty }
+        if hasWork { return 0 }
+        guard let next = timers.nextDeadline() else { return -1 }
+        let now = Posix.monotonicNanoseconds()
+        guard next.uptimeNanoseconds > now else { return 0 }
+        let milliseconds = (next.uptimeNanoseconds - now + 999_999) / 1_000_000
+        return CInt(clamping: milliseconds)
+    }
+
+    private func runExpiredTimers() {
+        guard timers.count > 0 else { return }
+        let now = Deadline.now()
+        while let task = timers.popExpired(now: now) { task() }
+    }
+
+    /// Runs the work queued so far; returns true when the loop should stop.
+    private func runQueuedWork() -> Bool {
+        let (batch, shuttingDown) = shared.withLock { state -> ([Work], Bool) in
+            state.wakeupPending = false
+            let batch = state.work
+            state.work.removeAll(keepingCapacity: true)
+            return (batch, state.isShuttingDown)
+        }
+        for work in batch {
+            switch work {
+            case .closure(let task): task()
+            case .job(let job): job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+            }
+        }
+        return shuttingDown && batch.isEmpty
+    }
+
+    // MARK: Shutdown
+
+    /// Stops the loop: tells every registered owner to close its descriptor, cancels timers,
+    /// runs work queued before the call, closes the loop's own descriptors and joins its thread.
+    /// Call from outside the loop; calling twice is harmless.
+    public func shutdown() {
+        precondition(!inEventLoop, "shutdown() would join the calling thread; call it from outside \(name)")
+        let alreadyStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !alreadyStopped else { return }
+        shared.withLock { $0.isShuttingDown = true }
+        doorbell.signal()
+        thread?.join()
+        thread = nil
+    }
+
+    /// Shuts down without blocking the calling task's thread.
+    public func shutdownGracefully() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let stopper = try? PosixThread(name: "wire-stop") {
+                self.shutdown()
+                continuation.resume()
+            }
+            if stopper == nil {
+                self.shutdown()
+                continuation.resume()
+            }
+        }
+    }
+
+    private func close() {
+        lifeCycle = .closing
+        // Owners close their own descriptors: the loop only asks. Keep asking while closing
+        // makes more work (a connection failing a waiter that schedules something).
+        while !registrations.isEmpty {
+            let handlers = registrations
+            registrations.removeAll()
+            for (_, handler) in handlers { handler.eventLoopIsClosing() }
+        }
+        _ = timers.removeAll()
+        _ = runQueuedWork()
+        lifeCycle = .closed
+    }
+
+    deinit {
+        precondition(thread == nil || lifeCycle == .closed, "EventLoop \(name) dropped while running: call shutdown()")
+    }
+}
+
+// MARK: Swift concurrency
+
+extension EventLoop: SerialExecutor, TaskExecutor {
+    /// Runs a Swift concurrency job on the loop's thread.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        enqueue(.job(UnownedJob(job)))
+    }
+
+    /// This loop as a serial executor (for an actor's `unownedExecutor`).
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Traps unless the caller runs on the loop, which is what isolation to this executor means.
+    public func checkIsolated() {
+        preconditionInEventLoop()
+    }
+}
+
+/// A timer scheduled on an event loop, which can be cancelled from any thread.
+public final class Scheduled: Sendable {
+    private let loop: EventLoop
+    private enum State { case pending, scheduled(TimerQueue<() -> Void>.ID), cancelled }
+    private let state = Mutex(State.pending)
+
+    init(loop: EventLoop) { self.loop = loop }
+
+    func attach(_ id: TimerQueue<() -> Void>.ID) {
+        let cancelledEarly = state.withLock { state -> Bool in
+            if case .cancelled = state { return true }
+            state = .scheduled(id)
+            return false
+        }
+        if cancelledEarly { loop.cancelOnLoop(id) }
+    }
+
+    /// Cancels the timer. If it has not fired yet, it never will.
+    ///
+    /// Called on the loop's thread, this is exact. Called from another thread, the timer may
+    /// already be running; it will not start afterwards.
+    public func cancel() {
+        let id = state.withLock { state -> TimerQueue<() -> Void>.ID? in
+            defer { state = .cancelled }
+            if case .scheduled(let id) = state { return id }
+            return nil
+        }
+        guard let id else { return }
+        if loop.inEventLoop {
+            loop.cancelOnLoop(id)
+        } else {
+            let loop = self.loop
+            loop.execute { loop.cancelOnLoop(id) }
+        }
+    }
+}

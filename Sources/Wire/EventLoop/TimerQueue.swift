@@ -1,0 +1,108 @@
+/// The loop's pending timers: a binary min-heap ordered by deadline, then by scheduling order,
+/// so timers due at the same instant fire in the order they were scheduled.
+///
+/// Cancellation is lazy: a cancelled timer's payload is dropped at once, and its heap entry is
+/// skipped when it reaches the top. This keeps `cancel` O(1), which matters because most
+/// timers (request and idle timeouts) are cancelled, not fired. Pure value type: no clock, no I/O.
+struct TimerQueue<Payload> {
+    /// A handle for cancelling a scheduled timer.
+    struct ID: Hashable, Sendable {
+        fileprivate let value: UInt64
+    }
+
+    private struct Entry {
+        var deadline: Deadline
+        var id: UInt64
+
+        func fires(before other: Entry) -> Bool {
+            deadline != other.deadline ? deadline < other.deadline : id < other.id
+        }
+    }
+
+    private var heap: [Entry] = []
+    private var payloads: [UInt64: Payload] = [:]
+    private var nextID: UInt64 = 1
+
+    /// The number of timers scheduled and not yet fired or cancelled.
+    var count: Int { payloads.count }
+
+    /// Adds a timer due at `deadline`.
+    mutating func schedule(at deadline: Deadline, _ payload: Payload) -> ID {
+        let id = nextID
+        nextID += 1
+        payloads[id] = payload
+        heap.append(Entry(deadline: deadline, id: id))
+        siftUp(heap.count - 1)
+        return ID(value: id)
+    }
+
+    /// Cancels a timer; returns its payload if it had not fired yet.
+    @discardableResult
+    mutating func cancel(_ id: ID) -> Payload? {
+        let payload = payloads.removeValue(forKey: id.value)
+        if payloads.isEmpty {
+            // Nothing live: drop the cancelled entries too so memory does not linger.
+            heap.removeAll(keepingCapacity: true)
+        }
+        return payload
+    }
+
+    /// The earliest deadline of a live timer.
+    mutating func nextDeadline() -> Deadline? {
+        dropCancelledTop()
+        return heap.first?.deadline
+    }
+
+    /// Removes and returns the earliest live timer if it is due at `now`.
+    mutating func popExpired(now: Deadline) -> Payload? {
+        dropCancelledTop()
+        guard let top = heap.first, top.deadline <= now else { return nil }
+        removeTop()
+        return payloads.removeValue(forKey: top.id)
+    }
+
+    /// Removes every timer, returning their payloads in firing order.
+    mutating func removeAll() -> [Payload] {
+        var result: [Payload] = []
+        while let top = heap.first {
+            removeTop()
+            if let payload = payloads.removeValue(forKey: top.id) { result.append(payload) }
+        }
+        return result
+    }
+
+    private mutating func dropCancelledTop() {
+        while let top = heap.first, payloads[top.id] == nil { removeTop() }
+    }
+
+    private mutating func removeTop() {
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return }
+        heap[0] = last
+        siftDown(0)
+    }
+
+    private mutating func siftUp(_ index: Int) {
+        var child = index
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].fires(before: heap[parent]) else { return }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ index: Int) {
+        var parent = index
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var first = parent
+            if left < heap.count && heap[left].fires(before: heap[first]) { first = left }
+            if right < heap.count && heap[right].fires(before: heap[first]) { first = right }
+            guard first != parent else { return }
+            heap.swapAt(parent, first)
+            parent = first
+        }
+    }
+}

@@ -1,0 +1,50 @@
+/// A connected, ordered byte stream on one event loop: plain TCP or Unix socket, or TLS over one.
+///
+/// The HTTP layer speaks only to this protocol, so a TLS stream slots in between the socket
+/// and the HTTP connection without the HTTP code knowing. Every member is called on the
+/// stream's loop.
+protocol ByteStream: AnyObject {
+    /// The loop the stream lives on.
+    var eventLoop: EventLoop { get }
+    /// Who is told about reads, drained writes and closure.
+    var delegate: (any ByteStreamDelegate)? { get set }
+    /// Bytes accepted by `write` and not yet taken by the kernel (or the TLS engine).
+    var pendingWriteBytes: Int { get }
+    /// Whether the stream is still open.
+    var isOpen: Bool { get }
+    /// The local and remote addresses, when known.
+    var localAddress: SocketAddress? { get }
+    /// The peer's address.
+    var remoteAddress: SocketAddress? { get }
+
+    /// Queues bytes and writes as much as the kernel takes now; the rest goes out as the
+    /// socket drains, in order. Several buffers go out in one gathering write.
+    func write(_ buffers: [ByteBuffer])
+    /// Stops (false) or resumes (true) reading from the socket: the back-pressure switch.
+    func setReadingEnabled(_ enabled: Bool)
+    /// Sends end of stream after the queued bytes, keeping the read side open.
+    func shutdownWrite()
+    /// Closes at once, dropping queued bytes; the delegate hears `didClose` once.
+    func close(error: (any Error)?)
+}
+
+/// Receives a byte stream's events, on its loop.
+protocol ByteStreamDelegate: AnyObject {
+    /// Bytes arrived; consume what you can (move the reader index) and leave the rest,
+    /// which is kept and offered again with the next bytes.
+    func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer)
+    /// The peer sent end of stream (it may still read what we write).
+    func streamDidReachEnd(_ stream: any ByteStream)
+    /// Every queued byte has been written: a producer that paused may continue.
+    func streamDidDrainWrites(_ stream: any ByteStream)
+    /// The stream closed, with the error that closed it or nil for an orderly close.
+    func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?)
+}
+
+/// The error a stream closes with when its loop shuts down underneath it.
+public struct EventLoopClosedError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The loop's name.
+    public let loopName: String
+    /// `event loop wire-loop-0 shut down`.
+    public var description: String { "event loop \(loopName) shut down" }
+}

@@ -1,0 +1,100 @@
+import Glibc
+
+/// A non-blocking socket: the owner of one descriptor, with typed calls and no raw pointers.
+///
+/// A socket belongs to whoever created or accepted it; it is closed exactly once, by `close()`
+/// or when it is released.
+final class Socket {
+    private var descriptor: FileDescriptor
+
+    init(taking descriptor: consuming FileDescriptor) {
+        self.descriptor = descriptor
+    }
+
+    /// A new, unconnected stream socket for `family`.
+    static func makeStream(family: SocketAddress.Family) throws(IOError) -> Socket {
+        let domain: CInt
+        switch family {
+        case .ipv4: domain = AF_INET
+        case .ipv6: domain = AF_INET6
+        case .unix: domain = AF_UNIX
+        }
+        let socket = Socket(taking: try Posix.socket(domain: domain, type: CInt(SOCK_STREAM.rawValue)))
+        if family != .unix { try socket.setOption(.noDelay(true)) }
+        return socket
+    }
+
+    /// The raw descriptor, for registration with the loop. -1 once closed.
+    var rawDescriptor: CInt { descriptor.rawValue }
+
+    /// Whether the socket is still open.
+    var isOpen: Bool { descriptor.isOpen }
+
+    /// Sets an option. The corresponding C function is `setsockopt(2)`.
+    func setOption(_ option: SocketOption) throws(IOError) {
+        try option.apply(to: descriptor.rawValue)
+    }
+
+    /// Binds to a local address. The corresponding C function is `bind(2)`.
+    func bind(to address: SocketAddress) throws(IOError) {
+        try Posix.bind(descriptor.rawValue, to: address)
+    }
+
+    /// Starts listening. The corresponding C function is `listen(2)`.
+    func listen(backlog: Int) throws(IOError) {
+        try Posix.listen(descriptor.rawValue, backlog: CInt(clamping: backlog))
+    }
+
+    /// Accepts one waiting connection, non-blocking, or nil. The C function is `accept4(2)`.
+    func accept() throws(IOError) -> Socket? {
+        guard let accepted = try Posix.accept(descriptor.rawValue) else { return nil }
+        let socket = Socket(taking: accepted)
+        // Not every accepted socket is TCP (Unix listeners): ignore ENOTSUP/EOPNOTSUPP there.
+        try? socket.setOption(.noDelay(true))
+        return socket
+    }
+
+    /// Starts connecting. `.processed` means connected at once (Unix sockets, often loopback);
+    /// `.wouldBlock` means in progress: wait for writability, then call `finishConnect()`.
+    func connect(to address: SocketAddress) throws(IOError) -> IOResult<Void> {
+        try Posix.connect(descriptor.rawValue, to: address)
+    }
+
+    /// Completes a non-blocking connect, throwing the error it ended with.
+    func finishConnect() throws(IOError) {
+        if let error = try Posix.pendingError(descriptor.rawValue) {
+            throw IOError(syscall: "connect", errno: error)
+        }
+    }
+
+    /// Reads into `buffer`'s writable space; `.processed(0)` is end of stream.
+    func read(into buffer: inout ByteBuffer, maxBytes: Int) throws(IOError) -> IOResult<Int> {
+        try Posix.read(descriptor.rawValue, into: &buffer, maxBytes: maxBytes)
+    }
+
+    /// Writes what the kernel takes of `buffers` in one gathering call.
+    func write(gathering buffers: ArraySlice<ByteBuffer>) throws(IOError) -> IOResult<Int> {
+        try Posix.send(descriptor.rawValue, gathering: buffers)
+    }
+
+    /// Shuts down one or both directions. The corresponding C function is `shutdown(2)`.
+    func shutdown(_ direction: ShutdownDirection) throws(IOError) {
+        try Posix.shutdown(descriptor.rawValue, how: direction.rawValue)
+    }
+
+    /// The local address. The corresponding C function is `getsockname(2)`.
+    func localAddress() throws(IOError) -> SocketAddress {
+        try Posix.localAddress(descriptor.rawValue)
+    }
+
+    /// The peer's address. The corresponding C function is `getpeername(2)`.
+    func remoteAddress() throws(IOError) -> SocketAddress {
+        try Posix.remoteAddress(descriptor.rawValue)
+    }
+
+    /// Closes the descriptor. The owner must deregister it from its loop first.
+    func close() throws(IOError) {
+        guard descriptor.isOpen else { return }
+        try descriptor.close()
+    }
+}

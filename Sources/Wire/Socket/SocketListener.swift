@@ -1,0 +1,85 @@
+import Glibc
+
+/// A listening socket on one loop that accepts connections and hands each to `onAccept`.
+///
+/// For a server on several loops, each loop gets its own listener on the same port with
+/// `SO_REUSEPORT`, and the kernel spreads connections over them: no acceptor thread, no hand-off.
+final class SocketListener: Selectable {
+    let eventLoop: EventLoop
+    let localAddress: SocketAddress
+    private let socket: Socket
+    private var registrationKey: UInt64 = 0
+    private var isClosed = false
+    private var resumeTimer: TimerQueue<() -> Void>.ID?
+    private let onAccept: (Socket) -> Void
+    private let onClose: () -> Void
+
+    /// Connections accepted per readiness event before other work gets a turn.
+    static let acceptsPerWakeup = 64
+    /// How long to stop accepting after running out of descriptors (EMFILE/ENFILE), instead of
+    /// spinning on a listener that stays readable.
+    static let descriptorExhaustionPause = Duration.milliseconds(100)
+
+    /// Binds, listens and starts accepting on `loop`; loop thread only.
+    init(
+        bindingTo address: SocketAddress,
+        backlog: Int = 1024,
+        reusePort: Bool = false,
+        on loop: EventLoop,
+        onAccept: @escaping (Socket) -> Void,
+        onClose: @escaping () -> Void = {}
+    ) throws(IOError) {
+        loop.preconditionInEventLoop()
+        self.eventLoop = loop
+        self.onAccept = onAccept
+        self.onClose = onClose
+        socket = try Socket.makeStream(family: address.family)
+        if address.family != .unix {
+            try socket.setOption(.reuseAddress(true))
+            if reusePort { try socket.setOption(.reusePort(true)) }
+        }
+        try socket.bind(to: address)
+        try socket.listen(backlog: backlog)
+        localAddress = try socket.localAddress()
+        registrationKey = try loop.register(socket.rawDescriptor, interest: .read, handler: self)
+    }
+
+    func ready(_ event: ReadinessEvent) {
+        for _ in 0..<Self.acceptsPerWakeup where !isClosed {
+            do {
+                guard let accepted = try socket.accept() else { return }
+                onAccept(accepted)
+            } catch let error where error.errno.rawValue == EMFILE || error.errno.rawValue == ENFILE {
+                pauseAccepting()
+                return
+            } catch {
+                // ECONNABORTED and friends concern one would-be connection, not the listener.
+                continue
+            }
+        }
+    }
+
+    private func pauseAccepting() {
+        guard resumeTimer == nil, !isClosed else { return }
+        try? eventLoop.reregister(socket.rawDescriptor, key: registrationKey, interest: .none)
+        resumeTimer = eventLoop.scheduleOnLoop(at: .after(Self.descriptorExhaustionPause)) { [weak self] in
+            guard let self, !self.isClosed else { return }
+            self.resumeTimer = nil
+            try? self.eventLoop.reregister(self.socket.rawDescriptor, key: self.registrationKey, interest: .read)
+        }
+    }
+
+    func eventLoopIsClosing() { close() }
+
+    /// Stops accepting and closes the listening socket; connections already accepted live on.
+    func close() {
+        eventLoop.preconditionInEventLoop()
+        guard !isClosed else { return }
+        isClosed = true
+        if let resumeTimer { eventLoop.cancelOnLoop(resumeTimer) }
+        eventLoop.deregister(socket.rawDescriptor, key: registrationKey)
+        try? socket.close()
+        if case .unix(let path) = localAddress.storage { unlink(path) }
+        onClose()
+    }
+}

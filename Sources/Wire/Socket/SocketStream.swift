@@ -1,0 +1,192 @@
+/// A connected socket (TCP or Unix) on an event loop, as a `ByteStream`.
+///
+/// Reads go into one buffer that is released whenever it is empty, so an idle connection holds
+/// no read memory. Writes are attempted at once; what the kernel does not take is queued and
+/// flushed on writability with gathering writes, and the loop is only asked for write events
+/// while bytes are queued.
+final class SocketStream: ByteStream, Selectable {
+    let eventLoop: EventLoop
+    weak var delegate: (any ByteStreamDelegate)?
+    private let socket: Socket
+    private var registrationKey: UInt64 = 0
+    private var interest: Interest = .read
+    private var readBuffer = ByteBuffer()
+    private var writeQueue: [ByteBuffer] = []
+    private var writeQueueHead = 0
+    private(set) var pendingWriteBytes = 0
+    private var readingEnabled = true
+    private var writeShutdownRequested = false
+    private var state = State.open
+    let localAddress: SocketAddress?
+    let remoteAddress: SocketAddress?
+
+    private enum State { case open, closed }
+
+    /// How much one read(2) may take. Large enough for a whole response head plus body chunk;
+    /// the buffer only grows to this when the socket actually has that much.
+    static let readSize = 64 * 1024
+    /// Reads per readiness event before yielding to other connections (fairness).
+    static let readsPerWakeup = 4
+
+    /// Takes ownership of a connected socket and registers it with `loop`; loop thread only.
+    init(socket: Socket, on loop: EventLoop) throws(IOError) {
+        loop.preconditionInEventLoop()
+        self.eventLoop = loop
+        self.socket = socket
+        localAddress = try? socket.localAddress()
+        remoteAddress = try? socket.remoteAddress()
+        registrationKey = try loop.register(socket.rawDescriptor, interest: .read, handler: self)
+    }
+
+    var isOpen: Bool { state == .open }
+
+    // MARK: Writing
+
+    func write(_ buffers: [ByteBuffer]) {
+        eventLoop.preconditionInEventLoop()
+        guard state == .open else { return }
+        for buffer in buffers where buffer.readableBytes > 0 {
+            writeQueue.append(buffer)
+            pendingWriteBytes += buffer.readableBytes
+        }
+        // Only try at once when nothing was queued before: otherwise writability is already awaited.
+        if interest.contains(.write) == false { flush() }
+    }
+
+    /// Writes queued bytes until the queue is empty or the kernel pushes back.
+    private func flush() {
+        while writeQueueHead < writeQueue.count {
+            let batch = writeQueue[writeQueueHead..<min(writeQueue.count, writeQueueHead + 64)]
+            let result: IOResult<Int>
+            do {
+                result = try socket.write(gathering: batch)
+            } catch {
+                close(error: error)
+                return
+            }
+            guard case .processed(var written) = result else {
+                updateInterest(wantsWrite: true)
+                return
+            }
+            pendingWriteBytes -= written
+            while written > 0 {
+                let front = writeQueue[writeQueueHead].readableBytes
+                if written >= front {
+                    written -= front
+                    writeQueueHead += 1
+                } else {
+                    writeQueue[writeQueueHead].moveReaderIndex(forwardBy: written)
+                    written = 0
+                }
+            }
+        }
+        writeQueue.removeAll(keepingCapacity: writeQueue.capacity <= 16)
+        writeQueueHead = 0
+        if writeShutdownRequested {
+            try? socket.shutdown(.write)
+        }
+        updateInterest(wantsWrite: false)
+    }
+
+    func shutdownWrite() {
+        eventLoop.preconditionInEventLoop()
+        guard state == .open, !writeShutdownRequested else { return }
+        writeShutdownRequested = true
+        if pendingWriteBytes == 0 { try? socket.shutdown(.write) }
+    }
+
+    // MARK: Reading
+
+    func setReadingEnabled(_ enabled: Bool) {
+        eventLoop.preconditionInEventLoop()
+        guard state == .open, readingEnabled != enabled else { return }
+        readingEnabled = enabled
+        updateInterest(wantsWrite: interest.contains(.write))
+    }
+
+    private func readAvailable() {
+        for _ in 0..<Self.readsPerWakeup where readingEnabled && state == .open {
+            let result: IOResult<Int>
+            do {
+                result = try socket.read(into: &readBuffer, maxBytes: Self.readSize)
+            } catch {
+                close(error: error)
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                releaseReadBufferIfEmpty()
+                return
+            case .processed(0):
+                releaseReadBufferIfEmpty()
+                // End of stream: stop watching for reads (level-triggered epoll would report it forever).
+                readingEnabled = false
+                updateInterest(wantsWrite: interest.contains(.write))
+                delegate?.streamDidReachEnd(self)
+                return
+            case .processed(let count):
+                delegate?.stream(self, didRead: &readBuffer)
+                if count < Self.readSize { releaseReadBufferIfEmpty(); return }
+            }
+        }
+        releaseReadBufferIfEmpty()
+    }
+
+    private func releaseReadBufferIfEmpty() {
+        if readBuffer.isEmpty && readBuffer.capacity > 0 { readBuffer.releaseStorage() }
+    }
+
+    // MARK: Readiness
+
+    func ready(_ event: ReadinessEvent) {
+        if event.isError && !event.isReadable {
+            let error = (try? Posix.pendingError(socket.rawDescriptor)) ?? nil
+            close(error: IOError(syscall: "recv", errno: error ?? .connectionReset))
+            return
+        }
+        if event.isWritable && state == .open { flush() }
+        if (event.isReadable || event.isHangUp) && readingEnabled && state == .open { readAvailable() }
+        if event.isWritable && state == .open && pendingWriteBytes == 0 {
+            delegate?.streamDidDrainWrites(self)
+        }
+    }
+
+    func eventLoopIsClosing() {
+        close(error: EventLoopClosedError(loopName: eventLoop.name))
+    }
+
+    private func updateInterest(wantsWrite: Bool) {
+        guard state == .open else { return }
+        var wanted: Interest = []
+        if readingEnabled { wanted.insert(.read) }
+        if wantsWrite { wanted.insert(.write) }
+        guard wanted != interest else { return }
+        interest = wanted
+        do {
+            try eventLoop.reregister(socket.rawDescriptor, key: registrationKey, interest: wanted)
+        } catch {
+            close(error: error)
+        }
+    }
+
+    // MARK: Closing
+
+    func close(error: (any Error)?) {
+        eventLoop.preconditionInEventLoop()
+        guard state == .open else { return }
+        state = .closed
+        eventLoop.deregister(socket.rawDescriptor, key: registrationKey)
+        try? socket.close()
+        writeQueue.removeAll()
+        pendingWriteBytes = 0
+        readBuffer.releaseStorage()
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.stream(self, didCloseWith: error)
+    }
+
+    deinit {
+        // The socket closes itself when released; a stream dropped while registered is a bug.
+        assert(state == .closed, "SocketStream released while open: close it first")
+    }
+}

@@ -1,0 +1,219 @@
+import CWireLinux
+import Glibc
+
+// Every libc call Wire makes goes through this folder. The wrappers:
+// - retry EINTR (except close(2), where Linux has already released the descriptor:
+//   https://lwn.net/Articles/576478/), so no caller ever sees it;
+// - turn EAGAIN/EWOULDBLOCK into `IOResult.wouldBlock`, a value, not an error;
+// - trap on EBADF and EFAULT, which can only mean a bug in Wire (a descriptor used after
+//   close, a bad pointer), never something the network did;
+// - name the call in the `IOError` they throw.
+// They are `@inline(never)` so no retain/release the optimizer moves between the call and
+// the read of `errno` can clobber it.
+
+/// Runs a system call that returns -1 and sets `errno` on failure; retries EINTR.
+@inline(never)
+func systemCall<Result: FixedWidthInteger>(
+    _ name: StaticString,
+    _ body: () -> Result
+) throws(IOError) -> Result {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        let error = Errno.current
+        if error == .interrupted { continue }
+        preconditionIsNotProgrammingError(error, name)
+        throw IOError(syscall: String(describing: name), errno: error)
+    }
+}
+
+/// Like `systemCall`, but EAGAIN/EWOULDBLOCK gives `.wouldBlock` instead of an error.
+@inline(never)
+func nonBlockingCall<Result: FixedWidthInteger>(
+    _ name: StaticString,
+    _ body: () -> Result
+) throws(IOError) -> IOResult<Result> {
+    while true {
+        let result = body()
+        if result != -1 { return .processed(result) }
+        let error = Errno.current
+        if error == .interrupted { continue }
+        if error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK { return .wouldBlock }
+        preconditionIsNotProgrammingError(error, name)
+        throw IOError(syscall: String(describing: name), errno: error)
+    }
+}
+
+@inline(__always)
+private func preconditionIsNotProgrammingError(_ error: Errno, _ name: StaticString) {
+    precondition(
+        error.rawValue != EBADF && error.rawValue != EFAULT,
+        "\(name) failed with \(error): Wire used a closed descriptor or a bad pointer"
+    )
+}
+
+/// Thin, typed wrappers over the POSIX calls Wire uses, in their manual-page names.
+enum Posix {
+    static func socket(domain: CInt, type: CInt, protocol: CInt = 0) throws(IOError) -> FileDescriptor {
+        let fd = try systemCall("socket") { Glibc.socket(domain, type | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), `protocol`) }
+        return FileDescriptor(owning: fd)
+    }
+
+    static func setOption(_ fd: CInt, level: CInt, name: CInt, value: CInt) throws(IOError) {
+        var value = value
+        _ = try systemCall("setsockopt") {
+            Glibc.setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<CInt>.size))
+        }
+    }
+
+    static func getOption(_ fd: CInt, level: CInt, name: CInt) throws(IOError) -> CInt {
+        var value: CInt = 0
+        var length = socklen_t(MemoryLayout<CInt>.size)
+        _ = try systemCall("getsockopt") { Glibc.getsockopt(fd, level, name, &value, &length) }
+        return value
+    }
+
+    static func setLinger(_ fd: CInt, seconds: CInt?) throws(IOError) {
+        var value = linger(l_onoff: seconds == nil ? 0 : 1, l_linger: seconds ?? 0)
+        _ = try systemCall("setsockopt") {
+            Glibc.setsockopt(fd, SOL_SOCKET, SO_LINGER, &value, socklen_t(MemoryLayout<linger>.size))
+        }
+    }
+
+    static func bind(_ fd: CInt, to address: SocketAddress) throws(IOError) {
+        _ = try address.withSockAddr { (pointer, length) throws(IOError) in
+            try systemCall("bind") { Glibc.bind(fd, pointer, length) }
+        }
+    }
+
+    static func listen(_ fd: CInt, backlog: CInt) throws(IOError) {
+        _ = try systemCall("listen") { Glibc.listen(fd, backlog) }
+    }
+
+    /// Accepts one pending connection; nil when none is waiting.
+    static func accept(_ fd: CInt) throws(IOError) -> FileDescriptor? {
+        let flags = CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
+        switch try nonBlockingCall("accept4", { c_wire_accept4(fd, flags) }) {
+        case .processed(let accepted): return FileDescriptor(owning: accepted)
+        case .wouldBlock: return nil
+        }
+    }
+
+    /// Starts a non-blocking connect. `.wouldBlock` means EINPROGRESS: wait for writability,
+    /// then read the outcome with `pendingError`.
+    static func connect(_ fd: CInt, to address: SocketAddress) throws(IOError) -> IOResult<Void> {
+        while true {
+            let result = address.withSockAddr { pointer, length in Glibc.connect(fd, pointer, length) }
+            if result == 0 { return .processed(()) }
+            let error = Errno.current
+            switch error.rawValue {
+            case EINTR: continue
+            case EINPROGRESS, EAGAIN: return .wouldBlock
+            default:
+                preconditionIsNotProgrammingError(error, "connect")
+                throw IOError(syscall: "connect", errno: error)
+            }
+        }
+    }
+
+    /// The error a completed non-blocking connect left (`SO_ERROR`), or nil on success.
+    static func pendingError(_ fd: CInt) throws(IOError) -> Errno? {
+        let value = try getOption(fd, level: SOL_SOCKET, name: SO_ERROR)
+        return value == 0 ? nil : Errno(rawValue: value)
+    }
+
+    static func localAddress(_ fd: CInt) throws(IOError) -> SocketAddress {
+        try SocketAddress.fromKernel { (pointer, length) throws(IOError) in
+            _ = try systemCall("getsockname") { Glibc.getsockname(fd, pointer, length) }
+        }
+    }
+
+    static func remoteAddress(_ fd: CInt) throws(IOError) -> SocketAddress {
+        try SocketAddress.fromKernel { (pointer, length) throws(IOError) in
+            _ = try systemCall("getpeername") { Glibc.getpeername(fd, pointer, length) }
+        }
+    }
+
+    /// Reads into the buffer's writable space. `.processed(0)` is end of stream.
+    static func read(_ fd: CInt, into buffer: inout ByteBuffer, maxBytes: Int) throws(IOError) -> IOResult<Int> {
+        buffer.reserveWritableBytes(maxBytes)
+        let result = try buffer.withUnsafeWritableBytes { (pointer) throws(IOError) -> IOResult<Int> in
+            try nonBlockingCall("read") { Glibc.read(fd, pointer.baseAddress, min(pointer.count, maxBytes)) }
+        }
+        if case .processed(let count) = result { buffer.moveWriterIndex(forwardBy: count) }
+        return result
+    }
+
+    /// Writes as much of `buffers` as the socket takes in one `sendmsg(2)`, with `MSG_NOSIGNAL`
+    /// so a peer that has gone away gives EPIPE instead of killing the process with SIGPIPE.
+    static func send(_ fd: CInt, gathering buffers: ArraySlice<ByteBuffer>) throws(IOError) -> IOResult<Int> {
+        var vectors = [iovec]()
+        vectors.reserveCapacity(buffers.count)
+        return try withIOVectors(buffers[...], into: &vectors) { (vectors) throws(IOError) -> IOResult<Int> in
+            var message = msghdr()
+            return try vectors.withUnsafeMutableBufferPointer { (iov) throws(IOError) -> IOResult<Int> in
+                message.msg_iov = iov.baseAddress
+                message.msg_iovlen = iov.count
+                return try nonBlockingCall("sendmsg") { Glibc.sendmsg(fd, &message, CInt(MSG_NOSIGNAL)) }
+            }
+        }
+    }
+
+    /// Pins each buffer's bytes for the duration of `body` by nesting their scoped accessors;
+    /// callers pass at most a few dozen buffers, so the recursion stays shallow.
+    private static func withIOVectors<R>(
+        _ buffers: ArraySlice<ByteBuffer>,
+        into vectors: inout [iovec],
+        _ body: (inout [iovec]) throws(IOError) -> R
+    ) throws(IOError) -> R {
+        guard let first = buffers.first else { return try body(&vectors) }
+        return try first.withUnsafeReadableBytes { (bytes) throws(IOError) -> R in
+            vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count))
+            return try withIOVectors(buffers.dropFirst(), into: &vectors, body)
+        }
+    }
+
+    static func shutdown(_ fd: CInt, how: CInt) throws(IOError) {
+        _ = try systemCall("shutdown") { Glibc.shutdown(fd, how) }
+    }
+
+    /// close(2), never retried: on Linux the descriptor is released even when EINTR is reported.
+    static func close(_ fd: CInt) throws(IOError) {
+        if Glibc.close(fd) == -1 {
+            let error = Errno.current
+            if error == .interrupted { return }
+            preconditionIsNotProgrammingError(error, "close")
+            throw IOError(syscall: "close", errno: error)
+        }
+    }
+
+    /// The current value of `CLOCK_MONOTONIC` in nanoseconds.
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    /// The kernel id of the calling thread.
+    static func currentThreadID() -> CInt { c_wire_gettid() }
+
+    /// Raises the soft limit on open descriptors to the hard limit; returns the new soft limit.
+    static func raiseOpenFileLimit() -> Int {
+        var limits = rlimit()
+        guard getrlimit(CInt(RLIMIT_NOFILE.rawValue), &limits) == 0 else { return 0 }
+        limits.rlim_cur = limits.rlim_max
+        _ = setrlimit(CInt(RLIMIT_NOFILE.rawValue), &limits)
+        return Int(limits.rlim_cur)
+    }
+}
+
+extension Posix {
+    /// The number of online cores (`sysconf(_SC_NPROCESSORS_ONLN)`), at least 1.
+    static func onlineCoreCount() -> Int { max(1, Int(sysconf(CInt(_SC_NPROCESSORS_ONLN)))) }
+}
+
+/// `pthread_self()`, for comparing threads.
+func pthreadSelf() -> pthread_t { pthread_self() }
+
+/// `sched_yield(2)`.
+func sched_yield_() { _ = sched_yield() }
