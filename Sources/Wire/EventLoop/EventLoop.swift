@@ -37,6 +37,8 @@ public final class EventLoop: @unchecked Sendable {
         /// The doorbell was rung and the loop has not yet taken the work: no need to ring again.
         var wakeupPending = false
         var isShuttingDown = false
+        /// The loop has closed its descriptors; new work is dropped.
+        var isClosed = false
     }
 
     private enum LifeCycle { case running, closing, closed }
@@ -48,8 +50,12 @@ public final class EventLoop: @unchecked Sendable {
     private let loopThread = Atomic<UInt>(0)
     private let kernelThreadID = Atomic<Int32>(0)
     private var selector: Epoll
-    private let doorbell: EventFD
+    private var readyEvents: [ReadinessEvent] = []
+    // Guarded by `shared`'s lock once the loop runs: ringing and closing must not interleave.
+    private var doorbell: EventFD
     private var timers = TimerQueue<() -> Void>()
+    /// Work queued from the loop's own thread: no lock, no doorbell.
+    private var localWork: [() -> Void] = []
     private var registrations: [UInt64: any Selectable] = [:]
     private var nextRegistrationKey: UInt64 = 1
     private var lifeCycle = LifeCycle.running
@@ -104,15 +110,26 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Runs a loop-confined closure on the loop after the current event is handled; loop
+    /// thread only. Used to report outcomes later instead of re-entrantly.
+    func executeSoon(_ task: @escaping () -> Void) {
+        preconditionInEventLoop()
+        localWork.append(task)
+    }
+
+    /// Queues work for the loop. Work queued after the loop has closed is dropped: there is
+    /// no thread left to run it.
     private func enqueue(_ work: Work) {
-        let ring = shared.withLock { state -> Bool in
+        shared.withLock { state in
+            guard !state.isClosed else { return }
             state.work.append(work)
-            guard !state.wakeupPending else { return false }
+            guard !state.wakeupPending else { return }
             state.wakeupPending = true
-            return true
+            // Rung under the lock so `close()` cannot close the eventfd in between (a write to a
+            // closed, possibly reused, descriptor). At most once per loop iteration.
+            // Ringing from the loop's own thread is needed too: the loop may be about to sleep.
+            doorbell.signal()
         }
-        // Ringing from the loop's own thread is needed too: the loop may be about to sleep.
-        if ring { doorbell.signal() }
     }
 
     // MARK: Timers
@@ -185,10 +202,12 @@ public final class EventLoop: @unchecked Sendable {
         while true {
             let timeout = computeTimeout()
             do {
-                try selector.wait(timeoutMilliseconds: timeout) { event in
+                try selector.wait(timeoutMilliseconds: timeout, into: &readyEvents)
+                for event in readyEvents {
                     if event.key == Self.doorbellKey {
                         doorbell.drain()
                     } else if let handler = registrations[event.key] {
+                        // Looked up per event: a handler closed earlier in this batch is gone.
                         handler.ready(event)
                     }
                 }
@@ -206,6 +225,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Milliseconds until the next timer, rounded up so a timer never fires early; 0 when work
     /// is queued; -1 (sleep until woken) when nothing is scheduled.
     private func computeTimeout() -> CInt {
+        if !localWork.isEmpty { return 0 }
         let hasWork = shared.withLock { !$0.work.isEmpty }
         if hasWork { return 0 }
         guard let next = timers.nextDeadline() else { return -1 }
@@ -223,6 +243,11 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs the work queued so far; returns true when the loop should stop.
     private func runQueuedWork() -> Bool {
+        while !localWork.isEmpty {
+            let local = localWork
+            localWork.removeAll(keepingCapacity: true)
+            for task in local { task() }
+        }
         let (batch, shuttingDown) = shared.withLock { state -> ([Work], Bool) in
             state.wakeupPending = false
             let batch = state.work
@@ -235,7 +260,7 @@ public final class EventLoop: @unchecked Sendable {
             case .job(let job): job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
             }
         }
-        return shuttingDown && batch.isEmpty
+        return shuttingDown && batch.isEmpty && localWork.isEmpty
     }
 
     // MARK: Shutdown
@@ -250,8 +275,10 @@ public final class EventLoop: @unchecked Sendable {
             return stopped
         }
         guard !alreadyStopped else { return }
-        shared.withLock { $0.isShuttingDown = true }
-        doorbell.signal()
+        shared.withLock { state in
+            state.isShuttingDown = true
+            if !state.isClosed { doorbell.signal() }
+        }
         thread?.join()
         thread = nil
     }
@@ -281,6 +308,11 @@ public final class EventLoop: @unchecked Sendable {
         }
         _ = timers.removeAll()
         _ = runQueuedWork()
+        shared.withLock { state in
+            state.isClosed = true
+            doorbell.close()
+        }
+        selector.close()
         lifeCycle = .closed
     }
 

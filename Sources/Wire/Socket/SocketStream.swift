@@ -190,3 +190,8 @@ final class SocketStream: ByteStream, Selectable {
         assert(state == .closed, "SocketStream released while open: close it first")
     }
 }
+
+extension SocketStream {
+    /// The underlying socket, for tests that need to set options on it.
+    var socketForTesting: Socket { socket }
+}

@@ -39,12 +39,24 @@ struct ReadinessEvent {
 /// An epoll instance (`epoll(7)`), the loop's selector.
 struct Epoll: ~Copyable {
     private var descriptor: FileDescriptor
-    private var events: [epoll_event]
+    // A fixed allocation the kernel fills, so `wait` need not mutate `self`: handlers may
+    // register descriptors while the loop is still walking one batch of events.
+    private let events: UnsafeMutableBufferPointer<epoll_event>
 
     init(maxEventsPerWait: Int = 256) throws(IOError) {
         let fd = try systemCall("epoll_create1") { epoll_create1(CInt(EPOLL_CLOEXEC)) }
         descriptor = FileDescriptor(owning: fd)
-        events = Array(repeating: epoll_event(), count: maxEventsPerWait)
+        events = .allocate(capacity: maxEventsPerWait)
+        events.initialize(repeating: epoll_event())
+    }
+
+    deinit {
+        events.deallocate()
+    }
+
+    /// Closes the epoll descriptor.
+    mutating func close() {
+        if descriptor.isOpen { try? descriptor.close() }
     }
 
     func add(_ fd: CInt, key: UInt64, interest: Interest) throws(IOError) {
@@ -62,19 +74,17 @@ struct Epoll: ~Copyable {
         _ = try systemCall("epoll_ctl") { epoll_ctl(descriptor.rawValue, EPOLL_CTL_DEL, fd, &event) }
     }
 
-    /// Waits up to `timeoutMilliseconds` (-1: forever) and calls `body` for each event.
-    mutating func wait(timeoutMilliseconds: CInt, _ body: (ReadinessEvent) -> Void) throws(IOError) {
+    /// Waits up to `timeoutMilliseconds` (-1: forever) and replaces `ready` with what happened.
+    func wait(timeoutMilliseconds: CInt, into ready: inout [ReadinessEvent]) throws(IOError) {
         let epfd = descriptor.rawValue
-        let count = try events.withUnsafeMutableBufferPointer { (buffer) throws(IOError) -> Int in
-            Int(try systemCall("epoll_wait") { epoll_wait(epfd, buffer.baseAddress, CInt(buffer.count), timeoutMilliseconds) })
-        }
+        let events = self.events
+        let count = Int(try systemCall("epoll_wait") { epoll_wait(epfd, events.baseAddress, CInt(events.count), timeoutMilliseconds) })
+        ready.removeAll(keepingCapacity: true)
         for index in 0..<count {
-            let raw = events.withUnsafeBufferPointer { buffer in
-                (c_wire_epoll_event_data(buffer.baseAddress! + index), c_wire_epoll_event_events(buffer.baseAddress! + index))
-            }
-            let flags = raw.1
-            body(ReadinessEvent(
-                key: raw.0,
+            let key = c_wire_epoll_event_data(events.baseAddress! + index)
+            let flags = c_wire_epoll_event_events(events.baseAddress! + index)
+            ready.append(ReadinessEvent(
+                key: key,
                 isReadable: flags & EPOLLIN.rawValue != 0,
                 isWritable: flags & EPOLLOUT.rawValue != 0,
                 isHangUp: flags & (EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0,
@@ -94,6 +104,11 @@ struct EventFD: ~Copyable {
     }
 
     var rawValue: CInt { descriptor.rawValue }
+
+    /// Closes the eventfd.
+    mutating func close() {
+        if descriptor.isOpen { try? descriptor.close() }
+    }
 
     /// Rings the doorbell. A full counter (EAGAIN) means the loop is already woken.
     func signal() {

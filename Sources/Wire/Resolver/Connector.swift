@@ -1,0 +1,221 @@
+/// Opens outgoing connections on an event loop: resolves the name off the loop, then races
+/// the addresses (Happy Eyeballs, RFC 8305) under one connect deadline.
+///
+/// ```swift
+/// let socket = try await Connector.connect(host: "localhost", port: 8080, on: loop)
+/// ```
+enum Connector {
+    /// Connects to `host:port`, returning the connected socket bound to `loop`.
+    ///
+    /// - Throws: `ConnectError` naming the cause: unknown host, refused, unreachable, timed out.
+    static func connect(
+        host: String,
+        port: Int,
+        on loop: EventLoop,
+        resolver: any Resolver = SystemResolver(),
+        timeout: Duration = .seconds(10),
+        attemptDelay: Duration = .milliseconds(250)
+    ) async throws(ConnectError) -> LoopBound<Socket> {
+        let deadline = Deadline.after(timeout)
+        let addresses: [SocketAddress]
+        do {
+            addresses = try await resolver.resolve(host: host, port: port)
+        } catch let error as NameResolutionError {
+            throw ConnectError(reason: .unknownHost, host: host, port: port, resolutionError: error)
+        } catch {
+            throw ConnectError(reason: .unknownHost, host: host, port: port,
+                               resolutionError: NameResolutionError(host: host, code: 0, message: "\(error)", systemError: nil))
+        }
+        guard !addresses.isEmpty else {
+            throw ConnectError(reason: .unknownHost, host: host, port: port, resolutionError: .unknownHost(host))
+        }
+        return try await connect(to: addresses, host: host, port: port, on: loop, deadline: deadline, timeout: timeout, attemptDelay: attemptDelay)
+    }
+
+    /// Races already-resolved addresses.
+    static func connect(
+        to addresses: [SocketAddress],
+        host: String,
+        port: Int?,
+        on loop: EventLoop,
+        deadline: Deadline,
+        timeout: Duration,
+        attemptDelay: Duration = .milliseconds(250)
+    ) async throws(ConnectError) -> LoopBound<Socket> {
+        let result: Result<LoopBound<Socket>, ConnectError> = await withCheckedContinuation { continuation in
+            loop.execute {
+                let race = ConnectionRace(
+                    addresses: addresses, host: host, port: port, loop: loop,
+                    deadline: deadline, timeout: timeout, attemptDelay: attemptDelay
+                ) { result in
+                    continuation.resume(returning: result.map { LoopBound($0, loop: loop) })
+                }
+                race.start()
+            }
+        }
+        return try result.get()
+    }
+}
+
+/// The shell around `HappyEyeballs`: owns the attempt sockets and timers on one loop.
+private final class ConnectionRace {
+    private var machine: HappyEyeballs
+    private let host: String
+    private let port: Int?
+    private let loop: EventLoop
+    private let deadline: Deadline
+    private let timeout: Duration
+    private var attempts: [Int: PendingConnect] = [:]
+    private var attemptTimer: TimerQueue<() -> Void>.ID?
+    private var deadlineTimer: TimerQueue<() -> Void>.ID?
+    private var completion: ((Result<Socket, ConnectError>) -> Void)?
+    private var failures: [ConnectError.Attempt] = []
+
+    init(addresses: [SocketAddress], host: String, port: Int?, loop: EventLoop, deadline: Deadline, timeout: Duration,
+         attemptDelay: Duration, completion: @escaping (Result<Socket, ConnectError>) -> Void) {
+        machine = HappyEyeballs(addresses: addresses, attemptDelay: attemptDelay)
+        self.host = host
+        self.port = port
+        self.loop = loop
+        self.deadline = deadline
+        self.timeout = timeout
+        self.completion = completion
+    }
+
+    func start() {
+        // The race keeps itself alive through the timers and attempts that reference it.
+        deadlineTimer = loop.scheduleOnLoop(at: deadline) { [self] in timedOut() }
+        perform(machine.start(now: .now()))
+    }
+
+    private func perform(_ actions: [HappyEyeballs.Action]) {
+        for action in actions {
+            switch action {
+            case .startAttempt(let index, let address):
+                startAttempt(index, address)
+            case .scheduleNextAttempt(let when):
+                if let attemptTimer { loop.cancelOnLoop(attemptTimer) }
+                attemptTimer = loop.scheduleOnLoop(at: when) { [self] in
+                    attemptTimer = nil
+                    perform(machine.attemptDelayElapsed(now: .now()))
+                }
+            case .succeed(let index, let losers):
+                for loser in losers { attempts.removeValue(forKey: loser)?.cancel() }
+                guard let winner = attempts.removeValue(forKey: index) else { preconditionFailure("winner \(index) unknown") }
+                finish(.success(winner.takeSocket()))
+            case .fail(let failed):
+                let attempts = failed.map { ConnectError.Attempt(address: $0.address, error: $0.error) }
+                finish(.failure(ConnectError(reason: ConnectError.classify(attempts), host: host, port: port, attempts: attempts)))
+            }
+        }
+    }
+
+    private func startAttempt(_ index: Int, _ address: SocketAddress) {
+        do {
+            let pending = try PendingConnect(address: address, loop: loop) { [self] outcome in
+                switch outcome {
+                case .success: perform(machine.attemptSucceeded(index))
+                case .failure(let error):
+                    attempts.removeValue(forKey: index)
+                    perform(machine.attemptFailed(index, error: error, now: .now()))
+                }
+            }
+            attempts[index] = pending
+            pending.begin()
+        } catch {
+            // socket(2) itself failed (EMFILE, EAFNOSUPPORT for IPv6 on a v4-only host).
+            loop.executeSoon { [self] in perform(machine.attemptFailed(index, error: error, now: .now())) }
+            attempts[index] = nil
+        }
+    }
+
+    private func timedOut() {
+        deadlineTimer = nil
+        guard completion != nil else { return }
+        for (_, attempt) in attempts { attempt.cancel() }
+        attempts.removeAll()
+        finish(.failure(ConnectError(reason: .timedOut, host: host, port: port, attempts: failures, timeout: timeout)))
+    }
+
+    private func finish(_ result: Result<Socket, ConnectError>) {
+        if let attemptTimer { loop.cancelOnLoop(attemptTimer) }
+        if let deadlineTimer { loop.cancelOnLoop(deadlineTimer) }
+        attemptTimer = nil
+        deadlineTimer = nil
+        guard let completion else {
+            if case .success(let socket) = result { try? socket.close() }
+            return
+        }
+        self.completion = nil
+        completion(result)
+    }
+}
+
+/// One non-blocking connect in flight: registered for writability until it completes.
+private final class PendingConnect: Selectable {
+    private let socket: Socket
+    private let loop: EventLoop
+    private let address: SocketAddress
+    private var registrationKey: UInt64?
+    private var onOutcome: ((Result<Void, IOError>) -> Void)?
+
+    init(address: SocketAddress, loop: EventLoop, onOutcome: @escaping (Result<Void, IOError>) -> Void) throws(IOError) {
+        self.address = address
+        self.loop = loop
+        self.onOutcome = onOutcome
+        socket = try Socket.makeStream(family: address.family)
+    }
+
+    /// Starts connecting. Completion is always reported later, from the loop, never re-entrantly.
+    func begin() {
+        do {
+            switch try socket.connect(to: address) {
+            case .processed:
+                loop.executeSoon { [self] in report(.success(())) }
+            case .wouldBlock:
+                registrationKey = try loop.register(socket.rawDescriptor, interest: .write, handler: self)
+            }
+        } catch {
+            loop.executeSoon { [self] in report(.failure(error)) }
+        }
+    }
+
+    func ready(_ event: ReadinessEvent) {
+        do {
+            try socket.finishConnect()
+            report(.success(()))
+        } catch {
+            report(.failure(error))
+        }
+    }
+
+    func eventLoopIsClosing() {
+        report(.failure(IOError(syscall: "connect", errno: .connectionAborted)))
+        cancel()
+    }
+
+    private func report(_ outcome: Result<Void, IOError>) {
+        guard let onOutcome else { return }
+        self.onOutcome = nil
+        unregister()
+        if case .failure = outcome { try? socket.close() }
+        onOutcome(outcome)
+    }
+
+    /// Hands the connected socket to the caller.
+    func takeSocket() -> Socket { socket }
+
+    /// Abandons the attempt and closes its socket.
+    func cancel() {
+        onOutcome = nil
+        unregister()
+        try? socket.close()
+    }
+
+    private func unregister() {
+        if let key = registrationKey {
+            loop.deregister(socket.rawDescriptor, key: key)
+            registrationKey = nil
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Glibc
+import Synchronization
+import Testing
+@testable import Wire
+
+extension IOSuite {
+    @Suite struct EventLoopTests {
+        @Test func timersFireInDeadlineOrderAndCancelledOnesNever() async throws {
+            try await withLoop { loop in
+                try await withTimeout {
+                    let fired = Mutex<[Int]>([])
+                    let all = AsyncStreamBox<Void>()
+                    let start = Deadline.now()
+                    // Scheduled out of order; 3 and 5 cancelled; 7 and 8 share a deadline.
+                    let delays = [6: 60, 1: 10, 4: 40, 3: 30, 2: 20, 5: 50, 7: 70, 8: 70]
+                    var handles: [Int: Scheduled] = [:]
+                    for key in [6, 1, 4, 3, 2, 5, 7, 8] {
+                        handles[key] = loop.schedule(at: start + .milliseconds(delays[key]!)) {
+                            let count = fired.withLock { $0.append(key); return $0.count }
+                            if count == 6 { all.yield(()) }
+                        }
+                    }
+                    handles[3]!.cancel()
+                    handles[5]!.cancel()
+                    await all.next()
+                    // A cancelled timer at 50 ms would have fired before 60 ms; wait past 80 ms to be sure.
+                    let settled = AsyncStreamBox<Void>()
+                    loop.schedule(at: start + .milliseconds(90)) { settled.yield(()) }
+                    await settled.next()
+                    #expect(fired.withLock { $0 } == [1, 2, 4, 6, 7, 8])
+                }
+            }
+        }
+
+        @Test func timerFiresNoEarlierThanItsDeadline() async throws {
+            try await withLoop { loop in
+                try await withTimeout {
+                    let lateness = Mutex<[Int64]>([])
+                    let done = AsyncStreamBox<Void>()
+                    for index in 1...20 {
+                        let deadline = Deadline.after(.milliseconds(index * 3))
+                        loop.schedule(at: deadline) {
+                            let late = (Deadline.now() - deadline).nanoseconds
+                            if lateness.withLock({ $0.append(late); return $0.count }) == 20 { done.yield(()) }
+                        }
+                    }
+                    await done.next()
+                    let values = lateness.withLock { $0 }
+                    #expect(values.allSatisfy { $0 >= 0 }, "a timer fired early: \(values)")
+                }
+            }
+        }
+
+        @Test func workFromEightThreadsRunsExactlyOnce() async throws {
+            try await withLoop { loop in
+                try await withTimeout(seconds: 30) {
+                    let perThread = 10_000
+                    let runs = Mutex<[Int]>(Array(repeating: 0, count: 8 * perThread))
+                    let outsideLoop = Mutex(0)
+                    let finished = AsyncStreamBox<Void>()
+                    let remaining = Mutex(8 * perThread)
+                    let threads = try (0..<8).map { thread in
+                        try PosixThread(name: "submitter-\(thread)") {
+                            for index in 0..<perThread {
+                                let id = thread * perThread + index
+                                loop.execute {
+                                    if !loop.inEventLoop { outsideLoop.withLock { $0 += 1 } }
+                                    runs.withLock { $0[id] += 1 }
+                                    if remaining.withLock({ $0 -= 1; return $0 }) == 0 { finished.yield(()) }
+                                }
+                            }
+                        }
+                    }
+                    for thread in threads { thread.join() }
+                    await finished.next()
+                    #expect(runs.withLock { $0.allSatisfy { $0 == 1 } })
+                    #expect(outsideLoop.withLock { $0 } == 0)
+                }
+            }
+        }
+
+        @Test func idleLoopUsesNoCPU() async throws {
+            try await withLoop { loop in
+                // A loop with a far timer and a registered doorbell, doing nothing else.
+                let far = loop.schedule(in: .seconds(3600)) {}
+                let ticksBefore = try threadCPUTicks(loop.threadID)
+                // Measure over one second of wall time (a measurement window, not synchronisation).
+                try await Task.sleep(for: .seconds(1))
+                let ticksAfter = try threadCPUTicks(loop.threadID)
+                far.cancel()
+                // Clock ticks are 10 ms; an idle loop should not accumulate even one.
+                #expect(ticksAfter - ticksBefore <= 1, "idle loop used \(ticksAfter - ticksBefore) ticks in 1 s")
+            }
+        }
+
+        @Test func tasksPreferringTheLoopRunOnItsThread() async throws {
+            try await withLoop { loop in
+                let onLoop = await Task(executorPreference: loop) {
+                    var all = loop.inEventLoop
+                    for _ in 0..<100 {
+                        await Task.yield()
+                        all = all && loop.inEventLoop
+                    }
+                    return all
+                }.value
+                #expect(onLoop)
+            }
+        }
+
+        @Test func actorsOnTheLoopExecutorRunOnItsThread() async throws {
+            try await withLoop { loop in
+                let counter = LoopActor(loop: loop)
+                for _ in 0..<100 { await counter.increment() }
+                #expect(await counter.count == 100)
+                #expect(await counter.allOnLoop)
+            }
+        }
+
+        @Test func shutdownClosesRegisteredDescriptors() async throws {
+            let before = openDescriptorCount()
+            let loop = try EventLoop(name: "shutdown-test")
+            _ = try await loop.submit { () throws -> SocketAddress in
+                let listener = try SocketListener(bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: 0), on: loop, onAccept: { _ in })
+                return listener.localAddress
+            }
+            #expect(openDescriptorCount() > before)
+            await loop.shutdownGracefully()
+            #expect(openDescriptorCount() == before)
+        }
+    }
+}
+
+/// An actor whose executor is an event loop.
+actor LoopActor {
+    let loop: EventLoop
+    var count = 0
+    var allOnLoop = true
+    init(loop: EventLoop) { self.loop = loop }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+    func increment() {
+        count += 1
+        allOnLoop = allOnLoop && loop.inEventLoop
+    }
+}
+
+/// utime + stime of one thread, in clock ticks, from `/proc/self/task/<tid>/stat`.
+func threadCPUTicks(_ tid: Int32) throws -> Int {
+    let text = try readTextFile("/proc/self/task/\(tid)/stat")
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    guard let close = text.lastIndex(of: ")") else { return -1 }
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    return Int(fields[11])! + Int(fields[12])!
+}
+
+func readTextFile(_ path: String) throws -> String {
+    guard let file = fopen(path, "r") else { throw IOError(syscall: "fopen", errno: Errno(rawValue: errno)) }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, file)
+        if count <= 0 { break }
+        bytes += chunk[0..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+

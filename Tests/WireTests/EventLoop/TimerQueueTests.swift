@@ -1,0 +1,56 @@
+import Testing
+@testable import Wire
+
+struct TimerQueueTests {
+    private func at(_ milliseconds: UInt64) -> Deadline { Deadline(uptimeNanoseconds: milliseconds * 1_000_000) }
+
+    @Test func popsInDeadlineOrderThenSchedulingOrder() {
+        var queue = TimerQueue<String>()
+        _ = queue.schedule(at: at(30), "c")
+        _ = queue.schedule(at: at(10), "a")
+        _ = queue.schedule(at: at(20), "b1")
+        _ = queue.schedule(at: at(20), "b2")
+        #expect(queue.nextDeadline() == at(10))
+        var fired: [String] = []
+        while let next = queue.popExpired(now: at(100)) { fired.append(next) }
+        #expect(fired == ["a", "b1", "b2", "c"])
+        #expect(queue.count == 0)
+    }
+
+    @Test func nothingIsDueBeforeItsDeadline() {
+        var queue = TimerQueue<Int>()
+        _ = queue.schedule(at: at(50), 1)
+        #expect(queue.popExpired(now: at(49)) == nil)
+        #expect(queue.popExpired(now: at(50)) == 1)
+    }
+
+    @Test func cancelledTimersNeverFireAndDoNotHideLaterOnes() {
+        var queue = TimerQueue<Int>()
+        let first = queue.schedule(at: at(10), 1)
+        _ = queue.schedule(at: at(20), 2)
+        #expect(queue.cancel(first) == 1)
+        #expect(queue.cancel(first) == nil, "cancelling twice is a no-op")
+        #expect(queue.nextDeadline() == at(20))
+        #expect(queue.popExpired(now: at(15)) == nil)
+        #expect(queue.popExpired(now: at(25)) == 2)
+    }
+
+    @Test func manyRandomTimersComeOutSorted() {
+        var queue = TimerQueue<UInt64>()
+        var generator = SystemRandomNumberGenerator()
+        var ids: [TimerQueue<UInt64>.ID] = []
+        for _ in 0..<2000 {
+            let deadline = UInt64.random(in: 0..<10_000, using: &generator)
+            ids.append(queue.schedule(at: at(deadline), deadline))
+        }
+        for id in ids.shuffled().prefix(500) { queue.cancel(id) }
+        var last: UInt64 = 0
+        var count = 0
+        while let value = queue.popExpired(now: .distantFuture) {
+            #expect(value >= last)
+            last = value
+            count += 1
+        }
+        #expect(count == 1500)
+    }
+}

@@ -1,0 +1,107 @@
+import Glibc
+import Testing
+@testable import Wire
+
+extension IOSuite {
+    @Suite struct SocketStreamTests {
+        static let addresses: [SocketAddress] = [
+            try! SocketAddress(ipAddress: "127.0.0.1", port: 0),
+            try! SocketAddress(ipAddress: "::1", port: 0),
+        ]
+
+        @Test(arguments: addresses)
+        func connectAcceptAndExchangeOverIP(address: SocketAddress) async throws {
+            try await exchange(listeningOn: address)
+        }
+
+        @Test func connectAcceptAndExchangeOverUnixSocket() async throws {
+            let path = "/tmp/wire-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+            try await exchange(listeningOn: try SocketAddress(unixPath: path))
+            #expect(access(path, F_OK) != 0, "the listener removes its socket file on close")
+        }
+
+        private func exchange(listeningOn address: SocketAddress) async throws {
+            let before = openDescriptorCount()
+            try await withLoop { loop in
+                try await withTimeout {
+                    let pair = try await makeStreamPair(listeningOn: address, loop: loop)
+                    try await loop.submit {
+                        pair.client.value.write([ByteBuffer(string: "ping")])
+                        pair.server.value.write([ByteBuffer(string: "pong!")])
+                    }
+                    await StreamPair.wait(pair.serverDelegate) { $0.receivedCount == 4 }
+                    await StreamPair.wait(pair.clientDelegate) { $0.receivedCount == 5 }
+                    let (serverGot, clientGot) = try await loop.submit {
+                        (pair.serverDelegate.value.received, pair.clientDelegate.value.received)
+                    }
+                    #expect(serverGot == Array("ping".utf8))
+                    #expect(clientGot == Array("pong!".utf8))
+                    // Orderly shutdown: the server sees end of stream after the client's FIN.
+                    try await loop.submit { pair.client.value.shutdownWrite() }
+                    await StreamPair.wait(pair.serverDelegate) { $0.reachedEnd }
+                    try await pair.close()
+                }
+            }
+            #expect(openDescriptorCount() == before)
+        }
+
+        @Test func writeLargerThanSocketBufferCompletesUnderBackPressure() async throws {
+            let before = openDescriptorCount()
+            try await withLoop { loop in
+                try await withTimeout(seconds: 30) {
+                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    let size = 32 * 1024 * 1024
+                    var payload = ByteBuffer(capacity: size)
+                    var state: UInt32 = 2_463_534_242
+                    for _ in 0..<size {
+                        state ^= state << 13; state ^= state >> 17; state ^= state << 5
+                        payload.writeInteger(UInt8(truncatingIfNeeded: state))
+                    }
+                    let expected = payload.readableBytesArray
+                    let finalPayload = payload
+                    // The receiver starts paused: the writer must queue and wait for writability.
+                    let queuedAfterWrite = try await loop.submit { () -> Int in
+                        pair.server.value.setReadingEnabled(false)
+                        pair.client.value.write([finalPayload])
+                        return pair.client.value.pendingWriteBytes
+                    }
+                    #expect(queuedAfterWrite > 0, "32 MiB cannot fit in the socket buffers of a paused peer")
+                    #expect(queuedAfterWrite < size, "some bytes were written at once")
+                    try await loop.submit { pair.server.value.setReadingEnabled(true) }
+                    await StreamPair.wait(pair.serverDelegate) { $0.receivedCount == size }
+                    await StreamPair.wait(pair.clientDelegate) { $0.drained > 0 }
+                    let received = try await loop.submit { pair.serverDelegate.value.received }
+                    #expect(received == expected)
+                    #expect(try await loop.submit { pair.client.value.pendingWriteBytes } == 0)
+                    try await pair.close()
+                }
+            }
+            #expect(openDescriptorCount() == before)
+        }
+
+        @Test func peerResetGivesConnectionResetAndLeaksNothing() async throws {
+            let before = openDescriptorCount()
+            try await withLoop { loop in
+                try await withTimeout {
+                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    // SO_LINGER 0 makes close(2) send RST instead of FIN.
+                    try await loop.submit {
+                        try pair.server.value.socketForTesting.setOption(.linger(seconds: 0))
+                        pair.server.value.close(error: nil)
+                    }
+                    await StreamPair.wait(pair.clientDelegate) { $0.closed || $0.reachedEnd }
+                    // Writing to a reset connection surfaces the reset (EPIPE/ECONNRESET), never SIGPIPE.
+                    try await loop.submit { pair.client.value.write([ByteBuffer(string: "after reset")]) }
+                    await StreamPair.wait(pair.clientDelegate) { $0.closed }
+                    let error = try await loop.submit { pair.clientDelegate.value.closeError.map { "\($0)" } }
+                    let ioError = try await loop.submit { pair.clientDelegate.value.closeError as? IOError }
+                    #expect(ioError != nil, "closed with \(error ?? "no error")")
+                    #expect([Errno.connectionReset, .brokenPipe].contains(ioError?.errno), "got \(error ?? "nil")")
+                    #expect(ioError.map { ["recv", "read", "sendmsg"].contains($0.syscall) } == true)
+                    try await pair.close()
+                }
+            }
+            #expect(openDescriptorCount() == before)
+        }
+    }
+}

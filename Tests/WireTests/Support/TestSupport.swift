@@ -1,0 +1,185 @@
+import Glibc
+import Testing
+@testable import Wire
+
+/// Tests that open sockets or threads run one at a time, so descriptor counts taken from
+/// `/proc/self/fd` before and after a test see only that test's descriptors.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct IOSuite {}
+
+/// The number of open descriptors of this process.
+func openDescriptorCount() -> Int {
+    guard let directory = opendir("/proc/self/fd") else { return -1 }
+    defer { closedir(directory) }
+    var count = 0
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != "." && name != ".." { count += 1 }
+    }
+    return count - 1  // the directory stream's own descriptor
+}
+
+/// Runs `body` with a fresh loop and shuts the loop down afterwards.
+func withLoop<T>(_ body: (EventLoop) async throws -> T) async throws -> T {
+    let loop = try EventLoop(name: "test-loop")
+    do {
+        let result = try await body(loop)
+        await loop.shutdownGracefully()
+        return result
+    } catch {
+        await loop.shutdownGracefully()
+        throw error
+    }
+}
+
+/// A failure of `withTimeout`: the operation did not finish in time.
+struct TestTimeout: Error, CustomStringConvertible {
+    let seconds: Double
+    var description: String { "operation did not finish within \(seconds)s" }
+}
+
+/// Runs `operation`, failing with `TestTimeout` if it takes longer than `seconds`: every test
+/// that waits on the network waits through this, so none can hang.
+func withTimeout<T: Sendable>(
+    seconds: Double = 10,
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            throw TestTimeout(seconds: seconds)
+        }
+        let result = try await group.next()!
+        group.cancelAll()
+        return result
+    }
+}
+
+/// A stream delegate that records what happens and lets a test wait for a condition.
+final class RecordingDelegate: ByteStreamDelegate {
+    var received: [UInt8] = []
+    var receivedCount = 0
+    var keepsBytes = true
+    var reachedEnd = false
+    var closed = false
+    var closeError: (any Error)?
+    var drained = 0
+    private var waiters: [(condition: (RecordingDelegate) -> Bool, resume: () -> Void)] = []
+
+    func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
+        receivedCount += buffer.readableBytes
+        if keepsBytes { received += buffer.readableBytesArray }
+        buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+        check()
+    }
+
+    func streamDidReachEnd(_ stream: any ByteStream) {
+        reachedEnd = true
+        check()
+    }
+
+    func streamDidDrainWrites(_ stream: any ByteStream) {
+        drained += 1
+        check()
+    }
+
+    func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
+        closed = true
+        closeError = error
+        check()
+    }
+
+    /// Calls `resume` (on the loop) once `condition` holds.
+    func whenever(_ condition: @escaping (RecordingDelegate) -> Bool, resume: @escaping () -> Void) {
+        if condition(self) { resume() } else { waiters.append((condition, resume)) }
+    }
+
+    private func check() {
+        var remaining: [(condition: (RecordingDelegate) -> Bool, resume: () -> Void)] = []
+        for waiter in waiters {
+            if waiter.condition(self) { waiter.resume() } else { remaining.append(waiter) }
+        }
+        waiters = remaining
+    }
+}
+
+/// A connected pair: a stream accepted by a listener and a stream that connected to it.
+struct StreamPair: Sendable {
+    let client: LoopBound<SocketStream>
+    let clientDelegate: LoopBound<RecordingDelegate>
+    let server: LoopBound<SocketStream>
+    let serverDelegate: LoopBound<RecordingDelegate>
+    let listener: LoopBound<SocketListener>
+
+    /// Waits until the condition on one side's delegate holds.
+    static func wait(
+        _ delegate: LoopBound<RecordingDelegate>,
+        until condition: @escaping @Sendable (RecordingDelegate) -> Bool
+    ) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            delegate.loop.execute { delegate.value.whenever(condition) { continuation.resume() } }
+        }
+    }
+
+    /// Closes everything still open.
+    func close() async throws {
+        try await client.loop.submit {
+            client.value.close(error: nil)
+            server.value.close(error: nil)
+            listener.value.close()
+        }
+    }
+}
+
+/// Listens on `address` (port 0 for an ephemeral port), connects to it through the Connector,
+/// and returns both ends wrapped as streams with recording delegates.
+func makeStreamPair(listeningOn address: SocketAddress, loop: EventLoop) async throws -> StreamPair {
+    let accepted = AsyncStreamBox<LoopBound<SocketStream>>()
+    let (listener, serverDelegate) = try await loop.submit { () throws -> (LoopBound<SocketListener>, LoopBound<RecordingDelegate>) in
+        let delegate = RecordingDelegate()
+        let listener = try SocketListener(bindingTo: address, on: loop, onAccept: { socket in
+            do {
+                let stream = try SocketStream(socket: socket, on: loop)
+                stream.delegate = delegate
+                // Keep the delegate alive as long as the stream is referenced by the test.
+                accepted.yield(LoopBound(stream, loop: loop))
+            } catch {
+                Issue.record("accepted socket could not be registered: \(error)")
+            }
+        })
+        return (LoopBound(listener, loop: loop), LoopBound(delegate, loop: loop))
+    }
+    let bound = try await loop.submit { listener.value.localAddress }
+    let socket: LoopBound<Socket>
+    if case .unix = bound.storage {
+        socket = try await Connector.connect(to: [bound], host: bound.host, port: nil, on: loop,
+                                             deadline: .after(.seconds(5)), timeout: .seconds(5))
+    } else {
+        socket = try await Connector.connect(host: bound.host, port: bound.port!, on: loop, timeout: .seconds(5))
+    }
+    let (client, clientDelegate) = try await loop.submit { () throws -> (LoopBound<SocketStream>, LoopBound<RecordingDelegate>) in
+        let stream = try SocketStream(socket: socket.value, on: loop)
+        let delegate = RecordingDelegate()
+        stream.delegate = delegate
+        return (LoopBound(stream, loop: loop), LoopBound(delegate, loop: loop))
+    }
+    let server = await accepted.next()
+    return StreamPair(client: client, clientDelegate: clientDelegate, server: server, serverDelegate: serverDelegate, listener: listener)
+}
+
+/// A one-shot hand-over of values from a loop callback to an awaiting test.
+final class AsyncStreamBox<Value: Sendable>: Sendable {
+    private let stream: AsyncStream<Value>
+    private let continuation: AsyncStream<Value>.Continuation
+
+    init() { (stream, continuation) = AsyncStream.makeStream() }
+
+    func yield(_ value: Value) { continuation.yield(value) }
+
+    func next() async -> Value {
+        var iterator = stream.makeAsyncIterator()
+        guard let value = await iterator.next() else { preconditionFailure("stream finished") }
+        return value
+    }
+}
