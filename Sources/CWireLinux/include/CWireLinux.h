@@ -47,6 +47,11 @@ static inline struct epoll_event c_wire_epoll_event_make(uint32_t events, uint64
     return event;
 }
 
+/// epoll_pwait2(2): epoll_wait with a nanosecond timeout (Linux 5.11+); NULL waits forever.
+static inline int c_wire_epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct timespec *timeout) {
+    return epoll_pwait2(epfd, events, max, timeout, NULL);
+}
+
 /// accept4(2): a GNU extension Glibc's Swift module does not export.
 static inline int c_wire_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
 

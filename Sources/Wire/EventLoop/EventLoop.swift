@@ -202,7 +202,7 @@ public final class EventLoop: @unchecked Sendable {
         while true {
             let timeout = computeTimeout()
             do {
-                try selector.wait(timeoutMilliseconds: timeout, into: &readyEvents)
+                try selector.wait(timeoutNanoseconds: timeout, into: &readyEvents)
                 for event in readyEvents {
                     if event.key == Self.doorbellKey {
                         doorbell.drain()
@@ -222,17 +222,15 @@ public final class EventLoop: @unchecked Sendable {
         close()
     }
 
-    /// Milliseconds until the next timer, rounded up so a timer never fires early; 0 when work
-    /// is queued; -1 (sleep until woken) when nothing is scheduled.
-    private func computeTimeout() -> CInt {
+    /// Nanoseconds until the next timer; 0 when work is queued; nil (sleep until woken) when
+    /// nothing is scheduled, so an idle loop uses no CPU.
+    private func computeTimeout() -> UInt64? {
         if !localWork.isEmpty { return 0 }
         let hasWork = shared.withLock { !$0.work.isEmpty }
         if hasWork { return 0 }
-        guard let next = timers.nextDeadline() else { return -1 }
+        guard let next = timers.nextDeadline() else { return nil }
         let now = Posix.monotonicNanoseconds()
-        guard next.uptimeNanoseconds > now else { return 0 }
-        let milliseconds = (next.uptimeNanoseconds - now + 999_999) / 1_000_000
-        return CInt(clamping: milliseconds)
+        return next.uptimeNanoseconds > now ? next.uptimeNanoseconds - now : 0
     }
 
     private func runExpiredTimers() {

@@ -1,5 +1,6 @@
 import CWireLinux
 import Glibc
+import Synchronization
 
 /// What a registered descriptor is waited on for.
 public struct Interest: OptionSet, Hashable, Sendable {
@@ -74,11 +75,34 @@ struct Epoll: ~Copyable {
         _ = try systemCall("epoll_ctl") { epoll_ctl(descriptor.rawValue, EPOLL_CTL_DEL, fd, &event) }
     }
 
-    /// Waits up to `timeoutMilliseconds` (-1: forever) and replaces `ready` with what happened.
-    func wait(timeoutMilliseconds: CInt, into ready: inout [ReadinessEvent]) throws(IOError) {
+    /// Whether the kernel has `epoll_pwait2` (Linux 5.11+); learned from the first ENOSYS.
+    private static let hasNanosecondWait = Atomic<Bool>(true)
+
+    /// Waits up to `timeoutNanoseconds` (nil: forever) and replaces `ready` with what happened.
+    ///
+    /// Uses `epoll_pwait2(2)` so timers fire within microseconds of their deadline, and falls
+    /// back to `epoll_wait(2)`, whose timeout is rounded up to whole milliseconds, on older kernels.
+    func wait(timeoutNanoseconds: UInt64?, into ready: inout [ReadinessEvent]) throws(IOError) {
         let epfd = descriptor.rawValue
         let events = self.events
-        let count = Int(try systemCall("epoll_wait") { epoll_wait(epfd, events.baseAddress, CInt(events.count), timeoutMilliseconds) })
+        var count = -1
+        if Self.hasNanosecondWait.load(ordering: .relaxed) {
+            do {
+                count = Int(try systemCall("epoll_pwait2") { () -> CInt in
+                    guard let timeout = timeoutNanoseconds else {
+                        return c_wire_epoll_pwait2(epfd, events.baseAddress, CInt(events.count), nil)
+                    }
+                    var spec = timespec(tv_sec: Int(timeout / 1_000_000_000), tv_nsec: Int(timeout % 1_000_000_000))
+                    return c_wire_epoll_pwait2(epfd, events.baseAddress, CInt(events.count), &spec)
+                })
+            } catch where error.errno.rawValue == ENOSYS {
+                Self.hasNanosecondWait.store(false, ordering: .relaxed)
+            }
+        }
+        if count < 0 {
+            let milliseconds = timeoutNanoseconds.map { CInt(clamping: ($0 + 999_999) / 1_000_000) } ?? -1
+            count = Int(try systemCall("epoll_wait") { epoll_wait(epfd, events.baseAddress, CInt(events.count), milliseconds) })
+        }
         ready.removeAll(keepingCapacity: true)
         for index in 0..<count {
             let key = c_wire_epoll_event_data(events.baseAddress! + index)
