@@ -1,0 +1,265 @@
+import Synchronization
+
+/// A message body arriving from the network, as an `AsyncSequence` of byte chunks with
+/// back-pressure: when the consumer falls behind by more than `highWatermark` bytes, the
+/// connection stops reading from its socket, and resumes once the consumer has caught up below
+/// `lowWatermark`. Memory stays flat however large the body.
+///
+/// ```swift
+/// for try await chunk in response.body {
+///     try file.write(chunk)
+/// }
+/// // or, with a size limit:
+/// let bytes = try await response.body.collect(upTo: 1 << 20)
+/// ```
+///
+/// A body can be iterated once. Cancelling the consuming task, or dropping the body unread,
+/// tells the connection, which then closes rather than reuse a half-read stream.
+public struct HTTPBody: AsyncSequence, Sendable {
+    /// A chunk of body bytes.
+    public typealias Element = ByteBuffer
+
+    let channel: BodyChannel
+
+    init(channel: BodyChannel) { self.channel = channel }
+
+    /// A complete body already in memory.
+    public init(_ bytes: ByteBuffer) {
+        channel = BodyChannel()
+        if bytes.readableBytes > 0 { _ = channel.yield(bytes) }
+        channel.finish()
+    }
+
+    /// An empty body.
+    public static var empty: HTTPBody { HTTPBody(ByteBuffer()) }
+
+    /// Creates the iterator. A body can be iterated only once.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(channel: channel, isFirst: channel.claimConsumer())
+    }
+
+    /// Reads the whole body into one buffer.
+    ///
+    /// - Throws: `HTTPBodyError.tooLarge` once more than `maxBytes` arrive (the rest is not read),
+    ///   or the error that ended the stream.
+    public func collect(upTo maxBytes: Int) async throws -> ByteBuffer {
+        var collected = ByteBuffer()
+        for try await chunk in self {
+            guard collected.readableBytes + chunk.readableBytes <= maxBytes else {
+                channel.cancel()
+                throw HTTPBodyError.tooLarge(limit: maxBytes)
+            }
+            if collected.readableBytes == 0 { collected = chunk } else { collected.writeBuffer(chunk) }
+        }
+        return collected
+    }
+
+    /// Reads and discards the rest of the body, so the connection can be reused.
+    public func drain() async throws {
+        for try await _ in self {}
+    }
+
+    /// Yields the body's chunks in order.
+    public struct Iterator: AsyncIteratorProtocol {
+        let channel: BodyChannel
+        let isFirst: Bool
+
+        /// The next chunk, or nil at the end of the body.
+        ///
+        /// - Throws: `HTTPBodyError.alreadyConsumed` from a second iterator, `.cancelled` after
+        ///   cancellation, or the connection's error (reset, truncated body, timeout).
+        public mutating func next() async throws -> ByteBuffer? {
+            guard isFirst else { throw HTTPBodyError.alreadyConsumed }
+            return try await channel.next()
+        }
+    }
+}
+
+/// Why reading a body failed on the consumer's side.
+public enum HTTPBodyError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The body is larger than the limit given to `collect(upTo:)`.
+    case tooLarge(limit: Int)
+    /// The body was already iterated (a body can be read once).
+    case alreadyConsumed
+    /// The consumer stopped reading (its task was cancelled).
+    case cancelled
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .tooLarge(let limit): "body larger than the \(limit)-byte limit"
+        case .alreadyConsumed: "the body was already read"
+        case .cancelled: "reading the body was cancelled"
+        }
+    }
+}
+
+/// The hand-over point between a connection (the producer, on its loop) and the task reading
+/// the body (the consumer, anywhere). Thread-safe through one mutex; the producer is told to
+/// pause and resume through the return value of `yield` and the `onDemand` hook.
+final class BodyChannel: Sendable {
+    private struct State {
+        var chunks: [ByteBuffer] = []
+        var head = 0
+        var bufferedBytes = 0
+        var ending: Ending = .open
+        var waiter: CheckedContinuation<ByteBuffer?, any Error>?
+        var producerPaused = false
+        var consumerClaimed = false
+        var consumerGone = false
+        var onDemand: (@Sendable () -> Void)?
+        var onCancel: (@Sendable () -> Void)?
+    }
+
+    private enum Ending {
+        case open
+        case finished
+        case failed(any Error)
+    }
+
+    /// Above this many unread bytes the producer is asked to pause.
+    let highWatermark: Int
+    /// Once the unread bytes fall below this, a paused producer is asked to resume.
+    let lowWatermark: Int
+    private let state = Mutex(State())
+
+    init(highWatermark: Int = 256 * 1024, lowWatermark: Int = 64 * 1024) {
+        self.highWatermark = highWatermark
+        self.lowWatermark = lowWatermark
+    }
+
+    /// Sets the producer's hooks: `onDemand` resumes reading, `onCancel` abandons the body
+    /// (the connection must close). Both are called without the lock held.
+    func setProducerHooks(onDemand: @escaping @Sendable () -> Void, onCancel: @escaping @Sendable () -> Void) {
+        let cancelNow = state.withLock { state -> Bool in
+            state.onDemand = onDemand
+            state.onCancel = onCancel
+            return state.consumerGone
+        }
+        if cancelNow { onCancel() }
+    }
+
+    // MARK: Producer
+
+    /// Hands over a chunk. Returns false when the producer should pause until `onDemand`.
+    @discardableResult
+    func yield(_ chunk: ByteBuffer) -> Bool {
+        let (waiter, keepGoing) = state.withLock { state -> (CheckedContinuation<ByteBuffer?, any Error>?, Bool) in
+            guard case .open = state.ending, !state.consumerGone else { return (nil, true) }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return (waiter, true)
+            }
+            state.chunks.append(chunk)
+            state.bufferedBytes += chunk.readableBytes
+            if state.bufferedBytes > highWatermark {
+                state.producerPaused = true
+                return (nil, false)
+            }
+            return (nil, true)
+        }
+        waiter?.resume(returning: chunk)
+        return keepGoing
+    }
+
+    /// Ends the body normally.
+    func finish() {
+        end(.finished)
+    }
+
+    /// Ends the body with an error the consumer will see after the chunks already delivered.
+    func fail(_ error: any Error) {
+        end(.failed(error))
+    }
+
+    private func end(_ ending: Ending) {
+        let waiter = state.withLock { state -> CheckedContinuation<ByteBuffer?, any Error>? in
+            guard case .open = state.ending else { return nil }
+            state.ending = ending
+            guard state.head == state.chunks.count else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        guard let waiter else { return }
+        switch ending {
+        case .open: preconditionFailure("ending a body with .open")
+        case .finished: waiter.resume(returning: nil)
+        case .failed(let error): waiter.resume(throwing: error)
+        }
+    }
+
+    /// Whether the consumer has stopped reading (cancelled or dropped the body).
+    var isConsumerGone: Bool { state.withLock { $0.consumerGone } }
+
+    // MARK: Consumer
+
+    /// Marks the body as being read; false if it already was (a second iterator fails its reads
+    /// rather than trapping: iterating twice is a user mistake, not a Wire bug).
+    func claimConsumer() -> Bool {
+        state.withLock { state in
+            defer { state.consumerClaimed = true }
+            return !state.consumerClaimed
+        }
+    }
+
+    func next() async throws -> ByteBuffer? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
+                enum Outcome { case chunk(ByteBuffer, resume: (@Sendable () -> Void)?), end, error(any Error), wait }
+                let outcome = state.withLock { state -> Outcome in
+                    if state.consumerGone { return .error(HTTPBodyError.cancelled) }
+                    if state.head < state.chunks.count {
+                        let chunk = state.chunks[state.head]
+                        state.head += 1
+                        state.bufferedBytes -= chunk.readableBytes
+                        if state.head == state.chunks.count {
+                            state.chunks.removeAll(keepingCapacity: state.chunks.capacity <= 64)
+                            state.head = 0
+                        }
+                        var resume: (@Sendable () -> Void)?
+                        if state.producerPaused && state.bufferedBytes < lowWatermark {
+                            state.producerPaused = false
+                            resume = state.onDemand
+                        }
+                        return .chunk(chunk, resume: resume)
+                    }
+                    switch state.ending {
+                    case .finished: return .end
+                    case .failed(let error): return .error(error)
+                    case .open:
+                        // Nothing buffered, so the producer is not paused (it resumed when the
+                        // buffer fell below the low watermark): wait for its next chunk.
+                        state.waiter = continuation
+                        return .wait
+                    }
+                }
+                switch outcome {
+                case .chunk(let chunk, let resume):
+                    resume?()
+                    continuation.resume(returning: chunk)
+                case .end: continuation.resume(returning: nil)
+                case .error(let error): continuation.resume(throwing: error)
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    /// The consumer gives up: pending and future reads fail, and the producer is told.
+    func cancel() {
+        let (waiter, onCancel) = state.withLock { state -> (CheckedContinuation<ByteBuffer?, any Error>?, (@Sendable () -> Void)?) in
+            guard !state.consumerGone else { return (nil, nil) }
+            state.consumerGone = true
+            state.chunks.removeAll()
+            state.head = 0
+            state.bufferedBytes = 0
+            defer { state.waiter = nil }
+            if case .open = state.ending { return (state.waiter, state.onCancel) }
+            return (state.waiter, nil)
+        }
+        waiter?.resume(throwing: HTTPBodyError.cancelled)
+        onCancel?()
+    }
+}

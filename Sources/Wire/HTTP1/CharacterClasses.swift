@@ -1,0 +1,153 @@
+/// Byte classes used by the HTTP/1.1 parser and serializer.
+///
+/// Each byte maps to a bit set in one 256-entry table, so the hot loops classify a byte with one load and one mask
+/// and never branch on ranges. Callers copy `table` (one pointer) into a local once per scan.
+enum CharacterClasses {
+    /// `tchar` (RFC 9110 §5.6.2): method names, field names, transfer codings, chunk-extension names.
+    static let token: UInt8 = 1 << 0
+    /// `field-vchar` (RFC 9110 §5.5): VCHAR or obs-text. Whitespace is a separate class.
+    static let fieldVChar: UInt8 = 1 << 1
+    /// SP or HTAB, the only whitespace HTTP allows inside a line (RFC 9110 §5.6.3 OWS).
+    static let whitespace: UInt8 = 1 << 2
+    /// Bytes that may appear in a request-target (RFC 9112 §3.2, RFC 3986 §3): unreserved, sub-delims,
+    /// ":" "@" "/" "?" "%" and "[" "]" for IP literals. Everything else, including "#" and non-ASCII, is refused.
+    static let target: UInt8 = 1 << 3
+    /// HEXDIG, either case.
+    static let hexDigit: UInt8 = 1 << 4
+    /// `qdtext` inside a quoted-string (RFC 9110 §5.6.4).
+    static let quotedText: UInt8 = 1 << 5
+    /// `reg-name` characters of a Host (RFC 3986 §3.2.2): unreserved, sub-delims and "%".
+    static let regName: UInt8 = 1 << 6
+
+    /// The class table, one bit set per byte value, built once and never freed.
+    static let table = Table()
+
+    /// A 256-entry byte-class table behind a plain pointer.
+    ///
+    /// An `InlineArray` static was tried first, but the optimiser copied all 256 bytes on every lookup inside the
+    /// scanning loops (seen with perf as a 256-byte memmove per input byte). A pointer lookup is one load.
+    struct Table: @unchecked Sendable {
+        // Immutable after `init`, so sharing it across threads is safe.
+        private let base: UnsafePointer<UInt8>
+
+        fileprivate init() {
+            let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+            for index in 0..<256 {
+                storage[index] = CharacterClasses.classify(UInt8(index))
+            }
+            base = UnsafePointer(storage)
+        }
+
+        /// The class bits of `byte`.
+        @inline(__always)
+        subscript(_ byte: UInt8) -> UInt8 { base[Int(byte)] }
+    }
+
+    fileprivate static func classify(_ byte: UInt8) -> UInt8 {
+        var bits: UInt8 = 0
+        let isAlpha = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+        let isDigit = byte >= 0x30 && byte <= 0x39
+        let isUnreserved = isAlpha || isDigit || "-._~".utf8.contains(byte)
+        let isSubDelim = "!$&'()*+,;=".utf8.contains(byte)
+        if isAlpha || isDigit || "!#$%&'*+-.^_`|~".utf8.contains(byte) {
+            bits |= token
+        }
+        if (byte >= 0x21 && byte <= 0x7E) || byte >= 0x80 {
+            bits |= fieldVChar
+        }
+        if byte == ASCII.space || byte == ASCII.tab {
+            bits |= whitespace
+        }
+        if isUnreserved || isSubDelim || ":@/?%[]".utf8.contains(byte) {
+            bits |= target
+        }
+        if isDigit || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66) {
+            bits |= hexDigit
+        }
+        if byte == ASCII.tab || byte == ASCII.space || byte == 0x21 || (byte >= 0x23 && byte <= 0x5B)
+            || (byte >= 0x5D && byte <= 0x7E) || byte >= 0x80
+        {
+            bits |= quotedText
+        }
+        if isUnreserved || isSubDelim || byte == UInt8(ascii: "%") {
+            bits |= regName
+        }
+        return bits
+    }
+
+    /// Whether `byte` is a `tchar`.
+    @inline(__always)
+    static func isToken(_ byte: UInt8) -> Bool { table[byte] & token != 0 }
+
+    /// Whether `byte` may appear in a field value: field-vchar, SP or HTAB.
+    @inline(__always)
+    static func isFieldValueByte(_ byte: UInt8) -> Bool { table[byte] & (fieldVChar | whitespace) != 0 }
+
+    /// The value of a hexadecimal digit, or `nil`.
+    @inline(__always)
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: return byte &- 0x30
+        case 0x41...0x46: return byte &- 0x41 &+ 10
+        case 0x61...0x66: return byte &- 0x61 &+ 10
+        default: return nil
+        }
+    }
+}
+
+/// Named ASCII bytes, so the parser reads as the grammar does.
+enum ASCII {
+    static let cr: UInt8 = 0x0D
+    static let lf: UInt8 = 0x0A
+    static let space: UInt8 = 0x20
+    static let tab: UInt8 = 0x09
+    static let colon: UInt8 = 0x3A
+    static let semicolon: UInt8 = 0x3B
+    static let comma: UInt8 = 0x2C
+    static let equals: UInt8 = 0x3D
+    static let quote: UInt8 = 0x22
+    static let backslash: UInt8 = 0x5C
+    static let slash: UInt8 = 0x2F
+    static let dot: UInt8 = 0x2E
+    static let asterisk: UInt8 = 0x2A
+    static let percent: UInt8 = 0x25
+    static let leftBracket: UInt8 = 0x5B
+    static let rightBracket: UInt8 = 0x5D
+    static let verticalTab: UInt8 = 0x0B
+    static let formFeed: UInt8 = 0x0C
+
+    /// ASCII lowercase of `byte`; other bytes unchanged.
+    @inline(__always)
+    static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte &- 0x41 < 26 ? byte | 0x20 : byte
+    }
+
+    /// Whether `byte` is a decimal digit.
+    @inline(__always)
+    static func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
+
+    /// Whether `byte` is an ASCII letter.
+    @inline(__always)
+    static func isAlpha(_ byte: UInt8) -> Bool { (byte | 0x20) &- 0x61 < 26 }
+
+    /// Case-insensitive comparison of `bytes` with `lowercaseLiteral`, which must already be lowercase ASCII.
+    @inline(__always)
+    static func equalsCaseInsensitive(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercaseLiteral: StaticString) -> Bool {
+        guard bytes.count == lowercaseLiteral.utf8CodeUnitCount else { return false }
+        let literal = lowercaseLiteral.utf8Start
+        for index in 0..<bytes.count where lowercased(bytes[index]) != literal[index] {
+            return false
+        }
+        return true
+    }
+
+    /// Case-insensitive comparison of two byte buffers.
+    @inline(__always)
+    static func equalsCaseInsensitive(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        for index in 0..<lhs.count where lowercased(lhs[index]) != lowercased(rhs[index]) {
+            return false
+        }
+        return true
+    }
+}

@@ -1,0 +1,458 @@
+/// Turning a scanned head into an event: field semantics (Content-Length, Transfer-Encoding, Host, Connection,
+/// Upgrade), the body framing of RFC 9112 §6.3, and the one copy of the header section.
+extension HTTP1Parser {
+    /// What the framing-relevant fields said.
+    private struct FieldSummary {
+        var contentLength: Int?
+        var contentLengthOffset = 0
+        var hasTransferEncoding = false
+        var transferEncodingOffset = 0
+        var sawChunked = false
+        var chunkedIsFinal = false
+        var hostCount = 0
+        var connectionHasUpgrade = false
+        var hasUpgrade = false
+    }
+
+    /// Builds the head event for the section in `bytes` and sets up the body state.
+    mutating func makeHeadEvent(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        streamOffset: Int
+    ) throws(HTTP1ParseError) -> HTTP1ParserEvent {
+        let version = scanner.version
+        switch kind {
+        case .request:
+            let method = HTTPMethod.parse(UnsafeBufferPointer(rebasing: bytes[scanner.headStart..<scanner.methodEnd]))
+            try validateTarget(bytes, method: method, streamOffset: streamOffset)
+            let summary = try summarizeFields(bytes, streamOffset: streamOffset)
+            // RFC 9112 §3.2: a server MUST respond 400 to an HTTP/1.1 request without Host or with several.
+            if version == .http1_1 && summary.hostCount == 0 {
+                throw HTTP1ParseError(.missingHost, at: streamOffset + scanner.lineStart)
+            }
+            let framing: HTTP1BodyFraming
+            if summary.hasTransferEncoding {
+                // RFC 9112 §6.1: TE in HTTP/1.0 means faulty framing; §6.3: TE with CL is a smuggling signal, and a
+                // request whose final coding is not chunked has no knowable length. All three: 400 and close.
+                if version == .http1_0 {
+                    throw HTTP1ParseError(.transferEncodingInHTTP10, at: streamOffset + summary.transferEncodingOffset)
+                }
+                if summary.contentLength != nil {
+                    let offset = max(summary.transferEncodingOffset, summary.contentLengthOffset)
+                    throw HTTP1ParseError(.transferEncodingWithContentLength, at: streamOffset + offset)
+                }
+                guard summary.chunkedIsFinal else {
+                    throw HTTP1ParseError(.transferEncodingNotChunked, at: streamOffset + summary.transferEncodingOffset)
+                }
+                framing = .chunked
+            } else if let length = summary.contentLength {
+                try checkBodyLimit(length, streamOffset: streamOffset + summary.contentLengthOffset)
+                framing = .length(length)
+            } else {
+                // RFC 9112 §6.3 rule 7: a request without CL or TE has no body.
+                framing = .length(0)
+            }
+            // RFC 9110 §7.8: Upgrade in an HTTP/1.0 request is ignored; it only counts when listed in Connection.
+            let wantsUpgrade =
+                method == .connect
+                || (version == .http1_1 && summary.hasUpgrade && summary.connectionHasUpgrade)
+            var head = HTTPRequestHead(
+                method: method,
+                target: String(
+                    decoding: UnsafeBufferPointer(rebasing: bytes[scanner.targetStart..<scanner.targetEnd]),
+                    as: UTF8.self),
+                version: version,
+                headers: makeHeaders(bytes))
+            head.repairs = scanner.repairs
+            noteUpgradeRequest(wantsUpgrade)
+            enterBody(framing)
+            return .requestHead(head)
+
+        case .response:
+            let summary = try summarizeFields(bytes, streamOffset: streamOffset)
+            let status = HTTPStatus(code: scanner.statusCode)
+            let framing: HTTP1BodyFraming
+            if status.isInterim {
+                framing = .interim
+            } else {
+                let method = dequeueRequestMethod()
+                if status.code == 101 || (method == .connect && status.responseClass == .successful) {
+                    framing = .upgrade
+                } else if method == .head || status.forbidsContent {
+                    // RFC 9112 §6.3 rule 1: never a body, whatever CL or TE say.
+                    framing = .length(0)
+                } else if summary.hasTransferEncoding {
+                    if summary.contentLength != nil && !configuration.allowsResponseTransferEncodingWithContentLength {
+                        let offset = max(summary.transferEncodingOffset, summary.contentLengthOffset)
+                        throw HTTP1ParseError(.transferEncodingWithContentLength, at: streamOffset + offset)
+                    }
+                    // Rule 4: TE overrides CL; a final coding other than chunked reads until close.
+                    framing = summary.chunkedIsFinal ? .chunked : .closeDelimited
+                } else if let length = summary.contentLength {
+                    try checkBodyLimit(length, streamOffset: streamOffset + summary.contentLengthOffset)
+                    framing = .length(length)
+                } else {
+                    framing = .closeDelimited
+                }
+            }
+            var head = HTTPResponseHead(
+                version: version,
+                status: status,
+                reasonPhrase: String(
+                    decoding: UnsafeBufferPointer(rebasing: bytes[scanner.reasonStart..<scanner.reasonEnd]),
+                    as: UTF8.self),
+                headers: makeHeaders(bytes))
+            head.repairs = scanner.repairs
+            enterBody(framing)
+            return .responseHead(head)
+        }
+    }
+
+    private func checkBodyLimit(_ length: Int, streamOffset: Int) throws(HTTP1ParseError) {
+        if let maxBodySize = configuration.maxBodySize, length > maxBodySize {
+            throw HTTP1ParseError(.bodyTooLarge, at: streamOffset)
+        }
+    }
+
+    /// Copies the field section once into compact `HTTPHeaders` storage: one byte array, one index array.
+    func makeHeaders(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPHeaders {
+        let fields = scanner.fields
+        let fieldCount = fields.count / 4
+        guard fieldCount > 0 else { return HTTPHeaders() }
+        let base = fields[0]
+        let end = fields[fields.count - 2] + fields[fields.count - 1]
+        var storage = Array(UnsafeBufferPointer(rebasing: bytes[base..<end]))
+        if scanner.needsUnfolding {
+            // RFC 9112 §5.2: each obs-fold becomes SP in the value handed on.
+            for field in 0..<fieldCount {
+                let start = fields[field * 4 + 2] - base
+                for offset in start..<start + fields[field * 4 + 3]
+                where storage[offset] == ASCII.cr || storage[offset] == ASCII.lf {
+                    storage[offset] = ASCII.space
+                }
+            }
+        }
+        let index = [UInt32](unsafeUninitializedCapacity: fields.count) { buffer, initialized in
+            for entry in 0..<fieldCount {
+                let field = entry * 4
+                buffer[field] = UInt32(truncatingIfNeeded: fields[field] - base)
+                buffer[field + 1] = UInt32(truncatingIfNeeded: fields[field + 1])
+                buffer[field + 2] = UInt32(truncatingIfNeeded: fields[field + 2] - base)
+                buffer[field + 3] = UInt32(truncatingIfNeeded: fields[field + 3])
+            }
+            initialized = fields.count
+        }
+        return HTTPHeaders(storage: storage, index: index)
+    }
+
+    /// One pass over the fields, validating the ones that decide framing.
+    private mutating func summarizeFields(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        streamOffset: Int
+    ) throws(HTTP1ParseError) -> FieldSummary {
+        var summary = FieldSummary()
+        let fields = scanner.fields
+        let base = bytes.baseAddress!
+        var entry = 0
+        while entry < fields.count {
+            let nameStart = fields[entry]
+            let nameLength = fields[entry &+ 1]
+            entry &+= 4
+            // Only five names matter here; their lengths differ, so most fields are skipped on length alone.
+            switch nameLength {
+            case 4, 7, 10, 14, 17: break
+            default: continue
+            }
+            let name = UnsafeBufferPointer(start: base + nameStart, count: nameLength)
+            let valueStart = fields[entry &- 2]
+            let value = UnsafeBufferPointer(start: base + valueStart, count: fields[entry &- 1])
+            let valueOffset = streamOffset + valueStart
+            switch nameLength {
+            case 14 where ASCII.equalsCaseInsensitive(name, "content-length"):
+                try parseContentLength(value, offset: valueOffset, into: &summary)
+                if summary.contentLengthOffset == 0 { summary.contentLengthOffset = nameStart }
+            case 17 where ASCII.equalsCaseInsensitive(name, "transfer-encoding"):
+                if !summary.hasTransferEncoding { summary.transferEncodingOffset = nameStart }
+                summary.hasTransferEncoding = true
+                try parseTransferEncoding(value, offset: valueOffset, into: &summary)
+            case 4 where kind == .request && ASCII.equalsCaseInsensitive(name, "host"):
+                summary.hostCount += 1
+                if summary.hostCount > 1 {
+                    throw HTTP1ParseError(.duplicateHost, at: streamOffset + nameStart)
+                }
+                if let bad = HTTP1Parser.invalidHostIndex(value, requirePort: false) {
+                    throw HTTP1ParseError(.invalidHost, at: valueOffset + bad)
+                }
+            case 10 where ASCII.equalsCaseInsensitive(name, "connection"):
+                let upgrade: StaticString = "upgrade"
+                if HTTPHeaders.listContains(
+                    value, UnsafeBufferPointer(start: upgrade.utf8Start, count: upgrade.utf8CodeUnitCount))
+                {
+                    summary.connectionHasUpgrade = true
+                }
+            case 7 where ASCII.equalsCaseInsensitive(name, "upgrade"):
+                summary.hasUpgrade = true
+            default:
+                break
+            }
+        }
+        return summary
+    }
+
+    /// Content-Length = 1*DIGIT (RFC 9110 §8.6). A list or repeated field is a duplicate even when values agree,
+    /// unless the lenient repair is on; differing values are always refused.
+    private mutating func parseContentLength(
+        _ value: UnsafeBufferPointer<UInt8>,
+        offset: Int,
+        into summary: inout FieldSummary
+    ) throws(HTTP1ParseError) {
+        var index = 0
+        while true {
+            let elementStart = index
+            var length = 0
+            while index < value.count && ASCII.isDigit(value[index]) {
+                let (times10, overflow1) = length.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(Int(value[index] - 0x30))
+                if overflow1 || overflow2 {
+                    throw HTTP1ParseError(.invalidContentLength, at: offset + index)
+                }
+                length = sum
+                index += 1
+            }
+            if index == elementStart {
+                throw HTTP1ParseError(.invalidContentLength, at: offset + index)
+            }
+            while index < value.count && (value[index] == ASCII.space || value[index] == ASCII.tab) { index += 1 }
+            if index < value.count && value[index] != ASCII.comma {
+                throw HTTP1ParseError(.invalidContentLength, at: offset + index)
+            }
+            if let previous = summary.contentLength {
+                if previous != length {
+                    throw HTTP1ParseError(.conflictingContentLength, at: offset + elementStart)
+                }
+                guard configuration.leniency.contains(.duplicateContentLength) else {
+                    throw HTTP1ParseError(.duplicateContentLength, at: offset + elementStart)
+                }
+                scanner.noteRepair(.duplicateContentLength, at: offset + elementStart)
+            } else {
+                summary.contentLength = length
+            }
+            guard index < value.count else { return }
+            index += 1  // the comma
+            while index < value.count && (value[index] == ASCII.space || value[index] == ASCII.tab) { index += 1 }
+            if index == value.count {
+                throw HTTP1ParseError(.invalidContentLength, at: offset + index)
+            }
+        }
+    }
+
+    /// Transfer-Encoding = #transfer-coding (RFC 9112 §6.1), with transfer-coding = token *( OWS ";" OWS
+    /// transfer-parameter ). Combined across fields in order; chunked at most once and, in requests, last.
+    private func parseTransferEncoding(
+        _ value: UnsafeBufferPointer<UInt8>,
+        offset: Int,
+        into summary: inout FieldSummary
+    ) throws(HTTP1ParseError) {
+        let table = CharacterClasses.table
+        func isToken(_ byte: UInt8) -> Bool { table[byte] & CharacterClasses.token != 0 }
+        func skipWhitespace(_ index: inout Int) {
+            while index < value.count && (value[index] == ASCII.space || value[index] == ASCII.tab) { index += 1 }
+        }
+        func invalid(_ index: Int) -> HTTP1ParseError {
+            HTTP1ParseError(.invalidTransferEncoding, at: offset + index)
+        }
+
+        var index = 0
+        var codings = 0
+        while true {
+            skipWhitespace(&index)
+            if index == value.count { break }
+            if value[index] == ASCII.comma {
+                // RFC 9110 §5.6.1: empty list elements are ignored.
+                index += 1
+                continue
+            }
+            let codingStart = index
+            while index < value.count && isToken(value[index]) { index += 1 }
+            guard index > codingStart else { throw invalid(index) }
+            let coding = UnsafeBufferPointer(rebasing: value[codingStart..<index])
+            var hasParameters = false
+            while true {
+                let save = index
+                skipWhitespace(&index)
+                guard index < value.count && value[index] == ASCII.semicolon else {
+                    index = save
+                    break
+                }
+                hasParameters = true
+                index += 1
+                skipWhitespace(&index)
+                let nameStart = index
+                while index < value.count && isToken(value[index]) { index += 1 }
+                guard index > nameStart else { throw invalid(index) }
+                skipWhitespace(&index)
+                guard index < value.count && value[index] == ASCII.equals else { throw invalid(index) }
+                index += 1
+                skipWhitespace(&index)
+                guard index < value.count else { throw invalid(index) }
+                if value[index] == ASCII.quote {
+                    index += 1
+                    var closed = false
+                    while index < value.count {
+                        let byte = value[index]
+                        if byte == ASCII.quote {
+                            closed = true
+                            index += 1
+                            break
+                        } else if byte == ASCII.backslash {
+                            index += 2
+                        } else if table[byte] & CharacterClasses.quotedText != 0 {
+                            index += 1
+                        } else {
+                            throw invalid(index)
+                        }
+                    }
+                    guard closed else { throw invalid(value.count) }
+                } else {
+                    let tokenStart = index
+                    while index < value.count && isToken(value[index]) { index += 1 }
+                    guard index > tokenStart else { throw invalid(index) }
+                }
+            }
+            skipWhitespace(&index)
+            if index < value.count && value[index] != ASCII.comma { throw invalid(index) }
+
+            codings += 1
+            if ASCII.equalsCaseInsensitive(coding, "chunked") {
+                if hasParameters { throw invalid(codingStart) }
+                if summary.sawChunked {
+                    throw HTTP1ParseError(.chunkedAppliedTwice, at: offset + codingStart)
+                }
+                summary.sawChunked = true
+                summary.chunkedIsFinal = true
+            } else {
+                if summary.sawChunked && kind == .request {
+                    throw HTTP1ParseError(.transferEncodingNotChunked, at: offset + codingStart)
+                }
+                if kind == .request && !HTTP1Parser.isKnownCoding(coding) {
+                    throw HTTP1ParseError(.unsupportedTransferCoding, at: offset + codingStart)
+                }
+                summary.chunkedIsFinal = false
+            }
+            if index < value.count { index += 1 }
+        }
+        if codings == 0 { throw invalid(0) }
+    }
+
+    /// The codings of RFC 9110 §8.4.1 and RFC 9112 §7 that a request may use.
+    private static func isKnownCoding(_ coding: UnsafeBufferPointer<UInt8>) -> Bool {
+        ASCII.equalsCaseInsensitive(coding, "gzip") || ASCII.equalsCaseInsensitive(coding, "x-gzip")
+            || ASCII.equalsCaseInsensitive(coding, "deflate") || ASCII.equalsCaseInsensitive(coding, "compress")
+            || ASCII.equalsCaseInsensitive(coding, "x-compress")
+    }
+
+    /// Host = uri-host [ ":" port ] (RFC 9110 §7.2, RFC 3986 §3.2.2): the index of the first bad byte, or nil.
+    /// An empty value is valid (RFC 9112 §3.2: sent when the target URI has no authority).
+    static func invalidHostIndex(_ value: UnsafeBufferPointer<UInt8>, requirePort: Bool) -> Int? {
+        let table = CharacterClasses.table
+        var index = 0
+        if index < value.count && value[index] == ASCII.leftBracket {
+            // IP-literal: IPv6address or IPvFuture, loosely: hex digits, ":", ".", and IPvFuture's characters.
+            index += 1
+            let literalStart = index
+            while index < value.count && value[index] != ASCII.rightBracket {
+                let byte = value[index]
+                let allowed =
+                    byte == ASCII.colon
+                    || (table[byte] & CharacterClasses.regName != 0 && byte != ASCII.percent)
+                guard allowed else { return index }
+                index += 1
+            }
+            guard index < value.count, index > literalStart else { return index }
+            index += 1
+        } else {
+            while index < value.count && table[value[index]] & CharacterClasses.regName != 0 {
+                if value[index] == ASCII.percent {
+                    guard index + 2 < value.count,
+                        CharacterClasses.hexValue(value[index + 1]) != nil,
+                        CharacterClasses.hexValue(value[index + 2]) != nil
+                    else { return index }
+                    index += 2
+                }
+                index += 1
+            }
+        }
+        if index == value.count {
+            return requirePort ? index : nil
+        }
+        guard value[index] == ASCII.colon else { return index }
+        index += 1
+        while index < value.count {
+            guard ASCII.isDigit(value[index]) else { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// request-target forms (RFC 9112 §3.2): origin-form for most methods, authority-form only for CONNECT,
+    /// asterisk-form only for OPTIONS, absolute-form for any but CONNECT. Percent-escapes must be complete.
+    private func validateTarget(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        method: HTTPMethod,
+        streamOffset: Int
+    ) throws(HTTP1ParseError) {
+        let start = scanner.targetStart
+        let target = UnsafeBufferPointer(rebasing: bytes[start..<scanner.targetEnd])
+        let offset = streamOffset + start
+        if method == .connect {
+            if let bad = HTTP1Parser.invalidHostIndex(target, requirePort: true) {
+                throw HTTP1ParseError(.invalidTarget, at: offset + bad)
+            }
+            return
+        }
+        if target.count == 1 && target[0] == ASCII.asterisk {
+            guard method == .options else { throw HTTP1ParseError(.invalidTarget, at: offset) }
+            return
+        }
+        var index = 0
+        if target[0] == ASCII.slash {
+            // origin-form: "[" and "]" are only allowed inside an authority's IP literal.
+            while index < target.count {
+                let byte = target[index]
+                if byte == ASCII.percent {
+                    guard index &+ 2 < target.count,
+                        CharacterClasses.hexValue(target[index &+ 1]) != nil,
+                        CharacterClasses.hexValue(target[index &+ 2]) != nil
+                    else { throw HTTP1ParseError(.invalidTarget, at: offset + index) }
+                    index &+= 2
+                } else if byte == ASCII.leftBracket || byte == ASCII.rightBracket {
+                    throw HTTP1ParseError(.invalidTarget, at: offset + index)
+                }
+                index &+= 1
+            }
+            return
+        } else {
+            // absolute-form: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
+            guard ASCII.isAlpha(target[0]) else { throw HTTP1ParseError(.invalidTarget, at: offset) }
+            index = 1
+            while index < target.count {
+                let byte = target[index]
+                if byte == ASCII.colon { break }
+                guard ASCII.isAlpha(byte) || ASCII.isDigit(byte) || byte == UInt8(ascii: "+")
+                    || byte == UInt8(ascii: "-") || byte == ASCII.dot
+                else { throw HTTP1ParseError(.invalidTarget, at: offset + index) }
+                index += 1
+            }
+            guard index < target.count else { throw HTTP1ParseError(.invalidTarget, at: offset + index) }
+        }
+        while index < target.count {
+            if target[index] == ASCII.percent {
+                guard index + 2 < target.count,
+                    CharacterClasses.hexValue(target[index + 1]) != nil,
+                    CharacterClasses.hexValue(target[index + 2]) != nil
+                else { throw HTTP1ParseError(.invalidTarget, at: offset + index) }
+                index += 2
+            }
+            index += 1
+        }
+    }
+}

@@ -1,0 +1,349 @@
+/// An incremental HTTP/1.1 parser for requests or responses (RFC 9112), as a value-type state machine.
+///
+/// Pull-style contract: pass every byte not yet consumed, starting with the oldest, to `parse(_:)`. It returns how
+/// many leading bytes it consumed and at most one event. Handle the event (a `.body` range indexes the bytes you
+/// passed), drop the consumed bytes, and call again; `nil` means more bytes are needed, even if some framing bytes
+/// were consumed. An incomplete head is not consumed, but the parser remembers how far it scanned.
+///
+/// ```swift
+/// var parser = HTTP1Parser(kind: .request)
+/// while true {
+///     let step = try parser.parse(buffer.span)
+///     handle(step.event)            // before dropping: body ranges point into `buffer`
+///     buffer.removeFirst(step.consumed)
+///     if step.event == nil { break } // read more
+/// }
+/// ```
+///
+/// After an error, every call throws the same error: HTTP/1.1 framing cannot be resynchronised.
+public struct HTTP1Parser: Sendable {
+    /// Which messages the parser reads.
+    public enum Kind: Sendable, Hashable {
+        /// Requests: a server's parser.
+        case request
+        /// Responses: a client's parser.
+        case response
+    }
+
+    /// Where the parser stands. Transitions are noted per case.
+    private enum State: Sendable {
+        /// Scanning a head; `scanner` holds progress. → fixedBody, chunked, closeDelimited, upgradePending, head.
+        case head
+        /// Content-Length body with `remaining` bytes to go; 0 means `.end` is due. → head or awaitingUpgradeDecision.
+        case fixedBody(remaining: Int)
+        /// Chunked body; `chunkedDecoder` holds progress. → trailers.
+        case chunked
+        /// Trailer section after the last chunk; `scanner` holds progress. → head or awaitingUpgradeDecision.
+        case trailers
+        /// Response body that ends when the connection closes. → closed (via `finish()`).
+        case closeDelimited(received: Int)
+        /// `.upgraded` is due. → upgraded.
+        case upgradePending
+        /// A request asked to switch protocols; waits for `acceptUpgrade()` or `declineUpgrade()`.
+        case awaitingUpgradeDecision
+        /// Bytes are no longer HTTP/1.1. Terminal.
+        case upgraded
+        /// The peer closed; terminal.
+        case closed
+        /// A parse error occurred; terminal.
+        case failed(HTTP1ParseError)
+    }
+
+    /// Whether this parser reads requests or responses.
+    public let kind: Kind
+    /// Limits and leniency.
+    public let configuration: HTTP1ParserConfiguration
+    private var state = State.head
+    var scanner: HTTP1HeadScanner
+    private var chunkedDecoder = HTTP1ChunkedDecoder()
+    /// Absolute stream offset of the first byte of the next `parse` call.
+    public private(set) var bytesConsumed = 0
+    /// Request methods whose responses are still due, oldest first (response parsers only).
+    private var pendingMethods: [HTTPMethod] = []
+    /// Whether the request being read asked for a protocol switch (CONNECT, or Upgrade in HTTP/1.1).
+    private var requestWantsUpgrade = false
+
+    /// Creates a parser.
+    /// - Parameters:
+    ///   - kind: Requests or responses.
+    ///   - configuration: Limits and leniency; strict by default.
+    public init(kind: Kind, configuration: HTTP1ParserConfiguration = .strict) {
+        self.kind = kind
+        self.configuration = configuration
+        self.scanner = HTTP1HeadScanner(mode: kind == .request ? .request : .response)
+    }
+
+    /// Tells a response parser that a request with `method` was sent, so its response is framed correctly: no body
+    /// after HEAD (RFC 9110 §9.3.2), a tunnel after a 2xx to CONNECT (RFC 9110 §9.3.6). Call once per request, in
+    /// order; pipelined requests queue up. Without a queued method, GET framing is assumed.
+    /// - Parameter method: The method of the request whose response comes next after those already queued.
+    public mutating func expectResponse(to method: HTTPMethod) {
+        pendingMethods.append(method)
+    }
+
+    /// Whether a request asking to switch protocols (CONNECT or Upgrade) has been read and the parser waits for
+    /// `acceptUpgrade()` or `declineUpgrade()` before reading further; until then `parse` returns no events.
+    public var isAwaitingUpgradeDecision: Bool {
+        if case .awaitingUpgradeDecision = state { return true }
+        return false
+    }
+
+    /// Whether the stream switched protocols: the remaining bytes are not HTTP/1.1.
+    public var isUpgraded: Bool {
+        switch state {
+        case .upgraded, .upgradePending: return true
+        case .head, .fixedBody, .chunked, .trailers, .closeDelimited, .awaitingUpgradeDecision, .closed, .failed:
+            return false
+        }
+    }
+
+    /// The server switched protocols (sent 101, or 2xx to CONNECT): the next `parse` returns `.upgraded`.
+    public mutating func acceptUpgrade() {
+        guard isAwaitingUpgradeDecision else { return }
+        state = .upgradePending
+    }
+
+    /// The server refused to switch protocols: parsing continues with the next HTTP/1.1 request.
+    public mutating func declineUpgrade() {
+        guard isAwaitingUpgradeDecision else { return }
+        startNextMessage()
+    }
+
+    /// Parses `bytes`, the unconsumed input starting with its oldest byte.
+    /// - Parameter bytes: Every byte received and not yet consumed.
+    /// - Returns: How many leading bytes to drop, and the event found, if any (`nil`: need more bytes).
+    /// - Throws: `HTTP1ParseError` with the fault's kind and absolute offset; the parser then stays failed.
+    public mutating func parse(_ bytes: Span<UInt8>) throws(HTTP1ParseError) -> HTTP1ParseStep {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(HTTP1ParseError) -> HTTP1ParseStep in
+            try parse(buffer)
+        }
+    }
+
+    /// Parses `bytes`, the unconsumed input starting with its oldest byte.
+    /// - Parameter bytes: Every byte received and not yet consumed.
+    /// - Returns: How many leading bytes to drop, and the event found, if any (`nil`: need more bytes).
+    /// - Throws: `HTTP1ParseError` with the fault's kind and absolute offset; the parser then stays failed.
+    public mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTP1ParseError) -> HTTP1ParseStep {
+        do {
+            let step = try advance(bytes)
+            bytesConsumed += step.consumed
+            return step
+        } catch {
+            state = .failed(error)
+            throw error
+        }
+    }
+
+    /// Tells the parser the peer closed the connection.
+    /// - Returns: `.end` if this completes a close-delimited body, else `nil`.
+    /// - Throws: `.unexpectedEndOfStream` if a message was cut short.
+    public mutating func finish() throws(HTTP1ParseError) -> HTTP1ParserEvent? {
+        switch state {
+        case .failed(let error):
+            throw error
+        case .closeDelimited:
+            state = .closed
+            return .end(trailers: nil)
+        case .head:
+            if scanner.hasPartialSection {
+                let error = HTTP1ParseError(.unexpectedEndOfStream, at: bytesConsumed + scanner.scannedCount)
+                state = .failed(error)
+                throw error
+            }
+            state = .closed
+            return nil
+        case .fixedBody(let remaining) where remaining == 0:
+            startNextMessage()
+            state = .closed
+            return .end(trailers: nil)
+        case .trailers:
+            let error = HTTP1ParseError(.unexpectedEndOfStream, at: bytesConsumed + scanner.scannedCount)
+            state = .failed(error)
+            throw error
+        case .fixedBody, .chunked:
+            let error = HTTP1ParseError(.unexpectedEndOfStream, at: bytesConsumed)
+            state = .failed(error)
+            throw error
+        case .upgradePending, .awaitingUpgradeDecision, .upgraded, .closed:
+            return nil
+        }
+    }
+
+    private mutating func advance(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTP1ParseError) -> HTTP1ParseStep {
+        var index = 0
+        while true {
+            switch state {
+            case .head:
+                let section = UnsafeBufferPointer(rebasing: bytes[index...])
+                let outcome = try scanner.scan(
+                    section, streamOffset: bytesConsumed + index, configuration: configuration)
+                switch outcome {
+                case .incomplete(let consumable):
+                    scanner.dropLeading(consumable)
+                    if consumable > 0 {
+                        // Ignored empty lines: consume them and scan on from the request line.
+                        index += consumable
+                        continue
+                    }
+                    return HTTP1ParseStep(consumed: index, event: nil)
+                case .complete(let end):
+                    let event = try makeHeadEvent(section, streamOffset: bytesConsumed + index)
+                    return HTTP1ParseStep(consumed: index + end, event: event)
+                }
+
+            case .fixedBody(let remaining):
+                if remaining == 0 {
+                    finishMessage()
+                    return HTTP1ParseStep(consumed: index, event: .end(trailers: nil))
+                }
+                let take = min(bytes.count - index, remaining)
+                guard take > 0 else { return HTTP1ParseStep(consumed: index, event: nil) }
+                state = .fixedBody(remaining: remaining - take)
+                return HTTP1ParseStep(consumed: index + take, event: .body(index..<index + take))
+
+            case .chunked:
+                let outcome = try chunkedDecoder.decode(
+                    bytes, from: index, streamOffset: bytesConsumed, configuration: configuration)
+                switch outcome {
+                case .needMore(let consumed):
+                    return HTTP1ParseStep(consumed: consumed, event: nil)
+                case .data(let range):
+                    return HTTP1ParseStep(consumed: range.upperBound, event: .body(range))
+                case .lastChunk(let end):
+                    index = end
+                    scanner.reset(mode: .trailers)
+                    state = .trailers
+                }
+
+            case .trailers:
+                let section = UnsafeBufferPointer(rebasing: bytes[index...])
+                let outcome = try scanner.scan(
+                    section, streamOffset: bytesConsumed + index, configuration: configuration)
+                switch outcome {
+                case .incomplete:
+                    return HTTP1ParseStep(consumed: index, event: nil)
+                case .complete(let end):
+                    let trailers = scanner.fields.isEmpty ? nil : makeHeaders(section)
+                    finishMessage()
+                    return HTTP1ParseStep(consumed: index + end, event: .end(trailers: trailers))
+                }
+
+            case .closeDelimited(let received):
+                var take = bytes.count - index
+                guard take > 0 else { return HTTP1ParseStep(consumed: index, event: nil) }
+                if let maxBodySize = configuration.maxBodySize {
+                    // Deliver up to the limit, then fail on the first byte beyond it, however the input is split.
+                    guard received < maxBodySize else {
+                        throw HTTP1ParseError(.bodyTooLarge, at: bytesConsumed + index)
+                    }
+                    take = min(take, maxBodySize - received)
+                }
+                state = .closeDelimited(received: received + take)
+                return HTTP1ParseStep(consumed: index + take, event: .body(index..<index + take))
+
+            case .upgradePending:
+                state = .upgraded
+                return HTTP1ParseStep(consumed: index, event: .upgraded)
+
+            case .awaitingUpgradeDecision, .upgraded, .closed:
+                return HTTP1ParseStep(consumed: index, event: nil)
+
+            case .failed(let error):
+                throw error
+            }
+        }
+    }
+
+    /// Moves past a completed message.
+    private mutating func finishMessage() {
+        if kind == .request && requestWantsUpgrade {
+            state = .awaitingUpgradeDecision
+        } else {
+            startNextMessage()
+        }
+    }
+
+    private mutating func startNextMessage() {
+        requestWantsUpgrade = false
+        scanner.reset(mode: kind == .request ? .request : .response)
+        state = .head
+    }
+
+    /// Sets the state for the body that follows a head.
+    mutating func enterBody(_ framing: HTTP1BodyFraming) {
+        switch framing {
+        case .length(let length):
+            state = .fixedBody(remaining: length)
+        case .chunked:
+            chunkedDecoder = HTTP1ChunkedDecoder()
+            state = .chunked
+        case .closeDelimited:
+            state = .closeDelimited(received: 0)
+        case .upgrade:
+            state = .upgradePending
+        case .interim:
+            startNextMessage()
+        }
+    }
+
+    /// Pops the method the current response answers (not for interim responses).
+    mutating func dequeueRequestMethod() -> HTTPMethod {
+        pendingMethods.isEmpty ? .get : pendingMethods.removeFirst()
+    }
+
+    /// The method the current response answers, without dequeuing it.
+    var nextRequestMethod: HTTPMethod {
+        pendingMethods.first ?? .get
+    }
+
+    /// Records that the request just parsed asked to switch protocols.
+    mutating func noteUpgradeRequest(_ wantsUpgrade: Bool) {
+        requestWantsUpgrade = wantsUpgrade
+    }
+}
+
+/// How the body after a head is delimited (RFC 9112 §6.3).
+enum HTTP1BodyFraming: Sendable, Equatable {
+    /// Exactly this many bytes (0: no body).
+    case length(Int)
+    /// Chunked transfer coding.
+    case chunked
+    /// Until the connection closes (responses only).
+    case closeDelimited
+    /// No body; the connection switches protocols.
+    case upgrade
+    /// An interim 1xx response; the final response follows.
+    case interim
+}
+
+/// The result of one `HTTP1Parser.parse(_:)` call.
+public struct HTTP1ParseStep: Sendable, Hashable {
+    /// How many leading bytes of the input to drop, after handling `event`.
+    public var consumed: Int
+    /// What was found, or `nil` if more bytes are needed.
+    public var event: HTTP1ParserEvent?
+
+    /// Creates a step.
+    /// - Parameters:
+    ///   - consumed: Bytes consumed.
+    ///   - event: The event, if any.
+    public init(consumed: Int, event: HTTP1ParserEvent?) {
+        self.consumed = consumed
+        self.event = event
+    }
+}
+
+/// Something the parser found in the byte stream.
+public enum HTTP1ParserEvent: Sendable, Hashable {
+    /// A complete request head.
+    case requestHead(HTTPRequestHead)
+    /// A complete response head, interim (1xx) ones included; check `isInterim`.
+    case responseHead(HTTPResponseHead)
+    /// Body bytes: indices into the bytes passed to this `parse` call (no copy).
+    case body(Range<Int>)
+    /// The message is complete, with the trailer section of a chunked body if it had fields.
+    case end(trailers: HTTPHeaders?)
+    /// The connection switched protocols (after 101, a 2xx to CONNECT, or an accepted upgrade request): the
+    /// remaining bytes are not HTTP/1.1 and the parser produces no more events.
+    case upgraded
+}

@@ -1,0 +1,220 @@
+/// Writes HTTP/1.1 messages into a caller-provided buffer, appending, so a connection can gather-write.
+///
+/// Every method, target, field and reason phrase is checked before anything is appended: a method or field name
+/// that is not a token, or a target, value or reason containing CR, LF, NUL or another control byte, is refused.
+/// No input can inject a line. On error the buffer is left as it was.
+public enum HTTP1Serializer {
+    /// How a head announces the body that follows.
+    public enum BodyFraming: Sendable, Hashable {
+        /// Write the fields exactly as they are in the head.
+        case asInHeaders
+        /// Drop any Content-Length and Transfer-Encoding fields from the head and write `Content-Length: n`.
+        case contentLength(Int)
+        /// Drop any Content-Length and Transfer-Encoding fields and write `Transfer-Encoding: chunked`; send the
+        /// body with `writeChunk` and `writeLastChunk`.
+        case chunked
+    }
+
+    /// Appends a request head.
+    /// - Parameters:
+    ///   - head: The request line and fields.
+    ///   - framing: How the body is announced.
+    ///   - buffer: The bytes to append to.
+    /// - Throws: `HTTP1SerializationError` if any part would be unsafe on the wire.
+    public static func writeRequestHead(
+        _ head: HTTPRequestHead,
+        framing: BodyFraming = .asInHeaders,
+        into buffer: inout [UInt8]
+    ) throws(HTTP1SerializationError) {
+        let method = head.method.rawValue
+        guard !method.isEmpty, method.utf8.allSatisfy(CharacterClasses.isToken) else {
+            throw HTTP1SerializationError(.invalidMethod, detail: method)
+        }
+        // The target may not be empty or hold SP, which would shift the version, or any control byte.
+        guard !head.target.isEmpty, head.target.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+            throw HTTP1SerializationError(.invalidTarget, detail: head.target)
+        }
+        try validateVersion(head.version)
+        try validateFields(head.headers)
+        buffer.append(contentsOf: method.utf8)
+        buffer.append(ASCII.space)
+        buffer.append(contentsOf: head.target.utf8)
+        buffer.append(ASCII.space)
+        appendVersion(head.version, to: &buffer)
+        buffer.append(ASCII.cr)
+        buffer.append(ASCII.lf)
+        appendFields(head.headers, framing: framing, to: &buffer)
+    }
+
+    /// Appends a response head.
+    /// - Parameters:
+    ///   - head: The status line and fields.
+    ///   - framing: How the body is announced.
+    ///   - buffer: The bytes to append to.
+    /// - Throws: `HTTP1SerializationError` if any part would be unsafe on the wire.
+    public static func writeResponseHead(
+        _ head: HTTPResponseHead,
+        framing: BodyFraming = .asInHeaders,
+        into buffer: inout [UInt8]
+    ) throws(HTTP1SerializationError) {
+        guard (100...999).contains(head.status.code) else {
+            throw HTTP1SerializationError(.invalidStatusCode, detail: String(head.status.code))
+        }
+        guard head.reasonPhrase.utf8.allSatisfy(CharacterClasses.isFieldValueByte) else {
+            throw HTTP1SerializationError(.invalidReasonPhrase, detail: head.reasonPhrase)
+        }
+        try validateVersion(head.version)
+        try validateFields(head.headers)
+        appendVersion(head.version, to: &buffer)
+        buffer.append(ASCII.space)
+        buffer.append(contentsOf: String(head.status.code).utf8)
+        buffer.append(ASCII.space)
+        buffer.append(contentsOf: head.reasonPhrase.utf8)
+        buffer.append(ASCII.cr)
+        buffer.append(ASCII.lf)
+        appendFields(head.headers, framing: framing, to: &buffer)
+    }
+
+    /// Appends one chunk: size line, data, CRLF. Empty data writes nothing, since a zero-size chunk would end the body.
+    /// - Parameters:
+    ///   - data: The chunk's bytes.
+    ///   - extensions: Optional `;name=value` text written verbatim after the size; validated.
+    ///   - buffer: The bytes to append to.
+    /// - Throws: `HTTP1SerializationError.Kind.invalidChunkExtension` for malformed extensions.
+    public static func writeChunk(
+        _ data: Span<UInt8>,
+        extensions: String = "",
+        into buffer: inout [UInt8]
+    ) throws(HTTP1SerializationError) {
+        guard !data.isEmpty else { return }
+        try validateChunkExtensions(extensions)
+        appendHex(data.count, to: &buffer)
+        buffer.append(contentsOf: extensions.utf8)
+        buffer.append(ASCII.cr)
+        buffer.append(ASCII.lf)
+        data.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
+        buffer.append(ASCII.cr)
+        buffer.append(ASCII.lf)
+    }
+
+    /// Appends one chunk from an array; see `writeChunk(_:extensions:into:)`.
+    /// - Parameters:
+    ///   - data: The chunk's bytes.
+    ///   - extensions: Optional chunk extensions.
+    ///   - buffer: The bytes to append to.
+    /// - Throws: `HTTP1SerializationError.Kind.invalidChunkExtension` for malformed extensions.
+    public static func writeChunk(
+        _ data: [UInt8],
+        extensions: String = "",
+        into buffer: inout [UInt8]
+    ) throws(HTTP1SerializationError) {
+        try writeChunk(data.span, extensions: extensions, into: &buffer)
+    }
+
+    /// Appends the last-chunk, the trailer section and the final CRLF that end a chunked body (RFC 9112 §7.1).
+    /// - Parameters:
+    ///   - trailers: Trailer fields, if any.
+    ///   - buffer: The bytes to append to.
+    /// - Throws: `HTTP1SerializationError` for unsafe trailer fields.
+    public static func writeLastChunk(
+        trailers: HTTPHeaders? = nil,
+        into buffer: inout [UInt8]
+    ) throws(HTTP1SerializationError) {
+        if let trailers { try validateFields(trailers) }
+        buffer.append(UInt8(ascii: "0"))
+        buffer.append(ASCII.cr)
+        buffer.append(ASCII.lf)
+        if let trailers {
+            appendFieldLines(trailers, skippingFraming: false, to: &buffer)
+        }
+        buffer.append(ASCII.cr)
+        buffer.append(ASCII.lf)
+    }
+
+    private static func validateVersion(_ version: HTTPVersion) throws(HTTP1SerializationError) {
+        guard version.major < 10, version.minor < 10 else {
+            throw HTTP1SerializationError(.invalidVersion, detail: version.description)
+        }
+    }
+
+    private static func validateFields(_ headers: HTTPHeaders) throws(HTTP1SerializationError) {
+        for position in headers.indices {
+            let name = headers.bytes[headers.nameRange(at: position)]
+            guard !name.isEmpty, name.allSatisfy(CharacterClasses.isToken) else {
+                throw HTTP1SerializationError(.invalidFieldName, detail: headers.name(at: position))
+            }
+            guard headers.bytes[headers.valueRange(at: position)].allSatisfy(CharacterClasses.isFieldValueByte) else {
+                throw HTTP1SerializationError(.invalidFieldValue, detail: headers.value(at: position))
+            }
+        }
+    }
+
+    /// chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS value ] ); checked with the parser's own decoder so the two
+    /// can never disagree.
+    private static func validateChunkExtensions(_ extensions: String) throws(HTTP1SerializationError) {
+        guard !extensions.isEmpty else { return }
+        let line: [UInt8] = Array("1".utf8) + Array(extensions.utf8) + [ASCII.cr, ASCII.lf]
+        var decoder = HTTP1ChunkedDecoder()
+        let accepted = line.withUnsafeBufferPointer { buffer -> Bool in
+            let outcome = try? decoder.decode(
+                buffer, from: 0, streamOffset: 0,
+                configuration: HTTP1ParserConfiguration(maxChunkExtensionLength: Int.max))
+            if case .needMore(let consumed) = outcome { return consumed == buffer.count }
+            return false
+        }
+        guard accepted else { throw HTTP1SerializationError(.invalidChunkExtension, detail: extensions) }
+    }
+
+    private static func appendVersion(_ version: HTTPVersion, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: "HTTP/".utf8)
+        buffer.append(0x30 + version.major)
+        buffer.append(ASCII.dot)
+        buffer.append(0x30 + version.minor)
+    }
+
+    private static func appendFields(_ headers: HTTPHeaders, framing: BodyFraming, to buffer: inout [UInt8]) {
+        switch framing {
+        case .asInHeaders:
+            appendFieldLines(headers, skippingFraming: false, to: &buffer)
+        case .contentLength(let length):
+            appendFieldLines(headers, skippingFraming: true, to: &buffer)
+            buffer.append(contentsOf: "Content-Length: ".utf8)
+            buffer.append(contentsOf: String(length).utf8)
+            buffer.append(ASCII.cr)
+            buffer.append(ASCII.lf)
+        case .chunked:
+            appendFieldLines(headers, skippingFraming: true, to: &buffer)
+            buffer.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+        }
+        buffer.append(ASCII.cr)
+        buffer.append(ASCII.lf)
+    }
+
+    private static func appendFieldLines(_ headers: HTTPHeaders, skippingFraming: Bool, to buffer: inout [UInt8]) {
+        for position in headers.indices {
+            let name = headers.bytes[headers.nameRange(at: position)]
+            if skippingFraming {
+                let isFraming = name.withUnsafeBufferPointer {
+                    ASCII.equalsCaseInsensitive($0, "content-length")
+                        || ASCII.equalsCaseInsensitive($0, "transfer-encoding")
+                }
+                if isFraming { continue }
+            }
+            buffer.append(contentsOf: name)
+            buffer.append(ASCII.colon)
+            buffer.append(ASCII.space)
+            buffer.append(contentsOf: headers.bytes[headers.valueRange(at: position)])
+            buffer.append(ASCII.cr)
+            buffer.append(ASCII.lf)
+        }
+    }
+
+    private static func appendHex(_ value: Int, to buffer: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
+        var shift = (Int.bitWidth - value.leadingZeroBitCount + 3) / 4 * 4 - 4
+        while shift >= 0 {
+            buffer.append(digits.utf8Start[(value >> shift) & 0xF])
+            shift -= 4
+        }
+    }
+}
