@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// `wire`: Wire's command-line tool.
+@main
+struct WireCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wire",
+        abstract: "A pure-Swift HTTP/1.1 stack for Linux: fetch, serve, parse and benchmark HTTP.",
+        // Each subcommand lives in its own file; add it here when it lands.
+        subcommands: []
+    )
+}
