@@ -1,0 +1,201 @@
+/// The keep-alive pool's decisions for one origin, as a value type: it takes events and returns
+/// actions, touches no socket and reads no clock (time comes in as `now:`), so every policy
+/// below is tested as a plain table of events and expected actions.
+///
+/// Policy:
+/// - at most `maxConnections` open or opening at once;
+/// - an idle connection is reused most-recently-used first (the warmest, least likely to have
+///   been closed by the server's own idle timer);
+/// - requests that find no idle connection wait in FIFO order; a new connection is opened for
+///   a waiter only when no connection already being opened will serve it;
+/// - an idle connection is closed after `idleTimeout`.
+struct ConnectionPoolStateMachine {
+    /// Identifies a connection within one pool.
+    struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
+        let value: Int
+        var description: String { "c\(value)" }
+    }
+
+    /// Identifies a request waiting for or holding a connection.
+    struct RequestID: Hashable, Sendable, CustomStringConvertible {
+        let value: Int
+        var description: String { "r\(value)" }
+    }
+
+    /// Why the pool fails a request without a connection.
+    enum Failure: Hashable, Sendable {
+        /// The connection opened for it could not be established (the shell holds the error).
+        case connectFailed
+        /// The pool (its client) is shutting down.
+        case shutDown
+    }
+
+    /// What the shell must do.
+    enum Action: Hashable, Sendable {
+        /// Give connection to request; it is now leased.
+        case lease(ConnectionID, to: RequestID)
+        /// Open a new connection (report `connectionEstablished` or `connectionFailed`).
+        case createConnection(ConnectionID)
+        /// Close a connection that is no longer wanted.
+        case closeConnection(ConnectionID)
+        /// Call `idleTimeoutFired` for this connection at this time.
+        case scheduleIdleTimeout(ConnectionID, at: Deadline)
+        /// The connection left the idle set: its idle timer no longer matters.
+        case cancelIdleTimeout(ConnectionID)
+        /// Fail a waiting request.
+        case failRequest(RequestID, Failure)
+    }
+
+    private enum ConnectionState: Hashable {
+        /// Being opened. Valid transitions: to `.leased` or `.idle` (established), or removed (failed).
+        case connecting
+        /// Serving a request. Valid transitions: to `.idle` (released reusable) or removed.
+        case leased
+        /// Parked for reuse since the given time. Valid transitions: to `.leased` or removed.
+        case idle(since: Deadline)
+    }
+
+    let maxConnections: Int
+    let idleTimeout: Duration
+    private var connections: [ConnectionID: ConnectionState] = [:]
+    /// Idle connections, least recently used first: reuse takes from the end.
+    private var idle: [ConnectionID] = []
+    /// Requests waiting for a connection, oldest first.
+    private var waiters: [RequestID] = []
+    private var connectingCount = 0
+    private var nextConnectionID = 0
+    private var isShutDown = false
+
+    init(maxConnections: Int, idleTimeout: Duration) {
+        precondition(maxConnections > 0, "a pool needs room for at least one connection")
+        self.maxConnections = maxConnections
+        self.idleTimeout = idleTimeout
+    }
+
+    /// The number of connections open or opening.
+    var connectionCount: Int { connections.count }
+    /// The number of idle connections.
+    var idleCount: Int { idle.count }
+    /// The number of requests waiting.
+    var waiterCount: Int { waiters.count }
+
+    // MARK: Events
+
+    /// A request wants a connection.
+    mutating func requestArrived(_ request: RequestID, now: Deadline) -> [Action] {
+        if isShutDown { return [.failRequest(request, .shutDown)] }
+        if let connection = idle.popLast() {
+            connections[connection] = .leased
+            return [.cancelIdleTimeout(connection), .lease(connection, to: request)]
+        }
+        waiters.append(request)
+        return openConnectionsForWaiters()
+    }
+
+    /// A waiting request gave up (cancelled or timed out). A request that already holds a
+    /// connection releases it instead.
+    mutating func requestCancelled(_ request: RequestID) -> [Action] {
+        waiters.removeAll { $0 == request }
+        return []
+    }
+
+    /// A connection opened by `createConnection` is ready.
+    mutating func connectionEstablished(_ connection: ConnectionID, now: Deadline) -> [Action] {
+        guard connections[connection] == .connecting else { preconditionFailure("\(connection) established while \(String(describing: connections[connection]))") }
+        connectingCount -= 1
+        if isShutDown {
+            connections[connection] = nil
+            return [.closeConnection(connection)]
+        }
+        return park(connection, now: now)
+    }
+
+    /// A connection opened by `createConnection` could not be established: the oldest waiter
+    /// gets the error (it is the one this connection was opened for, in FIFO order).
+    mutating func connectionFailed(_ connection: ConnectionID) -> [Action] {
+        guard connections[connection] == .connecting else { preconditionFailure("\(connection) failed while \(String(describing: connections[connection]))") }
+        connections[connection] = nil
+        connectingCount -= 1
+        guard !waiters.isEmpty else { return [] }
+        let failed = waiters.removeFirst()
+        return [.failRequest(failed, .connectFailed)] + openConnectionsForWaiters()
+    }
+
+    /// A request is done with its connection. `reusable` is false after any error, framing
+    /// anomaly, `Connection: close`, or a body that was not read to its end.
+    mutating func connectionReleased(_ connection: ConnectionID, reusable: Bool, now: Deadline) -> [Action] {
+        guard connections[connection] == .leased else { preconditionFailure("\(connection) released while \(String(describing: connections[connection]))") }
+        guard reusable, !isShutDown else {
+            connections[connection] = nil
+            return [.closeConnection(connection)] + openConnectionsForWaiters()
+        }
+        return park(connection, now: now)
+    }
+
+    /// A connection closed on its own (the server closed an idle connection, or it failed).
+    mutating func connectionClosed(_ connection: ConnectionID) -> [Action] {
+        guard let state = connections.removeValue(forKey: connection) else { return [] }
+        switch state {
+        case .idle:
+            idle.removeAll { $0 == connection }
+            return [.cancelIdleTimeout(connection)] + openConnectionsForWaiters()
+        case .leased:
+            return openConnectionsForWaiters()
+        case .connecting:
+            preconditionFailure("\(connection) reported closed while connecting: report connectionFailed")
+        }
+    }
+
+    /// The idle timer of `connection` fired.
+    mutating func idleTimeoutFired(_ connection: ConnectionID, now: Deadline) -> [Action] {
+        guard case .idle(let since) = connections[connection] else { return [] }
+        guard now - since >= idleTimeout else {
+            // Re-idled since this timer was set: a later timer covers it.
+            return []
+        }
+        connections[connection] = nil
+        idle.removeAll { $0 == connection }
+        return [.closeConnection(connection)]
+    }
+
+    /// The client is shutting down: close idle connections, fail waiters; leased connections
+    /// close when released.
+    mutating func shutDown() -> [Action] {
+        isShutDown = true
+        var actions: [Action] = []
+        for connection in idle {
+            connections[connection] = nil
+            actions.append(.cancelIdleTimeout(connection))
+            actions.append(.closeConnection(connection))
+        }
+        idle.removeAll()
+        for waiter in waiters { actions.append(.failRequest(waiter, .shutDown)) }
+        waiters.removeAll()
+        return actions
+    }
+
+    // MARK: Helpers
+
+    private mutating func park(_ connection: ConnectionID, now: Deadline) -> [Action] {
+        if !waiters.isEmpty {
+            connections[connection] = .leased
+            return [.lease(connection, to: waiters.removeFirst())]
+        }
+        connections[connection] = .idle(since: now)
+        idle.append(connection)
+        return [.scheduleIdleTimeout(connection, at: now + idleTimeout)]
+    }
+
+    /// Opens connections for waiters that no connection being opened will serve, within the limit.
+    private mutating func openConnectionsForWaiters() -> [Action] {
+        var actions: [Action] = []
+        while waiters.count > connectingCount && connections.count < maxConnections && !isShutDown {
+            let connection = ConnectionID(value: nextConnectionID)
+            nextConnectionID += 1
+            connections[connection] = .connecting
+            connectingCount += 1
+            actions.append(.createConnection(connection))
+        }
+        return actions
+    }
+}

@@ -1,0 +1,107 @@
+import Testing
+@testable import Wire
+
+struct ConnectionPoolStateMachineTests {
+    typealias Machine = ConnectionPoolStateMachine
+    let t0 = Deadline(uptimeNanoseconds: 10_000_000_000)
+    func c(_ value: Int) -> Machine.ConnectionID { .init(value: value) }
+    func r(_ value: Int) -> Machine.RequestID { .init(value: value) }
+
+    @Test func firstRequestOpensAConnectionAndGetsIt() {
+        var pool = Machine(maxConnections: 2, idleTimeout: .seconds(60))
+        #expect(pool.requestArrived(r(1), now: t0) == [.createConnection(c(0))])
+        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1))])
+    }
+
+    @Test func releasedConnectionIsParkedAndReusedMostRecentlyUsedFirst() {
+        var pool = Machine(maxConnections: 4, idleTimeout: .seconds(60))
+        _ = pool.requestArrived(r(1), now: t0)
+        _ = pool.requestArrived(r(2), now: t0)
+        _ = pool.connectionEstablished(c(0), now: t0)
+        _ = pool.connectionEstablished(c(1), now: t0)
+        #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.scheduleIdleTimeout(c(0), at: t0 + .seconds(60))])
+        let t1 = t0 + .seconds(1)
+        #expect(pool.connectionReleased(c(1), reusable: true, now: t1) == [.scheduleIdleTimeout(c(1), at: t1 + .seconds(60))])
+        #expect(pool.requestArrived(r(3), now: t1) == [.cancelIdleTimeout(c(1)), .lease(c(1), to: r(3))])
+        #expect(pool.requestArrived(r(4), now: t1) == [.cancelIdleTimeout(c(0)), .lease(c(0), to: r(4))])
+    }
+
+    @Test func requestsBeyondTheLimitWaitInFIFOOrder() {
+        var pool = Machine(maxConnections: 1, idleTimeout: .seconds(60))
+        #expect(pool.requestArrived(r(1), now: t0) == [.createConnection(c(0))])
+        #expect(pool.requestArrived(r(2), now: t0) == [])
+        #expect(pool.requestArrived(r(3), now: t0) == [])
+        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1))])
+        #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.lease(c(0), to: r(2))])
+        #expect(pool.requestCancelled(r(3)) == [])
+        #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.scheduleIdleTimeout(c(0), at: t0 + .seconds(60))])
+    }
+
+    @Test func aWaiterDoesNotOpenASecondConnectionWhileOneIsOpeningForIt() {
+        var pool = Machine(maxConnections: 8, idleTimeout: .seconds(60))
+        #expect(pool.requestArrived(r(1), now: t0) == [.createConnection(c(0))])
+        #expect(pool.requestArrived(r(2), now: t0) == [.createConnection(c(1))])
+        _ = pool.requestCancelled(r(2))
+        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1))])
+        #expect(pool.connectionEstablished(c(1), now: t0) == [.scheduleIdleTimeout(c(1), at: t0 + .seconds(60))])
+        #expect(pool.connectionCount == 2)
+    }
+
+    @Test func unreusableReleaseClosesAndOpensForWaiters() {
+        var pool = Machine(maxConnections: 1, idleTimeout: .seconds(60))
+        _ = pool.requestArrived(r(1), now: t0)
+        _ = pool.requestArrived(r(2), now: t0)
+        _ = pool.connectionEstablished(c(0), now: t0)
+        #expect(pool.connectionReleased(c(0), reusable: false, now: t0) == [.closeConnection(c(0)), .createConnection(c(1))])
+        #expect(pool.connectionEstablished(c(1), now: t0) == [.lease(c(1), to: r(2))])
+    }
+
+    @Test func failedConnectFailsTheOldestWaiterOnly() {
+        var pool = Machine(maxConnections: 1, idleTimeout: .seconds(60))
+        _ = pool.requestArrived(r(1), now: t0)
+        _ = pool.requestArrived(r(2), now: t0)
+        #expect(pool.connectionFailed(c(0)) == [.failRequest(r(1), .connectFailed), .createConnection(c(1))])
+        #expect(pool.connectionFailed(c(1)) == [.failRequest(r(2), .connectFailed)])
+        #expect(pool.connectionCount == 0)
+    }
+
+    @Test func serverClosingAnIdleConnectionRemovesIt() {
+        var pool = Machine(maxConnections: 2, idleTimeout: .seconds(60))
+        _ = pool.requestArrived(r(1), now: t0)
+        _ = pool.connectionEstablished(c(0), now: t0)
+        _ = pool.connectionReleased(c(0), reusable: true, now: t0)
+        #expect(pool.connectionClosed(c(0)) == [.cancelIdleTimeout(c(0))])
+        #expect(pool.idleCount == 0)
+        #expect(pool.requestArrived(r(2), now: t0) == [.createConnection(c(1))])
+    }
+
+    @Test func idleTimeoutClosesOnlyConnectionsIdleLongEnough() {
+        var pool = Machine(maxConnections: 2, idleTimeout: .seconds(60))
+        _ = pool.requestArrived(r(1), now: t0)
+        _ = pool.connectionEstablished(c(0), now: t0)
+        _ = pool.connectionReleased(c(0), reusable: true, now: t0)
+        // Reused and re-parked at t0+30: the first timer (due t0+60) must not close it.
+        let t30 = t0 + .seconds(30)
+        _ = pool.requestArrived(r(2), now: t30)
+        _ = pool.connectionReleased(c(0), reusable: true, now: t30)
+        #expect(pool.idleTimeoutFired(c(0), now: t0 + .seconds(60)) == [])
+        #expect(pool.idleTimeoutFired(c(0), now: t30 + .seconds(60)) == [.closeConnection(c(0))])
+        #expect(pool.connectionCount == 0)
+    }
+
+    @Test func shutDownClosesIdleFailsWaitersAndClosesLeasedOnRelease() {
+        var pool = Machine(maxConnections: 2, idleTimeout: .seconds(60))
+        _ = pool.requestArrived(r(1), now: t0)
+        _ = pool.requestArrived(r(2), now: t0)
+        _ = pool.connectionEstablished(c(0), now: t0)
+        _ = pool.connectionEstablished(c(1), now: t0)
+        _ = pool.connectionReleased(c(1), reusable: true, now: t0)
+        _ = pool.requestArrived(r(3), now: t0)  // takes c1
+        _ = pool.connectionReleased(c(1), reusable: true, now: t0)
+        _ = pool.requestArrived(r(4), now: t0)  // takes c1 again
+        _ = pool.requestArrived(r(5), now: t0)  // waits (limit 2)
+        #expect(pool.shutDown() == [.failRequest(r(5), .shutDown)])
+        #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.closeConnection(c(0))])
+        #expect(pool.requestArrived(r(6), now: t0) == [.failRequest(r(6), .shutDown)])
+    }
+}
