@@ -1,1 +1,22 @@
+// GNU extensions behind the declarations in CWireLinux.h. _GNU_SOURCE is defined here only,
+// so the header's view of the C types matches Glibc's Swift module.
+#define _GNU_SOURCE 1
+#include <pthread.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "CWireLinux.h"
+
+int c_wire_epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct timespec *timeout) {
+    return epoll_pwait2(epfd, events, max, timeout, NULL);
+}
+
+int c_wire_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
+
+void c_wire_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
+
+const char *c_wire_strerror(int error, char *buffer, size_t length) { return strerror_r(error, buffer, length); }
+
+int c_wire_gettid(void) { return (int)syscall(SYS_gettid); }

@@ -1,9 +1,6 @@
 #ifndef C_WIRE_LINUX_H
 #define C_WIRE_LINUX_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1
-#endif
 
 // Linux-only headers that Swift's Glibc module does not export, and shims for
 // what Swift cannot import directly (macros, variadic functions). Everything
@@ -28,9 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/// The kernel thread id of the calling thread (gettid(2)).
-static inline int c_wire_gettid(void) { return (int)syscall(SYS_gettid); }
-
 /// fcntl(2) with an integer argument; Swift cannot call the variadic original.
 static inline int c_wire_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, cmd, arg); }
 
@@ -47,20 +41,22 @@ static inline struct epoll_event c_wire_epoll_event_make(uint32_t events, uint64
     return event;
 }
 
-/// epoll_pwait2(2): epoll_wait with a nanosecond timeout (Linux 5.11+); NULL waits forever.
-static inline int c_wire_epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct timespec *timeout) {
-    return epoll_pwait2(epfd, events, max, timeout, NULL);
-}
+// The functions below need _GNU_SOURCE, which must not leak into this header (it would make
+// the C types here differ from Glibc's module); they are defined in shim.c.
 
-/// accept4(2): a GNU extension Glibc's Swift module does not export.
-static inline int c_wire_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
+/// epoll_pwait2(2): epoll_wait with a nanosecond timeout (Linux 5.11+); NULL waits forever.
+int c_wire_epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct timespec *timeout);
+
+/// accept4(2) with no address out-parameters.
+int c_wire_accept4(int fd, int flags);
 
 /// Names the calling thread (at most 15 bytes are kept).
-static inline void c_wire_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
+void c_wire_set_thread_name(const char *name);
 
-/// strerror_r(3) in its XSI or GNU form, as Glibc provides: always returns the message.
-static inline const char *c_wire_strerror(int error, char *buffer, size_t length) {
-    return strerror_r(error, buffer, length);
-}
+/// The C library's message for an errno value (GNU strerror_r), using `buffer` if needed.
+const char *c_wire_strerror(int error, char *buffer, size_t length);
+
+/// The kernel thread id of the calling thread (gettid(2)).
+int c_wire_gettid(void);
 
 #endif

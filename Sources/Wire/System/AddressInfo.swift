@@ -46,7 +46,7 @@ public struct NameResolutionError: Error, Hashable, Sendable, CustomStringConver
 
     /// Whether the name does not exist (as opposed to a resolver that could not be reached).
     public var isUnknownHost: Bool {
-        code == EAI_NONAME || code == EAI_NODATA || code == EAI_FAIL
+        code == EAI_NONAME || code == eaiNoData || code == EAI_FAIL
     }
 
     /// `could not resolve host example.invalid: Name or service not known`.
@@ -59,3 +59,6 @@ extension NameResolutionError {
         NameResolutionError(host: host, code: EAI_NONAME, message: "Name or service not known", systemError: nil)
     }
 }
+
+/// `EAI_NODATA` (the name exists but has no address), a GNU extension Glibc's Swift module hides.
+private let eaiNoData: CInt = -5
