@@ -39,6 +39,7 @@ let package = Package(
         .testTarget(
             name: "WireTests",
             dependencies: ["Wire", "CWireLinux"],
+            exclude: ["Resources"],
             swiftSettings: strictSettings
         ),
     ],

@@ -109,6 +109,9 @@ final class BodyChannel: Sendable {
         var consumerGone = false
         var onDemand: (@Sendable () -> Void)?
         var onCancel: (@Sendable () -> Void)?
+        var onFirstRead: (@Sendable () -> Void)?
+        var finishHooks: [@Sendable () -> Void] = []
+        var isOver = false
     }
 
     private enum Ending {
@@ -137,6 +140,24 @@ final class BodyChannel: Sendable {
             return state.consumerGone
         }
         if cancelNow { onCancel() }
+    }
+
+    /// Calls `hook` once when the body is over: finished, failed or abandoned (at once if it is).
+    func onFinish(_ hook: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            if state.isOver { return true }
+            state.finishHooks.append(hook)
+            return false
+        }
+        if runNow { hook() }
+    }
+
+    /// Marks the body over and returns the hooks to run (outside the lock).
+    private static func takeFinishHooks(_ state: inout State) -> [@Sendable () -> Void] {
+        guard !state.isOver else { return [] }
+        state.isOver = true
+        defer { state.finishHooks = [] }
+        return state.finishHooks
     }
 
     // MARK: Producer
@@ -173,13 +194,15 @@ final class BodyChannel: Sendable {
     }
 
     private func end(_ ending: Ending) {
-        let waiter = state.withLock { state -> CheckedContinuation<ByteBuffer?, any Error>? in
-            guard case .open = state.ending else { return nil }
+        let (waiter, hooks) = state.withLock { state -> (CheckedContinuation<ByteBuffer?, any Error>?, [@Sendable () -> Void]) in
+            guard case .open = state.ending else { return (nil, []) }
             state.ending = ending
-            guard state.head == state.chunks.count else { return nil }
+            let hooks = Self.takeFinishHooks(&state)
+            guard state.head == state.chunks.count else { return (nil, hooks) }
             defer { state.waiter = nil }
-            return state.waiter
+            return (state.waiter, hooks)
         }
+        for hook in hooks { hook() }
         guard let waiter else { return }
         switch ending {
         case .open: preconditionFailure("ending a body with .open")
@@ -193,13 +216,28 @@ final class BodyChannel: Sendable {
 
     // MARK: Consumer
 
+    /// Sets a hook called once, without the lock, when the consumer starts reading: a server
+    /// sends `100 Continue` only then (RFC 9110 §10.1.1). Called at once if reading has started.
+    func setFirstReadHook(_ onFirstRead: @escaping @Sendable () -> Void) {
+        let claimed = state.withLock { state -> Bool in
+            if !state.consumerClaimed { state.onFirstRead = onFirstRead }
+            return state.consumerClaimed
+        }
+        if claimed { onFirstRead() }
+    }
+
     /// Marks the body as being read; false if it already was (a second iterator fails its reads
     /// rather than trapping: iterating twice is a user mistake, not a Wire bug).
     func claimConsumer() -> Bool {
-        state.withLock { state in
-            defer { state.consumerClaimed = true }
-            return !state.consumerClaimed
+        let (isFirst, hook) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+            defer {
+                state.consumerClaimed = true
+                state.onFirstRead = nil
+            }
+            return (!state.consumerClaimed, state.onFirstRead)
         }
+        hook?()
+        return isFirst
     }
 
     func next() async throws -> ByteBuffer? {
@@ -249,17 +287,19 @@ final class BodyChannel: Sendable {
 
     /// The consumer gives up: pending and future reads fail, and the producer is told.
     func cancel() {
-        let (waiter, onCancel) = state.withLock { state -> (CheckedContinuation<ByteBuffer?, any Error>?, (@Sendable () -> Void)?) in
-            guard !state.consumerGone else { return (nil, nil) }
+        let (waiter, onCancel, hooks) = state.withLock { state -> (CheckedContinuation<ByteBuffer?, any Error>?, (@Sendable () -> Void)?, [@Sendable () -> Void]) in
+            guard !state.consumerGone else { return (nil, nil, []) }
             state.consumerGone = true
             state.chunks.removeAll()
             state.head = 0
             state.bufferedBytes = 0
+            let hooks = Self.takeFinishHooks(&state)
             defer { state.waiter = nil }
-            if case .open = state.ending { return (state.waiter, state.onCancel) }
-            return (state.waiter, nil)
+            if case .open = state.ending { return (state.waiter, state.onCancel, hooks) }
+            return (state.waiter, nil, hooks)
         }
         waiter?.resume(throwing: HTTPBodyError.cancelled)
         onCancel?()
+        for hook in hooks { hook() }
     }
 }

@@ -226,8 +226,10 @@ public final class EventLoop: @unchecked Sendable {
     /// nothing is scheduled, so an idle loop uses no CPU.
     private func computeTimeout() -> UInt64? {
         if !localWork.isEmpty { return 0 }
-        let hasWork = shared.withLock { !$0.work.isEmpty }
-        if hasWork { return 0 }
+        // A loop that is shutting down must not block: the doorbell that announced the shutdown
+        // may already have been drained in an iteration that still had other work to run.
+        let mustNotBlock = shared.withLock { !$0.work.isEmpty || $0.isShuttingDown }
+        if mustNotBlock { return 0 }
         guard let next = timers.nextDeadline() else { return nil }
         let now = Posix.monotonicNanoseconds()
         return next.uptimeNanoseconds > now ? next.uptimeNanoseconds - now : 0
@@ -239,7 +241,7 @@ public final class EventLoop: @unchecked Sendable {
         while let task = timers.popExpired(now: now) { task() }
     }
 
-    /// Runs the work queued so far; returns true when the loop should stop.
+    /// Runs the work queued so far; returns true when the loop should stop (shutdown requested).
     private func runQueuedWork() -> Bool {
         while !localWork.isEmpty {
             let local = localWork
@@ -258,7 +260,9 @@ public final class EventLoop: @unchecked Sendable {
             case .job(let job): job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
             }
         }
-        return shuttingDown && batch.isEmpty && localWork.isEmpty
+        // Stop once a shutdown is seen and its batch has run: waiting for an empty queue would
+        // let a thread that keeps queueing work hold the loop open forever.
+        return shuttingDown
     }
 
     // MARK: Shutdown

@@ -125,7 +125,13 @@ final class SocketStream: ByteStream, Selectable {
                 delegate?.streamDidReachEnd(self)
                 return
             case .processed(let count):
-                delegate?.stream(self, didRead: &readBuffer)
+                // The delegate gets the buffer moved out of `self`: it may close the stream (and
+                // so touch `readBuffer`) while it holds it, which an inout borrow of the property
+                // would turn into an exclusivity violation.
+                var delivered = ByteBuffer()
+                swap(&delivered, &readBuffer)
+                delegate?.stream(self, didRead: &delivered)
+                if state == .open { swap(&delivered, &readBuffer) }
                 if count < Self.readSize { releaseReadBufferIfEmpty(); return }
             }
         }

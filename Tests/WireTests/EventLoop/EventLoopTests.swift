@@ -116,6 +116,21 @@ extension IOSuite {
             }
         }
 
+        @Test func shutdownCompletesWhileOtherThreadsKeepQueueingWork() async throws {
+            // Regression: a shutdown noticed in an iteration that also ran work once left the
+            // loop asleep forever, its doorbell already drained.
+            for _ in 0..<20 {
+                let loop = try EventLoop(name: "busy-shutdown")
+                let keepGoing = Atomic<Bool>(true)
+                let feeder = try PosixThread(name: "feeder") {
+                    while keepGoing.load(ordering: .relaxed) { loop.execute {} }
+                }
+                try await withTimeout(seconds: 10) { await loop.shutdownGracefully() }
+                keepGoing.store(false, ordering: .relaxed)
+                feeder.join()
+            }
+        }
+
         @Test func shutdownClosesRegisteredDescriptors() async throws {
             let before = openDescriptorCount()
             let loop = try EventLoop(name: "shutdown-test")

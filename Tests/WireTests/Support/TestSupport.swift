@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 import Testing
 @testable import Wire
 
@@ -39,21 +40,38 @@ struct TestTimeout: Error, CustomStringConvertible {
 }
 
 /// Runs `operation`, failing with `TestTimeout` if it takes longer than `seconds`: every test
-/// that waits on the network waits through this, so none can hang.
+/// that waits on the network waits through this, so none can hang. The operation runs in its
+/// own task, cancelled (and abandoned, not awaited) on timeout: a task group would wait for a
+/// child that ignores cancellation, which is exactly the bug a timeout must survive.
 func withTimeout<T: Sendable>(
     seconds: Double = 10,
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            throw TestTimeout(seconds: seconds)
+    let outcome = TimeoutOutcome<T>()
+    let work = Task { try await operation() }
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            outcome.continuation.withLock { $0 = continuation }
+            Task {
+                let result = await work.result
+                outcome.continuation.withLock { $0.take() }?.resume(with: result)
+            }
+            Task {
+                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                if let pending = outcome.continuation.withLock({ $0.take() }) {
+                    work.cancel()
+                    pending.resume(throwing: TestTimeout(seconds: seconds))
+                }
+            }
         }
-        let result = try await group.next()!
-        group.cancelAll()
-        return result
+    } onCancel: {
+        work.cancel()
     }
+}
+
+/// The one continuation `withTimeout` resumes, by whichever finishes first.
+final class TimeoutOutcome<T: Sendable>: Sendable {
+    let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
 }
 
 /// A stream delegate that records what happens and lets a test wait for a condition.

@@ -1,0 +1,47 @@
+/// How an `HTTPClient` behaves. Every default is what a production service would want.
+public struct HTTPClientConfiguration: Sendable {
+    /// Connections per origin at most (open or opening). Default 8.
+    public var maxConnectionsPerHost = 8
+    /// How long an unused pooled connection is kept. Default 60 s.
+    public var idleTimeout: Duration = .seconds(60)
+    /// How long establishing a connection may take (resolution included). Default 10 s.
+    public var connectTimeout: Duration = .seconds(10)
+    /// How long the server may stay silent while a response is awaited or streamed. Default 30 s.
+    public var readTimeout: Duration = .seconds(30)
+    /// The redirect policy. Default: follow up to 20.
+    public var redirects = RedirectPolicy.follow(max: 20)
+    /// Retry a request once on a fresh connection when a reused one turns out closed before any
+    /// response byte (idempotent methods, or requests with an `Idempotency-Key`). Default on.
+    public var retriesStaleConnections = true
+    /// Parser limits and leniency for responses. Default: strict.
+    public var parserConfiguration = HTTP1ParserConfiguration.strict
+    /// Name resolution. Default: the system resolver.
+    public var resolver: any Resolver = SystemResolver()
+    /// Sent as `User-Agent` when the request has none; nil sends none.
+    public var userAgent: String? = "Wire/0.1"
+    /// How long to wait for `100 Continue` before sending a body anyway (RFC 9110 §10.1.1).
+    public var expectContinueTimeout: Duration = .seconds(1)
+
+    /// The default configuration.
+    public init() {}
+
+    /// What to do with 3xx responses that carry a `Location`.
+    public enum RedirectPolicy: Sendable {
+        /// Return redirect responses as they are.
+        case disallow
+        /// Follow up to `max` redirects; `hop` may inspect each and refuse it (throwing or false).
+        case follow(max: Int, hop: (@Sendable (RedirectHop) throws -> Bool)? = nil)
+    }
+
+    /// One redirect about to be followed.
+    public struct RedirectHop: Sendable {
+        /// The URL that answered with a redirect.
+        public var from: HTTPURL
+        /// Where it points.
+        public var to: HTTPURL
+        /// The redirect status.
+        public var status: HTTPStatus
+        /// The method the next request will use.
+        public var method: HTTPMethod
+    }
+}

@@ -1,0 +1,352 @@
+import Synchronization
+
+/// An HTTP/1.1 client with a keep-alive connection pool per origin.
+///
+/// ```swift
+/// let client = try HTTPClient()
+/// let response = try await client.execute(HTTPClientRequest(url: "http://localhost:8080/"))
+/// print(response.status, try await response.body.collect(upTo: 1 << 20).readableBytes)
+/// await client.shutdown()
+/// ```
+///
+/// Each request runs on its connection's event loop: one hop onto the loop to send, one hop back
+/// with the response head, then one hand-over per body chunk, never per byte.
+public final class HTTPClient: Sendable {
+    /// The configuration the client was made with.
+    public let configuration: HTTPClientConfiguration
+    private let group: EventLoopGroup
+    private let ownsGroup: Bool
+    private let pools = Mutex<[ConnectionPool.Key: ConnectionPool]>([:])
+    private let isShutDown = Atomic<Bool>(false)
+
+    /// Creates a client on `group`, or on a group of its own (one loop per core) when nil.
+    ///
+    /// - Throws: `IOError` if a group of its own cannot be started.
+    public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration(), group: EventLoopGroup? = nil) throws(IOError) {
+        self.configuration = configuration
+        if let group {
+            self.group = group
+            ownsGroup = false
+        } else {
+            self.group = try EventLoopGroup()
+            ownsGroup = true
+        }
+    }
+
+    /// Closes every pooled connection and, if it owns one, stops its event-loop group.
+    public func shutdown() async {
+        guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let all = pools.withLock { Array($0.values) }
+        for pool in all { pool.shutDown() }
+        if ownsGroup { await group.shutdownGracefully() }
+    }
+
+    /// Sends a request and returns the response once its head has arrived.
+    ///
+    /// - Parameters:
+    ///   - request: What to send.
+    ///   - timeout: A total deadline for the request, body included; nil for none.
+    /// - Throws: `HTTPClientError`.
+    public func execute(_ request: HTTPClientRequest, timeout: Duration? = nil) async throws(HTTPClientError) -> HTTPClientResponse {
+        let metrics = HTTPClientMetrics(start: .now())
+        let abort = AbortHandle()
+        let deadlineTimer = timeout.map { timeout in
+            group.next().schedule(in: timeout) {
+                abort.abort(HTTPClientError(.deadlineExceeded, "the request took longer than its \(timeout.components.seconds)s deadline",
+                                            mayHaveBeenProcessed: true))
+            }
+        }
+        // withTaskCancellationHandler is not typed-throws: carry the error out in a Result.
+        let result = await withTaskCancellationHandler {
+            do throws(HTTPClientError) {
+                return Result<HTTPClientResponse, HTTPClientError>.success(try await followRedirects(request, metrics: metrics, abort: abort))
+            } catch {
+                return .failure(error)
+            }
+        } onCancel: {
+            abort.abort(HTTPClientError(.cancelled, "the calling task was cancelled"))
+        }
+        switch result {
+        case .success(let response):
+            // The deadline covers the body too; once the body ends the timer has no job left.
+            if let deadlineTimer { response.body.channel.onFinish { deadlineTimer.cancel() } }
+            return response
+        case .failure(let error):
+            deadlineTimer?.cancel()
+            throw error
+        }
+    }
+
+    // MARK: Redirects
+
+    private func followRedirects(_ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
+        var url = try HTTPURL(request.url)
+        var method = request.method
+        var headers = request.headers
+        var body = request.body
+        var redirects = 0
+        while true {
+            let response = try await executeWithRetry(url: url, method: method, headers: headers, body: body, metrics: metrics, abort: abort)
+            guard case .follow(let max, let hop) = configuration.redirects,
+                  [301, 302, 303, 307, 308].contains(response.status.code),
+                  let location = response.headers.first(name: "location") else {
+                return response
+            }
+            guard redirects < max else {
+                response.body.channel.cancel()
+                throw HTTPClientError(.tooManyRedirects, "more than \(max) redirects, the last to \(location)")
+            }
+            let next = try url.resolving(location)
+            // RFC 9110 §15.4: 303 turns every method but HEAD into GET; 301/302 turn POST into GET
+            // (what every client does); 307/308 keep method and body.
+            var nextMethod = method
+            var nextBody = body
+            switch response.status.code {
+            case 303 where method != .head, 301 where method == .post, 302 where method == .post:
+                nextMethod = .get
+                nextBody = nil
+                for name in ["content-length", "content-type", "transfer-encoding", "content-encoding"] { headers.remove(name: name) }
+            default:
+                if let nextBodyValue = nextBody, !nextBodyValue.isReplayable {
+                    // A streamed body cannot be sent twice: give the redirect to the caller.
+                    return response
+                }
+            }
+            if !next.isSameOrigin(as: url) {
+                // Credentials belong to the origin they were given to.
+                headers.remove(name: "authorization")
+                headers.remove(name: "cookie")
+                headers.remove(name: "proxy-authorization")
+            }
+            if let hop {
+                let allowed: Bool
+                do {
+                    allowed = try hop(HTTPClientConfiguration.RedirectHop(from: url, to: next, status: response.status, method: nextMethod))
+                } catch {
+                    response.body.channel.cancel()
+                    throw HTTPClientError(.redirectRefused, "redirect to \(next) refused: \(error)")
+                }
+                guard allowed else {
+                    response.body.channel.cancel()
+                    throw HTTPClientError(.redirectRefused, "redirect to \(next) refused")
+                }
+            }
+            // Read a small redirect body so the connection can be reused; drop a large one.
+            do { _ = try await response.body.collect(upTo: 64 * 1024) } catch {}
+            redirects += 1
+            metrics.update { $0.redirects = redirects }
+            url = next
+            method = nextMethod
+            body = nextBody
+        }
+    }
+
+    // MARK: Retry
+
+    private func executeWithRetry(url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
+                                  metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
+        let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
+        var attempt = 0
+        while true {
+            let lease = try await pool(for: url).lease { cancel in abort.setCurrent(cancel) }
+            do {
+                return try await send(on: lease, url: url, method: method, headers: headers, body: body, metrics: metrics, abort: abort)
+            } catch {
+                // A pooled connection the server closed just as it was reused: the normal race
+                // with the server's idle timeout, not the user's problem — once.
+                let stale = !lease.isNew && error.failedBeforeResponse && !abort.isAborted
+                if stale && replayable && attempt == 0 && configuration.retriesStaleConnections {
+                    attempt += 1
+                    metrics.update { $0.retries += 1 }
+                    continue
+                }
+                if stale && !replayable { throw error.markingMayHaveBeenProcessed() }
+                throw error
+            }
+        }
+    }
+
+    private func pool(for url: HTTPURL) throws(HTTPClientError) -> ConnectionPool {
+        guard !isShutDown.load(ordering: .acquiring) else { throw HTTPClientError(.shutDown, "the client is shut down") }
+        if url.isTLS { throw HTTPClientError(.invalidURL, "https is provided by WireTLS; this client has no TLS layer: \(url)") }
+        let key = ConnectionPool.Key(url)
+        return pools.withLock { pools in
+            if let pool = pools[key] { return pool }
+            let pool = ConnectionPool(key: key, configuration: .init(
+                maxConnections: configuration.maxConnectionsPerHost, idleTimeout: configuration.idleTimeout,
+                connectTimeout: configuration.connectTimeout, resolver: configuration.resolver,
+                parserConfiguration: configuration.parserConfiguration), group: group)
+            pools[key] = pool
+            return pool
+        }
+    }
+
+    // MARK: One exchange
+
+    private func send(on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
+                      metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
+        metrics.update {
+            $0.timings.nameResolved = lease.nameResolution
+            $0.timings.connected = lease.connect
+        }
+        var head = HTTPRequestHead(method: method, target: url.target, headers: headers)
+        if !head.headers.contains(name: "host") { head.headers.add(name: "Host", value: url.hostHeader) }
+        if let userAgent = configuration.userAgent, !head.headers.contains(name: "user-agent") {
+            head.headers.add(name: "User-Agent", value: userAgent)
+        }
+        let framing: HTTP1Serializer.BodyFraming
+        var inline: ByteBuffer?
+        var file: FileReader?
+        switch body {
+        case .none:
+            // RFC 9110 §8.6: a request without content sends no Content-Length, except for methods
+            // whose semantics anticipate content, where 0 tells the server there is none.
+            framing = [.post, .put, .patch].contains(method) ? .contentLength(0) : .asInHeaders
+        case .bytes(let bytes):
+            framing = .contentLength(bytes.readableBytes)
+            inline = bytes
+        case .file(let path):
+            do { file = try FileReader(path: path) } catch {
+                throw HTTPClientError(.invalidRequest, "cannot read the body file \(path): \(error)", ioError: error)
+            }
+            framing = .contentLength(file!.size)
+        case .stream(let length, _):
+            framing = length.map { .contentLength($0) } ?? .chunked
+        }
+        var headBytes: [UInt8] = []
+        headBytes.reserveCapacity(256)
+        do { try HTTP1Serializer.writeRequestHead(head, framing: framing, into: &headBytes) } catch {
+            throw HTTPClientError(.invalidRequest, "\(error)")
+        }
+        let expectsContinue = head.headers.containsToken("100-continue", inFieldsNamed: "expect") && body != nil
+        let keepAlive = !head.headers.containsToken("close", inFieldsNamed: "connection")
+        let requestComplete = (file == nil && !{ if case .stream = body { true } else { false } }()) && !expectsContinue
+        let sendInline = requestComplete ? inline : nil
+        let connection = lease.connection
+        let readTimeout = configuration.readTimeout
+        let headBuffer = ByteBuffer(bytes: headBytes)
+        let remote = try? await connection.loop.submit { connection.value.remoteAddress }
+        metrics.update {
+            $0.remoteAddress = remote ?? nil
+        }
+        let promise: Promise<HTTP1ClientConnection.ResponseStart, HTTPClientError>
+        do {
+            promise = try await connection.loop.submit {
+                let value = connection.value
+                value.isLeased = value.isUsable
+                return value.start(head: headBuffer, inlineBody: sendInline, method: method, keepAlive: keepAlive,
+                                   requestComplete: requestComplete, readTimeout: readTimeout, metrics: metrics)
+            }
+        } catch {
+            throw HTTPClientError(.shutDown, "the event loop shut down")
+        }
+        abort.setCurrent { error in connection.loop.execute { connection.value.abort(with: error) } }
+
+        if !requestComplete {
+            var sendBody = true
+            if expectsContinue {
+                let continueTimeout = configuration.expectContinueTimeout
+                sendBody = await withCheckedContinuation { continuation in
+                    connection.loop.execute { connection.value.awaitContinue(timeout: continueTimeout, continuation: continuation) }
+                }
+            }
+            if sendBody {
+                do {
+                    try await pumpBody(body, inline: inline, file: file, chunked: framing == .chunked, to: connection)
+                } catch {
+                    // The server may have answered early (413, 401) and closed: prefer its answer.
+                    if promise.isCompleted, let start = try? await promise.get() {
+                        return HTTPClientResponse(head: start.head, body: start.body, metrics: metrics, url: url)
+                    }
+                    throw error
+                }
+            }
+        }
+        let start = try await promise.get()
+        return HTTPClientResponse(head: start.head, body: start.body, metrics: metrics, url: url)
+    }
+
+    /// Sends a body that was not sent with the head, waiting for the socket to drain between parts.
+    private func pumpBody(_ body: HTTPClientRequest.Body?, inline: ByteBuffer?, file: FileReader?, chunked: Bool,
+                          to connection: LoopBound<HTTP1ClientConnection>) async throws(HTTPClientError) {
+        func write(_ buffer: ByteBuffer, last: Bool) async throws(HTTPClientError) {
+            var parts: [ByteBuffer] = []
+            if chunked {
+                var framed: [UInt8] = []
+                if buffer.readableBytes > 0 {
+                    framed.append(contentsOf: Array(String(buffer.readableBytes, radix: 16).utf8) + [13, 10])
+                    parts.append(ByteBuffer(bytes: framed))
+                    parts.append(buffer)
+                    parts.append(ByteBuffer(bytes: [13, 10]))
+                }
+                if last { parts.append(ByteBuffer(string: "0\r\n\r\n")) }
+            } else if buffer.readableBytes > 0 || last {
+                parts.append(buffer)
+            }
+            let outgoing = parts
+            let result = await withCheckedContinuation { continuation in
+                connection.loop.execute { connection.value.writeBodyPart(outgoing, isLast: last, continuation: continuation) }
+            }
+            try result.get()
+        }
+        switch body {
+        case .none:
+            try await write(ByteBuffer(), last: true)
+        case .bytes:
+            try await write(inline ?? ByteBuffer(), last: true)
+        case .file:
+            guard let reader = file else { return }
+            while true {
+                let chunk: ByteBuffer
+                do { chunk = try reader.read(upTo: 64 * 1024) } catch {
+                    throw HTTPClientError(.writeFailed, "reading the body file failed: \(error)", ioError: error, mayHaveBeenProcessed: true)
+                }
+                let last = chunk.readableBytes == 0
+                try await write(chunk, last: last)
+                if last { break }
+            }
+        case .stream(_, let stream):
+            do {
+                for try await chunk in stream where chunk.readableBytes > 0 {
+                    try await write(chunk, last: false)
+                }
+            } catch let error as HTTPClientError {
+                throw error
+            } catch {
+                throw HTTPClientError(.writeFailed, "the request body stream failed: \(error)", mayHaveBeenProcessed: true)
+            }
+            try await write(ByteBuffer(), last: true)
+        }
+    }
+}
+
+/// Cancels whatever a request is waiting on right now (a pool lease, or its connection), for a
+/// deadline or task cancellation. An abort before anything is registered applies to the next
+/// registration at once.
+final class AbortHandle: Sendable {
+    private struct State {
+        var current: (@Sendable (HTTPClientError) -> Void)?
+        var error: HTTPClientError?
+    }
+
+    private let state = Mutex(State())
+
+    var isAborted: Bool { state.withLock { $0.error != nil } }
+
+    func setCurrent(_ cancel: @escaping @Sendable (HTTPClientError) -> Void) {
+        let error = state.withLock { state -> HTTPClientError? in
+            state.current = cancel
+            return state.error
+        }
+        if let error { cancel(error) }
+    }
+
+    func abort(_ error: HTTPClientError) {
+        let current = state.withLock { state -> (@Sendable (HTTPClientError) -> Void)? in
+            guard state.error == nil else { return nil }
+            state.error = error
+            return state.current
+        }
+        current?(error)
+    }
+}

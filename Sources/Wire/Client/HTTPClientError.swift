@@ -1,0 +1,115 @@
+/// Why an HTTP request failed.
+///
+/// A struct wrapping a private code, so adding a case later breaks no one's `switch`. Compare
+/// with the static members (`error.code == .readTimeout`) and read `description` for a line
+/// that names the cause: the limit, the address, the system call and errno.
+public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Value: String, Hashable, Sendable {
+            case invalidURL = "invalid_url"
+            case connectFailed = "connect_failed"
+            case connectTimeout = "connect_timeout"
+            case readTimeout = "read_timeout"
+            case deadlineExceeded = "deadline_exceeded"
+            case emptyReply = "empty_reply"
+            case connectionClosed = "connection_closed"
+            case connectionReset = "connection_reset"
+            case bodyTruncated = "body_truncated"
+            case malformedResponse = "malformed_response"
+            case invalidRequest = "invalid_request"
+            case writeFailed = "write_failed"
+            case tooManyRedirects = "too_many_redirects"
+            case redirectRefused = "redirect_refused"
+            case cancelled = "cancelled"
+            case shutDown = "shut_down"
+            case bodyTooLarge = "body_too_large"
+            case upgradeNotSupported = "upgrade_not_supported"
+        }
+        fileprivate let value: Value
+
+        /// The URL could not be parsed or has an unsupported scheme.
+        public static let invalidURL = Code(value: .invalidURL)
+        /// The host is unknown, refused, or unreachable (see `connectError`).
+        public static let connectFailed = Code(value: .connectFailed)
+        /// No connection within the connect timeout.
+        public static let connectTimeout = Code(value: .connectTimeout)
+        /// The server sent nothing for longer than the read timeout.
+        public static let readTimeout = Code(value: .readTimeout)
+        /// The whole request took longer than its deadline.
+        public static let deadlineExceeded = Code(value: .deadlineExceeded)
+        /// The server closed the connection without sending any response byte.
+        public static let emptyReply = Code(value: .emptyReply)
+        /// The server closed the connection in the middle of a response head.
+        public static let connectionClosed = Code(value: .connectionClosed)
+        /// The connection was reset while receiving.
+        public static let connectionReset = Code(value: .connectionReset)
+        /// The body ended before the length its framing announced.
+        public static let bodyTruncated = Code(value: .bodyTruncated)
+        /// The response violates HTTP/1.1 (see `parseError`).
+        public static let malformedResponse = Code(value: .malformedResponse)
+        /// The request cannot be sent (a field that would inject a line, a bad method).
+        public static let invalidRequest = Code(value: .invalidRequest)
+        /// Writing the request failed (see `ioError`).
+        public static let writeFailed = Code(value: .writeFailed)
+        /// More redirects than the policy allows.
+        public static let tooManyRedirects = Code(value: .tooManyRedirects)
+        /// The redirect hook refused a hop.
+        public static let redirectRefused = Code(value: .redirectRefused)
+        /// The calling task was cancelled.
+        public static let cancelled = Code(value: .cancelled)
+        /// The client was shut down.
+        public static let shutDown = Code(value: .shutDown)
+        /// The response body exceeded the collection limit.
+        public static let bodyTooLarge = Code(value: .bodyTooLarge)
+        /// The server switched protocols, which this client does not speak.
+        public static let upgradeNotSupported = Code(value: .upgradeNotSupported)
+
+        /// A stable snake_case name for logs and metrics.
+        public var description: String { value.rawValue }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// What the failure concerns, in words (a URL, an address, a limit).
+    public let detail: String
+    /// The connection error, for `.connectFailed` and `.connectTimeout`.
+    public let connectError: ConnectError?
+    /// The protocol violation, for `.malformedResponse`.
+    public let parseError: HTTP1ParseError?
+    /// The system call failure behind the error, if any.
+    public let ioError: IOError?
+    /// True when the request was sent, in whole or part, so a server may have acted on it: a
+    /// non-idempotent request failing this way was not replayed, and the caller must decide.
+    public let mayHaveBeenProcessed: Bool
+    /// The connection failed before any response byte arrived, the signature of a server that
+    /// closed a pooled connection just as it was reused: safe to replay on a fresh connection
+    /// when the request is idempotent.
+    let failedBeforeResponse: Bool
+
+    init(_ code: Code, _ detail: String, connectError: ConnectError? = nil, parseError: HTTP1ParseError? = nil,
+         ioError: IOError? = nil, mayHaveBeenProcessed: Bool = false, failedBeforeResponse: Bool = false) {
+        self.code = code
+        self.detail = detail
+        self.connectError = connectError
+        self.parseError = parseError
+        self.ioError = ioError
+        self.mayHaveBeenProcessed = mayHaveBeenProcessed
+        self.failedBeforeResponse = failedBeforeResponse
+    }
+
+    static func invalidURL(_ url: String, _ why: String) -> HTTPClientError {
+        HTTPClientError(.invalidURL, "\(why): \(url)")
+    }
+
+    func markingMayHaveBeenProcessed() -> HTTPClientError {
+        HTTPClientError(code, detail, connectError: connectError, parseError: parseError, ioError: ioError,
+                        mayHaveBeenProcessed: true, failedBeforeResponse: failedBeforeResponse)
+    }
+
+    /// `code: detail`, plus a note when the server may have processed the request.
+    public var description: String {
+        let note = mayHaveBeenProcessed ? " (the request was sent and may have been processed; it was not retried)" : ""
+        return "\(code): \(detail)\(note)"
+    }
+}

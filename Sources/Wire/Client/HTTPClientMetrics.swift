@@ -1,0 +1,56 @@
+import Synchronization
+
+/// Timings of one request, like curl's `-w` variables or URLSession's task metrics. Each is the
+/// time from the start of the request; nil when the phase did not happen (no lookup for a
+/// reused connection) or has not happened yet.
+public struct HTTPClientTimings: Hashable, Sendable {
+    /// Name resolution finished.
+    public var nameResolved: Duration?
+    /// The TCP (or Unix) connection was established.
+    public var connected: Duration?
+    /// The last byte of the request was handed to the kernel.
+    public var requestSent: Duration?
+    /// The first byte of the response arrived.
+    public var firstByte: Duration?
+    /// The last byte of the response arrived.
+    public var lastByte: Duration?
+}
+
+/// Timings and connection facts of one request; `lastByte` and `bodyBytes` fill in as the body
+/// is read, so read `snapshot` after the body ends for the complete picture.
+public final class HTTPClientMetrics: Sendable {
+    /// What is known so far.
+    public struct Snapshot: Hashable, Sendable {
+        /// The phase timings.
+        public var timings = HTTPClientTimings()
+        /// Whether the request went over a connection that had served an earlier request.
+        public var isReusedConnection = false
+        /// The peer's address.
+        public var remoteAddress: SocketAddress?
+        /// The local address.
+        public var localAddress: SocketAddress?
+        /// Bytes of body received so far.
+        public var bodyBytes = 0
+        /// How many times the request was retried on a fresh connection.
+        public var retries = 0
+        /// Redirects followed to reach this response.
+        public var redirects = 0
+    }
+
+    private let state: Mutex<Snapshot>
+    let start: Deadline
+
+    init(start: Deadline) {
+        self.start = start
+        state = Mutex(Snapshot())
+    }
+
+    /// The facts recorded so far.
+    public var snapshot: Snapshot { state.withLock { $0 } }
+
+    func update(_ body: (inout Snapshot) -> Void) {
+        state.withLock { body(&$0) }
+    }
+
+    func elapsed() -> Duration { Deadline.now() - start }
+}

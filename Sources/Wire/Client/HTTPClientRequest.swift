@@ -1,0 +1,79 @@
+/// A request for `HTTPClient`: method, URL, header fields and an optional body.
+///
+/// ```swift
+/// var request = HTTPClientRequest(url: "http://localhost:8080/upload", method: .post)
+/// request.headers.add(name: "Content-Type", value: "application/json")
+/// request.body = .bytes(ByteBuffer(string: #"{"name":"wire"}"#))
+/// ```
+public struct HTTPClientRequest: Sendable {
+    /// The method.
+    public var method: HTTPMethod
+    /// The absolute URL (`http`, `https` or `http+unix`).
+    public var url: String
+    /// Header fields to send. `Host`, and `Content-Length` or `Transfer-Encoding` for the body,
+    /// are added when absent.
+    public var headers: HTTPHeaders
+    /// The body, if any.
+    public var body: Body?
+
+    /// Creates a request.
+    public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(), body: Body? = nil) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A request body.
+    public enum Body: Sendable {
+        /// Bytes in memory, sent with a Content-Length.
+        case bytes(ByteBuffer)
+        /// A file's contents, read in chunks as the socket takes them, sent with a Content-Length.
+        case file(path: String)
+        /// Chunks from an async sequence: with a Content-Length when `length` is given, chunked otherwise.
+        case stream(length: Int?, AsyncThrowingStream<ByteBuffer, any Error>)
+
+        /// A body streamed from any async sequence of chunks.
+        public static func sequence<S: AsyncSequence & Sendable>(_ chunks: S, length: Int? = nil) -> Body
+        where S.Element == ByteBuffer {
+            let stream = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+                let task = Task {
+                    do {
+                        for try await chunk in chunks { continuation.yield(chunk) }
+                        continuation.finish()
+                    } catch {
+                        continuation.finish(throwing: error)
+                    }
+                }
+                continuation.onTermination = { _ in task.cancel() }
+            }
+            return .stream(length: length, stream)
+        }
+
+        /// Whether the body can be sent again (for a retry or a 307/308 redirect).
+        var isReplayable: Bool {
+            switch self {
+            case .bytes, .file: true
+            case .stream: false
+            }
+        }
+    }
+}
+
+/// A response from `HTTPClient`: the head at once, the body as it arrives.
+public struct HTTPClientResponse: Sendable {
+    /// The status line and header fields.
+    public let head: HTTPResponseHead
+    /// The body, to iterate or `collect(upTo:)`. Read it to the end (or drop the response) so
+    /// the connection returns to the pool.
+    public let body: HTTPBody
+    /// Timings and connection facts for this request, completed when the body ends.
+    public let metrics: HTTPClientMetrics
+    /// The URL that produced this response (after redirects).
+    public let url: HTTPURL
+
+    /// The status code.
+    public var status: HTTPStatus { head.status }
+    /// The header fields.
+    public var headers: HTTPHeaders { head.headers }
+}

@@ -1,0 +1,154 @@
+/// An absolute `http`, `https` or `http+unix` URL, split into what a request needs.
+///
+/// `http+unix://%2Fvar%2Frun%2Fdocker.sock/v1/info` names a Unix socket path in the host part,
+/// percent-encoded, the convention other HTTP clients use. IPv6 literals go in brackets.
+public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
+    /// `http`, `https` or `http+unix`.
+    public let scheme: String
+    /// The host as written (lower-cased; brackets removed from IPv6 literals), or the socket path.
+    public let host: String
+    /// The port (the scheme's default if absent); nil for Unix sockets.
+    public let port: Int?
+    /// The origin-form request target: path and query, at least `/`.
+    public let target: String
+    /// Whether the scheme is `https`.
+    public var isTLS: Bool { scheme == "https" }
+    /// The socket path for `http+unix`.
+    public var unixSocketPath: String? { scheme == "http+unix" ? host : nil }
+
+    /// The value for the Host header: the host, bracketed if IPv6, with the port if not default.
+    public var hostHeader: String {
+        if scheme == "http+unix" { return "localhost" }
+        let name = host.contains(":") ? "[\(host)]" : host
+        let defaultPort = scheme == "https" ? 443 : 80
+        return port == defaultPort ? name : "\(name):\(port!)"
+    }
+
+    /// Parses `text`.
+    ///
+    /// - Throws: `HTTPClientError` with code `.invalidURL` naming what is wrong.
+    public init(_ text: String) throws(HTTPClientError) {
+        func invalid(_ why: String) -> HTTPClientError { .invalidURL(text, why) }
+        guard let separator = Self.schemeSeparator(in: text) else { throw invalid("no scheme") }
+        let scheme = text[..<separator].lowercased()
+        guard ["http", "https", "http+unix"].contains(scheme) else { throw invalid("unsupported scheme \(scheme)") }
+        var rest = text[text.index(separator, offsetBy: 3)...]
+        if let fragment = rest.firstIndex(of: "#") { rest = rest[..<fragment] }
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        var authority = rest[..<authorityEnd]
+        var target = String(rest[authorityEnd...])
+        if target.isEmpty || target.first == "?" { target = "/" + target }
+        guard !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { throw invalid("spaces or control characters in the path") }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        guard !authority.isEmpty else { throw invalid("no host") }
+
+        if scheme == "http+unix" {
+            guard let path = Self.percentDecoded(String(authority)), path.hasPrefix("/") || path.hasPrefix(".") else {
+                throw invalid("the host of an http+unix URL must be a percent-encoded socket path")
+            }
+            self.scheme = scheme
+            self.host = path
+            self.port = nil
+            self.target = target
+            return
+        }
+
+        var host: Substring
+        var portText: Substring?
+        if authority.first == "[" {
+            guard let close = authority.firstIndex(of: "]") else { throw invalid("unclosed IPv6 bracket") }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.first == ":" else { throw invalid("junk after IPv6 literal") }
+                portText = after.dropFirst()
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = authority[..<colon]
+            portText = authority[authority.index(after: colon)...]
+        } else {
+            host = authority
+        }
+        guard !host.isEmpty else { throw invalid("no host") }
+        guard host.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "\\") }) else {
+            throw invalid("invalid character in host")
+        }
+        let defaultPort = scheme == "https" ? 443 : 80
+        var port = defaultPort
+        if let portText, !portText.isEmpty {
+            guard portText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(portText), (1...65535).contains(value) else {
+                throw invalid("invalid port \(portText)")
+            }
+            port = value
+        }
+        self.scheme = scheme
+        self.host = host.lowercased()
+        self.port = port
+        self.target = target
+    }
+
+    /// Resolves a `Location` value against this URL (RFC 9110 §10.2.2, RFC 3986 §5).
+    public func resolving(_ reference: String) throws(HTTPClientError) -> HTTPURL {
+        if Self.schemeSeparator(in: reference) != nil { return try HTTPURL(reference) }
+        let origin = "\(scheme)://\(scheme == "http+unix" ? Self.percentEncodedPath(host) : hostHeader)"
+        if reference.hasPrefix("//") { return try HTTPURL("\(scheme):\(reference)") }
+        if reference.hasPrefix("/") { return try HTTPURL(origin + reference) }
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let directory = path.lastIndex(of: "/").map { path[...$0] } ?? "/"
+        if reference.hasPrefix("?") { return try HTTPURL(origin + path + reference) }
+        return try HTTPURL(origin + directory + reference)
+    }
+
+    /// The URL as text.
+    public var description: String {
+        if scheme == "http+unix" { return "http+unix://\(Self.percentEncodedPath(host))\(target)" }
+        return "\(scheme)://\(hostHeader)\(target)"
+    }
+
+    /// Whether two URLs share scheme, host and port (RFC 6454 origin).
+    public func isSameOrigin(as other: HTTPURL) -> Bool {
+        scheme == other.scheme && host == other.host && port == other.port
+    }
+
+    /// The index of `://` after a valid scheme name (RFC 3986 §3.1), if any.
+    static func schemeSeparator(in text: String) -> String.Index? {
+        var index = text.startIndex
+        while index < text.endIndex {
+            let character = text[index]
+            if character == ":" {
+                return text[index...].hasPrefix("://") && index != text.startIndex ? index : nil
+            }
+            guard character.isASCII, character.isLetter || character.isNumber || "+-.".contains(character) else { return nil }
+            index = text.index(after: index)
+        }
+        return nil
+    }
+
+    static func percentDecoded(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next(), let low = iterator.next(),
+                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    static func percentEncodedPath(_ path: String) -> String {
+        var result = ""
+        for byte in path.utf8 {
+            let isUnreserved = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
+            if isUnreserved { result.unicodeScalars.append(Unicode.Scalar(byte)) } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                result += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,226 @@
+import Synchronization
+
+/// The keep-alive pool for one origin (scheme, host, port): hands connections to requests,
+/// opens new ones within the limit, parks released ones, and closes idle ones on time.
+///
+/// Decisions are `ConnectionPoolStateMachine`'s, made under one lock; this shell performs the
+/// resulting actions after releasing it (connecting, closing, timers, resuming waiters), so no
+/// I/O or user code ever runs while the lock is held.
+final class ConnectionPool: Sendable {
+    typealias Machine = ConnectionPoolStateMachine
+
+    /// What identifies an origin's pool.
+    struct Key: Hashable, Sendable, CustomStringConvertible {
+        var scheme: String
+        var host: String
+        var port: Int?
+
+        init(_ url: HTTPURL) {
+            scheme = url.scheme
+            host = url.host
+            port = url.port
+        }
+
+        var description: String { port.map { "\(scheme)://\(host):\($0)" } ?? "\(scheme)://\(host)" }
+    }
+
+    /// A connection handed to a request.
+    struct Lease: Sendable {
+        let connection: LoopBound<HTTP1ClientConnection>
+        /// Whether the connection was opened for this request (false: reused from the pool).
+        let isNew: Bool
+        /// Time spent resolving the name and connecting, when new.
+        let nameResolution: Duration?
+        let connect: Duration?
+    }
+
+    /// The settings a pool needs.
+    struct Configuration: Sendable {
+        var maxConnections: Int
+        var idleTimeout: Duration
+        var connectTimeout: Duration
+        var resolver: any Resolver
+        var parserConfiguration: HTTP1ParserConfiguration
+    }
+
+    private struct Opened: Sendable {
+        var connection: LoopBound<HTTP1ClientConnection>
+        var nameResolution: Duration?
+        var connect: Duration
+        var isFresh: Bool
+    }
+
+    private struct State {
+        var machine: Machine
+        var waiters: [Machine.RequestID: CheckedContinuation<Result<Lease, HTTPClientError>, Never>] = [:]
+        var connections: [Machine.ConnectionID: Opened] = [:]
+        var idleTimers: [Machine.ConnectionID: Scheduled] = [:]
+        var nextRequestID = 0
+    }
+
+    let key: Key
+    private let configuration: Configuration
+    private let group: EventLoopGroup
+    private let state: Mutex<State>
+
+    init(key: Key, configuration: Configuration, group: EventLoopGroup) {
+        self.key = key
+        self.configuration = configuration
+        self.group = group
+        state = Mutex(State(machine: Machine(maxConnections: configuration.maxConnections, idleTimeout: configuration.idleTimeout)))
+    }
+
+    /// Counts for diagnostics and tests.
+    var counts: (connections: Int, idle: Int, waiters: Int) {
+        state.withLock { ($0.machine.connectionCount, $0.machine.idleCount, $0.machine.waiterCount) }
+    }
+
+    // MARK: Requests
+
+    /// Waits for a connection. `registerCancel` receives a closure that abandons the wait
+    /// (deadline or cancellation) with a given error.
+    func lease(registerCancel: (@escaping @Sendable (HTTPClientError) -> Void) -> Void) async throws(HTTPClientError) -> Lease {
+        let id = state.withLock { state -> Machine.RequestID in
+            defer { state.nextRequestID += 1 }
+            return Machine.RequestID(value: state.nextRequestID)
+        }
+        registerCancel { [weak self] error in self?.abandonWait(id, error: error) }
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Lease, HTTPClientError>, Never>) in
+            let actions = state.withLock { state -> [Machine.Action] in
+                state.waiters[id] = continuation
+                return state.machine.requestArrived(id, now: .now())
+            }
+            perform(actions)
+        }
+        return try result.get()
+    }
+
+    private func abandonWait(_ id: Machine.RequestID, error: HTTPClientError) {
+        let continuation = state.withLock { state -> CheckedContinuation<Result<Lease, HTTPClientError>, Never>? in
+            guard let continuation = state.waiters.removeValue(forKey: id) else { return nil }
+            _ = state.machine.requestCancelled(id)
+            return continuation
+        }
+        continuation?.resume(returning: .failure(error))
+    }
+
+    /// A request is done with a connection.
+    func release(_ id: Machine.ConnectionID, reusable: Bool) {
+        perform(state.withLock { $0.machine.connectionReleased(id, reusable: reusable, now: .now()) })
+    }
+
+    /// An idle connection closed on its own.
+    func connectionClosed(_ id: Machine.ConnectionID) {
+        perform(state.withLock { $0.machine.connectionClosed(id) })
+    }
+
+    /// Closes idle connections and fails waiters; leased connections close when released.
+    func shutDown() {
+        perform(state.withLock { $0.machine.shutDown() })
+    }
+
+    // MARK: Actions
+
+    private func perform(_ actions: [Machine.Action], connectError: HTTPClientError? = nil) {
+        for action in actions {
+            switch action {
+            case .lease(let connectionID, let requestID):
+                let (waiter, lease) = state.withLock { state -> (CheckedContinuation<Result<Lease, HTTPClientError>, Never>?, Lease?) in
+                    guard var opened = state.connections[connectionID] else { return (nil, nil) }
+                    let lease = Lease(connection: opened.connection, isNew: opened.isFresh,
+                                      nameResolution: opened.isFresh ? opened.nameResolution : nil, connect: opened.isFresh ? opened.connect : nil)
+                    opened.isFresh = false
+                    state.connections[connectionID] = opened
+                    return (state.waiters.removeValue(forKey: requestID), lease)
+                }
+                if let waiter, let lease {
+                    waiter.resume(returning: .success(lease))
+                } else if lease != nil {
+                    // The waiter gave up between the decision and now: give the connection back.
+                    release(connectionID, reusable: true)
+                }
+            case .createConnection(let connectionID):
+                let loop = group.next()
+                Task { await self.open(connectionID, on: loop) }
+            case .closeConnection(let connectionID):
+                let opened = state.withLock { $0.connections.removeValue(forKey: connectionID) }
+                if let connection = opened?.connection {
+                    connection.loop.execute { connection.value.close() }
+                }
+            case .scheduleIdleTimeout(let connectionID, let deadline):
+                guard let loop = state.withLock({ $0.connections[connectionID]?.connection.loop }) else { continue }
+                let timer = loop.schedule(at: deadline) { [weak self] in self?.idleTimeoutFired(connectionID) }
+                state.withLock { $0.idleTimers[connectionID] = timer }
+            case .cancelIdleTimeout(let connectionID):
+                state.withLock { $0.idleTimers.removeValue(forKey: connectionID) }?.cancel()
+            case .failRequest(let requestID, let failure):
+                let waiter = state.withLock { $0.waiters.removeValue(forKey: requestID) }
+                let error: HTTPClientError = switch failure {
+                case .connectFailed: connectError ?? HTTPClientError(.connectFailed, "could not connect to \(key)")
+                case .shutDown: HTTPClientError(.shutDown, "the client is shut down")
+                }
+                waiter?.resume(returning: .failure(error))
+            }
+        }
+    }
+
+    private func idleTimeoutFired(_ id: Machine.ConnectionID) {
+        perform(state.withLock { state -> [Machine.Action] in
+            state.idleTimers[id] = nil
+            return state.machine.idleTimeoutFired(id, now: .now())
+        })
+    }
+
+    /// Resolves, connects and wraps a new connection, then reports it to the state machine.
+    private func open(_ id: Machine.ConnectionID, on loop: EventLoop) async {
+        let started = Deadline.now()
+        var resolved: Deadline?
+        do {
+            let socket: LoopBound<Socket>
+            if let path = key.scheme == "http+unix" ? key.host : nil {
+                let address: SocketAddress
+                do { address = try SocketAddress(unixPath: path) } catch {
+                    throw ConnectError(reason: .failed, host: path, port: nil, attempts: [])
+                }
+                socket = try await Connector.connect(to: [address], host: path, port: nil, on: loop,
+                                                     deadline: .after(configuration.connectTimeout), timeout: configuration.connectTimeout)
+            } else {
+                let deadline = Deadline.after(configuration.connectTimeout)
+                let addresses: [SocketAddress]
+                do {
+                    addresses = try await configuration.resolver.resolve(host: key.host, port: key.port ?? 80)
+                } catch let error as NameResolutionError {
+                    throw ConnectError(reason: .unknownHost, host: key.host, port: key.port, resolutionError: error)
+                }
+                resolved = .now()
+                socket = try await Connector.connect(to: addresses, host: key.host, port: key.port, on: loop,
+                                                     deadline: deadline, timeout: configuration.connectTimeout)
+            }
+            let connected = Deadline.now()
+            let parserConfiguration = configuration.parserConfiguration
+            let pool = self
+            let connection = try await loop.submit { () throws -> LoopBound<HTTP1ClientConnection> in
+                let stream = try SocketStream(socket: socket.value, on: loop)
+                let connection = HTTP1ClientConnection(id: id, stream: stream, parserConfiguration: parserConfiguration)
+                connection.onRelease = { connection, reusable in pool.release(connection.id, reusable: reusable) }
+                connection.onIdleClose = { connection in pool.connectionClosed(connection.id) }
+                return LoopBound(connection, loop: loop)
+            }
+            let opened = Opened(connection: connection, nameResolution: resolved.map { $0 - started },
+                                connect: connected - started, isFresh: true)
+            perform(state.withLock { state -> [Machine.Action] in
+                state.connections[id] = opened
+                return state.machine.connectionEstablished(id, now: .now())
+            })
+        } catch {
+            let clientError: HTTPClientError
+            if let connectError = error as? ConnectError {
+                let code: HTTPClientError.Code = connectError.reason == .timedOut ? .connectTimeout : .connectFailed
+                clientError = HTTPClientError(code, connectError.description, connectError: connectError)
+            } else {
+                clientError = HTTPClientError(.connectFailed, "\(error)", ioError: error as? IOError)
+            }
+            perform(state.withLock { $0.machine.connectionFailed(id) }, connectError: clientError)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// A child process for tests: a real peer (Python's http.server, curl, nginx) or the `wire` tool.
+/// Its standard input is a pipe the test holds: when the test process ends, however it ends,
+/// the pipe closes and a well-behaved peer exits.
+final class TestProcess {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let errors = Pipe()
+
+    init(_ executable: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+    }
+
+    /// The first line the process writes to standard output.
+    func firstLine() throws -> String {
+        var bytes: [UInt8] = []
+        let handle = output.fileHandleForReading
+        while true {
+            let byte = try handle.read(upToCount: 1) ?? Data()
+            if byte.isEmpty || byte.first == 0x0A { break }
+            bytes.append(byte.first!)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Ends the process and waits for it.
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+}
+
+/// The folder of test resources, beside this file's folder.
+let testResources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Resources").path
+
+/// Starts `Resources/http_peer.py` and returns it with its port.
+func startPythonPeer() throws -> (TestProcess, Int) {
+    let peer = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/http_peer.py"])
+    guard let port = Int(try peer.firstLine()) else {
+        peer.stop()
+        throw TestTimeout(seconds: 0)
+    }
+    return (peer, port)
+}
