@@ -100,12 +100,14 @@ struct HTTP1ClientConnectionStateMachine {
         return .deliverHead
     }
 
-    /// The response ended per its framing.
-    mutating func responseEnded() -> Action {
+    /// The response ended per its framing. `trailingBytes` says whether more bytes followed it
+    /// in the same read: a server has nothing more to say until the next request, so those bytes
+    /// are a framing anomaly, and reusing the connection would hand them to the next request.
+    mutating func responseEnded(trailingBytes: Bool) -> Action {
         guard case .receivingBody(let keepAlive) = state else { preconditionFailure("response end in state \(state)") }
         // A response that ends while the request is still being written (an early 413, say)
-        // leaves the request stream unfinished: the connection cannot be reused.
-        let reusable = keepAlive && requestFullyWritten
+        // leaves the request stream unfinished: the connection cannot be reused either.
+        let reusable = keepAlive && requestFullyWritten && !trailingBytes
         state = reusable ? .idle : .closed
         return .completeRequest(reusable: reusable)
     }

@@ -184,11 +184,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
                 if step.consumed == 0 { return }
                 continue
             }
-            handle(event, chunk: chunk, exchange: exchange)
+            handle(event, chunk: chunk, exchange: exchange, trailingBytes: buffer.readableBytes > 0)
         }
     }
 
-    private func handle(_ event: HTTP1ParserEvent, chunk: ByteBuffer?, exchange: Exchange) {
+    private func handle(_ event: HTTP1ParserEvent, chunk: ByteBuffer?, exchange: Exchange, trailingBytes: Bool = false) {
         switch event {
         case .requestHead:
             preconditionFailure("a response parser produced a request head")
@@ -221,7 +221,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
                 stream.setReadingEnabled(false)
             }
         case .end:
-            perform(machine.responseEnded(), error: nil)
+            perform(machine.responseEnded(trailingBytes: trailingBytes), error: nil)
         case .upgraded:
             perform(machine.failed(.upgraded), error: HTTPClientError(.upgradeNotSupported, "the server switched protocols", mayHaveBeenProcessed: true))
         }
@@ -306,10 +306,12 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         case .completeRequest(let reusable):
             guard let exchange else { return }
             finishExchange(exchange)
-            exchange.body?.finish()
             completedRequests += 1
             if !reusable { stream.close(error: nil) }
+            // Back to the pool before the body ends: ending it wakes the consumer, whose next
+            // request must find this connection idle rather than open a new one.
             release(reusable: reusable)
+            exchange.body?.finish()
         case .failRequestAndClose(let failure, let responseStarted):
             guard let exchange else { return }
             finishExchange(exchange)

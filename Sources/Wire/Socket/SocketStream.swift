@@ -155,6 +155,11 @@ final class SocketStream: ByteStream, Selectable {
         if event.isWritable && state == .open && pendingWriteBytes == 0 {
             delegate?.streamDidDrainWrites(self)
         }
+        if event.isFullHangUp && !readingEnabled && state == .open {
+            // Nothing more can be read or written, and epoll reports EPOLLHUP whatever the
+            // interest: close now rather than be woken for it on every iteration.
+            close(error: pendingWriteBytes > 0 ? IOError(syscall: "sendmsg", errno: .brokenPipe) : nil)
+        }
     }
 
     func eventLoopIsClosing() {

@@ -19,8 +19,10 @@ public struct Interest: OptionSet, Hashable, Sendable {
     var epollEvents: UInt32 {
         // Level-triggered on purpose: a handler that stops early (back-pressure, a read budget)
         // is woken again while bytes remain, so no readiness can be lost between iterations.
-        var events = EPOLLRDHUP.rawValue
-        if contains(.read) { events |= EPOLLIN.rawValue }
+        // For the same reason EPOLLRDHUP goes only with EPOLLIN: a half-closed peer keeps it
+        // raised, and a socket that is not reading would be reported on every wait, spinning.
+        var events: UInt32 = 0
+        if contains(.read) { events |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
         if contains(.write) { events |= EPOLLOUT.rawValue }
         return events
     }
@@ -32,8 +34,11 @@ struct ReadinessEvent {
     var key: UInt64
     var isReadable: Bool
     var isWritable: Bool
-    /// The peer hung up or the socket has an error pending (EPOLLHUP, EPOLLERR, EPOLLRDHUP).
+    /// The peer shut down its side (EPOLLRDHUP) or both sides are down (EPOLLHUP).
     var isHangUp: Bool
+    /// Both directions are down (EPOLLHUP): reported whatever the interest, so a socket that is
+    /// not reading must act on it or be reported again on every wait.
+    var isFullHangUp: Bool
     var isError: Bool
 }
 
@@ -112,6 +117,7 @@ struct Epoll: ~Copyable {
                 isReadable: flags & EPOLLIN.rawValue != 0,
                 isWritable: flags & EPOLLOUT.rawValue != 0,
                 isHangUp: flags & (EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0,
+                isFullHangUp: flags & EPOLLHUP.rawValue != 0,
                 isError: flags & EPOLLERR.rawValue != 0
             ))
         }

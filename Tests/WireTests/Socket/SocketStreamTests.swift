@@ -45,6 +45,23 @@ extension IOSuite {
             #expect(openDescriptorCount() == before)
         }
 
+        @Test func aHalfClosedPeerDoesNotKeepTheLoopBusy() async throws {
+            // Regression: EPOLLRDHUP registered without EPOLLIN is level-triggered and stays
+            // raised after the peer's FIN, so a stream done reading was reported on every wait.
+            try await withLoop { loop in
+                try await withTimeout {
+                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    try await loop.submit { pair.client.value.shutdownWrite() }
+                    await StreamPair.wait(pair.serverDelegate) { $0.reachedEnd }
+                    let before = try threadCPUTicks(loop.threadID)
+                    try await Task.sleep(for: .milliseconds(500))  // a measurement window
+                    let after = try threadCPUTicks(loop.threadID)
+                    #expect(after - before <= 1, "the loop used \(after - before) ticks in 0.5 s with a half-closed stream open")
+                    try await pair.close()
+                }
+            }
+        }
+
         @Test func writeLargerThanSocketBufferCompletesUnderBackPressure() async throws {
             let before = openDescriptorCount()
             try await withLoop { loop in

@@ -31,10 +31,14 @@ final class TestProcess {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Ends the process and waits for it.
+    /// Ends the process and waits for it: closes its stdin, sends SIGTERM, and after 3 s
+    /// SIGKILL, so a peer that ignores the polite ways can never hang a test.
     func stop() {
         try? input.fileHandleForWriting.close()
         if process.isRunning { process.terminate() }
+        let deadline = Date().addingTimeInterval(3)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 }

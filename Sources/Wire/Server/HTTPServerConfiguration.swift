@@ -1,0 +1,60 @@
+/// How an `HTTPServer` listens, and the limits that protect it.
+///
+/// The defaults suit a public server: a client gets 10 seconds to send a whole request head (so a slowloris client
+/// cannot hold a connection by trickling bytes), an idle keep-alive connection is closed after 60 seconds, and the
+/// head limits are the parser's (8 KiB request line, 64 KiB head, 100 fields).
+public struct HTTPServerConfiguration: Sendable {
+    /// The address to listen on; port 0 picks an ephemeral port (read it from `HTTPServer.start()`).
+    public var address: SocketAddress
+    /// The listen backlog per loop.
+    public var backlog: Int
+    /// Limits on request lines, heads and bodies. A body over `maxBodySize` is answered 413.
+    public var parser: HTTP1ParserConfiguration
+    /// How long a client may take to send a whole request head, from its first byte.
+    public var headerReadTimeout: Duration
+    /// How long a keep-alive connection may wait for its next request.
+    public var idleTimeout: Duration
+    /// How long a closing connection waits for the peer's end of stream after its last response, so the response
+    /// is not lost to a reset (the lingering close of RFC 9112 §9.6).
+    public var lingerTimeout: Duration
+    /// The most connections open at once, over all loops; connections beyond it are accepted and closed at once.
+    public var maxConnections: Int
+    /// The value of the `Server` field added to every response, or nil for none.
+    public var serverName: String?
+    /// Whether to add a `Date` field to responses that lack one (RFC 9110 §6.6.1: an origin server with a clock
+    /// MUST send it).
+    public var addsDateHeader: Bool
+
+    /// Creates a configuration.
+    /// - Parameters:
+    ///   - address: Where to listen.
+    ///   - backlog: The listen backlog per loop.
+    ///   - parser: Head and body limits.
+    ///   - headerReadTimeout: Time allowed for a whole request head.
+    ///   - idleTimeout: Time an idle keep-alive connection is kept.
+    ///   - lingerTimeout: Time a closing connection waits for the peer to close.
+    ///   - maxConnections: Most open connections.
+    ///   - serverName: The `Server` field's value, or nil.
+    ///   - addsDateHeader: Whether to add `Date`.
+    public init(
+        address: SocketAddress,
+        backlog: Int = 1024,
+        parser: HTTP1ParserConfiguration = .strict,
+        headerReadTimeout: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(60),
+        lingerTimeout: Duration = .seconds(2),
+        maxConnections: Int = 10_000,
+        serverName: String? = nil,
+        addsDateHeader: Bool = true
+    ) {
+        self.address = address
+        self.backlog = backlog
+        self.parser = parser
+        self.headerReadTimeout = headerReadTimeout
+        self.idleTimeout = idleTimeout
+        self.lingerTimeout = lingerTimeout
+        self.maxConnections = maxConnections
+        self.serverName = serverName
+        self.addsDateHeader = addsDateHeader
+    }
+}

@@ -1,0 +1,233 @@
+extension HTTPServerConnection {
+    /// A piece of a response, as a writer hands it to the connection.
+    enum ResponsePart: Sendable {
+        /// A head and a whole body, sent in one write.
+        case whole(HTTPResponseHead, ByteBuffer)
+        /// A head; the body follows in `.body` parts.
+        case head(HTTPResponseHead)
+        /// Body bytes.
+        case body(ByteBuffer)
+        /// The end of the body, with trailers for a chunked one.
+        case end(HTTPHeaders?)
+    }
+
+    /// Bodies up to this size are copied behind the head so head and body leave in one buffer; larger ones are
+    /// gathered into the same `sendmsg(2)` without a copy.
+    static let coalescingLimit = 16 * 1024
+
+    /// Writes a part of the response of exchange `id`.
+    /// - Returns: Whether the writer should wait for the socket to drain before writing more.
+    /// - Throws: `HTTPServerError` for a write out of order, a body that does not match its length, an unsafe head,
+    ///   or an exchange that is over.
+    func writeResponsePart(_ part: ResponsePart, exchangeID id: UInt64) throws(HTTPServerError) -> Bool {
+        guard let current = exchange, current.id == id, stream.isOpen else {
+            throw HTTPServerError(.connectionClosed, detail: "the exchange is over")
+        }
+        switch part {
+        case .whole(let head, let body):
+            try writeWhole(head, body: body, exchange: current)
+        case .head(let head):
+            try writeHead(head, exchange: current)
+        case .body(let chunk):
+            try writeBody(chunk, exchange: current)
+        case .end(let trailers):
+            try writeEnd(trailers: trailers, exchange: current)
+        }
+        return stream.pendingWriteBytes > Self.writeHighWatermark
+    }
+
+    private func writeWhole(_ head: HTTPResponseHead, body: ByteBuffer, exchange: ExchangeContext) throws(HTTPServerError) {
+        guard exchange.framing == .notStarted else { throw Self.orderError(exchange.framing) }
+        let bodyless = exchange.isHeadRequest || head.status.forbidsContent
+        let declared = try Self.declaredLength(head)
+        let framing: HTTP1Serializer.BodyFraming
+        if head.status.forbidsContent {
+            framing = .asInHeaders
+        } else if exchange.isHeadRequest && declared != nil {
+            // A HEAD response announces the length a GET would have (RFC 9110 §9.3.2) and sends nothing.
+            framing = .asInHeaders
+        } else {
+            if let declared, declared != body.readableBytes {
+                throw HTTPServerError(.bodyLengthMismatch, detail: "Content-Length \(declared), body \(body.readableBytes)")
+            }
+            framing = .contentLength(body.readableBytes)
+        }
+        try encodeHead(head, framing: framing, allowsKeepAlive: true)
+        if bodyless || body.readableBytes == 0 {
+            stream.write([ByteBuffer(bytes: scratch)])
+        } else if body.readableBytes <= Self.coalescingLimit {
+            body.withUnsafeReadableBytes { scratch.append(contentsOf: $0) }
+            stream.write([ByteBuffer(bytes: scratch)])
+        } else {
+            stream.write([ByteBuffer(bytes: scratch), body])
+        }
+        self.exchange?.framing = .ended
+        perform(machine.responseEnded())
+    }
+
+    private func writeHead(_ head: HTTPResponseHead, exchange: ExchangeContext) throws(HTTPServerError) {
+        guard exchange.framing == .notStarted else { throw Self.orderError(exchange.framing) }
+        let declared = try Self.declaredLength(head)
+        let framing: ResponseFraming
+        let serialization: HTTP1Serializer.BodyFraming
+        if exchange.isHeadRequest || head.status.forbidsContent {
+            framing = .bodyless
+            serialization = .asInHeaders
+        } else if let declared {
+            framing = .length(remaining: declared)
+            serialization = .contentLength(declared)
+        } else if exchange.requestVersion >= .http1_1 {
+            framing = .chunked
+            serialization = .chunked
+        } else {
+            // An HTTP/1.0 client cannot read chunked: the body ends with the connection (RFC 9112 §6.3 rule 8).
+            framing = .untilClose
+            serialization = .asInHeaders
+        }
+        try encodeHead(head, framing: serialization, allowsKeepAlive: framing != .untilClose)
+        stream.write([ByteBuffer(bytes: scratch)])
+        self.exchange?.framing = framing
+    }
+
+    private func writeBody(_ chunk: ByteBuffer, exchange: ExchangeContext) throws(HTTPServerError) {
+        let count = chunk.readableBytes
+        switch exchange.framing {
+        case .notStarted:
+            throw HTTPServerError(.responseNotStarted, detail: "body bytes written before the head")
+        case .ended:
+            throw HTTPServerError(.responseAlreadyEnded, detail: "body bytes written after the end")
+        case .bodyless:
+            return
+        case .length(let remaining):
+            guard count <= remaining else {
+                throw HTTPServerError(.bodyLengthMismatch, detail: "\(count) bytes written with \(remaining) due")
+            }
+            self.exchange?.framing = .length(remaining: remaining - count)
+            if count > 0 { stream.write([chunk]) }
+        case .untilClose:
+            if count > 0 { stream.write([chunk]) }
+        case .chunked:
+            guard count > 0 else { return }
+            scratch.removeAll(keepingCapacity: true)
+            Self.appendChunkSize(count, to: &scratch)
+            if count <= Self.coalescingLimit {
+                chunk.withUnsafeReadableBytes { scratch.append(contentsOf: $0) }
+                scratch.append(contentsOf: "\r\n".utf8)
+                stream.write([ByteBuffer(bytes: scratch)])
+            } else {
+                stream.write([ByteBuffer(bytes: scratch), chunk, Self.crlf])
+            }
+        }
+    }
+
+    private func writeEnd(trailers: HTTPHeaders?, exchange: ExchangeContext) throws(HTTPServerError) {
+        switch exchange.framing {
+        case .notStarted:
+            throw HTTPServerError(.responseNotStarted, detail: "end written before the head")
+        case .ended:
+            throw HTTPServerError(.responseAlreadyEnded, detail: "end written twice")
+        case .length(let remaining) where remaining > 0:
+            throw HTTPServerError(.bodyLengthMismatch, detail: "the body ended \(remaining) bytes short")
+        case .bodyless, .length, .untilClose:
+            break
+        case .chunked:
+            scratch.removeAll(keepingCapacity: true)
+            do {
+                try HTTP1Serializer.writeLastChunk(trailers: trailers, into: &scratch)
+            } catch {
+                throw HTTPServerError(.invalidResponse, detail: "trailers", underlying: error)
+            }
+            stream.write([ByteBuffer(bytes: scratch)])
+        }
+        self.exchange?.framing = .ended
+        perform(machine.responseEnded())
+    }
+
+    /// Serializes `head` into `scratch` with the connection's own fields added, and tells the state machine.
+    private func encodeHead(
+        _ head: HTTPResponseHead,
+        framing: HTTP1Serializer.BodyFraming,
+        allowsKeepAlive: Bool
+    ) throws(HTTPServerError) {
+        guard head.status.code >= 200 else {
+            // 1xx are the server's own (100 Continue); 101 would need a protocol switch the server does not do.
+            throw HTTPServerError(.invalidResponse, detail: "status \(head.status.code) cannot be a final response")
+        }
+        scratch.removeAll(keepingCapacity: true)
+        var head = head
+        // RFC 9110 §2.5: a server sends its own highest version, whatever the client's.
+        head.version = .http1_1
+        do {
+            try HTTP1Serializer.writeResponseHead(head, framing: framing, into: &scratch)
+        } catch {
+            throw HTTPServerError(.invalidResponse, detail: "response head", underlying: error)
+        }
+        scratch.removeLast(2)  // the blank line: the connection's own fields go before it
+        let asksClose = head.headers.containsToken("close", inFieldsNamed: "connection")
+        let keepAlive = machine.responseHeadSent(allowsKeepAlive: allowsKeepAlive && !asksClose)
+        if !keepAlive && !asksClose {
+            scratch.append(contentsOf: "Connection: close\r\n".utf8)
+        } else if keepAlive && exchange?.requestVersion == .http1_0 {
+            // HTTP/1.0 keeps a connection only when both sides say so (RFC 9112 §9.3).
+            scratch.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+        }
+        appendServerFields(to: &scratch, head: head)
+        scratch.append(contentsOf: "\r\n".utf8)
+    }
+
+    /// The head's `Content-Length`, if it has one.
+    private static func declaredLength(_ head: HTTPResponseHead) throws(HTTPServerError) -> Int? {
+        guard let value = head.headers.first(name: "content-length") else { return nil }
+        guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(value) else {
+            throw HTTPServerError(.invalidResponse, detail: "Content-Length \"\(value)\"")
+        }
+        return length
+    }
+
+    private static func orderError(_ framing: ResponseFraming) -> HTTPServerError {
+        framing == .ended
+            ? HTTPServerError(.responseAlreadyEnded, detail: "a head written after the end")
+            : HTTPServerError(.responseAlreadyStarted, detail: "a second response head")
+    }
+
+    private static let crlf = ByteBuffer(string: "\r\n")
+
+    private static func appendChunkSize(_ size: Int, to buffer: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
+        var shift = (Int.bitWidth - size.leadingZeroBitCount + 3) / 4 * 4 - 4
+        while shift >= 0 {
+            buffer.append(digits.utf8Start[(size >> shift) & 0xF])
+            shift -= 4
+        }
+        buffer.append(contentsOf: "\r\n".utf8)
+    }
+
+    // MARK: The handler's end
+
+    /// The handler of exchange `id` returned (or threw): end what it left open.
+    func handlerFinished(exchangeID id: UInt64, error: (any Error)?) {
+        context.handlerEnded()
+        guard let current = exchange, current.id == id else { return }
+        exchange?.task = nil
+        switch current.framing {
+        case .ended:
+            return
+        case .notStarted:
+            respondWithInternalError(exchangeID: id)
+        case .bodyless, .length, .chunked, .untilClose:
+            if error == nil, (try? writeResponsePart(.end(nil), exchangeID: id)) != nil { return }
+            // Part of the response is out and it cannot be completed: only closing tells the client.
+            perform(machine.responseAborted())
+        }
+    }
+
+    /// Answers exchange `id` with an empty 500 (the handler failed before writing a head).
+    func respondWithInternalError(exchangeID id: UInt64) {
+        let head = HTTPResponseHead(status: .internalServerError, headers: ["Content-Length": "0"])
+        do {
+            _ = try writeResponsePart(.whole(head, ByteBuffer()), exchangeID: id)
+        } catch {
+            perform(machine.responseAborted())
+        }
+    }
+}

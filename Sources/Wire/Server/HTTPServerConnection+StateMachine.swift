@@ -1,0 +1,318 @@
+extension HTTPServerConnection {
+    /// The decisions of one server connection, as a value: events in, actions out, no I/O and no clock.
+    ///
+    /// One request is handled at a time. Bytes of pipelined requests that arrive meanwhile wait, unparsed, until the
+    /// current response has ended, so responses go out in request order (RFC 9112 §9.3.2) without queuing handlers.
+    struct StateMachine {
+        /// Where the connection stands. Transitions are noted per case.
+        enum State: Equatable {
+            /// Between requests, nothing of the next head received; the idle timer runs.
+            /// → readingHead, active, closing, closed.
+            case idle
+            /// Part of a head arrived; the header timer runs, and the whole head must come before it fires.
+            /// → active, closing, closed.
+            case readingHead
+            /// A request is being handled. → idle (keep-alive), closing, closed.
+            case active(Exchange)
+            /// The last response is being flushed; we wait for the peer's end of stream, bounded by the linger timer,
+            /// so a reset cannot destroy a response the peer has not read yet. → closed.
+            case closing
+            /// Terminal.
+            case closed
+        }
+
+        /// One request/response exchange.
+        struct Exchange: Equatable {
+            /// The request's end (and trailers) has been parsed.
+            var requestComplete = false
+            /// How far the response is.
+            var response = ResponsePhase.pending
+            /// Whether the connection may carry another request after this one.
+            var keepAlive: Bool
+            /// The client sent `Expect: 100-continue` and waits for the go-ahead before sending the body.
+            var expectsContinue: Bool
+            /// `100 Continue` was sent.
+            var continueSent = false
+            /// The response ended before the request body: the rest of the body is read and dropped.
+            var discardingBody = false
+            /// The body's consumer has more unread bytes than it wants: reading is paused.
+            var bodyConsumerBehind = false
+        }
+
+        /// How far a response is.
+        enum ResponsePhase: Equatable {
+            /// Nothing written yet.
+            case pending
+            /// The head is written; the body is being written.
+            case headSent
+            /// The response is complete.
+            case ended
+        }
+
+        /// What the shell must do.
+        enum Action: Equatable {
+            /// Nothing.
+            case none
+            /// Arm the header timer: the head under way must be complete before it fires.
+            case scheduleHeaderTimer
+            /// Start the request's handler (the head was just parsed); cancels the header or idle timer.
+            case startHandler
+            /// Send `100 Continue` (RFC 9110 §10.1.1): the handler started reading a body the client holds back.
+            case sendContinue
+            /// Stop reading from the socket (back-pressure, or pipelined bytes waiting for the current response).
+            case pauseReading
+            /// Read from the socket again.
+            case resumeReading
+            /// Read and drop the rest of the request body; tell the body's reader, if any, that it is gone.
+            case discardRequestBody
+            /// The exchange is over and the connection stays: arm the idle timer, resume reading, parse what waits.
+            case prepareForNextRequest
+            /// Answer with this status and `Connection: close`, then close (lingering).
+            case writeErrorResponseAndClose(HTTPStatus)
+            /// Fail the request body's reader with the parse error at hand, and answer with this status and
+            /// `Connection: close` (the response had not started).
+            case failBodyAndWriteErrorResponseAndClose(HTTPStatus)
+            /// Flush what is queued, send end of stream, wait briefly for the peer's, then close.
+            case closeConnection
+            /// Close at once; fail the request body's reader and pending writes.
+            case abortConnection
+            /// The peer ended its side during the request body: fail the body's reader with the parser's error.
+            case failRequestBody
+        }
+
+        private(set) var state = State.idle
+        /// Set once shutdown starts: no exchange may keep the connection afterwards.
+        private(set) var isShuttingDown = false
+
+        /// Whether the socket should be read now, given every reason to pause.
+        var isReadingEnabled: Bool {
+            switch state {
+            case .idle, .readingHead, .closing: return true
+            case .active(let exchange):
+                if exchange.bodyConsumerBehind { return false }
+                // Once the request is complete, what arrives belongs to the next request: it waits.
+                return !exchange.requestComplete
+            case .closed: return false
+            }
+        }
+
+        /// Whether the shell should feed bytes to the parser now.
+        var isParsing: Bool {
+            switch state {
+            case .idle, .readingHead: return true
+            case .active(let exchange): return !exchange.requestComplete
+            case .closing, .closed: return false
+            }
+        }
+
+        // MARK: Reading
+
+        /// Bytes of a head arrived and no complete head was found yet.
+        mutating func partialHeadReceived() -> Action {
+            guard case .idle = state else { return .none }
+            state = .readingHead
+            return .scheduleHeaderTimer
+        }
+
+        /// A complete request head was parsed.
+        /// - Parameters:
+        ///   - keepAlive: Whether the request allows another one after it (RFC 9112 §9.3).
+        ///   - expectsContinue: Whether it carries `Expect: 100-continue` (HTTP/1.1 only).
+        mutating func requestHeadReceived(keepAlive: Bool, expectsContinue: Bool) -> Action {
+            switch state {
+            case .idle, .readingHead:
+                state = .active(Exchange(keepAlive: keepAlive && !isShuttingDown, expectsContinue: expectsContinue))
+                return .startHandler
+            case .active, .closing, .closed:
+                preconditionFailure("request head parsed in state \(state)")
+            }
+        }
+
+        /// The body's reader fell behind by more than it buffers.
+        mutating func bodyConsumerFellBehind() -> Action {
+            guard case .active(var exchange) = state, !exchange.bodyConsumerBehind else { return .none }
+            let wasReading = isReadingEnabled
+            exchange.bodyConsumerBehind = true
+            state = .active(exchange)
+            return wasReading ? .pauseReading : .none
+        }
+
+        /// The body's reader caught up.
+        mutating func bodyConsumerCaughtUp() -> Action {
+            guard case .active(var exchange) = state, exchange.bodyConsumerBehind else { return .none }
+            exchange.bodyConsumerBehind = false
+            state = .active(exchange)
+            return isReadingEnabled ? .resumeReading : .none
+        }
+
+        /// The request's body (and trailers) ended.
+        mutating func requestEndReceived() -> Action {
+            guard case .active(var exchange) = state else { preconditionFailure("request end in state \(state)") }
+            exchange.requestComplete = true
+            exchange.bodyConsumerBehind = false
+            state = .active(exchange)
+            if exchange.response == .ended { return finishExchange(exchange) }
+            return .pauseReading
+        }
+
+        /// The peer sent end of stream.
+        mutating func readEOF() -> Action {
+            switch state {
+            case .idle, .readingHead, .closing:
+                state = .closed
+                return .abortConnection
+            case .active(var exchange):
+                exchange.keepAlive = false
+                if exchange.requestComplete {
+                    // The peer may half-close after its request and still read the response (RFC 9112 §9.6).
+                    state = .active(exchange)
+                    return .none
+                }
+                if exchange.response == .ended {
+                    state = .closed
+                    return .abortConnection
+                }
+                state = .active(exchange)
+                return .failRequestBody
+            case .closed:
+                return .none
+            }
+        }
+
+        /// The parser refused the input; `status` is the answer the fault calls for.
+        mutating func parseErrorOccurred(status: HTTPStatus) -> Action {
+            switch state {
+            case .idle, .readingHead:
+                state = .closing
+                return .writeErrorResponseAndClose(status)
+            case .active(let exchange):
+                if exchange.response == .pending {
+                    state = .closing
+                    return .failBodyAndWriteErrorResponseAndClose(status)
+                }
+                // Part of a response is out: no error response can follow it on this connection.
+                state = .closed
+                return .abortConnection
+            case .closing, .closed:
+                return .none
+            }
+        }
+
+        // MARK: Timers
+
+        /// The idle timer fired.
+        mutating func idleTimeoutFired() -> Action {
+            guard case .idle = state else { return .none }
+            state = .closed
+            return .abortConnection
+        }
+
+        /// The header timer fired: the client took too long to send its head (slowloris).
+        mutating func headerTimeoutFired() -> Action {
+            guard case .readingHead = state else { return .none }
+            state = .closing
+            // RFC 9110 §15.5.9: 408 tells the client the server closes instead of waiting.
+            return .writeErrorResponseAndClose(HTTPStatus(code: 408))
+        }
+
+        /// The linger timer fired while closing: stop waiting for the peer's end of stream.
+        mutating func lingerTimeoutFired() -> Action {
+            guard case .closing = state else { return .none }
+            state = .closed
+            return .abortConnection
+        }
+
+        // MARK: Responding
+
+        /// The handler started reading the request body.
+        mutating func bodyReadStarted() -> Action {
+            guard case .active(var exchange) = state, exchange.expectsContinue, !exchange.continueSent,
+                exchange.response == .pending, !exchange.requestComplete
+            else { return .none }
+            exchange.continueSent = true
+            state = .active(exchange)
+            return .sendContinue
+        }
+
+        /// The response head is about to be written.
+        /// - Parameter allowsKeepAlive: False when the response itself rules out another request: it ends with the
+        ///   connection (no length, not chunked), or its head asks for `Connection: close`.
+        /// - Returns: Whether the connection stays open after this response; when false, the head must say
+        ///   `Connection: close`.
+        mutating func responseHeadSent(allowsKeepAlive: Bool) -> Bool {
+            guard case .active(var exchange) = state, exchange.response == .pending else {
+                preconditionFailure("response head sent in state \(state)")
+            }
+            exchange.response = .headSent
+            if !allowsKeepAlive || isShuttingDown { exchange.keepAlive = false }
+            if exchange.expectsContinue && !exchange.continueSent && !exchange.requestComplete {
+                // A final response before 100: the client may or may not send the body now (RFC 9110 §10.1.1),
+                // so the connection's framing is unknowable after this response.
+                exchange.keepAlive = false
+            }
+            state = .active(exchange)
+            return exchange.keepAlive
+        }
+
+        /// The response's last byte was queued.
+        mutating func responseEnded() -> Action {
+            guard case .active(var exchange) = state, exchange.response == .headSent else {
+                preconditionFailure("response ended in state \(state)")
+            }
+            exchange.response = .ended
+            if exchange.requestComplete { return finishExchange(exchange) }
+            if !exchange.keepAlive {
+                state = .closing
+                return .closeConnection
+            }
+            // Read and drop the rest rather than close: the client may still be sending it, and a close with
+            // unread bytes resets the connection, which can destroy the response before the client reads it.
+            exchange.discardingBody = true
+            exchange.bodyConsumerBehind = false
+            state = .active(exchange)
+            return .discardRequestBody
+        }
+
+        /// The handler failed after part of its response was written: the framing is broken.
+        mutating func responseAborted() -> Action {
+            guard state != .closed else { return .none }
+            state = .closed
+            return .abortConnection
+        }
+
+        // MARK: Lifecycle
+
+        /// The server is shutting down: idle connections close now, busy ones after their current response.
+        mutating func shutdownRequested() -> Action {
+            isShuttingDown = true
+            switch state {
+            case .idle:
+                state = .closed
+                return .abortConnection
+            case .active(var exchange):
+                exchange.keepAlive = false
+                state = .active(exchange)
+                return .none
+            case .readingHead, .closing, .closed:
+                // A head under way is answered, with `Connection: close`; the header timer bounds it.
+                return .none
+            }
+        }
+
+        /// The stream closed underneath (reset, write error, loop shutdown).
+        mutating func streamClosed() -> Action {
+            guard state != .closed else { return .none }
+            state = .closed
+            return .abortConnection
+        }
+
+        private mutating func finishExchange(_ exchange: Exchange) -> Action {
+            if exchange.keepAlive && !isShuttingDown {
+                state = .idle
+                return .prepareForNextRequest
+            }
+            state = .closing
+            return .closeConnection
+        }
+    }
+}

@@ -1,0 +1,399 @@
+/// One accepted connection of an `HTTPServer`: the shell that performs what its `StateMachine` decides.
+///
+/// It parses straight from the stream's read buffer, so a request costs no copy of its bytes; only bytes of a
+/// pipelined request that arrive while a response is under way are copied aside (`waiting`) until their turn.
+/// Lives on one loop; everything here runs on that loop's thread.
+final class HTTPServerConnection: ByteStreamDelegate {
+    let stream: any ByteStream
+    unowned let context: ServerLoopContext
+    var machine = StateMachine()
+    private var parser: HTTP1Parser
+    /// Bytes read while parsing is stopped (a pipelined request waiting for the current response).
+    private var waiting = ByteBuffer()
+    /// Guards against parsing re-entrantly: an exchange that ends inside the parse loop lets the loop go on.
+    private var isProcessing = false
+    /// The exchange under way.
+    var exchange: ExchangeContext?
+    private var lastExchangeID: UInt64 = 0
+    /// Writers waiting for the socket to drain (write back-pressure).
+    private var drainWaiters: [CheckedContinuation<Void, any Error>] = []
+    /// Where heads and small bodies are assembled; reused once the stream has let go of the previous response.
+    var scratch: [UInt8] = []
+    /// This connection as a token for writers and body hooks; cleared on close to break the cycle.
+    private(set) var bound: LoopBound<HTTPServerConnection>?
+    private var timer: ConnectionTimer
+    /// The error that closed the connection, if any, for writers that come later.
+    private var closeError: HTTPServerError?
+
+    /// Writers pause once this many bytes wait for the socket.
+    static let writeHighWatermark = 256 * 1024
+
+    /// What one exchange holds on the shell's side.
+    struct ExchangeContext {
+        let id: UInt64
+        let isHeadRequest: Bool
+        let requestVersion: HTTPVersion
+        /// The body's hand-over point, or nil once the body is done, abandoned or discarded.
+        var body: BodyChannel?
+        /// How the response's body is delimited, and how far it is.
+        var framing = ResponseFraming.notStarted
+        /// The handler's task, cancelled if the connection aborts.
+        var task: Task<Void, Never>?
+    }
+
+    /// How a response body is delimited on the wire.
+    enum ResponseFraming: Equatable {
+        /// No head yet.
+        case notStarted
+        /// No body may follow (HEAD, 204, 304); body writes are dropped.
+        case bodyless
+        /// `Content-Length`, with this many bytes still due.
+        case length(remaining: Int)
+        /// Chunked (RFC 9112 §7.1).
+        case chunked
+        /// Ends when the connection closes (an HTTP/1.0 client and no length).
+        case untilClose
+        /// The response is complete.
+        case ended
+    }
+
+    init(stream: any ByteStream, context: ServerLoopContext) {
+        self.stream = stream
+        self.context = context
+        self.parser = HTTP1Parser(kind: .request, configuration: context.configuration.parser)
+        self.timer = ConnectionTimer(loop: stream.eventLoop)
+        self.bound = LoopBound(self, loop: stream.eventLoop)
+        stream.delegate = self
+        timer.onLoopTimer = { [weak self] in self?.loopTimerFired() }
+        timer.arm(.idle, after: context.configuration.idleTimeout)
+    }
+
+    var eventLoop: EventLoop { stream.eventLoop }
+
+    // MARK: Reading
+
+    func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
+        switch machine.state {
+        case .closing, .closed:
+            // Lingering: read and drop until the peer closes.
+            buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+            return
+        case .idle, .readingHead, .active:
+            break
+        }
+        if !waiting.isEmpty || !machine.isParsing || isProcessing {
+            waiting.writeBuffer(buffer)
+            buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+            processWaiting()
+            return
+        }
+        process(&buffer)
+        if buffer.readableBytes > 0 && !machine.isParsing && machine.isOpen {
+            waiting.writeBuffer(buffer)
+            buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+        }
+    }
+
+    private func processWaiting() {
+        guard !isProcessing, !waiting.isEmpty, machine.isParsing else { return }
+        process(&waiting)
+        if waiting.isEmpty { waiting.releaseStorage() }
+    }
+
+    /// Parses and handles events until the bytes run out or parsing must stop.
+    private func process(_ buffer: inout ByteBuffer) {
+        isProcessing = true
+        defer { isProcessing = false }
+        while machine.isParsing {
+            let step: HTTP1ParseStep
+            do {
+                step = try buffer.withReadableSpan { (span) throws(HTTP1ParseError) -> HTTP1ParseStep in
+                    try parser.parse(span)
+                }
+            } catch {
+                buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+                parseFailed(error)
+                return
+            }
+            guard let event = step.event else {
+                buffer.moveReaderIndex(forwardBy: step.consumed)
+                if buffer.readableBytes > 0 { perform(machine.partialHeadReceived()) }
+                return
+            }
+            switch event {
+            case .requestHead(let head):
+                buffer.moveReaderIndex(forwardBy: step.consumed)
+                requestHeadReceived(head)
+            case .body(let range):
+                let chunk = buffer.slice(at: range.lowerBound, length: range.count)
+                buffer.moveReaderIndex(forwardBy: step.consumed)
+                bodyReceived(chunk)
+            case .end:
+                buffer.moveReaderIndex(forwardBy: step.consumed)
+                // The server does not switch protocols: an Upgrade or CONNECT request is answered like any other
+                // and the connection stays HTTP/1.1 (RFC 9110 §7.8 lets a server ignore Upgrade).
+                if parser.isAwaitingUpgradeDecision { parser.declineUpgrade() }
+                exchange?.body?.finish()
+                exchange?.body = nil
+                perform(machine.requestEndReceived())
+            case .upgraded, .responseHead:
+                preconditionFailure("a declining request parser produced \(event)")
+            }
+        }
+    }
+
+    private func requestHeadReceived(_ head: HTTPRequestHead) {
+        let expectsContinue = head.version >= .http1_1
+            && head.headers.containsToken("100-continue", inFieldsNamed: "expect")
+        let action = machine.requestHeadReceived(keepAlive: head.isKeepAlive, expectsContinue: expectsContinue)
+        precondition(action == .startHandler, "unexpected \(action) for a request head")
+        timer.disarm()
+        lastExchangeID &+= 1
+        let id = lastExchangeID
+        exchange = ExchangeContext(id: id, isHeadRequest: head.method == .head, requestVersion: head.version)
+        if let response = context.handler.immediateResponse(to: head) {
+            do {
+                _ = try writeResponsePart(.whole(response.head, response.body), exchangeID: id)
+            } catch {
+                respondWithInternalError(exchangeID: id)
+            }
+            return
+        }
+        startHandler(head, exchangeID: id, expectsContinue: expectsContinue)
+    }
+
+    private func startHandler(_ head: HTTPRequestHead, exchangeID id: UInt64, expectsContinue: Bool) {
+        guard let bound else { return }
+        let channel = BodyChannel()
+        exchange?.body = channel
+        let loop = eventLoop
+        channel.setProducerHooks(
+            onDemand: { loop.execute { bound.value.bodyDemanded(exchangeID: id) } },
+            onCancel: { loop.execute { bound.value.bodyAbandoned(exchangeID: id) } })
+        if expectsContinue {
+            channel.setFirstReadHook { loop.execute { bound.value.bodyReadStarted(exchangeID: id) } }
+        }
+        let request = HTTPServerRequest(
+            head: head, body: HTTPBody(channel: channel),
+            remoteAddress: stream.remoteAddress, localAddress: stream.localAddress)
+        let writer = HTTPResponseWriter(connection: bound, exchangeID: id)
+        let handler = context.handler
+        context.handlerStarted()
+        exchange?.task = Task(executorPreference: loop) {
+            var failure: (any Error)?
+            do {
+                try await handler.handle(request, response: writer)
+            } catch {
+                failure = error
+            }
+            writer.handlerFinished(error: failure)
+        }
+    }
+
+    private func bodyReceived(_ chunk: ByteBuffer) {
+        guard let channel = exchange?.body else { return }  // discarding
+        if !channel.yield(chunk) { perform(machine.bodyConsumerFellBehind()) }
+    }
+
+    private func parseFailed(_ error: HTTP1ParseError) {
+        let action = machine.parseErrorOccurred(status: Self.status(for: error))
+        if case .failBodyAndWriteErrorResponseAndClose = action { exchange?.body?.fail(error) }
+        perform(action)
+    }
+
+    /// The status that answers a parse fault.
+    static func status(for error: HTTP1ParseError) -> HTTPStatus {
+        switch error.kind {
+        case .requestLineTooLong: return .uriTooLong
+        case .headerSectionTooLarge, .tooManyHeaders: return .requestHeaderFieldsTooLarge
+        case .bodyTooLarge: return .contentTooLarge
+        case .unsupportedTransferCoding: return .notImplemented
+        case .unsupportedVersion: return .httpVersionNotSupported
+        default: return .badRequest
+        }
+    }
+
+    func streamDidReachEnd(_ stream: any ByteStream) {
+        let action = machine.readEOF()
+        if action == .failRequestBody {
+            let error: any Error
+            do {
+                _ = try parser.finish()
+                error = HTTPServerError(.connectionClosed, detail: "the client closed during the request body")
+            } catch let parseError {
+                error = parseError
+            }
+            exchange?.body?.fail(error)
+            exchange?.body = nil
+        }
+        perform(action)
+    }
+
+    // MARK: Body hooks (from the handler's side, hopped onto the loop)
+
+    private func bodyDemanded(exchangeID id: UInt64) {
+        guard exchange?.id == id else { return }
+        perform(machine.bodyConsumerCaughtUp())
+    }
+
+    private func bodyAbandoned(exchangeID id: UInt64) {
+        guard exchange?.id == id, exchange?.body != nil else { return }
+        // The handler stopped reading: drop the rest of the body as it comes, keep the connection.
+        exchange?.body = nil
+        perform(machine.bodyConsumerCaughtUp())
+    }
+
+    private func bodyReadStarted(exchangeID id: UInt64) {
+        guard exchange?.id == id else { return }
+        perform(machine.bodyReadStarted())
+    }
+
+    // MARK: Actions
+
+    func perform(_ action: StateMachine.Action) {
+        switch action {
+        case .none, .startHandler:
+            break
+        case .scheduleHeaderTimer:
+            timer.arm(.header, after: context.configuration.headerReadTimeout)
+        case .sendContinue:
+            stream.write([Self.continueResponse])
+        case .pauseReading:
+            stream.setReadingEnabled(false)
+        case .resumeReading:
+            stream.setReadingEnabled(true)
+        case .discardRequestBody:
+            exchange?.body?.fail(HTTPServerError(.responseAlreadyEnded, detail: "the response ended before the body"))
+            exchange?.body = nil
+            stream.setReadingEnabled(machine.isReadingEnabled)
+        case .prepareForNextRequest:
+            exchange = nil
+            timer.arm(.idle, after: context.configuration.idleTimeout)
+            stream.setReadingEnabled(true)
+            processWaiting()
+        case .writeErrorResponseAndClose(let status), .failBodyAndWriteErrorResponseAndClose(let status):
+            endExchange(error: HTTPServerError(.connectionClosed, detail: "request refused with \(status)"))
+            writeErrorResponse(status)
+            closeLingering()
+        case .closeConnection:
+            endExchange(error: HTTPServerError(.connectionClosed, detail: "the connection closed after a response"))
+            closeLingering()
+        case .abortConnection:
+            stream.close(error: nil)
+        case .failRequestBody:
+            exchange?.body?.fail(HTTPServerError(.connectionClosed, detail: "the client closed during the body"))
+            exchange?.body = nil
+        }
+    }
+
+    private static let continueResponse = ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\n")
+
+    private func writeErrorResponse(_ status: HTTPStatus) {
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: "HTTP/1.1 \(status.code) \(status.defaultReasonPhrase)\r\n".utf8)
+        scratch.append(contentsOf: "Content-Length: 0\r\nConnection: close\r\n".utf8)
+        appendServerFields(to: &scratch, head: nil)
+        scratch.append(contentsOf: "\r\n".utf8)
+        stream.write([ByteBuffer(bytes: scratch)])
+    }
+
+    /// Appends `Date` and `Server` when configured and not already in `head`.
+    func appendServerFields(to buffer: inout [UInt8], head: HTTPResponseHead?) {
+        let configuration = context.configuration
+        if configuration.addsDateHeader && head?.headers.contains(name: "date") != true {
+            context.dateCache.appendLine(to: &buffer)
+        }
+        if let serverName = configuration.serverName, head?.headers.contains(name: "server") != true {
+            buffer.append(contentsOf: "Server: ".utf8)
+            buffer.append(contentsOf: serverName.utf8)
+            buffer.append(contentsOf: "\r\n".utf8)
+        }
+    }
+
+    /// Sends end of stream after what is queued and reads until the peer's, bounded by the linger timer.
+    private func closeLingering() {
+        guard stream.isOpen else { return }
+        stream.shutdownWrite()
+        stream.setReadingEnabled(true)
+        timer.arm(.linger, after: context.configuration.lingerTimeout)
+    }
+
+    /// Fails what the exchange holds: its body reader and its writers.
+    private func endExchange(error: HTTPServerError) {
+        exchange?.body?.fail(error)
+        exchange?.body = nil
+        if case .notStarted = exchange?.framing { exchange?.framing = .ended }
+        exchange = nil
+        failDrainWaiters(error)
+    }
+
+    private func loopTimerFired() {
+        guard let kind = timer.loopTimerFired() else { return }
+        switch kind {
+        case .idle: perform(machine.idleTimeoutFired())
+        case .header: perform(machine.headerTimeoutFired())
+        case .linger: perform(machine.lingerTimeoutFired())
+        }
+    }
+
+    // MARK: Writing back-pressure
+
+    func streamDidDrainWrites(_ stream: any ByteStream) {
+        let waiters = drainWaiters
+        drainWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Resumes `continuation` once the queued bytes are written, or fails it if the exchange is gone.
+    func waitForDrain(exchangeID id: UInt64, _ continuation: CheckedContinuation<Void, any Error>) {
+        guard exchange?.id == id || exchange == nil && stream.isOpen else {
+            continuation.resume(throwing: closeError ?? HTTPServerError(.connectionClosed))
+            return
+        }
+        if stream.pendingWriteBytes == 0 || !stream.isOpen {
+            continuation.resume()
+        } else {
+            drainWaiters.append(continuation)
+        }
+    }
+
+    private func failDrainWaiters(_ error: HTTPServerError) {
+        let waiters = drainWaiters
+        drainWaiters.removeAll()
+        for waiter in waiters { waiter.resume(throwing: error) }
+    }
+
+    // MARK: Lifecycle
+
+    /// The server is shutting down.
+    func shutdownRequested() {
+        perform(machine.shutdownRequested())
+    }
+
+    /// Closes at once (the shutdown deadline passed).
+    func abort() {
+        stream.close(error: nil)
+    }
+
+    func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
+        _ = machine.streamClosed()
+        let reason = HTTPServerError(.connectionClosed, detail: "the connection closed", underlying: error)
+        closeError = reason
+        exchange?.task?.cancel()
+        endExchange(error: reason)
+        timer.cancel()
+        waiting.releaseStorage()
+        bound = nil
+        context.connectionClosed(self)
+    }
+}
+
+extension HTTPServerConnection.StateMachine {
+    /// Whether the connection is neither closing nor closed.
+    var isOpen: Bool {
+        switch state {
+        case .idle, .readingHead, .active: return true
+        case .closing, .closed: return false
+        }
+    }
+}

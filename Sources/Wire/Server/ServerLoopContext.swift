@@ -1,0 +1,99 @@
+/// One loop's share of an `HTTPServer`: its listener, its connections, and what they share (handler, limits, the
+/// cached `Date` line). Lives on its loop.
+final class ServerLoopContext {
+    let loop: EventLoop
+    let handler: any HTTPHandler
+    let configuration: HTTPServerConfiguration
+    private let counter: ConnectionCounter
+    private var listener: SocketListener?
+    private var connections: [ObjectIdentifier: HTTPServerConnection] = [:]
+    private var runningHandlers = 0
+    private var isShuttingDown = false
+    private var drainWaiters: [() -> Void] = []
+    private var forceCloseTimer: TimerQueue<() -> Void>.ID?
+    var dateCache = HTTPDateCache()
+
+    init(loop: EventLoop, handler: any HTTPHandler, configuration: HTTPServerConfiguration, counter: ConnectionCounter) {
+        self.loop = loop
+        self.handler = handler
+        self.configuration = configuration
+        self.counter = counter
+    }
+
+    /// Starts listening on `address`; returns the bound address.
+    func listen(on address: SocketAddress, reusePort: Bool) throws(IOError) -> SocketAddress {
+        let listener = try SocketListener(
+            bindingTo: address, backlog: configuration.backlog, reusePort: reusePort, on: loop,
+            onAccept: { [weak self] socket in self?.accept(socket) })
+        self.listener = listener
+        return listener.localAddress
+    }
+
+    private func accept(_ socket: Socket) {
+        // Over the limit the connection is accepted and closed at once: the client sees a clean close instead of
+        // waiting in the backlog, and the listener is not left readable forever.
+        guard !isShuttingDown, counter.tryAcquire(limit: configuration.maxConnections) else {
+            try? socket.close()
+            return
+        }
+        do {
+            let stream = try SocketStream(socket: socket, on: loop)
+            let connection = HTTPServerConnection(stream: stream, context: self)
+            connections[ObjectIdentifier(connection)] = connection
+        } catch {
+            // Registration failed (out of memory for epoll): this connection only.
+            counter.release()
+            try? socket.close()
+        }
+    }
+
+    /// The number of connections open on this loop.
+    var connectionCount: Int { connections.count }
+
+    func connectionClosed(_ connection: HTTPServerConnection) {
+        guard connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+        counter.release()
+        checkDrained()
+    }
+
+    func handlerStarted() {
+        runningHandlers += 1
+    }
+
+    func handlerEnded() {
+        runningHandlers -= 1
+        checkDrained()
+    }
+
+    /// Stops accepting, closes idle connections, asks busy ones to close after their response, and closes what
+    /// remains at `deadline`.
+    func beginShutdown(deadline: Deadline) {
+        guard !isShuttingDown else { return }
+        isShuttingDown = true
+        listener?.close()
+        listener = nil
+        for connection in Array(connections.values) { connection.shutdownRequested() }
+        forceCloseTimer = loop.scheduleOnLoop(at: deadline) { [weak self] in self?.forceClose() }
+        checkDrained()
+    }
+
+    private func forceClose() {
+        forceCloseTimer = nil
+        for connection in Array(connections.values) { connection.abort() }
+    }
+
+    /// Calls `body` once no connection is open and no handler runs.
+    func whenDrained(_ body: @escaping () -> Void) {
+        drainWaiters.append(body)
+        checkDrained()
+    }
+
+    private func checkDrained() {
+        guard isShuttingDown, connections.isEmpty, runningHandlers == 0, !drainWaiters.isEmpty else { return }
+        if let forceCloseTimer { loop.cancelOnLoop(forceCloseTimer) }
+        forceCloseTimer = nil
+        let waiters = drainWaiters
+        drainWaiters.removeAll()
+        for waiter in waiters { waiter() }
+    }
+}

@@ -1,0 +1,259 @@
+import Wire
+
+/// A command-line mistake in `wire get` or `wire request`; the tool exits 2.
+struct FetchUsageError: Error, Equatable, Sendable {
+    /// What is wrong, for the line on standard error.
+    var message: String
+}
+
+/// The validated options of one `wire get` or `wire request` call, parsed curl's way: short and long spellings,
+/// `--name=value` and `-Xvalue` forms, bundled flags (`-sL`), repeatable `-H`, `-d` and `-o`, and `--` to end
+/// the options.
+///
+/// Parsing is pure (no file is read, nothing is checked on disk), so every rule is unit-testable; files named by
+/// `-d @file` and `--data-binary @file` are opened when the request is built.
+struct FetchOptions: Equatable, Sendable {
+    /// One piece of request data, in command-line order.
+    enum DataPart: Equatable, Sendable {
+        /// `-d text`: sent as given.
+        case text(String)
+        /// `-d @file`: the file's contents without CR and LF, as curl sends them.
+        case textFile(String)
+        /// `--data-binary text`: sent as given.
+        case binary(String)
+        /// `--data-binary @file`: the file's exact bytes, streamed from disk.
+        case binaryFile(String)
+    }
+
+    /// A limit on how often requests start.
+    struct Rate: Equatable, Sendable {
+        /// The time between two request starts.
+        var interval: Duration
+    }
+
+    /// The URLs, fetched in order.
+    var urls: [String] = []
+    /// The method given with `-X`; otherwise GET, or POST when there is data.
+    var method: HTTPMethod?
+    /// Header fields from `-H`, in order.
+    var headers: [(name: String, value: String)] = []
+    /// Request data from `-d` and `--data-binary`, in order.
+    var data: [DataPart] = []
+    /// Output files from `-o`, paired with the URLs in order; `-` is standard output.
+    var outputs: [String] = []
+    /// `-i`: write the response head before the body.
+    var includeHead = false
+    /// `-v`: the request and response heads and the timings on standard error.
+    var verbose = false
+    /// `--fail`: an HTTP status of 400 or more is a failure (exit 22) and its body is not written.
+    var failOnHTTPError = false
+    /// `--max-time`: the total time one transfer may take; nil for no limit.
+    var maxTime: Duration?
+    /// `--connect-timeout`: how long connecting may take; nil for the client's default.
+    var connectTimeout: Duration?
+    /// `-L`: follow redirects.
+    var followRedirects = false
+    /// `--max-redirs`: the most redirects followed with `-L`; nil for no limit (curl's `-1`).
+    var maxRedirects: Int? = 50
+    /// `--unix-socket`: send every request to this socket, whatever the URL's host.
+    var unixSocket: String?
+    /// `-s`: no progress bar.
+    var silent = false
+    /// `--rate`: the most request starts per unit of time.
+    var rate: Rate?
+    /// `--json-summary`: print one JSON object per URL on standard output instead of the body.
+    var jsonSummary = false
+
+    static func == (lhs: FetchOptions, rhs: FetchOptions) -> Bool {
+        lhs.urls == rhs.urls && lhs.method == rhs.method
+            && lhs.headers.map { [$0.name, $0.value] } == rhs.headers.map { [$0.name, $0.value] }
+            && lhs.data == rhs.data && lhs.outputs == rhs.outputs && lhs.includeHead == rhs.includeHead
+            && lhs.verbose == rhs.verbose && lhs.failOnHTTPError == rhs.failOnHTTPError && lhs.maxTime == rhs.maxTime
+            && lhs.connectTimeout == rhs.connectTimeout && lhs.followRedirects == rhs.followRedirects
+            && lhs.maxRedirects == rhs.maxRedirects && lhs.unixSocket == rhs.unixSocket && lhs.silent == rhs.silent
+            && lhs.rate == rhs.rate && lhs.jsonSummary == rhs.jsonSummary
+    }
+
+    /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
+    private mutating func setFlag(_ word: String) -> Bool {
+        switch word {
+        case "-i", "--include": includeHead = true
+        case "-v", "--verbose": verbose = true
+        case "-f", "--fail": failOnHTTPError = true
+        case "-L", "--location": followRedirects = true
+        case "-s", "--silent": silent = true
+        case "--json-summary": jsonSummary = true
+        default: return false
+        }
+        return true
+    }
+
+    /// Options that take a value, long spellings first; the short ones may have the value attached (`-XPOST`).
+    private static let valued: [String: String] = [
+        "-X": "--request", "-H": "--header", "-d": "--data", "-o": "--output",
+        "--request": "--request", "--header": "--header", "--data": "--data", "--data-binary": "--data-binary",
+        "--output": "--output", "--max-time": "--max-time", "-m": "--max-time", "--connect-timeout": "--connect-timeout",
+        "--max-redirs": "--max-redirs", "--unix-socket": "--unix-socket", "--rate": "--rate",
+    ]
+
+    /// Parses the words after the subcommand's name.
+    ///
+    /// - Parameters:
+    ///   - words: The command-line words.
+    ///   - allowsMethod: Whether `-X` is accepted (`wire request`) or refused (`wire get`).
+    ///   - requiresMethod: Whether `-X` must be given.
+    /// - Throws: `FetchUsageError` naming the mistake.
+    init(_ words: [String], allowsMethod: Bool, requiresMethod: Bool) throws(FetchUsageError) {
+        var index = 0
+        var optionsEnded = false
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if optionsEnded || !word.hasPrefix("-") || word == "-" {
+                guard word != "-" else { throw FetchUsageError(message: "'-' is not a URL") }
+                urls.append(word)
+                continue
+            }
+            if word == "--" {
+                optionsEnded = true
+                continue
+            }
+            if setFlag(word) { continue }
+            // --name=value
+            if word.hasPrefix("--"), let equals = word.firstIndex(of: "="),
+               let name = Self.valued[String(word[..<equals])] {
+                try apply(name, String(word[word.index(after: equals)...]), allowsMethod: allowsMethod)
+                continue
+            }
+            if let name = Self.valued[word] {
+                guard index < words.count else { throw FetchUsageError(message: "\(word) needs a value") }
+                try apply(name, words[index], allowsMethod: allowsMethod)
+                index += 1
+                continue
+            }
+            // A short option with its value attached (-XPOST, -HName:v), or bundled flags (-sLi, -so out).
+            if !word.hasPrefix("--"), word.count > 2 {
+                index = try applyBundle(word, words: words, next: index, allowsMethod: allowsMethod)
+                continue
+            }
+            throw FetchUsageError(message: "unknown option '\(word)'")
+        }
+        try validate(requiresMethod: requiresMethod)
+    }
+
+    /// Applies `-abc`: flags one by one, until a letter that takes a value, which takes the rest of the word or,
+    /// when the word ends there, the next word. Returns the index of the next unread word.
+    private mutating func applyBundle(_ word: String, words: [String], next: Int, allowsMethod: Bool) throws(FetchUsageError) -> Int {
+        var letters = Substring(word.dropFirst())
+        while let letter = letters.first {
+            letters = letters.dropFirst()
+            let short = "-\(letter)"
+            if setFlag(short) {
+                continue
+            } else if let name = Self.valued[short] {
+                if !letters.isEmpty {
+                    try apply(name, String(letters), allowsMethod: allowsMethod)
+                    return next
+                }
+                guard next < words.count else { throw FetchUsageError(message: "\(short) needs a value") }
+                try apply(name, words[next], allowsMethod: allowsMethod)
+                return next + 1
+            } else {
+                throw FetchUsageError(message: "unknown option '\(short)' in '\(word)'")
+            }
+        }
+        return next
+    }
+
+    /// Sets the option `name` (its long spelling) to `value`.
+    private mutating func apply(_ name: String, _ value: String, allowsMethod: Bool) throws(FetchUsageError) {
+        switch name {
+        case "--request":
+            guard allowsMethod else {
+                throw FetchUsageError(message: "wire get always uses GET (POST with -d); use wire request -X METHOD")
+            }
+            // A method is a token (RFC 9110 §9.1): printable ASCII without delimiters.
+            let delimiters = Set("\"(),/:;<=>?@[\\]{}".utf8)
+            guard !value.isEmpty, value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !delimiters.contains($0) }) else {
+                throw FetchUsageError(message: "invalid method '\(value)'")
+            }
+            method = HTTPMethod(value)
+        case "--header":
+            headers.append(try Self.header(value))
+        case "--data":
+            data.append(value.hasPrefix("@") ? .textFile(String(value.dropFirst())) : .text(value))
+        case "--data-binary":
+            data.append(value.hasPrefix("@") ? .binaryFile(String(value.dropFirst())) : .binary(value))
+        case "--output":
+            guard !value.isEmpty else { throw FetchUsageError(message: "-o needs a file name") }
+            outputs.append(value)
+        case "--max-time":
+            maxTime = try Self.seconds(value, option: name)
+        case "--connect-timeout":
+            connectTimeout = try Self.seconds(value, option: name)
+        case "--max-redirs":
+            guard let count = Int(value), count >= -1 else {
+                throw FetchUsageError(message: "--max-redirs needs a whole number (-1 for no limit), not '\(value)'")
+            }
+            maxRedirects = count == -1 ? nil : count
+        case "--unix-socket":
+            guard !value.isEmpty else { throw FetchUsageError(message: "--unix-socket needs a path") }
+            unixSocket = value
+        case "--rate":
+            rate = try Self.rate(value)
+        default:
+            preconditionFailure("option \(name) is in the table but not applied")
+        }
+    }
+
+    private func validate(requiresMethod: Bool) throws(FetchUsageError) {
+        guard !urls.isEmpty else { throw FetchUsageError(message: "no URL given") }
+        if requiresMethod && method == nil { throw FetchUsageError(message: "wire request needs -X METHOD") }
+        if outputs.count > urls.count {
+            throw FetchUsageError(message: "\(outputs.count) output files for \(urls.count) URLs; each -o pairs with one URL")
+        }
+        if jsonSummary && !outputs.isEmpty {
+            throw FetchUsageError(message: "--json-summary prints to standard output and cannot be combined with -o")
+        }
+        let streamsFile = data.contains { if case .binaryFile = $0 { true } else { false } }
+        if streamsFile && data.count > 1 {
+            throw FetchUsageError(message: "--data-binary @file is streamed from disk and cannot be combined with other data")
+        }
+    }
+
+    /// `Name: value`, with the optional whitespace around the value removed (RFC 9110 §5.5).
+    static func header(_ text: String) throws(FetchUsageError) -> (name: String, value: String) {
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
+            throw FetchUsageError(message: "a header is 'Name: value', not '\(text)'")
+        }
+        let name = String(text[..<colon])
+        let value = text[text.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
+        let trimmed = String(value.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        return (name, trimmed)
+    }
+
+    /// A non-negative number of seconds, fractions allowed; 0 means no limit, as in curl.
+    static func seconds(_ text: String, option: String) throws(FetchUsageError) -> Duration? {
+        guard let value = Double(text), value.isFinite, value >= 0 else {
+            throw FetchUsageError(message: "\(option) needs a number of seconds, not '\(text)'")
+        }
+        return value == 0 ? nil : .seconds(value)
+    }
+
+    /// `N/s`, `N/m`, `N/h` or `N/d`; a bare `N` is per hour, as in curl.
+    static func rate(_ text: String) throws(FetchUsageError) -> Rate {
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        let unit: Duration
+        switch parts.count == 2 ? parts[1] : "h" {
+        case "s": unit = .seconds(1)
+        case "m": unit = .seconds(60)
+        case "h": unit = .seconds(3600)
+        case "d": unit = .seconds(86_400)
+        default: throw FetchUsageError(message: "--rate is N/s, N/m, N/h or N/d, not '\(text)'")
+        }
+        guard let count = Int(parts[0]), count > 0 else {
+            throw FetchUsageError(message: "--rate needs a positive whole number of requests, not '\(text)'")
+        }
+        return Rate(interval: unit / count)
+    }
+}

@@ -1,0 +1,134 @@
+import Wire
+
+/// Runs the transfers of one `wire get` or `wire request` call: each URL in turn, over the keep-alive pool of one
+/// `HTTPClient` (so a second URL on the same origin reuses the first one's connection), paced by `--rate`.
+///
+/// A failed transfer prints one line on standard error and the next URL is still fetched; the exit status is that
+/// of the last failure, as in curl.
+struct Fetcher {
+    private let options: FetchOptions
+    private let standardError = OutputSink.standardError
+
+    /// A fetcher for validated options.
+    init(options: FetchOptions) { self.options = options }
+
+    /// Fetches every URL and returns the exit status.
+    func run() async -> Int32 {
+        let builder: RequestBuilder
+        do { builder = try RequestBuilder(options: options) } catch {
+            report(error)
+            return error.status
+        }
+        var configuration = HTTPClientConfiguration()
+        if let connectTimeout = options.connectTimeout { configuration.connectTimeout = connectTimeout }
+        // Without -L a redirect is an answer like any other, as in curl.
+        configuration.redirects = options.followRedirects ? .follow(max: options.maxRedirects ?? .max) : .disallow
+        let client: HTTPClient
+        do { client = try HTTPClient(configuration: configuration) } catch {
+            let failure = TransferFailure(status: ExitStatus.generic, message: "cannot start the client: \(error)")
+            report(failure)
+            return failure.status
+        }
+        var summary = options.jsonSummary ? JSONSummaryWriter(sink: .standardOutput) : nil
+        var pacer = RequestPacer(interval: options.rate?.interval)
+        var status = ExitStatus.success
+        for (index, url) in options.urls.enumerated() {
+            await pacer.waitForTurn()
+            let output = index < options.outputs.count ? options.outputs[index] : nil
+            do throws(TransferFailure) {
+                try await transfer(url, to: output, with: builder, client: client, summary: &summary)
+            } catch {
+                report(error)
+                status = error.status
+            }
+        }
+        await client.shutdown()
+        return status
+    }
+
+    /// The failure for an error out of a transfer, naming the `--max-time` limit when that is what ran out (the
+    /// client's own message rounds the deadline to whole seconds).
+    private func failure(_ error: any Error) -> TransferFailure {
+        if let clientError = error as? HTTPClientError, clientError.code == .deadlineExceeded, let maxTime = options.maxTime {
+            let seconds = JSONSummaryWriter.seconds(maxTime)
+            return TransferFailure(status: ExitStatus.timedOut, message: "operation timed out: the transfer took longer than --max-time \(seconds)s")
+        }
+        return TransferFailure(any: error)
+    }
+
+    /// Prints a failure's line on standard error.
+    private func report(_ failure: TransferFailure) {
+        try? standardError.write(failure.line + "\n")
+    }
+
+    /// One URL: the request, the head checks, then the body streamed to its destination.
+    private func transfer(_ url: String, to output: String?, with builder: RequestBuilder, client: HTTPClient,
+                          summary: inout JSONSummaryWriter?) async throws(TransferFailure) {
+        let response: HTTPClientResponse
+        do throws(TransferFailure) {
+            let plan = try builder.plan(for: url)
+            if options.verbose {
+                let sent = builder.sentHead(for: plan, userAgent: client.configuration.userAgent)
+                try? standardError.write(HeadText.verbose(sent, prefix: "> "))
+            }
+            do { response = try await client.execute(plan.request, timeout: options.maxTime) } catch {
+                throw failure(error)
+            }
+            if options.verbose {
+                try? standardError.write(HeadText.verboseConnection(response.metrics.snapshot)
+                                         + HeadText.verbose(HeadText.lines(of: response.head), prefix: "< "))
+            }
+            if options.failOnHTTPError && response.status.code >= 400 {
+                // A small error body is read so the connection can serve the next URL; a large one is dropped.
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                throw TransferFailure(status: ExitStatus.httpError,
+                                      message: "the requested URL returned error: \(response.status.code) \(response.head.reasonPhrase)")
+            }
+        } catch {
+            try? summary?.failed(error)
+            throw error
+        }
+
+        if summary != nil {
+            try await streamSummary(response, into: &summary!)
+        } else {
+            try await streamBody(response, to: output)
+        }
+        if options.verbose {
+            try? standardError.write(HeadText.verboseTimings(response.metrics.snapshot))
+        }
+    }
+
+    /// Writes the body (after the head with `-i`) to the file or standard output, with a progress bar when wanted.
+    private func streamBody(_ response: HTTPClientResponse, to output: String?) async throws(TransferFailure) {
+        // Opened only now, so a transfer that fails before its response (or with --fail) leaves no file behind.
+        let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
+        if options.includeHead { try sink.write(HeadText.raw(response.head)) }
+        let total = response.headers.first(name: "content-length").flatMap { Int($0) }
+        let wantsBar = ProgressBar.isWanted(total: total, toFile: output != nil && output != "-", silent: options.silent,
+                                            stderrIsTerminal: standardError.isTerminal)
+        var progress = wantsBar ? ProgressBar(total: total, sink: standardError) : nil
+        defer { progress?.finish() }
+        do {
+            for try await chunk in response.body {
+                try sink.write(chunk)
+                progress?.advance(by: chunk.readableBytes)
+            }
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    /// Writes the body as the summary's base64 and closes the summary object, with the failure if the body failed.
+    private func streamSummary(_ response: HTTPClientResponse, into summary: inout JSONSummaryWriter) async throws(TransferFailure) {
+        try summary.begin(response.head)
+        var bodyFailure: TransferFailure?
+        do {
+            for try await chunk in response.body { try summary.body(chunk) }
+        } catch {
+            bodyFailure = failure(error)
+        }
+        try summary.end(response.metrics.snapshot, failure: bodyFailure)
+        if let bodyFailure { throw bodyFailure }
+    }
+}

@@ -1,0 +1,81 @@
+import Glibc
+import Wire
+
+/// Where a transfer's bytes go: standard output, standard error, or a file opened for one transfer.
+///
+/// Each write goes straight to the descriptor with `write(2)`, in the chunk it came in: no buffer in between, so a
+/// body of any size streams through in flat memory and a reader of standard output sees bytes as they arrive.
+final class OutputSink {
+    /// Standard output, for bodies and `--json-summary`.
+    static var standardOutput: OutputSink { OutputSink(descriptor: STDOUT_FILENO, path: "standard output", owned: false) }
+    /// Standard error, for `-v`, the progress bar and failure lines.
+    static var standardError: OutputSink { OutputSink(descriptor: STDERR_FILENO, path: "standard error", owned: false) }
+
+    /// The descriptor written to.
+    let descriptor: CInt
+    /// What the sink is, for messages.
+    let path: String
+    private let owned: Bool
+
+    private init(descriptor: CInt, path: String, owned: Bool) {
+        self.descriptor = descriptor
+        self.path = path
+        self.owned = owned
+    }
+
+    /// Creates or truncates the file at `path` (`-` is standard output).
+    ///
+    /// - Throws: `TransferFailure` with curl's write-error status (23), naming the system error.
+    static func file(_ path: String) throws(TransferFailure) -> OutputSink {
+        if path == "-" { return .standardOutput }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw TransferFailure(status: ExitStatus.writeError, message: "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        return OutputSink(descriptor: descriptor, path: path, owned: true)
+    }
+
+    deinit {
+        if owned { close(descriptor) }
+    }
+
+    /// Whether the descriptor is a terminal.
+    var isTerminal: Bool { isatty(descriptor) == 1 }
+
+    /// Writes the buffer's readable bytes.
+    ///
+    /// - Throws: `TransferFailure` with status 23 (a full disk, a closed pipe).
+    func write(_ buffer: ByteBuffer) throws(TransferFailure) {
+        try buffer.withReadableSpan { span throws(TransferFailure) in
+            try span.withUnsafeBufferPointer { bytes throws(TransferFailure) in try write(bytes) }
+        }
+    }
+
+    /// Writes `bytes`.
+    ///
+    /// - Throws: `TransferFailure` with status 23.
+    func write(_ bytes: [UInt8]) throws(TransferFailure) {
+        try bytes.withUnsafeBufferPointer { bytes throws(TransferFailure) in try write(bytes) }
+    }
+
+    /// Writes a string's UTF-8 bytes.
+    ///
+    /// - Throws: `TransferFailure` with status 23.
+    func write(_ text: String) throws(TransferFailure) {
+        try write(Array(text.utf8))
+    }
+
+    private func write(_ bytes: UnsafeBufferPointer<UInt8>) throws(TransferFailure) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                // The tool ignores SIGPIPE, so a reader that went away shows up here as EPIPE, as in curl.
+                throw TransferFailure(status: ExitStatus.writeError,
+                                      message: "failure writing to \(path): \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+    }
+}

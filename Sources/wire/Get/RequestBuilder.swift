@@ -1,0 +1,171 @@
+import Foundation
+import Glibc
+import Wire
+
+/// Turns the options into one `HTTPClientRequest` per URL: the method curl would pick, the header fields, the body
+/// (read once, shared by every URL), and the `--unix-socket` rewrite.
+struct RequestBuilder: Sendable {
+    /// The request body, prepared once for every URL.
+    enum Body: Sendable {
+        /// No body.
+        case none
+        /// Bytes in memory (`-d`, `--data-binary text`).
+        case bytes(ByteBuffer)
+        /// A file streamed from disk as the socket takes it (`--data-binary @file`), with its size.
+        case file(path: String, size: Int)
+    }
+
+    /// One request, ready to execute.
+    struct Plan: Sendable {
+        /// What the client is given.
+        var request: HTTPClientRequest
+        /// The URL as the user meant it (before a `--unix-socket` rewrite), for messages.
+        var displayURL: HTTPURL
+    }
+
+    let options: FetchOptions
+    let body: Body
+    let method: HTTPMethod
+
+    /// Reads the data options once.
+    ///
+    /// - Throws: `TransferFailure` with curl's read-error status (26) when a data file cannot be read.
+    init(options: FetchOptions) throws(TransferFailure) {
+        self.options = options
+        body = try Self.prepareBody(options.data)
+        if let explicit = options.method {
+            method = explicit
+        } else if case .none = body {
+            method = .get
+        } else {
+            method = .post
+        }
+    }
+
+    /// The request for `text`, one URL from the command line.
+    ///
+    /// - Throws: `TransferFailure` with status 3 when the URL is malformed.
+    func plan(for text: String) throws(TransferFailure) -> Plan {
+        // curl's habit: a URL without a scheme is http.
+        let absolute = HTTPURL.hasScheme(text) ? text : "http://" + text
+        let url: HTTPURL
+        do { url = try HTTPURL(absolute) } catch { throw TransferFailure(error) }
+        var headers = HTTPHeaders()
+        var target = absolute
+        if let socket = options.unixSocket {
+            guard !url.isTLS else {
+                throw TransferFailure(status: ExitStatus.malformedURL, message: "https over --unix-socket is not supported: \(text)")
+            }
+            target = "http+unix://\(Self.percentEncoded(Self.absoluteSocketPath(socket)))\(url.target)"
+            // The socket replaces the connection, not the request: the server still sees the URL's Host.
+            if !options.headers.contains(where: { $0.name.lowercased() == "host" }) {
+                headers.add(name: "Host", value: url.hostHeader)
+            }
+        }
+        for field in options.headers { headers.add(name: field.name, value: field.value) }
+        if !options.data.isEmpty, !headers.contains(name: "content-type") {
+            // curl labels data from -d and --data-binary alike as a form unless told otherwise.
+            headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        }
+        let requestBody: HTTPClientRequest.Body? = switch body {
+        case .none: nil
+        case .bytes(let bytes): .bytes(bytes)
+        case .file(let path, _): .file(path: path)
+        }
+        return Plan(request: HTTPClientRequest(url: target, method: method, headers: headers, body: requestBody), displayURL: url)
+    }
+
+    /// The request head as the client will send it, for `-v`: the client adds `Host` and `User-Agent` when absent
+    /// and the body's framing field.
+    func sentHead(for plan: Plan, userAgent: String?) -> [String] {
+        var lines = ["\(plan.request.method) \(plan.displayURL.target) HTTP/1.1"]
+        let fields = plan.request.headers
+        if !fields.contains(name: "host") { lines.append("Host: \(plan.displayURL.hostHeader)") }
+        if let userAgent, !fields.contains(name: "user-agent") { lines.append("User-Agent: \(userAgent)") }
+        for field in fields where !["content-length", "transfer-encoding"].contains(field.name.lowercased()) {
+            lines.append("\(field.name): \(field.value)")
+        }
+        switch body {
+        case .none where [.post, .put, .patch].contains(method): lines.append("Content-Length: 0")
+        case .none: break
+        case .bytes(let bytes): lines.append("Content-Length: \(bytes.readableBytes)")
+        case .file(_, let size): lines.append("Content-Length: \(size)")
+        }
+        return lines
+    }
+
+    // MARK: Body
+
+    private static func prepareBody(_ parts: [FetchOptions.DataPart]) throws(TransferFailure) -> Body {
+        guard !parts.isEmpty else { return .none }
+        if parts.count == 1, case .binaryFile(let path) = parts[0] {
+            // Checked now so a missing file fails before any connection, with curl's read-error status.
+            var status = stat()
+            guard stat(path, &status) == 0 else {
+                throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            guard status.st_mode & S_IFMT == S_IFREG, access(path, R_OK) == 0 else {
+                throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): not a readable regular file")
+            }
+            return .file(path: path, size: Int(status.st_size))
+        }
+        // curl joins several -d values with '&'.
+        var joined = ByteBuffer()
+        for (position, part) in parts.enumerated() {
+            if position > 0 { joined.writeInteger(UInt8(ascii: "&")) }
+            switch part {
+            case .text(let text), .binary(let text):
+                joined.writeString(text)
+            case .textFile(let path):
+                // -d @file drops carriage returns and newlines, as curl does.
+                joined.writeBytes(try contents(of: path).filter { $0 != 0x0A && $0 != 0x0D })
+            case .binaryFile(let path):
+                joined.writeBytes(try contents(of: path))
+            }
+        }
+        return .bytes(joined)
+    }
+
+    private static func contents(of path: String) throws(TransferFailure) -> Data {
+        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { try? handle.close() }
+        return handle.readDataToEndOfFile()
+    }
+
+    // MARK: Unix sockets
+
+    /// `HTTPURL` wants a socket path that starts with `/` or `.`; a bare relative name is made absolute.
+    static func absoluteSocketPath(_ path: String) -> String {
+        if path.hasPrefix("/") || path.hasPrefix(".") { return path }
+        return FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    /// Percent-encodes every byte but RFC 3986's unreserved ones, so the path fits in a URL's host part.
+    static func percentEncoded(_ path: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(path.utf8.count * 3)
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.append(byte)
+            default:
+                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
+}
+
+extension HTTPURL {
+    /// Whether `text` starts with `scheme://`.
+    static func hasScheme(_ text: String) -> Bool {
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else { return false }
+        return text[colon...].hasPrefix("://")
+            && text[..<colon].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+    }
+}

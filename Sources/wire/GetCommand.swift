@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import Glibc
+
+/// `wire get`: fetches URLs with GET (POST with `-d`), the way curl does.
+///
+/// ```
+/// wire get http://localhost:8080/ -o index.html
+/// wire get -sL --max-time 5 http://localhost:8080/a http://localhost:8080/b --json-summary
+/// ```
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Fetch URLs with GET (POST with -d), curl-style.",
+        usage: "wire get [options] URL...",
+        discussion: FetchHelp.text
+    )
+
+    /// Every word after `get`, parsed by `FetchOptions`, so that a usage error exits 2 (as in curl) rather than with
+    /// the argument parser's 64, and curl's spellings (`-XPOST`, `-sL`, repeated `-o`) work as they do there.
+    @Argument(parsing: .allUnrecognized, help: .hidden)
+    var words: [String] = []
+
+    func run() async throws {
+        try await FetchHelp.run(words, command: "get", allowsMethod: false)
+    }
+}
+
+/// `wire request`: sends requests with any method (`-X`), the way curl does.
+///
+/// ```
+/// wire request -X DELETE http://localhost:8080/items/7
+/// wire request -X PUT --data-binary @disk.img http://localhost:8080/upload
+/// ```
+struct RequestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "request",
+        abstract: "Send requests with any method (-X METHOD), curl-style.",
+        usage: "wire request -X METHOD [options] URL...",
+        discussion: FetchHelp.text
+    )
+
+    /// Every word after `request`, parsed by `FetchOptions` (see `GetCommand.words`).
+    @Argument(parsing: .allUnrecognized, help: .hidden)
+    var words: [String] = []
+
+    func run() async throws {
+        try await FetchHelp.run(words, command: "request", allowsMethod: true)
+    }
+}
+
+/// What `wire get` and `wire request` share: the option list and the run that parses words and fetches.
+enum FetchHelp {
+    /// The options and exit statuses, for `--help`.
+    static let text = """
+        Options:
+          -X, --request METHOD      The method (wire request only; required there).
+          -H, --header 'Name: value'
+                                    Add a header field (repeatable).
+          -d, --data DATA|@FILE     Send DATA (a file without its line ends with @FILE; @- reads standard input); \
+        POST unless -X; several are joined with '&'.
+              --data-binary DATA|@FILE
+                                    Send DATA, or FILE's exact bytes streamed from disk.
+          -o, --output FILE         Write the body to FILE (repeatable: each -o pairs with one URL, in order; - is \
+        standard output).
+          -i, --include             Write the response head before the body.
+          -v, --verbose             Show the request and response heads and the timings on standard error.
+          -f, --fail                An HTTP status of 400 or more exits 22 and writes no body.
+          -m, --max-time SECONDS    Limit each transfer's total time (fractions allowed).
+              --connect-timeout SECONDS
+                                    Limit the time to connect.
+          -L, --location            Follow redirects.
+              --max-redirs N        Follow at most N redirects (default 50; -1 for no limit).
+              --unix-socket PATH    Connect to this Unix socket, whatever the URL's host.
+          -s, --silent              No progress bar.
+              --rate N/s|N/m|N/h|N/d
+                                    Start at most N requests per second, minute, hour or day.
+              --json-summary        Print one JSON object per URL on standard output instead of the body.
+
+        Several URLs are fetched in turn over one keep-alive connection pool.
+
+        Exit status, as curl's: 0 success, 2 usage, 3 malformed URL, 6 unknown host, 7 could not connect, \
+        8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 26 read error, \
+        28 timeout, 47 too many redirects, 52 empty reply, 55 send error, 56 receive error. With several URLs, the \
+        status of the last failure.
+        """
+
+    /// Parses `words` and runs the transfers; throws the exit status when it is not 0.
+    static func run(_ words: [String], command: String, allowsMethod: Bool) async throws {
+        let options: FetchOptions
+        do {
+            options = try FetchOptions(words, allowsMethod: allowsMethod, requiresMethod: allowsMethod)
+        } catch {
+            let usage = command == "get" ? "wire get [options] URL..." : "wire request -X METHOD [options] URL..."
+            FileHandle.standardError.write(Data("wire \(command): \(error.message)\nusage: \(usage)\n".utf8))
+            throw ExitCode(ExitStatus.usage)
+        }
+        // A reader that goes away (`wire get … | head`) must give EPIPE, reported as a write error (23), not kill
+        // the process silently.
+        signal(SIGPIPE, SIG_IGN)
+        let status = await Fetcher(options: options).run()
+        if status != ExitStatus.success { throw ExitCode(status) }
+    }
+}

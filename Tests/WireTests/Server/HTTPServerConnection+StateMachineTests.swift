@@ -1,0 +1,186 @@
+import Testing
+@testable import Wire
+
+/// Event → action tables for the server connection's state machine; no sockets, no clock.
+struct HTTPServerConnectionStateMachineTests {
+    typealias Machine = HTTPServerConnection.StateMachine
+
+    /// A machine with a request under way.
+    private func active(keepAlive: Bool = true, expectsContinue: Bool = false) -> Machine {
+        var machine = Machine()
+        #expect(machine.requestHeadReceived(keepAlive: keepAlive, expectsContinue: expectsContinue) == .startHandler)
+        return machine
+    }
+
+    @Test func keepAliveExchangeReturnsToIdle() {
+        var machine = active()
+        #expect(machine.requestEndReceived() == .pauseReading)
+        #expect(!machine.isReadingEnabled)
+        #expect(!machine.isParsing)
+        #expect(machine.responseHeadSent(allowsKeepAlive: true) == true)
+        #expect(machine.responseEnded() == .prepareForNextRequest)
+        #expect(machine.state == .idle)
+        #expect(machine.isParsing)
+    }
+
+    @Test func responseBeforeRequestEndWaitsForTheEnd() {
+        var machine = active()
+        #expect(machine.responseHeadSent(allowsKeepAlive: true) == true)
+        #expect(machine.responseEnded() == .discardRequestBody)
+        #expect(machine.isParsing)
+        #expect(machine.requestEndReceived() == .prepareForNextRequest)
+    }
+
+    @Test func connectionCloseRequestClosesAfterResponse() {
+        var machine = active(keepAlive: false)
+        #expect(machine.requestEndReceived() == .pauseReading)
+        #expect(machine.responseHeadSent(allowsKeepAlive: true) == false)
+        #expect(machine.responseEnded() == .closeConnection)
+        #expect(machine.state == .closing)
+    }
+
+    @Test func unframedResponseCannotKeepTheConnection() {
+        var machine = active()
+        _ = machine.requestEndReceived()
+        #expect(machine.responseHeadSent(allowsKeepAlive: false) == false)
+        #expect(machine.responseEnded() == .closeConnection)
+    }
+
+    @Test func partialHeadArmsTheHeaderTimerOnce() {
+        var machine = Machine()
+        #expect(machine.partialHeadReceived() == .scheduleHeaderTimer)
+        #expect(machine.partialHeadReceived() == .none)
+        #expect(machine.state == .readingHead)
+        #expect(machine.idleTimeoutFired() == .none)
+        #expect(machine.headerTimeoutFired() == .writeErrorResponseAndClose(HTTPStatus(code: 408)))
+        #expect(machine.state == .closing)
+        #expect(machine.lingerTimeoutFired() == .abortConnection)
+        #expect(machine.state == .closed)
+    }
+
+    @Test func headerTimeoutIsStaleOnceTheHeadArrived() {
+        var machine = Machine()
+        _ = machine.partialHeadReceived()
+        #expect(machine.requestHeadReceived(keepAlive: true, expectsContinue: false) == .startHandler)
+        #expect(machine.headerTimeoutFired() == .none)
+    }
+
+    @Test func idleTimeoutClosesAnIdleConnectionOnly() {
+        var idle = Machine()
+        #expect(idle.idleTimeoutFired() == .abortConnection)
+        var busy = active()
+        #expect(busy.idleTimeoutFired() == .none)
+    }
+
+    @Test(arguments: [
+        (HTTP1ParseError.Kind.requestLineTooLong, 414),
+        (.headerSectionTooLarge, 431),
+        (.tooManyHeaders, 431),
+        (.bodyTooLarge, 413),
+        (.unsupportedTransferCoding, 501),
+        (.unsupportedVersion, 505),
+        (.invalidMethod, 400),
+        (.bareLF, 400),
+        (.transferEncodingWithContentLength, 400),
+    ])
+    func parseErrorStatus(kind: HTTP1ParseError.Kind, code: Int) {
+        #expect(HTTPServerConnection.status(for: HTTP1ParseError(kind, at: 0)).code == code)
+    }
+
+    @Test func parseErrorBeforeResponseAnswersAndCloses() {
+        var idle = Machine()
+        #expect(idle.parseErrorOccurred(status: .badRequest) == .writeErrorResponseAndClose(.badRequest))
+        var reading = active()
+        #expect(reading.parseErrorOccurred(status: .contentTooLarge)
+            == .failBodyAndWriteErrorResponseAndClose(.contentTooLarge))
+        #expect(reading.state == .closing)
+    }
+
+    @Test func parseErrorAfterResponseStartedAborts() {
+        var machine = active()
+        _ = machine.responseHeadSent(allowsKeepAlive: true)
+        #expect(machine.parseErrorOccurred(status: .badRequest) == .abortConnection)
+        #expect(machine.state == .closed)
+    }
+
+    @Test func continueIsSentOnceWhenTheBodyIsRead() {
+        var machine = active(expectsContinue: true)
+        #expect(machine.bodyReadStarted() == .sendContinue)
+        #expect(machine.bodyReadStarted() == .none)
+        var plain = active()
+        #expect(plain.bodyReadStarted() == .none)
+    }
+
+    @Test func finalResponseBeforeContinueClosesTheConnection() {
+        var machine = active(expectsContinue: true)
+        #expect(machine.responseHeadSent(allowsKeepAlive: true) == false)
+        #expect(machine.bodyReadStarted() == .none)
+        #expect(machine.responseEnded() == .closeConnection)
+    }
+
+    @Test func backPressurePausesAndResumes() {
+        var machine = active()
+        #expect(machine.bodyConsumerFellBehind() == .pauseReading)
+        #expect(machine.bodyConsumerFellBehind() == .none)
+        #expect(!machine.isReadingEnabled)
+        #expect(machine.bodyConsumerCaughtUp() == .resumeReading)
+        #expect(machine.isReadingEnabled)
+    }
+
+    @Test func readEOFDuringBodyFailsItAndClosesAfterTheResponse() {
+        var machine = active()
+        #expect(machine.readEOF() == .failRequestBody)
+        // The body failed and no end will come: the response still goes out, then the connection closes.
+        #expect(machine.responseHeadSent(allowsKeepAlive: true) == false)
+        #expect(machine.responseEnded() == .closeConnection)
+    }
+
+    @Test func readEOFAfterCompleteRequestLetsTheResponseFinish() {
+        var machine = active()
+        _ = machine.requestEndReceived()
+        #expect(machine.readEOF() == .none)
+        #expect(machine.responseHeadSent(allowsKeepAlive: true) == false)
+        #expect(machine.responseEnded() == .closeConnection)
+    }
+
+    @Test func readEOFWhileIdleOrClosingCloses() {
+        var idle = Machine()
+        #expect(idle.readEOF() == .abortConnection)
+        var closing = Machine()
+        _ = closing.parseErrorOccurred(status: .badRequest)
+        #expect(closing.readEOF() == .abortConnection)
+    }
+
+    @Test func shutdownClosesIdleAndDrainsBusy() {
+        var idle = Machine()
+        #expect(idle.shutdownRequested() == .abortConnection)
+        var busy = active()
+        #expect(busy.shutdownRequested() == .none)
+        _ = busy.requestEndReceived()
+        #expect(busy.responseHeadSent(allowsKeepAlive: true) == false)
+        #expect(busy.responseEnded() == .closeConnection)
+    }
+
+    @Test func requestAfterShutdownIsNotKeptAlive() {
+        var machine = Machine()
+        _ = machine.partialHeadReceived()
+        #expect(machine.shutdownRequested() == .none)
+        _ = machine.requestHeadReceived(keepAlive: true, expectsContinue: false)
+        _ = machine.requestEndReceived()
+        #expect(machine.responseHeadSent(allowsKeepAlive: true) == false)
+    }
+
+    @Test func abortedResponseCloses() {
+        var machine = active()
+        _ = machine.responseHeadSent(allowsKeepAlive: true)
+        #expect(machine.responseAborted() == .abortConnection)
+        #expect(machine.responseAborted() == .none)
+        #expect(machine.streamClosed() == .none)
+    }
+
+    @Test func imfFixdate() {
+        #expect(HTTPDate.imfFixdate(unixSeconds: 784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.imfFixdate(unixSeconds: 0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.imfFixdate(unixSeconds: 951_782_400) == "Tue, 29 Feb 2000 00:00:00 GMT")
+    }
+}
