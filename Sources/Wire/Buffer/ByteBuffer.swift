@@ -9,8 +9,8 @@
 /// It is a value type with copy-on-write storage: `slice` and plain copies share bytes until one
 /// of them is written, so handing a body chunk to user code copies nothing.
 public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
-    // The storage array is kept fully initialized (count == capacity) so the socket layer can
-    // read(2) straight into its tail; growth zero-fills once, never per byte.
+    // The storage array's count is its capacity, so the socket layer can read(2) straight into
+    // its tail. Bytes past `writerIndex` are unspecified (never zero-filled) and never read.
     private var storage: [UInt8]
     /// The position of the first readable byte.
     public private(set) var readerIndex: Int
@@ -26,7 +26,8 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
 
     /// An empty buffer with room for `capacity` bytes.
     public init(capacity: Int) {
-        storage = Array(repeating: 0, count: capacity)
+        // Uninitialized for the same reason as in `reserveWritableBytes`.
+        storage = [UInt8](unsafeUninitializedCapacity: capacity) { _, initialized in initialized = capacity }
         readerIndex = 0
         writerIndex = 0
     }
@@ -63,10 +64,23 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
             discardReadBytes()
             return
         }
-        let needed = writerIndex + count
+        // Grow into a new allocation holding only the readable bytes, at the front. The tail is
+        // left as the allocator returned it: no byte past `writerIndex` is ever read before
+        // read(2) or a write has filled it, so zero-filling 64 KiB per socket read would be
+        // pure waste (and, unoptimised, a per-element loop).
+        let readable = readableBytes
         var newCapacity = Swift.max(storage.count, 64)
-        while newCapacity < needed { newCapacity *= 2 }
-        storage.append(contentsOf: repeatElement(0, count: newCapacity - storage.count))
+        while newCapacity < readable + count { newCapacity *= 2 }
+        let start = readerIndex
+        let grown = storage.withUnsafeBufferPointer { old in
+            [UInt8](unsafeUninitializedCapacity: newCapacity) { fresh, initialized in
+                if readable > 0 { fresh.baseAddress!.initialize(from: old.baseAddress! + start, count: readable) }
+                initialized = newCapacity
+            }
+        }
+        storage = grown
+        readerIndex = 0
+        writerIndex = readable
     }
 
     /// Moves the readable bytes to the start of the storage, reclaiming consumed space.

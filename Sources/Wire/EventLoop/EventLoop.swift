@@ -56,6 +56,8 @@ public final class EventLoop: @unchecked Sendable {
     private var timers = TimerQueue<() -> Void>()
     /// Work queued from the loop's own thread: no lock, no doorbell.
     private var localWork: [() -> Void] = []
+    /// Closures and jobs queued through the public entry points from the loop's own thread.
+    private var localJobs: [Work] = []
     private var registrations: [UInt64: any Selectable] = [:]
     private var nextRegistrationKey: UInt64 = 1
     private var lifeCycle = LifeCycle.running
@@ -120,6 +122,12 @@ public final class EventLoop: @unchecked Sendable {
     /// Queues work for the loop. Work queued after the loop has closed is dropped: there is
     /// no thread left to run it.
     private func enqueue(_ work: Work) {
+        if inEventLoop {
+            // The loop's own thread (a task resuming on the loop, a handler scheduling more
+            // work): no lock, no doorbell; the loop runs it before it next sleeps.
+            localJobs.append(work)
+            return
+        }
         shared.withLock { state in
             guard !state.isClosed else { return }
             state.work.append(work)
@@ -225,7 +233,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Nanoseconds until the next timer; 0 when work is queued; nil (sleep until woken) when
     /// nothing is scheduled, so an idle loop uses no CPU.
     private func computeTimeout() -> UInt64? {
-        if !localWork.isEmpty { return 0 }
+        if !localWork.isEmpty || !localJobs.isEmpty { return 0 }
         // A loop that is shutting down must not block: the doorbell that announced the shutdown
         // may already have been drained in an iteration that still had other work to run.
         let mustNotBlock = shared.withLock { !$0.work.isEmpty || $0.isShuttingDown }
@@ -243,10 +251,13 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs the work queued so far; returns true when the loop should stop (shutdown requested).
     private func runQueuedWork() -> Bool {
-        while !localWork.isEmpty {
+        while !localWork.isEmpty || !localJobs.isEmpty {
             let local = localWork
             localWork.removeAll(keepingCapacity: true)
             for task in local { task() }
+            let jobs = localJobs
+            localJobs.removeAll(keepingCapacity: true)
+            for job in jobs { run(job) }
         }
         let (batch, shuttingDown) = shared.withLock { state -> ([Work], Bool) in
             state.wakeupPending = false
@@ -254,15 +265,17 @@ public final class EventLoop: @unchecked Sendable {
             state.work.removeAll(keepingCapacity: true)
             return (batch, state.isShuttingDown)
         }
-        for work in batch {
-            switch work {
-            case .closure(let task): task()
-            case .job(let job): job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
-            }
-        }
+        for work in batch { run(work) }
         // Stop once a shutdown is seen and its batch has run: waiting for an empty queue would
         // let a thread that keeps queueing work hold the loop open forever.
         return shuttingDown
+    }
+
+    private func run(_ work: Work) {
+        switch work {
+        case .closure(let task): task()
+        case .job(let job): job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+        }
     }
 
     // MARK: Shutdown
