@@ -38,7 +38,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WireTests",
-            dependencies: ["Wire", "CWireLinux"],
+            dependencies: ["Wire", "CWireLinux", "wire"],
             exclude: ["Resources"],
             swiftSettings: strictSettings
         ),

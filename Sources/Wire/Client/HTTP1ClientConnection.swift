@@ -287,9 +287,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             guard let self, let exchange, self.exchange === exchange else { return }
             let idleFor = Deadline.now() - exchange.lastActivity
             if idleFor >= exchange.readTimeout && !self.bodyPausedReading {
-                let seconds = exchange.readTimeout.components.seconds
                 self.perform(self.machine.failed(.protocolOrIOError),
-                             error: HTTPClientError(.readTimeout, "no data from the server for \(seconds)s", mayHaveBeenProcessed: exchange.wroteAnyByte))
+                             error: HTTPClientError(.readTimeout, "no data from the server for \(exchange.readTimeout)", mayHaveBeenProcessed: exchange.wroteAnyByte))
             } else {
                 if self.bodyPausedReading { exchange.lastActivity = .now() }
                 self.armReadTimer(exchange)

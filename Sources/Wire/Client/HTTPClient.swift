@@ -52,7 +52,7 @@ public final class HTTPClient: Sendable {
         let abort = AbortHandle()
         let deadlineTimer = timeout.map { timeout in
             group.next().schedule(in: timeout) {
-                abort.abort(HTTPClientError(.deadlineExceeded, "the request took longer than its \(timeout.components.seconds)s deadline",
+                abort.abort(HTTPClientError(.deadlineExceeded, "the request took longer than its \(timeout) deadline",
                                             mayHaveBeenProcessed: true))
             }
         }

@@ -1,7 +1,8 @@
 /// Standard base64 (RFC 4648 §4, with padding) over a stream of chunks: each chunk is encoded as it comes, holding
 /// back at most two bytes that do not yet fill a 3-byte group, so a body of any size is encoded in flat memory.
 struct Base64Encoder {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let alphabet: [UInt8] =
+        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private var carry: (UInt8, UInt8) = (0, 0)
     private var carried = 0
 
@@ -36,7 +37,8 @@ struct Base64Encoder {
         let table = Self.alphabet
         switch carried {
         case 1:
-            output += [table[Int(carry.0 >> 2)], table[Int((carry.0 & 0x03) << 4)], UInt8(ascii: "="), UInt8(ascii: "=")]
+            output += [table[Int(carry.0 >> 2)], table[Int((carry.0 & 0x03) << 4)],
+                       UInt8(ascii: "="), UInt8(ascii: "=")]
         case 2:
             output += [table[Int(carry.0 >> 2)], table[Int((carry.0 & 0x03) << 4 | carry.1 >> 4)],
                        table[Int((carry.1 & 0x0F) << 2)], UInt8(ascii: "=")]

@@ -92,7 +92,8 @@ struct FetchOptions: Equatable, Sendable {
     private static let valued: [String: String] = [
         "-X": "--request", "-H": "--header", "-d": "--data", "-o": "--output",
         "--request": "--request", "--header": "--header", "--data": "--data", "--data-binary": "--data-binary",
-        "--output": "--output", "--max-time": "--max-time", "-m": "--max-time", "--connect-timeout": "--connect-timeout",
+        "--output": "--output", "--max-time": "--max-time", "-m": "--max-time",
+        "--connect-timeout": "--connect-timeout",
         "--max-redirs": "--max-redirs", "--unix-socket": "--unix-socket", "--rate": "--rate",
     ]
 
@@ -143,7 +144,9 @@ struct FetchOptions: Equatable, Sendable {
 
     /// Applies `-abc`: flags one by one, until a letter that takes a value, which takes the rest of the word or,
     /// when the word ends there, the next word. Returns the index of the next unread word.
-    private mutating func applyBundle(_ word: String, words: [String], next: Int, allowsMethod: Bool) throws(FetchUsageError) -> Int {
+    private mutating func applyBundle(
+        _ word: String, words: [String], next: Int, allowsMethod: Bool
+    ) throws(FetchUsageError) -> Int {
         var letters = Substring(word.dropFirst())
         while let letter = letters.first {
             letters = letters.dropFirst()
@@ -210,14 +213,16 @@ struct FetchOptions: Equatable, Sendable {
         guard !urls.isEmpty else { throw FetchUsageError(message: "no URL given") }
         if requiresMethod && method == nil { throw FetchUsageError(message: "wire request needs -X METHOD") }
         if outputs.count > urls.count {
-            throw FetchUsageError(message: "\(outputs.count) output files for \(urls.count) URLs; each -o pairs with one URL")
+            throw FetchUsageError(
+                message: "\(outputs.count) output files for \(urls.count) URLs; each -o pairs with one URL")
         }
         if jsonSummary && !outputs.isEmpty {
             throw FetchUsageError(message: "--json-summary prints to standard output and cannot be combined with -o")
         }
         let streamsFile = data.contains { if case .binaryFile = $0 { true } else { false } }
         if streamsFile && data.count > 1 {
-            throw FetchUsageError(message: "--data-binary @file is streamed from disk and cannot be combined with other data")
+            throw FetchUsageError(
+                message: "--data-binary @file is streamed from disk and cannot be combined with other data")
         }
     }
 

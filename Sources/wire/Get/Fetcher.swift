@@ -49,9 +49,11 @@ struct Fetcher {
     /// The failure for an error out of a transfer, naming the `--max-time` limit when that is what ran out (the
     /// client's own message rounds the deadline to whole seconds).
     private func failure(_ error: any Error) -> TransferFailure {
-        if let clientError = error as? HTTPClientError, clientError.code == .deadlineExceeded, let maxTime = options.maxTime {
+        if let clientError = error as? HTTPClientError, clientError.code == .deadlineExceeded,
+           let maxTime = options.maxTime {
             let seconds = JSONSummaryWriter.seconds(maxTime)
-            return TransferFailure(status: ExitStatus.timedOut, message: "operation timed out: the transfer took longer than --max-time \(seconds)s")
+            return TransferFailure(status: ExitStatus.timedOut,
+                                   message: "operation timed out: the transfer took longer than --max-time \(seconds)s")
         }
         return TransferFailure(any: error)
     }
@@ -81,8 +83,9 @@ struct Fetcher {
             if options.failOnHTTPError && response.status.code >= 400 {
                 // A small error body is read so the connection can serve the next URL; a large one is dropped.
                 _ = try? await response.body.collect(upTo: 64 * 1024)
+                let status = "\(response.status.code) \(response.head.reasonPhrase)"
                 throw TransferFailure(status: ExitStatus.httpError,
-                                      message: "the requested URL returned error: \(response.status.code) \(response.head.reasonPhrase)")
+                                      message: "the requested URL returned error: \(status)")
             }
         } catch {
             try? summary?.failed(error)
@@ -105,8 +108,8 @@ struct Fetcher {
         let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
         if options.includeHead { try sink.write(HeadText.raw(response.head)) }
         let total = response.headers.first(name: "content-length").flatMap { Int($0) }
-        let wantsBar = ProgressBar.isWanted(total: total, toFile: output != nil && output != "-", silent: options.silent,
-                                            stderrIsTerminal: standardError.isTerminal)
+        let wantsBar = ProgressBar.isWanted(total: total, toFile: output != nil && output != "-",
+                                            silent: options.silent, stderrIsTerminal: standardError.isTerminal)
         var progress = wantsBar ? ProgressBar(total: total, sink: standardError) : nil
         defer { progress?.finish() }
         do {
@@ -120,7 +123,9 @@ struct Fetcher {
     }
 
     /// Writes the body as the summary's base64 and closes the summary object, with the failure if the body failed.
-    private func streamSummary(_ response: HTTPClientResponse, into summary: inout JSONSummaryWriter) async throws(TransferFailure) {
+    private func streamSummary(
+        _ response: HTTPClientResponse, into summary: inout JSONSummaryWriter
+    ) async throws(TransferFailure) {
         try summary.begin(response.head)
         var bodyFailure: TransferFailure?
         do {

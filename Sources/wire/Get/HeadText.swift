@@ -23,21 +23,25 @@ enum HeadText {
     static func verboseConnection(_ metrics: HTTPClientMetrics.Snapshot) -> String {
         let address = metrics.remoteAddress.map { "\($0)" } ?? "the server"
         let retried = metrics.retries > 0 ? " (after \(metrics.retries) retry on a fresh connection)" : ""
-        return (metrics.isReusedConnection ? "* re-used the connection to \(address)" : "* connected to \(address)") + retried + "\n"
+        let verb = metrics.isReusedConnection ? "re-used the connection to" : "connected to"
+        return "* \(verb) \(address)\(retried)\n"
     }
 
     /// `* ` lines with the phase timings and redirects, printed once the body has ended.
     static func verboseTimings(_ metrics: HTTPClientMetrics.Snapshot) -> String {
         let timings = metrics.timings
         let phases: [(String, Duration?)] = [
-            ("name_resolved", timings.nameResolved), ("connected", timings.connected), ("request_sent", timings.requestSent),
+            ("name_resolved", timings.nameResolved), ("connected", timings.connected),
+            ("request_sent", timings.requestSent),
             ("first_byte", timings.firstByte), ("last_byte", timings.lastByte),
         ]
         let figures = phases.map { name, value in
             "\(name)=" + (value.map { formatSeconds(JSONSummaryWriter.seconds($0)) } ?? "-")
         }
         var text = "* timings: " + figures.joined(separator: " ") + "\n"
-        if metrics.redirects > 0 { text += "* followed \(metrics.redirects) redirect\(metrics.redirects == 1 ? "" : "s")\n" }
+        if metrics.redirects > 0 {
+            text += "* followed \(metrics.redirects) redirect\(metrics.redirects == 1 ? "" : "s")\n"
+        }
         return text
     }
 

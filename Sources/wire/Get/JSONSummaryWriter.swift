@@ -54,7 +54,8 @@ struct JSONSummaryWriter {
         pending.append(contentsOf: #"","reused":\#(metrics.isReusedConnection),"timings":{"#.utf8)
         let timings = metrics.timings
         let phases: [(String, Duration?)] = [
-            ("name_resolved", timings.nameResolved), ("connected", timings.connected), ("request_sent", timings.requestSent),
+            ("name_resolved", timings.nameResolved), ("connected", timings.connected),
+            ("request_sent", timings.requestSent),
             ("first_byte", timings.firstByte), ("last_byte", timings.lastByte),
         ]
         for (position, (name, value)) in phases.enumerated() {

@@ -7,7 +7,9 @@ import Wire
 /// body of any size streams through in flat memory and a reader of standard output sees bytes as they arrive.
 final class OutputSink {
     /// Standard output, for bodies and `--json-summary`.
-    static var standardOutput: OutputSink { OutputSink(descriptor: STDOUT_FILENO, path: "standard output", owned: false) }
+    static var standardOutput: OutputSink {
+        OutputSink(descriptor: STDOUT_FILENO, path: "standard output", owned: false)
+    }
     /// Standard error, for `-v`, the progress bar and failure lines.
     static var standardError: OutputSink { OutputSink(descriptor: STDERR_FILENO, path: "standard error", owned: false) }
 
@@ -30,7 +32,8 @@ final class OutputSink {
         if path == "-" { return .standardOutput }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw TransferFailure(status: ExitStatus.writeError, message: "cannot create \(path): \(String(cString: strerror(errno)))")
+            let code = errno
+            throw TransferFailure(status: ExitStatus.writeError, message: "cannot create \(path): \(systemErrorText(code))")
         }
         return OutputSink(descriptor: descriptor, path: path, owned: true)
     }
@@ -70,12 +73,19 @@ final class OutputSink {
         while offset < bytes.count {
             let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
-                if errno == EINTR { continue }
+                let code = errno
+                if code == EINTR { continue }
                 // The tool ignores SIGPIPE, so a reader that went away shows up here as EPIPE, as in curl.
                 throw TransferFailure(status: ExitStatus.writeError,
-                                      message: "failure writing to \(path): \(String(cString: strerror(errno)))")
+                                      message: "failure writing to \(path): \(systemErrorText(code))")
             }
             offset += written
         }
     }
+}
+
+/// `strerror(3)`: the system's words for an errno value, read right after the call that failed (anything run in
+/// between, even building a message, may change `errno`).
+func systemErrorText(_ code: CInt) -> String {
+    String(cString: strerror(code))
 }

@@ -54,7 +54,8 @@ struct RequestBuilder: Sendable {
         var target = absolute
         if let socket = options.unixSocket {
             guard !url.isTLS else {
-                throw TransferFailure(status: ExitStatus.malformedURL, message: "https over --unix-socket is not supported: \(text)")
+                throw TransferFailure(status: ExitStatus.malformedURL,
+                                      message: "https over --unix-socket is not supported: \(text)")
             }
             target = "http+unix://\(Self.percentEncoded(Self.absoluteSocketPath(socket)))\(url.target)"
             // The socket replaces the connection, not the request: the server still sees the URL's Host.
@@ -72,7 +73,8 @@ struct RequestBuilder: Sendable {
         case .bytes(let bytes): .bytes(bytes)
         case .file(let path, _): .file(path: path)
         }
-        return Plan(request: HTTPClientRequest(url: target, method: method, headers: headers, body: requestBody), displayURL: url)
+        let request = HTTPClientRequest(url: target, method: method, headers: headers, body: requestBody)
+        return Plan(request: request, displayURL: url)
     }
 
     /// The request head as the client will send it, for `-v`: the client adds `Host` and `User-Agent` when absent
@@ -102,10 +104,13 @@ struct RequestBuilder: Sendable {
             // Checked now so a missing file fails before any connection, with curl's read-error status.
             var status = stat()
             guard stat(path, &status) == 0 else {
-                throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+                let code = errno
+                throw TransferFailure(status: ExitStatus.readError,
+                                      message: "cannot read \(path): \(systemErrorText(code))")
             }
             guard status.st_mode & S_IFMT == S_IFREG, access(path, R_OK) == 0 else {
-                throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): not a readable regular file")
+                throw TransferFailure(status: ExitStatus.readError,
+                                      message: "cannot read \(path): not a readable regular file")
             }
             return .file(path: path, size: Int(status.st_size))
         }
@@ -129,7 +134,8 @@ struct RequestBuilder: Sendable {
     private static func contents(of path: String) throws(TransferFailure) -> Data {
         if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+            let code = errno
+            throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): \(systemErrorText(code))")
         }
         defer { try? handle.close() }
         return handle.readDataToEndOfFile()
@@ -150,8 +156,9 @@ struct RequestBuilder: Sendable {
         encoded.reserveCapacity(path.utf8.count * 3)
         for byte in path.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: "~"):
                 encoded.append(byte)
             default:
                 encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]

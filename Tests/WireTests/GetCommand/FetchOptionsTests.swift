@@ -1,0 +1,90 @@
+import Testing
+@testable import wire
+import Wire
+
+/// `wire get` and `wire request` option parsing, curl's spellings.
+struct FetchOptionsTests {
+    static func get(_ words: [String]) throws(FetchUsageError) -> FetchOptions {
+        try FetchOptions(words, allowsMethod: false, requiresMethod: false)
+    }
+
+    static func request(_ words: [String]) throws(FetchUsageError) -> FetchOptions {
+        try FetchOptions(words, allowsMethod: true, requiresMethod: true)
+    }
+
+    static func usageError(_ words: [String], request: Bool = false) -> String? {
+        do {
+            _ = try request ? Self.request(words) : get(words)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test func longShortAttachedAndBundledForms() throws {
+        let options = try Self.request([
+            "-XPOST", "-H", "A: 1", "--header=B:2", "-HC:  3 ", "-sLi", "-o", "one", "--output=two", "-vf",
+            "--max-time", "0.5", "--connect-timeout=2", "--max-redirs", "3", "--unix-socket", "/tmp/s", "--rate", "5/m",
+            "http://a/", "b", "--", "-c",
+        ])
+        #expect(options.method == .post)
+        #expect(options.headers.map { "\($0.name)=\($0.value)" } == ["A=1", "B=2", "C=3"])
+        #expect(options.silent && options.followRedirects && options.includeHead && options.verbose && options.failOnHTTPError)
+        #expect(options.outputs == ["one", "two"])
+        #expect(options.maxTime == .milliseconds(500))
+        #expect(options.connectTimeout == .seconds(2))
+        #expect(options.maxRedirects == 3)
+        #expect(options.unixSocket == "/tmp/s")
+        #expect(options.rate?.interval == .seconds(12))
+        #expect(options.urls == ["http://a/", "b", "-c"])
+    }
+
+    @Test func bundledValueTakesTheNextWord() throws {
+        let options = try Self.get(["-so", "out", "http://a/"])
+        #expect(options.silent)
+        #expect(options.outputs == ["out"])
+    }
+
+    @Test func dataForms() throws {
+        let options = try Self.get(["-d", "a=1", "--data=@form.txt", "http://a/"])
+        #expect(options.data == [.text("a=1"), .textFile("form.txt")])
+        let binary = try Self.get(["--data-binary", "@disk.img", "http://a/"])
+        #expect(binary.data == [.binaryFile("disk.img")])
+    }
+
+    @Test func defaults() throws {
+        let options = try Self.get(["http://a/"])
+        #expect(options.method == nil && options.maxTime == nil && options.maxRedirects == 50 && !options.followRedirects)
+        #expect(try Self.get(["--max-time", "0", "--max-redirs", "-1", "http://a/"]).maxTime == nil)
+        #expect(try Self.get(["--max-redirs", "-1", "http://a/"]).maxRedirects == nil)
+    }
+
+    @Test func rates() throws {
+        #expect(try FetchOptions.rate("10/s").interval == .milliseconds(100))
+        #expect(try FetchOptions.rate("2/m").interval == .seconds(30))
+        #expect(try FetchOptions.rate("1").interval == .seconds(3600))
+        #expect(throws: FetchUsageError.self) { try FetchOptions.rate("0/s") }
+        #expect(throws: FetchUsageError.self) { try FetchOptions.rate("3/w") }
+    }
+
+    @Test(arguments: [
+        (["http://a/", "--bogus"], "unknown option '--bogus'"),
+        ([String](), "no URL given"),
+        (["-o", "x", "-o", "y", "http://a/"], "2 output files for 1 URLs; each -o pairs with one URL"),
+        (["-X", "PUT", "http://a/"], "wire get always uses GET (POST with -d); use wire request -X METHOD"),
+        (["-H", "no colon", "http://a/"], "a header is 'Name: value', not 'no colon'"),
+        (["--max-time", "soon", "http://a/"], "--max-time needs a number of seconds, not 'soon'"),
+        (["--json-summary", "-o", "x", "http://a/"], "--json-summary prints to standard output and cannot be combined with -o"),
+        (["--data-binary", "@f", "-d", "x", "http://a/"], "--data-binary @file is streamed from disk and cannot be combined with other data"),
+        (["http://a/", "-o"], "-o needs a value"),
+        (["-sZ", "http://a/"], "unknown option '-Z' in '-sZ'"),
+    ])
+    func usageErrors(words: [String], message: String) {
+        #expect(Self.usageError(words) == message)
+    }
+
+    @Test func requestNeedsAValidMethod() {
+        #expect(Self.usageError(["http://a/"], request: true) == "wire request needs -X METHOD")
+        #expect(Self.usageError(["-X", "GE T", "http://a/"], request: true) == "invalid method 'GE T'")
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Glibc
+import Testing
+@testable import Wire
+
+/// Whether nginx is installed (CI installs nginx-light).
+private let nginxPath = "/usr/sbin/nginx"
+private let hasNginx = FileManager.default.isExecutableFile(atPath: nginxPath)
+
+extension IOSuite {
+    /// `wire get` against a test-owned nginx, whose access log records the connection serial number
+    /// (`$connection`) of every request: the proof that two URLs went over one connection.
+    @Suite(.enabled(if: hasNginx, "nginx is not installed")) struct GetCommandNginxTests {
+        /// One nginx instance in a temporary prefix folder, listening on a free loopback port and on a Unix socket.
+        final class Nginx {
+            let prefix: URL
+            let port: Int
+            let process: TestProcess
+            var socketPath: String { prefix.appendingPathComponent("nginx.sock").path }
+            var accessLog: URL { prefix.appendingPathComponent("logs/access.log") }
+
+            init() async throws {
+                prefix = try WireToolRunner.temporaryFolder()
+                for folder in ["conf", "logs", "html", "tmp"] {
+                    try FileManager.default.createDirectory(at: prefix.appendingPathComponent(folder), withIntermediateDirectories: true)
+                }
+                try "alpha\n".write(to: prefix.appendingPathComponent("html/a.txt"), atomically: true, encoding: .utf8)
+                try "bravo\n".write(to: prefix.appendingPathComponent("html/b.txt"), atomically: true, encoding: .utf8)
+                port = try Self.freePort()
+                let root = prefix.path
+                let configuration = """
+                    daemon off;
+                    master_process off;
+                    worker_processes 1;
+                    pid \(root)/logs/nginx.pid;
+                    error_log \(root)/logs/error.log;
+                    events { worker_connections 64; }
+                    http {
+                        log_format wire '$connection $connection_requests $request_method $request_uri $http_host';
+                        access_log \(root)/logs/access.log wire;
+                        client_body_temp_path \(root)/tmp/body;
+                        proxy_temp_path \(root)/tmp/proxy;
+                        fastcgi_temp_path \(root)/tmp/fastcgi;
+                        uwsgi_temp_path \(root)/tmp/uwsgi;
+                        scgi_temp_path \(root)/tmp/scgi;
+                        keepalive_timeout 60s;
+                        server {
+                            listen 127.0.0.1:\(port);
+                            listen unix:\(root)/nginx.sock;
+                            root \(root)/html;
+                        }
+                    }
+                    """
+                try configuration.write(to: prefix.appendingPathComponent("conf/nginx.conf"), atomically: true, encoding: .utf8)
+                // nginx ignores its standard input, and a child spawned from a test thread inherits that thread's
+                // signal mask, where SIGTERM may be blocked. So a shell runs it and SIGKILLs it once the test's pipe
+                // closes: on stop(), or when the test process ends however it ends.
+                let script = #"exec 3<&0; "$0" "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) & wait $pid"#
+                process = try TestProcess("/bin/sh", [
+                    "-c", script, nginxPath, "-p", root, "-e", "\(root)/logs/error.log", "-c", "\(root)/conf/nginx.conf",
+                ])
+                try await waitUntilListening()
+            }
+
+            /// Waits (at most 10 s) until the port accepts a connection: nginx prints nothing when it is ready.
+            private func waitUntilListening() async throws {
+                let port = self.port
+                let process = self.process.process.processIdentifier
+                try await withTimeout(seconds: 10) {
+                    while !Self.accepts(port: port) {
+                        guard kill(process, 0) == 0 else { throw NginxDidNotStart() }
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                }
+            }
+
+            /// The access log's lines, split into fields, once it has `count` of them (at most 10 s): nginx logs a
+            /// request just after sending its response, so a client can be done a moment before the line is there.
+            func logLines(count: Int) async throws -> [[String]] {
+                let log = accessLog
+                return try await withTimeout(seconds: 10) {
+                    while true {
+                        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                        let lines = text.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+                        if lines.count >= count { return lines }
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                }
+            }
+
+            func stop() {
+                process.stop()
+                try? FileManager.default.removeItem(at: prefix)
+            }
+
+            /// A port nothing listens on now: bound, read, and released.
+            private static func freePort() throws -> Int {
+                let socket = try Socket.makeStream(family: .ipv4)
+                try socket.bind(to: SocketAddress(ipAddress: "127.0.0.1", port: 0))
+                let port = try socket.localAddress().port ?? 0
+                try socket.close()
+                return port
+            }
+
+            /// Whether a blocking connect to the port succeeds at once (refused while nginx starts).
+            private static func accepts(port: Int) -> Bool {
+                let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                guard descriptor >= 0 else { return false }
+                defer { Glibc.close(descriptor) }
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(UInt16(port).bigEndian)
+                address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+                return withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                    }
+                }
+            }
+        }
+
+        /// nginx exited before it listened (its reason is in the prefix's logs/error.log).
+        struct NginxDidNotStart: Error {}
+
+        @Test func twoURLsInOneCallShareOneConnection() async throws {
+            let nginx = try await Nginx()
+            defer { nginx.stop() }
+            let base = "http://127.0.0.1:\(nginx.port)"
+            let run = try await WireToolRunner.run(["get", "\(base)/a.txt", "\(base)/b.txt"])
+            #expect(run.status == 0)
+            #expect(run.text == "alpha\nbravo\n")
+            let lines = try await nginx.logLines(count: 2)
+            try #require(lines.count == 2)
+            #expect(lines[0][0] == lines[1][0], "both requests on connection \(lines[0][0])")
+            #expect(lines.map { $0[1] } == ["1", "2"])
+            #expect(lines.map { $0[3] } == ["/a.txt", "/b.txt"])
+        }
+
+        @Test func unixSocketCarriesTheRequestWithTheURLsHost() async throws {
+            let nginx = try await Nginx()
+            defer { nginx.stop() }
+            let run = try await WireToolRunner.run([
+                "get", "--unix-socket", nginx.socketPath, "http://files.example:8080/a.txt?x=1", "http://files.example:8080/b.txt",
+            ])
+            #expect(run.status == 0)
+            #expect(run.text == "alpha\nbravo\n")
+            let lines = try await nginx.logLines(count: 2)
+            try #require(lines.count == 2)
+            #expect(lines[0][0] == lines[1][0])
+            #expect(lines.map { $0[3] } == ["/a.txt?x=1", "/b.txt"])
+            #expect(lines.map { $0[4] } == ["files.example:8080", "files.example:8080"])
+        }
+    }
+}
