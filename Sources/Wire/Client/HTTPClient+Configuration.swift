@@ -21,6 +21,10 @@ public struct HTTPClientConfiguration: Sendable {
     public var userAgent: String? = "Wire/0.1"
     /// How long to wait for `100 Continue` before sending a body anyway (RFC 9110 §10.1.1).
     public var expectContinueTimeout: Duration = .seconds(1)
+    /// Uploads of at least this many bytes, or of unknown length, ask `Expect: 100-continue`
+    /// first, so a server that will refuse them (401, 413) can say so before the body is sent.
+    /// nil never adds it; a request's own `Expect` field is always honoured. Default 1 MiB.
+    public var expectContinueThreshold: Int? = 1 << 20
 
     /// The default configuration.
     public init() {}

@@ -213,6 +213,14 @@ public final class HTTPClient: Sendable {
         case .stream(let length, _):
             framing = length.map { .contentLength($0) } ?? .chunked
         }
+        if let threshold = configuration.expectContinueThreshold, body != nil, !head.headers.contains(name: "expect") {
+            let length: Int? = switch framing {
+            case .contentLength(let length): length
+            case .chunked: nil
+            case .asInHeaders: 0
+            }
+            if (length ?? Int.max) >= threshold { head.headers.add(name: "Expect", value: "100-continue") }
+        }
         var headBytes: [UInt8] = []
         headBytes.reserveCapacity(256)
         do { try HTTP1Serializer.writeRequestHead(head, framing: framing, into: &headBytes) } catch {

@@ -167,3 +167,22 @@ private extension String {
         split(separator: Character(target), omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }
+
+extension IOSuite.HTTPClientFaultTests {
+    @Test func largeUploadsAskForContinueAndStopWhenRefused() async throws {
+        // The server answers 413 to the head alone: the client must not send the 2 MiB body,
+        // and must not reuse a connection whose request stream it left unfinished.
+        try await Self.withServer(script: { _, _, head in
+            head.lowercased().contains("expect: 100-continue")
+                ? .respond("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\n\r\n")
+                : .respond(ScriptedServer.ok("no expect"))
+        }) { client, server in
+            let big = ByteBuffer(bytes: Array(repeating: 7, count: 2 << 20))
+            let refused = try await client.execute(HTTPClientRequest(url: Self.url(server), method: .put, body: .bytes(big)))
+            #expect(refused.status.code == 413)
+            let small = try await client.execute(HTTPClientRequest(url: Self.url(server), method: .put, body: .bytes(ByteBuffer(string: "x"))))
+            #expect(try await small.body.collect(upTo: 100) == ByteBuffer(string: "no expect"))
+            #expect(small.metrics.snapshot.isReusedConnection == false)
+        }
+    }
+}

@@ -90,8 +90,15 @@ struct ScriptedServer: Sendable {
                 let head = String(decoding: pending[..<end], as: UTF8.self)
                 let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                     .flatMap { Int($0.split(separator: ":")[1].filter { $0 != " " && $0 != "\t" }) } ?? 0
-                guard pending.count >= end + 4 + length else { return }
-                pending.removeFirst(end + 4 + length)
+                // A head asking `Expect: 100-continue` is answered before its body, as a server
+                // that refuses it would: the client then must not send the body at all.
+                let expectsContinue = head.lowercased().contains("\r\nexpect: 100-continue")
+                if expectsContinue {
+                    pending.removeFirst(end + 4)
+                } else {
+                    guard pending.count >= end + 4 + length else { return }
+                    pending.removeFirst(end + 4 + length)
+                }
                 let reply = script(index, requests, head)
                 requests += 1
                 switch reply {
