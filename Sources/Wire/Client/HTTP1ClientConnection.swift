@@ -20,6 +20,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         var body: BodyChannel?
         var metrics: HTTPClientMetrics
         var continueWaiter: CheckedContinuation<Bool, Never>?
+        /// `100 Continue` arrived, possibly before anyone waited for it.
+        var receivedContinue = false
         var drainWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
         var readTimeout: Duration
         var readTimer: TimerQueue<() -> Void>.ID?
@@ -132,6 +134,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             continuation.resume(returning: false)
             return
         }
+        // The server may have said 100 before this task got here: the loop ran the read first.
+        if exchange.receivedContinue {
+            continuation.resume(returning: true)
+            return
+        }
         exchange.continueWaiter = continuation
         _ = loop.scheduleOnLoop(at: .after(timeout)) { [weak exchange] in
             guard let exchange, let waiter = exchange.continueWaiter else { return }
@@ -194,9 +201,12 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             preconditionFailure("a response parser produced a request head")
         case .responseHead(let head):
             if head.isInterim {
-                if head.status.code == 100, let waiter = exchange.continueWaiter {
-                    exchange.continueWaiter = nil
-                    waiter.resume(returning: true)
+                if head.status.code == 100 {
+                    exchange.receivedContinue = true
+                    if let waiter = exchange.continueWaiter {
+                        exchange.continueWaiter = nil
+                        waiter.resume(returning: true)
+                    }
                 }
                 return
             }
