@@ -150,7 +150,11 @@ public final class HTTPClient: Sendable {
         while true {
             let lease = try await pool(for: url).lease { cancel in abort.setCurrent(cancel) }
             do {
-                return try await send(on: lease, url: url, method: method, headers: headers, body: body, metrics: metrics, abort: abort)
+                // The exchange runs with the connection's loop as its executor: its awaits on the
+                // loop resume on the loop's own thread instead of hopping to a pool thread and back.
+                return try await withLoopPreference(lease.connection.loop) { () async throws(HTTPClientError) -> HTTPClientResponse in
+                    try await send(on: lease, url: url, method: method, headers: headers, body: body, metrics: metrics, abort: abort)
+                }
             } catch {
                 // A pooled connection the server closed just as it was reused: the normal race
                 // with the server's idle timeout, not the user's problem — once.
@@ -233,15 +237,15 @@ public final class HTTPClient: Sendable {
         let connection = lease.connection
         let readTimeout = configuration.readTimeout
         let headBuffer = ByteBuffer(bytes: headBytes)
-        let remote = try? await connection.loop.submit { connection.value.remoteAddress }
-        metrics.update {
-            $0.remoteAddress = remote ?? nil
-        }
         let promise: Promise<HTTP1ClientConnection.ResponseStart, HTTPClientError>
         do {
             promise = try await connection.loop.submit {
                 let value = connection.value
                 value.isLeased = value.isUsable
+                metrics.update {
+                    $0.remoteAddress = value.remoteAddress
+                    $0.localAddress = value.localAddress
+                }
                 return value.start(head: headBuffer, inlineBody: sendInline, method: method, keepAlive: keepAlive,
                                    requestComplete: requestComplete, readTimeout: readTimeout, metrics: metrics)
             }
@@ -326,6 +330,17 @@ public final class HTTPClient: Sendable {
             try await write(ByteBuffer(), last: true)
         }
     }
+}
+
+/// Runs `body` preferring `loop` as its task executor, keeping `body`'s typed error.
+private func withLoopPreference<T: Sendable>(
+    _ loop: EventLoop,
+    _ body: () async throws(HTTPClientError) -> T
+) async throws(HTTPClientError) -> T {
+    let result: Result<T, HTTPClientError> = await withTaskExecutorPreference(loop) {
+        do throws(HTTPClientError) { return .success(try await body()) } catch { return .failure(error) }
+    }
+    return try result.get()
 }
 
 /// Cancels whatever a request is waiting on right now (a pool lease, or its connection), for a
