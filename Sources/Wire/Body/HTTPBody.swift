@@ -19,15 +19,29 @@ public struct HTTPBody: AsyncSequence, Sendable {
     /// A chunk of body bytes.
     public typealias Element = ByteBuffer
 
-    let channel: BodyChannel
+    /// The consumer's side. Copies of a body (and its iterator) share it; when the last one is
+    /// released unread, the producer hears so at once instead of waiting for a read that never
+    /// comes (a client connection would otherwise stay leased, a server's writes blocked).
+    private let consumer: Consumer
 
-    init(channel: BodyChannel) { self.channel = channel }
+    /// The channel between producer and consumer.
+    var channel: BodyChannel { consumer.channel }
+
+    init(channel: BodyChannel) { consumer = Consumer(channel: channel) }
 
     /// A complete body already in memory.
     public init(_ bytes: ByteBuffer) {
-        channel = BodyChannel()
+        let channel = BodyChannel()
         if bytes.readableBytes > 0 { _ = channel.yield(bytes) }
         channel.finish()
+        consumer = Consumer(channel: channel)
+    }
+
+    /// Owns the consumer's claim on a channel; abandons the body when released.
+    final class Consumer: Sendable {
+        let channel: BodyChannel
+        init(channel: BodyChannel) { self.channel = channel }
+        deinit { channel.cancel() }
     }
 
     /// An empty body.
@@ -35,7 +49,7 @@ public struct HTTPBody: AsyncSequence, Sendable {
 
     /// Creates the iterator. A body can be iterated only once.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(channel: channel, isFirst: channel.claimConsumer())
+        Iterator(consumer: consumer, isFirst: channel.claimConsumer())
     }
 
     /// Reads the whole body into one buffer.
@@ -61,7 +75,7 @@ public struct HTTPBody: AsyncSequence, Sendable {
 
     /// Yields the body's chunks in order.
     public struct Iterator: AsyncIteratorProtocol {
-        let channel: BodyChannel
+        let consumer: Consumer
         let isFirst: Bool
 
         /// The next chunk, or nil at the end of the body.
@@ -70,7 +84,7 @@ public struct HTTPBody: AsyncSequence, Sendable {
         ///   cancellation, or the connection's error (reset, truncated body, timeout).
         public mutating func next() async throws -> ByteBuffer? {
             guard isFirst else { throw HTTPBodyError.alreadyConsumed }
-            return try await channel.next()
+            return try await consumer.channel.next()
         }
     }
 }

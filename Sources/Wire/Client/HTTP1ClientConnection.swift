@@ -16,7 +16,12 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// The request in flight.
     private final class Exchange {
         let method: HTTPMethod
-        let response = Promise<ResponseStart, HTTPClientError>()
+        /// The promise of the response head, until it is delivered: then dropped, because the
+        /// promise holds the body, and the connection must not keep a body its reader let go of
+        /// (dropping it unread is how a reader abandons a response).
+        var response: Promise<ResponseStart, HTTPClientError>?
+        /// Whether the response head was delivered (or the request failed before it).
+        var responseSettled = false
         var body: BodyChannel?
         var metrics: HTTPClientMetrics
         var continueWaiter: CheckedContinuation<Bool, Never>?
@@ -86,9 +91,12 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         loop.preconditionInEventLoop()
         let exchange = Exchange(method: method, metrics: metrics, readTimeout: readTimeout)
         guard isUsable else {
-            exchange.response.fail(HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true))
-            return exchange.response
+            let promise = Promise<ResponseStart, HTTPClientError>()
+            promise.fail(HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true))
+            return promise
         }
+        let promise = Promise<ResponseStart, HTTPClientError>()
+        exchange.response = promise
         self.exchange = exchange
         machine.requestStarted(keepAlive: keepAlive)
         parser.expectResponse(to: method)
@@ -96,7 +104,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         armReadTimer(exchange)
         write(inlineBody.map { [head, $0] } ?? [head], exchange: exchange)
         if requestComplete { requestWritten(exchange) }
-        return exchange.response
+        return promise
     }
 
     private func write(_ buffers: [ByteBuffer], exchange: Exchange) {
@@ -130,7 +138,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// body anyway after a timeout, per RFC 9110 §10.1.1, or skip it if a final response came).
     func awaitContinue(timeout: Duration, continuation: CheckedContinuation<Bool, Never>) {
         loop.preconditionInEventLoop()
-        guard let exchange, !exchange.response.isCompleted else {
+        guard let exchange, !exchange.responseSettled else {
             continuation.resume(returning: false)
             return
         }
@@ -222,7 +230,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
                 exchange.continueWaiter = nil
                 waiter.resume(returning: false)
             }
-            exchange.response.succeed(ResponseStart(head: head, body: HTTPBody(channel: channel)))
+            exchange.responseSettled = true
+            exchange.response?.succeed(ResponseStart(head: head, body: HTTPBody(channel: channel)))
+            exchange.response = nil
         case .body:
             guard let chunk, let channel = exchange.body else { return }
             exchange.bodyBytes += chunk.readableBytes
@@ -329,7 +339,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             if responseStarted {
                 exchange.body?.fail(finalError)
             } else {
-                exchange.response.fail(finalError)
+                exchange.responseSettled = true
+                exchange.response?.fail(finalError)
+                exchange.response = nil
             }
             exchange.continueWaiter?.resume(returning: false)
             exchange.continueWaiter = nil

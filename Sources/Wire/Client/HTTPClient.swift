@@ -270,6 +270,9 @@ public final class HTTPClient: Sendable {
                     if promise.isCompleted, let start = try? await promise.get() {
                         return HTTPClientResponse(head: start.head, body: start.body, metrics: metrics, url: url)
                     }
+                    // An abort (deadline, cancellation) closes the connection under the pump:
+                    // report the abort, not the write that it made fail.
+                    if let abortError = abort.error { throw abortError }
                     throw error
                 }
             }
@@ -355,6 +358,9 @@ final class AbortHandle: Sendable {
     private let state = Mutex(State())
 
     var isAborted: Bool { state.withLock { $0.error != nil } }
+
+    /// The error the request was aborted with, if it was.
+    var error: HTTPClientError? { state.withLock { $0.error } }
 
     func setCurrent(_ cancel: @escaping @Sendable (HTTPClientError) -> Void) {
         let error = state.withLock { state -> HTTPClientError? in
