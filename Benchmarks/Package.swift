@@ -12,12 +12,24 @@ let package = Package(
     name: "WireBenchmarks",
     dependencies: [
         .package(path: ".."),
+        // The peer measured against: NIO's HTTP/1.1 decoder wraps llhttp.
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.2"),
     ],
     targets: [
         // Event-loop figures: cross-thread wake-up latency, timer lateness, idle CPU.
         .executableTarget(
             name: "LoopFigures",
             dependencies: [.product(name: "Wire", package: wirePackage)]
+        ),
+        // Parser figures: ns per message and bytes per second, Wire's HTTP1Parser against NIO's HTTP decoders.
+        .executableTarget(
+            name: "ParseFigures",
+            dependencies: [
+                .product(name: "Wire", package: wirePackage),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

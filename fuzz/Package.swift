@@ -1,0 +1,43 @@
+// swift-tools-version:6.2
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its folder's name, which is whatever the clone was called ("wire", "main", ...):
+// derive it so `.product(... package:)` works in every checkout.
+let wirePackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .lastPathComponent.lowercased()
+
+/// libFuzzer targets for Wire's HTTP/1.1 codec. Build with
+/// `swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library`; see README.md.
+let package = Package(
+    name: "WireFuzz",
+    dependencies: [
+        .package(path: ".."),
+    ],
+    targets: [
+        // Input decoding, the event-log driver and the property checks shared by every target.
+        // Declares libFuzzer's LLVMFuzzerRunDriver, which the runtime linked by -sanitize=fuzzer defines.
+        .target(name: "CFuzzerDriver"),
+        .target(
+            name: "FuzzSupport",
+            dependencies: ["CFuzzerDriver", .product(name: "Wire", package: wirePackage)]
+        ),
+        .executableTarget(
+            name: "FuzzHTTP1Request",
+            dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
+        ),
+        .executableTarget(
+            name: "FuzzHTTP1Response",
+            dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
+        ),
+        .executableTarget(
+            name: "FuzzChunked",
+            dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
+        ),
+        .executableTarget(
+            name: "FuzzRoundTrip",
+            dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

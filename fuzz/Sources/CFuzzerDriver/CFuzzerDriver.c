@@ -1,0 +1,2 @@
+// Header-only module: LLVMFuzzerRunDriver lives in libFuzzer's runtime. SwiftPM needs one source file per C target.
+#include "CFuzzerDriver.h"

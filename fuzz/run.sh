@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets and runs each for a while: fuzz/run.sh [seconds-per-target] [target...]
+#
+# Defaults: 60 seconds, every target. Each target starts from its seed corpus (Corpus/<target>/) plus what earlier
+# runs here found (artifacts/corpus/<target>/); crashers land in artifacts/<target>/. Prints the executions per
+# target and exits 1 if any target found a failure (a crash, a sanitizer report or a broken property), 2 if the
+# build failed. Set FUZZ_JOBS_CPU to a core number to pin the fuzzing (not the build) with taskset.
+set -uo pipefail
+cd "$(dirname "$0")"
+
+seconds=${1:-60}
+shift || true
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    targets=(FuzzHTTP1Request FuzzHTTP1Response FuzzChunked FuzzRoundTrip)
+fi
+
+# Swift builds share the machine's cores with anything else building Wire: take the same lock when there is one.
+lock=()
+if command -v flock > /dev/null; then lock=(flock "${WIRE_BUILD_LOCK:-/tmp/wire-swift.lock}"); fi
+pin=()
+if [ -n "${FUZZ_JOBS_CPU:-}" ]; then pin=(taskset -c "$FUZZ_JOBS_CPU"); fi
+
+build_flags=(-c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library)
+mkdir -p artifacts
+for target in "${targets[@]}"; do
+    if ! "${lock[@]}" swift build "${build_flags[@]}" --product "$target" > "artifacts/build-$target.log" 2>&1; then
+        echo "build of $target failed; see fuzz/artifacts/build-$target.log" >&2
+        grep -E 'error:' "artifacts/build-$target.log" | head -20 >&2
+        exit 2
+    fi
+done
+bin=$(swift build "${build_flags[@]}" --show-bin-path)
+
+# The Swift runtime's backtracer would run inside ASan's crash handling and add a second, misleading report.
+export SWIFT_BACKTRACE=enable=no
+status=0
+summary=()
+for target in "${targets[@]}"; do
+    mkdir -p "artifacts/corpus/$target" "artifacts/$target"
+    log="artifacts/$target.log"
+    "${pin[@]}" "$bin/$target" "artifacts/corpus/$target" "Corpus/$target" \
+        -max_total_time="$seconds" -print_final_stats=1 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="artifacts/$target/" > "$log" 2>&1
+    rc=$?
+    executions=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{print $2}')
+    if [ $rc -ne 0 ]; then
+        status=1
+        summary+=("$target: FAILED after ${executions:-?} executions (exit $rc); log fuzz/$log")
+        grep -E -A20 'PROPERTY FAILED|ERROR: (AddressSanitizer|libFuzzer)' "$log" | head -40 >&2
+        ls "artifacts/$target/" >&2
+    else
+        summary+=("$target: ${executions:-?} executions in ${seconds}s, no failure")
+    fi
+done
+printf '%s\n' "${summary[@]}"
+exit $status
