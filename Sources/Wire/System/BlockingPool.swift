@@ -67,7 +67,9 @@ final class BlockingPool: Sendable {
 
 /// A POSIX counting semaphore (`sem_init(3)`), kept at a stable address.
 final class Semaphore: Sendable {
-    // sem_t must not move once initialized, so it lives in its own allocation.
+    // sem_t must not move once initialized, so it lives in its own allocation. Sharing the
+    // pointer across threads is safe because it never changes after init and POSIX makes
+    // sem_post/sem_wait thread-safe on the semaphore it points to: that is the whole contract.
     private nonisolated(unsafe) let handle: UnsafeMutablePointer<sem_t>
 
     init(value: UInt32 = 0) {
