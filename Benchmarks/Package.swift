@@ -21,6 +21,11 @@ let package = Package(
             name: "LoopFigures",
             dependencies: [.product(name: "Wire", package: wirePackage)]
         ),
+        // Client-engine figures: requests/s and client CPU per request through HTTPClient.
+        .executableTarget(
+            name: "ClientFigures",
+            dependencies: [.product(name: "Wire", package: wirePackage)]
+        ),
         // Parser figures: ns per message and bytes per second, Wire's HTTP1Parser against NIO's HTTP decoders.
         .executableTarget(
             name: "ParseFigures",

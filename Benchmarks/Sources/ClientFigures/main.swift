@@ -1,0 +1,69 @@
+import Glibc
+import Synchronization
+import Wire
+
+// Client-engine figures: C concurrent keep-alive request loops through one HTTPClient for S
+// seconds against a server on loopback; prints requests/s and this process's CPU per request.
+//
+//   ClientFigures PORT [CONNECTIONS=64] [SECONDS=4] [LOOPS=1]
+//
+// Run it pinned to one core and the server to the other, e.g.
+//   taskset -c 1 .build/release/ClientFigures 18080 64 4
+// against nginx pinned with taskset -c 0; wrk on the same URL in the same run is the C floor.
+
+func report(_ text: String) {
+    let line = text + "\n"
+    _ = line.withCString { write(1, $0, strlen($0)) }
+}
+
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2, let port = Int(arguments[1]) else {
+    report("usage: ClientFigures PORT [CONNECTIONS=64] [SECONDS=4] [LOOPS=1]")
+    exit(2)
+}
+let connections = arguments.count > 2 ? Int(arguments[2]) ?? 64 : 64
+let seconds = arguments.count > 3 ? Double(arguments[3]) ?? 4 : 4
+let loops = arguments.count > 4 ? Int(arguments[4]) ?? 1 : 1
+
+let group = try EventLoopGroup(loopCount: loops)
+var configuration = HTTPClientConfiguration()
+configuration.maxConnectionsPerHost = connections
+let client = try HTTPClient(configuration: configuration, group: group)
+let url = "http://127.0.0.1:\(port)/"
+
+// Open the connections first, so the timed part measures keep-alive requests only.
+try await withThrowingTaskGroup(of: Void.self) { tasks in
+    for _ in 0..<connections {
+        tasks.addTask { _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1 << 16) }
+    }
+    try await tasks.waitForAll()
+}
+
+let completed = Atomic<Int>(0)
+let cpuBefore = processCPUSeconds()
+let start = Deadline.now()
+let end = start + .milliseconds(Int(seconds * 1000))
+try await withThrowingTaskGroup(of: Void.self) { tasks in
+    for _ in 0..<connections {
+        tasks.addTask {
+            while Deadline.now() < end {
+                _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1 << 16)
+                completed.wrappingAdd(1, ordering: .relaxed)
+            }
+        }
+    }
+    try await tasks.waitForAll()
+}
+let elapsedNanoseconds = Deadline.now().uptimeNanoseconds - start.uptimeNanoseconds
+let elapsed = Double(elapsedNanoseconds) / 1e9
+let total = completed.load(ordering: .relaxed)
+let cpu = processCPUSeconds() - cpuBefore
+report("requests \(total) in \(elapsed) s: \(Int(Double(total) / elapsed)) req/s, client CPU \(Int((cpu * 1e6 / Double(total)).rounded())) µs/request")
+await client.shutdown()
+await group.shutdownGracefully()
