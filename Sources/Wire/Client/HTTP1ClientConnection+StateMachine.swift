@@ -29,121 +29,131 @@ struct HTTP1ClientConnectionStateMachine {
         case none
         /// Hand the response head to the request; `keepAlive` says whether the exchange allows reuse.
         case deliverHead
-        /// The response is complete: finish the body and release the connection.
+        /// The oldest request's response is complete: finish its body and release it. When not
+        /// `reusable` the connection closes, and requests pipelined behind it fail as never answered.
         case completeRequest(reusable: Bool)
-        /// Fail the request (and its body, if delivered) and close the connection.
+        /// Fail the oldest request (and its body, if delivered) and close the connection;
+        /// requests pipelined behind it fail as never answered.
         case failRequestAndClose(Failure, responseStarted: Bool)
         /// Close without a request to fail (the peer closed or misbehaved while idle).
         case closeIdle
     }
 
-    private enum State: Hashable {
-        /// No request. Valid transitions: to `.awaitingHead` (request started) or `.closed`.
-        case idle
-        /// A request is being sent or awaits its response head. Valid transitions: to
-        /// `.receivingBody` (head), `.idle` (a bodyless response ended), or `.closed`.
-        case awaitingHead(requestKeepAlive: Bool, sawResponseBytes: Bool)
-        /// The response head was delivered; body bytes flow. Valid transitions: to `.idle` or `.closed`.
-        case receivingBody(keepAlive: Bool)
-        /// Terminal.
-        case closed
+    /// One request in flight, oldest first.
+    private struct InFlight: Hashable {
+        /// False when the request carries `Connection: close`.
+        var keepAlive: Bool
+        /// Whether its last byte has been handed to the stream.
+        var fullyWritten = false
     }
 
-    private var state = State.idle
-    /// Whether the last byte of the current request has been handed to the kernel.
-    private var requestFullyWritten = false
+    /// Where the oldest request's response stands.
+    private enum Phase: Hashable {
+        /// Its response head has not been parsed yet.
+        case awaitingHead(sawResponseBytes: Bool)
+        /// Its response head was delivered; body bytes flow.
+        case receivingBody(keepAlive: Bool)
+    }
+
+    /// Requests in flight, oldest first: the first one owns the response being parsed. More than
+    /// one only when requests are pipelined.
+    private var inFlight: [InFlight] = []
+    private var phase = Phase.awaitingHead(sawResponseBytes: false)
+    /// Terminal.
+    private(set) var isClosed = false
 
     /// Whether a request is in flight.
-    var isBusy: Bool {
-        switch state {
-        case .awaitingHead, .receivingBody: true
-        case .idle, .closed: false
-        }
-    }
+    var isBusy: Bool { !inFlight.isEmpty }
 
-    /// Whether the connection is closed.
-    var isClosed: Bool { state == .closed }
+    /// The number of requests in flight.
+    var inFlightCount: Int { inFlight.count }
+
+    /// Whether a request may be started now: the connection is open, and every request already in
+    /// flight is keep-alive and completely written (pipelined requests never interleave, and never
+    /// follow one that ends the connection).
+    var acceptsRequest: Bool {
+        guard !isClosed else { return false }
+        if case .receivingBody(keepAlive: false) = phase, !inFlight.isEmpty { return false }
+        return inFlight.allSatisfy { $0.keepAlive && $0.fullyWritten }
+    }
 
     /// A request starts; `keepAlive` is false when it carries `Connection: close`.
     mutating func requestStarted(keepAlive: Bool) {
-        guard state == .idle else { preconditionFailure("request started on a connection in state \(state)") }
-        state = .awaitingHead(requestKeepAlive: keepAlive, sawResponseBytes: false)
-        requestFullyWritten = false
+        guard acceptsRequest else { preconditionFailure("request started on a connection that cannot take one: \(inFlight), \(phase), closed: \(isClosed)") }
+        if inFlight.isEmpty { phase = .awaitingHead(sawResponseBytes: false) }
+        inFlight.append(InFlight(keepAlive: keepAlive))
     }
 
-    /// The request's last byte was written.
+    /// The newest request's last byte was written (only the newest can still be writing).
     mutating func requestWritten() -> Action {
-        requestFullyWritten = true
+        if !inFlight.isEmpty { inFlight[inFlight.count - 1].fullyWritten = true }
         return .none
     }
 
     /// Bytes arrived from the peer.
     mutating func bytesReceived() -> Action {
-        switch state {
-        case .idle:
+        guard !isClosed else { return .none }
+        guard !inFlight.isEmpty else {
             // A server has nothing to say to an idle connection; unsolicited bytes mean it is
             // out of sync (or about to close): never reuse it.
-            state = .closed
+            isClosed = true
             return .closeIdle
-        case .awaitingHead(let keepAlive, _):
-            state = .awaitingHead(requestKeepAlive: keepAlive, sawResponseBytes: true)
-            return .none
-        case .receivingBody, .closed:
-            return .none
         }
+        if case .awaitingHead = phase { phase = .awaitingHead(sawResponseBytes: true) }
+        return .none
     }
 
-    /// The final (non-1xx) response head was parsed.
+    /// The final (non-1xx) response head of the oldest request was parsed.
     mutating func responseHeadReceived(keepAlive responseKeepAlive: Bool) -> Action {
-        guard case .awaitingHead(let requestKeepAlive, _) = state else { preconditionFailure("response head in state \(state)") }
-        state = .receivingBody(keepAlive: requestKeepAlive && responseKeepAlive)
+        guard !isClosed, let oldest = inFlight.first, case .awaitingHead = phase else {
+            preconditionFailure("response head with \(inFlight.count) in flight, phase \(phase), closed: \(isClosed)")
+        }
+        phase = .receivingBody(keepAlive: oldest.keepAlive && responseKeepAlive)
         return .deliverHead
     }
 
-    /// The response ended per its framing. `trailingBytes` says whether more bytes followed it
-    /// in the same read: a server has nothing more to say until the next request, so those bytes
-    /// are a framing anomaly, and reusing the connection would hand them to the next request.
+    /// The oldest request's response ended per its framing. `trailingBytes` says whether more
+    /// bytes followed it in the same read: with nothing pipelined behind it, the server has nothing
+    /// more to say until the next request, so those bytes are a framing anomaly, and reusing the
+    /// connection would hand them to the next request. Behind a pipelined request they are its
+    /// response.
     mutating func responseEnded(trailingBytes: Bool) -> Action {
-        guard case .receivingBody(let keepAlive) = state else { preconditionFailure("response end in state \(state)") }
+        guard !isClosed, let oldest = inFlight.first, case .receivingBody(let keepAlive) = phase else {
+            preconditionFailure("response end with \(inFlight.count) in flight, phase \(phase), closed: \(isClosed)")
+        }
         // A response that ends while the request is still being written (an early 413, say)
         // leaves the request stream unfinished: the connection cannot be reused either.
-        let reusable = keepAlive && requestFullyWritten && !trailingBytes
-        state = reusable ? .idle : .closed
+        let reusable = keepAlive && oldest.fullyWritten && !(trailingBytes && inFlight.count == 1)
+        inFlight.removeFirst()
+        phase = .awaitingHead(sawResponseBytes: false)
+        if !reusable { isClosed = true }
         return .completeRequest(reusable: reusable)
     }
 
-    /// The peer sent end of stream. `parserFinished` is true when the parser accepted the EOF
-    /// as the end of a close-delimited body (it then also reported `responseEnded`).
+    /// The peer sent end of stream. When the parser accepted the EOF as the end of a
+    /// close-delimited body it reported `responseEnded` first.
     mutating func endOfStream() -> Action {
-        switch state {
-        case .idle:
-            state = .closed
-            return .closeIdle
-        case .awaitingHead(_, let sawBytes):
-            state = .closed
+        guard !isClosed else { return .none }
+        isClosed = true
+        guard !inFlight.isEmpty else { return .closeIdle }
+        switch phase {
+        case .awaitingHead(let sawBytes):
             return .failRequestAndClose(sawBytes ? .closedInHead : .closedBeforeResponse, responseStarted: false)
         case .receivingBody:
-            state = .closed
             return .failRequestAndClose(.truncatedBody, responseStarted: true)
-        case .closed:
-            return .none
         }
     }
 
     /// A parse error, an I/O error, a timeout, an upgrade or an abandoned body.
     mutating func failed(_ failure: Failure) -> Action {
-        switch state {
-        case .idle:
-            state = .closed
-            return .closeIdle
+        guard !isClosed else { return .none }
+        isClosed = true
+        guard !inFlight.isEmpty else { return .closeIdle }
+        switch phase {
         case .awaitingHead:
-            state = .closed
             return .failRequestAndClose(failure, responseStarted: false)
         case .receivingBody:
-            state = .closed
             return .failRequestAndClose(failure, responseStarted: true)
-        case .closed:
-            return .none
         }
     }
 }

@@ -13,8 +13,12 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         var body: HTTPBody
     }
 
-    /// The request in flight.
+    /// Identifies a request on its connection, for the calls a task makes after `start`.
+    typealias ExchangeID = Int
+
+    /// A request in flight.
     private final class Exchange {
+        let id: ExchangeID
         let method: HTTPMethod
         /// The promise of the response head, until it is delivered: then dropped, because the
         /// promise holds the body, and the connection must not keep a body its reader let go of
@@ -29,13 +33,15 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         var receivedContinue = false
         var drainWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
         var readTimeout: Duration
-        var readTimer: TimerQueue<() -> Void>.ID?
-        var lastActivity = Deadline.now()
         var sawFirstByte = false
         var bodyBytes = 0
         var wroteAnyByte = false
+        /// The request was abandoned while requests ahead of it were still answered: its
+        /// response is read and dropped, so the connection and the requests around it survive.
+        var discarded = false
 
-        init(method: HTTPMethod, metrics: HTTPClientMetrics, readTimeout: Duration) {
+        init(id: ExchangeID, method: HTTPMethod, metrics: HTTPClientMetrics, readTimeout: Duration) {
+            self.id = id
             self.method = method
             self.metrics = metrics
             self.readTimeout = readTimeout
@@ -47,16 +53,24 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private let stream: any ByteStream
     private var parser: HTTP1Parser
     private var machine = HTTP1ClientConnectionStateMachine()
-    private var exchange: Exchange?
+    /// Requests in flight, oldest first: the first owns the response being parsed. More than one
+    /// only when pipelining.
+    private var exchanges: [Exchange] = []
+    private var nextExchangeID = 0
     /// Requests completed on this connection; a request on a connection with one or more is "reused".
     private(set) var completedRequests = 0
-    /// Set by the pool: called once per lease when the connection is free (`true`) or unusable.
+    /// Set by the pool: called once per started request when it is done with the connection,
+    /// with whether the connection may be reused.
     var onRelease: ((HTTP1ClientConnection, _ reusable: Bool) -> Void)?
-    /// Set by the pool: called when an idle connection closes on its own.
+    /// Set by the pool: called when a connection with no request in flight closes on its own.
     var onIdleClose: ((HTTP1ClientConnection) -> Void)?
-    /// Whether the pool has leased the connection to a request.
-    var isLeased = false
     private var bodyPausedReading = false
+    /// When the peer last sent bytes (or the oldest request became the one awaiting them).
+    private var lastActivity = Deadline.now()
+    private var readTimer: TimerQueue<() -> Void>.ID?
+
+    /// The request whose response is being read.
+    private var oldest: Exchange? { exchanges.first }
 
     /// High-water mark of queued request bytes before a streaming upload waits for the socket.
     static let writeHighWatermark = 256 * 1024
@@ -69,8 +83,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         stream.delegate = self
     }
 
-    /// Whether the connection can take a request.
-    var isUsable: Bool { stream.isOpen && !machine.isClosed && !machine.isBusy }
+    /// Whether the connection can take a request now (behind others, if they are pipelined).
+    var isUsable: Bool { stream.isOpen && machine.acceptsRequest }
 
     var remoteAddress: SocketAddress? { stream.remoteAddress }
     var localAddress: SocketAddress? { stream.localAddress }
@@ -78,7 +92,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     // MARK: Sending
 
     /// Starts a request: writes the head (and `inlineBody`, if the whole body is in memory) and
-    /// returns the promise of its response head.
+    /// returns the promise of its response head, with the ID the later calls for it take.
     func start(
         head: ByteBuffer,
         inlineBody: ByteBuffer?,
@@ -87,24 +101,30 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         requestComplete: Bool,
         readTimeout: Duration,
         metrics: HTTPClientMetrics
-    ) -> Promise<ResponseStart, HTTPClientError> {
+    ) -> (Promise<ResponseStart, HTTPClientError>, ExchangeID) {
         loop.preconditionInEventLoop()
-        let exchange = Exchange(method: method, metrics: metrics, readTimeout: readTimeout)
-        guard isUsable else {
-            let promise = Promise<ResponseStart, HTTPClientError>()
-            promise.fail(HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true))
-            return promise
-        }
         let promise = Promise<ResponseStart, HTTPClientError>()
+        let id = nextExchangeID
+        nextExchangeID += 1
+        guard isUsable else {
+            promise.fail(HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true))
+            return (promise, id)
+        }
+        let exchange = Exchange(id: id, method: method, metrics: metrics, readTimeout: readTimeout)
         exchange.response = promise
-        self.exchange = exchange
+        let reused = completedRequests > 0 || !exchanges.isEmpty
+        exchanges.append(exchange)
         machine.requestStarted(keepAlive: keepAlive)
         parser.expectResponse(to: method)
-        metrics.update { $0.isReusedConnection = completedRequests > 0 }
-        armReadTimer(exchange)
+        metrics.update { $0.isReusedConnection = reused }
+        if exchanges.count == 1 { becameOldest(exchange) }
         write(inlineBody.map { [head, $0] } ?? [head], exchange: exchange)
         if requestComplete { requestWritten(exchange) }
-        return promise
+        return (promise, id)
+    }
+
+    private func findExchange(_ id: ExchangeID) -> Exchange? {
+        exchanges.first { $0.id == id }
     }
 
     private func write(_ buffers: [ByteBuffer], exchange: Exchange) {
@@ -118,9 +138,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     }
 
     /// Writes part of a streamed body; completes once the socket has room for more.
-    func writeBodyPart(_ buffers: [ByteBuffer], isLast: Bool, continuation: CheckedContinuation<Result<Void, HTTPClientError>, Never>) {
+    func writeBodyPart(_ buffers: [ByteBuffer], isLast: Bool, for id: ExchangeID,
+                       continuation: CheckedContinuation<Result<Void, HTTPClientError>, Never>) {
         loop.preconditionInEventLoop()
-        guard let exchange, stream.isOpen, !machine.isClosed else {
+        guard let exchange = findExchange(id), stream.isOpen, !machine.isClosed else {
             continuation.resume(returning: .failure(HTTPClientError(.writeFailed, "the connection closed while the request body was being sent",
                                                                     mayHaveBeenProcessed: true)))
             return
@@ -136,9 +157,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
 
     /// Waits for `100 Continue` (true), or a final response or the timeout (false: send the
     /// body anyway after a timeout, per RFC 9110 §10.1.1, or skip it if a final response came).
-    func awaitContinue(timeout: Duration, continuation: CheckedContinuation<Bool, Never>) {
+    func awaitContinue(timeout: Duration, for id: ExchangeID, continuation: CheckedContinuation<Bool, Never>) {
         loop.preconditionInEventLoop()
-        guard let exchange, !exchange.responseSettled else {
+        guard let exchange = findExchange(id), !exchange.responseSettled else {
             continuation.resume(returning: false)
             return
         }
@@ -155,10 +176,19 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         }
     }
 
-    /// Abandons the request in flight (deadline passed, task cancelled): fails it and closes.
-    func abort(with error: HTTPClientError) {
+    /// Abandons a request (deadline passed, task cancelled). The oldest request's response is
+    /// being read, so abandoning it closes the connection; a request pipelined behind it is
+    /// failed at once and its response, when it comes, is read and dropped.
+    func abort(_ id: ExchangeID, with error: HTTPClientError) {
         loop.preconditionInEventLoop()
-        guard exchange != nil else { return }
+        guard let exchange = findExchange(id) else { return }
+        guard exchange === oldest else {
+            exchange.discarded = true
+            exchange.responseSettled = true
+            exchange.response?.fail(error)
+            exchange.response = nil
+            return
+        }
         perform(machine.failed(.abandoned), error: error)
     }
 
@@ -175,15 +205,15 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             closeIdle()
             return
         }
-        guard let exchange else { return }
-        exchange.lastActivity = .now()
-        if !exchange.sawFirstByte {
-            exchange.sawFirstByte = true
-            exchange.metrics.update { $0.timings.firstByte = exchange.metrics.elapsed() }
-        }
+        lastActivity = .now()
         // Keep asking until the parser neither consumes nor reports anything: some events (the
-        // end of a Content-Length body) come from a call with no new bytes.
-        while self.exchange === exchange {
+        // end of a Content-Length body) come from a call with no new bytes. Each pass serves the
+        // oldest request; behind pipelined requests one read may hold several responses.
+        while let exchange = oldest, !machine.isClosed {
+            if !exchange.sawFirstByte {
+                exchange.sawFirstByte = true
+                exchange.metrics.update { $0.timings.firstByte = exchange.metrics.elapsed() }
+            }
             let step: HTTP1ParseStep
             do {
                 step = try buffer.withReadableSpan { (span) throws(HTTP1ParseError) -> HTTP1ParseStep in try parser.parse(span) }
@@ -219,6 +249,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
                 return
             }
             guard machine.responseHeadReceived(keepAlive: head.isKeepAlive) == .deliverHead else { return }
+            if exchange.discarded { return }
             let channel = BodyChannel()
             let bound = LoopBound(self, loop: loop)
             channel.setProducerHooks(
@@ -248,22 +279,22 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     }
 
     func streamDidReachEnd(_ stream: any ByteStream) {
-        guard exchange != nil else {
+        guard let exchange = oldest else {
             perform(machine.endOfStream(), error: nil)
             return
         }
         do {
-            if let event = try parser.finish(), let exchange {
+            if let event = try parser.finish() {
                 handle(event, chunk: nil, exchange: exchange)
             }
         } catch {
             // Mid-message EOF: the state machine decides which error it is.
         }
-        if exchange != nil || !machine.isClosed { perform(machine.endOfStream(), error: nil) }
+        if !exchanges.isEmpty || !machine.isClosed { perform(machine.endOfStream(), error: nil) }
     }
 
     func streamDidDrainWrites(_ stream: any ByteStream) {
-        guard let exchange else { return }
+        guard let exchange = exchanges.last else { return }
         if machine.isBusy, exchange.metrics.snapshot.timings.requestSent == nil { exchange.metrics.update { $0.timings.requestSent = exchange.metrics.elapsed() } }
         if let waiter = exchange.drainWaiter {
             exchange.drainWaiter = nil
@@ -274,12 +305,13 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         let ioError = error as? IOError
         let clientError: HTTPClientError
+        let beforeResponse = !(oldest?.sawFirstByte ?? true)
         if let ioError, ioError.errno == .connectionReset || ioError.errno == .brokenPipe {
-            clientError = HTTPClientError(.connectionReset, "\(ioError)", ioError: ioError, failedBeforeResponse: !(exchange?.sawFirstByte ?? true))
+            clientError = HTTPClientError(.connectionReset, "\(ioError)", ioError: ioError, failedBeforeResponse: beforeResponse)
         } else if let ioError {
-            clientError = HTTPClientError(.writeFailed, "\(ioError)", ioError: ioError, failedBeforeResponse: !(exchange?.sawFirstByte ?? true))
+            clientError = HTTPClientError(.writeFailed, "\(ioError)", ioError: ioError, failedBeforeResponse: beforeResponse)
         } else {
-            clientError = HTTPClientError(.connectionClosed, error.map { "\($0)" } ?? "the connection closed", failedBeforeResponse: !(exchange?.sawFirstByte ?? true))
+            clientError = HTTPClientError(.connectionClosed, error.map { "\($0)" } ?? "the connection closed", failedBeforeResponse: beforeResponse)
         }
         perform(machine.failed(.protocolOrIOError), error: clientError)
     }
@@ -293,24 +325,32 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     }
 
     private func bodyAbandoned() {
-        guard exchange?.body != nil else { return }
+        guard oldest?.body != nil else { return }
         perform(machine.failed(.abandoned), error: HTTPClientError(.cancelled, "the response body was abandoned"))
     }
 
     // MARK: Timers
 
-    /// One timer per exchange, re-armed lazily: reads only stamp `lastActivity`, so a fast
-    /// download costs no timer work per read.
+    /// `exchange` is now the one whose response is awaited: its read timeout starts now.
+    private func becameOldest(_ exchange: Exchange) {
+        lastActivity = .now()
+        if let timer = readTimer { loop.cancelOnLoop(timer) }
+        armReadTimer(exchange)
+    }
+
+    /// One timer for the oldest request, re-armed lazily: reads only stamp `lastActivity`, so a
+    /// fast download costs no timer work per read.
     private func armReadTimer(_ exchange: Exchange) {
-        let when = exchange.lastActivity + exchange.readTimeout
-        exchange.readTimer = loop.scheduleOnLoop(at: when) { [weak self, weak exchange] in
-            guard let self, let exchange, self.exchange === exchange else { return }
-            let idleFor = Deadline.now() - exchange.lastActivity
+        let when = lastActivity + exchange.readTimeout
+        readTimer = loop.scheduleOnLoop(at: when) { [weak self, weak exchange] in
+            guard let self, let exchange, self.oldest === exchange else { return }
+            self.readTimer = nil
+            let idleFor = Deadline.now() - self.lastActivity
             if idleFor >= exchange.readTimeout && !self.bodyPausedReading {
                 self.perform(self.machine.failed(.protocolOrIOError),
                              error: HTTPClientError(.readTimeout, "no data from the server for \(exchange.readTimeout)", mayHaveBeenProcessed: exchange.wroteAnyByte))
             } else {
-                if self.bodyPausedReading { exchange.lastActivity = .now() }
+                if self.bodyPausedReading { self.lastActivity = .now() }
                 self.armReadTimer(exchange)
             }
         }
@@ -323,46 +363,70 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         case .none, .deliverHead:
             return
         case .completeRequest(let reusable):
-            guard let exchange else { return }
-            finishExchange(exchange)
+            guard let exchange = oldest else { return }
+            finishOldest(exchange)
             completedRequests += 1
-            if !reusable { stream.close(error: nil) }
+            if !reusable {
+                stream.close(error: nil)
+                failPipelined()
+            }
             // Back to the pool before the body ends: ending it wakes the consumer, whose next
             // request must find this connection idle rather than open a new one.
-            release(reusable: reusable)
+            onRelease?(self, reusable)
             exchange.body?.finish()
         case .failRequestAndClose(let failure, let responseStarted):
-            guard let exchange else { return }
-            finishExchange(exchange)
+            guard let exchange = oldest else { return }
+            finishOldest(exchange)
             let failureError = error ?? describe(failure, exchange: exchange)
             let finalError = exchange.wroteAnyByte && !failureError.failedBeforeResponse ? failureError.markingMayHaveBeenProcessed() : failureError
-            if responseStarted {
-                exchange.body?.fail(finalError)
-            } else {
-                exchange.responseSettled = true
-                exchange.response?.fail(finalError)
-                exchange.response = nil
-            }
-            exchange.continueWaiter?.resume(returning: false)
-            exchange.continueWaiter = nil
-            exchange.drainWaiter?.resume(returning: .failure(finalError))
-            exchange.drainWaiter = nil
+            fail(exchange, with: finalError, responseStarted: responseStarted)
             stream.close(error: nil)
-            release(reusable: false)
+            onRelease?(self, false)
+            failPipelined()
         case .closeIdle:
             closeIdle()
         }
     }
 
-    private func finishExchange(_ exchange: Exchange) {
-        if let timer = exchange.readTimer { loop.cancelOnLoop(timer) }
-        exchange.readTimer = nil
+    private func fail(_ exchange: Exchange, with error: HTTPClientError, responseStarted: Bool) {
+        if responseStarted {
+            exchange.body?.fail(error)
+        } else {
+            exchange.responseSettled = true
+            exchange.response?.fail(error)
+            exchange.response = nil
+        }
+        exchange.continueWaiter?.resume(returning: false)
+        exchange.continueWaiter = nil
+        exchange.drainWaiter?.resume(returning: .failure(error))
+        exchange.drainWaiter = nil
+    }
+
+    /// The connection closed with requests pipelined behind the one it answered last: none of
+    /// them saw a response byte, so they fail as never answered (and idempotent ones are retried).
+    private func failPipelined() {
+        let queued = exchanges
+        exchanges.removeAll()
+        var error = HTTPClientError(.emptyReply, "the connection closed before the response to this pipelined request",
+                                    failedBeforeResponse: true)
+        error.queuedBehindClosedResponse = true
+        for exchange in queued {
+            fail(exchange, with: error, responseStarted: false)
+            onRelease?(self, false)
+        }
+    }
+
+    /// Removes the oldest request and starts the read timeout of the next one, if any.
+    private func finishOldest(_ exchange: Exchange) {
+        exchanges.removeFirst()
+        if let timer = readTimer { loop.cancelOnLoop(timer) }
+        readTimer = nil
         let bytes = exchange.bodyBytes
         exchange.metrics.update {
             $0.timings.lastByte = exchange.metrics.elapsed()
             $0.bodyBytes = bytes
         }
-        self.exchange = nil
+        if let next = oldest, !machine.isClosed { becameOldest(next) }
     }
 
     private func describe(_ failure: HTTP1ClientConnectionStateMachine.Failure, exchange: Exchange) -> HTTPClientError {
@@ -382,18 +446,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         }
     }
 
-    private func release(reusable: Bool) {
-        guard isLeased else { return }
-        isLeased = false
-        onRelease?(self, reusable)
-    }
-
     private func closeIdle() {
         stream.close(error: nil)
-        if isLeased {
-            release(reusable: false)
-        } else {
-            onIdleClose?(self)
-        }
+        onIdleClose?(self)
     }
 }

@@ -13,6 +13,9 @@ public struct HTTPClientConfiguration: Sendable {
     /// Retry a request once on a fresh connection when a reused one turns out closed before any
     /// response byte (idempotent methods, or requests with an `Idempotency-Key`). Default on.
     public var retriesStaleConnections = true
+    /// HTTP/1.1 pipelining (RFC 9112 §9.3.2). Default: off, as in most clients, because some
+    /// servers and proxies mishandle it.
+    public var pipelining = Pipelining.disabled
     /// Parser limits and leniency for responses. Default: strict.
     public var parserConfiguration = HTTP1ParserConfiguration.strict
     /// Name resolution. Default: the system resolver.
@@ -47,5 +50,31 @@ public struct HTTPClientConfiguration: Sendable {
         public var status: HTTPStatus
         /// The method the next request will use.
         public var method: HTTPMethod
+    }
+}
+
+extension HTTPClientConfiguration {
+    /// Whether idempotent requests may be sent on a connection before earlier responses arrive.
+    ///
+    /// Only requests that can be replayed join a pipeline: idempotent methods, keep-alive, no
+    /// `Expect`, the whole body in memory. Connections are opened up to the per-host limit first;
+    /// pipelining starts when all are busy. When the server closes a connection with requests
+    /// queued behind the response it finished, those requests are retried on a fresh connection.
+    /// A request abandoned while others are ahead of it has its response read and dropped, so
+    /// the connection survives.
+    public struct Pipelining: Sendable, Hashable {
+        /// Requests in flight on one connection at most; 1 means no pipelining.
+        public var maxInFlight: Int
+
+        /// One request per connection at a time.
+        public static let disabled = Pipelining(maxInFlight: 1)
+
+        /// Up to `maxInFlight` requests in flight per connection (at least 2).
+        public static func enabled(maxInFlight: Int = 8) -> Pipelining {
+            precondition(maxInFlight >= 2, "pipelining needs at least two requests in flight")
+            return Pipelining(maxInFlight: maxInFlight)
+        }
+
+        private init(maxInFlight: Int) { self.maxInFlight = maxInFlight }
     }
 }

@@ -148,7 +148,8 @@ public final class HTTPClient: Sendable {
         let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
         var attempt = 0
         while true {
-            let lease = try await pool(for: url).lease { cancel in abort.setCurrent(cancel) }
+            let pipelinable = configuration.pipelining.maxInFlight > 1 && isPipelinable(method: method, headers: headers, body: body)
+            let lease = try await pool(for: url).lease(pipelinable: pipelinable) { cancel in abort.setCurrent(cancel) }
             do {
                 // The exchange runs with the connection's loop as its executor: its awaits on the
                 // loop resume on the loop's own thread instead of hopping to a pool thread and back.
@@ -157,8 +158,9 @@ public final class HTTPClient: Sendable {
                 }
             } catch {
                 // A pooled connection the server closed just as it was reused: the normal race
-                // with the server's idle timeout, not the user's problem — once.
-                let stale = !lease.isNew && error.failedBeforeResponse && !abort.isAborted
+                // with the server's idle timeout, not the user's problem — once. A pipelined
+                // request behind a response that closed the connection is in the same case.
+                let stale = (!lease.isNew || lease.isPipelined || error.queuedBehindClosedResponse) && error.failedBeforeResponse && !abort.isAborted
                 if stale && replayable && attempt == 0 && configuration.retriesStaleConnections {
                     attempt += 1
                     metrics.update { $0.retries += 1 }
@@ -170,6 +172,18 @@ public final class HTTPClient: Sendable {
         }
     }
 
+    /// Whether a request may be pipelined: idempotent (so it can be replayed if the connection
+    /// closes before its response), keep-alive, without `Expect`, and with its whole body in memory
+    /// (so it is written at once and never interleaves with the next).
+    private func isPipelinable(method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?) -> Bool {
+        guard method.isIdempotent, !headers.containsToken("close", inFieldsNamed: "connection"), !headers.contains(name: "expect") else { return false }
+        switch body {
+        case .none: return true
+        case .bytes(let bytes): return configuration.expectContinueThreshold.map { bytes.readableBytes < $0 } ?? true
+        case .file, .stream: return false
+        }
+    }
+
     private func pool(for url: HTTPURL) throws(HTTPClientError) -> ConnectionPool {
         guard !isShutDown.load(ordering: .acquiring) else { throw HTTPClientError(.shutDown, "the client is shut down") }
         if url.isTLS { throw HTTPClientError(.invalidURL, "https is provided by WireTLS; this client has no TLS layer: \(url)") }
@@ -178,6 +192,7 @@ public final class HTTPClient: Sendable {
             if let pool = pools[key] { return pool }
             let pool = ConnectionPool(key: key, configuration: .init(
                 maxConnections: configuration.maxConnectionsPerHost, idleTimeout: configuration.idleTimeout,
+                maxPipelined: configuration.pipelining.maxInFlight,
                 connectTimeout: configuration.connectTimeout, resolver: configuration.resolver,
                 parserConfiguration: configuration.parserConfiguration), group: group)
             pools[key] = pool
@@ -238,10 +253,10 @@ public final class HTTPClient: Sendable {
         let readTimeout = configuration.readTimeout
         let headBuffer = ByteBuffer(bytes: headBytes)
         let promise: Promise<HTTP1ClientConnection.ResponseStart, HTTPClientError>
+        let exchangeID: HTTP1ClientConnection.ExchangeID
         do {
-            promise = try await connection.loop.submit {
+            (promise, exchangeID) = try await connection.loop.submit {
                 let value = connection.value
-                value.isLeased = value.isUsable
                 metrics.update {
                     $0.remoteAddress = value.remoteAddress
                     $0.localAddress = value.localAddress
@@ -252,19 +267,19 @@ public final class HTTPClient: Sendable {
         } catch {
             throw HTTPClientError(.shutDown, "the event loop shut down")
         }
-        abort.setCurrent { error in connection.loop.execute { connection.value.abort(with: error) } }
+        abort.setCurrent { error in connection.loop.execute { connection.value.abort(exchangeID, with: error) } }
 
         if !requestComplete {
             var sendBody = true
             if expectsContinue {
                 let continueTimeout = configuration.expectContinueTimeout
                 sendBody = await withCheckedContinuation { continuation in
-                    connection.loop.execute { connection.value.awaitContinue(timeout: continueTimeout, continuation: continuation) }
+                    connection.loop.execute { connection.value.awaitContinue(timeout: continueTimeout, for: exchangeID, continuation: continuation) }
                 }
             }
             if sendBody {
                 do {
-                    try await pumpBody(body, inline: inline, file: file, chunked: framing == .chunked, to: connection)
+                    try await pumpBody(body, inline: inline, file: file, chunked: framing == .chunked, to: connection, exchange: exchangeID)
                 } catch {
                     // The server may have answered early (413, 401) and closed: prefer its answer.
                     if promise.isCompleted, let start = try? await promise.get() {
@@ -283,7 +298,7 @@ public final class HTTPClient: Sendable {
 
     /// Sends a body that was not sent with the head, waiting for the socket to drain between parts.
     private func pumpBody(_ body: HTTPClientRequest.Body?, inline: ByteBuffer?, file: FileReader?, chunked: Bool,
-                          to connection: LoopBound<HTTP1ClientConnection>) async throws(HTTPClientError) {
+                          to connection: LoopBound<HTTP1ClientConnection>, exchange: HTTP1ClientConnection.ExchangeID) async throws(HTTPClientError) {
         func write(_ buffer: ByteBuffer, last: Bool) async throws(HTTPClientError) {
             var parts: [ByteBuffer] = []
             if chunked {
@@ -300,7 +315,7 @@ public final class HTTPClient: Sendable {
             }
             let outgoing = parts
             let result = await withCheckedContinuation { continuation in
-                connection.loop.execute { connection.value.writeBodyPart(outgoing, isLast: last, continuation: continuation) }
+                connection.loop.execute { connection.value.writeBodyPart(outgoing, isLast: last, for: exchange, continuation: continuation) }
             }
             try result.get()
         }

@@ -86,6 +86,9 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     /// closed a pooled connection just as it was reused: safe to replay on a fresh connection
     /// when the request is idempotent.
     let failedBeforeResponse: Bool
+    /// The request was pipelined behind a response that closed the connection: it was never
+    /// answered, on a fresh connection as much as on a reused one, and is safe to replay when idempotent.
+    var queuedBehindClosedResponse = false
 
     init(_ code: Code, _ detail: String, connectError: ConnectError? = nil, parseError: HTTP1ParseError? = nil,
          ioError: IOError? = nil, mayHaveBeenProcessed: Bool = false, failedBeforeResponse: Bool = false) {
@@ -103,8 +106,10 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     }
 
     func markingMayHaveBeenProcessed() -> HTTPClientError {
-        HTTPClientError(code, detail, connectError: connectError, parseError: parseError, ioError: ioError,
-                        mayHaveBeenProcessed: true, failedBeforeResponse: failedBeforeResponse)
+        var marked = HTTPClientError(code, detail, connectError: connectError, parseError: parseError, ioError: ioError,
+                                     mayHaveBeenProcessed: true, failedBeforeResponse: failedBeforeResponse)
+        marked.queuedBehindClosedResponse = queuedBehindClosedResponse
+        return marked
     }
 
     /// `code: detail`, plus a note when the server may have processed the request.

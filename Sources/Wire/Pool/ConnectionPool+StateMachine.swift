@@ -8,7 +8,11 @@
 ///   been closed by the server's own idle timer);
 /// - requests that find no idle connection wait in FIFO order; a new connection is opened for
 ///   a waiter only when no connection already being opened will serve it;
-/// - an idle connection is closed after `idleTimeout`.
+/// - an idle connection is closed after `idleTimeout`;
+/// - with pipelining on (`maxPipelined` > 1), a pipelinable request that finds no idle
+///   connection and no room for a new one joins the least-loaded connection whose requests are
+///   all pipelinable, up to `maxPipelined` in flight on it. Connections are opened before any
+///   are shared, so pipelining only starts when the per-host limit is reached.
 struct ConnectionPoolStateMachine {
     /// Identifies a connection within one pool.
     struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
@@ -32,8 +36,9 @@ struct ConnectionPoolStateMachine {
 
     /// What the shell must do.
     enum Action: Hashable, Sendable {
-        /// Give connection to request; it is now leased.
-        case lease(ConnectionID, to: RequestID)
+        /// Give connection to request; it is now leased. `pipelined` is true when the request
+        /// joins others already in flight on it.
+        case lease(ConnectionID, to: RequestID, pipelined: Bool)
         /// Open a new connection (report `connectionEstablished` or `connectionFailed`).
         case createConnection(ConnectionID)
         /// Close a connection that is no longer wanted.
@@ -49,27 +54,33 @@ struct ConnectionPoolStateMachine {
     private enum ConnectionState: Hashable {
         /// Being opened. Valid transitions: to `.leased` or `.idle` (established), or removed (failed).
         case connecting
-        /// Serving a request. Valid transitions: to `.idle` (released reusable) or removed.
-        case leased
+        /// Serving `count` requests (more than one only when pipelining); `pipelinable` says whether
+        /// all of them are, so that another pipelinable request may join. Valid transitions: to
+        /// `.leased` with another count, `.idle` (last one released reusable), or removed.
+        case leased(count: Int, pipelinable: Bool)
         /// Parked for reuse since the given time. Valid transitions: to `.leased` or removed.
         case idle(since: Deadline)
     }
 
     let maxConnections: Int
     let idleTimeout: Duration
+    /// Requests allowed in flight on one connection: 1 turns pipelining off.
+    let maxPipelined: Int
     private var connections: [ConnectionID: ConnectionState] = [:]
     /// Idle connections, least recently used first: reuse takes from the end.
     private var idle: [ConnectionID] = []
-    /// Requests waiting for a connection, oldest first.
-    private var waiters: [RequestID] = []
+    /// Requests waiting for a connection, oldest first, with whether each may be pipelined.
+    private var waiters: [(id: RequestID, pipelinable: Bool)] = []
     private var connectingCount = 0
     private var nextConnectionID = 0
     private var isShutDown = false
 
-    init(maxConnections: Int, idleTimeout: Duration) {
+    init(maxConnections: Int, idleTimeout: Duration, maxPipelined: Int = 1) {
         precondition(maxConnections > 0, "a pool needs room for at least one connection")
+        precondition(maxPipelined > 0, "a connection carries at least one request")
         self.maxConnections = maxConnections
         self.idleTimeout = idleTimeout
+        self.maxPipelined = maxPipelined
     }
 
     /// The number of connections open or opening.
@@ -81,21 +92,26 @@ struct ConnectionPoolStateMachine {
 
     // MARK: Events
 
-    /// A request wants a connection.
-    mutating func requestArrived(_ request: RequestID, now: Deadline) -> [Action] {
+    /// A request wants a connection. `pipelinable` says it may share a connection with others
+    /// in flight (an idempotent, keep-alive request whose whole body is in memory).
+    mutating func requestArrived(_ request: RequestID, pipelinable: Bool = false, now: Deadline) -> [Action] {
         if isShutDown { return [.failRequest(request, .shutDown)] }
         if let connection = idle.popLast() {
-            connections[connection] = .leased
-            return [.cancelIdleTimeout(connection), .lease(connection, to: request)]
+            connections[connection] = .leased(count: 1, pipelinable: pipelinable)
+            return [.cancelIdleTimeout(connection), .lease(connection, to: request, pipelined: false)]
         }
-        waiters.append(request)
+        if pipelinable, connections.count >= maxConnections, let connection = pipelineTarget() {
+            join(connection)
+            return [.lease(connection, to: request, pipelined: true)]
+        }
+        waiters.append((request, pipelinable))
         return openConnectionsForWaiters()
     }
 
     /// A waiting request gave up (cancelled or timed out). A request that already holds a
     /// connection releases it instead.
     mutating func requestCancelled(_ request: RequestID) -> [Action] {
-        waiters.removeAll { $0 == request }
+        waiters.removeAll { $0.id == request }
         return []
     }
 
@@ -118,18 +134,31 @@ struct ConnectionPoolStateMachine {
         connectingCount -= 1
         guard !waiters.isEmpty else { return [] }
         let failed = waiters.removeFirst()
-        return [.failRequest(failed, .connectFailed)] + openConnectionsForWaiters()
+        return [.failRequest(failed.id, .connectFailed)] + openConnectionsForWaiters()
     }
 
     /// A request is done with its connection. `reusable` is false after any error, framing
-    /// anomaly, `Connection: close`, or a body that was not read to its end.
+    /// anomaly, `Connection: close`, or a body that was not read to its end. A connection that
+    /// is already gone (closed by an earlier release of a pipelined request) is ignored.
     mutating func connectionReleased(_ connection: ConnectionID, reusable: Bool, now: Deadline) -> [Action] {
-        guard connections[connection] == .leased else { preconditionFailure("\(connection) released while \(String(describing: connections[connection]))") }
+        guard let state = connections[connection] else { return [] }
+        guard case .leased(let count, let pipelinable) = state else {
+            preconditionFailure("\(connection) released while \(state)")
+        }
         guard reusable, !isShutDown else {
+            // Requests pipelined behind this one fail with the connection; their releases are ignored.
             connections[connection] = nil
             return [.closeConnection(connection)] + openConnectionsForWaiters()
         }
-        return park(connection, now: now)
+        guard count > 1 else { return park(connection, now: now) }
+        connections[connection] = .leased(count: count - 1, pipelinable: pipelinable)
+        // A pipeline slot opened: the oldest pipelinable waiter may take it.
+        if let index = waiters.firstIndex(where: { $0.pipelinable }), pipelinable {
+            let waiter = waiters.remove(at: index)
+            join(connection)
+            return [.lease(connection, to: waiter.id, pipelined: true)]
+        }
+        return []
     }
 
     /// A connection closed on its own (the server closed an idle connection, or it failed).
@@ -169,7 +198,7 @@ struct ConnectionPoolStateMachine {
             actions.append(.closeConnection(connection))
         }
         idle.removeAll()
-        for waiter in waiters { actions.append(.failRequest(waiter, .shutDown)) }
+        for waiter in waiters { actions.append(.failRequest(waiter.id, .shutDown)) }
         waiters.removeAll()
         return actions
     }
@@ -178,12 +207,39 @@ struct ConnectionPoolStateMachine {
 
     private mutating func park(_ connection: ConnectionID, now: Deadline) -> [Action] {
         if !waiters.isEmpty {
-            connections[connection] = .leased
-            return [.lease(connection, to: waiters.removeFirst())]
+            let first = waiters.removeFirst()
+            connections[connection] = .leased(count: 1, pipelinable: first.pipelinable)
+            var actions: [Action] = [.lease(connection, to: first.id, pipelined: false)]
+            // With pipelining, a connection that comes free serves every pipelinable waiter it can.
+            guard first.pipelinable, maxPipelined > 1 else { return actions }
+            while case .leased(let count, _) = connections[connection], count < maxPipelined,
+                  let index = waiters.firstIndex(where: { $0.pipelinable }) {
+                let waiter = waiters.remove(at: index)
+                join(connection)
+                actions.append(.lease(connection, to: waiter.id, pipelined: true))
+            }
+            return actions
         }
         connections[connection] = .idle(since: now)
         idle.append(connection)
         return [.scheduleIdleTimeout(connection, at: now + idleTimeout)]
+    }
+
+    /// The leased, all-pipelinable connection with the fewest requests in flight and room for one more.
+    private func pipelineTarget() -> ConnectionID? {
+        guard maxPipelined > 1 else { return nil }
+        var best: (id: ConnectionID, count: Int)?
+        for (id, state) in connections {
+            guard case .leased(let count, true) = state, count < maxPipelined else { continue }
+            if best == nil || count < best!.count || (count == best!.count && id.value < best!.id.value) { best = (id, count) }
+        }
+        return best?.id
+    }
+
+    /// One more pipelinable request joins `connection`.
+    private mutating func join(_ connection: ConnectionID) {
+        guard case .leased(let count, let pipelinable) = connections[connection] else { preconditionFailure("joining \(connection) while not leased") }
+        connections[connection] = .leased(count: count + 1, pipelinable: pipelinable)
     }
 
     /// Opens connections for waiters that no connection being opened will serve, within the limit.

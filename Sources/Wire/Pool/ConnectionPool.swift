@@ -29,6 +29,8 @@ final class ConnectionPool: Sendable {
         let connection: LoopBound<HTTP1ClientConnection>
         /// Whether the connection was opened for this request (false: reused from the pool).
         let isNew: Bool
+        /// Whether the request joins others in flight on the connection (pipelining).
+        let isPipelined: Bool
         /// Time spent resolving the name and connecting, when new.
         let nameResolution: Duration?
         let connect: Duration?
@@ -38,6 +40,8 @@ final class ConnectionPool: Sendable {
     struct Configuration: Sendable {
         var maxConnections: Int
         var idleTimeout: Duration
+        /// Requests allowed in flight on one connection: 1 turns pipelining off.
+        var maxPipelined: Int = 1
         var connectTimeout: Duration
         var resolver: any Resolver
         var parserConfiguration: HTTP1ParserConfiguration
@@ -67,7 +71,8 @@ final class ConnectionPool: Sendable {
         self.key = key
         self.configuration = configuration
         self.group = group
-        state = Mutex(State(machine: Machine(maxConnections: configuration.maxConnections, idleTimeout: configuration.idleTimeout)))
+        state = Mutex(State(machine: Machine(maxConnections: configuration.maxConnections, idleTimeout: configuration.idleTimeout,
+                                                 maxPipelined: configuration.maxPipelined)))
     }
 
     /// Counts for diagnostics and tests.
@@ -77,9 +82,10 @@ final class ConnectionPool: Sendable {
 
     // MARK: Requests
 
-    /// Waits for a connection. `registerCancel` receives a closure that abandons the wait
+    /// Waits for a connection. `pipelinable` lets the request share a connection with others in
+    /// flight when the pool pipelines. `registerCancel` receives a closure that abandons the wait
     /// (deadline or cancellation) with a given error.
-    func lease(registerCancel: (@escaping @Sendable (HTTPClientError) -> Void) -> Void) async throws(HTTPClientError) -> Lease {
+    func lease(pipelinable: Bool = false, registerCancel: (@escaping @Sendable (HTTPClientError) -> Void) -> Void) async throws(HTTPClientError) -> Lease {
         let id = state.withLock { state -> Machine.RequestID in
             defer { state.nextRequestID += 1 }
             return Machine.RequestID(value: state.nextRequestID)
@@ -88,7 +94,7 @@ final class ConnectionPool: Sendable {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Lease, HTTPClientError>, Never>) in
             let actions = state.withLock { state -> [Machine.Action] in
                 state.waiters[id] = continuation
-                return state.machine.requestArrived(id, now: .now())
+                return state.machine.requestArrived(id, pipelinable: pipelinable, now: .now())
             }
             perform(actions)
         }
@@ -124,10 +130,10 @@ final class ConnectionPool: Sendable {
     private func perform(_ actions: [Machine.Action], connectError: HTTPClientError? = nil) {
         for action in actions {
             switch action {
-            case .lease(let connectionID, let requestID):
+            case .lease(let connectionID, let requestID, let pipelined):
                 let (waiter, lease) = state.withLock { state -> (CheckedContinuation<Result<Lease, HTTPClientError>, Never>?, Lease?) in
                     guard var opened = state.connections[connectionID] else { return (nil, nil) }
-                    let lease = Lease(connection: opened.connection, isNew: opened.isFresh,
+                    let lease = Lease(connection: opened.connection, isNew: opened.isFresh, isPipelined: pipelined,
                                       nameResolution: opened.isFresh ? opened.nameResolution : nil, connect: opened.isFresh ? opened.connect : nil)
                     opened.isFresh = false
                     state.connections[connectionID] = opened

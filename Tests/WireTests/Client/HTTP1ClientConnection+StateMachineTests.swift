@@ -54,4 +54,66 @@ struct HTTP1ClientConnectionStateMachineTests {
         var closed = Machine()
         #expect(closed.endOfStream() == .closeIdle)
     }
+
+    // MARK: Pipelining
+
+    @Test func pipelinedRequestsAreAnsweredInOrderAndLeaveTheConnectionReusable() {
+        var machine = Machine()
+        machine.requestStarted(keepAlive: true)
+        _ = machine.requestWritten()
+        #expect(machine.acceptsRequest)
+        machine.requestStarted(keepAlive: true)
+        _ = machine.requestWritten()
+        #expect(machine.inFlightCount == 2)
+        #expect(machine.responseHeadReceived(keepAlive: true) == .deliverHead)
+        // The second response's bytes in the same read are not an anomaly: they are its answer.
+        #expect(machine.responseEnded(trailingBytes: true) == .completeRequest(reusable: true))
+        #expect(machine.inFlightCount == 1)
+        #expect(machine.responseHeadReceived(keepAlive: true) == .deliverHead)
+        #expect(machine.responseEnded(trailingBytes: false) == .completeRequest(reusable: true))
+        #expect(!machine.isBusy && !machine.isClosed)
+    }
+
+    @Test func nothingJoinsARequestStillWritingOrOneThatEndsTheConnection() {
+        var writing = Machine()
+        writing.requestStarted(keepAlive: true)
+        #expect(!writing.acceptsRequest)
+        _ = writing.requestWritten()
+        #expect(writing.acceptsRequest)
+
+        var closing = Machine()
+        closing.requestStarted(keepAlive: false)
+        _ = closing.requestWritten()
+        #expect(!closing.acceptsRequest)
+
+        var answeredClose = Machine()
+        answeredClose.requestStarted(keepAlive: true)
+        _ = answeredClose.requestWritten()
+        _ = answeredClose.responseHeadReceived(keepAlive: false)
+        #expect(!answeredClose.acceptsRequest)
+    }
+
+    @Test func aClosingResponseClosesTheConnectionUnderThePipelinedRequests() {
+        var machine = Machine()
+        for _ in 0..<3 {
+            machine.requestStarted(keepAlive: true)
+            _ = machine.requestWritten()
+        }
+        _ = machine.responseHeadReceived(keepAlive: false)
+        #expect(machine.responseEnded(trailingBytes: false) == .completeRequest(reusable: false))
+        #expect(machine.isClosed)
+        // The two behind it are the shell's to fail; the machine ignores further events.
+        #expect(machine.endOfStream() == .none)
+    }
+
+    @Test func endOfStreamBehindAPipelinedResponseFailsTheOldestAsUnanswered() {
+        var machine = Machine()
+        for _ in 0..<2 {
+            machine.requestStarted(keepAlive: true)
+            _ = machine.requestWritten()
+        }
+        _ = machine.responseHeadReceived(keepAlive: true)
+        _ = machine.responseEnded(trailingBytes: false)
+        #expect(machine.endOfStream() == .failRequestAndClose(.closedBeforeResponse, responseStarted: false))
+    }
 }

@@ -10,7 +10,7 @@ struct ConnectionPoolStateMachineTests {
     @Test func firstRequestOpensAConnectionAndGetsIt() {
         var pool = Machine(maxConnections: 2, idleTimeout: .seconds(60))
         #expect(pool.requestArrived(r(1), now: t0) == [.createConnection(c(0))])
-        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1))])
+        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1), pipelined: false)])
     }
 
     @Test func releasedConnectionIsParkedAndReusedMostRecentlyUsedFirst() {
@@ -22,8 +22,8 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.scheduleIdleTimeout(c(0), at: t0 + .seconds(60))])
         let t1 = t0 + .seconds(1)
         #expect(pool.connectionReleased(c(1), reusable: true, now: t1) == [.scheduleIdleTimeout(c(1), at: t1 + .seconds(60))])
-        #expect(pool.requestArrived(r(3), now: t1) == [.cancelIdleTimeout(c(1)), .lease(c(1), to: r(3))])
-        #expect(pool.requestArrived(r(4), now: t1) == [.cancelIdleTimeout(c(0)), .lease(c(0), to: r(4))])
+        #expect(pool.requestArrived(r(3), now: t1) == [.cancelIdleTimeout(c(1)), .lease(c(1), to: r(3), pipelined: false)])
+        #expect(pool.requestArrived(r(4), now: t1) == [.cancelIdleTimeout(c(0)), .lease(c(0), to: r(4), pipelined: false)])
     }
 
     @Test func requestsBeyondTheLimitWaitInFIFOOrder() {
@@ -31,8 +31,8 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.requestArrived(r(1), now: t0) == [.createConnection(c(0))])
         #expect(pool.requestArrived(r(2), now: t0) == [])
         #expect(pool.requestArrived(r(3), now: t0) == [])
-        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1))])
-        #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.lease(c(0), to: r(2))])
+        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1), pipelined: false)])
+        #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.lease(c(0), to: r(2), pipelined: false)])
         #expect(pool.requestCancelled(r(3)) == [])
         #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.scheduleIdleTimeout(c(0), at: t0 + .seconds(60))])
     }
@@ -42,7 +42,7 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.requestArrived(r(1), now: t0) == [.createConnection(c(0))])
         #expect(pool.requestArrived(r(2), now: t0) == [.createConnection(c(1))])
         _ = pool.requestCancelled(r(2))
-        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1))])
+        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1), pipelined: false)])
         #expect(pool.connectionEstablished(c(1), now: t0) == [.scheduleIdleTimeout(c(1), at: t0 + .seconds(60))])
         #expect(pool.connectionCount == 2)
     }
@@ -53,7 +53,7 @@ struct ConnectionPoolStateMachineTests {
         _ = pool.requestArrived(r(2), now: t0)
         _ = pool.connectionEstablished(c(0), now: t0)
         #expect(pool.connectionReleased(c(0), reusable: false, now: t0) == [.closeConnection(c(0)), .createConnection(c(1))])
-        #expect(pool.connectionEstablished(c(1), now: t0) == [.lease(c(1), to: r(2))])
+        #expect(pool.connectionEstablished(c(1), now: t0) == [.lease(c(1), to: r(2), pipelined: false)])
     }
 
     @Test func failedConnectFailsTheOldestWaiterOnly() {
@@ -103,5 +103,75 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.shutDown() == [.failRequest(r(5), .shutDown)])
         #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.closeConnection(c(0))])
         #expect(pool.requestArrived(r(6), now: t0) == [.failRequest(r(6), .shutDown)])
+    }
+
+    // MARK: Pipelining
+
+    @Test func pipelinableRequestsShareConnectionsOnlyOnceTheLimitIsReached() {
+        var pool = Machine(maxConnections: 2, idleTimeout: .seconds(60), maxPipelined: 3)
+        #expect(pool.requestArrived(r(1), pipelinable: true, now: t0) == [.createConnection(c(0))])
+        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1), pipelined: false)])
+        // Room for a second connection: open it rather than pipeline.
+        #expect(pool.requestArrived(r(2), pipelinable: true, now: t0) == [.createConnection(c(1))])
+        #expect(pool.connectionEstablished(c(1), now: t0) == [.lease(c(1), to: r(2), pipelined: false)])
+        // At the limit: join the least-loaded connection, alternating, up to three in flight each.
+        #expect(pool.requestArrived(r(3), pipelinable: true, now: t0) == [.lease(c(0), to: r(3), pipelined: true)])
+        #expect(pool.requestArrived(r(4), pipelinable: true, now: t0) == [.lease(c(1), to: r(4), pipelined: true)])
+        #expect(pool.requestArrived(r(5), pipelinable: true, now: t0) == [.lease(c(0), to: r(5), pipelined: true)])
+        #expect(pool.requestArrived(r(6), pipelinable: true, now: t0) == [.lease(c(1), to: r(6), pipelined: true)])
+        // Both full: wait, and take the first slot that opens.
+        #expect(pool.requestArrived(r(7), pipelinable: true, now: t0) == [])
+        #expect(pool.waiterCount == 1)
+        #expect(pool.connectionReleased(c(1), reusable: true, now: t0) == [.lease(c(1), to: r(7), pipelined: true)])
+        #expect(pool.waiterCount == 0)
+    }
+
+    @Test func aNonPipelinableRequestNeverJoinsNorIsJoined() {
+        var pool = Machine(maxConnections: 1, idleTimeout: .seconds(60), maxPipelined: 4)
+        #expect(pool.requestArrived(r(1), pipelinable: false, now: t0) == [.createConnection(c(0))])
+        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1), pipelined: false)])
+        // r(1) may be streaming a body: nobody joins it.
+        #expect(pool.requestArrived(r(2), pipelinable: true, now: t0) == [])
+        #expect(pool.requestArrived(r(3), pipelinable: false, now: t0) == [])
+        // Freed: the oldest waiter (pipelinable) gets it, and the non-pipelinable r(3) is not added behind it.
+        #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.lease(c(0), to: r(2), pipelined: false)])
+        #expect(pool.waiterCount == 1)
+        #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.lease(c(0), to: r(3), pipelined: false)])
+    }
+
+    @Test func aFreedConnectionTakesAsManyPipelinableWaitersAsItsDepthAllows() {
+        var pool = Machine(maxConnections: 1, idleTimeout: .seconds(60), maxPipelined: 3)
+        #expect(pool.requestArrived(r(1), pipelinable: true, now: t0) == [.createConnection(c(0))])
+        #expect(pool.requestArrived(r(2), pipelinable: true, now: t0) == [])
+        #expect(pool.requestArrived(r(3), pipelinable: false, now: t0) == [])
+        #expect(pool.requestArrived(r(4), pipelinable: true, now: t0) == [])
+        #expect(pool.requestArrived(r(5), pipelinable: true, now: t0) == [])
+        #expect(pool.connectionEstablished(c(0), now: t0) == [
+            .lease(c(0), to: r(1), pipelined: false), .lease(c(0), to: r(2), pipelined: true), .lease(c(0), to: r(4), pipelined: true),
+        ])
+        #expect(pool.waiterCount == 2)
+    }
+
+    @Test func anUnreusableReleaseDropsTheConnectionAndIgnoresTheRequestsPipelinedBehindIt() {
+        var pool = Machine(maxConnections: 1, idleTimeout: .seconds(60), maxPipelined: 3)
+        #expect(pool.requestArrived(r(1), pipelinable: true, now: t0) == [.createConnection(c(0))])
+        _ = pool.connectionEstablished(c(0), now: t0)
+        #expect(pool.requestArrived(r(2), pipelinable: true, now: t0) == [.lease(c(0), to: r(2), pipelined: true)])
+        #expect(pool.requestArrived(r(3), pipelinable: true, now: t0) == [.lease(c(0), to: r(3), pipelined: true)])
+        #expect(pool.requestArrived(r(4), pipelinable: true, now: t0) == [])
+        // The server answered r(1) with Connection: close: the connection goes, a new one opens for r(4).
+        #expect(pool.connectionReleased(c(0), reusable: false, now: t0) == [.closeConnection(c(0)), .createConnection(c(1))])
+        // r(2) and r(3) fail with it (and are retried by the client); their releases change nothing.
+        #expect(pool.connectionReleased(c(0), reusable: false, now: t0) == [])
+        #expect(pool.connectionReleased(c(0), reusable: false, now: t0) == [])
+        #expect(pool.connectionCount == 1)
+    }
+
+    @Test func withoutPipeliningPipelinableRequestsWait() {
+        var pool = Machine(maxConnections: 1, idleTimeout: .seconds(60))
+        #expect(pool.requestArrived(r(1), pipelinable: true, now: t0) == [.createConnection(c(0))])
+        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1), pipelined: false)])
+        #expect(pool.requestArrived(r(2), pipelinable: true, now: t0) == [])
+        #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [.lease(c(0), to: r(2), pipelined: false)])
     }
 }

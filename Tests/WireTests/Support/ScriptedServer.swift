@@ -11,6 +11,12 @@ struct ScriptedServer: Sendable {
         case close
         case reset
         case silence
+        /// Hold this response back (a pipelining test: the client must send more first).
+        case queue(String)
+        /// Send every held-back response and then this one, in one write.
+        case flush(String)
+        /// Send every held-back response, then end the stream.
+        case flushAndClose
     }
 
     /// The script: connection number and request number on that connection (both from 0), and
@@ -33,6 +39,12 @@ struct ScriptedServer: Sendable {
     func connectionCount() async throws -> Int {
         let core = self.core
         return try await core.loop.submit { core.value.accepted }
+    }
+
+    /// Sends every held-back response on every connection.
+    func flushQueued() async throws {
+        let core = self.core
+        try await core.loop.submit { for connection in core.value.connections { connection.flush(then: nil) } }
     }
 
     /// Stops listening and closes every connection.
@@ -75,6 +87,7 @@ struct ScriptedServer: Sendable {
         let script: Script
         var pending: [UInt8] = []
         var requests = 0
+        var queued: [String] = []
 
         init(index: Int, stream: SocketStream, script: @escaping Script) {
             self.index = index
@@ -112,8 +125,19 @@ struct ScriptedServer: Sendable {
                     self.stream.close(error: nil)
                     return
                 case .silence: return
+                case .queue(let text): queued.append(text)
+                case .flush(let text): flush(then: text)
+                case .flushAndClose:
+                    flush(then: nil)
+                    self.stream.shutdownWrite()
                 }
             }
+        }
+
+        func flush(then text: String?) {
+            let all = queued.joined() + (text ?? "")
+            queued.removeAll()
+            if !all.isEmpty { stream.write([ByteBuffer(string: all)]) }
         }
 
         private func headEnd() -> Int? {

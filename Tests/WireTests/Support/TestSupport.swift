@@ -24,8 +24,16 @@ func openDescriptorCount() -> Int {
 /// descriptors it opens lazily on first use of a timer (libdispatch's), which would otherwise
 /// show up as a "leak" in whichever test happens to run first.
 func descriptorBaseline() async -> Int {
-    try? await Task.sleep(for: .milliseconds(1))
-    return openDescriptorCount()
+    // A previous test's descriptors may still be closing on another thread (a child process's
+    // pipes, a loop being torn down): wait until the count holds still, for at most 200 ms.
+    var count = openDescriptorCount()
+    for _ in 0..<200 {
+        try? await Task.sleep(for: .milliseconds(1))
+        let next = openDescriptorCount()
+        if next == count { return count }
+        count = next
+    }
+    return count
 }
 
 /// Runs `body` with a fresh loop and shuts the loop down afterwards.
