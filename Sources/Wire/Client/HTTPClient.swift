@@ -84,9 +84,11 @@ public final class HTTPClient: Sendable {
         var method = request.method
         var headers = request.headers
         var body = request.body
+        let socketPath = request.unixSocketPath
         var redirects = 0
         while true {
-            let response = try await executeWithRetry(url: url, method: method, headers: headers, body: body, metrics: metrics, abort: abort)
+            let response = try await executeWithRetry(url: url, via: socketPath, method: method, headers: headers, body: body,
+                                                       metrics: metrics, abort: abort)
             guard case .follow(let max, let hop) = configuration.redirects,
                   [301, 302, 303, 307, 308].contains(response.status.code),
                   let location = response.headers.first(name: "location") else {
@@ -134,7 +136,11 @@ public final class HTTPClient: Sendable {
             // Read a small redirect body so the connection can be reused; drop a large one.
             do { _ = try await response.body.collect(upTo: 64 * 1024) } catch {}
             redirects += 1
-            metrics.update { $0.redirects = redirects }
+            let record = HTTPClientMetrics.RedirectHop(url: url, requestHead: metrics.snapshot.requestHead, responseHead: response.head)
+            metrics.update {
+                $0.redirects = redirects
+                $0.redirectHops.append(record)
+            }
             url = next
             method = nextMethod
             body = nextBody
@@ -143,13 +149,13 @@ public final class HTTPClient: Sendable {
 
     // MARK: Retry
 
-    private func executeWithRetry(url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
+    private func executeWithRetry(url: HTTPURL, via socketPath: String?, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
                                   metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
         let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
         var attempt = 0
         while true {
             let pipelinable = configuration.pipelining.maxInFlight > 1 && isPipelinable(method: method, headers: headers, body: body)
-            let lease = try await pool(for: url).lease(pipelinable: pipelinable) { cancel in abort.setCurrent(cancel) }
+            let lease = try await pool(for: url, via: socketPath).lease(pipelinable: pipelinable) { cancel in abort.setCurrent(cancel) }
             do {
                 // The exchange runs with the connection's loop as its executor: its awaits on the
                 // loop resume on the loop's own thread instead of hopping to a pool thread and back.
@@ -184,10 +190,11 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    private func pool(for url: HTTPURL) throws(HTTPClientError) -> ConnectionPool {
+    /// The pool for `url`'s origin, or for the Unix socket every request of this exchange goes to.
+    private func pool(for url: HTTPURL, via socketPath: String?) throws(HTTPClientError) -> ConnectionPool {
         guard !isShutDown.load(ordering: .acquiring) else { throw HTTPClientError(.shutDown, "the client is shut down") }
         if url.isTLS { throw HTTPClientError(.invalidURL, "https is provided by WireTLS; this client has no TLS layer: \(url)") }
-        let key = ConnectionPool.Key(url)
+        let key = socketPath.map { ConnectionPool.Key(unixSocketPath: $0) } ?? ConnectionPool.Key(url)
         return pools.withLock { pools in
             if let pool = pools[key] { return pool }
             let pool = ConnectionPool(key: key, configuration: .init(
@@ -252,6 +259,7 @@ public final class HTTPClient: Sendable {
         let connection = lease.connection
         let readTimeout = configuration.readTimeout
         let headBuffer = ByteBuffer(bytes: headBytes)
+        metrics.update { $0.requestHead = headBytes }
         let promise: Promise<HTTP1ClientConnection.ResponseStart, HTTPClientError>
         let exchangeID: HTTP1ClientConnection.ExchangeID
         do {

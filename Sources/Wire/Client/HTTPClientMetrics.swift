@@ -35,6 +35,21 @@ public final class HTTPClientMetrics: Sendable {
         public var retries = 0
         /// Redirects followed to reach this response.
         public var redirects = 0
+        /// The request head exactly as written to the connection (request line and fields, with
+        /// the `Host`, `User-Agent` and framing fields the client added), for the last hop.
+        public var requestHead: [UInt8] = []
+        /// The exchanges that ended in a redirect on the way to this response, in order.
+        public var redirectHops: [RedirectHop] = []
+    }
+
+    /// One exchange answered with a redirect that the client followed.
+    public struct RedirectHop: Hashable, Sendable {
+        /// The URL requested.
+        public var url: HTTPURL
+        /// The request head as written.
+        public var requestHead: [UInt8]
+        /// The redirect response's head.
+        public var responseHead: HTTPResponseHead
     }
 
     private let state: Mutex<Snapshot>

@@ -15,6 +15,9 @@ public struct HTTPClientRequest: Sendable {
     public var headers: HTTPHeaders
     /// The body, if any.
     public var body: Body?
+    /// Connect to this Unix domain socket whatever the URL's host, for this request and every
+    /// redirect it follows (curl's `--unix-socket`). The URL still gives the target and `Host`.
+    public var unixSocketPath: String?
 
     /// Creates a request.
     public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(), body: Body? = nil) {

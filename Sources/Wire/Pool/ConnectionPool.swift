@@ -21,6 +21,13 @@ final class ConnectionPool: Sendable {
             port = url.port
         }
 
+        /// Every request to this pool goes to the Unix socket at `path`.
+        init(unixSocketPath path: String) {
+            scheme = "http+unix"
+            host = path
+            port = nil
+        }
+
         var description: String { port.map { "\(scheme)://\(host):\($0)" } ?? "\(scheme)://\(host)" }
     }
 

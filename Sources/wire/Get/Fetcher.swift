@@ -69,16 +69,22 @@ struct Fetcher {
         let response: HTTPClientResponse
         do throws(TransferFailure) {
             let plan = try builder.plan(for: url)
-            if options.verbose {
-                let sent = builder.sentHead(for: plan, userAgent: client.configuration.userAgent)
-                try? standardError.write(HeadText.verbose(sent, prefix: "> "))
-            }
             do { response = try await client.execute(plan.request, timeout: options.maxTime) } catch {
                 throw failure(error)
             }
             if options.verbose {
-                try? standardError.write(HeadText.verboseConnection(response.metrics.snapshot)
-                                         + HeadText.verbose(HeadText.lines(of: response.head), prefix: "< "))
+                // The heads exactly as the client wrote them, hop by hop through any redirects.
+                let metrics = response.metrics.snapshot
+                var text = ""
+                for hop in metrics.redirectHops {
+                    text += HeadText.verbose(HeadText.lines(ofSent: hop.requestHead), prefix: "> ")
+                        + HeadText.verbose(HeadText.lines(of: hop.responseHead), prefix: "< ")
+                        + "* following the redirect from \(hop.url)\n"
+                }
+                text += HeadText.verbose(HeadText.lines(ofSent: metrics.requestHead), prefix: "> ")
+                    + HeadText.verboseConnection(metrics)
+                    + HeadText.verbose(HeadText.lines(of: response.head), prefix: "< ")
+                try? standardError.write(text)
             }
             if options.failOnHTTPError && response.status.code >= 400 {
                 // A small error body is read so the connection can serve the next URL; a large one is dropped.

@@ -8,6 +8,19 @@ enum HeadText {
         return ["\(head.version) \(head.status.code)\(reason)"] + head.headers.map { "\($0.name): \($0.value)" }
     }
 
+    /// A request head as written (CRLF-separated bytes), one string per line, without line ends
+    /// or the empty line that ends it. Bytes that are not UTF-8 show as U+FFFD.
+    static func lines(ofSent head: [UInt8]) -> [String] {
+        var lines: [String] = []
+        var start = 0
+        for index in head.indices.dropLast() where head[index] == 13 && head[index + 1] == 10 {
+            if index > start { lines.append(String(decoding: head[start..<index], as: UTF8.self)) }
+            start = index + 2
+        }
+        if start < head.count { lines.append(String(decoding: head[start...], as: UTF8.self)) }
+        return lines
+    }
+
     /// The head as it came, for `-i`: CRLF line ends and the empty line that ends a head.
     static func raw(_ head: HTTPResponseHead) -> String {
         lines(of: head).map { $0 + "\r\n" }.joined() + "\r\n"

@@ -51,17 +51,8 @@ struct RequestBuilder: Sendable {
         let url: HTTPURL
         do { url = try HTTPURL(absolute) } catch { throw TransferFailure(error) }
         var headers = HTTPHeaders()
-        var target = absolute
-        if let socket = options.unixSocket {
-            guard !url.isTLS else {
-                throw TransferFailure(status: ExitStatus.malformedURL,
-                                      message: "https over --unix-socket is not supported: \(text)")
-            }
-            target = "http+unix://\(Self.percentEncoded(Self.absoluteSocketPath(socket)))\(url.target)"
-            // The socket replaces the connection, not the request: the server still sees the URL's Host.
-            if !options.headers.contains(where: { $0.name.lowercased() == "host" }) {
-                headers.add(name: "Host", value: url.hostHeader)
-            }
+        if options.unixSocket != nil, url.isTLS {
+            throw TransferFailure(status: ExitStatus.malformedURL, message: "https over --unix-socket is not supported: \(text)")
         }
         for field in options.headers { headers.add(name: field.name, value: field.value) }
         if !options.data.isEmpty, !headers.contains(name: "content-type") {
@@ -73,27 +64,11 @@ struct RequestBuilder: Sendable {
         case .bytes(let bytes): .bytes(bytes)
         case .file(let path, _): .file(path: path)
         }
-        let request = HTTPClientRequest(url: target, method: method, headers: headers, body: requestBody)
+        var request = HTTPClientRequest(url: absolute, method: method, headers: headers, body: requestBody)
+        // The socket replaces the connection, not the request: the server still sees the URL's
+        // target and Host, and redirects stay on the socket, as with curl.
+        request.unixSocketPath = options.unixSocket.map(Self.absoluteSocketPath)
         return Plan(request: request, displayURL: url)
-    }
-
-    /// The request head as the client will send it, for `-v`: the client adds `Host` and `User-Agent` when absent
-    /// and the body's framing field.
-    func sentHead(for plan: Plan, userAgent: String?) -> [String] {
-        var lines = ["\(plan.request.method) \(plan.displayURL.target) HTTP/1.1"]
-        let fields = plan.request.headers
-        if !fields.contains(name: "host") { lines.append("Host: \(plan.displayURL.hostHeader)") }
-        if let userAgent, !fields.contains(name: "user-agent") { lines.append("User-Agent: \(userAgent)") }
-        for field in fields where !["content-length", "transfer-encoding"].contains(field.name.lowercased()) {
-            lines.append("\(field.name): \(field.value)")
-        }
-        switch body {
-        case .none where [.post, .put, .patch].contains(method): lines.append("Content-Length: 0")
-        case .none: break
-        case .bytes(let bytes): lines.append("Content-Length: \(bytes.readableBytes)")
-        case .file(_, let size): lines.append("Content-Length: \(size)")
-        }
-        return lines
     }
 
     // MARK: Body
@@ -147,24 +122,6 @@ struct RequestBuilder: Sendable {
     static func absoluteSocketPath(_ path: String) -> String {
         if path.hasPrefix("/") || path.hasPrefix(".") { return path }
         return FileManager.default.currentDirectoryPath + "/" + path
-    }
-
-    /// Percent-encodes every byte but RFC 3986's unreserved ones, so the path fits in a URL's host part.
-    static func percentEncoded(_ path: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var encoded: [UInt8] = []
-        encoded.reserveCapacity(path.utf8.count * 3)
-        for byte in path.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "~"):
-                encoded.append(byte)
-            default:
-                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            }
-        }
-        return String(decoding: encoded, as: UTF8.self)
     }
 }
 

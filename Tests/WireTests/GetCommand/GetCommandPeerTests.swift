@@ -95,6 +95,22 @@ extension IOSuite {
             }
         }
 
+        @Test func verboseWithLShowsEveryHopsHeadsAsSent() async throws {
+            try await Self.withPeer { base in
+                let run = try await WireToolRunner.run(["get", "-v", "-L", "-d", "x=1", "\(base)/redirect/1/302"])
+                #expect(run.status == 0)
+                let lines = run.errors.split(separator: "\n").map(String.init)
+                let sent = lines.filter { $0.hasPrefix("> ") && $0.contains("HTTP/1.1") }
+                // The POST, then the GET that 302 turned it into, each exactly as written.
+                #expect(sent == ["> POST /redirect/1/302 HTTP/1.1", "> GET /redirect/0/302 HTTP/1.1", "> GET /echo HTTP/1.1"])
+                #expect(lines.contains("> Content-Length: 3"))
+                #expect(lines.contains("> Content-Type: application/x-www-form-urlencoded"))
+                #expect(lines.filter { $0.hasPrefix("< HTTP/1.1 302") }.count == 2)
+                #expect(lines.filter { $0.hasPrefix("* following the redirect from ") }.count == 2)
+                #expect(lines.contains("< HTTP/1.1 200 OK"))
+            }
+        }
+
         @Test func failTurnsAnHTTPErrorIntoStatus22WithoutBody() async throws {
             try await Self.withPeer { base in
                 let run = try await WireToolRunner.run(["get", "--fail", "\(base)/status/404"])
