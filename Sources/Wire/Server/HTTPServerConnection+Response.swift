@@ -54,12 +54,12 @@ extension HTTPServerConnection {
         }
         try encodeHead(head, framing: framing, allowsKeepAlive: true)
         if bodyless || body.readableBytes == 0 {
-            stream.write([ByteBuffer(bytes: scratch)])
+            stream.write([ByteBuffer(bytes: context.scratch)])
         } else if body.readableBytes <= Self.coalescingLimit {
-            body.withUnsafeReadableBytes { scratch.append(contentsOf: $0) }
-            stream.write([ByteBuffer(bytes: scratch)])
+            body.withUnsafeReadableBytes { context.scratch.append(contentsOf: $0) }
+            stream.write([ByteBuffer(bytes: context.scratch)])
         } else {
-            stream.write([ByteBuffer(bytes: scratch), body])
+            stream.write([ByteBuffer(bytes: context.scratch), body])
         }
         self.exchange?.framing = .ended
         perform(machine.responseEnded())
@@ -85,7 +85,7 @@ extension HTTPServerConnection {
             serialization = .asInHeaders
         }
         try encodeHead(head, framing: serialization, allowsKeepAlive: framing != .untilClose)
-        stream.write([ByteBuffer(bytes: scratch)])
+        stream.write([ByteBuffer(bytes: context.scratch)])
         self.exchange?.framing = framing
     }
 
@@ -108,14 +108,14 @@ extension HTTPServerConnection {
             if count > 0 { stream.write([chunk]) }
         case .chunked:
             guard count > 0 else { return }
-            scratch.removeAll(keepingCapacity: true)
-            Self.appendChunkSize(count, to: &scratch)
+            context.scratch.removeAll(keepingCapacity: true)
+            Self.appendChunkSize(count, to: &context.scratch)
             if count <= Self.coalescingLimit {
-                chunk.withUnsafeReadableBytes { scratch.append(contentsOf: $0) }
-                scratch.append(contentsOf: "\r\n".utf8)
-                stream.write([ByteBuffer(bytes: scratch)])
+                chunk.withUnsafeReadableBytes { context.scratch.append(contentsOf: $0) }
+                context.scratch.append(contentsOf: "\r\n".utf8)
+                stream.write([ByteBuffer(bytes: context.scratch)])
             } else {
-                stream.write([ByteBuffer(bytes: scratch), chunk, Self.crlf])
+                stream.write([ByteBuffer(bytes: context.scratch), chunk, Self.crlf])
             }
         }
     }
@@ -131,19 +131,19 @@ extension HTTPServerConnection {
         case .bodyless, .length, .untilClose:
             break
         case .chunked:
-            scratch.removeAll(keepingCapacity: true)
+            context.scratch.removeAll(keepingCapacity: true)
             do {
-                try HTTP1Serializer.writeLastChunk(trailers: trailers, into: &scratch)
+                try HTTP1Serializer.writeLastChunk(trailers: trailers, into: &context.scratch)
             } catch {
                 throw HTTPServerError(.invalidResponse, detail: "trailers", underlying: error)
             }
-            stream.write([ByteBuffer(bytes: scratch)])
+            stream.write([ByteBuffer(bytes: context.scratch)])
         }
         self.exchange?.framing = .ended
         perform(machine.responseEnded())
     }
 
-    /// Serializes `head` into `scratch` with the connection's own fields added, and tells the state machine.
+    /// Serializes `head` into `context.scratch` with the connection's own fields added, and tells the state machine.
     private func encodeHead(
         _ head: HTTPResponseHead,
         framing: HTTP1Serializer.BodyFraming,
@@ -153,26 +153,26 @@ extension HTTPServerConnection {
             // 1xx are the server's own (100 Continue); 101 would need a protocol switch the server does not do.
             throw HTTPServerError(.invalidResponse, detail: "status \(head.status.code) cannot be a final response")
         }
-        scratch.removeAll(keepingCapacity: true)
+        context.scratch.removeAll(keepingCapacity: true)
         var head = head
         // RFC 9110 §2.5: a server sends its own highest version, whatever the client's.
         head.version = .http1_1
         do {
-            try HTTP1Serializer.writeResponseHead(head, framing: framing, into: &scratch)
+            try HTTP1Serializer.writeResponseHead(head, framing: framing, into: &context.scratch)
         } catch {
             throw HTTPServerError(.invalidResponse, detail: "response head", underlying: error)
         }
-        scratch.removeLast(2)  // the blank line: the connection's own fields go before it
+        context.scratch.removeLast(2)  // the blank line: the connection's own fields go before it
         let asksClose = head.headers.containsToken("close", inFieldsNamed: "connection")
         let keepAlive = machine.responseHeadSent(allowsKeepAlive: allowsKeepAlive && !asksClose)
         if !keepAlive && !asksClose {
-            scratch.append(contentsOf: "Connection: close\r\n".utf8)
+            context.scratch.append(contentsOf: "Connection: close\r\n".utf8)
         } else if keepAlive && exchange?.requestVersion == .http1_0 {
             // HTTP/1.0 keeps a connection only when both sides say so (RFC 9112 §9.3).
-            scratch.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+            context.scratch.append(contentsOf: "Connection: keep-alive\r\n".utf8)
         }
-        appendServerFields(to: &scratch, head: head)
-        scratch.append(contentsOf: "\r\n".utf8)
+        appendServerFields(to: &context.scratch, head: head)
+        context.scratch.append(contentsOf: "\r\n".utf8)
     }
 
     /// The head's `Content-Length`, if it has one.

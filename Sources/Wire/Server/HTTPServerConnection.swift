@@ -17,8 +17,6 @@ final class HTTPServerConnection: ByteStreamDelegate {
     private var lastExchangeID: UInt64 = 0
     /// Writers waiting for the socket to drain (write back-pressure).
     private var drainWaiters: [CheckedContinuation<Void, any Error>] = []
-    /// Where heads and small bodies are assembled; reused once the stream has let go of the previous response.
-    var scratch: [UInt8] = []
     /// This connection as a token for writers and body hooks; cleared on close to break the cycle.
     private(set) var bound: LoopBound<HTTPServerConnection>?
     private var timer: ConnectionTimer
@@ -289,12 +287,12 @@ final class HTTPServerConnection: ByteStreamDelegate {
     private static let continueResponse = ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\n")
 
     private func writeErrorResponse(_ status: HTTPStatus) {
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: "HTTP/1.1 \(status.code) \(status.defaultReasonPhrase)\r\n".utf8)
-        scratch.append(contentsOf: "Content-Length: 0\r\nConnection: close\r\n".utf8)
-        appendServerFields(to: &scratch, head: nil)
-        scratch.append(contentsOf: "\r\n".utf8)
-        stream.write([ByteBuffer(bytes: scratch)])
+        context.scratch.removeAll(keepingCapacity: true)
+        context.scratch.append(contentsOf: "HTTP/1.1 \(status.code) \(status.defaultReasonPhrase)\r\n".utf8)
+        context.scratch.append(contentsOf: "Content-Length: 0\r\nConnection: close\r\n".utf8)
+        appendServerFields(to: &context.scratch, head: nil)
+        context.scratch.append(contentsOf: "\r\n".utf8)
+        stream.write([ByteBuffer(bytes: context.scratch)])
     }
 
     /// Appends `Date` and `Server` when configured and not already in `head`.

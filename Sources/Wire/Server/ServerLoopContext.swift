@@ -12,6 +12,10 @@ final class ServerLoopContext {
     private var drainWaiters: [() -> Void] = []
     private var forceCloseTimer: TimerQueue<() -> Void>.ID?
     var dateCache = HTTPDateCache()
+    /// Where response heads and small bodies are assembled, shared by the loop's connections: a
+    /// head is serialized and handed to its stream in one go, so one buffer serves them all, and an
+    /// idle connection holds none (10,000 idle keep-alive connections cost no head buffers).
+    var scratch: [UInt8] = []
 
     init(loop: EventLoop, handler: any HTTPHandler, configuration: HTTPServerConfiguration, counter: ConnectionCounter) {
         self.loop = loop
