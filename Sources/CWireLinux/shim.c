@@ -1,6 +1,7 @@
 // GNU extensions behind the declarations in CWireLinux.h. _GNU_SOURCE is defined here only,
 // so the header's view of the C types matches Glibc's Swift module.
 #define _GNU_SOURCE 1
+#include <malloc.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -20,3 +21,8 @@ void c_wire_set_thread_name(const char *name) { pthread_setname_np(pthread_self(
 const char *c_wire_strerror(int error, char *buffer, size_t length) { return strerror_r(error, buffer, length); }
 
 int c_wire_gettid(void) { return (int)syscall(SYS_gettid); }
+
+size_t c_wire_heap_bytes_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}

@@ -84,6 +84,14 @@ struct HTTP1HeadScanner: Sendable {
         }
     }
 
+    /// Room for 16 fields (4 integers each) before the field array grows.
+    static let initialFieldCapacity = 64
+
+    /// Gives back the field array's storage, for a connection that goes idle between messages.
+    mutating func releaseStorage() {
+        fields = []
+    }
+
     /// Prepares for a new section, keeping the field array's capacity.
     mutating func reset(mode: Mode) {
         self.mode = mode
@@ -608,6 +616,9 @@ struct HTTP1HeadScanner: Sendable {
         if fields.count >= configuration.maxHeaderCount &* 4 {
             throw HTTP1ParseError(.tooManyHeaders, at: streamOffset + lineStart)
         }
+        // One allocation sized for a typical head rather than five as the array doubles: idle
+        // connections give the storage back (`releaseStorage`), so each head allocates it anew.
+        if fields.capacity == 0 { fields.reserveCapacity(Self.initialFieldCapacity) }
         fields.append(nameStart)
         fields.append(nameEnd - nameStart)
         fields.append(valueStart)

@@ -73,6 +73,14 @@ public struct HTTP1Parser: Sendable {
         self.scanner = HTTP1HeadScanner(mode: kind == .request ? .request : .response)
     }
 
+    /// Gives back the storage kept for the next message (the field offsets of the last head),
+    /// so that a connection idle between messages holds no parser memory. Call it only between
+    /// messages; the next head allocates the storage again.
+    public mutating func releaseIdleStorage() {
+        scanner.releaseStorage()
+        if pendingMethods.isEmpty { pendingMethods = [] }
+    }
+
     /// Tells a response parser that a request with `method` was sent, so its response is framed correctly: no body
     /// after HEAD (RFC 9110 §9.3.2), a tunnel after a 2xx to CONNECT (RFC 9110 §9.3.6). Call once per request, in
     /// order; pipelined requests queue up. Without a queued method, GET framing is assumed.

@@ -7,7 +7,8 @@ final class HTTPServerConnection: ByteStreamDelegate {
     let stream: any ByteStream
     unowned let context: ServerLoopContext
     var machine = StateMachine()
-    private var parser: HTTP1Parser
+    /// The parser, borrowed from the loop while a request is under way (nil while idle).
+    private var parserSlot: ParserSlot?
     /// Bytes read while parsing is stopped (a pipelined request waiting for the current response).
     private var waiting = ByteBuffer()
     /// Guards against parsing re-entrantly: an exchange that ends inside the parse loop lets the loop go on.
@@ -58,7 +59,6 @@ final class HTTPServerConnection: ByteStreamDelegate {
     init(stream: any ByteStream, context: ServerLoopContext) {
         self.stream = stream
         self.context = context
-        self.parser = HTTP1Parser(kind: .request, configuration: context.configuration.parser)
         self.timer = ConnectionTimer(loop: stream.eventLoop)
         self.bound = LoopBound(self, loop: stream.eventLoop)
         stream.delegate = self
@@ -90,6 +90,11 @@ final class HTTPServerConnection: ByteStreamDelegate {
             waiting.writeBuffer(buffer)
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
         }
+        // Answered and nothing more read: the connection idles, and its parser goes back to the loop.
+        if machine.state == .idle && buffer.readableBytes == 0 && waiting.isEmpty, let slot = parserSlot {
+            parserSlot = nil
+            context.returnParser(slot)
+        }
     }
 
     private func processWaiting() {
@@ -102,11 +107,18 @@ final class HTTPServerConnection: ByteStreamDelegate {
     private func process(_ buffer: inout ByteBuffer) {
         isProcessing = true
         defer { isProcessing = false }
+        let slot: ParserSlot
+        if let existing = parserSlot {
+            slot = existing
+        } else {
+            slot = context.borrowParser()
+            parserSlot = slot
+        }
         while machine.isParsing {
             let step: HTTP1ParseStep
             do {
                 step = try buffer.withReadableSpan { (span) throws(HTTP1ParseError) -> HTTP1ParseStep in
-                    try parser.parse(span)
+                    try slot.parser.parse(span)
                 }
             } catch {
                 buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
@@ -130,7 +142,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
                 buffer.moveReaderIndex(forwardBy: step.consumed)
                 // The server does not switch protocols: an Upgrade or CONNECT request is answered like any other
                 // and the connection stays HTTP/1.1 (RFC 9110 §7.8 lets a server ignore Upgrade).
-                if parser.isAwaitingUpgradeDecision { parser.declineUpgrade() }
+                if slot.parser.isAwaitingUpgradeDecision { slot.parser.declineUpgrade() }
                 exchange?.body?.finish()
                 exchange?.body = nil
                 perform(machine.requestEndReceived())
@@ -216,7 +228,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         if action == .failRequestBody {
             let error: any Error
             do {
-                _ = try parser.finish()
+                _ = try parserSlot?.parser.finish()
                 error = HTTPServerError(.connectionClosed, detail: "the client closed during the request body")
             } catch let parseError {
                 error = parseError

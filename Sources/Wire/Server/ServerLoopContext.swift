@@ -16,12 +16,30 @@ final class ServerLoopContext {
     /// head is serialized and handed to its stream in one go, so one buffer serves them all, and an
     /// idle connection holds none (10,000 idle keep-alive connections cost no head buffers).
     var scratch: [UInt8] = []
+    /// Request parsers not lent to a connection: a connection borrows one when a request's bytes
+    /// arrive and gives it back when it idles, so an idle connection holds no parser (about 300
+    /// bytes), and a busy loop reuses the same few without allocating.
+    private var spareParsers: [ParserSlot] = []
+    /// Spares kept at most, so a burst of concurrent requests does not pin its parsers forever.
+    static let maxSpareParsers = 256
 
     init(loop: EventLoop, handler: any HTTPHandler, configuration: HTTPServerConfiguration, counter: ConnectionCounter) {
         self.loop = loop
         self.handler = handler
         self.configuration = configuration
         self.counter = counter
+    }
+
+    /// A fresh request parser, reused when one is spare.
+    func borrowParser() -> ParserSlot {
+        spareParsers.popLast() ?? ParserSlot(HTTP1Parser(kind: .request, configuration: configuration.parser))
+    }
+
+    /// Takes back a parser from a connection that went idle.
+    func returnParser(_ slot: ParserSlot) {
+        guard spareParsers.count < Self.maxSpareParsers else { return }
+        slot.parser = HTTP1Parser(kind: .request, configuration: configuration.parser)
+        spareParsers.append(slot)
     }
 
     /// Starts listening on `address`; returns the bound address.
@@ -100,4 +118,11 @@ final class ServerLoopContext {
         drainWaiters.removeAll()
         for waiter in waiters { waiter() }
     }
+}
+
+/// A request parser lent by its loop to one connection at a time.
+final class ParserSlot {
+    var parser: HTTP1Parser
+
+    init(_ parser: HTTP1Parser) { self.parser = parser }
 }
