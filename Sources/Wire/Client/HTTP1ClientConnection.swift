@@ -74,6 +74,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
 
     var remoteAddress: SocketAddress? { stream.remoteAddress }
     var localAddress: SocketAddress? { stream.localAddress }
+    var securityInfo: TransportSecurityInfo? { stream.securityInfo }
 
     // MARK: Sending
 
@@ -279,7 +280,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         } else if let ioError {
             clientError = HTTPClientError(.writeFailed, "\(ioError)", ioError: ioError, failedBeforeResponse: !(exchange?.sawFirstByte ?? true))
         } else {
-            clientError = HTTPClientError(.connectionClosed, error.map { "\($0)" } ?? "the connection closed", failedBeforeResponse: !(exchange?.sawFirstByte ?? true))
+            // A TLS layer's error (a truncated stream, an alert) keeps its precise reason.
+            clientError = HTTPClientError(.connectionClosed, error.map { "\($0)" } ?? "the connection closed", securityError: error,
+                                          failedBeforeResponse: !(exchange?.sawFirstByte ?? true))
         }
         perform(machine.failed(.protocolOrIOError), error: clientError)
     }
