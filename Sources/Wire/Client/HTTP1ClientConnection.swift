@@ -50,6 +50,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private var exchange: Exchange?
     /// Requests completed on this connection; a request on a connection with one or more is "reused".
     private(set) var completedRequests = 0
+    /// A security layer's error that closed the connection while no request was under way: a
+    /// TLS 1.3 server refuses a client certificate only after the handshake, so the refusal can
+    /// arrive before the first request and must still be what that request reports.
+    private var idleSecurityError: (any Error)?
     /// Set by the pool: called once per lease when the connection is free (`true`) or unusable.
     var onRelease: ((HTTP1ClientConnection, _ reusable: Bool) -> Void)?
     /// Set by the pool: called when an idle connection closes on its own.
@@ -93,6 +97,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         let exchange = Exchange(method: method, metrics: metrics, readTimeout: readTimeout)
         guard isUsable else {
             let promise = Promise<ResponseStart, HTTPClientError>()
+            if let idleSecurityError {
+                promise.fail(HTTPClientError(.tlsFailed, "\(idleSecurityError)", securityError: idleSecurityError, failedBeforeResponse: true))
+                return promise
+            }
             promise.fail(HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true))
             return promise
         }
@@ -274,6 +282,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
 
     func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         let ioError = error as? IOError
+        if exchange == nil, ioError == nil, let error, !(error is EventLoopClosedError) { idleSecurityError = error }
         let clientError: HTTPClientError
         if let ioError, ioError.errno == .connectionReset || ioError.errno == .brokenPipe {
             clientError = HTTPClientError(.connectionReset, "\(ioError)", ioError: ioError, failedBeforeResponse: !(exchange?.sawFirstByte ?? true))

@@ -272,7 +272,11 @@ final class SSLConnection {
             return nil
         }
         let code = entry.reason - SSL_AD_REASON_OFFSET
-        let name = String(cString: SSL_alert_desc_string_long(code))
+        var name = String(cString: SSL_alert_desc_string_long(code))
+        // OpenSSL 3.0's table stops at TLS 1.2's alerts; name TLS 1.3's (RFC 8446 §6) ourselves.
+        if name == "unknown" {
+            name = [109: "missing extension", 116: "certificate required", 120: "no application protocol"][code] ?? "unknown (\(code))"
+        }
         if code == SSL_AD_PROTOCOL_VERSION {
             return TLSError(.protocolVersion, "the peer refused the protocol version (alert \(name))", alert: name,
                             openSSLErrors: openSSLErrors)
