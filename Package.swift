@@ -14,6 +14,7 @@ let package = Package(
     name: "Wire",
     products: [
         .library(name: "Wire", targets: ["Wire"]),
+        .library(name: "WireTLS", targets: ["WireTLS"]),
         .executable(name: "wire", targets: ["wire"]),
     ],
     dependencies: [
@@ -28,17 +29,30 @@ let package = Package(
             dependencies: ["CWireLinux"],
             swiftSettings: strictSettings
         ),
+        // The system's OpenSSL (libssl from Debian's libssl-dev) and static inline `c_wire_tls_*`
+        // shims for the macros Swift cannot import. Only WireTLS/OpenSSL/ imports it.
+        .systemLibrary(
+            name: "CWireOpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "WireTLS",
+            dependencies: ["Wire", "CWireOpenSSL"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "wire",
             dependencies: [
                 "Wire",
+                "WireTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "WireTests",
-            dependencies: ["Wire", "CWireLinux", "wire"],
+            dependencies: ["Wire", "WireTLS", "CWireLinux", "wire"],
             exclude: ["Resources"],
             swiftSettings: strictSettings
         ),

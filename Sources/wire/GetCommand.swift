@@ -76,13 +76,23 @@ enum FetchHelp {
               --rate N/s|N/m|N/h|N/d
                                     Start at most N requests per second, minute, hour or day.
               --json-summary        Print one JSON object per URL on standard output instead of the body.
+              --cacert FILE         Trust the CA certificates of this PEM file instead of the system's.
+          -k, --insecure            Do not verify the server's certificate (pins still apply, to its leaf).
+              --no-verify-host      Verify the chain but not that it names the host.
+              --pin sha256/BASE64   Require a certificate of the verified chain with this public-key pin \
+        (repeatable; -v prints each certificate's pin).
+              --pin-cert FILE       Require one of this PEM file's certificates in the verified chain.
+          -E, --cert FILE           Present this client certificate (PEM, with intermediates); needs --key.
+              --key FILE            The client certificate's private key (PEM).
+              --tlsv1.2, --tlsv1.3  The lowest TLS version to use (the highest is 1.3).
 
         Several URLs are fetched in turn over one keep-alive connection pool.
 
         Exit status, as curl's: 0 success, 2 usage, 3 malformed URL, 6 unknown host, 7 could not connect, \
         8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 26 read error, \
-        28 timeout, 47 too many redirects, 52 empty reply, 55 send error, 56 receive error. With several URLs, the \
-        status of the last failure.
+        28 timeout, 35 TLS handshake failure, 47 too many redirects, 52 empty reply, 55 send error, 56 receive error, \
+        58 local certificate problem, 60 server certificate not verified, 90 pinned public key mismatch. With several \
+        URLs, the status of the last failure.
         """
 
     /// Parses `words` and runs the transfers; throws the exit status when it is not 0.

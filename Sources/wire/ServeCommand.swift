@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Wire
+import WireTLS
 
 /// `wire serve`: an HTTP/1.1 server with one of three behaviours: static files, echo, or a fixed greeting.
 struct ServeCommand: AsyncParsableCommand {
@@ -9,8 +10,8 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve HTTP/1.1: static files (--root), an echo of each request (--echo), or Hello, World! (--hello).",
         discussion: """
-            Prints `listening on http://HOST:PORT` on its first line, serves until SIGINT or SIGTERM, then shuts \
-            down gracefully (in-flight requests get up to 10 seconds).
+            Prints `listening on http://HOST:PORT` (https with --tls-cert) on its first line, serves until SIGINT or \
+            SIGTERM, then shuts down gracefully (in-flight requests get up to 10 seconds).
             """
     )
 
@@ -35,11 +36,22 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The largest request body accepted, in bytes (413 beyond).")
     var maxBodySize = 16 * 1024 * 1024
 
+    @Option(help: "Serve HTTPS with this PEM certificate (followed by its intermediates); needs --tls-key.")
+    var tlsCert: String?
+
+    @Option(help: "The PEM private key of --tls-cert.")
+    var tlsKey: String?
+
+    @Option(help: "Require client certificates issued under the CAs of this PEM file (mutual TLS).")
+    var clientCa: String?
+
     func validate() throws {
         let modes = [root != nil, echo, hello].filter { $0 }.count
         guard modes == 1 else { throw ValidationError("choose exactly one of --root DIR, --echo, --hello") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let loops, loops < 1 { throw ValidationError("--loops must be at least 1") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        if clientCa != nil && tlsCert == nil { throw ValidationError("--client-ca needs --tls-cert and --tls-key") }
         if let root {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -54,7 +66,12 @@ struct ServeCommand: AsyncParsableCommand {
         let address = try SocketAddress(ipAddress: host == "localhost" ? "127.0.0.1" : host, port: port)
         var parser = HTTP1ParserConfiguration.strict
         parser.maxBodySize = maxBodySize
-        let configuration = HTTPServerConfiguration(address: address, parser: parser)
+        var configuration = HTTPServerConfiguration(address: address, parser: parser)
+        if let tlsCert, let tlsKey {
+            var tls = TLSServerConfiguration(certificateChainFile: tlsCert, privateKeyFile: tlsKey)
+            if let clientCa { tls.clientCertificates = .required(caFile: clientCa) }
+            configuration.tls = tls
+        }
         let group = try EventLoopGroup(loopCount: loops ?? EventLoopGroup.coreCount, namePrefix: "wire-serve")
         let server: HTTPServer
         if let root {
@@ -74,7 +91,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let hostText = bound.family == .ipv6 ? "[\(bound.host)]" : bound.host
         // Written unbuffered: whoever launched us waits for this line to learn the port.
-        FileHandle.standardOutput.write(Data("listening on http://\(hostText):\(bound.port ?? port)\n".utf8))
+        let scheme = tlsCert == nil ? "http" : "https"
+        FileHandle.standardOutput.write(Data("listening on \(scheme)://\(hostText):\(bound.port ?? port)\n".utf8))
         let signal = await signals.next()
         FileHandle.standardError.write(Data("wire serve: signal \(signal), shutting down\n".utf8))
         await server.shutdown(gracePeriod: .seconds(10))

@@ -150,7 +150,7 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Marks `count` bytes written directly into the writable space as readable.
-    mutating func moveWriterIndex(forwardBy count: Int) {
+    package mutating func moveWriterIndex(forwardBy count: Int) {
         precondition(count >= 0 && count <= writableBytes, "moveWriterIndex(forwardBy: \(count)) past \(writableBytes) writable bytes")
         writerIndex += count
     }
@@ -194,8 +194,8 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
         storage[readerIndex + offset]
     }
 
-    /// Calls `body` with a pointer to the readable bytes. System layer only.
-    func withUnsafeReadableBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    /// Calls `body` with a pointer to the readable bytes. System layer and WireTLS's OpenSSL layer only.
+    package func withUnsafeReadableBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         let range = readerIndex..<writerIndex
         // Array's accessor is `rethrows`, not typed: carry the typed error out in a Result.
         let result = storage.withUnsafeBytes { bytes in
@@ -204,8 +204,8 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
         return try result.get()
     }
 
-    /// Calls `body` with a pointer to the writable space. System layer only.
-    mutating func withUnsafeWritableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    /// Calls `body` with a pointer to the writable space. System layer and WireTLS's OpenSSL layer only.
+    package mutating func withUnsafeWritableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
         let range = writerIndex..<storage.count
         let result = storage.withUnsafeMutableBytes { bytes in
             Result { () throws(E) -> R in try body(UnsafeMutableRawBufferPointer(rebasing: bytes[range])) }

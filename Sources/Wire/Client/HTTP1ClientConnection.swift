@@ -59,6 +59,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private var nextExchangeID = 0
     /// Requests completed on this connection; a request on a connection with one or more is "reused".
     private(set) var completedRequests = 0
+    /// A security layer's error that closed the connection while no request was under way: a
+    /// TLS 1.3 server refuses a client certificate only after the handshake, so the refusal can
+    /// arrive before the first request and must still be what that request reports.
+    private var idleSecurityError: (any Error)?
     /// Set by the pool: called once per started request when it is done with the connection,
     /// with whether the connection may be reused.
     var onRelease: ((HTTP1ClientConnection, _ reusable: Bool) -> Void)?
@@ -88,6 +92,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
 
     var remoteAddress: SocketAddress? { stream.remoteAddress }
     var localAddress: SocketAddress? { stream.localAddress }
+    var securityInfo: TransportSecurityInfo? { stream.securityInfo }
 
     // MARK: Sending
 
@@ -107,6 +112,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         let id = nextExchangeID
         nextExchangeID += 1
         guard isUsable else {
+            if let idleSecurityError {
+                promise.fail(HTTPClientError(.tlsFailed, "\(idleSecurityError)", securityError: idleSecurityError, failedBeforeResponse: true))
+                return (promise, id)
+            }
             promise.fail(HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true))
             return (promise, id)
         }
@@ -304,6 +313,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
 
     func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         let ioError = error as? IOError
+        if exchanges.isEmpty, ioError == nil, let error, !(error is EventLoopClosedError) { idleSecurityError = error }
         let clientError: HTTPClientError
         let beforeResponse = !(oldest?.sawFirstByte ?? true)
         if let ioError, ioError.errno == .connectionReset || ioError.errno == .brokenPipe {
@@ -311,7 +321,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         } else if let ioError {
             clientError = HTTPClientError(.writeFailed, "\(ioError)", ioError: ioError, failedBeforeResponse: beforeResponse)
         } else {
-            clientError = HTTPClientError(.connectionClosed, error.map { "\($0)" } ?? "the connection closed", failedBeforeResponse: beforeResponse)
+            // A TLS layer's error (a truncated stream, an alert) keeps its precise reason.
+            clientError = HTTPClientError(.connectionClosed, error.map { "\($0)" } ?? "the connection closed", securityError: error,
+                                          failedBeforeResponse: beforeResponse)
         }
         perform(machine.failed(.protocolOrIOError), error: clientError)
     }

@@ -28,6 +28,9 @@ public struct HTTPClientConfiguration: Sendable {
     /// first, so a server that will refuse them (401, 413) can say so before the body is sent.
     /// nil never adds it; a request's own `Expect` field is always honoured. Default 1 MiB.
     public var expectContinueThreshold: Int? = 1 << 20
+    /// The TLS layer for `https` URLs; nil (the default in Wire alone) refuses them. WireTLS sets
+    /// it through its public `tls` property.
+    package var transportSecurity: (any ClientTransportSecurity)?
 
     /// The default configuration.
     public init() {}

@@ -193,15 +193,19 @@ public final class HTTPClient: Sendable {
     /// The pool for `url`'s origin, or for the Unix socket every request of this exchange goes to.
     private func pool(for url: HTTPURL, via socketPath: String?) throws(HTTPClientError) -> ConnectionPool {
         guard !isShutDown.load(ordering: .acquiring) else { throw HTTPClientError(.shutDown, "the client is shut down") }
-        if url.isTLS { throw HTTPClientError(.invalidURL, "https is provided by WireTLS; this client has no TLS layer: \(url)") }
-        let key = socketPath.map { ConnectionPool.Key(unixSocketPath: $0) } ?? ConnectionPool.Key(url)
+        let security = url.isTLS ? configuration.transportSecurity : nil
+        if url.isTLS && security == nil {
+            throw HTTPClientError(.invalidURL, "https needs WireTLS: import WireTLS and set the configuration's tls property: \(url)")
+        }
+        if url.isTLS && socketPath != nil { throw HTTPClientError(.invalidURL, "https over a Unix socket is not supported: \(url)") }
+        let key = socketPath.map { ConnectionPool.Key(unixSocketPath: $0) } ?? ConnectionPool.Key(url, security: security?.poolKey)
         return pools.withLock { pools in
             if let pool = pools[key] { return pool }
             let pool = ConnectionPool(key: key, configuration: .init(
                 maxConnections: configuration.maxConnectionsPerHost, idleTimeout: configuration.idleTimeout,
                 maxPipelined: configuration.pipelining.maxInFlight,
                 connectTimeout: configuration.connectTimeout, resolver: configuration.resolver,
-                parserConfiguration: configuration.parserConfiguration), group: group)
+                parserConfiguration: configuration.parserConfiguration, security: security), group: group)
             pools[key] = pool
             return pool
         }
@@ -214,6 +218,7 @@ public final class HTTPClient: Sendable {
         metrics.update {
             $0.timings.nameResolved = lease.nameResolution
             $0.timings.connected = lease.connect
+            $0.timings.secureConnected = lease.secureConnect
         }
         var head = HTTPRequestHead(method: method, target: url.target, headers: headers)
         if !head.headers.contains(name: "host") { head.headers.add(name: "Host", value: url.hostHeader) }
@@ -268,6 +273,7 @@ public final class HTTPClient: Sendable {
                 metrics.update {
                     $0.remoteAddress = value.remoteAddress
                     $0.localAddress = value.localAddress
+                    $0.transportSecurity = value.securityInfo
                 }
                 return value.start(head: headBuffer, inlineBody: sendInline, method: method, keepAlive: keepAlive,
                                    requestComplete: requestComplete, readTimeout: readTimeout, metrics: metrics)

@@ -25,6 +25,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
             case shutDown = "shut_down"
             case bodyTooLarge = "body_too_large"
             case upgradeNotSupported = "upgrade_not_supported"
+            case tlsFailed = "tls_failed"
         }
         fileprivate let value: Value
 
@@ -64,6 +65,9 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let bodyTooLarge = Code(value: .bodyTooLarge)
         /// The server switched protocols, which this client does not speak.
         public static let upgradeNotSupported = Code(value: .upgradeNotSupported)
+        /// The TLS handshake or the peer's certificate was refused, or the TLS settings could not
+        /// be loaded; `securityError` holds WireTLS's `TLSError` with the precise reason.
+        public static let tlsFailed = Code(value: .tlsFailed)
 
         /// A stable snake_case name for logs and metrics.
         public var description: String { value.rawValue }
@@ -79,6 +83,8 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     public let parseError: HTTP1ParseError?
     /// The system call failure behind the error, if any.
     public let ioError: IOError?
+    /// The security layer's error behind a `.tlsFailed` (WireTLS's `TLSError`), if any.
+    public let securityError: (any Error)?
     /// True when the request was sent, in whole or part, so a server may have acted on it: a
     /// non-idempotent request failing this way was not replayed, and the caller must decide.
     public let mayHaveBeenProcessed: Bool
@@ -91,12 +97,14 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     var queuedBehindClosedResponse = false
 
     init(_ code: Code, _ detail: String, connectError: ConnectError? = nil, parseError: HTTP1ParseError? = nil,
-         ioError: IOError? = nil, mayHaveBeenProcessed: Bool = false, failedBeforeResponse: Bool = false) {
+         ioError: IOError? = nil, securityError: (any Error)? = nil, mayHaveBeenProcessed: Bool = false,
+         failedBeforeResponse: Bool = false) {
         self.code = code
         self.detail = detail
         self.connectError = connectError
         self.parseError = parseError
         self.ioError = ioError
+        self.securityError = securityError
         self.mayHaveBeenProcessed = mayHaveBeenProcessed
         self.failedBeforeResponse = failedBeforeResponse
     }
@@ -107,9 +115,27 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
 
     func markingMayHaveBeenProcessed() -> HTTPClientError {
         var marked = HTTPClientError(code, detail, connectError: connectError, parseError: parseError, ioError: ioError,
-                                     mayHaveBeenProcessed: true, failedBeforeResponse: failedBeforeResponse)
+                                     securityError: securityError, mayHaveBeenProcessed: true, failedBeforeResponse: failedBeforeResponse)
         marked.queuedBehindClosedResponse = queuedBehindClosedResponse
         return marked
+    }
+
+    /// Equal when every field but `securityError` is equal (its detail is part of `detail`).
+    public static func == (lhs: HTTPClientError, rhs: HTTPClientError) -> Bool {
+        lhs.code == rhs.code && lhs.detail == rhs.detail && lhs.connectError == rhs.connectError
+            && lhs.parseError == rhs.parseError && lhs.ioError == rhs.ioError
+            && lhs.mayHaveBeenProcessed == rhs.mayHaveBeenProcessed && lhs.failedBeforeResponse == rhs.failedBeforeResponse
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(detail)
+        hasher.combine(connectError)
+        hasher.combine(parseError)
+        hasher.combine(ioError)
+        hasher.combine(mayHaveBeenProcessed)
+        hasher.combine(failedBeforeResponse)
     }
 
     /// `code: detail`, plus a note when the server may have processed the request.

@@ -8,6 +8,8 @@ public struct HTTPClientTimings: Hashable, Sendable {
     public var nameResolved: Duration?
     /// The TCP (or Unix) connection was established.
     public var connected: Duration?
+    /// The TLS handshake finished (https only), like curl's `time_appconnect`.
+    public var secureConnected: Duration?
     /// The last byte of the request was handed to the kernel.
     public var requestSent: Duration?
     /// The first byte of the response arrived.
@@ -35,6 +37,8 @@ public final class HTTPClientMetrics: Sendable {
         public var retries = 0
         /// Redirects followed to reach this response.
         public var redirects = 0
+        /// What TLS negotiated on the connection; nil for plain HTTP.
+        public var transportSecurity: TransportSecurityInfo?
         /// The request head exactly as written to the connection (request line and fields, with
         /// the `Host`, `User-Agent` and framing fields the client added), for the last hop.
         public var requestHead: [UInt8] = []

@@ -114,7 +114,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs a loop-confined closure on the loop after the current event is handled; loop
     /// thread only. Used to report outcomes later instead of re-entrantly.
-    func executeSoon(_ task: @escaping () -> Void) {
+    package func executeSoon(_ task: @escaping () -> Void) {
         preconditionInEventLoop()
         localWork.append(task)
     }
@@ -161,13 +161,13 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Schedules a loop-confined closure; loop thread only. Cheaper than `schedule`: no handle object.
-    func scheduleOnLoop(at deadline: Deadline, _ task: @escaping () -> Void) -> TimerQueue<() -> Void>.ID {
+    package func scheduleOnLoop(at deadline: Deadline, _ task: @escaping () -> Void) -> TimerQueue<() -> Void>.ID {
         preconditionInEventLoop()
         return timers.schedule(at: deadline, task)
     }
 
     /// Cancels a timer made by `scheduleOnLoop`; loop thread only.
-    func cancelOnLoop(_ id: TimerQueue<() -> Void>.ID) {
+    package func cancelOnLoop(_ id: TimerQueue<() -> Void>.ID) {
         preconditionInEventLoop()
         timers.cancel(id)
     }

@@ -4,9 +4,9 @@
 /// Cancellation is lazy: a cancelled timer's payload is dropped at once, and its heap entry is
 /// skipped when it reaches the top. This keeps `cancel` O(1), which matters because most
 /// timers (request and idle timeouts) are cancelled, not fired. Pure value type: no clock, no I/O.
-struct TimerQueue<Payload> {
+package struct TimerQueue<Payload> {
     /// A handle for cancelling a scheduled timer.
-    struct ID: Hashable, Sendable {
+    package struct ID: Hashable, Sendable {
         fileprivate let value: UInt64
     }
 

@@ -14,11 +14,14 @@ final class ConnectionPool: Sendable {
         var scheme: String
         var host: String
         var port: Int?
+        /// The security settings' identity (`ClientTransportSecurity.poolKey`), for https.
+        var security: String?
 
-        init(_ url: HTTPURL) {
+        init(_ url: HTTPURL, security: String? = nil) {
             scheme = url.scheme
             host = url.host
             port = url.port
+            self.security = security
         }
 
         /// Every request to this pool goes to the Unix socket at `path`.
@@ -26,6 +29,7 @@ final class ConnectionPool: Sendable {
             scheme = "http+unix"
             host = path
             port = nil
+            security = nil
         }
 
         var description: String { port.map { "\(scheme)://\(host):\($0)" } ?? "\(scheme)://\(host)" }
@@ -41,6 +45,8 @@ final class ConnectionPool: Sendable {
         /// Time spent resolving the name and connecting, when new.
         let nameResolution: Duration?
         let connect: Duration?
+        /// Time until the TLS handshake finished, when new and secured.
+        let secureConnect: Duration?
     }
 
     /// The settings a pool needs.
@@ -52,12 +58,15 @@ final class ConnectionPool: Sendable {
         var connectTimeout: Duration
         var resolver: any Resolver
         var parserConfiguration: HTTP1ParserConfiguration
+        /// The TLS layer, for https origins.
+        var security: (any ClientTransportSecurity)? = nil
     }
 
     private struct Opened: Sendable {
         var connection: LoopBound<HTTP1ClientConnection>
         var nameResolution: Duration?
         var connect: Duration
+        var secureConnect: Duration?
         var isFresh: Bool
     }
 
@@ -141,7 +150,8 @@ final class ConnectionPool: Sendable {
                 let (waiter, lease) = state.withLock { state -> (CheckedContinuation<Result<Lease, HTTPClientError>, Never>?, Lease?) in
                     guard var opened = state.connections[connectionID] else { return (nil, nil) }
                     let lease = Lease(connection: opened.connection, isNew: opened.isFresh, isPipelined: pipelined,
-                                      nameResolution: opened.isFresh ? opened.nameResolution : nil, connect: opened.isFresh ? opened.connect : nil)
+                                      nameResolution: opened.isFresh ? opened.nameResolution : nil, connect: opened.isFresh ? opened.connect : nil,
+                                      secureConnect: opened.isFresh ? opened.secureConnect : nil)
                     opened.isFresh = false
                     state.connections[connectionID] = opened
                     return (state.waiters.removeValue(forKey: requestID), lease)
@@ -212,22 +222,38 @@ final class ConnectionPool: Sendable {
             let connected = Deadline.now()
             let parserConfiguration = configuration.parserConfiguration
             let pool = self
+            var stream = try await loop.submit { () throws -> LoopBound<any ByteStream> in
+                LoopBound(try SocketStream(socket: socket.value, on: loop), loop: loop)
+            }
+            var secured: Deadline?
+            if let security = configuration.security {
+                // The handshake counts toward the connect timeout, as curl's does.
+                do {
+                    stream = try await security.secure(stream, host: key.host, port: key.port ?? 443,
+                                                       deadline: started + configuration.connectTimeout)
+                } catch {
+                    throw HTTPClientError(.tlsFailed, "\(error)", securityError: error)
+                }
+                secured = .now()
+            }
+            let secureStream = stream
             let connection = try await loop.submit { () throws -> LoopBound<HTTP1ClientConnection> in
-                let stream = try SocketStream(socket: socket.value, on: loop)
-                let connection = HTTP1ClientConnection(id: id, stream: stream, parserConfiguration: parserConfiguration)
+                let connection = HTTP1ClientConnection(id: id, stream: secureStream.value, parserConfiguration: parserConfiguration)
                 connection.onRelease = { connection, reusable in pool.release(connection.id, reusable: reusable) }
                 connection.onIdleClose = { connection in pool.connectionClosed(connection.id) }
                 return LoopBound(connection, loop: loop)
             }
             let opened = Opened(connection: connection, nameResolution: resolved.map { $0 - started },
-                                connect: connected - started, isFresh: true)
+                                connect: connected - started, secureConnect: secured.map { $0 - started }, isFresh: true)
             perform(state.withLock { state -> [Machine.Action] in
                 state.connections[id] = opened
                 return state.machine.connectionEstablished(id, now: .now())
             })
         } catch {
             let clientError: HTTPClientError
-            if let connectError = error as? ConnectError {
+            if let error = error as? HTTPClientError {
+                clientError = error
+            } else if let connectError = error as? ConnectError {
                 let code: HTTPClientError.Code = connectError.reason == .timedOut ? .connectTimeout : .connectFailed
                 clientError = HTTPClientError(code, connectError.description, connectError: connectError)
             } else {

@@ -68,6 +68,12 @@ public final class HTTPServer: Sendable {
             guard case .idle = state else { throw HTTPServerError(.alreadyStarted) }
             state = .starting
         }
+        if let security = configuration.transportSecurity {
+            do { try security.prepare() } catch {
+                lifeCycle.withLock { $0 = .idle }
+                throw HTTPServerError(.securityUnavailable, detail: "\(error)", underlying: error)
+            }
+        }
         let loops = group.loops
         let reusePort = loops.count > 1
         var contexts: [LoopBound<ServerLoopContext>] = []

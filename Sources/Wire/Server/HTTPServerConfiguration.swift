@@ -24,6 +24,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// Whether to add a `Date` field to responses that lack one (RFC 9110 §6.6.1: an origin server with a clock
     /// MUST send it).
     public var addsDateHeader: Bool
+    /// The TLS layer every accepted connection is wrapped in; nil serves plain HTTP. WireTLS sets
+    /// it through its public `tls` property.
+    package var transportSecurity: (any ServerTransportSecurity)?
+    /// How long a client may take to complete the TLS handshake, from the accept. Default 10 s.
+    public var handshakeTimeout: Duration = .seconds(10)
 
     /// Creates a configuration.
     /// - Parameters:

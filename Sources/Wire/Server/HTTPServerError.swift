@@ -14,6 +14,7 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
             case responseAlreadyEnded = "response_already_ended"
             case bodyLengthMismatch = "body_length_mismatch"
             case invalidResponse = "invalid_response"
+            case securityUnavailable = "security_unavailable"
         }
         private let code: Code
         private init(_ code: Code) { self.code = code }
@@ -37,6 +38,8 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         public static let bodyLengthMismatch = Kind(.bodyLengthMismatch)
         /// The response head cannot be sent (an unsafe field, a bad status or `Content-Length`).
         public static let invalidResponse = Kind(.invalidResponse)
+        /// The TLS layer could not be set up (its certificate or key cannot be loaded); `underlying` says why.
+        public static let securityUnavailable = Kind(.securityUnavailable)
     }
 
     /// The class of failure.

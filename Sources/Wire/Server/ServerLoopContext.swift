@@ -59,7 +59,17 @@ final class ServerLoopContext {
             return
         }
         do {
-            let stream = try SocketStream(socket: socket, on: loop)
+            var stream: any ByteStream = try SocketStream(socket: socket, on: loop)
+            if let security = configuration.transportSecurity {
+                do {
+                    stream = try security.wrap(stream, handshakeTimeout: configuration.handshakeTimeout)
+                } catch {
+                    // The certificate cannot be loaded: nothing can be served on this connection.
+                    stream.close(error: error)
+                    counter.release()
+                    return
+                }
+            }
             let connection = HTTPServerConnection(stream: stream, context: self)
             connections[ObjectIdentifier(connection)] = connection
         } catch {

@@ -3,7 +3,7 @@
 /// The HTTP layer speaks only to this protocol, so a TLS stream slots in between the socket
 /// and the HTTP connection without the HTTP code knowing. Every member is called on the
 /// stream's loop.
-protocol ByteStream: AnyObject {
+package protocol ByteStream: AnyObject {
     /// The loop the stream lives on.
     var eventLoop: EventLoop { get }
     /// Who is told about reads, drained writes and closure.
@@ -16,6 +16,8 @@ protocol ByteStream: AnyObject {
     var localAddress: SocketAddress? { get }
     /// The peer's address.
     var remoteAddress: SocketAddress? { get }
+    /// What a TLS layer negotiated (version, cipher, ALPN, peer chain); nil for plain streams.
+    var securityInfo: TransportSecurityInfo? { get }
 
     /// Queues bytes and writes as much as the kernel takes now; the rest goes out as the
     /// socket drains, in order. Several buffers go out in one gathering write.
@@ -28,8 +30,13 @@ protocol ByteStream: AnyObject {
     func close(error: (any Error)?)
 }
 
+extension ByteStream {
+    /// Plain streams negotiate nothing.
+    package var securityInfo: TransportSecurityInfo? { nil }
+}
+
 /// Receives a byte stream's events, on its loop.
-protocol ByteStreamDelegate: AnyObject {
+package protocol ByteStreamDelegate: AnyObject {
     /// Bytes arrived; consume what you can (move the reader index) and leave the rest,
     /// which is kept and offered again with the next bytes.
     func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer)

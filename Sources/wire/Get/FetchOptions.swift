@@ -63,6 +63,28 @@ struct FetchOptions: Equatable, Sendable {
     var rate: Rate?
     /// `--json-summary`: print one JSON object per URL on standard output instead of the body.
     var jsonSummary = false
+    /// The TLS switches, for https URLs.
+    var tls = TLSOptions()
+
+    /// curl's TLS switches. Files are only named here; they are read when the client is made.
+    struct TLSOptions: Equatable, Sendable {
+        /// `--cacert FILE`: trust these roots instead of the system's.
+        var caCertificateFile: String?
+        /// `-k`/`--insecure`: verify nothing (pins still apply, to the leaf).
+        var insecure = false
+        /// `--no-verify-host`: skip only the host name (or IP address) check.
+        var noVerifyHost = false
+        /// `--pin sha256/BASE64` (repeatable; curl's `sha256//…;sha256//…` also accepted).
+        var publicKeyPins: [String] = []
+        /// `--pin-cert FILE`: the peer's chain must contain one of this PEM file's certificates.
+        var pinnedCertificateFile: String?
+        /// `--cert FILE`: a client certificate (PEM, with intermediates), for mutual TLS.
+        var certificateFile: String?
+        /// `--key FILE`: the client certificate's private key (PEM).
+        var keyFile: String?
+        /// `--tlsv1.2`/`--tlsv1.3`: the lowest version offered, as in curl.
+        var minimumVersion: String?
+    }
 
     static func == (lhs: FetchOptions, rhs: FetchOptions) -> Bool {
         lhs.urls == rhs.urls && lhs.method == rhs.method
@@ -71,7 +93,7 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.verbose == rhs.verbose && lhs.failOnHTTPError == rhs.failOnHTTPError && lhs.maxTime == rhs.maxTime
             && lhs.connectTimeout == rhs.connectTimeout && lhs.followRedirects == rhs.followRedirects
             && lhs.maxRedirects == rhs.maxRedirects && lhs.unixSocket == rhs.unixSocket && lhs.silent == rhs.silent
-            && lhs.rate == rhs.rate && lhs.jsonSummary == rhs.jsonSummary
+            && lhs.rate == rhs.rate && lhs.jsonSummary == rhs.jsonSummary && lhs.tls == rhs.tls
     }
 
     /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
@@ -83,6 +105,10 @@ struct FetchOptions: Equatable, Sendable {
         case "-L", "--location": followRedirects = true
         case "-s", "--silent": silent = true
         case "--json-summary": jsonSummary = true
+        case "-k", "--insecure": tls.insecure = true
+        case "--no-verify-host": tls.noVerifyHost = true
+        case "--tlsv1.2": tls.minimumVersion = tls.minimumVersion == "1.3" ? "1.3" : "1.2"
+        case "--tlsv1.3": tls.minimumVersion = "1.3"
         default: return false
         }
         return true
@@ -95,6 +121,8 @@ struct FetchOptions: Equatable, Sendable {
         "--output": "--output", "--max-time": "--max-time", "-m": "--max-time",
         "--connect-timeout": "--connect-timeout",
         "--max-redirs": "--max-redirs", "--unix-socket": "--unix-socket", "--rate": "--rate",
+        "--cacert": "--cacert", "--pin": "--pin", "--pinnedpubkey": "--pin", "--pin-cert": "--pin-cert",
+        "--cert": "--cert", "-E": "--cert", "--key": "--key",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -204,6 +232,16 @@ struct FetchOptions: Equatable, Sendable {
             unixSocket = value
         case "--rate":
             rate = try Self.rate(value)
+        case "--cacert":
+            tls.caCertificateFile = try Self.file(value, option: name)
+        case "--pin":
+            tls.publicKeyPins += try Self.pins(value)
+        case "--pin-cert":
+            tls.pinnedCertificateFile = try Self.file(value, option: name)
+        case "--cert":
+            tls.certificateFile = try Self.file(value, option: name)
+        case "--key":
+            tls.keyFile = try Self.file(value, option: name)
         default:
             preconditionFailure("option \(name) is in the table but not applied")
         }
@@ -219,11 +257,43 @@ struct FetchOptions: Equatable, Sendable {
         if jsonSummary && !outputs.isEmpty {
             throw FetchUsageError(message: "--json-summary prints to standard output and cannot be combined with -o")
         }
+        if (tls.certificateFile == nil) != (tls.keyFile == nil) {
+            throw FetchUsageError(message: "--cert and --key go together (the key of the client certificate)")
+        }
+        if !tls.publicKeyPins.isEmpty && tls.pinnedCertificateFile != nil {
+            throw FetchUsageError(message: "choose --pin or --pin-cert, not both")
+        }
         let streamsFile = data.contains { if case .binaryFile = $0 { true } else { false } }
         if streamsFile && data.count > 1 {
             throw FetchUsageError(
                 message: "--data-binary @file is streamed from disk and cannot be combined with other data")
         }
+    }
+
+    /// A non-empty file name.
+    static func file(_ value: String, option: String) throws(FetchUsageError) -> String {
+        guard !value.isEmpty else { throw FetchUsageError(message: "\(option) needs a file name") }
+        return value
+    }
+
+    /// Public-key pins: `sha256/BASE64`, or curl's `sha256//BASE64` joined by `;`, each 32 bytes of base64.
+    static func pins(_ value: String) throws(FetchUsageError) -> [String] {
+        var pins: [String] = []
+        for part in value.split(separator: ";") {
+            var text = part.trimmingPrefix(" ")
+            guard text.hasPrefix("sha256/") else {
+                throw FetchUsageError(message: "a pin is sha256/BASE64 (the SHA-256 of the public key), not '\(part)'")
+            }
+            text = text.dropFirst("sha256/".count)
+            if text.hasPrefix("/") { text = text.dropFirst() }
+            guard text.count == 44, text.hasSuffix("="),
+                  text.dropLast().allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "/") }) else {
+                throw FetchUsageError(message: "a pin's base64 is 44 characters (32 bytes), not '\(text)'")
+            }
+            pins.append("sha256/" + text)
+        }
+        guard !pins.isEmpty else { throw FetchUsageError(message: "--pin needs sha256/BASE64") }
+        return pins
     }
 
     /// `Name: value`, with the optional whitespace around the value removed (RFC 9110 §5.5).

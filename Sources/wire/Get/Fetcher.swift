@@ -1,4 +1,5 @@
 import Wire
+import WireTLS
 
 /// Runs the transfers of one `wire get` or `wire request` call: each URL in turn, over the keep-alive pool of one
 /// `HTTPClient` (so a second URL on the same origin reuses the first one's connection), paced by `--rate`.
@@ -23,6 +24,10 @@ struct Fetcher {
         if let connectTimeout = options.connectTimeout { configuration.connectTimeout = connectTimeout }
         // Without -L a redirect is an answer like any other, as in curl.
         configuration.redirects = options.followRedirects ? .follow(max: options.maxRedirects ?? .max) : .disallow
+        do { configuration.tls = try Self.tlsConfiguration(options.tls) } catch {
+            report(error)
+            return error.status
+        }
         let client: HTTPClient
         do { client = try HTTPClient(configuration: configuration) } catch {
             let failure = TransferFailure(status: ExitStatus.generic, message: "cannot start the client: \(error)")
@@ -44,6 +49,30 @@ struct Fetcher {
         }
         await client.shutdown()
         return status
+    }
+
+    /// The client's TLS settings for the command line's switches; https works without any, with
+    /// the system's trust store.
+    static func tlsConfiguration(_ options: FetchOptions.TLSOptions) throws(TransferFailure) -> TLSConfiguration {
+        var tls = TLSConfiguration()
+        if let file = options.caCertificateFile { tls.trustRoots = .pemFile(file) }
+        if options.insecure {
+            tls.certificateVerification = .none
+        } else if options.noVerifyHost {
+            tls.certificateVerification = .noHostnameVerification
+        }
+        tls.certificateChainFile = options.certificateFile
+        tls.privateKeyFile = options.keyFile
+        if options.minimumVersion == "1.3" { tls.minimumVersion = .tls13 }
+        if !options.publicKeyPins.isEmpty { tls.pinning = .publicKey(Set(options.publicKeyPins)) }
+        if let file = options.pinnedCertificateFile {
+            do {
+                tls.pinning = .certificate(Set(try Certificate.load(pemFile: file).map(\.der)))
+            } catch {
+                throw TransferFailure(status: ExitStatus.localCertificate, message: "problem with the pinned certificate: \(error.detail)")
+            }
+        }
+        return tls
     }
 
     /// The failure for an error out of a transfer, naming the `--max-time` limit when that is what ran out (the
@@ -83,6 +112,7 @@ struct Fetcher {
                 }
                 text += HeadText.verbose(HeadText.lines(ofSent: metrics.requestHead), prefix: "> ")
                     + HeadText.verboseConnection(metrics)
+                    + (metrics.transportSecurity.map { TLSText.verbose($0) } ?? "")
                     + HeadText.verbose(HeadText.lines(of: response.head), prefix: "< ")
                 try? standardError.write(text)
             }

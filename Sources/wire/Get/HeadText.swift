@@ -45,10 +45,11 @@ enum HeadText {
         let timings = metrics.timings
         let phases: [(String, Duration?)] = [
             ("name_resolved", timings.nameResolved), ("connected", timings.connected),
-            ("request_sent", timings.requestSent),
+            ("tls_connected", timings.secureConnected), ("request_sent", timings.requestSent),
             ("first_byte", timings.firstByte), ("last_byte", timings.lastByte),
         ]
-        let figures = phases.map { name, value in
+        // Plain http has no TLS phase at all: leave it out rather than print a dash.
+        let figures = phases.filter { $0.0 != "tls_connected" || $0.1 != nil }.map { name, value in
             "\(name)=" + (value.map { formatSeconds(JSONSummaryWriter.seconds($0)) } ?? "-")
         }
         var text = "* timings: " + figures.joined(separator: " ") + "\n"

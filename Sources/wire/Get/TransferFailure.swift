@@ -1,4 +1,5 @@
 import Wire
+import WireTLS
 
 /// Why one transfer of `wire get` or `wire request` failed: curl's exit status for the same failure and a line
 /// naming the cause.
@@ -53,6 +54,14 @@ enum ExitStatus {
     static let receiveError: Int32 = 56
     /// CURLE_FILESIZE_EXCEEDED.
     static let tooLarge: Int32 = 63
+    /// CURLE_SSL_CONNECT_ERROR: the TLS handshake failed (an alert, no common version or cipher, not TLS).
+    static let tlsHandshake: Int32 = 35
+    /// CURLE_SSL_CERTPROBLEM: this side's certificate, key or trust file cannot be used.
+    static let localCertificate: Int32 = 58
+    /// CURLE_PEER_FAILED_VERIFICATION: the peer's certificate was not verified.
+    static let peerVerification: Int32 = 60
+    /// CURLE_SSL_PINNEDPUBKEYNOTMATCH.
+    static let pinMismatch: Int32 = 90
 }
 
 extension TransferFailure {
@@ -78,6 +87,7 @@ extension TransferFailure {
         .shutDown: (ExitStatus.generic, "the client shut down"),
         .bodyTooLarge: (ExitStatus.tooLarge, "body too large"),
         .upgradeNotSupported: (ExitStatus.generic, "unsupported protocol switch"),
+        .tlsFailed: (ExitStatus.tlsHandshake, "TLS handshake failed"),
     ]
 
     /// The failure curl would report for `error`.
@@ -91,6 +101,10 @@ extension TransferFailure {
             self.init(status: status, message: connect.description)
             return
         }
+        if error.code == .tlsFailed, let tlsError = error.securityError as? TLSError {
+            self.init(tlsError)
+            return
+        }
         if error.code == .invalidRequest, error.ioError != nil {
             // The only I/O behind an invalid request is the body file: curl calls that a read error.
             self.init(status: ExitStatus.readError, message: "cannot read the request body: \(error.detail)")
@@ -98,6 +112,22 @@ extension TransferFailure {
         }
         let entry = Self.statusByCode[error.code] ?? (ExitStatus.generic, error.code.description)
         self.init(status: entry.status, message: "\(entry.summary): \(error.detail)")
+    }
+
+    /// The failure curl would report for a TLS error: which side's certificate, the pins, or the handshake.
+    init(_ error: TLSError) {
+        let reason = error.reason
+        if reason == .localCertificate {
+            self.init(status: ExitStatus.localCertificate, message: "problem with the local certificate: \(error.detail)")
+        } else if reason == .pinMismatch {
+            self.init(status: ExitStatus.pinMismatch, message: "public key does not match a pinned public key: \(error.detail)")
+        } else if reason.isCertificateVerdict {
+            self.init(status: ExitStatus.peerVerification, message: "peer certificate not verified (\(reason)): \(error.detail)")
+        } else if reason == .handshakeTimeout {
+            self.init(status: ExitStatus.timedOut, message: "TLS handshake timed out: \(error.detail)")
+        } else {
+            self.init(status: ExitStatus.tlsHandshake, message: "TLS handshake failed (\(reason)): \(error.detail)")
+        }
     }
 
     /// The failure for any error out of a transfer: client errors through the table, anything else (a body stream

@@ -51,7 +51,7 @@ struct TransferFailureTests {
         let codes: [HTTPClientError.Code] = [
             .invalidURL, .connectFailed, .connectTimeout, .readTimeout, .deadlineExceeded, .emptyReply, .connectionClosed,
             .connectionReset, .bodyTruncated, .malformedResponse, .invalidRequest, .writeFailed, .tooManyRedirects,
-            .redirectRefused, .cancelled, .shutDown, .bodyTooLarge, .upgradeNotSupported,
+            .redirectRefused, .cancelled, .shutDown, .bodyTooLarge, .upgradeNotSupported, .tlsFailed,
         ]
         for code in codes { #expect(TransferFailure.statusByCode[code] != nil, "\(code)") }
         #expect(TransferFailure.statusByCode.count == codes.count)

@@ -1,0 +1,106 @@
+/// One X.509 certificate, parsed once by OpenSSL into plain Swift data: it holds no OpenSSL
+/// object, so it is a `Sendable` value that can be compared, stored and sent anywhere.
+public struct Certificate: Hashable, Sendable, CustomStringConvertible {
+    /// The certificate's DER encoding.
+    public let der: [UInt8]
+    /// The subject's distinguished name, RFC 2253 (`CN=localhost,O=Example`).
+    public let subject: String
+    /// The issuer's distinguished name, RFC 2253.
+    public let issuer: String
+    /// The start of validity, in seconds since the Unix epoch (UTC).
+    public let notBefore: Int64
+    /// The end of validity, in seconds since the Unix epoch (UTC).
+    public let notAfter: Int64
+    /// The DNS names of the subject alternative name extension, as written (wildcards kept).
+    public let dnsNames: [String]
+    /// The IP addresses of the subject alternative name extension (`127.0.0.1`, `::1`).
+    public let ipAddresses: [String]
+    /// SHA-256 of the DER SubjectPublicKeyInfo: what public-key pins are made of.
+    public let publicKeySHA256: [UInt8]
+    /// SHA-256 of the whole DER certificate (the fingerprint).
+    public let sha256: [UInt8]
+    /// The public-key pin, `sha256/<base64 of publicKeySHA256>`, the form OkHttp and curl's
+    /// `--pinnedpubkey` use.
+    public let pin: String
+
+    /// Parses a DER certificate.
+    /// - Throws: `TLSError` with reason `.localCertificate` when the bytes are not a certificate.
+    public init(der: [UInt8]) throws(TLSError) {
+        self = try X509Reader.certificate(der: der)
+    }
+
+    /// Reads every certificate of a PEM file, in order.
+    /// - Throws: `TLSError` with reason `.localCertificate` when the file cannot be read or holds none.
+    public static func load(pemFile path: String) throws(TLSError) -> [Certificate] {
+        try X509Reader.certificates(pemFile: path)
+    }
+
+    init(der: [UInt8], subject: String, issuer: String, notBefore: Int64, notAfter: Int64, dnsNames: [String],
+         ipAddresses: [String], publicKeySHA256: [UInt8], sha256: [UInt8], pin: String) {
+        self.der = der
+        self.subject = subject
+        self.issuer = issuer
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+        self.dnsNames = dnsNames
+        self.ipAddresses = ipAddresses
+        self.publicKeySHA256 = publicKeySHA256
+        self.sha256 = sha256
+        self.pin = pin
+    }
+
+    /// The validity period as UTC text, `2026-01-31 12:00:00Z`.
+    public var notBeforeText: String { Self.utcText(notBefore) }
+    /// The end of validity as UTC text.
+    public var notAfterText: String { Self.utcText(notAfter) }
+
+    /// `subject (issuer …, pin …)`.
+    public var description: String { "\(subject) (issuer \(issuer), pin \(pin))" }
+
+    /// Civil UTC from Unix seconds (Howard Hinnant's days-from-civil inverse), without Foundation.
+    static func utcText(_ seconds: Int64) -> String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60))Z"
+    }
+}
+
+/// A certificate chain, leaf first: either the list the peer sent, or the chain OpenSSL built
+/// and verified (leaf to trust anchor).
+public struct CertificateChain: Hashable, Sendable, RandomAccessCollection, CustomStringConvertible {
+    /// The certificates, leaf first.
+    public let certificates: [Certificate]
+
+    /// A chain of `certificates`, leaf first.
+    public init(_ certificates: [Certificate]) { self.certificates = certificates }
+
+    /// Parses DER certificates (as `TransportSecurityInfo` carries them); undecodable entries are skipped.
+    public init(der: [[UInt8]]) {
+        certificates = der.compactMap { try? Certificate(der: $0) }
+    }
+
+    /// The leaf (the peer's own certificate), if any.
+    public var leaf: Certificate? { certificates.first }
+    /// Every certificate's public-key pin, leaf first.
+    public var pins: [String] { certificates.map(\.pin) }
+
+    /// The first position.
+    public var startIndex: Int { certificates.startIndex }
+    /// Past the last position.
+    public var endIndex: Int { certificates.endIndex }
+    /// The certificate at `position`.
+    public subscript(position: Int) -> Certificate { certificates[position] }
+
+    /// One line per certificate.
+    public var description: String { certificates.map(\.description).joined(separator: "\n") }
+}

@@ -1,0 +1,338 @@
+import CWireOpenSSL
+import Wire
+
+/// The ex-data slot of an `SSL` that points back at its `SSLConnection`, for OpenSSL's callbacks.
+private let connectionSlot = c_wire_tls_new_ssl_ex_index()
+
+/// One TLS connection's OpenSSL state: an `SSL` over two memory BIOs. Ciphertext from the
+/// socket is fed in (`feed`), ciphertext to send is taken out (`takeCiphertext`), so OpenSSL
+/// never touches a descriptor and never blocks: "want read" only means "feed more bytes".
+///
+/// Owns its `SSL` (which owns both BIOs) and frees it once, in `deinit`. Loop-confined: used
+/// only by the `TLSStream` that owns it, on that stream's loop.
+final class SSLConnection {
+    /// Where a handshake stands after a step.
+    enum HandshakeStep {
+        case complete
+        case needsInput
+        case failed(TLSError)
+    }
+
+    /// What a read produced.
+    enum ReadStep {
+        case bytes(Int)
+        case needsInput
+        case closeNotify
+        case failed(TLSError)
+    }
+
+    /// The first certificate failure the verify callback saw.
+    struct VerifyFailure {
+        let code: Int32
+        let depth: Int32
+        let subject: String
+    }
+
+    private let ssl: OpaquePointer
+    private let readBIO: OpaquePointer
+    private let writeBIO: OpaquePointer
+    /// Whether this is the client side.
+    let isClient: Bool
+    /// The host a client connects to.
+    let host: String?
+    /// Whether a certificate failure stops the handshake (false for `.none`).
+    private let enforcesVerification: Bool
+    /// The first verification failure, kept even when it did not stop the handshake.
+    private(set) var verifyFailure: VerifyFailure?
+    /// Takes a new session (a reference the receiver now owns) for later resumption.
+    var onNewSession: ((OpaquePointer) -> Void)?
+
+    /// A client connection to `host`, verifying as `verification` says.
+    init(client context: SSLContext, host: String, verification: CertificateVerification) throws(TLSError) {
+        (ssl, readBIO, writeBIO) = try Self.makeSSL(context)
+        isClient = true
+        self.host = host
+        enforcesVerification = verification != .none
+        attach()
+        SSL_set_connect_state(ssl)
+        let isIPAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
+        // RFC 6066 §3: literal IP addresses are not permitted in the server name.
+        if !isIPAddress { _ = c_wire_tls_set_server_name(ssl, host) }
+        _ = c_wire_tls_client_alpn(ssl)
+        if verification != .noHostnameVerification {
+            // Set on the verify parameters, so OpenSSL's verdict includes the name (X509_check_host
+            // and X509_check_ip under the hood) and a mismatch fails the handshake itself.
+            let parameters = SSL_get0_param(ssl)
+            X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+            let set = isIPAddress ? X509_VERIFY_PARAM_set1_ip_asc(parameters, host) : X509_VERIFY_PARAM_set1_host(parameters, host, 0)
+            guard set == 1 else {
+                throw SSLContext.failure(.localCertificate, "cannot set \(host) as the name to verify")
+            }
+        }
+    }
+
+    /// A server connection.
+    init(server context: SSLContext) throws(TLSError) {
+        (ssl, readBIO, writeBIO) = try Self.makeSSL(context)
+        isClient = false
+        host = nil
+        enforcesVerification = true
+        attach()
+        SSL_set_accept_state(ssl)
+    }
+
+    private static func makeSSL(_ context: SSLContext) throws(TLSError) -> (OpaquePointer, OpaquePointer, OpaquePointer) {
+        let ssl = try context.makeSSL()
+        guard let readBIO = BIO_new(BIO_s_mem()) else {
+            SSL_free(ssl)
+            throw SSLContext.failure(.handshakeFailed, "BIO_new failed")
+        }
+        guard let writeBIO = BIO_new(BIO_s_mem()) else {
+            BIO_free(readBIO)
+            SSL_free(ssl)
+            throw SSLContext.failure(.handshakeFailed, "BIO_new failed")
+        }
+        c_wire_tls_memory_bio_retries(readBIO)
+        c_wire_tls_memory_bio_retries(writeBIO)
+        SSL_set_bio(ssl, readBIO, writeBIO)
+        return (ssl, readBIO, writeBIO)
+    }
+
+    private func attach() {
+        SSL_set_ex_data(ssl, connectionSlot, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        SSL_free(ssl)
+    }
+
+    /// Offers `session` for resumption (OpenSSL takes its own reference).
+    func resume(_ session: OpaquePointer) {
+        SSL_set_session(ssl, session)
+    }
+
+    // MARK: Bytes in and out
+
+    /// Hands ciphertext from the peer to OpenSSL.
+    func feed(_ buffer: ByteBuffer) {
+        guard buffer.readableBytes > 0 else { return }
+        buffer.withUnsafeReadableBytes { bytes in
+            // A memory BIO grows to take everything: the write cannot be short.
+            _ = BIO_write(readBIO, bytes.baseAddress, Int32(bytes.count))
+        }
+    }
+
+    /// Ciphertext OpenSSL produced for the peer, if any.
+    func takeCiphertext() -> ByteBuffer? {
+        let pending = Int(BIO_ctrl_pending(writeBIO))
+        guard pending > 0 else { return nil }
+        var buffer = ByteBuffer(capacity: pending)
+        let read = buffer.withUnsafeWritableBytes { bytes in BIO_read(writeBIO, bytes.baseAddress, Int32(pending)) }
+        if read > 0 { buffer.moveWriterIndex(forwardBy: Int(read)) }
+        return buffer
+    }
+
+    /// Whether ciphertext fed in has not yet been consumed (a record may be waiting to decrypt).
+    var hasBufferedInput: Bool {
+        BIO_ctrl_pending(readBIO) > 0 || SSL_pending(ssl) > 0
+    }
+
+    // MARK: Handshake
+
+    /// Advances the handshake with what has been fed so far.
+    func handshake() -> HandshakeStep {
+        let result = SSL_do_handshake(ssl)
+        if result == 1 { return .complete }
+        let code = SSL_get_error(ssl, result)
+        if code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE { return .needsInput }
+        return .failed(handshakeError())
+    }
+
+    // MARK: Application data
+
+    /// Decrypts up to `maxBytes` into `buffer`.
+    func read(into buffer: inout ByteBuffer, maxBytes: Int) -> ReadStep {
+        buffer.reserveWritableBytes(maxBytes)
+        var count = 0
+        let ssl = self.ssl
+        let result = buffer.withUnsafeWritableBytes { bytes in
+            SSL_read_ex(ssl, bytes.baseAddress, min(bytes.count, maxBytes), &count)
+        }
+        if result == 1 {
+            buffer.moveWriterIndex(forwardBy: count)
+            return .bytes(count)
+        }
+        let code = SSL_get_error(ssl, result)
+        switch code {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            return .needsInput
+        case SSL_ERROR_ZERO_RETURN:
+            OpenSSLErrorQueue.clear()
+            return .closeNotify
+        default:
+            return .failed(streamError())
+        }
+    }
+
+    /// Encrypts all of `buffer` (a memory BIO takes any amount).
+    func write(_ buffer: ByteBuffer) -> TLSError? {
+        guard buffer.readableBytes > 0 else { return nil }
+        let ssl = self.ssl
+        let failed = buffer.withUnsafeReadableBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                var written = 0
+                guard SSL_write_ex(ssl, bytes.baseAddress! + offset, bytes.count - offset, &written) == 1 else { return true }
+                offset += written
+            }
+            return false
+        }
+        return failed ? streamError() : nil
+    }
+
+    /// Queues close_notify.
+    func shutdown() {
+        _ = SSL_shutdown(ssl)
+        OpenSSLErrorQueue.clear()
+    }
+
+    // MARK: What was negotiated
+
+    /// The negotiated version, cipher, ALPN, resumption and chains.
+    func securityInfo(peer: [Certificate], verified: [Certificate]) -> TransportSecurityInfo {
+        let version = String(cString: SSL_get_version(ssl))
+        let cipher = SSL_get_current_cipher(ssl).map { String(cString: SSL_CIPHER_get_name($0)) } ?? ""
+        var alpnBytes: UnsafePointer<UInt8>?
+        var alpnLength: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &alpnBytes, &alpnLength)
+        let alpn = alpnBytes.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(alpnLength)), as: UTF8.self) }
+        return TransportSecurityInfo(protocolVersion: version, cipherSuite: cipher, applicationProtocol: alpn,
+                                     isSessionResumed: SSL_session_reused(ssl) == 1,
+                                     peerCertificates: peer.map(\.der), verifiedCertificates: verified.map(\.der))
+    }
+
+    /// The certificates the peer sent, leaf first.
+    func peerChain() -> [Certificate] {
+        let sent = X509Reader.certificates(stack: SSL_get_peer_cert_chain(ssl))
+        // A server's view of the client's chain leaves out the client's own certificate.
+        if isClient { return sent }
+        guard let leaf = SSL_get0_peer_certificate(ssl).flatMap({ X509Reader.certificate($0) }) else { return sent }
+        return [leaf] + sent
+    }
+
+    /// The chain verification built, leaf to anchor.
+    func verifiedChain() -> [Certificate] {
+        X509Reader.certificates(stack: SSL_get0_verified_chain(ssl))
+    }
+
+    /// OpenSSL's verdict on the peer's chain: nil when it verified.
+    var verdict: TLSError? {
+        if let verifyFailure { return Self.verifyError(verifyFailure, host: host, openSSLErrors: []) }
+        let result = SSL_get_verify_result(ssl)
+        guard result != X509_V_OK else { return nil }
+        return Self.verifyError(VerifyFailure(code: Int32(result), depth: 0, subject: ""), host: host, openSSLErrors: [])
+    }
+
+    // MARK: Errors
+
+    private func handshakeError() -> TLSError {
+        let entries = OpenSSLErrorQueue.drain()
+        let texts = entries.map(\.text)
+        if enforcesVerification, let verifyFailure {
+            return Self.verifyError(verifyFailure, host: host, openSSLErrors: texts)
+        }
+        if let alert = Self.alert(in: entries, openSSLErrors: texts) { return alert }
+        let reasons = Set(entries.filter { $0.library == ERR_LIB_SSL }.map(\.reason))
+        if !reasons.isDisjoint(with: [SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_NO_PROTOCOLS_AVAILABLE, SSL_R_UNSUPPORTED_SSL_VERSION]) {
+            return TLSError(.protocolVersion, "no protocol version both sides allow", openSSLErrors: texts)
+        }
+        if reasons.contains(SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
+            return TLSError(.noPeerCertificate, "the client sent no certificate and one is required", openSSLErrors: texts)
+        }
+        if !reasons.isDisjoint(with: [SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG, SSL_R_RECORD_LENGTH_MISMATCH,
+                                      SSL_R_HTTP_REQUEST, SSL_R_HTTPS_PROXY_REQUEST]) {
+            return TLSError(.handshakeFailed, "the peer does not speak TLS", openSSLErrors: texts)
+        }
+        if reasons.contains(SSL_R_NO_SHARED_CIPHER) {
+            return TLSError(.handshakeFailed, "no cipher suite both sides allow", openSSLErrors: texts)
+        }
+        return TLSError(.handshakeFailed, texts.last.map { "the handshake failed: \($0)" } ?? "the handshake failed", openSSLErrors: texts)
+    }
+
+    private func streamError() -> TLSError {
+        let entries = OpenSSLErrorQueue.drain()
+        let texts = entries.map(\.text)
+        if let alert = Self.alert(in: entries, openSSLErrors: texts) { return alert }
+        return TLSError(.protocolError, texts.last.map { "TLS record error: \($0)" } ?? "TLS record error", openSSLErrors: texts)
+    }
+
+    /// An alert the peer sent, which OpenSSL queues as `SSL_AD_REASON_OFFSET + alert`.
+    private static func alert(in entries: [OpenSSLErrorQueue.Entry], openSSLErrors: [String]) -> TLSError? {
+        guard let entry = entries.first(where: { $0.library == ERR_LIB_SSL && $0.reason >= SSL_AD_REASON_OFFSET && $0.reason < SSL_AD_REASON_OFFSET + 256 }) else {
+            return nil
+        }
+        let code = entry.reason - SSL_AD_REASON_OFFSET
+        var name = String(cString: SSL_alert_desc_string_long(code))
+        // OpenSSL 3.0's table stops at TLS 1.2's alerts; name TLS 1.3's (RFC 8446 §6) ourselves.
+        if name == "unknown" {
+            name = [109: "missing extension", 116: "certificate required", 120: "no application protocol"][code] ?? "unknown (\(code))"
+        }
+        if code == SSL_AD_PROTOCOL_VERSION {
+            return TLSError(.protocolVersion, "the peer refused the protocol version (alert \(name))", alert: name,
+                            openSSLErrors: openSSLErrors)
+        }
+        return TLSError(.alertReceived, "the peer sent the alert \"\(name)\"", alert: name, openSSLErrors: openSSLErrors)
+    }
+
+    static func verifyError(_ failure: VerifyFailure, host: String?, openSSLErrors: [String]) -> TLSError {
+        let subject = failure.subject
+        let what = subject.isEmpty ? "the peer's certificate" : "the certificate \(subject)"
+        let openSSLText = String(cString: X509_verify_cert_error_string(Int(failure.code)))
+        let (reason, detail): (TLSError.Reason, String) = switch failure.code {
+        case X509_V_ERR_CERT_HAS_EXPIRED:
+            (.certificateExpired, "\(what) has expired")
+        case X509_V_ERR_CERT_NOT_YET_VALID:
+            (.certificateNotYetValid, "\(what) is not yet valid")
+        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
+             X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+            (.unknownIssuer, "no trusted issuer for \(what) (\(openSSLText))")
+        case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+            (.selfSigned, "\(what) is self-signed and not trusted")
+        case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+            (.selfSignedInChain, "the chain ends in the untrusted self-signed root \(subject.isEmpty ? "?" : subject)")
+        case X509_V_ERR_HOSTNAME_MISMATCH:
+            (.hostnameMismatch, "\(what) is not valid for the host name \(host ?? "?")")
+        case X509_V_ERR_IP_ADDRESS_MISMATCH:
+            (.ipAddressMismatch, "\(what) is not valid for the IP address \(host ?? "?")")
+        default:
+            (.certificateInvalid, "\(what) failed verification: \(openSSLText)")
+        }
+        return TLSError(reason, detail, subject: subject.isEmpty ? nil : subject, host: host, openSSLErrors: openSSLErrors)
+    }
+
+    // MARK: Callbacks from OpenSSL (on the loop thread, inside a call above)
+
+    private static func connection(of ssl: OpaquePointer) -> SSLConnection? {
+        SSL_get_ex_data(ssl, connectionSlot).map { Unmanaged<SSLConnection>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Records the first failure; stops the handshake on it unless verification is off.
+    static func verifyCallback(ok: Int32, store: OpaquePointer?) -> Int32 {
+        guard let store, let raw = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()),
+              let connection = connection(of: OpaquePointer(raw)) else { return ok }
+        guard ok == 0 else { return 1 }
+        if connection.verifyFailure == nil {
+            let subject = X509_STORE_CTX_get_current_cert(store).map { X509Reader.name(X509_get_subject_name($0)) } ?? ""
+            connection.verifyFailure = VerifyFailure(code: X509_STORE_CTX_get_error(store), depth: X509_STORE_CTX_get_error_depth(store),
+                                                     subject: subject)
+        }
+        return connection.enforcesVerification ? 0 : 1
+    }
+
+    /// Hands a new session to the cache; 1 tells OpenSSL the reference was taken.
+    static func newSessionCallback(ssl: OpaquePointer?, session: OpaquePointer?) -> Int32 {
+        guard let ssl, let session, let sink = connection(of: ssl)?.onNewSession else { return 0 }
+        sink(session)
+        return 1
+    }
+}

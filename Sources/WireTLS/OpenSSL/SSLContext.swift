@@ -1,0 +1,140 @@
+import CWireOpenSSL
+import Synchronization
+
+/// One configured `SSL_CTX`: trust store, versions, own certificate, callbacks. Built once per
+/// configuration and shared by every connection made with it, on any loop.
+///
+/// OpenSSL allows an `SSL_CTX` to be shared once it is configured; Wire still takes a lock to
+/// create connections from it, so the context is only touched under that lock after `init`.
+final class SSLContext: Sendable {
+    private let handle: Mutex<OpaquePointer>
+
+    private init(_ context: sending OpaquePointer) {
+        handle = Mutex(context)
+    }
+
+    deinit {
+        handle.withLock { SSL_CTX_free($0) }
+    }
+
+    /// Creates a connection (an `SSL`) from the context.
+    func makeSSL() throws(TLSError) -> OpaquePointer {
+        let ssl = handle.withLock { SSL_new($0) }
+        guard let ssl else { throw TLSError(.handshakeFailed, "SSL_new failed", openSSLErrors: OpenSSLErrorQueue.drain().map(\.text)) }
+        return ssl
+    }
+
+    // MARK: Building
+
+    /// A client context for `configuration`.
+    static func client(_ configuration: TLSConfiguration) throws(TLSError) -> SSLContext {
+        let context = try newContext(TLS_client_method(), minimum: configuration.minimumVersion, maximum: configuration.maximumVersion)
+        do throws(TLSError) {
+            switch configuration.trustRoots {
+            case .system:
+                guard SSL_CTX_set_default_verify_paths(context.raw) == 1 else {
+                    throw failure(.localCertificate, "cannot load the system trust store")
+                }
+            case .pemFile(let path):
+                guard SSL_CTX_load_verify_locations(context.raw, path, nil) == 1 else {
+                    throw failure(.localCertificate, "cannot load trust roots from \(path)")
+                }
+            case .der(let certificates):
+                let store = SSL_CTX_get_cert_store(context.raw)
+                for der in certificates {
+                    guard let x509 = X509Reader.decoded(der) else { throw failure(.localCertificate, "a trust root is not a DER certificate") }
+                    defer { X509_free(x509) }
+                    guard X509_STORE_add_cert(store, x509) == 1 else { throw failure(.localCertificate, "cannot add a trust root") }
+                }
+            }
+            if configuration.certificateChainFile != nil || configuration.privateKeyFile != nil {
+                guard let chain = configuration.certificateChainFile, let key = configuration.privateKeyFile else {
+                    throw TLSError(.localCertificate, "a client certificate needs both a certificate file and a key file")
+                }
+                try useCertificate(context.raw, chain: chain, key: key)
+            }
+            // Always verify, so OpenSSL builds the chain and reports its verdict; the callback
+            // decides whether a failure stops the handshake (it does not with `.none`).
+            SSL_CTX_set_verify(context.raw, SSL_VERIFY_PEER) { ok, store in SSLConnection.verifyCallback(ok: ok, store: store) }
+            c_wire_tls_client_session_cache(context.raw)
+            SSL_CTX_sess_set_new_cb(context.raw) { ssl, session in SSLConnection.newSessionCallback(ssl: ssl, session: session) }
+        } catch {
+            SSL_CTX_free(context.raw)
+            throw error
+        }
+        return SSLContext(context.raw)
+    }
+
+    /// A server context for `configuration`.
+    static func server(_ configuration: TLSServerConfiguration) throws(TLSError) -> SSLContext {
+        let context = try newContext(TLS_server_method(), minimum: configuration.minimumVersion, maximum: configuration.maximumVersion)
+        do throws(TLSError) {
+            try useCertificate(context.raw, chain: configuration.certificateChainFile, key: configuration.privateKeyFile)
+            c_wire_tls_server_alpn(context.raw)
+            // Needed for resumption whenever client certificates may be verified.
+            let sessionContext: [UInt8] = Array("wire".utf8)
+            SSL_CTX_set_session_id_context(context.raw, sessionContext, UInt32(sessionContext.count))
+            let caFile: String?
+            var mode = SSL_VERIFY_NONE
+            switch configuration.clientCertificates {
+            case .none:
+                caFile = nil
+            case .optional(let file):
+                caFile = file
+                mode = SSL_VERIFY_PEER
+            case .required(let file):
+                caFile = file
+                mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT
+            }
+            if let caFile {
+                guard SSL_CTX_load_verify_locations(context.raw, caFile, nil) == 1 else {
+                    throw failure(.localCertificate, "cannot load client CA certificates from \(caFile)")
+                }
+                guard let names = SSL_load_client_CA_file(caFile) else {
+                    throw failure(.localCertificate, "no client CA names in \(caFile)")
+                }
+                SSL_CTX_set_client_CA_list(context.raw, names)
+                SSL_CTX_set_verify(context.raw, mode) { ok, store in SSLConnection.verifyCallback(ok: ok, store: store) }
+            }
+        } catch {
+            SSL_CTX_free(context.raw)
+            throw error
+        }
+        return SSLContext(context.raw)
+    }
+
+    /// A bare pointer during construction, before the context is wrapped.
+    private struct Raw {
+        let raw: OpaquePointer
+    }
+
+    private static func newContext(_ method: OpaquePointer?, minimum: TLSVersion, maximum: TLSVersion) throws(TLSError) -> Raw {
+        guard minimum <= maximum else {
+            throw TLSError(.protocolVersion, "the minimum version \(minimum) is above the maximum \(maximum)")
+        }
+        guard let context = SSL_CTX_new(method) else { throw failure(.handshakeFailed, "SSL_CTX_new failed") }
+        c_wire_tls_harden(context)
+        guard c_wire_tls_set_versions(context, Int32(minimum.rawValue), Int32(maximum.rawValue)) == 1 else {
+            SSL_CTX_free(context)
+            throw failure(.protocolVersion, "cannot limit the versions to \(minimum)–\(maximum)")
+        }
+        return Raw(raw: context)
+    }
+
+    private static func useCertificate(_ context: OpaquePointer, chain: String, key: String) throws(TLSError) {
+        guard SSL_CTX_use_certificate_chain_file(context, chain) == 1 else {
+            throw failure(.localCertificate, "cannot load the certificate chain \(chain)")
+        }
+        guard SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1 else {
+            throw failure(.localCertificate, "cannot load the private key \(key)")
+        }
+        guard SSL_CTX_check_private_key(context) == 1 else {
+            throw failure(.localCertificate, "the private key \(key) does not match the certificate \(chain)")
+        }
+    }
+
+    /// An error with whatever OpenSSL queued, emptying the queue.
+    static func failure(_ reason: TLSError.Reason, _ detail: String) -> TLSError {
+        TLSError(reason, detail, openSSLErrors: OpenSSLErrorQueue.drain().map(\.text))
+    }
+}

@@ -1,0 +1,95 @@
+import Synchronization
+import Wire
+
+/// The client's TLS layer behind `HTTPClientConfiguration.tls`: builds the OpenSSL context on
+/// first use (so a configuration error surfaces as the request's `.localCertificate` error),
+/// keeps the session cache, and wraps each new connection in a `TLSStream`.
+final class TLSClientSecurity: ClientTransportSecurity {
+    let configuration: TLSConfiguration
+    let poolKey: String
+    private let context = Mutex<Result<SSLContext, TLSError>?>(nil)
+    let sessions = TLSSessionCache()
+
+    private static let nextIdentity = Atomic<Int>(0)
+
+    init(_ configuration: TLSConfiguration) {
+        self.configuration = configuration
+        poolKey = "tls#\(Self.nextIdentity.add(1, ordering: .relaxed).newValue)"
+    }
+
+    /// The OpenSSL context, built once.
+    func sslContext() throws(TLSError) -> SSLContext {
+        let result = context.withLock { cached -> Result<SSLContext, TLSError> in
+            if let cached { return cached }
+            let built = Result { () throws(TLSError) -> SSLContext in try SSLContext.client(configuration) }
+            cached = built
+            return built
+        }
+        return try result.get()
+    }
+
+    func secure(_ stream: LoopBound<any ByteStream>, host: String, port: Int, deadline: Deadline) async throws
+        -> LoopBound<any ByteStream> {
+        let context: SSLContext
+        do { context = try sslContext() } catch {
+            try? await stream.loop.submit { stream.value.close(error: error) }
+            throw error
+        }
+        let loop = stream.loop
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<LoopBound<any ByteStream>, any Error>) in
+            loop.execute {
+                self.start(stream.value, context: context, host: host, port: port, deadline: deadline) { result in
+                    continuation.resume(with: result.map { LoopBound($0, loop: loop) })
+                }
+            }
+        }
+    }
+
+    /// Creates the TLS stream and starts its handshake; loop thread only.
+    func start(_ lower: any ByteStream, context: SSLContext, host: String, port: Int, deadline: Deadline,
+               completion: @escaping (Result<any ByteStream, TLSError>) -> Void) {
+        let connection: SSLConnection
+        do {
+            connection = try SSLConnection(client: context, host: host, verification: configuration.certificateVerification)
+        } catch {
+            lower.close(error: error)
+            completion(.failure(error))
+            return
+        }
+        let sessionKey = "\(host):\(port)"
+        if configuration.resumesSessions {
+            sessions.resume(connection, key: sessionKey)
+            let sessions = self.sessions
+            connection.onNewSession = { session in sessions.store(session, for: sessionKey) }
+        }
+        let configuration = self.configuration
+        var tls: TLSStream?
+        tls = TLSStream(lower: lower, connection: connection, deadline: deadline,
+                        evaluateTrust: { connection in
+                            TrustEvaluation.evaluate(connection, host: host, port: port, configuration: configuration)
+                        },
+                        completion: { result in
+                            switch result {
+                            case .success:
+                                if let stream = tls { completion(.success(stream)) }
+                            case .failure(let error):
+                                completion(.failure(error))
+                            }
+                        })
+        // The handshake cannot have completed inside init: the server has not answered yet.
+        _ = tls
+    }
+}
+
+extension HTTPClientConfiguration {
+    /// The TLS settings for `https` URLs; setting them (with `import WireTLS`) enables https.
+    ///
+    /// ```swift
+    /// var configuration = HTTPClientConfiguration()
+    /// configuration.tls = TLSConfiguration()   // the system's roots, full verification
+    /// ```
+    public var tls: TLSConfiguration? {
+        get { (transportSecurity as? TLSClientSecurity)?.configuration }
+        set { transportSecurity = newValue.map { TLSClientSecurity($0) } }
+    }
+}

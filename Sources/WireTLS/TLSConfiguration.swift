@@ -1,0 +1,138 @@
+/// A TLS protocol version.
+public enum TLSVersion: Int, Comparable, Hashable, Sendable, CustomStringConvertible {
+    /// TLS 1.2 (RFC 5246).
+    case tls12 = 0x0303
+    /// TLS 1.3 (RFC 8446).
+    case tls13 = 0x0304
+
+    /// Ordered by protocol version.
+    public static func < (lhs: TLSVersion, rhs: TLSVersion) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// `TLSv1.2` or `TLSv1.3`, as OpenSSL and curl write them.
+    public var description: String { self == .tls12 ? "TLSv1.2" : "TLSv1.3" }
+}
+
+/// Where the certificates that anchor trust come from.
+public enum TrustRoots: Hashable, Sendable {
+    /// The system's store (Debian: `/etc/ssl/certs`, OpenSSL's default verify paths).
+    case system
+    /// Every certificate of a PEM file.
+    case pemFile(String)
+    /// These DER certificates.
+    case der([[UInt8]])
+}
+
+/// How much of the peer's certificate is checked.
+public enum CertificateVerification: Hashable, Sendable {
+    /// Chain to a trusted root, validity dates, and the host name or IP address.
+    case full
+    /// The chain and dates, but not the host name or IP address (the `--no-verify-host` switch).
+    case noHostnameVerification
+    /// Nothing is enforced (curl's `-k`); OpenSSL's verdict is still reported to the trust hook,
+    /// and pinning then trusts only the leaf, whose key the handshake proves.
+    case none
+}
+
+/// Certificate pinning checked after the handshake, with `AFSecurityPolicy`'s modes but safe:
+/// pins are matched against the chain OpenSSL verified, never the list the peer sent (a peer can
+/// append any certificate it likes), and with verification off only the leaf counts.
+public enum CertificatePinning: Hashable, Sendable {
+    /// Passes when a certificate of the verified chain has one of these public-key pins
+    /// (`sha256/<base64 of SHA-256(SubjectPublicKeyInfo)>`).
+    case publicKey(Set<String>)
+    /// Passes when a certificate of the verified chain is byte-for-byte one of these (DER).
+    case certificate(Set<[UInt8]>)
+}
+
+/// What a trust-evaluation hook sees, after the handshake and before any HTTP byte is sent.
+public struct TrustContext: Sendable {
+    /// The host the connection is for (a name, or an IP literal).
+    public let host: String
+    /// The port.
+    public let port: Int
+    /// The chain OpenSSL built and verified, leaf to anchor (built as far as it could when
+    /// verification is off and failed).
+    public let verifiedChain: CertificateChain
+    /// The certificates the peer sent, in its order.
+    public let peerChain: CertificateChain
+    /// OpenSSL's verdict: nil when the chain verified (with the name check, unless it was
+    /// switched off), otherwise the reason it did not. Only seen non-nil with `.none`.
+    public let verdict: TLSError?
+    /// The verification mode the connection used.
+    public let verification: CertificateVerification
+}
+
+/// A trust hook's answer.
+public enum TrustDecision: Hashable, Sendable {
+    /// Use the connection.
+    case proceed
+    /// Close it; the request fails with `TLSError.Reason.trustRefused` and this reason.
+    case refuse(String)
+}
+
+/// How an HTTPS client connects: versions, trust, verification, client certificate, pinning.
+///
+/// ```swift
+/// import WireTLS
+/// var configuration = HTTPClientConfiguration()
+/// var tls = TLSConfiguration()
+/// tls.trustRoots = .pemFile("/etc/myapp/ca.pem")
+/// tls.pinning = .publicKey(["sha256/AAAA…="])
+/// configuration.tls = tls
+/// let client = try HTTPClient(configuration: configuration)
+/// ```
+public struct TLSConfiguration: Sendable {
+    /// The lowest version offered. Default TLS 1.2.
+    public var minimumVersion = TLSVersion.tls12
+    /// The highest version offered. Default TLS 1.3.
+    public var maximumVersion = TLSVersion.tls13
+    /// The trust anchors. Default: the system store.
+    public var trustRoots = TrustRoots.system
+    /// What is verified. Default: everything.
+    public var certificateVerification = CertificateVerification.full
+    /// A PEM file with this side's certificate (and intermediates), for mutual TLS.
+    public var certificateChainFile: String?
+    /// The PEM private key of `certificateChainFile`.
+    public var privateKeyFile: String?
+    /// Pins checked after the handshake; nil for none.
+    public var pinning: CertificatePinning?
+    /// A hook that sees the chains and OpenSSL's verdict after the handshake and may refuse the
+    /// connection; it runs after pinning, on the connection's event loop, so it must not block.
+    public var trustEvaluation: (@Sendable (TrustContext) -> TrustDecision)?
+    /// Whether sessions are resumed on later connections to the same host and port. Default on.
+    public var resumesSessions = true
+
+    /// The default: TLS 1.2–1.3, the system's roots, full verification.
+    public init() {}
+}
+
+/// How an HTTPS server handshakes: its certificate and key, versions, and client certificates.
+public struct TLSServerConfiguration: Sendable {
+    /// Whether clients must present a certificate.
+    public enum ClientCertificateRequirement: Hashable, Sendable {
+        /// Clients are not asked for one.
+        case none
+        /// Clients are asked; one that sends none is still served, one that sends an
+        /// unverifiable one is refused.
+        case optional(caFile: String)
+        /// Clients must send a certificate issued under the CAs of `caFile` (PEM).
+        case required(caFile: String)
+    }
+
+    /// The PEM file with the server's certificate followed by its intermediates.
+    public var certificateChainFile: String
+    /// The PEM private key.
+    public var privateKeyFile: String
+    /// The lowest version accepted. Default TLS 1.2.
+    public var minimumVersion = TLSVersion.tls12
+    /// The highest version accepted. Default TLS 1.3.
+    public var maximumVersion = TLSVersion.tls13
+    /// Client certificates. Default: not asked.
+    public var clientCertificates = ClientCertificateRequirement.none
+
+    /// A configuration serving `certificateChainFile` with `privateKeyFile`.
+    public init(certificateChainFile: String, privateKeyFile: String) {
+        self.certificateChainFile = certificateChainFile
+        self.privateKeyFile = privateKeyFile
+    }
+}

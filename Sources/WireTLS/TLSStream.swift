@@ -1,0 +1,327 @@
+import Wire
+
+/// TLS over another byte stream (a `SocketStream`), as a `ByteStream`: the HTTP layer above
+/// reads and writes plaintext, the stream below carries records.
+///
+/// The stream is its lower stream's delegate. Ciphertext that arrives is fed to OpenSSL's
+/// memory BIO; plaintext is decrypted only while reading is enabled, so a paused reader leaves
+/// at most one socket read of ciphertext waiting, never an unbounded pile of plaintext. Writes
+/// are encrypted at once and handed to the lower stream, whose queue is the only write buffer.
+/// Nothing ever blocks: OpenSSL's "want read" means "wait for the next bytes".
+///
+/// Loop-confined: every member runs on `eventLoop`.
+final class TLSStream: ByteStream, ByteStreamDelegate {
+    private enum State {
+        /// The handshake runs; the delegate hears nothing yet. Valid transitions: `.open`, `.closed`.
+        case handshaking
+        /// Application data flows. Valid transition: `.closed`.
+        case open
+        /// Closed; `didClose` was delivered.
+        case closed
+    }
+
+    let eventLoop: EventLoop
+    weak var delegate: (any ByteStreamDelegate)? {
+        didSet {
+            // Plaintext may have been decrypted before anyone listened (the client attaches its
+            // HTTP connection one hop after the handshake).
+            if delegate != nil && state == .open { scheduleReading() }
+        }
+    }
+    private let lower: any ByteStream
+    private let connection: SSLConnection
+    private var state = State.handshaking
+    private var plaintext = ByteBuffer()
+    private var readingEnabled = true
+    private var readScheduled = false
+    private var receivedCloseNotify = false
+    private var lowerReachedEnd = false
+    private var writeShutdownRequested = false
+    private var writesBeforeHandshake: [ByteBuffer] = []
+    private var handshakeTimer: TimerQueue<() -> Void>.ID?
+    private var handshakeCompletion: ((Result<Void, TLSError>) -> Void)?
+    /// Runs after a successful handshake, before the stream reports itself ready; an error refuses the peer.
+    private let evaluateTrust: ((SSLConnection) -> TLSError?)?
+    private(set) var securityInfo: TransportSecurityInfo?
+
+    /// Plaintext delivered per read event at most, as a socket read would be.
+    static let deliverySize = 64 * 1024
+
+    /// Wraps `lower` and starts the handshake; loop thread only.
+    /// - Parameters:
+    ///   - lower: The connected stream; the TLS stream becomes its delegate and owns it.
+    ///   - connection: The OpenSSL state, client or server.
+    ///   - deadline: When the handshake must be done; the stream closes with `.handshakeTimeout` then.
+    ///   - evaluateTrust: Checks run after the handshake (pinning, the trust hook).
+    ///   - completion: Called once with the handshake's outcome.
+    init(lower: any ByteStream, connection: SSLConnection, deadline: Deadline,
+         evaluateTrust: ((SSLConnection) -> TLSError?)? = nil,
+         completion: ((Result<Void, TLSError>) -> Void)? = nil) {
+        lower.eventLoop.preconditionInEventLoop()
+        self.eventLoop = lower.eventLoop
+        self.lower = lower
+        self.connection = connection
+        self.evaluateTrust = evaluateTrust
+        self.handshakeCompletion = completion
+        lower.delegate = self
+        let timeout = deadline - .now()
+        handshakeTimer = eventLoop.scheduleOnLoop(at: deadline) { [weak self] in
+            self?.handshakeTimer = nil
+            self?.fail(TLSError(.handshakeTimeout, "the TLS handshake did not complete within \(timeout)", host: connection.host))
+        }
+        advanceHandshake()
+    }
+
+    var pendingWriteBytes: Int { lower.pendingWriteBytes + writesBeforeHandshake.reduce(0) { $0 + $1.readableBytes } }
+    var isOpen: Bool { state != .closed }
+    var localAddress: SocketAddress? { lower.localAddress }
+    var remoteAddress: SocketAddress? { lower.remoteAddress }
+
+    // MARK: Handshake
+
+    private func advanceHandshake() {
+        guard state == .handshaking else { return }
+        let step = connection.handshake()
+        flushCiphertext()
+        switch step {
+        case .needsInput:
+            if lowerReachedEnd {
+                fail(TLSError(.handshakeFailed, "the peer closed the connection during the handshake", host: connection.host))
+            }
+        case .failed(let error):
+            fail(connection.host.map { error.adding(host: $0) } ?? error)
+        case .complete:
+            if let evaluateTrust, let refusal = evaluateTrust(connection) {
+                fail(refusal)
+                return
+            }
+            if let handshakeTimer { eventLoop.cancelOnLoop(handshakeTimer) }
+            handshakeTimer = nil
+            securityInfo = connection.securityInfo(peer: connection.peerChain(), verified: connection.verifiedChain())
+            state = .open
+            let queued = writesBeforeHandshake
+            writesBeforeHandshake.removeAll()
+            if !queued.isEmpty { write(queued) }
+            if writeShutdownRequested {
+                writeShutdownRequested = false
+                shutdownWrite()
+            }
+            if !readingEnabled && !lowerReachedEnd { lower.setReadingEnabled(false) }
+            let completion = handshakeCompletion
+            handshakeCompletion = nil
+            completion?(.success(()))
+            // Application data may have come with the handshake's last flight.
+            if state == .open { readPlaintext() }
+        }
+    }
+
+    /// Ends a handshake that cannot succeed: the completion hears the error, the delegate
+    /// sees the stream close with it.
+    private func fail(_ error: TLSError) {
+        guard state != .closed else { return }
+        close(error: error)
+    }
+
+    // MARK: Reading
+
+    /// Decrypts and delivers while the reader wants bytes, one delivery (up to 64 KiB) at a time,
+    /// so a reader that pauses stops the decryption too.
+    private func readPlaintext() {
+        var starved = false
+        while state == .open && readingEnabled && !receivedCloseNotify && delegate != nil {
+            var failure: TLSError?
+            starved = false
+            decrypting: while plaintext.readableBytes < Self.deliverySize {
+                switch connection.read(into: &plaintext, maxBytes: 16 * 1024) {
+                case .bytes:
+                    continue
+                case .needsInput:
+                    starved = true
+                case .closeNotify:
+                    receivedCloseNotify = true
+                case .failed(let error):
+                    failure = error
+                }
+                break decrypting
+            }
+            // Reading may have produced records to send (the answer to a TLS 1.3 key update).
+            flushCiphertext()
+            if let failure {
+                close(error: failure)
+                return
+            }
+            let before = plaintext.readableBytes
+            if before > 0 { deliver() }
+            if receivedCloseNotify {
+                if state == .open { delegate?.streamDidReachEnd(self) }
+                return
+            }
+            // Nothing more to decrypt, or a reader that took nothing: wait for the next event.
+            if starved || plaintext.readableBytes == before { break }
+        }
+        if starved, state == .open, lowerReachedEnd, readingEnabled {
+            // End of stream without close_notify: the data may have been cut short by anyone on the path.
+            close(error: TLSError(.truncatedStream, "the peer closed the connection without sending close_notify",
+                                  host: connection.host))
+        }
+    }
+
+    private func deliver() {
+        guard plaintext.readableBytes > 0, let delegate else { return }
+        // Moved out of `self` while the delegate holds it: it may close the stream (see SocketStream).
+        var delivered = ByteBuffer()
+        swap(&delivered, &plaintext)
+        delegate.stream(self, didRead: &delivered)
+        if state == .open {
+            if delivered.readableBytes > 0 {
+                delivered.discardReadBytes()
+                swap(&delivered, &plaintext)
+            }
+        }
+    }
+
+    func setReadingEnabled(_ enabled: Bool) {
+        eventLoop.preconditionInEventLoop()
+        guard state != .closed, readingEnabled != enabled else { return }
+        readingEnabled = enabled
+        // The handshake reads whatever the layer above wants; the switch applies once it is done.
+        guard state == .open else { return }
+        if !lowerReachedEnd { lower.setReadingEnabled(enabled) }
+        if enabled { scheduleReading() }
+    }
+
+    /// Decrypts what is already buffered after the current event: no socket readiness will
+    /// announce bytes that are already in OpenSSL's hands.
+    private func scheduleReading() {
+        guard !readScheduled else { return }
+        readScheduled = true
+        eventLoop.executeSoon { [weak self] in
+            guard let self else { return }
+            self.readScheduled = false
+            self.readPlaintext()
+        }
+    }
+
+    // MARK: Writing
+
+    func write(_ buffers: [ByteBuffer]) {
+        eventLoop.preconditionInEventLoop()
+        switch state {
+        case .closed:
+            return
+        case .handshaking:
+            writesBeforeHandshake.append(contentsOf: buffers.filter { $0.readableBytes > 0 })
+            return
+        case .open:
+            break
+        }
+        for buffer in buffers {
+            if let error = connection.write(buffer) {
+                close(error: error)
+                return
+            }
+        }
+        flushCiphertext()
+    }
+
+    private func flushCiphertext() {
+        guard lower.isOpen, let records = connection.takeCiphertext() else { return }
+        lower.write([records])
+    }
+
+    func shutdownWrite() {
+        eventLoop.preconditionInEventLoop()
+        switch state {
+        case .closed:
+            return
+        case .handshaking:
+            writeShutdownRequested = true
+        case .open:
+            connection.shutdown()
+            flushCiphertext()
+            lower.shutdownWrite()
+        }
+    }
+
+    // MARK: Closing
+
+    func close(error: (any Error)?) {
+        eventLoop.preconditionInEventLoop()
+        guard state != .closed else { return }
+        if error == nil && state == .open {
+            // An orderly close says so (close_notify), so the peer can tell it from truncation.
+            connection.shutdown()
+            flushCiphertext()
+        }
+        let wasHandshaking = state == .handshaking
+        state = .closed
+        if let handshakeTimer { eventLoop.cancelOnLoop(handshakeTimer) }
+        handshakeTimer = nil
+        lower.delegate = nil
+        lower.close(error: nil)
+        plaintext.releaseStorage()
+        writesBeforeHandshake.removeAll()
+        let completion = handshakeCompletion
+        handshakeCompletion = nil
+        if wasHandshaking {
+            let tlsError = (error as? TLSError)
+                ?? TLSError(.handshakeFailed, "the connection closed during the handshake\(error.map { ": \($0)" } ?? "")",
+                            host: connection.host)
+            completion?(.failure(tlsError))
+        }
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.stream(self, didCloseWith: error)
+    }
+
+    // MARK: The lower stream's events
+
+    func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
+        connection.feed(buffer)
+        buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+        switch state {
+        case .handshaking:
+            advanceHandshake()
+        case .open:
+            readPlaintext()
+            // Paused: keep what was fed (at most this one read) and stop the socket.
+            if !readingEnabled && !lowerReachedEnd && lower.isOpen { lower.setReadingEnabled(false) }
+        case .closed:
+            break
+        }
+    }
+
+    func streamDidReachEnd(_ stream: any ByteStream) {
+        lowerReachedEnd = true
+        switch state {
+        case .handshaking: advanceHandshake()
+        case .open: readPlaintext()
+        case .closed: break
+        }
+    }
+
+    func streamDidDrainWrites(_ stream: any ByteStream) {
+        guard state == .open, writesBeforeHandshake.isEmpty else { return }
+        delegate?.streamDidDrainWrites(self)
+    }
+
+    func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
+        guard state != .closed else { return }
+        // The socket failed (reset, loop shutdown): pass its error up, so a reset is still a reset.
+        let wasHandshaking = state == .handshaking
+        state = .closed
+        if let handshakeTimer { eventLoop.cancelOnLoop(handshakeTimer) }
+        handshakeTimer = nil
+        plaintext.releaseStorage()
+        let completion = handshakeCompletion
+        handshakeCompletion = nil
+        if wasHandshaking {
+            completion?(.failure(TLSError(.handshakeFailed,
+                                          "the connection failed during the handshake: \(error.map { "\($0)" } ?? "closed")",
+                                          host: connection.host)))
+        }
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.stream(self, didCloseWith: error)
+    }
+}

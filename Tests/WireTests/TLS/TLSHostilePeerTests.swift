@@ -1,0 +1,150 @@
+import Foundation
+import Glibc
+import Testing
+@testable import Wire
+@testable import WireTLS
+
+/// Peers that stall mid-handshake or speak no TLS, on both sides, and curl as a client of Wire's
+/// TLS server. Every case checks that no descriptor stays open.
+extension IOSuite {
+    @Suite struct TLSHostilePeerTests {
+        let pki = TestPKI.shared
+
+        func client(connectTimeout: Duration = .seconds(5), group: EventLoopGroup) throws -> HTTPClient {
+            var configuration = HTTPClientConfiguration()
+            var tls = TLSConfiguration()
+            tls.trustRoots = .pemFile(pki.rootCertificate)
+            configuration.tls = tls
+            configuration.connectTimeout = connectTimeout
+            return try HTTPClient(configuration: configuration, group: group)
+        }
+
+        @Test func clientHandshakeAgainstAStallingPeerTimesOut() async throws {
+            let before = await descriptorBaseline()
+            let group = try EventLoopGroup(loopCount: 1, namePrefix: "tls-stall")
+            // Accepts, reads the ClientHello, never answers.
+            let peer = try await ScriptedServer.start(on: group.next()) { _, _, _ in .silence }
+            let client = try client(connectTimeout: .milliseconds(500), group: group)
+            let started = ContinuousClock.now
+            do {
+                _ = try await withTimeout(seconds: 10) {
+                    try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(peer.address.port!)/"))
+                }
+                Issue.record("a stalled handshake succeeded")
+            } catch let error as HTTPClientError {
+                #expect(error.code == .tlsFailed)
+                #expect((error.securityError as? TLSError)?.reason == .handshakeTimeout, "\(error)")
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+            await client.shutdown()
+            try await peer.close()
+            await group.shutdownGracefully()
+            #expect(openDescriptorCount() == before)
+        }
+
+        @Test func clientAgainstAPeerThatDoesNotSpeakTLSFailsCleanly() async throws {
+            // A plain HTTP server answers the ClientHello with a 400.
+            try await ClientServer.run(seconds: 20, client: {
+                var configuration = HTTPClientConfiguration()
+                configuration.tls = TLSConfiguration()
+                return configuration
+            }(), handler: { _, response in
+                try await response.respond(HTTPResponseHead(status: .ok))
+            }) { pair in
+                do {
+                    _ = try await pair.client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(pair.port)/"))
+                    Issue.record("TLS against plain HTTP succeeded")
+                } catch let error as HTTPClientError {
+                    let tlsError = try #require(error.securityError as? TLSError, "\(error)")
+                    #expect(tlsError.reason == .handshakeFailed)
+                    #expect(tlsError.detail.contains("does not speak TLS"), "\(tlsError)")
+                }
+            }
+        }
+
+        /// Runs a TLS server with a short handshake timeout and hands `body` its port.
+        func withTLSServer(_ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+            try await ClientServer.run(seconds: 20, configure: { configuration in
+                configuration.tls = TLSServerConfiguration(certificateChainFile: TestPKI.shared.goodChain,
+                                                           privateKeyFile: TestPKI.shared.goodKey)
+                configuration.handshakeTimeout = .milliseconds(300)
+            }, handler: { request, response in
+                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "tls \(request.head.target)\n"))
+            }) { pair in
+                try await body(pair.port)
+            }
+        }
+
+        @Test func serverClosesAClientThatStallsMidHandshake() async throws {
+            try await withTLSServer { port in
+                try await withLoop { loop in
+                    let raw = try await RawClient.connect(port: port, loop: loop)
+                    // Half a ClientHello's record header, then nothing.
+                    try await raw.send([0x16, 0x03, 0x01])
+                    let started = ContinuousClock.now
+                    let reply = try await withTimeout(seconds: 5) { await raw.readUntilClosed() }
+                    #expect(reply.isEmpty)
+                    #expect(ContinuousClock.now - started < .seconds(3))
+                    await raw.close()
+                }
+            }
+        }
+
+        @Test func serverClosesAClientThatSendsGarbage() async throws {
+            try await withTLSServer { port in
+                try await withLoop { loop in
+                    let raw = try await RawClient.connect(port: port, loop: loop)
+                    try await raw.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                    let reply = try await withTimeout(seconds: 5) { await raw.readUntilClosed() }
+                    // At most a TLS alert record, never an HTTP response.
+                    #expect(reply.first != UInt8(ascii: "H"))
+                    await raw.close()
+                }
+            }
+        }
+
+        /// Runs curl twice before a test's descriptor baseline: the second process watched by a
+        /// termination handler makes Foundation open descriptors of its own (an epoll, an
+        /// eventfd, a timerfd) that stay open and would otherwise count as a leak.
+        static func warmUpProcessWatching() async throws {
+            for _ in 0..<2 { _ = try await runCurl(["--version"]) }
+        }
+
+        @Test func curlGetsFromWiresTLSServer() async throws {
+            try await Self.warmUpProcessWatching()
+            try await withTLSServer { port in
+                let result = try await runCurl(["-sS", "--cacert", TestPKI.shared.rootCertificate, "https://localhost:\(port)/curl"])
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(result.stdout == "tls /curl\n")
+                let verbose = try await runCurl(["-sSv", "--tlsv1.2", "--tls-max", "1.2", "--cacert", TestPKI.shared.rootCertificate,
+                                                 "https://127.0.0.1:\(port)/v"])
+                #expect(verbose.status == 0, "\(verbose.stderr)")
+                #expect(verbose.stderr.contains("ALPN: server accepted http/1.1") || verbose.stderr.contains("ALPN, server accepted to use http/1.1"),
+                        "\(verbose.stderr)")
+                #expect(verbose.stderr.contains("TLSv1.2"))
+                // curl without the root refuses Wire's certificate.
+                let refused = try await runCurl(["-sS", "https://localhost:\(port)/"])
+                #expect(refused.status == 60, "\(refused.stderr)")
+            }
+        }
+
+        @Test func curlWithAndWithoutAClientCertificate() async throws {
+            try await Self.warmUpProcessWatching()
+            let pki = self.pki
+            try await ClientServer.run(seconds: 20, configure: { configuration in
+                var tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
+                tls.clientCertificates = .required(caFile: pki.clientCAs)
+                configuration.tls = tls
+            }, handler: { _, response in
+                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "hello client\n"))
+            }) { pair in
+                let accepted = try await runCurl(["-sS", "--cacert", pki.rootCertificate, "--cert", pki.clientChain, "--key", pki.clientKey,
+                                                  "https://localhost:\(pair.port)/"])
+                #expect(accepted.status == 0, "\(accepted.stderr)")
+                #expect(accepted.stdout == "hello client\n")
+                let refused = try await runCurl(["-sS", "--cacert", pki.rootCertificate, "https://localhost:\(pair.port)/"])
+                #expect(refused.status != 0)
+            }
+        }
+    }
+}
