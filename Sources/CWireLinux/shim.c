@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,3 +21,5 @@ void c_wire_set_thread_name(const char *name) { pthread_setname_np(pthread_self(
 const char *c_wire_strerror(int error, char *buffer, size_t length) { return strerror_r(error, buffer, length); }
 
 int c_wire_gettid(void) { return (int)syscall(SYS_gettid); }
+
+int c_wire_getrusage_thread(struct rusage *usage) { return getrusage(RUSAGE_THREAD, usage); }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -58,5 +59,8 @@ const char *c_wire_strerror(int error, char *buffer, size_t length);
 
 /// The kernel thread id of the calling thread (gettid(2)).
 int c_wire_gettid(void);
+
+/// getrusage(RUSAGE_THREAD): the calling thread's resource usage.
+int c_wire_getrusage_thread(struct rusage *usage);
 
 #endif

@@ -11,6 +11,8 @@ extension HTTP1Parser {
         var chunkedIsFinal = false
         var hostCount = 0
         var connectionHasUpgrade = false
+        var connectionHasClose = false
+        var connectionHasKeepAlive = false
         var hasUpgrade = false
     }
 
@@ -93,6 +95,12 @@ extension HTTP1Parser {
                 } else {
                     framing = .closeDelimited
                 }
+            }
+            lastResponseKeepsAlive =
+                !summary.connectionHasClose && (version >= .http1_1 || summary.connectionHasKeepAlive)
+            guard copiesResponseFields else {
+                enterBody(framing)
+                return .responseHead(HTTPResponseHead(version: version, status: status, reasonPhrase: ""))
             }
             var head = HTTPResponseHead(
                 version: version,
@@ -188,6 +196,14 @@ extension HTTP1Parser {
                     value, UnsafeBufferPointer(start: upgrade.utf8Start, count: upgrade.utf8CodeUnitCount))
                 {
                     summary.connectionHasUpgrade = true
+                }
+                if kind == .response {
+                    let close: StaticString = "close"
+                    let keepAlive: StaticString = "keep-alive"
+                    summary.connectionHasClose = summary.connectionHasClose || HTTPHeaders.listContains(
+                        value, UnsafeBufferPointer(start: close.utf8Start, count: close.utf8CodeUnitCount))
+                    summary.connectionHasKeepAlive = summary.connectionHasKeepAlive || HTTPHeaders.listContains(
+                        value, UnsafeBufferPointer(start: keepAlive.utf8Start, count: keepAlive.utf8CodeUnitCount))
                 }
             case 7 where ASCII.equalsCaseInsensitive(name, "upgrade"):
                 summary.hasUpgrade = true
