@@ -21,7 +21,9 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
         case stopped
     }
 
-    private unowned let worker: LoadWorker<Recorder>
+    // Strong: an unowned reference costs an atomic check per use on the request path. The worker
+    // breaks the cycle by dropping its connections when the run ends.
+    private let worker: LoadWorker<Recorder>
     /// The connection's number across all loops, which staggers constant-rate schedules.
     let index: Int
     private var state = State.idle
@@ -199,24 +201,35 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
     // MARK: Reading
 
     func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
-        let current = self.stream
         worker.noteBytesRead(buffer.readableBytes - carried)
+        // One pass over the bytes inside one accessor: per read, not per parse step, so no
+        // step is boxed or copied on its way out of a generic closure.
+        let outcome = buffer.withUnsafeReadableBytes { bytes in parseResponses(bytes.assumingMemoryBound(to: UInt8.self)) }
+        guard let consumed = outcome else { return }
+        buffer.moveReaderIndex(forwardBy: consumed)
+        carried = buffer.readableBytes
+    }
+
+    /// Parses every complete event in `bytes`; returns how many bytes were consumed, or nil when
+    /// the connection was replaced or stopped along the way (its bytes no longer matter).
+    private func parseResponses(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        let current = stream
+        var offset = 0
         while true {
             let step: HTTP1ParseStep
             do {
-                step = try buffer.withReadableSpan { (bytes) throws(HTTP1ParseError) in try parser.parse(bytes) }
+                step = try parser.parse(UnsafeBufferPointer(rebasing: bytes[offset...]))
             } catch {
-                carried = 0
                 failRequests(.parse, "\(error)", atLeastOne: true)
-                return
+                return nil
             }
-            buffer.moveReaderIndex(forwardBy: step.consumed)
-            guard let event = step.event else { break }
+            offset += step.consumed
+            guard let event = step.event else { return offset }
             switch event {
             case .responseHead(let head):
                 if inFlight == 0 {
                     failRequests(.parse, "a response arrived with no request outstanding", atLeastOne: true)
-                    return
+                    return nil
                 }
                 statusCode = head.status.code
             case .body:
@@ -224,15 +237,14 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
             case .end:
                 responseEnded()
                 // The response may have ended the run or the connection.
-                guard self.stream === current, state == .open else { return }
+                guard stream === current, state == .open else { return nil }
             case .upgraded:
                 failRequests(.parse, "the server switched protocols", atLeastOne: true)
-                return
+                return nil
             case .requestHead:
                 preconditionFailure("a response parser produced a request head")
             }
         }
-        carried = buffer.readableBytes
     }
 
     private func responseEnded() {

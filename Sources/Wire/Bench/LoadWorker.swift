@@ -15,7 +15,12 @@ final class LoadWorker<Recorder: LatencyRecorder> {
     let loop: EventLoop
     let plan: LoadPlan
     private(set) var connections: [LoadConnection<Recorder>] = []
-    private(set) var statistics = LoadStatistics()
+    /// Errors while measuring (responses and bytes are counted apart, below).
+    private var errorStatistics = LoadStatistics()
+    // Plain integers: a stored struct changed by a method call would cost a dynamic exclusivity
+    // check per request, where these are proven free of overlapping access.
+    private var measuredResponses = 0
+    private var measuredBytes = 0
     private(set) var recorder = Recorder()
     let counters = LoadCounters()
     /// Requests this loop may still send; nil when the run is timed.
@@ -123,8 +128,18 @@ final class LoadWorker<Recorder: LatencyRecorder> {
         checkFinished()
     }
 
+    /// This loop's counters over the measured time.
+    var statistics: LoadStatistics {
+        var statistics = errorStatistics
+        statistics.responses = measuredResponses
+        statistics.bytesRead = measuredBytes
+        return statistics
+    }
+
     private func startMeasuring(at instant: UInt64) {
-        statistics = LoadStatistics()
+        errorStatistics = LoadStatistics()
+        measuredResponses = 0
+        measuredBytes = 0
         recorder.reset()
         isRecording = true
         measuredFrom = instant
@@ -158,20 +173,20 @@ final class LoadWorker<Recorder: LatencyRecorder> {
         responsesSinceStart += 1
         counters.responses.store(responsesSinceStart, ordering: .relaxed)
         if isRecording {
-            statistics.responses += 1
+            measuredResponses += 1
             recorder.record(nanoseconds: latency)
-            if status < 200 || status >= 400 { statistics.noteUnexpectedStatus(status) }
+            if status < 200 || status >= 400 { errorStatistics.noteUnexpectedStatus(status) }
         }
         checkFinished()
     }
 
     func noteBytesRead(_ count: Int) {
-        if isRecording { statistics.bytesRead += count }
+        if isRecording { measuredBytes += count }
     }
 
     func noteError(_ kind: LoadErrorKind, _ reason: String, count: Int = 1) {
         if isRecording {
-            statistics.note(kind, reason, count: count)
+            errorStatistics.note(kind, reason, count: count)
         } else if phase == .connecting {
             // They explain a run that could not start, or started with fewer connections.
             setupStatistics.note(kind, reason, count: count)
@@ -210,6 +225,8 @@ final class LoadWorker<Recorder: LatencyRecorder> {
         if let sweepTimer { loop.cancelOnLoop(sweepTimer) }
         sweepTimer = nil
         for connection in connections { connection.stop() }
+        // The connections hold the worker strongly; dropping them ends the cycle.
+        connections.removeAll()
         let finished = onFinished
         onFinished = nil
         finished?()
@@ -219,5 +236,6 @@ final class LoadWorker<Recorder: LatencyRecorder> {
     func abandon() {
         phase = .finished
         for connection in connections { connection.stop() }
+        connections.removeAll()
     }
 }

@@ -175,7 +175,7 @@ final class SocketStream: ByteStream, Selectable {
     }
 
     private func releaseReadBufferIfEmpty() {
-        if readBuffer.isEmpty && readBuffer.capacity > 0 && !keepsReadBuffer { readBuffer.releaseStorage() }
+        if !keepsReadBuffer && readBuffer.isEmpty && readBuffer.capacity > 0 { readBuffer.releaseStorage() }
     }
 
     // MARK: Readiness
