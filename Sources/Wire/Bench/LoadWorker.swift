@@ -19,20 +19,22 @@ final class LoadWorker<Recorder: LatencyRecorder> {
     private var errorStatistics = LoadStatistics()
     // Plain integers: a stored struct changed by a method call would cost a dynamic exclusivity
     // check per request, where these are proven free of overlapping access.
-    private var measuredResponses = 0
-    private var measuredBytes = 0
-    private(set) var recorder = Recorder()
+    // Unchecked for the reason given in LoadConnection: loop-confined, never accessed while
+    // another access to the same member is open, and checked dynamically per request otherwise.
+    @exclusivity(unchecked) private var measuredResponses = 0
+    @exclusivity(unchecked) private var measuredBytes = 0
+    @exclusivity(unchecked) private(set) var recorder = Recorder()
     let counters = LoadCounters()
     /// Requests this loop may still send; nil when the run is timed.
-    private var budget: Int?
+    @exclusivity(unchecked) private var budget: Int?
     /// Requests written and not yet answered on all of this loop's connections.
-    var inFlight = 0
+    @exclusivity(unchecked) var inFlight = 0
     /// `pipeline` copies of the request, back to back; a batch of n is a slice of its first n.
     private let batchBuffer: ByteBuffer
     private let requestLength: Int
-    private var phase = Phase.created
-    private var isRecording = false
-    private var responsesSinceStart = 0
+    @exclusivity(unchecked) private var phase = Phase.created
+    @exclusivity(unchecked) private var isRecording = false
+    @exclusivity(unchecked) private var responsesSinceStart = 0
     /// Connections whose first connect has not finished yet.
     private var unsettled = 0
     private(set) var openedAtStart = 0
@@ -51,7 +53,7 @@ final class LoadWorker<Recorder: LatencyRecorder> {
     private(set) var finishedAt: UInt64 = 0
     private var timers: [TimerQueue<() -> Void>.ID] = []
     private var sweepTimer: TimerQueue<() -> Void>.ID?
-    private var givenUp = 0
+    @exclusivity(unchecked) private var givenUp = 0
     /// Errors met while connecting, before the run: kept apart so the warm-up's reset keeps them.
     private(set) var setupStatistics = LoadStatistics()
     private lazy var sweepAction: () -> Void = { [unowned self] in sweep() }
