@@ -262,8 +262,11 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
         worker.responseReceived(status: status, latency: now &- latencyOrigin)
         guard state == .open else { return }
         if !keepsAlive {
-            // The server closes after this response: what else was pipelined behind it is lost.
-            failRequests(.read, "the server closed the connection (Connection: close) with requests pipelined", atLeastOne: false)
+            // The server closes after this response (nginx does every keepalive_requests): the
+            // requests pipelined behind it were not processed (RFC 9112 §9.6), so they go back
+            // to the budget and out again on the next connection; they are not errors.
+            worker.requeue(inFlight)
+            replace()
             return
         }
         if inFlight == 0 { sendNext() }

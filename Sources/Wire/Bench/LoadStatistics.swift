@@ -30,6 +30,9 @@ package struct LoadStatistics: Sendable, Hashable {
     package var reasons: [LoadErrorKind: [String: Int]] = [:]
     /// Responses by status code, for codes other than 2xx and 3xx.
     package var unexpectedStatuses: [Int: Int] = [:]
+    /// Pipelined requests sent again because the server closed the connection (`Connection: close`)
+    /// before reaching them.
+    package var resentRequests = 0
 
     /// Distinct reasons kept per kind; later new ones are counted under the kind only.
     static let maxReasons = 8
@@ -63,6 +66,7 @@ package struct LoadStatistics: Sendable, Hashable {
             reasons[kind, default: [:]].merge(table, uniquingKeysWith: +)
         }
         unexpectedStatuses.merge(other.unexpectedStatuses, uniquingKeysWith: +)
+        resentRequests += other.resentRequests
     }
 }
 

@@ -164,6 +164,13 @@ final class LoadWorker<Recorder: LatencyRecorder> {
         return granted
     }
 
+    /// Gives back `count` requests the server closed the connection on without processing.
+    func requeue(_ count: Int) {
+        guard count > 0 else { return }
+        if let remaining = budget { budget = remaining + count }
+        if isRecording { errorStatistics.resentRequests += count }
+    }
+
     /// The bytes of `count` pipelined requests: a slice of the one batch buffer, no copy.
     func batch(_ count: Int) -> ByteBuffer {
         count == plan.pipeline ? batchBuffer : batchBuffer.slice(at: 0, length: count * requestLength)

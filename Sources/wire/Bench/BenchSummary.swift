@@ -65,6 +65,10 @@ struct BenchSummary {
         lines.append("  \(cpuLabel)\(String(format: "%.2f", cpuMicrosecondsPerRequest)) µs/request"
             + "  (user \(String(format: "%.2f", clientCPU.user.secondsValue)) s, system \(String(format: "%.2f", clientCPU.system.secondsValue)) s"
             + (isEmbeddedServer ? "; whole process with the server \(String(format: "%.2f", processCPU.total.secondsValue * 1e6 / Double(max(requests, 1)))) µs/request)" : ")"))
+        if statistics.resentRequests > 0 {
+            lines.append("  resent        \(statistics.resentRequests) pipelined requests the server closed the connection on "
+                + "(Connection: close) before answering")
+        }
         if statistics.errorCount == 0 {
             lines.append("  errors        none")
         } else {
@@ -114,6 +118,7 @@ struct BenchSummary {
             "latency_ms": latencyObject,
             "errors": errors,
             "cpu_us_per_request": cpuMicrosecondsPerRequest,
+            "requests_resent": statistics.resentRequests,
             "cpu_user_seconds": clientCPU.user.secondsValue,
             "cpu_system_seconds": clientCPU.system.secondsValue,
             "process_cpu_seconds": processCPU.total.secondsValue,

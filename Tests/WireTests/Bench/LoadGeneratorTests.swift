@@ -185,6 +185,25 @@ extension IOSuite {
             #expect(connections >= 10)
         }
 
+        @Test func pipelinedRequestsBehindAConnectionCloseAreSentAgain() async throws {
+            let loop = try EventLoop(name: "scripted")
+            // Each connection answers three requests, the third with Connection: close; the fourth
+            // of the pipelined batch is never answered there.
+            let server = try await ScriptedServer.start(on: loop) { _, request, _ in
+                request < 2 ? .respond(ScriptedServer.ok("hi"))
+                    : request == 2 ? .respondAndClose(ScriptedServer.ok("bye", extraHeaders: "Connection: close\r\n")) : .silence
+            }
+            var plan = try loadPlan(port: server.address.port!, stop: .requests(12), connections: 1)
+            plan.pipeline = 4
+            let result = try await runLoad(plan)
+            try await server.close()
+            await loop.shutdownGracefully()
+            #expect(result.statistics.responses == 12)
+            #expect(result.statistics.errorCount == 0, "\(result.statistics.reasons)")
+            // Batches of 4, 4, 4 and 3: the first three each lose their fourth request to the close.
+            #expect(result.statistics.resentRequests == 3)
+        }
+
         @Test func headRequestsExpectNoBody() async throws {
             let loop = try EventLoop(name: "scripted")
             // Content-Length describes the body a GET would get; after HEAD none follows.
