@@ -4,7 +4,8 @@ import PackageDescription
 /// Wire: a pure-Swift HTTP/1.1 stack for Linux, written from the socket up.
 ///
 /// Library targets depend on no Swift package: only libc (through `CWireLinux`) and,
-/// for TLS, the system's OpenSSL. The command-line tool may use swift-argument-parser.
+/// for TLS, the system's OpenSSL. The command-line tool may use swift-argument-parser and, for
+/// `wire bench`'s latency percentiles, hdrhistogram-swift.
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
@@ -19,6 +20,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // Linux headers that Glibc's module map does not export (epoll, eventfd, timerfd)
@@ -47,6 +49,7 @@ let package = Package(
                 "Wire",
                 "WireTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: strictSettings
         ),

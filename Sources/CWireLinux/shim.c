@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,3 +27,5 @@ size_t c_wire_heap_bytes_in_use(void) {
     struct mallinfo2 info = mallinfo2();
     return info.uordblks + info.hblkhd;
 }
+
+int c_wire_getrusage_thread(struct rusage *usage) { return getrusage(RUSAGE_THREAD, usage); }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -63,5 +64,8 @@ int c_wire_gettid(void);
 /// (mallinfo2's uordblks plus hblkhd): what benchmarks and tests use to measure the memory an
 /// idle connection costs, free of the page-level noise of RSS.
 size_t c_wire_heap_bytes_in_use(void);
+
+/// getrusage(RUSAGE_THREAD): the calling thread's resource usage.
+int c_wire_getrusage_thread(struct rusage *usage);
 
 #endif

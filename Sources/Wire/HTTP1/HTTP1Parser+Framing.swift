@@ -11,6 +11,8 @@ extension HTTP1Parser {
         var chunkedIsFinal = false
         var hostCount = 0
         var connectionHasUpgrade = false
+        var connectionHasClose = false
+        var connectionHasKeepAlive = false
         var hasUpgrade = false
     }
 
@@ -93,6 +95,12 @@ extension HTTP1Parser {
                 } else {
                     framing = .closeDelimited
                 }
+            }
+            lastResponseKeepsAlive =
+                !summary.connectionHasClose && (version >= .http1_1 || summary.connectionHasKeepAlive)
+            guard copiesResponseFields else {
+                enterBody(framing)
+                return .responseHead(HTTPResponseHead(version: version, status: status, reasonPhrase: ""))
             }
             var head = HTTPResponseHead(
                 version: version,
@@ -183,11 +191,15 @@ extension HTTP1Parser {
                     throw HTTP1ParseError(.invalidHost, at: valueOffset + bad)
                 }
             case 10 where ASCII.equalsCaseInsensitive(name, "connection"):
-                let upgrade: StaticString = "upgrade"
-                if HTTPHeaders.listContains(
-                    value, UnsafeBufferPointer(start: upgrade.utf8Start, count: upgrade.utf8CodeUnitCount))
-                {
-                    summary.connectionHasUpgrade = true
+                if kind == .request {
+                    let upgrade: StaticString = "upgrade"
+                    if HTTPHeaders.listContains(
+                        value, UnsafeBufferPointer(start: upgrade.utf8Start, count: upgrade.utf8CodeUnitCount))
+                    {
+                        summary.connectionHasUpgrade = true
+                    }
+                } else {
+                    noteConnectionOptions(value, into: &summary)
                 }
             case 7 where ASCII.equalsCaseInsensitive(name, "upgrade"):
                 summary.hasUpgrade = true
@@ -196,6 +208,27 @@ extension HTTP1Parser {
             }
         }
         return summary
+    }
+
+    /// Whether a response's Connection field says close or keep-alive (RFC 9112 §9.3); the usual
+    /// single-token values are matched whole before the list is walked.
+    private func noteConnectionOptions(_ value: UnsafeBufferPointer<UInt8>, into summary: inout FieldSummary) {
+        if ASCII.equalsCaseInsensitive(value, "keep-alive") {
+            summary.connectionHasKeepAlive = true
+        } else if ASCII.equalsCaseInsensitive(value, "close") {
+            summary.connectionHasClose = true
+        } else {
+            let close: StaticString = "close"
+            let keepAlive: StaticString = "keep-alive"
+            if HTTPHeaders.listContains(value, UnsafeBufferPointer(start: close.utf8Start, count: close.utf8CodeUnitCount)) {
+                summary.connectionHasClose = true
+            }
+            if HTTPHeaders.listContains(
+                value, UnsafeBufferPointer(start: keepAlive.utf8Start, count: keepAlive.utf8CodeUnitCount))
+            {
+                summary.connectionHasKeepAlive = true
+            }
+        }
     }
 
     /// Content-Length = 1*DIGIT (RFC 9110 §8.6). A list or repeated field is a duplicate even when values agree,

@@ -62,6 +62,12 @@ public struct HTTP1Parser: Sendable {
     private var pendingMethods: [HTTPMethod] = []
     /// Whether the request being read asked for a protocol switch (CONNECT, or Upgrade in HTTP/1.1).
     private var requestWantsUpgrade = false
+    /// Whether response heads carry their fields and reason phrase. A load generator that only needs the status
+    /// and the framing turns this off: the head then costs no allocation (fields are still validated).
+    package var copiesResponseFields = true
+    /// Whether the connection stays open after the last response head parsed (RFC 9112 §9.3), known even when
+    /// `copiesResponseFields` is off.
+    package internal(set) var lastResponseKeepsAlive = true
 
     /// Creates a parser.
     /// - Parameters:

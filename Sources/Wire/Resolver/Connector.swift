@@ -57,8 +57,9 @@ enum Connector {
     }
 }
 
-/// The shell around `HappyEyeballs`: owns the attempt sockets and timers on one loop.
-private final class ConnectionRace {
+/// The shell around `HappyEyeballs`: owns the attempt sockets and timers on one loop. Used
+/// directly (no task) by code already on the loop, such as the load generator's reconnects.
+final class ConnectionRace {
     private var machine: HappyEyeballs
     private let host: String
     private let port: Int?

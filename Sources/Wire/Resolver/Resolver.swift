@@ -46,3 +46,12 @@ public struct StaticResolver: Resolver {
         throw NameResolutionError.unknownHost(host)
     }
 }
+
+extension SystemResolver {
+    /// Resolves `host` on the calling thread, blocking it: for a tool's start-up outside Swift
+    /// concurrency (the load generator), never for an event loop.
+    package static func resolveBlocking(host: String, port: Int) throws(NameResolutionError) -> [SocketAddress] {
+        if let numeric = try? SocketAddress(ipAddress: host, port: port) { return [numeric] }
+        return try Posix.getAddressInfo(host: host, port: port)
+    }
+}

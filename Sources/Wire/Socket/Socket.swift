@@ -77,6 +77,11 @@ final class Socket {
         try Posix.send(descriptor.rawValue, gathering: buffers)
     }
 
+    /// Writes what the kernel takes of one buffer.
+    func write(_ buffer: ByteBuffer) throws(IOError) -> IOResult<Int> {
+        try Posix.send(descriptor.rawValue, buffer)
+    }
+
     /// Shuts down one or both directions. The corresponding C function is `shutdown(2)`.
     func shutdown(_ direction: ShutdownDirection) throws(IOError) {
         try Posix.shutdown(descriptor.rawValue, how: direction.rawValue)

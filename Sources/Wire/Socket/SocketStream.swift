@@ -19,6 +19,12 @@ final class SocketStream: ByteStream, Selectable {
     private var state = State.open
     let localAddress: SocketAddress?
     let remoteAddress: SocketAddress?
+    /// Keep the read buffer between reads instead of releasing it whenever empty: one allocation for the
+    /// connection's life rather than one per read, for a connection that is never idle for long (a load
+    /// generator's). Costs `readChunkSize` bytes per connection while idle.
+    var keepsReadBuffer = false
+    /// How much one read(2) may take.
+    var readChunkSize = SocketStream.readSize
 
     private enum State { case open, closed }
 
@@ -51,6 +57,36 @@ final class SocketStream: ByteStream, Selectable {
         }
         // Only try at once when nothing was queued before: otherwise writability is already awaited.
         if interest.contains(.write) == false { flush() }
+    }
+
+    /// Writes one buffer: straight to the kernel when nothing is queued, with no array and no
+    /// allocation; only what the kernel refuses is queued.
+    func write(_ buffer: ByteBuffer) {
+        eventLoop.preconditionInEventLoop()
+        guard state == .open, buffer.readableBytes > 0 else { return }
+        guard writeQueueHead == writeQueue.count, !interest.contains(.write) else {
+            writeQueue.append(buffer)
+            pendingWriteBytes += buffer.readableBytes
+            return
+        }
+        let result: IOResult<Int>
+        do {
+            result = try socket.write(buffer)
+        } catch {
+            close(error: error)
+            return
+        }
+        var rest = buffer
+        if case .processed(let written) = result {
+            if written == buffer.readableBytes {
+                if writeShutdownRequested { try? socket.shutdown(.write) }
+                return
+            }
+            rest.moveReaderIndex(forwardBy: written)
+        }
+        writeQueue.append(rest)
+        pendingWriteBytes += rest.readableBytes
+        updateInterest(wantsWrite: true)
     }
 
     /// Writes queued bytes until the queue is empty or the kernel pushes back.
@@ -108,7 +144,7 @@ final class SocketStream: ByteStream, Selectable {
         for _ in 0..<Self.readsPerWakeup where readingEnabled && state == .open {
             let result: IOResult<Int>
             do {
-                result = try socket.read(into: &readBuffer, maxBytes: Self.readSize)
+                result = try socket.read(into: &readBuffer, maxBytes: readChunkSize)
             } catch {
                 close(error: error)
                 return
@@ -132,14 +168,14 @@ final class SocketStream: ByteStream, Selectable {
                 swap(&delivered, &readBuffer)
                 delegate?.stream(self, didRead: &delivered)
                 if state == .open { swap(&delivered, &readBuffer) }
-                if count < Self.readSize { releaseReadBufferIfEmpty(); return }
+                if count < readChunkSize { releaseReadBufferIfEmpty(); return }
             }
         }
         releaseReadBufferIfEmpty()
     }
 
     private func releaseReadBufferIfEmpty() {
-        if readBuffer.isEmpty && readBuffer.capacity > 0 { readBuffer.releaseStorage() }
+        if !keepsReadBuffer && readBuffer.isEmpty && readBuffer.capacity > 0 { readBuffer.releaseStorage() }
     }
 
     // MARK: Readiness

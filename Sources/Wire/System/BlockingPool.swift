@@ -83,6 +83,21 @@ final class Semaphore: Sendable {
         while sem_wait(handle) == -1 && errno == EINTR {}
     }
 
+    /// Waits until signalled or `nanoseconds` have passed; returns whether it was signalled.
+    /// The deadline is on the wall clock (`sem_timedwait(3)` knows no other), so a clock step
+    /// can lengthen or shorten one wait: callers use this for periodic wake-ups, not timing.
+    func wait(nanoseconds: UInt64) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        let total = UInt64(deadline.tv_nsec) + nanoseconds
+        deadline.tv_sec += Int(total / 1_000_000_000)
+        deadline.tv_nsec = Int(total % 1_000_000_000)
+        while true {
+            if sem_timedwait(handle, &deadline) == 0 { return true }
+            if errno != EINTR { return false }
+        }
+    }
+
     deinit {
         sem_destroy(handle)
         handle.deallocate()

@@ -146,30 +146,49 @@ enum Posix {
 
     /// Writes as much of `buffers` as the socket takes in one `sendmsg(2)`, with `MSG_NOSIGNAL`
     /// so a peer that has gone away gives EPIPE instead of killing the process with SIGPIPE.
+    /// The iovec array lives on the stack: a write allocates nothing.
     static func send(_ fd: CInt, gathering buffers: ArraySlice<ByteBuffer>) throws(IOError) -> IOResult<Int> {
-        var vectors = [iovec]()
-        vectors.reserveCapacity(buffers.count)
-        return try withIOVectors(buffers[...], into: &vectors) { (vectors) throws(IOError) -> IOResult<Int> in
-            var message = msghdr()
-            return try vectors.withUnsafeMutableBufferPointer { (iov) throws(IOError) -> IOResult<Int> in
-                message.msg_iov = iov.baseAddress
-                message.msg_iovlen = iov.count
+        if buffers.count == 1, let only = buffers.first { return try send(fd, only) }
+        let count = buffers.count
+        let outcome = withUnsafeTemporaryAllocation(of: iovec.self, capacity: count) { vectors in
+            Result { () throws(IOError) -> IOResult<Int> in
+                try withIOVectors(buffers[...], filling: vectors, at: 0) { () throws(IOError) -> IOResult<Int> in
+                    var message = msghdr()
+                    message.msg_iov = vectors.baseAddress
+                    message.msg_iovlen = count
+                    return try nonBlockingCall("sendmsg") { Glibc.sendmsg(fd, &message, CInt(MSG_NOSIGNAL)) }
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Writes as much of one buffer as the socket takes: `sendmsg(2)` with one iovec and `MSG_NOSIGNAL`.
+    static func send(_ fd: CInt, _ buffer: ByteBuffer) throws(IOError) -> IOResult<Int> {
+        try buffer.withUnsafeReadableBytes { (bytes) throws(IOError) -> IOResult<Int> in
+            var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
+            return try withUnsafeMutablePointer(to: &vector) { (vector) throws(IOError) -> IOResult<Int> in
+                var message = msghdr()
+                message.msg_iov = vector
+                message.msg_iovlen = 1
                 return try nonBlockingCall("sendmsg") { Glibc.sendmsg(fd, &message, CInt(MSG_NOSIGNAL)) }
             }
         }
     }
 
-    /// Pins each buffer's bytes for the duration of `body` by nesting their scoped accessors;
-    /// callers pass at most a few dozen buffers, so the recursion stays shallow.
+    /// Pins each buffer's bytes for the duration of `body` by nesting their scoped accessors,
+    /// writing its iovec at `index`; callers pass at most a few dozen buffers, so the recursion
+    /// stays shallow.
     private static func withIOVectors<R>(
         _ buffers: ArraySlice<ByteBuffer>,
-        into vectors: inout [iovec],
-        _ body: (inout [iovec]) throws(IOError) -> R
+        filling vectors: UnsafeMutableBufferPointer<iovec>,
+        at index: Int,
+        _ body: () throws(IOError) -> R
     ) throws(IOError) -> R {
-        guard let first = buffers.first else { return try body(&vectors) }
+        guard let first = buffers.first else { return try body() }
         return try first.withUnsafeReadableBytes { (bytes) throws(IOError) -> R in
-            vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count))
-            return try withIOVectors(buffers.dropFirst(), into: &vectors, body)
+            vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
+            return try withIOVectors(buffers.dropFirst(), filling: vectors, at: index + 1, body)
         }
     }
 

@@ -47,6 +47,12 @@ struct ScriptedServer: Sendable {
         try await core.loop.submit { for connection in core.value.connections { connection.flush(then: nil) } }
     }
 
+    /// The most requests one connection found in a single read: above 1, the client pipelined.
+    func maxRequestsPerRead() async throws -> Int {
+        let core = self.core
+        return try await core.loop.submit { core.value.connections.map(\.maxRequestsPerRead).max() ?? 0 }
+    }
+
     /// Stops listening and closes every connection.
     func close() async throws {
         let core = self.core
@@ -88,6 +94,7 @@ struct ScriptedServer: Sendable {
         var pending: [UInt8] = []
         var requests = 0
         var queued: [String] = []
+        var maxRequestsPerRead = 0
 
         init(index: Int, stream: SocketStream, script: @escaping Script) {
             self.index = index
@@ -99,6 +106,7 @@ struct ScriptedServer: Sendable {
         func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
             pending += buffer.readableBytesArray
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+            var requestsInThisRead = 0
             while let end = headEnd() {
                 let head = String(decoding: pending[..<end], as: UTF8.self)
                 let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
@@ -114,6 +122,8 @@ struct ScriptedServer: Sendable {
                 }
                 let reply = script(index, requests, head)
                 requests += 1
+                requestsInThisRead += 1
+                maxRequestsPerRead = max(maxRequestsPerRead, requestsInThisRead)
                 switch reply {
                 case .respond(let text): self.stream.write([ByteBuffer(string: text)])
                 case .respondAndClose(let text):

@@ -1,0 +1,178 @@
+import Synchronization
+
+/// How far a run has got, for a progress line.
+package struct LoadProgress: Sendable {
+    /// Time since the run started (warm-up included).
+    package var elapsed: Duration
+    /// Responses received so far (warm-up included).
+    package var responses: Int
+}
+
+/// The outcome of a load run.
+package struct LoadResult<Summary: Sendable>: Sendable {
+    /// Counters of every loop, merged, including errors met while connecting.
+    package var statistics: LoadStatistics
+    /// Each loop's latency summary, to be merged by the caller.
+    package var latencies: [Summary]
+    /// The measured time: the run's length after the warm-up, or until the last loop finished.
+    package var duration: Duration
+    /// The whole process's CPU time over the measured time (an embedded server included).
+    package var processCPU: CPUTime
+    /// The CPU time of the load generator's own loop threads over the measured time.
+    package var loopCPU: CPUTime
+    /// Connections that opened before the run began.
+    package var connectionsOpened: Int
+}
+
+/// Drives a load run on event loops of its own: HTTP/1.1 requests over keep-alive connections,
+/// as fast as the server answers (closed loop) or at a constant rate, with no Swift task and
+/// no allocation per request.
+///
+/// ```swift
+/// let result = try LoadGenerator.run(plan, recorder: MyHistogram.self)
+/// ```
+package enum LoadGenerator {
+    /// Runs `plan` and blocks the calling thread until it ends; never call it on an event loop.
+    ///
+    /// - Parameters:
+    ///   - plan: What to run.
+    ///   - recorder: The latency recorder type; one is made on each loop.
+    ///   - progress: Called on the calling thread about once a second while the run goes on.
+    /// - Throws: `LoadStartError` when no connection could be opened, or the loops could not start.
+    package static func run<Recorder: LatencyRecorder>(
+        _ plan: LoadPlan,
+        recorder: Recorder.Type,
+        progress: ((LoadProgress) -> Void)? = nil
+    ) throws(LoadStartError) -> LoadResult<Recorder.Summary> {
+        precondition(plan.connections >= plan.loops && plan.loops >= 1 && plan.pipeline >= 1)
+        let group: EventLoopGroup
+        do {
+            group = try EventLoopGroup(loopCount: plan.loops, namePrefix: "wire-bench")
+        } catch {
+            throw LoadStartError(message: "could not start \(plan.loops) event loops: \(error)")
+        }
+        defer { group.shutdown() }
+
+        let workers = makeWorkers(plan, on: group.loops, recorder: recorder)
+        let ready = Semaphore()
+        for worker in workers {
+            worker.loop.execute { worker.value.connectAll { ready.signal() } }
+        }
+        for _ in workers { ready.wait() }
+        let opened = workers.map { worker in onLoop(worker.loop) { worker.value.openedAtStart } }.reduce(0, +)
+        guard opened > 0 else {
+            let setup = workers.map { worker in onLoop(worker.loop) { () -> LoadStatistics in
+                worker.value.abandon()
+                return worker.value.setupStatistics
+            } }
+            let reason = setup.lazy.compactMap { $0.reasons[.connect]?.keys.first }.first ?? "no connection opened"
+            throw LoadStartError(message: "could not connect to \(plan.host):\(plan.port): \(reason)")
+        }
+
+        let start = Posix.monotonicNanoseconds()
+        let measureFrom = start + UInt64(max(0, plan.warmup.nanoseconds))
+        var end: UInt64?
+        if case .after(let duration) = plan.stop { end = measureFrom + UInt64(max(0, duration.nanoseconds)) }
+        let finished = Semaphore()
+        let cpuBefore = CPUTime.process()
+        for worker in workers {
+            worker.loop.execute { [end] in
+                worker.value.begin(start: start, measureFrom: measureFrom, end: end) { finished.signal() }
+            }
+        }
+        var cpuAtMeasureStart = measureFrom > start ? nil : cpuBefore
+        var remaining = workers.count
+        let counters = workers.map { worker in onLoop(worker.loop) { worker.value.counters } }
+        var nextTick = start + 1_000_000_000
+        while remaining > 0 {
+            let now = Posix.monotonicNanoseconds()
+            // Wake for the next progress tick, or the warm-up's end to read the CPU clock there.
+            var wake = nextTick
+            if cpuAtMeasureStart == nil { wake = min(wake, measureFrom) }
+            if finished.wait(nanoseconds: wake > now ? wake - now : 0) {
+                remaining -= 1
+                continue
+            }
+            let after = Posix.monotonicNanoseconds()
+            if cpuAtMeasureStart == nil && after >= measureFrom { cpuAtMeasureStart = CPUTime.process() }
+            if after >= nextTick {
+                nextTick += 1_000_000_000
+                let responses = counters.reduce(0) { $0 + $1.responses.load(ordering: .relaxed) }
+                progress?(LoadProgress(elapsed: .nanoseconds(Int64(after - start)), responses: responses))
+            }
+        }
+        let processCPU = CPUTime.process().since(cpuAtMeasureStart ?? cpuBefore)
+
+        var statistics = LoadStatistics()
+        var latencies: [Recorder.Summary] = []
+        var loopCPU = CPUTime.zero
+        var lastFinish = measureFrom
+        var firstMeasure = UInt64.max
+        for worker in workers {
+            let share = onLoop(worker.loop) { () -> (LoadStatistics, Recorder.Summary, CPUTime, UInt64, UInt64) in
+                let value = worker.value
+                var statistics = value.setupStatistics
+                statistics.merge(value.statistics)
+                return (statistics, value.recorder.summary(), value.cpuUsed, value.measuredFrom, value.finishedAt)
+            }
+            statistics.merge(share.0)
+            latencies.append(share.1)
+            loopCPU = loopCPU + share.2
+            firstMeasure = min(firstMeasure, share.3)
+            lastFinish = max(lastFinish, share.4)
+        }
+        let measuredEnd = end ?? lastFinish
+        let measuredStart = end == nil ? start : min(firstMeasure, measureFrom)
+        return LoadResult(
+            statistics: statistics, latencies: latencies,
+            duration: .nanoseconds(Int64(measuredEnd > measuredStart ? measuredEnd - measuredStart : 0)),
+            processCPU: processCPU, loopCPU: loopCPU, connectionsOpened: opened)
+    }
+
+    /// One worker per loop; connection `i` goes to loop `i % loops`, and a request budget is
+    /// split in proportion to the connections.
+    private static func makeWorkers<Recorder: LatencyRecorder>(
+        _ plan: LoadPlan,
+        on loops: [EventLoop],
+        recorder: Recorder.Type
+    ) -> [LoopBound<LoadWorker<Recorder>>] {
+        var budgets: [Int?] = Array(repeating: nil, count: loops.count)
+        var indices: [[Int]] = Array(repeating: [], count: loops.count)
+        for connection in 0..<plan.connections { indices[connection % loops.count].append(connection) }
+        if case .requests(let total) = plan.stop {
+            var handedOut = 0
+            for loop in loops.indices {
+                let share = total * indices[loop].count / plan.connections
+                budgets[loop] = share
+                handedOut += share
+            }
+            for loop in 0..<(total - handedOut) { budgets[loop % loops.count]! += 1 }
+        }
+        return loops.indices.map { position in
+            let loop = loops[position]
+            let connectionIndices = indices[position]
+            let budget = budgets[position]
+            return onLoop(loop) {
+                LoopBound(LoadWorker<Recorder>(loop: loop, plan: plan, connectionIndices: connectionIndices, budget: budget), loop: loop)
+            }
+        }
+    }
+
+    /// Runs `body` on `loop` and waits for its result; the calling thread must not be the loop's.
+    private static func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) -> T {
+        let box = LoopResultBox<T>()
+        loop.execute {
+            let result = body()
+            box.value.withLock { $0 = result }
+            box.done.signal()
+        }
+        box.done.wait()
+        return box.value.withLock { $0.take()! }
+    }
+}
+
+/// Carries one result from a loop to the thread waiting for it.
+private final class LoopResultBox<T: Sendable>: Sendable {
+    let value = Mutex<T?>(nil)
+    let done = Semaphore()
+}

@@ -1,0 +1,250 @@
+import ArgumentParser
+import Foundation
+import Wire
+
+/// `wire bench`: an HTTP/1.1 load generator on Wire's own event loops and connection engine, in the
+/// spirit of wrk (closed loop) and wrk2 (constant rate, latencies corrected for coordinated omission).
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Load an HTTP/1.1 server and report requests/s, latency percentiles, errors and CPU per request.",
+        discussion: """
+            Without a URL, starts an embedded `wire serve --hello` on 127.0.0.1 (on loops of its own) and measures the \
+            whole stack. Closed loop by default: each connection sends its next request (or --pipeline batch) as soon \
+            as the last answer arrives. With -R, requests are sent on a fixed schedule spread over the connections, \
+            and each latency runs from the time its request was due, so a stalled server shows in the percentiles \
+            instead of silently slowing the load (coordinated omission).
+            """
+    )
+
+    @Argument(help: "The URL to load (http://HOST[:PORT]/PATH or http+unix://SOCKET/PATH); none: an embedded server.")
+    var url: String?
+
+    @Option(name: [.customShort("c"), .customLong("connections")], help: "Connections in total, kept alive.")
+    var connections = 64
+
+    @Option(name: [.customShort("d"), .customLong("duration")], help: "How long to measure: 10s, 1m, 500ms (default 10s).")
+    var duration: String?
+
+    @Option(name: [.customShort("n"), .customLong("requests")], help: "Stop after exactly this many requests (instead of -d).")
+    var requests: Int?
+
+    @Option(name: [.customShort("t"), .customLong("loops")], help: "Event loops (threads) sending the load.")
+    var loops = 1
+
+    @Option(help: "Requests in flight per connection, written together in one write.")
+    var pipeline = 1
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, 'Name: value' (repeatable).")
+    var headers: [String] = []
+
+    @Option(name: [.customShort("X"), .customLong("method")], help: "The request method.")
+    var method = "GET"
+
+    @Option(help: "Send this file's bytes as the request body (with Content-Length).")
+    var body: String?
+
+    @Option(name: [.customShort("R"), .customLong("rate")], help: "Constant rate: requests per second in total.")
+    var rate: Double?
+
+    @Option(help: "Seconds (or 2s, 500ms) before an unanswered request counts as a timeout.")
+    var timeout = "10s"
+
+    @Option(help: "Load sent before measuring starts, not counted (with -d only).")
+    var warmup: String?
+
+    @Option(help: "Write the HdrHistogram percentile distribution (wrk2's format, milliseconds) to this file.")
+    var hgrm: String?
+
+    @Option(help: "Draw latency by percentile into this SVG file.")
+    var plot: String?
+
+    @Flag(help: "Print a JSON summary on standard output instead of the report.")
+    var json = false
+
+    @Option(help: "Event loops of the embedded server (when no URL is given).")
+    var serverLoops = 1
+
+    /// The arguments, checked and converted.
+    struct Settings {
+        var url: HTTPURL?
+        var stop: LoadPlan.Stop
+        var timeout: Duration
+        var warmup: Duration
+        var method: HTTPMethod
+        var headers: HTTPHeaders
+    }
+
+    func validate() throws {
+        _ = try settings()
+    }
+
+    /// Checks every argument and converts them; the messages name the argument at fault.
+    func settings() throws(ValidationError) -> Settings {
+        guard connections >= 1 else { throw ValidationError("-c must be at least 1") }
+        guard loops >= 1 else { throw ValidationError("-t must be at least 1") }
+        guard connections >= loops else { throw ValidationError("-c (\(connections)) must be at least -t (\(loops)): each loop needs a connection") }
+        guard pipeline >= 1 else { throw ValidationError("--pipeline must be at least 1") }
+        guard serverLoops >= 1 else { throw ValidationError("--server-loops must be at least 1") }
+        if duration != nil && requests != nil { throw ValidationError("choose -d DURATION or -n REQUESTS, not both") }
+        let stop: LoadPlan.Stop
+        if let requests {
+            guard requests >= 1 else { throw ValidationError("-n must be at least 1") }
+            stop = .requests(requests)
+        } else {
+            let text = duration ?? "10s"
+            guard let value = BenchArguments.duration(text), value > .zero else {
+                throw ValidationError("-d \(text): expected a positive duration such as 10s, 1m or 500ms")
+            }
+            stop = .after(value)
+        }
+        if let rate {
+            guard rate > 0, rate.isFinite else { throw ValidationError("-R must be a positive number of requests per second") }
+            guard pipeline == 1 else { throw ValidationError("--pipeline cannot be combined with -R: a constant rate sends one request at a time") }
+        }
+        guard let timeoutValue = BenchArguments.duration(timeout), timeoutValue > .zero else {
+            throw ValidationError("--timeout \(timeout): expected a positive duration such as 2s or 500ms")
+        }
+        var warmupValue = Duration.zero
+        if let warmup {
+            guard let value = BenchArguments.duration(warmup) else {
+                throw ValidationError("--warmup \(warmup): expected a duration such as 2s")
+            }
+            guard requests == nil else { throw ValidationError("--warmup needs a timed run (-d), not -n") }
+            warmupValue = value
+        }
+        let httpMethod = HTTPMethod(method)
+        guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" || $0 == "_" }) else {
+            throw ValidationError("-X \(method): not a method token")
+        }
+        guard httpMethod != .connect else { throw ValidationError("-X CONNECT cannot be benchmarked: it opens a tunnel") }
+        var fields = HTTPHeaders()
+        for line in headers {
+            guard let (name, value) = BenchArguments.header(line) else {
+                throw ValidationError("-H \(line): expected 'Name: value'")
+            }
+            fields.add(name: name, value: value)
+        }
+        var parsedURL: HTTPURL?
+        if let url {
+            do {
+                parsedURL = try HTTPURL(url)
+            } catch {
+                throw ValidationError("\(url): \(error)")
+            }
+            guard parsedURL?.isTLS == false else { throw ValidationError("\(url): https is not supported by wire bench yet") }
+        }
+        return Settings(url: parsedURL, stop: stop, timeout: timeoutValue, warmup: warmupValue, method: httpMethod, headers: fields)
+    }
+
+    func run() async throws {
+        let settings = try settings()
+        var bodyBytes: [UInt8]?
+        if let body {
+            guard let data = FileManager.default.contents(atPath: body) else {
+                throw ValidationError("--body \(body): cannot read the file")
+            }
+            bodyBytes = Array(data)
+        }
+        var embedded: (server: HTTPServer, group: EventLoopGroup)?
+        let target: HTTPURL
+        if let url = settings.url {
+            target = url
+        } else {
+            let group = try EventLoopGroup(loopCount: serverLoops, namePrefix: "wire-bench-serve")
+            let server = HTTPServer(
+                configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
+                group: group, handler: HelloHandler())
+            let address = try await server.start()
+            embedded = (server, group)
+            target = try HTTPURL("http://127.0.0.1:\(address.port ?? 0)/")
+            Self.standardError("wire bench: no URL given: measuring the whole stack against an embedded `wire serve --hello` "
+                + "on \(target) (\(serverLoops) server loop\(serverLoops == 1 ? "" : "s"), \(loops) bench loop\(loops == 1 ? "" : "s"))\n")
+        }
+        defer {
+            if let embedded { embedded.group.shutdown() }
+        }
+
+        let plan: LoadPlan
+        do {
+            plan = try makePlan(settings, target: target, body: bodyBytes)
+        } catch {
+            Self.standardError("wire bench: \(error)\n")
+            throw ExitCode(1)
+        }
+        let progress = isatty(STDERR_FILENO) == 1 ? Self.progressLine : nil
+        let result: LoadResult<LatencyHistogram.Summary>
+        do {
+            result = try LoadGenerator.run(plan, recorder: LatencyHistogram.self, progress: progress)
+        } catch {
+            Self.standardError("wire bench: \(error)\n")
+            throw ExitCode(1)
+        }
+        if progress != nil { Self.standardError("\r\u{1B}[K") }
+        if let embedded { await embedded.server.shutdown(gracePeriod: .seconds(1)) }
+
+        let summary = BenchSummary(
+            url: target.description, isEmbeddedServer: embedded != nil, connections: connections, loops: loops,
+            pipeline: pipeline, rate: rate, duration: result.duration, statistics: result.statistics,
+            latency: LatencyHistogram.merged(result.latencies), processCPU: result.processCPU, loopCPU: result.loopCPU)
+        FileHandle.standardOutput.write(Data((json ? summary.json : summary.text).utf8))
+        if let hgrm { try write(summary.percentileDistribution, to: hgrm) }
+        if let plot {
+            let mode = rate.map { "\(BenchSummary.count($0)) requests/s" } ?? "closed loop"
+            let figure = PercentilePlot(
+                title: "wire bench \(target)",
+                subtitle: "\(connections) connections, \(loops) loop\(loops == 1 ? "" : "s"), \(mode), pipeline \(pipeline): "
+                    + "\(BenchSummary.count(summary.requestsPerSecond)) requests/s over \(String(format: "%.1f", summary.seconds)) s",
+                histogram: summary.latency)
+            try write(figure.svg, to: plot)
+        }
+        if summary.requests == 0 {
+            Self.standardError("wire bench: no request was answered\n")
+            throw ExitCode(1)
+        }
+    }
+
+    /// Resolves the target and serializes the request once.
+    private func makePlan(_ settings: Settings, target: HTTPURL, body: [UInt8]?) throws -> LoadPlan {
+        let addresses: [SocketAddress]
+        if let path = target.unixSocketPath {
+            addresses = [try SocketAddress(unixPath: path)]
+        } else {
+            let port = target.port ?? 80
+            let host = target.host.hasPrefix("[") ? String(target.host.dropFirst().dropLast()) : target.host
+            addresses = try SystemResolver.resolveBlocking(host: host, port: port)
+        }
+        let request = try LoadPlan.serializeRequest(method: settings.method, url: target, headers: settings.headers, body: body)
+        var plan = LoadPlan(addresses: addresses, host: target.host, port: target.port ?? 0, request: request)
+        plan.isHeadRequest = settings.method == .head
+        plan.connections = connections
+        plan.loops = loops
+        plan.pipeline = pipeline
+        plan.stop = settings.stop
+        plan.rate = rate
+        plan.timeout = settings.timeout
+        plan.warmup = settings.warmup
+        return plan
+    }
+
+    private func write(_ text: String, to path: String) throws {
+        do {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            Self.standardError("wire bench: cannot write \(path): \(error.localizedDescription)\n")
+            throw ExitCode(1)
+        }
+    }
+
+    /// `  3 s  123,456 responses  41,152/s`, redrawn in place.
+    private static func progressLine(_ progress: LoadProgress) {
+        let seconds = progress.elapsed.secondsValue
+        let rate = seconds > 0 ? Double(progress.responses) / seconds : 0
+        standardError("\r\u{1B}[K  \(Int(seconds.rounded())) s  \(BenchSummary.count(Double(progress.responses))) responses  "
+            + "\(BenchSummary.count(rate)) requests/s")
+    }
+
+    private static func standardError(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
