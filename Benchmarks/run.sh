@@ -4,9 +4,10 @@
 #   Benchmarks/run.sh              # R=3 repetitions of D=5 s per figure (about 12 minutes with the builds warm)
 #   QUICK=1 Benchmarks/run.sh      # smoke run: 1 repetition of 2 s
 #
-# Environment: R (repetitions), D (seconds per load run), SERVER_CPU / CLIENT_CPU (cores for taskset, default 0 / 1),
+# Environment: R (repetitions), D (seconds per load run), R_BULK (repetitions of the downloads, default 2R+1), SERVER_CPU / CLIENT_CPU (cores for taskset, default 0 / 1),
 # SCALE (connection counts, default "1 64 1000 10000"), BULK_SIZE (default 1G), ROWS (sections to run, default
-# "client server bulk scale tls parser"), OUT (default Benchmarks/results/latest.md).
+# "client server bulk scale tls parser"), OUT (default Benchmarks/results/latest.md), WIRE_TOOL (another build of the
+# `wire` tool to measure instead of this checkout's).
 #
 # From a clean clone it installs what it lacks (nginx-light wrk curl python3 openssl time, as root through apt-get),
 # builds Wire's tool and this package in release, then measures. Every server runs pinned to SERVER_CPU and every
@@ -21,6 +22,7 @@ ROOT=$(dirname "$HERE")
 PY="$HERE/scripts/matrix.py"
 LUA="$HERE/scripts/pipeline.lua"
 if [ "${QUICK:-0}" = 1 ]; then R=${R:-1}; D=${D:-2}; else R=${R:-3}; D=${D:-5}; fi
+R_BULK=${R_BULK:-$((2 * R + 1))} # a download lasts about half a second: more repetitions steady its median
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 SCALE=${SCALE:-1 64 1000 10000}
@@ -78,7 +80,7 @@ build() { # build DIR NAME: a release build of the package in DIR, its log in $L
 }
 build "$ROOT" wire
 build "$HERE" benchmarks
-WIRE="$(cd "$ROOT" && swift build -c release --show-bin-path)/wire"
+WIRE=${WIRE_TOOL:-"$(cd "$ROOT" && swift build -c release --show-bin-path)/wire"}
 BIN=$(cd "$HERE" && swift build -c release --show-bin-path)
 
 HAVE_BENCH=0
@@ -363,10 +365,11 @@ if wants bulk; then
     FILES_PID=$SERVER_PID
     rec title bulk "bulk: $BULK_SIZE GET to /dev/null (client CPU, client peak RSS)"
     rec ref bulk "curl ← nginx (sendfile)"
-    for rep in $(seq "$R"); do
-        note "repetition $rep/$R"
+    for rep in $(seq "$R_BULK"); do
+        note "repetition $rep/$R_BULK"
         download bulk "curl ← nginx (sendfile)" "$bytes" curl -s -o /dev/null "${NGINX_URL}files/big"
         download bulk "wire get ← nginx (sendfile)" "$bytes" "$WIRE" get -s -o /dev/null "${NGINX_URL}files/big"
+        download bulk "AsyncHTTPClient ← nginx (sendfile)" "$bytes" "$BIN/AHCClient" --download "${NGINX_URL}files/big"
         download bulk "curl ← wire serve --root" "$bytes" curl -s -o /dev/null "http://127.0.0.1:$WIRE_PORT/big"
         download bulk "wire get ← wire serve --root" "$bytes" \
             "$WIRE" get -s -o /dev/null "http://127.0.0.1:$WIRE_PORT/big"

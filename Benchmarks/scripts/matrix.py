@@ -4,7 +4,7 @@ Markdown table.
 
   matrix.py wrk FILE            -> "requests requests_per_second p99_ms errors" from `wrk --latency` output
   matrix.py json FILE SECONDS   -> "requests requests_per_second cpu_us_per_request p99_ms" from the last JSON
-                                   line (wire bench --json, AHCClient, URLSessionClient, ClientFigures)
+                                   object (wire bench --json, AHCClient, URLSessionClient, ClientFigures)
   matrix.py stime FILE          -> "connections" from `openssl s_time`
   matrix.py parse FILE SECTION  -> raw records (see below) for ParseFigures' Markdown table
   matrix.py hold HOST PORT N SECONDS
@@ -48,11 +48,18 @@ def wrk(path):
 
 
 def last_json(path):
-    for line in reversed(open(path).read().splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            return json.loads(line)
-    raise SystemExit(f"matrix.py: no JSON line in {path}")
+    """The last JSON object in the file, on one line or pretty-printed over several."""
+    text = open(path).read()
+    decoder = json.JSONDecoder()
+    starts = [m.start() for m in re.finditer(r"(?m)^\s*\{", text)]
+    for start in reversed(starts):
+        try:
+            obj, _ = decoder.raw_decode(text, text.index("{", start))
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "requests_per_second" in obj:
+            return obj
+    raise SystemExit(f"matrix.py: no JSON summary in {path}")
 
 
 def json_figures(path, seconds):

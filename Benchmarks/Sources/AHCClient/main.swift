@@ -6,8 +6,11 @@ import NIOPosix
 // AsyncHTTPClient as a load generator, the peer of `wire bench` in run.sh's client rows: C concurrent
 // keep-alive request loops for S seconds against one URL, on T NIO event-loop threads (default 1, as
 // `wrk -t1` and `wire bench -t 1`). Prints one JSON line: requests/s and this process's CPU per request.
+// With --download, one GET whose body is counted and dropped (run.sh's bulk row; time and RSS come from
+// /usr/bin/time around it).
 //
 //   AHCClient URL [CONCURRENCY=64] [SECONDS=5] [THREADS=1]
+//   AHCClient --download URL
 
 /// This process's user+system CPU time so far, in seconds (getrusage: every thread, the event loop's and the
 /// concurrency pool's alike).
@@ -30,10 +33,42 @@ func fetch(_ client: HTTPClient, _ url: String) async -> Bool {
     }
 }
 
+/// A download answered with a status other than 200.
+struct UnexpectedStatus: Error {
+    /// The status code received.
+    let code: UInt
+}
+
+/// One GET of `url` whose body is streamed and dropped; prints the bytes received as a JSON line.
+func download(_ url: String) async throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let client = HTTPClient(eventLoopGroup: group)
+    let clock = ContinuousClock()
+    let start = clock.now
+    var bytes = 0
+    do {
+        let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(600))
+        guard response.status == .ok else { throw UnexpectedStatus(code: response.status.code) }
+        for try await chunk in response.body { bytes += chunk.readableBytes }
+    } catch {
+        try await client.shutdown().get()
+        throw error
+    }
+    let elapsed = start.duration(to: clock.now)
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    print(#"{"client":"AsyncHTTPClient 1.37.0","bytes":\#(bytes),"seconds":\#(seconds)}"#)
+    try await client.shutdown().get()
+    try await group.shutdownGracefully()
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    print("usage: AHCClient URL [CONCURRENCY=64] [SECONDS=5] [THREADS=1]")
+    print("usage: AHCClient URL [CONCURRENCY=64] [SECONDS=5] [THREADS=1] | AHCClient --download URL")
     exit(2)
+}
+if arguments[1] == "--download", arguments.count == 3 {
+    try await download(arguments[2])
+    exit(0)
 }
 let url = arguments[1]
 let concurrency = arguments.count > 2 ? Int(arguments[2]) ?? 64 : 64
