@@ -4,10 +4,10 @@
 #   Benchmarks/run.sh              # R=3 repetitions of D=5 s per figure (about 12 minutes with the builds warm)
 #   QUICK=1 Benchmarks/run.sh      # smoke run: 1 repetition of 2 s
 #
-# Environment: R (repetitions), D (seconds per load run), R_BULK (repetitions of the downloads, default 2R+1), SERVER_CPU / CLIENT_CPU (cores for taskset, default 0 / 1),
-# SCALE (connection counts, default "1 64 1000 10000"), BULK_SIZE (default 1G), ROWS (sections to run, default
-# "client server bulk scale tls parser"), OUT (default Benchmarks/results/latest.md), WIRE_TOOL (another build of the
-# `wire` tool to measure instead of this checkout's).
+# Environment: R (repetitions), D (seconds per load run), R_BULK (repetitions of the downloads, default 2R+1),
+# SERVER_CPU / CLIENT_CPU (cores for taskset, default 0 / 1), SCALE (connection counts, default "1 64 1000 10000"),
+# BULK_SIZE (default 1G), ROWS (sections to run, default "client server bulk scale tls parser"), OUT (default
+# Benchmarks/results/latest.md), WIRE_TOOL (another build of the `wire` tool to measure instead of this checkout's).
 #
 # From a clean clone it installs what it lacks (nginx-light wrk curl python3 openssl time, as root through apt-get),
 # builds Wire's tool and this package in release, then measures. Every server runs pinned to SERVER_CPU and every
@@ -281,6 +281,9 @@ idle_rss() {
 # --- the rows --------------------------------------------------------------------------------------------------
 
 say "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), R=$R, D=${D}s, fd limit $FD_LIMIT"
+if awk '{ exit !($1 > 0.5) }' /proc/loadavg; then
+    note "the machine is busy (load above 0.5): other work shares the cores and the figures will scatter"
+fi
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 STARTED=$SECONDS
 
