@@ -14,6 +14,10 @@ let package = Package(
         .package(path: ".."),
         // The peer measured against: NIO's HTTP/1.1 decoder wraps llhttp.
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.2"),
+        // Peers of the matrix (run.sh): NIO's HTTP client and a NIO-based server framework. Their optional
+        // traits (swift-configuration support, full Foundation) are off: the benchmarks use neither.
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
     ],
     targets: [
         // Event-loop figures: cross-thread wake-up latency, timer lateness, idle CPU.
@@ -25,6 +29,25 @@ let package = Package(
         .executableTarget(
             name: "ClientFigures",
             dependencies: [.product(name: "Wire", package: wirePackage)]
+        ),
+        // Peer client: AsyncHTTPClient's keep-alive requests/s and CPU per request, for run.sh's client rows.
+        .executableTarget(
+            name: "AHCClient",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // Peer client: Foundation's URLSession (FoundationNetworking, libcurl underneath), the same figures.
+        .executableTarget(name: "URLSessionClient"),
+        // Peer server: a Hummingbird 2 "Hello, World!" on one NIO event loop, for run.sh's server rows.
+        .executableTarget(
+            name: "HummingbirdHello",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         // Parser figures: ns per message and bytes per second, Wire's HTTP1Parser against NIO's HTTP decoders.
         .executableTarget(

@@ -3,7 +3,8 @@ import Synchronization
 import Wire
 
 // Client-engine figures: C concurrent keep-alive request loops through one HTTPClient for S
-// seconds against a server on loopback; prints requests/s and this process's CPU per request.
+// seconds against a server on loopback; prints one JSON line: requests/s and this process's CPU per request
+// (the shape AHCClient and URLSessionClient print, so run.sh reads all three alike).
 //
 //   ClientFigures PORT [CONNECTIONS=64] [SECONDS=4] [LOOPS=1]
 //
@@ -64,6 +65,8 @@ let elapsedNanoseconds = Deadline.now().uptimeNanoseconds - start.uptimeNanoseco
 let elapsed = Double(elapsedNanoseconds) / 1e9
 let total = completed.load(ordering: .relaxed)
 let cpu = processCPUSeconds() - cpuBefore
-report("requests \(total) in \(elapsed) s: \(Int(Double(total) / elapsed)) req/s, client CPU \(Int((cpu * 1e6 / Double(total)).rounded())) µs/request")
+let rate = Double(total) / elapsed
+let cpuPerRequest = total > 0 ? cpu * 1e6 / Double(total) : 0
+report(#"{"client":"Wire HTTPClient","requests":\#(total),"seconds":\#(elapsed),"requests_per_second":\#(rate),"cpu_us_per_request":\#(cpuPerRequest)}"#)
 await client.shutdown()
 await group.shutdownGracefully()
