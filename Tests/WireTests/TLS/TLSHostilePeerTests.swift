@@ -103,11 +103,13 @@ extension IOSuite {
             }
         }
 
-        /// Runs curl twice before a test's descriptor baseline: the second process watched by a
+        /// Runs curl twice (and the tool once) before a test's descriptor baseline: the second process watched by a
         /// termination handler makes Foundation open descriptors of its own (an epoll, an
         /// eventfd, a timerfd) that stay open and would otherwise count as a leak.
         static func warmUpProcessWatching() async throws {
             for _ in 0..<2 { _ = try await runCurl(["--version"]) }
+            // And the tool runner's first run opens one more of Foundation's, once.
+            _ = try await WireToolRunner.run(["--help"])
         }
 
         @Test func curlGetsFromWiresTLSServer() async throws {
