@@ -42,8 +42,15 @@ enum WireToolRunner {
         process.executableURL = executable
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
+        let outputHandle = try FileHandle(forWritingTo: outputURL)
+        let errorHandle = try FileHandle(forWritingTo: errorURL)
+        // The child has its own copies; ours are closed when it is done, so a run leaves no descriptor behind.
+        defer {
+            try? outputHandle.close()
+            try? errorHandle.close()
+        }
+        process.standardOutput = outputHandle
+        process.standardError = errorHandle
         let exit = AsyncStreamBox<Int32>()
         process.terminationHandler = { exit.yield($0.terminationStatus) }
         try process.run()

@@ -103,11 +103,13 @@ extension IOSuite {
             }
         }
 
-        /// Runs curl twice before a test's descriptor baseline: the second process watched by a
+        /// Runs curl twice (and the tool once) before a test's descriptor baseline: the second process watched by a
         /// termination handler makes Foundation open descriptors of its own (an epoll, an
         /// eventfd, a timerfd) that stay open and would otherwise count as a leak.
         static func warmUpProcessWatching() async throws {
             for _ in 0..<2 { _ = try await runCurl(["--version"]) }
+            // And the tool runner's first run opens one more of Foundation's, once.
+            _ = try await WireToolRunner.run(["--help"])
         }
 
         @Test func curlGetsFromWiresTLSServer() async throws {
@@ -146,5 +148,65 @@ extension IOSuite {
                 #expect(refused.status != 0)
             }
         }
+    }
+}
+
+/// A Python TLS server (the `ssl` module) that answers one request per connection with a body
+/// delimited by the connection's end, then either closes properly (close_notify) or drops the
+/// TCP connection without it (`truncate`): the two cases a client must tell apart.
+let closeDelimitedTLSPeer = #"""
+import socket, ssl, sys
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[1], sys.argv[2])
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(8)
+print(listener.getsockname()[1], flush=True)
+while True:
+    raw, _ = listener.accept()
+    try:
+        tls = context.wrap_socket(raw, server_side=True)
+        request = b""
+        while b"\r\n\r\n" not in request:
+            chunk = tls.recv(4096)
+            if not chunk:
+                break
+            request += chunk
+        truncate = b"truncate" in request.split(b"\r\n")[0]
+        tls.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + b"x" * 5000)
+        if truncate:
+            # A TCP shutdown under the TLS layer: no close_notify goes out.
+            tls.shutdown(socket.SHUT_RDWR)
+            tls.close()
+        else:
+            tls.unwrap().close()
+    except Exception as error:
+        print(error, file=sys.stderr, flush=True)
+"""#
+
+extension IOSuite.TLSHostilePeerTests {
+    @Test func closeNotifyEndsABodyAndItsAbsenceIsTruncation() async throws {
+        let pki = TestPKI.shared
+        let peer = try TestProcess("/usr/bin/env", ["python3", "-c", closeDelimitedTLSPeer, pki.goodChain, pki.goodKey])
+        defer { peer.stop() }
+        let port = try #require(Int(try peer.firstLine()))
+        let group = try EventLoopGroup(loopCount: 1, namePrefix: "tls-truncation")
+        let client = try client(group: group)
+        let complete = try await withTimeout(seconds: 10) {
+            let response = try await client.execute(HTTPClientRequest(url: "https://localhost:\(port)/complete"))
+            return try await response.body.collect(upTo: 1 << 20).readableBytes
+        }
+        #expect(complete == 5000)
+        do {
+            _ = try await withTimeout(seconds: 10) {
+                let response = try await client.execute(HTTPClientRequest(url: "https://localhost:\(port)/truncate"))
+                return try await response.body.collect(upTo: 1 << 20).readableBytes
+            }
+            Issue.record("a body cut short without close_notify was accepted")
+        } catch let error as HTTPClientError {
+            #expect((error.securityError as? TLSError)?.reason == .truncatedStream, "\(error)")
+        }
+        await client.shutdown()
+        await group.shutdownGracefully()
     }
 }

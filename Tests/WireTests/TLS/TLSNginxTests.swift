@@ -1,0 +1,177 @@
+import Foundation
+import Glibc
+import Testing
+@testable import Wire
+@testable import WireTLS
+
+private let nginxPath = "/usr/sbin/nginx"
+private let hasNginx = FileManager.default.isExecutableFile(atPath: nginxPath)
+
+extension IOSuite {
+    /// `wire get` and Wire's client against nginx serving TLS: one server block per certificate case.
+    @Suite(.enabled(if: hasNginx, "nginx is not installed")) struct TLSNginxTests {
+        /// nginx with one TLS server block per (name, chain, key), each on a free loopback port.
+        final class TLSNginx {
+            let prefix: String
+            let ports: [String: Int]
+            let process: TestProcess
+
+            init(_ sites: [(name: String, chain: String, key: String)]) async throws {
+                prefix = FileManager.default.temporaryDirectory.appendingPathComponent("wire-nginx-tls-\(UUID().uuidString)").path
+                for folder in ["conf", "logs", "html", "tmp"] {
+                    try FileManager.default.createDirectory(atPath: "\(prefix)/\(folder)", withIntermediateDirectories: true)
+                }
+                try "from nginx\n".write(toFile: "\(prefix)/html/index.html", atomically: true, encoding: .utf8)
+                var ports: [String: Int] = [:]
+                var servers = ""
+                for site in sites {
+                    let port = try Self.freePort()
+                    ports[site.name] = port
+                    servers += """
+                            server {
+                                listen 127.0.0.1:\(port) ssl;
+                                ssl_certificate \(site.chain);
+                                ssl_certificate_key \(site.key);
+                                ssl_protocols TLSv1.2 TLSv1.3;
+                                root \(prefix)/html;
+                            }
+
+                        """
+                }
+                self.ports = ports
+                let configuration = """
+                    daemon off;
+                    master_process off;
+                    worker_processes 1;
+                    pid \(prefix)/logs/nginx.pid;
+                    error_log \(prefix)/logs/error.log;
+                    events { worker_connections 64; }
+                    http {
+                        access_log off;
+                        client_body_temp_path \(prefix)/tmp/body;
+                        proxy_temp_path \(prefix)/tmp/proxy;
+                        fastcgi_temp_path \(prefix)/tmp/fastcgi;
+                        uwsgi_temp_path \(prefix)/tmp/uwsgi;
+                        scgi_temp_path \(prefix)/tmp/scgi;
+                        ssl_session_cache shared:wire:1m;
+                    \(servers)
+                    }
+                    """
+                try configuration.write(toFile: "\(prefix)/conf/nginx.conf", atomically: true, encoding: .utf8)
+                // As in GetCommandNginxTests: a shell SIGKILLs nginx once the test's pipe closes.
+                let script = #"exec 3<&0; "$0" "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) & wait $pid"#
+                process = try TestProcess("/bin/sh", [
+                    "-c", script, nginxPath, "-p", prefix, "-e", "\(prefix)/logs/error.log", "-c", "\(prefix)/conf/nginx.conf",
+                ])
+                let pid = process.process.processIdentifier
+                let allPorts = Array(ports.values)
+                try await withTimeout(seconds: 10) {
+                    while !allPorts.allSatisfy({ Self.accepts(port: $0) }) {
+                        guard kill(pid, 0) == 0 else { throw NginxExited() }
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                }
+            }
+
+            func url(_ site: String, host: String = "localhost") -> String { "https://\(host):\(ports[site]!)/index.html" }
+
+            func stop() {
+                process.stop()
+                try? FileManager.default.removeItem(atPath: prefix)
+            }
+
+            private static func freePort() throws -> Int {
+                let socket = try Socket.makeStream(family: .ipv4)
+                try socket.bind(to: SocketAddress(ipAddress: "127.0.0.1", port: 0))
+                let port = try socket.localAddress().port ?? 0
+                try socket.close()
+                return port
+            }
+
+            private static func accepts(port: Int) -> Bool {
+                let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                guard descriptor >= 0 else { return false }
+                defer { Glibc.close(descriptor) }
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(UInt16(port).bigEndian)
+                address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+                return withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                    }
+                }
+            }
+        }
+
+        struct NginxExited: Error {}
+
+        let pki = TestPKI.shared
+
+        func startNginx() async throws -> TLSNginx {
+            try await TLSNginx([
+                ("good", pki.goodChain, pki.goodKey),
+                ("expired", pki.expiredChain, pki.expiredKey),
+                ("leafonly", pki.leafOnlyChain, pki.goodKey),
+                ("wronghost", pki.wrongHostChain, pki.wrongHostKey),
+                ("selfsigned", pki.selfSignedChain, pki.selfSignedKey),
+            ])
+        }
+
+        @Test func wireGetAgainstNginxCertificateCases() async throws {
+            let nginx = try await startNginx()
+            defer { nginx.stop() }
+            let root = pki.rootCertificate
+            let good = try await WireToolRunner.run(["get", "-sv", "--cacert", root, nginx.url("good")])
+            #expect(good.status == 0, "\(good.errors)")
+            #expect(good.text == "from nginx\n")
+            #expect(good.errors.contains("* TLS: TLSv1.3"), "\(good.errors)")
+            #expect(good.errors.contains("ALPN http/1.1"), "\(good.errors)")
+            let expectations: [(site: String, host: String, status: Int32, text: String)] = [
+                ("expired", "localhost", 60, "has expired"),
+                ("leafonly", "localhost", 60, "unknown_issuer"),
+                ("wronghost", "localhost", 60, "hostname_mismatch"),
+                ("wronghost", "127.0.0.1", 60, "ip_address_mismatch"),
+                ("selfsigned", "localhost", 60, "self_signed"),
+            ]
+            for expectation in expectations {
+                let run = try await WireToolRunner.run(["get", "-s", "--cacert", root, nginx.url(expectation.site, host: expectation.host)])
+                #expect(run.status == expectation.status, "\(expectation.site): \(run.errors)")
+                #expect(run.errors.contains(expectation.text), "\(expectation.site): \(run.errors)")
+            }
+            let tls12 = try await WireToolRunner.run(["get", "-sv", "--cacert", root, "--tlsv1.2", nginx.url("good")])
+            #expect(tls12.status == 0)
+            let chain = try Certificate.load(pemFile: pki.goodChain)
+            let pinned = try await WireToolRunner.run(["get", "-s", "--cacert", root, "--pin", chain[1].pin, nginx.url("good")])
+            #expect(pinned.status == 0, "\(pinned.errors)")
+            let wrongPin = try await WireToolRunner.run(["get", "-s", "--cacert", root, "--pin", chain[0].pin, nginx.url("selfsigned"), "-k"])
+            #expect(wrongPin.status == 90, "\(wrongPin.errors)")
+        }
+
+        @Test func clientResumesNginxSessions() async throws {
+            let nginx = try await startNginx()
+            defer { nginx.stop() }
+            for version in [TLSVersion.tls12, .tls13] {
+                var configuration = HTTPClientConfiguration()
+                var tls = TLSConfiguration()
+                tls.trustRoots = .pemFile(pki.rootCertificate)
+                tls.maximumVersion = version
+                configuration.tls = tls
+                let client = try HTTPClient(configuration: configuration)
+                var resumed: [Bool] = []
+                let url = nginx.url("good")
+                for _ in 0..<3 {
+                    let response = try await withTimeout(seconds: 10) {
+                        try await client.execute(HTTPClientRequest(url: url, headers: ["connection": "close"]))
+                    }
+                    let body = try await response.body.collect(upTo: 1 << 16)
+                    #expect(body.readableBytes == 11)
+                    resumed.append(response.metrics.snapshot.transportSecurity?.isSessionResumed ?? false)
+                    #expect(response.metrics.snapshot.transportSecurity?.protocolVersion == version.description)
+                }
+                await client.shutdown()
+                #expect(resumed == [false, true, true], "\(version)")
+            }
+        }
+    }
+}
