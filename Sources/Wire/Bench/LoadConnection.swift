@@ -231,18 +231,22 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
             offset += step.consumed
             guard let event = step.event else { return offset }
             switch event {
-            case .responseHead(let head):
+            case .responseHead:
                 if inFlight == 0 {
                     failRequests(.parse, "a response arrived with no request outstanding", atLeastOne: true)
                     return nil
                 }
-                statusCode = head.status.code
+                // Read from the parser rather than the event: binding the head would copy it.
+                statusCode = parser.lastResponseStatus
             case .body:
                 break
             case .end:
                 responseEnded()
                 // The response may have ended the run or the connection.
                 guard stream === current, state == .open else { return nil }
+                // A parser between messages finds nothing in no bytes: skip the call (and the step
+                // it would build and destroy), the common case of one response per read.
+                if offset == bytes.count { return offset }
             case .upgraded:
                 failRequests(.parse, "the server switched protocols", atLeastOne: true)
                 return nil

@@ -98,6 +98,7 @@ extension HTTP1Parser {
             }
             lastResponseKeepsAlive =
                 !summary.connectionHasClose && (version >= .http1_1 || summary.connectionHasKeepAlive)
+            lastResponseStatus = status.code
             guard copiesResponseFields else {
                 enterBody(framing)
                 return .responseHead(HTTPResponseHead(version: version, status: status, reasonPhrase: ""))

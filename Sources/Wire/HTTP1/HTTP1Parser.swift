@@ -68,6 +68,8 @@ public struct HTTP1Parser: Sendable {
     /// Whether the connection stays open after the last response head parsed (RFC 9112 §9.3), known even when
     /// `copiesResponseFields` is off.
     package internal(set) var lastResponseKeepsAlive = true
+    /// The status code of the last response head parsed, so a caller can count it without copying the head.
+    package internal(set) var lastResponseStatus = 0
 
     /// Creates a parser.
     /// - Parameters:

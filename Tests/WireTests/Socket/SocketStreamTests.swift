@@ -62,7 +62,11 @@ extension IOSuite {
             }
         }
 
-        @Test func writeLargerThanSocketBufferCompletesUnderBackPressure() async throws {
+        /// Both write entry points: the gathering one, and the single-buffer one that skips the
+        /// queue while it is empty. The payload goes in two halves, so the second must queue
+        /// behind what the kernel refused of the first.
+        @Test(arguments: [false, true])
+        func writeLargerThanSocketBufferCompletesUnderBackPressure(singleBuffer: Bool) async throws {
             let before = openDescriptorCount()
             try await withLoop { loop in
                 try await withTimeout(seconds: 30) {
@@ -79,7 +83,12 @@ extension IOSuite {
                     // The receiver starts paused: the writer must queue and wait for writability.
                     let queuedAfterWrite = try await loop.submit { () -> Int in
                         pair.server.value.setReadingEnabled(false)
-                        pair.client.value.write([finalPayload])
+                        let half = finalPayload.readableBytes / 2
+                        let halves = [finalPayload.slice(at: 0, length: half),
+                                      finalPayload.slice(at: half, length: finalPayload.readableBytes - half)]
+                        for part in halves {
+                            if singleBuffer { pair.client.value.write(part) } else { pair.client.value.write([part]) }
+                        }
                         return pair.client.value.pendingWriteBytes
                     }
                     #expect(queuedAfterWrite > 0, "32 MiB cannot fit in the socket buffers of a paused peer")
