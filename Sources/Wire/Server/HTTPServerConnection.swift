@@ -185,7 +185,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         }
         let request = HTTPServerRequest(
             head: head, body: HTTPBody(channel: channel),
-            remoteAddress: stream.remoteAddress, localAddress: stream.localAddress)
+            remoteAddress: stream.remoteAddress, localAddress: stream.localAddress, transportSecurity: stream.securityInfo)
         let writer = HTTPResponseWriter(connection: bound, exchangeID: id)
         let handler = context.handler
         context.handlerStarted()

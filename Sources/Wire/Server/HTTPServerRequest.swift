@@ -10,6 +10,9 @@ public struct HTTPServerRequest: Sendable {
     public var remoteAddress: SocketAddress?
     /// The address the connection was accepted on.
     public var localAddress: SocketAddress?
+    /// What TLS negotiated on the connection (with the client's certificates under mutual TLS);
+    /// nil for plain HTTP.
+    public var transportSecurity: TransportSecurityInfo?
 
     /// Creates a request (for tests of handlers).
     /// - Parameters:
@@ -17,12 +20,14 @@ public struct HTTPServerRequest: Sendable {
     ///   - body: The body.
     ///   - remoteAddress: The client's address.
     ///   - localAddress: The server's address.
+    ///   - transportSecurity: What TLS negotiated, if the connection is secured.
     public init(head: HTTPRequestHead, body: HTTPBody = .empty, remoteAddress: SocketAddress? = nil,
-                localAddress: SocketAddress? = nil) {
+                localAddress: SocketAddress? = nil, transportSecurity: TransportSecurityInfo? = nil) {
         self.head = head
         self.body = body
         self.remoteAddress = remoteAddress
         self.localAddress = localAddress
+        self.transportSecurity = transportSecurity
     }
 
     /// The method.

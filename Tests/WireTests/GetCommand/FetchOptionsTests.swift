@@ -21,6 +21,23 @@ struct FetchOptionsTests {
         }
     }
 
+    @Test func tlsSwitches() throws {
+        let pin = "sha256/" + String(repeating: "A", count: 43) + "="
+        let options = try Self.get([
+            "-sk", "--cacert", "ca.pem", "--no-verify-host", "--pin", pin, "--pinnedpubkey", "sha256//\(pin.dropFirst(7));\(pin)",
+            "-E", "c.pem", "--key=k.pem", "--tlsv1.3", "https://a/",
+        ])
+        #expect(options.tls.insecure && options.tls.noVerifyHost && options.silent)
+        #expect(options.tls.caCertificateFile == "ca.pem")
+        #expect(options.tls.publicKeyPins == [pin, pin, pin])
+        #expect(options.tls.certificateFile == "c.pem" && options.tls.keyFile == "k.pem")
+        #expect(options.tls.minimumVersion == "1.3")
+        #expect(Self.usageError(["--pin", "sha256/short=", "https://a/"])?.contains("44 characters") == true)
+        #expect(Self.usageError(["--pin", "md5/x", "https://a/"])?.contains("sha256/BASE64") == true)
+        #expect(Self.usageError(["--cert", "c.pem", "https://a/"])?.contains("--key") == true)
+        #expect(Self.usageError(["--pin", pin, "--pin-cert", "p.pem", "https://a/"]) != nil)
+    }
+
     @Test func longShortAttachedAndBundledForms() throws {
         let options = try Self.request([
             "-XPOST", "-H", "A: 1", "--header=B:2", "-HC:  3 ", "-sLi", "-o", "one", "--output=two", "-vf",

@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+import WireTLS
 @testable import Wire
 @testable import wire
 
@@ -55,6 +56,21 @@ struct TransferFailureTests {
         ]
         for code in codes { #expect(TransferFailure.statusByCode[code] != nil, "\(code)") }
         #expect(TransferFailure.statusByCode.count == codes.count)
+    }
+
+    @Test func tlsReasonsMapToCurlsStatuses() {
+        let table: [(TLSError.Reason, Int32)] = [
+            (.certificateExpired, 60), (.certificateNotYetValid, 60), (.unknownIssuer, 60), (.selfSigned, 60),
+            (.selfSignedInChain, 60), (.hostnameMismatch, 60), (.ipAddressMismatch, 60), (.certificateInvalid, 60),
+            (.trustRefused, 60), (.pinMismatch, 90), (.localCertificate, 58), (.alertReceived, 35), (.protocolVersion, 35),
+            (.handshakeFailed, 35), (.noPeerCertificate, 35), (.handshakeTimeout, 28),
+        ]
+        for (reason, status) in table {
+            let tlsError = TLSError(reason, "detail")
+            let failure = TransferFailure(HTTPClientError(.tlsFailed, "\(tlsError)", securityError: tlsError))
+            #expect(failure.status == status, "\(reason)")
+            #expect(failure.message.contains("detail"))
+        }
     }
 
     @Test func theLineNamesTheStatusAndTheCause() {

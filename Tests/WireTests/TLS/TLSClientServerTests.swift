@@ -28,6 +28,12 @@ extension IOSuite {
                 configureServer(&serverTLS)
                 configuration.tls = serverTLS
             }, handler: { request, response in
+                // The handler sees the client's certificate under mutual TLS; /client insists on one.
+                let clientSubject = request.transportSecurity?.peerChain.leaf?.subject
+                if request.head.target == "/client" && clientSubject != "CN=Wire Test Client" {
+                    try await response.respond(HTTPResponseHead(status: HTTPStatus(code: 403)))
+                    return
+                }
                 try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "secure \(request.head.target)\n"))
             }, body)
         }
@@ -37,6 +43,7 @@ extension IOSuite {
             do {
                 let response = try await pair.client.execute(HTTPClientRequest(url: "https://\(host):\(pair.port)\(path)"))
                 _ = try await response.body.collect(upTo: 1 << 20)
+                #expect(response.status.code == 200)
                 return nil
             } catch {
                 guard let tlsError = (error as? HTTPClientError)?.securityError as? TLSError else {

@@ -104,7 +104,7 @@ extension IOSuite {
             let clientCAs = pki.clientCAs
             try await harness.withServer(chain: pki.goodChain, key: pki.goodKey, client: withCertificate,
                                          configureServer: { $0.clientCertificates = .required(caFile: clientCAs) }) { pair in
-                #expect(await TLSClientServerTests.tlsError(pair) == nil)
+                #expect(await TLSClientServerTests.tlsError(pair, path: "/client") == nil)
             }
             var without = harness.trustingTestRoot()
             without.maximumVersion = version
