@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The benchmark matrix of issue #6: Wire beside its peers, in one run, as one Markdown table.
 #
-#   Benchmarks/run.sh              # R=3 repetitions of D=5 s per figure (about 12 minutes with the builds warm)
-#   QUICK=1 Benchmarks/run.sh      # smoke run: 1 repetition of 2 s
+#   Benchmarks/run.sh              # R=3 repetitions of D=5 s per figure: about 7 minutes of measuring (9 once
+#                                  # wire bench and TLS are in), plus the builds (a clean one takes 6-8 minutes)
+#   QUICK=1 Benchmarks/run.sh      # smoke run: 1 repetition of 2 s, about a minute of measuring
 #
 # Environment: R (repetitions), D (seconds per load run), R_BULK (repetitions of the downloads, default 2R+1),
 # SERVER_CPU / CLIENT_CPU (cores for taskset, default 0 / 1), SCALE (connection counts, default "1 64 1000 10000"),
