@@ -1,162 +1,164 @@
 import Foundation
 import Testing
 
-/// Runs the built `wire parse` on fixed inputs and checks its exact output lines and exit status.
-///
-/// The tool is run as a process because its contract is its bytes on stdout and its exit status. `swift build
-/// --build-tests` builds it next to the tests.
-struct ParseCommandTests {
-    /// The result of one run.
-    struct Run {
-        var lines: [String]
-        var status: Int32
-    }
-
-    /// The `wire` executable in the build folder that holds this test binary, or in the package's `.build/debug`.
-    static func toolURL() throws -> URL {
-        let fileManager = FileManager.default
-        var candidates: [URL] = []
-        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var folder = testBinary.deletingLastPathComponent()
-        for _ in 0..<4 {
-            candidates.append(folder.appendingPathComponent("wire"))
-            folder = folder.deletingLastPathComponent()
+extension IOSuite {
+    /// Runs the built `wire parse` on fixed inputs and checks its exact output lines and exit status.
+    ///
+    /// The tool is run as a process because its contract is its bytes on stdout and its exit status. `swift build
+    /// --build-tests` builds it next to the tests.
+    @Suite struct ParseCommandTests {
+        /// The result of one run.
+        struct Run {
+            var lines: [String]
+            var status: Int32
         }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug/wire"))
-        return try #require(
-            candidates.first { fileManager.isExecutableFile(atPath: $0.path) && !$0.hasDirectoryPath },
-            "wire executable not found; build it with `swift build --build-tests`")
-    }
 
-    /// Runs `wire parse arguments` with `input` on standard input, for at most 30 seconds.
-    static func parse(_ input: [UInt8], _ arguments: [String]) throws -> Run {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wire-parse-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let inputURL = folder.appendingPathComponent("in")
-        let outputURL = folder.appendingPathComponent("out")
-        try Data(input).write(to: inputURL)
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-
-        let process = Process()
-        process.executableURL = try toolURL()
-        process.arguments = ["parse"] + arguments
-        process.standardInput = try FileHandle(forReadingFrom: inputURL)
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.01)
+        /// The `wire` executable in the build folder that holds this test binary, or in the package's `.build/debug`.
+        static func toolURL() throws -> URL {
+            let fileManager = FileManager.default
+            var candidates: [URL] = []
+            let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            var folder = testBinary.deletingLastPathComponent()
+            for _ in 0..<4 {
+                candidates.append(folder.appendingPathComponent("wire"))
+                folder = folder.deletingLastPathComponent()
+            }
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent()
+            candidates.append(root.appendingPathComponent(".build/debug/wire"))
+            return try #require(
+                candidates.first { fileManager.isExecutableFile(atPath: $0.path) && !$0.hasDirectoryPath },
+                "wire executable not found; build it with `swift build --build-tests`")
         }
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-            Issue.record("wire parse did not finish within 30 s")
+
+        /// Runs `wire parse arguments` with `input` on standard input, for at most 30 seconds.
+        static func parse(_ input: [UInt8], _ arguments: [String]) throws -> Run {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wire-parse-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let inputURL = folder.appendingPathComponent("in")
+            let outputURL = folder.appendingPathComponent("out")
+            try Data(input).write(to: inputURL)
+            _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+
+            let process = Process()
+            process.executableURL = try toolURL()
+            process.arguments = ["parse"] + arguments
+            process.standardInput = try FileHandle(forReadingFrom: inputURL)
+            process.standardOutput = try FileHandle(forWritingTo: outputURL)
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+                Issue.record("wire parse did not finish within 30 s")
+            }
+            let output = try String(decoding: Data(contentsOf: outputURL), as: UTF8.self)
+            return Run(lines: output.split(separator: "\n").map(String.init), status: process.terminationStatus)
         }
-        let output = try String(decoding: Data(contentsOf: outputURL), as: UTF8.self)
-        return Run(lines: output.split(separator: "\n").map(String.init), status: process.terminationStatus)
-    }
 
-    static func parse(_ text: String, _ arguments: [String]) throws -> Run {
-        try parse(Array(text.utf8), arguments)
-    }
+        static func parse(_ text: String, _ arguments: [String]) throws -> Run {
+            try parse(Array(text.utf8), arguments)
+        }
 
-    @Test func pipelinedRequestsPrintOneLineEach() throws {
-        let run = try Self.parse(
-            "GET /a HTTP/1.1\r\nHost: x\r\n\r\nPOST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
-                + "GET /c HTTP/1.0\r\n\r\n",
-            ["--request"])
-        #expect(run.status == 0)
-        #expect(run.lines == [
-            #"{"method": "GET", "target": "/a", "version": "HTTP/1.1", "headers": [["Host", "x"]], "body_b64": "", "keep_alive": true}"#,
-            #"{"method": "POST", "target": "/b", "version": "HTTP/1.1", "headers": [["Host", "x"], ["Content-Length", "3"]], "body_b64": "YWJj", "keep_alive": true}"#,
-            #"{"method": "GET", "target": "/c", "version": "HTTP/1.0", "headers": [], "body_b64": "", "keep_alive": false}"#,
-        ])
-    }
+        @Test func pipelinedRequestsPrintOneLineEach() throws {
+            let run = try Self.parse(
+                "GET /a HTTP/1.1\r\nHost: x\r\n\r\nPOST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+                    + "GET /c HTTP/1.0\r\n\r\n",
+                ["--request"])
+            #expect(run.status == 0)
+            #expect(run.lines == [
+                #"{"method": "GET", "target": "/a", "version": "HTTP/1.1", "headers": [["Host", "x"]], "body_b64": "", "keep_alive": true}"#,
+                #"{"method": "POST", "target": "/b", "version": "HTTP/1.1", "headers": [["Host", "x"], ["Content-Length", "3"]], "body_b64": "YWJj", "keep_alive": true}"#,
+                #"{"method": "GET", "target": "/c", "version": "HTTP/1.0", "headers": [], "body_b64": "", "keep_alive": false}"#,
+            ])
+        }
 
-    @Test func responseToHeadHasNoBody() throws {
-        let run = try Self.parse(
-            "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
-            ["--response", "--method", "HEAD", "--method", "GET"])
-        #expect(run.status == 0)
-        #expect(run.lines == [
-            #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "5"]], "body_b64": "", "keep_alive": true}"#,
-            #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "2"]], "body_b64": "aGk=", "keep_alive": true}"#,
-        ])
-    }
+        @Test func responseToHeadHasNoBody() throws {
+            let run = try Self.parse(
+                "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+                ["--response", "--method", "HEAD", "--method", "GET"])
+            #expect(run.status == 0)
+            #expect(run.lines == [
+                #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "5"]], "body_b64": "", "keep_alive": true}"#,
+                #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "2"]], "body_b64": "aGk=", "keep_alive": true}"#,
+            ])
+        }
 
-    @Test func interimAndChunkedWithTrailers() throws {
-        let run = try Self.parse(
-            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-                + "4\r\nWiki\r\n5;x=y\r\npedia\r\n0\r\nX-Sum: 9\r\n\r\n",
-            ["--response"])
-        #expect(run.status == 0)
-        #expect(run.lines == [
-            #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
-            #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Transfer-Encoding", "chunked"]], "body_b64": "V2lraXBlZGlh", "keep_alive": true, "trailers": [["X-Sum", "9"]]}"#,
-        ])
-    }
+        @Test func interimAndChunkedWithTrailers() throws {
+            let run = try Self.parse(
+                "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "4\r\nWiki\r\n5;x=y\r\npedia\r\n0\r\nX-Sum: 9\r\n\r\n",
+                ["--response"])
+            #expect(run.status == 0)
+            #expect(run.lines == [
+                #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
+                #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Transfer-Encoding", "chunked"]], "body_b64": "V2lraXBlZGlh", "keep_alive": true, "trailers": [["X-Sum", "9"]]}"#,
+            ])
+        }
 
-    @Test func closeDelimitedBodyEndsAtEndOfInput() throws {
-        let run = try Self.parse("HTTP/1.1 200 OK\r\n\r\nto the end", ["--response"])
-        #expect(run.status == 0)
-        #expect(run.lines == [
-            #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [], "body_b64": "dG8gdGhlIGVuZA==", "keep_alive": false}"#,
-        ])
-    }
+        @Test func closeDelimitedBodyEndsAtEndOfInput() throws {
+            let run = try Self.parse("HTTP/1.1 200 OK\r\n\r\nto the end", ["--response"])
+            #expect(run.status == 0)
+            #expect(run.lines == [
+                #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [], "body_b64": "dG8gdGhlIGVuZA==", "keep_alive": false}"#,
+            ])
+        }
 
-    @Test func protocolErrorFollowsCompleteMessages() throws {
-        let run = try Self.parse(
-            "GET / HTTP/1.1\r\nHost: x\r\n\r\nPOST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
-            ["--request"])
-        #expect(run.status == 1)
-        #expect(run.lines.count == 2)
-        #expect(run.lines.last == #"{"error": "conflicting_content_length", "offset": 88}"#)
-    }
+        @Test func protocolErrorFollowsCompleteMessages() throws {
+            let run = try Self.parse(
+                "GET / HTTP/1.1\r\nHost: x\r\n\r\nPOST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+                ["--request"])
+            #expect(run.status == 1)
+            #expect(run.lines.count == 2)
+            #expect(run.lines.last == #"{"error": "conflicting_content_length", "offset": 88}"#)
+        }
 
-    @Test func truncatedMessageIsAnError() throws {
-        let run = try Self.parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc", ["--request"])
-        #expect(run.status == 1)
-        #expect(run.lines == [#"{"error": "unexpected_end_of_stream", "offset": 51}"#])
-    }
+        @Test func truncatedMessageIsAnError() throws {
+            let run = try Self.parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc", ["--request"])
+            #expect(run.status == 1)
+            #expect(run.lines == [#"{"error": "unexpected_end_of_stream", "offset": 51}"#])
+        }
 
-    @Test func binaryBodyIsBase64() throws {
-        let body: [UInt8] = [0x00, 0xFF, 0x0D, 0x0A, 0x80, 0x7F]
-        let run = try Self.parse(
-            Array("PUT /b HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\n".utf8) + body, ["--request"])
-        #expect(run.status == 0)
-        #expect(run.lines.first?.contains(#""body_b64": "AP8NCoB/""#) == true)
-    }
+        @Test func binaryBodyIsBase64() throws {
+            let body: [UInt8] = [0x00, 0xFF, 0x0D, 0x0A, 0x80, 0x7F]
+            let run = try Self.parse(
+                Array("PUT /b HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\n".utf8) + body, ["--request"])
+            #expect(run.status == 0)
+            #expect(run.lines.first?.contains(#""body_b64": "AP8NCoB/""#) == true)
+        }
 
-    @Test func nonUTF8FieldBytesMapToLatin1AndAreListed() throws {
-        let input = Array("HTTP/1.1 200 Tr".utf8) + [0xE8] + Array("s bien\r\nX-A: caf".utf8) + [0xE9]
-            + Array("\r\nX-B: caf\u{E9}\r\nContent-Length: 0\r\n\r\n".utf8)
-        let run = try Self.parse(input, ["--response"])
-        #expect(run.status == 0)
-        #expect(run.lines == [
-            #"{"version": "HTTP/1.1", "status": 200, "reason": "Tr\u00e8s bien", "headers": [["X-A", "caf\u00e9"], ["X-B", "café"], ["Content-Length", "0"]], "body_b64": "", "keep_alive": true, "latin1": ["reason", "headers/0"]}"#,
-        ])
-    }
+        @Test func nonUTF8FieldBytesMapToLatin1AndAreListed() throws {
+            let input = Array("HTTP/1.1 200 Tr".utf8) + [0xE8] + Array("s bien\r\nX-A: caf".utf8) + [0xE9]
+                + Array("\r\nX-B: caf\u{E9}\r\nContent-Length: 0\r\n\r\n".utf8)
+            let run = try Self.parse(input, ["--response"])
+            #expect(run.status == 0)
+            #expect(run.lines == [
+                #"{"version": "HTTP/1.1", "status": 200, "reason": "Tr\u00e8s bien", "headers": [["X-A", "caf\u00e9"], ["X-B", "café"], ["Content-Length", "0"]], "body_b64": "", "keep_alive": true, "latin1": ["reason", "headers/0"]}"#,
+            ])
+        }
 
-    @Test func lenientListsRepairs() throws {
-        let run = try Self.parse("GET / HTTP/1.1\nHost: x\n\n", ["--request", "--lenient"])
-        #expect(run.status == 0)
-        #expect(run.lines == [
-            #"{"method": "GET", "target": "/", "version": "HTTP/1.1", "headers": [["Host", "x"]], "body_b64": "", "keep_alive": true, "repairs": [{"kind": "bare_lf", "offset": 14}]}"#,
-        ])
-        let strict = try Self.parse("GET / HTTP/1.1\nHost: x\n\n", ["--request"])
-        #expect(strict.status == 1)
-        #expect(strict.lines == [#"{"error": "bare_lf", "offset": 14}"#])
-    }
+        @Test func lenientListsRepairs() throws {
+            let run = try Self.parse("GET / HTTP/1.1\nHost: x\n\n", ["--request", "--lenient"])
+            #expect(run.status == 0)
+            #expect(run.lines == [
+                #"{"method": "GET", "target": "/", "version": "HTTP/1.1", "headers": [["Host", "x"]], "body_b64": "", "keep_alive": true, "repairs": [{"kind": "bare_lf", "offset": 14}]}"#,
+            ])
+            let strict = try Self.parse("GET / HTTP/1.1\nHost: x\n\n", ["--request"])
+            #expect(strict.status == 1)
+            #expect(strict.lines == [#"{"error": "bare_lf", "offset": 14}"#])
+        }
 
-    @Test(arguments: [[], ["--request", "--response"], ["--request", "--bogus"], ["--response", "--method"],
-                      ["--request", "--method", "GET"], ["--response", "--method", "G T"]])
-    func usageErrorsExitTwo(arguments: [String]) throws {
-        let run = try Self.parse("", arguments)
-        #expect(run.status == 2)
-        #expect(run.lines.isEmpty)
+        @Test(arguments: [[], ["--request", "--response"], ["--request", "--bogus"], ["--response", "--method"],
+                          ["--request", "--method", "GET"], ["--response", "--method", "G T"]])
+        func usageErrorsExitTwo(arguments: [String]) throws {
+            let run = try Self.parse("", arguments)
+            #expect(run.status == 2)
+            #expect(run.lines.isEmpty)
+        }
     }
 }
