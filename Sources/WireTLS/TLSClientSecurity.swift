@@ -63,6 +63,8 @@ final class TLSClientSecurity: ClientTransportSecurity {
             connection.onNewSession = { session in sessions.store(session, for: sessionKey) }
         }
         let configuration = self.configuration
+        // The completion holds the stream until the handshake ends (it is dropped then, breaking
+        // the cycle): nothing else owns a client stream before it is handed to the pool.
         var tls: TLSStream?
         tls = TLSStream(lower: lower, connection: connection, deadline: deadline,
                         evaluateTrust: { connection in
@@ -76,13 +78,16 @@ final class TLSClientSecurity: ClientTransportSecurity {
                                 completion(.failure(error))
                             }
                         })
-        // The handshake cannot have completed inside init: the server has not answered yet.
         _ = tls
     }
 }
 
 extension HTTPClientConfiguration {
     /// The TLS settings for `https` URLs; setting them (with `import WireTLS`) enables https.
+    ///
+    /// Each assignment makes a new TLS layer: its own OpenSSL context (built on the first https
+    /// connection, so an unreadable file fails that request with `.localCertificate`), its own
+    /// session cache, and pools of its own.
     ///
     /// ```swift
     /// var configuration = HTTPClientConfiguration()

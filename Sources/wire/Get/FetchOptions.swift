@@ -281,11 +281,14 @@ struct FetchOptions: Equatable, Sendable {
         var pins: [String] = []
         for part in value.split(separator: ";") {
             var text = part.trimmingPrefix(" ")
-            guard text.hasPrefix("sha256/") else {
+            // curl writes `sha256//BASE64`; base64 may itself start with `/`, so only that exact prefix is curl's.
+            if text.hasPrefix("sha256//") && text.count == "sha256//".count + 44 {
+                text = text.dropFirst("sha256//".count)
+            } else if text.hasPrefix("sha256/") {
+                text = text.dropFirst("sha256/".count)
+            } else {
                 throw FetchUsageError(message: "a pin is sha256/BASE64 (the SHA-256 of the public key), not '\(part)'")
             }
-            text = text.dropFirst("sha256/".count)
-            if text.hasPrefix("/") { text = text.dropFirst() }
             guard text.count == 44, text.hasSuffix("="),
                   text.dropLast().allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "/") }) else {
                 throw FetchUsageError(message: "a pin's base64 is 44 characters (32 bytes), not '\(text)'")

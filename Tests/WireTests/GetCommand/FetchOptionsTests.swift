@@ -33,6 +33,9 @@ struct FetchOptionsTests {
         #expect(options.tls.certificateFile == "c.pem" && options.tls.keyFile == "k.pem")
         #expect(options.tls.minimumVersion == "1.3")
         #expect(Self.usageError(["--pin", "sha256/short=", "https://a/"])?.contains("44 characters") == true)
+        // Base64 that starts with a slash is not curl's double slash.
+        let slashPin = "sha256//" + String(repeating: "B", count: 42) + "="
+        #expect(try Self.get(["--pin", slashPin, "https://a/"]).tls.publicKeyPins == [slashPin])
         #expect(Self.usageError(["--pin", "md5/x", "https://a/"])?.contains("sha256/BASE64") == true)
         #expect(Self.usageError(["--cert", "c.pem", "https://a/"])?.contains("--key") == true)
         #expect(Self.usageError(["--pin", pin, "--pin-cert", "p.pem", "https://a/"]) != nil)
