@@ -53,6 +53,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // A fixed amount of HTTP/1.1 work on Wire's own loops with no Swift task, so that valgrind's callgrind
+        // can count instructions per request (it cannot follow the global executor's threads).
+        .executableTarget(
+            name: "wire-profile",
+            dependencies: ["Wire"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "WireTests",
             dependencies: ["Wire", "WireTLS", "CWireLinux", "wire"],

@@ -59,9 +59,9 @@ package enum LoadGenerator {
             worker.loop.execute { worker.value.connectAll { ready.signal() } }
         }
         for _ in workers { ready.wait() }
-        let opened = workers.map { worker in onLoop(worker.loop) { worker.value.openedAtStart } }.reduce(0, +)
+        let opened = workers.map { worker in worker.loop.runBlocking { worker.value.openedAtStart } }.reduce(0, +)
         guard opened > 0 else {
-            let setup = workers.map { worker in onLoop(worker.loop) { () -> LoadStatistics in
+            let setup = workers.map { worker in worker.loop.runBlocking { () -> LoadStatistics in
                 worker.value.abandon()
                 return worker.value.setupStatistics
             } }
@@ -82,7 +82,7 @@ package enum LoadGenerator {
         }
         var cpuAtMeasureStart = measureFrom > start ? nil : cpuBefore
         var remaining = workers.count
-        let counters = workers.map { worker in onLoop(worker.loop) { worker.value.counters } }
+        let counters = workers.map { worker in worker.loop.runBlocking { worker.value.counters } }
         var nextTick = start + 1_000_000_000
         while remaining > 0 {
             let now = Posix.monotonicNanoseconds()
@@ -109,7 +109,7 @@ package enum LoadGenerator {
         var lastFinish = measureFrom
         var firstMeasure = UInt64.max
         for worker in workers {
-            let share = onLoop(worker.loop) { () -> (LoadStatistics, Recorder.Summary, CPUTime, UInt64, UInt64) in
+            let share = worker.loop.runBlocking { () -> (LoadStatistics, Recorder.Summary, CPUTime, UInt64, UInt64) in
                 let value = worker.value
                 var statistics = value.setupStatistics
                 statistics.merge(value.statistics)
@@ -152,27 +152,9 @@ package enum LoadGenerator {
             let loop = loops[position]
             let connectionIndices = indices[position]
             let budget = budgets[position]
-            return onLoop(loop) {
+            return loop.runBlocking {
                 LoopBound(LoadWorker<Recorder>(loop: loop, plan: plan, connectionIndices: connectionIndices, budget: budget), loop: loop)
             }
         }
     }
-
-    /// Runs `body` on `loop` and waits for its result; the calling thread must not be the loop's.
-    private static func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) -> T {
-        let box = LoopResultBox<T>()
-        loop.execute {
-            let result = body()
-            box.value.withLock { $0 = result }
-            box.done.signal()
-        }
-        box.done.wait()
-        return box.value.withLock { $0.take()! }
-    }
-}
-
-/// Carries one result from a loop to the thread waiting for it.
-private final class LoopResultBox<T: Sendable>: Sendable {
-    let value = Mutex<T?>(nil)
-    let done = Semaphore()
 }

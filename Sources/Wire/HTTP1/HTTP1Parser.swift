@@ -89,6 +89,20 @@ public struct HTTP1Parser: Sendable {
         if pendingMethods.isEmpty { pendingMethods = [] }
     }
 
+    /// Makes the parser as good as new for another stream, keeping the storage a fresh parser would allocate
+    /// again (a server lends one parser to its busy connections in turn).
+    package mutating func resetForNewStream() {
+        state = .head
+        scanner.reset(mode: kind == .request ? .request : .response)
+        chunkedDecoder = HTTP1ChunkedDecoder()
+        bytesConsumed = 0
+        // (Emptying an empty array with keepingCapacity would allocate one.)
+        if !pendingMethods.isEmpty { pendingMethods.removeAll(keepingCapacity: true) }
+        requestWantsUpgrade = false
+        lastResponseKeepsAlive = true
+        lastResponseStatus = 0
+    }
+
     /// Tells a response parser that a request with `method` was sent, so its response is framed correctly: no body
     /// after HEAD (RFC 9110 §9.3.2), a tunnel after a 2xx to CONNECT (RFC 9110 §9.3.6). Call once per request, in
     /// order; pipelined requests queue up. Without a queued method, GET framing is assumed.

@@ -60,16 +60,20 @@ public enum HTTP1Serializer {
         guard (100...999).contains(head.status.code) else {
             throw HTTP1SerializationError(.invalidStatusCode, detail: String(head.status.code))
         }
-        guard head.reasonPhrase.utf8.allSatisfy(CharacterClasses.isFieldValueByte) else {
+        var reason = head.reasonPhrase
+        guard reason.withUTF8({ isFieldValue($0) }) else {
             throw HTTP1SerializationError(.invalidReasonPhrase, detail: head.reasonPhrase)
         }
         try validateVersion(head.version)
         try validateFields(head.headers)
         appendVersion(head.version, to: &buffer)
+        let code = head.status.code
         buffer.append(ASCII.space)
-        buffer.append(contentsOf: String(head.status.code).utf8)
+        buffer.append(0x30 + UInt8(code / 100))
+        buffer.append(0x30 + UInt8(code / 10 % 10))
+        buffer.append(0x30 + UInt8(code % 10))
         buffer.append(ASCII.space)
-        buffer.append(contentsOf: head.reasonPhrase.utf8)
+        reason.withUTF8 { buffer.append(contentsOf: $0) }
         buffer.append(ASCII.cr)
         buffer.append(ASCII.lf)
         appendFields(head.headers, framing: framing, to: &buffer)
@@ -138,15 +142,37 @@ public enum HTTP1Serializer {
     }
 
     private static func validateFields(_ headers: HTTPHeaders) throws(HTTP1SerializationError) {
-        for position in headers.indices {
-            let name = headers.bytes[headers.nameRange(at: position)]
-            guard !name.isEmpty, name.allSatisfy(CharacterClasses.isToken) else {
-                throw HTTP1SerializationError(.invalidFieldName, detail: headers.name(at: position))
+        // One pass over the field bytes through one pointer: this runs for every response a server sends.
+        let invalid = headers.bytes.withUnsafeBufferPointer { bytes -> (position: Int, name: Bool)? in
+            for position in headers.indices {
+                let name = UnsafeBufferPointer(rebasing: bytes[headers.nameRange(at: position)])
+                guard !name.isEmpty, isToken(name) else { return (position, true) }
+                guard isFieldValue(UnsafeBufferPointer(rebasing: bytes[headers.valueRange(at: position)])) else {
+                    return (position, false)
+                }
             }
-            guard headers.bytes[headers.valueRange(at: position)].allSatisfy(CharacterClasses.isFieldValueByte) else {
-                throw HTTP1SerializationError(.invalidFieldValue, detail: headers.value(at: position))
-            }
+            return nil
         }
+        guard let invalid else { return }
+        throw invalid.name
+            ? HTTP1SerializationError(.invalidFieldName, detail: headers.name(at: invalid.position))
+            : HTTP1SerializationError(.invalidFieldValue, detail: headers.value(at: invalid.position))
+    }
+
+    /// Whether every byte is a `tchar`.
+    private static func isToken(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let table = CharacterClasses.table
+        var classes = CharacterClasses.token
+        for byte in bytes { classes &= table[byte] }
+        return classes != 0
+    }
+
+    /// Whether every byte may appear in a field value or reason phrase: field-vchar, SP or HTAB.
+    private static func isFieldValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let table = CharacterClasses.table
+        let allowed = CharacterClasses.fieldVChar | CharacterClasses.whitespace
+        for byte in bytes where table[byte] & allowed == 0 { return false }
+        return true
     }
 
     /// chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS value ] ); checked with the parser's own decoder so the two
@@ -166,7 +192,7 @@ public enum HTTP1Serializer {
     }
 
     private static func appendVersion(_ version: HTTPVersion, to buffer: inout [UInt8]) {
-        buffer.append(contentsOf: "HTTP/".utf8)
+        appendASCII("HTTP/", to: &buffer)
         buffer.append(0x30 + version.major)
         buffer.append(ASCII.dot)
         buffer.append(0x30 + version.minor)
@@ -178,34 +204,56 @@ public enum HTTP1Serializer {
             appendFieldLines(headers, skippingFraming: false, to: &buffer)
         case .contentLength(let length):
             appendFieldLines(headers, skippingFraming: true, to: &buffer)
-            buffer.append(contentsOf: "Content-Length: ".utf8)
-            buffer.append(contentsOf: String(length).utf8)
+            appendASCII("Content-Length: ", to: &buffer)
+            appendDecimal(length, to: &buffer)
             buffer.append(ASCII.cr)
             buffer.append(ASCII.lf)
         case .chunked:
             appendFieldLines(headers, skippingFraming: true, to: &buffer)
-            buffer.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+            appendASCII("Transfer-Encoding: chunked\r\n", to: &buffer)
         }
         buffer.append(ASCII.cr)
         buffer.append(ASCII.lf)
     }
 
     private static func appendFieldLines(_ headers: HTTPHeaders, skippingFraming: Bool, to buffer: inout [UInt8]) {
-        for position in headers.indices {
-            let name = headers.bytes[headers.nameRange(at: position)]
-            if skippingFraming {
-                let isFraming = name.withUnsafeBufferPointer {
-                    ASCII.equalsCaseInsensitive($0, "content-length")
-                        || ASCII.equalsCaseInsensitive($0, "transfer-encoding")
+        headers.bytes.withUnsafeBufferPointer { bytes in
+            for position in headers.indices {
+                let name = UnsafeBufferPointer(rebasing: bytes[headers.nameRange(at: position)])
+                if skippingFraming
+                    && (ASCII.equalsCaseInsensitive(name, "content-length")
+                        || ASCII.equalsCaseInsensitive(name, "transfer-encoding")) {
+                    continue
                 }
-                if isFraming { continue }
+                buffer.append(contentsOf: name)
+                buffer.append(ASCII.colon)
+                buffer.append(ASCII.space)
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[headers.valueRange(at: position)]))
+                buffer.append(ASCII.cr)
+                buffer.append(ASCII.lf)
             }
-            buffer.append(contentsOf: name)
-            buffer.append(ASCII.colon)
-            buffer.append(ASCII.space)
-            buffer.append(contentsOf: headers.bytes[headers.valueRange(at: position)])
-            buffer.append(ASCII.cr)
-            buffer.append(ASCII.lf)
+        }
+    }
+
+    /// Appends a literal's bytes with one copy (a `String`'s UTF-8 view would be appended byte by byte).
+    @inline(__always)
+    static func appendASCII(_ text: StaticString, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Appends `value` (not negative) in decimal without making a `String`.
+    static func appendDecimal(_ value: Int, to buffer: inout [UInt8]) {
+        precondition(value >= 0, "a length is never negative")
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for Int.max's 19 digits
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            var rest = value
+            var start = scratch.count
+            repeat {
+                start -= 1
+                scratch[start] = 0x30 + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[start...]))
         }
     }
 

@@ -136,17 +136,41 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
     ///   - token: The element to look for.
     ///   - name: The field name, matched case-insensitively.
     public func containsToken(_ token: String, inFieldsNamed name: String) -> Bool {
-        var found = false
         var token = token
-        token.withUTF8 { tokenBytes in
-            bytes.withUnsafeBufferPointer { storage in
-                forEachPosition(named: name) { position in
-                    guard !found else { return }
-                    let entry = position * 4
-                    let start = Int(index[entry + 2])
-                    let value = UnsafeBufferPointer(rebasing: storage[start..<start + Int(index[entry + 3])])
-                    found = HTTPHeaders.listContains(value, tokenBytes)
-                }
+        var name = name
+        return token.withUTF8 { tokenBytes in
+            name.withUTF8 { nameBytes in containsToken(tokenBytes, inFieldsNamed: nameBytes) }
+        }
+    }
+
+    /// `containsToken(_:inFieldsNamed:)` for literals, with no string to bridge: the server asks it of every
+    /// request and response.
+    func containsToken(literal token: StaticString, inFieldsNamed name: StaticString) -> Bool {
+        containsToken(
+            UnsafeBufferPointer(start: token.utf8Start, count: token.utf8CodeUnitCount),
+            inFieldsNamed: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+    }
+
+    /// Whether a field named `name` exists, for a literal name.
+    func contains(literalName name: StaticString) -> Bool {
+        var found = false
+        forEachPosition(named: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)) { _ in
+            found = true
+        }
+        return found
+    }
+
+    private func containsToken(
+        _ tokenBytes: UnsafeBufferPointer<UInt8>, inFieldsNamed name: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        var found = false
+        bytes.withUnsafeBufferPointer { storage in
+            forEachPosition(named: name) { position in
+                guard !found else { return }
+                let entry = position * 4
+                let start = Int(index[entry + 2])
+                let value = UnsafeBufferPointer(rebasing: storage[start..<start + Int(index[entry + 3])])
+                found = HTTPHeaders.listContains(value, tokenBytes)
             }
         }
         return found
@@ -248,22 +272,24 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
     /// Calls `body` with each position whose name matches `name` case-insensitively.
     private func forEachPosition(named name: String, _ body: (Int) -> Void) {
         var name = name
-        name.withUTF8 { query in
-            bytes.withUnsafeBufferPointer { storage in
-                for position in 0..<index.count / 4 {
-                    let entry = position * 4
-                    guard Int(index[entry + 1]) == query.count else { continue }
+        name.withUTF8 { query in forEachPosition(named: query, body) }
+    }
+
+    private func forEachPosition(named query: UnsafeBufferPointer<UInt8>, _ body: (Int) -> Void) {
+        guard !index.isEmpty else { return }
+        bytes.withUnsafeBufferPointer { storage in
+            index.withUnsafeBufferPointer { index in
+                for entry in stride(from: 0, to: index.count, by: 4) where Int(index[entry + 1]) == query.count {
                     let start = Int(index[entry])
                     let fieldName = UnsafeBufferPointer(rebasing: storage[start..<start + query.count])
                     if ASCII.equalsCaseInsensitive(fieldName, query) {
-                        body(position)
+                        body(entry / 4)
                     }
                 }
             }
         }
     }
 
-    /// Whether the comma-separated list `value` has an element equal (case-insensitively) to `token`.
     static func listContains(_ value: UnsafeBufferPointer<UInt8>, _ token: UnsafeBufferPointer<UInt8>) -> Bool {
         var start = 0
         while start <= value.count {

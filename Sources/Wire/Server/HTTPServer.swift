@@ -64,6 +64,50 @@ public final class HTTPServer: Sendable {
     /// - Returns: The bound address (with the actual port when the configuration asked for port 0).
     /// - Throws: `HTTPServerError` of kind `.bindFailed` carrying the `IOError`, or `.alreadyStarted`.
     public func start() async throws -> SocketAddress {
+        try beginStarting()
+        var contexts: [LoopBound<ServerLoopContext>] = []
+        var address = configuration.address
+        do {
+            for loop in group.loops {
+                let requested = address
+                let (context, bound) = try await loop.submit(makeListener(on: loop, requested: requested))
+                contexts.append(context)
+                // The first listener picks the port when 0 was asked; the others join it.
+                address = bound
+            }
+        } catch {
+            for context in contexts {
+                try? await context.loop.submit { context.value.beginShutdown(deadline: .now()) }
+            }
+            throw abortStarting(error)
+        }
+        return finishStarting(contexts, address: address)
+    }
+
+    /// `start()` for code that runs without Swift concurrency (profiling harnesses under valgrind, which cannot
+    /// follow the global executor's threads): blocks the calling thread, which must not be one of the group's.
+    /// - Returns: The bound address.
+    /// - Throws: As `start()`.
+    package func startBlocking() throws(HTTPServerError) -> SocketAddress {
+        try beginStarting()
+        var contexts: [LoopBound<ServerLoopContext>] = []
+        var address = configuration.address
+        for loop in group.loops {
+            let listen = makeListener(on: loop, requested: address)
+            switch loop.runBlocking({ Result { try listen() } }) {
+            case .success(let (context, bound)):
+                contexts.append(context)
+                address = bound
+            case .failure(let error):
+                for context in contexts { context.loop.runBlocking { context.value.beginShutdown(deadline: .now()) } }
+                throw abortStarting(error)
+            }
+        }
+        return finishStarting(contexts, address: address)
+    }
+
+    /// Moves from idle to starting, and prepares the transport security once.
+    private func beginStarting() throws(HTTPServerError) {
         try lifeCycle.withLock { (state) throws(HTTPServerError) in
             guard case .idle = state else { throw HTTPServerError(.alreadyStarted) }
             state = .starting
@@ -74,32 +118,30 @@ public final class HTTPServer: Sendable {
                 throw HTTPServerError(.securityUnavailable, detail: "\(error)", underlying: error)
             }
         }
-        let loops = group.loops
-        let reusePort = loops.count > 1
-        var contexts: [LoopBound<ServerLoopContext>] = []
-        var address = configuration.address
-        do {
-            for loop in loops {
-                let requested = address
-                let (handler, configuration, counter) = (self.handler, self.configuration, self.counter)
-                let (context, bound) = try await loop.submit {
-                    () throws -> (LoopBound<ServerLoopContext>, SocketAddress) in
-                    let context = ServerLoopContext(
-                        loop: loop, handler: handler, configuration: configuration, counter: counter)
-                    let bound = try context.listen(on: requested, reusePort: reusePort)
-                    return (LoopBound(context, loop: loop), bound)
-                }
-                contexts.append(context)
-                // The first listener picks the port when 0 was asked; the others join it.
-                address = bound
-            }
-        } catch {
-            for context in contexts {
-                try? await context.loop.submit { context.value.beginShutdown(deadline: .now()) }
-            }
-            lifeCycle.withLock { $0 = .idle }
-            throw HTTPServerError(.bindFailed, detail: configuration.address.description, underlying: error)
+    }
+
+    /// The work, run on `loop`, that makes its context and listener.
+    private func makeListener(
+        on loop: EventLoop, requested: SocketAddress
+    ) -> @Sendable () throws -> (LoopBound<ServerLoopContext>, SocketAddress) {
+        let (handler, configuration, counter) = (self.handler, self.configuration, self.counter)
+        // Several loops share the port only when there are several.
+        let reusePort = group.loops.count > 1
+        return {
+            let context = ServerLoopContext(loop: loop, handler: handler, configuration: configuration, counter: counter)
+            let bound = try context.listen(on: requested, reusePort: reusePort)
+            return (LoopBound(context, loop: loop), bound)
         }
+    }
+
+    /// Back to idle after a listener failed (those already made were shut down by the caller).
+    private func abortStarting(_ error: any Error) -> HTTPServerError {
+        lifeCycle.withLock { $0 = .idle }
+        return HTTPServerError(.bindFailed, detail: configuration.address.description, underlying: error)
+    }
+
+    /// Records the running contexts.
+    private func finishStarting(_ contexts: [LoopBound<ServerLoopContext>], address: SocketAddress) -> SocketAddress {
         lifeCycle.withLock { $0 = .running(contexts: contexts, address: address) }
         return address
     }

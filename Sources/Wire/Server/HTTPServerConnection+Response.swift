@@ -36,6 +36,15 @@ extension HTTPServerConnection {
         return stream.pendingWriteBytes > Self.writeHighWatermark
     }
 
+    /// Writes a handler's immediate response to exchange `id`: `writeResponsePart(.whole(...))` without wrapping
+    /// the response in a part, which would copy its head.
+    func writeImmediateResponse(_ response: HTTPServerResponse, exchangeID id: UInt64) throws(HTTPServerError) {
+        guard let current = exchange, current.id == id, stream.isOpen else {
+            throw HTTPServerError(.connectionClosed, detail: "the exchange is over")
+        }
+        try writeWhole(response.head, body: response.body, exchange: current)
+    }
+
     private func writeWhole(_ head: HTTPResponseHead, body: ByteBuffer, exchange: ExchangeContext) throws(HTTPServerError) {
         guard exchange.framing == .notStarted else { throw Self.orderError(exchange.framing) }
         let bodyless = exchange.isHeadRequest || head.status.forbidsContent
@@ -54,11 +63,12 @@ extension HTTPServerConnection {
         }
         try encodeHead(head, framing: framing, allowsKeepAlive: true)
         if bodyless || body.readableBytes == 0 {
-            stream.write([ByteBuffer(bytes: context.scratch)])
+            writeScratch()
         } else if body.readableBytes <= Self.coalescingLimit {
             body.withUnsafeReadableBytes { context.scratch.append(contentsOf: $0) }
-            stream.write([ByteBuffer(bytes: context.scratch)])
+            writeScratch()
         } else {
+            // Too big to copy behind the head: both go out in one gathering write.
             stream.write([ByteBuffer(bytes: context.scratch), body])
         }
         self.exchange?.framing = .ended
@@ -85,7 +95,7 @@ extension HTTPServerConnection {
             serialization = .asInHeaders
         }
         try encodeHead(head, framing: serialization, allowsKeepAlive: framing != .untilClose)
-        stream.write([ByteBuffer(bytes: context.scratch)])
+        writeScratch()
         self.exchange?.framing = framing
     }
 
@@ -112,8 +122,9 @@ extension HTTPServerConnection {
             Self.appendChunkSize(count, to: &context.scratch)
             if count <= Self.coalescingLimit {
                 chunk.withUnsafeReadableBytes { context.scratch.append(contentsOf: $0) }
-                context.scratch.append(contentsOf: "\r\n".utf8)
-                stream.write([ByteBuffer(bytes: context.scratch)])
+                context.scratch.append(ASCII.cr)
+                context.scratch.append(ASCII.lf)
+                writeScratch()
             } else {
                 stream.write([ByteBuffer(bytes: context.scratch), chunk, Self.crlf])
             }
@@ -137,7 +148,7 @@ extension HTTPServerConnection {
             } catch {
                 throw HTTPServerError(.invalidResponse, detail: "trailers", underlying: error)
             }
-            stream.write([ByteBuffer(bytes: context.scratch)])
+            writeScratch()
         }
         self.exchange?.framing = .ended
         perform(machine.responseEnded())
@@ -163,16 +174,22 @@ extension HTTPServerConnection {
             throw HTTPServerError(.invalidResponse, detail: "response head", underlying: error)
         }
         context.scratch.removeLast(2)  // the blank line: the connection's own fields go before it
-        let asksClose = head.headers.containsToken("close", inFieldsNamed: "connection")
+        let asksClose = head.headers.containsToken(literal: "close", inFieldsNamed: "connection")
         let keepAlive = machine.responseHeadSent(allowsKeepAlive: allowsKeepAlive && !asksClose)
         if !keepAlive && !asksClose {
-            context.scratch.append(contentsOf: "Connection: close\r\n".utf8)
+            HTTP1Serializer.appendASCII("Connection: close\r\n", to: &context.scratch)
         } else if keepAlive && exchange?.requestVersion == .http1_0 {
             // HTTP/1.0 keeps a connection only when both sides say so (RFC 9112 §9.3).
-            context.scratch.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+            HTTP1Serializer.appendASCII("Connection: keep-alive\r\n", to: &context.scratch)
         }
         appendServerFields(to: &context.scratch, head: head)
-        context.scratch.append(contentsOf: "\r\n".utf8)
+        context.scratch.append(ASCII.cr)
+        context.scratch.append(ASCII.lf)
+    }
+
+    /// Writes what `context.scratch` holds; the stream copies only what the kernel does not take at once.
+    func writeScratch() {
+        context.scratch.withUnsafeBytes { stream.write(copying: $0) }
     }
 
     /// The head's `Content-Length`, if it has one.

@@ -15,11 +15,12 @@ final class ServerLoopContext {
     /// Where response heads and small bodies are assembled, shared by the loop's connections: a
     /// head is serialized and handed to its stream in one go, so one buffer serves them all, and an
     /// idle connection holds none (10,000 idle keep-alive connections cost no head buffers).
-    var scratch: [UInt8] = []
+    /// (No dynamic exclusivity check: it is only borrowed for one serialization or one write at a time, on the loop.)
+    @exclusivity(unchecked) var scratch: [UInt8] = []
     /// Request parsers not lent to a connection: a connection borrows one when a request's bytes
     /// arrive and gives it back when it idles, so an idle connection holds no parser (about 300
     /// bytes), and a busy loop reuses the same few without allocating.
-    private var spareParsers: [ParserSlot] = []
+    @exclusivity(unchecked) private var spareParsers: [ParserSlot] = []
     /// Spares kept at most, so a burst of concurrent requests does not pin its parsers forever.
     static let maxSpareParsers = 256
 
@@ -38,7 +39,7 @@ final class ServerLoopContext {
     /// Takes back a parser from a connection that went idle.
     func returnParser(_ slot: ParserSlot) {
         guard spareParsers.count < Self.maxSpareParsers else { return }
-        slot.parser = HTTP1Parser(kind: .request, configuration: configuration.parser)
+        slot.parser.resetForNewStream()
         spareParsers.append(slot)
     }
 
@@ -132,7 +133,9 @@ final class ServerLoopContext {
 
 /// A request parser lent by its loop to one connection at a time.
 final class ParserSlot {
-    var parser: HTTP1Parser
+    /// (No dynamic exclusivity check: one connection at a time parses with it, and a parse returns before its
+    /// event is handled.)
+    @exclusivity(unchecked) var parser: HTTP1Parser
 
     init(_ parser: HTTP1Parser) { self.parser = parser }
 }

@@ -22,6 +22,10 @@ package protocol ByteStream: AnyObject {
     /// Queues bytes and writes as much as the kernel takes now; the rest goes out as the
     /// socket drains, in order. Several buffers go out in one gathering write.
     func write(_ buffers: [ByteBuffer])
+
+    /// Writes bytes the caller keeps: as much as the kernel takes goes out now, straight from `bytes`, and only
+    /// what it refuses is copied and queued. A response assembled in a shared buffer thus costs no allocation.
+    func write(copying bytes: UnsafeRawBufferPointer)
     /// Stops (false) or resumes (true) reading from the socket: the back-pressure switch.
     func setReadingEnabled(_ enabled: Bool)
     /// Sends end of stream after the queued bytes, keeping the read side open.
@@ -33,6 +37,12 @@ package protocol ByteStream: AnyObject {
 extension ByteStream {
     /// Plain streams negotiate nothing.
     package var securityInfo: TransportSecurityInfo? { nil }
+
+    /// Copies the bytes into a buffer and writes that: streams that transform their bytes (TLS) copy them anyway.
+    package func write(copying bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        write([ByteBuffer(bytes: bytes)])
+    }
 }
 
 /// Receives a byte stream's events, on its loop.

@@ -82,6 +82,11 @@ final class Socket {
         try Posix.send(descriptor.rawValue, buffer)
     }
 
+    /// Writes what the kernel takes of `bytes`.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
+        try Posix.send(descriptor.rawValue, bytes: bytes)
+    }
+
     /// Shuts down one or both directions. The corresponding C function is `shutdown(2)`.
     func shutdown(_ direction: ShutdownDirection) throws(IOError) {
         try Posix.shutdown(descriptor.rawValue, how: direction.rawValue)

@@ -9,14 +9,17 @@ final class SocketStream: ByteStream, Selectable {
     weak var delegate: (any ByteStreamDelegate)?
     private let socket: Socket
     private var registrationKey: UInt64 = 0
-    private var interest: Interest = .read
-    private var readBuffer = ByteBuffer()
-    private var writeQueue: [ByteBuffer] = []
-    private var writeQueueHead = 0
-    private(set) var pendingWriteBytes = 0
-    private var readingEnabled = true
+    // The I/O state opts out of dynamic exclusivity checks (a few per read and write, on every connection's hot
+    // path): each access is short and none is held across a call to the delegate (the read buffer is moved out
+    // before delivery) or into the loop, and the stream is confined to its loop.
+    @exclusivity(unchecked) private var interest: Interest = .read
+    @exclusivity(unchecked) private var readBuffer = ByteBuffer()
+    @exclusivity(unchecked) private var writeQueue: [ByteBuffer] = []
+    @exclusivity(unchecked) private var writeQueueHead = 0
+    @exclusivity(unchecked) private(set) var pendingWriteBytes = 0
+    @exclusivity(unchecked) private var readingEnabled = true
     private var writeShutdownRequested = false
-    private var state = State.open
+    @exclusivity(unchecked) private var state = State.open
     let localAddress: SocketAddress?
     let remoteAddress: SocketAddress?
     /// Keep the read buffer between reads instead of releasing it whenever empty: one allocation for the
@@ -84,6 +87,29 @@ final class SocketStream: ByteStream, Selectable {
             }
             rest.moveReaderIndex(forwardBy: written)
         }
+        writeQueue.append(rest)
+        pendingWriteBytes += rest.readableBytes
+        updateInterest(wantsWrite: true)
+    }
+
+    /// Writes bytes the caller keeps: straight to the kernel when nothing is queued; only the rest is copied.
+    func write(copying bytes: UnsafeRawBufferPointer) {
+        eventLoop.preconditionInEventLoop()
+        guard state == .open, !bytes.isEmpty else { return }
+        var written = 0
+        if writeQueueHead == writeQueue.count && !interest.contains(.write) {
+            do {
+                if case .processed(let count) = try socket.write(bytes) { written = count }
+            } catch {
+                close(error: error)
+                return
+            }
+            if written == bytes.count {
+                if writeShutdownRequested { try? socket.shutdown(.write) }
+                return
+            }
+        }
+        let rest = ByteBuffer(bytes: UnsafeRawBufferPointer(rebasing: bytes[written...]))
         writeQueue.append(rest)
         pendingWriteBytes += rest.readableBytes
         updateInterest(wantsWrite: true)

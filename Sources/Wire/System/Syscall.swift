@@ -165,14 +165,18 @@ enum Posix {
 
     /// Writes as much of one buffer as the socket takes: `sendmsg(2)` with one iovec and `MSG_NOSIGNAL`.
     static func send(_ fd: CInt, _ buffer: ByteBuffer) throws(IOError) -> IOResult<Int> {
-        try buffer.withUnsafeReadableBytes { (bytes) throws(IOError) -> IOResult<Int> in
-            var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
-            return try withUnsafeMutablePointer(to: &vector) { (vector) throws(IOError) -> IOResult<Int> in
-                var message = msghdr()
-                message.msg_iov = vector
-                message.msg_iovlen = 1
-                return try nonBlockingCall("sendmsg") { Glibc.sendmsg(fd, &message, CInt(MSG_NOSIGNAL)) }
-            }
+        try buffer.withUnsafeReadableBytes { (bytes) throws(IOError) -> IOResult<Int> in try send(fd, bytes: bytes) }
+    }
+
+    /// Writes as much of `bytes` as the socket takes: `sendmsg(2)` with one iovec and `MSG_NOSIGNAL` (the same
+    /// call as gathering writes, so errors name one syscall).
+    static func send(_ fd: CInt, bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
+        var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
+        return try withUnsafeMutablePointer(to: &vector) { (vector) throws(IOError) -> IOResult<Int> in
+            var message = msghdr()
+            message.msg_iov = vector
+            message.msg_iovlen = 1
+            return try nonBlockingCall("sendmsg") { Glibc.sendmsg(fd, &message, CInt(MSG_NOSIGNAL)) }
         }
     }
 
