@@ -51,7 +51,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings,
+            // Release builds link the Swift runtime (and FoundationEssentials, which swift-argument-parser imports)
+            // statically: the tool then starts in about 2 MiB less memory (no relocated shared libraries it barely
+            // uses). Debug builds stay dynamic: the test bundle links this target beside the dynamic Testing and
+            // Foundation, which need the shared runtime.
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"], .when(configuration: .release))]
         ),
         // A fixed amount of HTTP/1.1 work on Wire's own loops with no Swift task, so that valgrind's callgrind
         // can count instructions per request (it cannot follow the global executor's threads).

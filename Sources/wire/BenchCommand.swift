@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import Glibc
 import Wire
 
 /// `wire bench`: an HTTP/1.1 load generator on Wire's own event loops and connection engine, in the
@@ -141,10 +141,11 @@ struct BenchCommand: AsyncParsableCommand {
         let settings = try settings()
         var bodyBytes: [UInt8]?
         if let body {
-            guard let data = FileManager.default.contents(atPath: body) else {
-                throw ValidationError("--body \(body): cannot read the file")
+            do {
+                bodyBytes = try LocalFiles.contents(atPath: body)
+            } catch {
+                throw ValidationError("--body \(body): cannot read the file (\(error))")
             }
-            bodyBytes = Array(data)
         }
         var embedded: (server: HTTPServer, group: EventLoopGroup)?
         let target: HTTPURL
@@ -187,14 +188,14 @@ struct BenchCommand: AsyncParsableCommand {
             url: target.description, isEmbeddedServer: embedded != nil, connections: connections, loops: loops,
             pipeline: pipeline, rate: rate, duration: result.duration, statistics: result.statistics,
             latency: LatencyHistogram.merged(result.latencies), processCPU: result.processCPU, loopCPU: result.loopCPU)
-        FileHandle.standardOutput.write(Data((json ? summary.json : summary.text).utf8))
+        StandardStreams.output(json ? summary.json : summary.text)
         if let hgrm { try write(summary.percentileDistribution, to: hgrm) }
         if let plot {
             let mode = rate.map { "\(BenchSummary.count($0)) requests/s" } ?? "closed loop"
             let figure = PercentilePlot(
                 title: "wire bench \(target)",
                 subtitle: "\(connections) connections, \(loops) loop\(loops == 1 ? "" : "s"), \(mode), pipeline \(pipeline): "
-                    + "\(BenchSummary.count(summary.requestsPerSecond)) requests/s over \(String(format: "%.1f", summary.seconds)) s",
+                    + "\(BenchSummary.count(summary.requestsPerSecond)) requests/s over \(DecimalText.fixed(summary.seconds, decimals: 1)) s",
                 histogram: summary.latency)
             try write(figure.svg, to: plot)
         }
@@ -229,9 +230,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func write(_ text: String, to path: String) throws {
         do {
-            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            try LocalFiles.write(Array(text.utf8), toPath: path)
         } catch {
-            Self.standardError("wire bench: cannot write \(path): \(error.localizedDescription)\n")
+            Self.standardError("wire bench: cannot write \(path): \(error)\n")
             throw ExitCode(1)
         }
     }
@@ -245,6 +246,6 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     private static func standardError(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardStreams.error(text)
     }
 }

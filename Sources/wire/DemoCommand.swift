@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import Glibc
 import Wire
 
 /// `wire demo`: Wire's main job with no network: an embedded server on loopback and real
@@ -113,17 +113,17 @@ struct DemoCommand: AsyncParsableCommand {
 
     static func row(_ columns: String...) -> String {
         let widths = [22, 7, 10, 11, 10, 11, 10]
-        return zip(columns, widths).map { column, width in column.padding(toLength: max(width, column.count), withPad: " ", startingAt: 0) }
+        return zip(columns, widths).map { column, width in column.padded(to: width) }
             .joined(separator: " ")
     }
 
     static func milliseconds(_ duration: Duration?) -> String {
         guard let duration else { return "-" }
         let (seconds, attoseconds) = duration.components
-        return String(format: "%.2f ms", (Double(seconds) + Double(attoseconds) / 1e18) * 1000)
+        return DecimalText.fixed((Double(seconds) + Double(attoseconds) / 1e18) * 1000, decimals: 2) + " ms"
     }
 
     static func bytes(_ count: Int) -> String {
-        count >= 1 << 20 ? String(format: "%.1f MiB", Double(count) / 1048576) : "\(count) B"
+        count >= 1 << 20 ? DecimalText.fixed(Double(count) / 1048576, decimals: 1) + " MiB" : "\(count) B"
     }
 }

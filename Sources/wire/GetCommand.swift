@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import Glibc
 
 /// `wire get`: fetches URLs with GET (POST with `-d`), the way curl does.
@@ -102,7 +101,7 @@ enum FetchHelp {
             options = try FetchOptions(words, allowsMethod: allowsMethod, requiresMethod: allowsMethod)
         } catch {
             let usage = command == "get" ? "wire get [options] URL..." : "wire request -X METHOD [options] URL..."
-            FileHandle.standardError.write(Data("wire \(command): \(error.message)\nusage: \(usage)\n".utf8))
+            StandardStreams.error("wire \(command): \(error.message)\nusage: \(usage)\n")
             throw ExitCode(ExitStatus.usage)
         }
         // A reader that goes away (`wire get … | head`) must give EPIPE, reported as a write error (23), not kill

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import Glibc
 import Wire
 
 /// `wire parse`: reads raw HTTP/1.1 bytes from standard input and prints every message as one JSON line.
@@ -56,12 +56,18 @@ struct ParseCommand: ParsableCommand {
             options = parsed
         case .failure(let error):
             let usage = Self.configuration.usage ?? ""
-            FileHandle.standardError.write(Data("wire parse: \(error.message)\nusage: \(usage)\n".utf8))
+            StandardStreams.error("wire parse: \(error.message)\nusage: \(usage)\n")
             throw ExitCode(2)
         }
-        let input = FileHandle.standardInput.readDataToEndOfFile()
+        let input: [UInt8]
+        do {
+            input = try LocalFiles.readToEnd(STDIN_FILENO)
+        } catch {
+            StandardStreams.error("wire parse: cannot read standard input: \(error)\n")
+            throw ExitCode(2)
+        }
         var output = JSONLineWriter()
-        let succeeded = [UInt8](input).withUnsafeBufferPointer { bytes in
+        let succeeded = input.withUnsafeBufferPointer { bytes in
             var session = ParseSession(options: options, input: bytes)
             return session.run(into: &output)
         }
@@ -453,7 +459,7 @@ struct JSONLineWriter {
     /// Writes what is buffered to standard output.
     mutating func flush() {
         guard !buffer.isEmpty else { return }
-        FileHandle.standardOutput.write(Data(buffer))
+        StandardStreams.output(buffer)
         buffer.removeAll(keepingCapacity: true)
     }
 

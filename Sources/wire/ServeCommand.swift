@@ -1,6 +1,6 @@
 import ArgumentParser
 import Dispatch
-import Foundation
+import Glibc
 import Wire
 import WireTLS
 
@@ -53,8 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         if clientCa != nil && tlsCert == nil { throw ValidationError("--client-ca needs --tls-cert and --tls-key") }
         if let root {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard LocalFiles.kind(atPath: root) == .directory, LocalFiles.realPath(root) != nil else {
                 throw ValidationError("--root \(root) is not a directory")
             }
         }
@@ -75,7 +74,8 @@ struct ServeCommand: AsyncParsableCommand {
         let group = try EventLoopGroup(loopCount: loops ?? EventLoopGroup.coreCount, namePrefix: "wire-serve")
         let server: HTTPServer
         if let root {
-            let directory = URL(fileURLWithPath: root).standardizedFileURL.path
+            // The real path: files are served only when their own real path lies under it.
+            guard let directory = LocalFiles.realPath(root) else { throw ValidationError("--root \(root) is not a directory") }
             server = HTTPServer(configuration: configuration, group: group, handler: StaticFileHandler(root: directory))
         } else if echo {
             server = HTTPServer(configuration: configuration, group: group, handler: EchoHandler(maxBodySize: maxBodySize))
@@ -92,9 +92,9 @@ struct ServeCommand: AsyncParsableCommand {
         let hostText = bound.family == .ipv6 ? "[\(bound.host)]" : bound.host
         // Written unbuffered: whoever launched us waits for this line to learn the port.
         let scheme = tlsCert == nil ? "http" : "https"
-        FileHandle.standardOutput.write(Data("listening on \(scheme)://\(hostText):\(bound.port ?? port)\n".utf8))
+        StandardStreams.output("listening on \(scheme)://\(hostText):\(bound.port ?? port)\n")
         let signal = await signals.next()
-        FileHandle.standardError.write(Data("wire serve: signal \(signal), shutting down\n".utf8))
+        StandardStreams.error("wire serve: signal \(signal), shutting down\n")
         await server.shutdown(gracePeriod: .seconds(10))
         await group.shutdownGracefully()
     }
@@ -157,7 +157,7 @@ struct EchoHandler: HTTPHandler {
         let json = Self.describe(request.head, body: body.readableBytesArray)
         var headers: HTTPHeaders = ["Content-Type": "application/json"]
         if request.method == .head {
-            headers.add(name: "X-Echo", value: Data(json.utf8).base64EncodedString())
+            headers.add(name: "X-Echo", value: Base64Encoder.encode(Array(json.utf8)))
             headers.add(name: "Content-Length", value: String(json.utf8.count))
         }
         try await response.respond(HTTPResponseHead(status: .ok, headers: headers), body: ByteBuffer(string: json))
@@ -175,7 +175,7 @@ struct EchoHandler: HTTPHandler {
             let value = head.headers.withValueBytes(at: position) { span in span.withUnsafeBufferPointer { Array($0) } }
             json += "[\(quote(name)),\(quote(value))]"
         }
-        json += "],\"body_b64\":\"\(Data(body).base64EncodedString())\"}"
+        json += "],\"body_b64\":\"\(Base64Encoder.encode(body))\"}"
         return json
     }
 
@@ -206,7 +206,7 @@ struct EchoHandler: HTTPHandler {
 /// Serves files under a root directory: GET and HEAD, Content-Type by extension, validators (ETag, Last-Modified)
 /// with conditional requests (RFC 9110 §13), and byte ranges (RFC 9110 §14) including multipart/byteranges.
 struct StaticFileHandler: HTTPHandler {
-    /// The root, absolute and standardized, without a trailing slash.
+    /// The root's real path (`realpath(3)`: absolute, no symbolic links), without a trailing slash.
     let root: String
 
     /// Files up to this size are read whole and sent with their head in one write.
@@ -244,16 +244,13 @@ struct StaticFileHandler: HTTPHandler {
             segments.append(String(segment))
         }
         var path = root + "/" + segments.joined(separator: "/")
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return nil }
-        if isDirectory.boolValue {
+        guard let kind = LocalFiles.kind(atPath: path) else { return nil }
+        if kind == .directory {
             path += (path.hasSuffix("/") ? "" : "/") + "index.html"
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
-            else { return nil }
+            guard let indexKind = LocalFiles.kind(atPath: path), indexKind != .directory else { return nil }
         }
         // Symbolic links may point anywhere: the real path must still be under the root.
-        let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        guard real == root || real.hasPrefix(root + "/") else { return nil }
+        guard let real = LocalFiles.realPath(path), real == root || real.hasPrefix(root + "/") else { return nil }
         return real
     }
 
@@ -369,7 +366,7 @@ struct StaticFileHandler: HTTPHandler {
 
     /// Whether `If-Range` (RFC 9110 §13.1.5) lets the Range apply: absent, or matching the current validator.
     static func ifRangeAllows(_ ifRange: String?, etag: String, lastModified: String) -> Bool {
-        guard let ifRange = ifRange?.trimmingCharacters(in: .whitespaces) else { return true }
+        guard let ifRange = ifRange?.trimmingOptionalWhitespace else { return true }
         if ifRange.hasPrefix("\"") { return ifRange == etag }
         return ifRange == lastModified
     }
@@ -377,7 +374,7 @@ struct StaticFileHandler: HTTPHandler {
     /// Whether an If-None-Match list holds `*` or `etag` (weak comparison, RFC 9110 §8.8.3.2).
     static func etagListMatches(_ list: String, _ etag: String) -> Bool {
         for item in list.split(separator: ",") {
-            var tag = item.trimmingCharacters(in: .whitespaces)
+            var tag = item.trimmingOptionalWhitespace
             if tag == "*" { return true }
             if tag.hasPrefix("W/") { tag.removeFirst(2) }
             if tag == etag { return true }
@@ -485,13 +482,13 @@ enum ByteRanges: Equatable {
     static let maxRanges = 16
 
     static func parse(_ field: String, size: Int) -> ByteRanges {
-        let trimmed = field.trimmingCharacters(in: .whitespaces)
+        let trimmed = field.trimmingOptionalWhitespace
         guard trimmed.lowercased().hasPrefix("bytes=") else { return .ignore }
         let specs = trimmed.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false)
         guard !specs.isEmpty, specs.count <= maxRanges else { return .ignore }
         var ranges: [ClosedRange<Int>] = []
         for spec in specs {
-            let parts = spec.trimmingCharacters(in: .whitespaces).split(separator: "-", maxSplits: 1,
+            let parts = spec.trimmingOptionalWhitespace.split(separator: "-", maxSplits: 1,
                                                                         omittingEmptySubsequences: false)
             guard parts.count == 2 else { return .ignore }
             let first = parts[0], last = parts[1]
@@ -520,24 +517,11 @@ extension Character {
     fileprivate var isASCIIDigitCharacter: Bool { isASCII && isNumber }
 }
 
-/// IMF-fixdate formatting and parsing for Last-Modified and If-Modified-Since (RFC 9110 §5.6.7).
+/// Last-Modified and If-Modified-Since values (RFC 9110 §5.6.7), through Wire's HTTP-date.
 enum HTTPDateFormat {
-    private static let formatter: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter
-    }()
-    private static let lock = NSLock()
+    static func format(seconds: Int) -> String { HTTPFieldDate.format(unixSeconds: seconds) }
 
-    static func format(seconds: Int) -> String {
-        lock.withLock { formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds))) }
-    }
-
-    static func parse(_ text: String) -> Int? {
-        lock.withLock { formatter.date(from: text.trimmingCharacters(in: .whitespaces)).map { Int($0.timeIntervalSince1970) } }
-    }
+    static func parse(_ text: String) -> Int? { HTTPFieldDate.parse(text.trimmingOptionalWhitespace) }
 }
 
 /// Content-Type by file extension.

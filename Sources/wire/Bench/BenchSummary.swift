@@ -1,4 +1,3 @@
-import Foundation
 import Histogram
 import Wire
 
@@ -51,7 +50,7 @@ struct BenchSummary {
         let mode = rate.map { "constant rate \(Self.count($0)) requests/s" } ?? "closed loop"
         lines.append("wire bench \(url)\(isEmbeddedServer ? " (embedded wire serve --hello)" : "")")
         lines.append("  \(connections) connection\(connections == 1 ? "" : "s") on \(loops) loop\(loops == 1 ? "" : "s"), "
-            + "\(mode), pipeline \(pipeline), \(String(format: "%.2f", seconds)) s")
+            + "\(mode), pipeline \(pipeline), \(DecimalText.fixed(seconds, decimals: 2)) s")
         lines.append("")
         lines.append("  requests      \(Self.count(Double(requests)))  (\(Self.count(requestsPerSecond)) requests/s)")
         lines.append("  transfer      \(Self.bytes(Double(statistics.bytesRead)))  (\(Self.bytes(bytesPerSecond))/s)")
@@ -62,9 +61,9 @@ struct BenchSummary {
                 + (rate != nil ? "  (from each request's scheduled send time)" : ""))
         }
         let cpuLabel = isEmbeddedServer ? "client CPU    " : "CPU           "
-        lines.append("  \(cpuLabel)\(String(format: "%.2f", cpuMicrosecondsPerRequest)) µs/request"
-            + "  (user \(String(format: "%.2f", clientCPU.user.secondsValue)) s, system \(String(format: "%.2f", clientCPU.system.secondsValue)) s"
-            + (isEmbeddedServer ? "; whole process with the server \(String(format: "%.2f", processCPU.total.secondsValue * 1e6 / Double(max(requests, 1)))) µs/request)" : ")"))
+        lines.append("  \(cpuLabel)\(DecimalText.fixed(cpuMicrosecondsPerRequest, decimals: 2)) µs/request"
+            + "  (user \(DecimalText.fixed(clientCPU.user.secondsValue, decimals: 2)) s, system \(DecimalText.fixed(clientCPU.system.secondsValue, decimals: 2)) s"
+            + (isEmbeddedServer ? "; whole process with the server \(DecimalText.fixed(processCPU.total.secondsValue * 1e6 / Double(max(requests, 1)), decimals: 2)) µs/request)" : ")"))
         if statistics.resentRequests > 0 {
             lines.append("  resent        \(statistics.resentRequests) pipelined requests the server closed the connection on "
                 + "(Connection: close) before answering")
@@ -75,7 +74,7 @@ struct BenchSummary {
             lines.append("  errors        \(statistics.errorCount)")
             for kind in LoadErrorKind.allCases {
                 guard let count = statistics.errors[kind], count > 0 else { continue }
-                var line = "    \(kind.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(count)"
+                var line = "    \(kind.rawValue.padded(to: 8)) \(count)"
                 if kind == .status {
                     line += "  (" + statistics.unexpectedStatuses.sorted { $0.key < $1.key }
                         .map { "\($0.value) × \($0.key)" }.joined(separator: ", ") + ")"
@@ -93,39 +92,42 @@ struct BenchSummary {
 
     /// The machine-readable summary (keys in snake_case, latencies in milliseconds).
     var json: String {
-        var latencyObject: [String: Any] = [
-            "max": Double(latency.max) / 1e6, "mean": latency.mean / 1e6, "stdev": latency.stdDeviation / 1e6,
-            "count": Int(latency.totalCount),
+        var latencyObject: [String: JSONValue] = [
+            "max": .double(Double(latency.max) / 1e6), "mean": .double(latency.mean / 1e6),
+            "stdev": .double(latency.stdDeviation / 1e6), "count": .int(Int(latency.totalCount)),
         ]
-        for percentile in Self.percentiles { latencyObject[percentile.key] = milliseconds(atPercentile: percentile.value) }
-        var errors: [String: Any] = ["total": statistics.errorCount]
-        for kind in LoadErrorKind.allCases { errors[kind.rawValue] = statistics.errors[kind] ?? 0 }
-        var reasons: [String: Any] = [:]
-        for (kind, table) in statistics.reasons { reasons[kind.rawValue] = table }
-        errors["reasons"] = reasons
-        errors["statuses"] = Dictionary(uniqueKeysWithValues: statistics.unexpectedStatuses.map { (String($0.key), $0.value) })
-        var object: [String: Any] = [
-            "url": url,
-            "embedded_server": isEmbeddedServer,
-            "connections": connections,
-            "loops": loops,
-            "pipeline": pipeline,
-            "duration_seconds": seconds,
-            "requests": requests,
-            "requests_per_second": requestsPerSecond,
-            "bytes": statistics.bytesRead,
-            "bytes_per_second": bytesPerSecond,
-            "latency_ms": latencyObject,
-            "errors": errors,
-            "cpu_us_per_request": cpuMicrosecondsPerRequest,
-            "requests_resent": statistics.resentRequests,
-            "cpu_user_seconds": clientCPU.user.secondsValue,
-            "cpu_system_seconds": clientCPU.system.secondsValue,
-            "process_cpu_seconds": processCPU.total.secondsValue,
+        for percentile in Self.percentiles {
+            latencyObject[percentile.key] = .double(milliseconds(atPercentile: percentile.value))
+        }
+        var errors: [String: JSONValue] = ["total": .int(statistics.errorCount)]
+        for kind in LoadErrorKind.allCases { errors[kind.rawValue] = .int(statistics.errors[kind] ?? 0) }
+        var reasons: [String: JSONValue] = [:]
+        for (kind, table) in statistics.reasons { reasons[kind.rawValue] = .object(table.mapValues { .int($0) }) }
+        errors["reasons"] = .object(reasons)
+        errors["statuses"] = .object(Dictionary(uniqueKeysWithValues: statistics.unexpectedStatuses.map {
+            (String($0.key), JSONValue.int($0.value))
+        }))
+        let object: [String: JSONValue] = [
+            "url": .string(url),
+            "embedded_server": .bool(isEmbeddedServer),
+            "connections": .int(connections),
+            "loops": .int(loops),
+            "pipeline": .int(pipeline),
+            "rate": rate.map { .double($0) } ?? .null,
+            "duration_seconds": .double(seconds),
+            "requests": .int(requests),
+            "requests_per_second": .double(requestsPerSecond),
+            "bytes": .int(statistics.bytesRead),
+            "bytes_per_second": .double(bytesPerSecond),
+            "latency_ms": .object(latencyObject),
+            "errors": .object(errors),
+            "cpu_us_per_request": .double(cpuMicrosecondsPerRequest),
+            "requests_resent": .int(statistics.resentRequests),
+            "cpu_user_seconds": .double(clientCPU.user.secondsValue),
+            "cpu_system_seconds": .double(clientCPU.system.secondsValue),
+            "process_cpu_seconds": .double(processCPU.total.secondsValue),
         ]
-        object["rate"] = rate ?? NSNull()
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()
-        return String(decoding: data, as: UTF8.self) + "\n"
+        return JSONValue.object(object).text + "\n"
     }
 
     // MARK: hgrm
@@ -141,7 +143,7 @@ struct BenchSummary {
 
     static func count(_ value: Double) -> String {
         let rounded = value >= 100 ? value.rounded() : (value * 10).rounded() / 10
-        if rounded != rounded.rounded() { return String(format: "%.1f", rounded) }
+        if rounded != rounded.rounded() { return DecimalText.fixed(rounded, decimals: 1) }
         var digits = String(Int(rounded))
         var grouped = ""
         while digits.count > 3 {
@@ -152,14 +154,14 @@ struct BenchSummary {
     }
 
     static func bytes(_ value: Double) -> String {
-        if value >= 1e9 { return String(format: "%.2f GB", value / 1e9) }
-        if value >= 1e6 { return String(format: "%.2f MB", value / 1e6) }
-        if value >= 1e3 { return String(format: "%.2f kB", value / 1e3) }
+        if value >= 1e9 { return DecimalText.fixed(value / 1e9, decimals: 2) + " GB" }
+        if value >= 1e6 { return DecimalText.fixed(value / 1e6, decimals: 2) + " MB" }
+        if value >= 1e3 { return DecimalText.fixed(value / 1e3, decimals: 2) + " kB" }
         return "\(Int(value)) B"
     }
 
     static func ms(_ value: Double) -> String {
-        value >= 100 ? String(format: "%.0f ms", value) : value >= 1 ? String(format: "%.2f ms", value) : String(format: "%.3f ms", value)
+        DecimalText.fixed(value, decimals: value >= 100 ? 0 : value >= 1 ? 2 : 3) + " ms"
     }
 }
 

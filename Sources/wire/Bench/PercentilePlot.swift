@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import Histogram
 
 /// Draws latency by percentile as SVG: latency (ms) up the side, percentile along the bottom on
@@ -94,13 +94,22 @@ struct PercentilePlot {
     }
 
     static func tickLabel(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(format: "%g", value)
+        value == value.rounded() ? String(Int(value)) : DecimalText.short(value)
     }
 
-    static func format(_ value: Double) -> String { String(format: "%.1f", value) }
+    static func format(_ value: Double) -> String { DecimalText.fixed(value, decimals: 1) }
 
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
     }
 }

@@ -6,6 +6,15 @@ struct Base64Encoder {
     private var carry: (UInt8, UInt8) = (0, 0)
     private var carried = 0
 
+    /// `bytes` encoded whole, padded.
+    static func encode(_ bytes: [UInt8]) -> String {
+        var encoder = Base64Encoder()
+        var output: [UInt8] = []
+        bytes.withUnsafeBufferPointer { encoder.encode($0, into: &output) }
+        encoder.finish(into: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
     /// Encodes `bytes` after whatever was carried, appending to `output`.
     mutating func encode(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
         var index = 0

@@ -28,12 +28,28 @@ struct Fetcher {
             report(error)
             return error.status
         }
+        // One loop: transfers run one at a time. The transfers themselves run on it too, so each body chunk goes
+        // from the socket to the output on one thread, with no hop to another thread and back per chunk.
+        let group: EventLoopGroup
         let client: HTTPClient
-        do { client = try HTTPClient(configuration: configuration) } catch {
+        do {
+            group = try EventLoopGroup(loopCount: 1, namePrefix: "wire-get")
+            client = try HTTPClient(configuration: configuration, group: group)
+        } catch {
             let failure = TransferFailure(status: ExitStatus.generic, message: "cannot start the client: \(error)")
             report(failure)
             return failure.status
         }
+        let status = await withTaskExecutorPreference(group.loops[0]) {
+            await transferAll(with: builder, client: client)
+        }
+        await client.shutdown()
+        await group.shutdownGracefully()
+        return status
+    }
+
+    /// Every URL in turn; the status of the last failure.
+    private func transferAll(with builder: RequestBuilder, client: HTTPClient) async -> Int32 {
         var summary = options.jsonSummary ? JSONSummaryWriter(sink: .standardOutput) : nil
         var pacer = RequestPacer(interval: options.rate?.interval)
         var status = ExitStatus.success
@@ -47,7 +63,6 @@ struct Fetcher {
                 status = error.status
             }
         }
-        await client.shutdown()
         return status
     }
 

@@ -69,17 +69,12 @@ final class OutputSink {
     }
 
     private func write(_ bytes: UnsafeBufferPointer<UInt8>) throws(TransferFailure) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                // The tool ignores SIGPIPE, so a reader that went away shows up here as EPIPE, as in curl.
-                throw TransferFailure(status: ExitStatus.writeError,
-                                      message: "failure writing to \(path): \(systemErrorText(code))")
-            }
-            offset += written
+        do {
+            try LocalFiles.writeAll(UnsafeRawBufferPointer(bytes), to: descriptor)
+        } catch {
+            // The tool ignores SIGPIPE, so a reader that went away shows up here as EPIPE, as in curl.
+            throw TransferFailure(status: ExitStatus.writeError,
+                                  message: "failure writing to \(path): \(systemErrorText(error.errno.rawValue))")
         }
     }
 }

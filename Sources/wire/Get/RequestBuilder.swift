@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import Wire
 
@@ -106,14 +105,13 @@ struct RequestBuilder: Sendable {
         return .bytes(joined)
     }
 
-    private static func contents(of path: String) throws(TransferFailure) -> Data {
-        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            let code = errno
-            throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): \(systemErrorText(code))")
+    private static func contents(of path: String) throws(TransferFailure) -> [UInt8] {
+        do {
+            return path == "-" ? try LocalFiles.readToEnd(STDIN_FILENO) : try LocalFiles.contents(atPath: path)
+        } catch {
+            let name = path == "-" ? "standard input" : path
+            throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(name): \(systemErrorText(error.errno.rawValue))")
         }
-        defer { try? handle.close() }
-        return handle.readDataToEndOfFile()
     }
 
     // MARK: Unix sockets
@@ -121,7 +119,7 @@ struct RequestBuilder: Sendable {
     /// `HTTPURL` wants a socket path that starts with `/` or `.`; a bare relative name is made absolute.
     static func absoluteSocketPath(_ path: String) -> String {
         if path.hasPrefix("/") || path.hasPrefix(".") { return path }
-        return FileManager.default.currentDirectoryPath + "/" + path
+        return (LocalFiles.currentDirectory() ?? ".") + "/" + path
     }
 }
 
