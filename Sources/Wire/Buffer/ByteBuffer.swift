@@ -9,9 +9,10 @@
 /// It is a value type with copy-on-write storage: `slice` and plain copies share bytes until one
 /// of them is written, so handing a body chunk to user code copies nothing.
 public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
-    // The storage array's count is its capacity, so the socket layer can read(2) straight into
-    // its tail. Bytes past `writerIndex` are unspecified (never zero-filled) and never read.
-    private var storage: [UInt8]
+    // Bytes past `writerIndex` are unspecified (never zero-filled) and never read, so the socket
+    // layer can read(2) straight into the tail. nil until the first write: an empty buffer
+    // allocates nothing.
+    private var storage: ByteStorage?
     /// The position of the first readable byte.
     public private(set) var readerIndex: Int
     /// The position after the last readable byte, where the next write lands.
@@ -19,77 +20,104 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
 
     /// An empty buffer that allocates nothing until written.
     public init() {
-        storage = []
+        storage = nil
         readerIndex = 0
         writerIndex = 0
     }
 
     /// An empty buffer with room for `capacity` bytes.
     public init(capacity: Int) {
-        // Uninitialized for the same reason as in `reserveWritableBytes`.
-        storage = [UInt8](unsafeUninitializedCapacity: capacity) { _, initialized in initialized = capacity }
+        storage = capacity > 0 ? ByteStorage.allocate(capacity: capacity) : nil
         readerIndex = 0
         writerIndex = 0
     }
 
     /// A buffer whose readable bytes are `bytes`.
     public init(bytes: some Sequence<UInt8>) {
-        storage = Array(bytes)
-        readerIndex = 0
-        writerIndex = storage.count
+        self.init()
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { writeBytes(UnsafeRawBufferPointer($0)) }
+        if copied == nil { writeBytes(Array(bytes)) }
     }
 
     /// A buffer holding the UTF-8 bytes of `string`.
     public init(string: String) {
-        self.init(bytes: string.utf8)
+        self.init()
+        writeString(string)
     }
 
     /// How many bytes can be read.
     public var readableBytes: Int { writerIndex - readerIndex }
 
     /// How many bytes can be written before the buffer must grow.
-    public var writableBytes: Int { storage.count - writerIndex }
+    public var writableBytes: Int { capacity - writerIndex }
 
     /// Whether no bytes are readable.
     public var isEmpty: Bool { readerIndex == writerIndex }
 
     /// The allocated size.
-    public var capacity: Int { storage.count }
+    public var capacity: Int { storage?.header ?? 0 }
 
     /// Makes room for at least `count` more bytes, first by moving the readable bytes to the
-    /// front (when that alone is enough), otherwise by growing to the next power of two.
+    /// front (when that alone is enough), otherwise by growing to the next power of two. The
+    /// storage is this buffer's alone afterwards, ready to be written.
     public mutating func reserveWritableBytes(_ count: Int) {
-        guard writableBytes < count else { return }
-        if readerIndex > 0 && storage.count - readableBytes >= count && readableBytes <= storage.count / 2 {
+        let capacity = self.capacity
+        if capacity - writerIndex >= count {
+            makeUnique()
+            return
+        }
+        if readerIndex > 0 && capacity - readableBytes >= count && readableBytes <= capacity / 2 {
             discardReadBytes()
             return
         }
         // Grow into a new allocation holding only the readable bytes, at the front. The tail is
         // left as the allocator returned it: no byte past `writerIndex` is ever read before
-        // read(2) or a write has filled it, so zero-filling 64 KiB per socket read would be
-        // pure waste (and, unoptimised, a per-element loop).
+        // read(2) or a write has filled it, so zero-filling 64 KiB per socket read would be waste.
         let readable = readableBytes
-        var newCapacity = Swift.max(storage.count, 64)
+        var newCapacity = Swift.max(capacity, 64)
         while newCapacity < readable + count { newCapacity *= 2 }
-        let start = readerIndex
-        let grown = storage.withUnsafeBufferPointer { old in
-            [UInt8](unsafeUninitializedCapacity: newCapacity) { fresh, initialized in
-                if readable > 0 { fresh.baseAddress!.initialize(from: old.baseAddress! + start, count: readable) }
-                initialized = newCapacity
+        moveReadable(toStorageOf: newCapacity)
+    }
+
+    /// Copies the readable bytes to the front of a new storage of `newCapacity` bytes.
+    private mutating func moveReadable(toStorageOf newCapacity: Int) {
+        let fresh = ByteStorage.allocate(capacity: newCapacity)
+        let readable = readableBytes
+        if readable > 0, let storage {
+            storage.withUnsafeMutablePointerToElements { old in
+                fresh.withUnsafeMutablePointerToElements { new in
+                    new.initialize(from: old + readerIndex, count: readable)
+                }
             }
         }
-        storage = grown
+        storage = fresh
         readerIndex = 0
         writerIndex = readable
+    }
+
+    /// Gives this buffer storage of its own before its bytes are written (copy on write).
+    private mutating func makeUnique() {
+        guard storage != nil, !isKnownUniquelyReferenced(&storage) else { return }
+        moveReadable(toStorageOf: capacity)
+    }
+
+    /// Whether no other buffer shares this one's storage (a slice handed on keeps it shared), so
+    /// that writing into it copies nothing: the socket layer recycles only such buffers.
+    package mutating func hasUniqueStorage() -> Bool {
+        storage != nil && isKnownUniquelyReferenced(&storage)
     }
 
     /// Moves the readable bytes to the start of the storage, reclaiming consumed space.
     public mutating func discardReadBytes() {
         guard readerIndex > 0 else { return }
+        guard isKnownUniquelyReferenced(&storage) else {
+            moveReadable(toStorageOf: capacity)
+            return
+        }
         let count = readableBytes
-        if count > 0 {
-            storage.withUnsafeMutableBytes { bytes in
-                bytes.baseAddress!.copyMemory(from: bytes.baseAddress! + readerIndex, byteCount: count)
+        if count > 0, let storage {
+            storage.withUnsafeMutablePointerToElements { bytes in
+                UnsafeMutableRawPointer(bytes).copyMemory(from: bytes + readerIndex, byteCount: count)
             }
         }
         readerIndex = 0
@@ -104,18 +132,30 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
 
     /// Forgets every byte and releases the allocation, so an idle connection holds no buffer.
     public mutating func releaseStorage() {
-        storage = []
+        storage = nil
         readerIndex = 0
         writerIndex = 0
     }
 
     /// Appends bytes.
     public mutating func writeBytes(_ bytes: some Collection<UInt8>) {
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { writeBytes(UnsafeRawBufferPointer($0)) }
+        guard copied == nil else { return }
         let count = bytes.count
         reserveWritableBytes(count)
-        let start = writerIndex
-        storage.withUnsafeMutableBufferPointer { destination in
-            _ = UnsafeMutableBufferPointer(rebasing: destination[start..<(start + count)]).initialize(from: bytes)
+        storage!.withUnsafeMutablePointerToElements { base in
+            _ = UnsafeMutableBufferPointer(start: base + writerIndex, count: count).initialize(from: bytes)
+        }
+        writerIndex += count
+    }
+
+    /// Appends raw bytes with one copy.
+    package mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) {
+        let count = bytes.count
+        guard count > 0 else { return }
+        reserveWritableBytes(count)
+        storage!.withUnsafeMutablePointerToElements { base in
+            UnsafeMutableRawPointer(base + writerIndex).copyMemory(from: bytes.baseAddress!, byteCount: count)
         }
         writerIndex += count
     }
@@ -128,13 +168,13 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
     /// Appends the UTF-8 bytes of a string.
     public mutating func writeString(_ string: String) {
         var string = string
-        string.withUTF8 { writeBytes($0) }
+        string.withUTF8 { writeBytes(UnsafeRawBufferPointer($0)) }
     }
 
     /// Appends one byte.
     public mutating func writeInteger(_ byte: UInt8) {
         reserveWritableBytes(1)
-        storage[writerIndex] = byte
+        storage!.withUnsafeMutablePointerToElements { $0[writerIndex] = byte }
         writerIndex += 1
     }
 
@@ -158,7 +198,7 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
     /// Removes and returns up to `count` readable bytes.
     public mutating func readBytes(_ count: Int) -> [UInt8] {
         let taken = Swift.min(count, readableBytes)
-        let bytes = Array(storage[readerIndex..<(readerIndex + taken)])
+        let bytes = withUnsafeReadableBytes { Array($0.prefix(taken)) }
         moveReaderIndex(forwardBy: taken)
         return bytes
     }
@@ -181,41 +221,53 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The readable bytes as an array (a copy).
-    public var readableBytesArray: [UInt8] { Array(storage[readerIndex..<writerIndex]) }
+    public var readableBytesArray: [UInt8] { withUnsafeReadableBytes { Array($0) } }
 
     /// Calls `body` with a view of the readable bytes.
     public func withReadableSpan<R, E: Error>(_ body: (Span<UInt8>) throws(E) -> R) throws(E) -> R {
-        let span = storage.span.extracting(readerIndex..<writerIndex)
-        return try body(span)
+        guard let storage else { return try body(UnsafeBufferPointer<UInt8>(start: nil, count: 0).span) }
+        let result = storage.withUnsafeMutablePointerToElements { base in
+            Result { () throws(E) -> R in
+                try body(UnsafeBufferPointer(start: base + readerIndex, count: writerIndex - readerIndex).span)
+            }
+        }
+        return try result.get()
     }
 
     /// The readable byte at `offset` from `readerIndex`.
     public subscript(readable offset: Int) -> UInt8 {
-        storage[readerIndex + offset]
+        precondition(offset >= 0 && offset < readableBytes, "readable offset \(offset) out of \(readableBytes)")
+        return storage!.withUnsafeMutablePointerToElements { $0[readerIndex + offset] }
     }
 
     /// Calls `body` with a pointer to the readable bytes. System layer and WireTLS's OpenSSL layer only.
     package func withUnsafeReadableBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        let range = readerIndex..<writerIndex
-        // Array's accessor is `rethrows`, not typed: carry the typed error out in a Result.
-        let result = storage.withUnsafeBytes { bytes in
-            Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: bytes[range])) }
+        guard let storage else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        // The storage's accessor is `rethrows`, not typed: carry the typed error out in a Result.
+        let result = storage.withUnsafeMutablePointerToElements { base in
+            Result { () throws(E) -> R in
+                try body(UnsafeRawBufferPointer(start: base + readerIndex, count: writerIndex - readerIndex))
+            }
         }
         return try result.get()
     }
 
     /// Calls `body` with a pointer to the writable space. System layer and WireTLS's OpenSSL layer only.
     package mutating func withUnsafeWritableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        let range = writerIndex..<storage.count
-        let result = storage.withUnsafeMutableBytes { bytes in
-            Result { () throws(E) -> R in try body(UnsafeMutableRawBufferPointer(rebasing: bytes[range])) }
+        makeUnique()
+        guard let storage else { return try body(UnsafeMutableRawBufferPointer(start: nil, count: 0)) }
+        let result = storage.withUnsafeMutablePointerToElements { base in
+            Result { () throws(E) -> R in
+                try body(UnsafeMutableRawBufferPointer(start: base + writerIndex, count: storage.header - writerIndex))
+            }
         }
         return try result.get()
     }
 
     /// Two buffers are equal when their readable bytes are.
     public static func == (lhs: ByteBuffer, rhs: ByteBuffer) -> Bool {
-        lhs.readableBytes == rhs.readableBytes && lhs.storage[lhs.readerIndex..<lhs.writerIndex].elementsEqual(rhs.storage[rhs.readerIndex..<rhs.writerIndex])
+        lhs.readableBytes == rhs.readableBytes
+            && lhs.withUnsafeReadableBytes { left in rhs.withUnsafeReadableBytes { right in left.elementsEqual(right) } }
     }
 
     /// Hashes the readable bytes.
@@ -225,4 +277,38 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
 
     /// `ByteBuffer(readable: N, capacity: M)`.
     public var description: String { "ByteBuffer(readable: \(readableBytes), capacity: \(capacity))" }
+}
+
+/// A `ByteBuffer`'s bytes: a fixed-size allocation and its size.
+///
+/// A class of its own, not an `[UInt8]`, so that allocating one needs no generic metadata lookup (an array costs
+/// several hundred instructions of it per allocation) and so that its uniqueness can be asked.
+final class ByteStorage: @unchecked Sendable {
+    // Sendable the way Array's storage is: `ByteBuffer` writes bytes only after allocating or through
+    // `makeUnique()`, so storage that two values (or threads) can see is never written again; they only read it.
+
+    /// The bytes; uninitialized until written.
+    let base: UnsafeMutablePointer<UInt8>
+    /// How many bytes `base` holds.
+    let header: Int
+
+    private init(capacity: Int) {
+        base = .allocate(capacity: capacity)
+        header = capacity
+    }
+
+    /// Storage for exactly `capacity` bytes, uninitialized.
+    static func allocate(capacity: Int) -> ByteStorage {
+        ByteStorage(capacity: capacity)
+    }
+
+    /// Calls `body` with the bytes' address.
+    @inline(__always)
+    func withUnsafeMutablePointerToElements<R>(_ body: (UnsafeMutablePointer<UInt8>) throws -> R) rethrows -> R {
+        try body(base)
+    }
+
+    deinit {
+        base.deallocate()
+    }
 }

@@ -59,6 +59,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Closures and jobs queued through the public entry points from the loop's own thread.
     private var localJobs: [Work] = []
     private var registrations: [UInt64: any Selectable] = [:]
+    /// A read buffer lent to the loop's streams in turn (see `borrowReadBuffer`).
+    private var spareReadBuffer = ByteBuffer()
     private var nextRegistrationKey: UInt64 = 1
     private var lifeCycle = LifeCycle.running
     private var thread: PosixThread?
@@ -99,6 +101,28 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     // MARK: Work from any thread
+
+    /// A read buffer for one read on the loop's thread: the loop's spare if it has one, else an empty buffer.
+    /// Streams that go idle after each read give it back with `returnReadBuffer`, so a busy loop reads every
+    /// connection's requests into the same allocation and an idle connection holds none.
+    package func borrowReadBuffer() -> ByteBuffer {
+        preconditionInEventLoop()
+        var buffer = ByteBuffer()
+        swap(&buffer, &spareReadBuffer)
+        return buffer
+    }
+
+    /// Takes back a read buffer that holds no unread bytes, leaving `buffer` empty. It becomes the loop's spare
+    /// only if nothing else shares its storage (a body chunk sliced from it keeps it) and it is not oversized.
+    package func returnReadBuffer(_ buffer: inout ByteBuffer) {
+        preconditionInEventLoop()
+        if buffer.isEmpty && spareReadBuffer.capacity == 0 && buffer.capacity <= 4 * SocketStream.readSize
+            && buffer.hasUniqueStorage() {
+            buffer.clear()
+            swap(&buffer, &spareReadBuffer)
+        }
+        buffer.releaseStorage()
+    }
 
     /// Runs `task` on the loop's thread, after what is already queued.
     public func execute(_ task: @escaping @Sendable () -> Void) {

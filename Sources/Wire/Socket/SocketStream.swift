@@ -170,6 +170,7 @@ final class SocketStream: ByteStream, Selectable {
         for _ in 0..<Self.readsPerWakeup where readingEnabled && state == .open {
             let result: IOResult<Int>
             do {
+                if readBuffer.capacity == 0 { readBuffer = eventLoop.borrowReadBuffer() }
                 result = try socket.read(into: &readBuffer, maxBytes: readChunkSize)
             } catch {
                 close(error: error)
@@ -201,7 +202,7 @@ final class SocketStream: ByteStream, Selectable {
     }
 
     private func releaseReadBufferIfEmpty() {
-        if !keepsReadBuffer && readBuffer.isEmpty && readBuffer.capacity > 0 { readBuffer.releaseStorage() }
+        if !keepsReadBuffer && readBuffer.isEmpty && readBuffer.capacity > 0 { eventLoop.returnReadBuffer(&readBuffer) }
     }
 
     // MARK: Readiness
