@@ -43,6 +43,7 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
     /// Runs after a successful handshake, before the stream reports itself ready; an error refuses the peer.
     private let evaluateTrust: ((SSLConnection) -> TLSError?)?
     private(set) var securityInfo: TransportSecurityInfo?
+    private(set) var closeError: (any Error)?
 
     /// Plaintext delivered per read event at most, as a socket read would be.
     static let deliverySize = 64 * 1024
@@ -255,6 +256,7 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         }
         let wasHandshaking = state == .handshaking
         state = .closed
+        closeError = error
         if let handshakeTimer { eventLoop.cancelOnLoop(handshakeTimer) }
         handshakeTimer = nil
         lower.delegate = nil
@@ -310,6 +312,7 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         // The socket failed (reset, loop shutdown): pass its error up, so a reset is still a reset.
         let wasHandshaking = state == .handshaking
         state = .closed
+        closeError = error
         if let handshakeTimer { eventLoop.cancelOnLoop(handshakeTimer) }
         handshakeTimer = nil
         plaintext.releaseStorage()

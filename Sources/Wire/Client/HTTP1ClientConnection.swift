@@ -59,10 +59,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private var nextExchangeID = 0
     /// Requests completed on this connection; a request on a connection with one or more is "reused".
     private(set) var completedRequests = 0
-    /// A security layer's error that closed the connection while no request was under way: a
-    /// TLS 1.3 server refuses a client certificate only after the handshake, so the refusal can
-    /// arrive before the first request and must still be what that request reports.
-    private var idleSecurityError: (any Error)?
+    /// The error that closed the connection while no request was under way, for the next request
+    /// to report: a TLS 1.3 server refuses a client certificate only after the handshake, and a
+    /// peer may reset a connection just made, before the first request.
+    private var idleCloseError: HTTPClientError?
     /// Set by the pool: called once per started request when it is done with the connection,
     /// with whether the connection may be reused.
     var onRelease: ((HTTP1ClientConnection, _ reusable: Bool) -> Void)?
@@ -112,8 +112,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         let id = nextExchangeID
         nextExchangeID += 1
         guard isUsable else {
-            if let idleSecurityError {
-                promise.fail(HTTPClientError(.tlsFailed, "\(idleSecurityError)", securityError: idleSecurityError, failedBeforeResponse: true))
+            if let idleCloseError {
+                promise.fail(idleCloseError)
                 return (promise, id)
             }
             promise.fail(HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true))
@@ -313,7 +313,14 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
 
     func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         let ioError = error as? IOError
-        if exchanges.isEmpty, ioError == nil, let error, !(error is EventLoopClosedError) { idleSecurityError = error }
+        if exchanges.isEmpty, let error, !(error is EventLoopClosedError) {
+            idleCloseError = if let ioError {
+                HTTPClientError(ioError.errno == .connectionReset || ioError.errno == .brokenPipe ? .connectionReset : .connectionClosed,
+                                "\(ioError)", ioError: ioError, failedBeforeResponse: true)
+            } else {
+                HTTPClientError(.tlsFailed, "\(error)", securityError: error, failedBeforeResponse: true)
+            }
+        }
         let clientError: HTTPClientError
         let beforeResponse = !(oldest?.sawFirstByte ?? true)
         if let ioError, ioError.errno == .connectionReset || ioError.errno == .brokenPipe {

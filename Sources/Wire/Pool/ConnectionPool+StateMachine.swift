@@ -52,7 +52,8 @@ struct ConnectionPoolStateMachine {
     }
 
     private enum ConnectionState: Hashable {
-        /// Being opened. Valid transitions: to `.leased` or `.idle` (established), or removed (failed).
+        /// Being opened. Valid transitions: to `.leased` or `.idle` (established), or removed
+        /// (failed, or closed before it was established, which counts as failed).
         case connecting
         /// Serving `count` requests (more than one only when pipelining); `pipelinable` says whether
         /// all of them are, so that another pipelinable request may join. Valid transitions: to
@@ -115,9 +116,12 @@ struct ConnectionPoolStateMachine {
         return []
     }
 
-    /// A connection opened by `createConnection` is ready.
+    /// A connection opened by `createConnection` is ready. One already reported closed (and so
+    /// counted as failed) is no longer wanted: it is closed.
     mutating func connectionEstablished(_ connection: ConnectionID, now: Deadline) -> [Action] {
-        guard connections[connection] == .connecting else { preconditionFailure("\(connection) established while \(String(describing: connections[connection]))") }
+        guard let state = connections[connection] else { return [.closeConnection(connection)] }
+        // The shell reports each connection it opens once; a second report is its bug, not the network's.
+        guard state == .connecting else { preconditionFailure("\(connection) established while \(state)") }
         connectingCount -= 1
         if isShutDown {
             connections[connection] = nil
@@ -127,10 +131,18 @@ struct ConnectionPoolStateMachine {
     }
 
     /// A connection opened by `createConnection` could not be established: the oldest waiter
-    /// gets the error (it is the one this connection was opened for, in FIFO order).
+    /// gets the error (it is the one this connection was opened for, in FIFO order). A late
+    /// report for one already reported closed changes nothing: its waiter has had its failure.
     mutating func connectionFailed(_ connection: ConnectionID) -> [Action] {
-        guard connections[connection] == .connecting else { preconditionFailure("\(connection) failed while \(String(describing: connections[connection]))") }
+        guard let state = connections[connection] else { return [] }
+        // The shell reports each connection it opens once; a second report is its bug, not the network's.
+        guard state == .connecting else { preconditionFailure("\(connection) failed while \(state)") }
         connections[connection] = nil
+        return connectFailed()
+    }
+
+    /// A connection being opened is gone: the oldest waiter fails, and more open for the rest.
+    private mutating func connectFailed() -> [Action] {
         connectingCount -= 1
         guard !waiters.isEmpty else { return [] }
         let failed = waiters.removeFirst()
@@ -161,7 +173,9 @@ struct ConnectionPoolStateMachine {
         return []
     }
 
-    /// A connection closed on its own (the server closed an idle connection, or it failed).
+    /// A connection closed on its own (the server closed an idle connection, or it failed). One
+    /// still being opened failed to open: the shell's later report for it is then ignored
+    /// (failed) or answered by closing it (established).
     mutating func connectionClosed(_ connection: ConnectionID) -> [Action] {
         guard let state = connections.removeValue(forKey: connection) else { return [] }
         switch state {
@@ -171,7 +185,7 @@ struct ConnectionPoolStateMachine {
         case .leased:
             return openConnectionsForWaiters()
         case .connecting:
-            preconditionFailure("\(connection) reported closed while connecting: report connectionFailed")
+            return connectFailed()
         }
     }
 

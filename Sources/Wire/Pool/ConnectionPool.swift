@@ -194,6 +194,43 @@ final class ConnectionPool: Sendable {
         })
     }
 
+    /// Wraps the connected (and secured) stream in the HTTP connection and reports it established,
+    /// in one job on the stream's loop: no event of the stream can reach the pool in between (a
+    /// TLS stream delivers an alert or end of stream it already holds as soon as the connection
+    /// attaches). A stream that closed before this, while nobody listened, is a failed connect
+    /// with the error it closed with; one that closes after is an established connection closing.
+    private func attach(_ id: Machine.ConnectionID, to stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration,
+                        timings: (nameResolution: Duration?, connect: Duration, secureConnect: Duration?)) throws(HTTPClientError) {
+        stream.eventLoop.preconditionInEventLoop()
+        guard stream.isOpen else { throw Self.closedBeforeUse(stream.closeError) }
+        let connection = HTTP1ClientConnection(id: id, stream: stream, parserConfiguration: parserConfiguration)
+        connection.onRelease = { connection, reusable in self.release(connection.id, reusable: reusable) }
+        connection.onIdleClose = { connection in self.connectionClosed(connection.id) }
+        let opened = Opened(connection: LoopBound(connection, loop: stream.eventLoop), nameResolution: timings.nameResolution,
+                            connect: timings.connect, secureConnect: timings.secureConnect, isFresh: true)
+        perform(state.withLock { state -> [Machine.Action] in
+            state.connections[id] = opened
+            return state.machine.connectionEstablished(id, now: .now())
+        })
+    }
+
+    /// The error of a new connection whose stream closed before the pool could use it.
+    private static func closedBeforeUse(_ error: (any Error)?) -> HTTPClientError {
+        let prefix = "the connection closed before its first request"
+        switch error {
+        case let ioError as IOError:
+            let code: HTTPClientError.Code = ioError.errno == .connectionReset || ioError.errno == .brokenPipe ? .connectionReset : .connectFailed
+            return HTTPClientError(code, "\(prefix): \(ioError)", ioError: ioError, failedBeforeResponse: true)
+        case let error as EventLoopClosedError:
+            return HTTPClientError(.connectFailed, "\(prefix): \(error)", failedBeforeResponse: true)
+        case let error?:
+            // A security layer's error (a TLS alert, a truncated stream) keeps its precise reason.
+            return HTTPClientError(.tlsFailed, "\(prefix): \(error)", securityError: error, failedBeforeResponse: true)
+        case nil:
+            return HTTPClientError(.connectFailed, prefix, failedBeforeResponse: true)
+        }
+    }
+
     /// Resolves, connects and wraps a new connection, then reports it to the state machine.
     private func open(_ id: Machine.ConnectionID, on loop: EventLoop) async {
         let started = Deadline.now()
@@ -237,18 +274,10 @@ final class ConnectionPool: Sendable {
                 secured = .now()
             }
             let secureStream = stream
-            let connection = try await loop.submit { () throws -> LoopBound<HTTP1ClientConnection> in
-                let connection = HTTP1ClientConnection(id: id, stream: secureStream.value, parserConfiguration: parserConfiguration)
-                connection.onRelease = { connection, reusable in pool.release(connection.id, reusable: reusable) }
-                connection.onIdleClose = { connection in pool.connectionClosed(connection.id) }
-                return LoopBound(connection, loop: loop)
+            let timings = (nameResolution: resolved.map { $0 - started }, connect: connected - started, secureConnect: secured.map { $0 - started })
+            try await loop.submit { () throws -> Void in
+                try pool.attach(id, to: secureStream.value, parserConfiguration: parserConfiguration, timings: timings)
             }
-            let opened = Opened(connection: connection, nameResolution: resolved.map { $0 - started },
-                                connect: connected - started, secureConnect: secured.map { $0 - started }, isFresh: true)
-            perform(state.withLock { state -> [Machine.Action] in
-                state.connections[id] = opened
-                return state.machine.connectionEstablished(id, now: .now())
-            })
         } catch {
             let clientError: HTTPClientError
             if let error = error as? HTTPClientError {

@@ -12,6 +12,9 @@ package protocol ByteStream: AnyObject {
     var pendingWriteBytes: Int { get }
     /// Whether the stream is still open.
     var isOpen: Bool { get }
+    /// The error the stream closed with; nil while open and after an orderly close. A stream
+    /// that closes while it has no delegate (between a connect's steps) still says why.
+    var closeError: (any Error)? { get }
     /// The local and remote addresses, when known.
     var localAddress: SocketAddress? { get }
     /// The peer's address.

@@ -20,6 +20,7 @@ final class SocketStream: ByteStream, Selectable {
     @exclusivity(unchecked) private var readingEnabled = true
     private var writeShutdownRequested = false
     @exclusivity(unchecked) private var state = State.open
+    private(set) var closeError: (any Error)?
     let localAddress: SocketAddress?
     let remoteAddress: SocketAddress?
     /// Keep the read buffer between reads instead of releasing it whenever empty: one allocation for the
@@ -249,6 +250,7 @@ final class SocketStream: ByteStream, Selectable {
         eventLoop.preconditionInEventLoop()
         guard state == .open else { return }
         state = .closed
+        closeError = error
         eventLoop.deregister(socket.rawDescriptor, key: registrationKey)
         try? socket.close()
         writeQueue.removeAll()

@@ -65,6 +65,50 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.connectionCount == 0)
     }
 
+    @Test func closeWhileConnectingCountsAsAFailedConnect() {
+        var pool = Machine(maxConnections: 1, idleTimeout: .seconds(60))
+        _ = pool.requestArrived(r(1), now: t0)
+        _ = pool.requestArrived(r(2), now: t0)
+        // The stream closed before the shell reported the connect: the oldest waiter fails, and
+        // the freed slot opens a connection for the next.
+        #expect(pool.connectionClosed(c(0)) == [.failRequest(r(1), .connectFailed), .createConnection(c(1))])
+        #expect(pool.connectionCount == 1)
+        // The shell's own report for it comes later: established is closed, failed changes nothing.
+        #expect(pool.connectionEstablished(c(0), now: t0) == [.closeConnection(c(0))])
+        #expect(pool.connectionFailed(c(0)) == [])
+        #expect(pool.connectionEstablished(c(1), now: t0) == [.lease(c(1), to: r(2), pipelined: false)])
+        #expect(pool.connectionCount == 1)
+        #expect(pool.waiterCount == 0)
+    }
+
+    @Test func closeWhileConnectingWithoutWaitersOrAfterShutdownOpensNothing() {
+        var pool = Machine(maxConnections: 2, idleTimeout: .seconds(60))
+        _ = pool.requestArrived(r(1), now: t0)
+        _ = pool.requestCancelled(r(1))
+        #expect(pool.connectionClosed(c(0)) == [])
+        #expect(pool.connectionCount == 0)
+        _ = pool.requestArrived(r(2), now: t0)
+        #expect(pool.shutDown() == [.failRequest(r(2), .shutDown)])
+        #expect(pool.connectionClosed(c(1)) == [])
+        #expect(pool.connectionFailed(c(1)) == [])
+        #expect(pool.connectionCount == 0)
+        // The connecting count went back to zero: a closed connect leaves no phantom behind.
+        var fresh = Machine(maxConnections: 1, idleTimeout: .seconds(60))
+        _ = fresh.requestArrived(r(1), now: t0)
+        _ = fresh.connectionClosed(c(0))
+        #expect(fresh.requestArrived(r(2), now: t0) == [.createConnection(c(1))])
+    }
+
+    @Test func lateReportsForAConnectionAlreadyGoneAreIgnored() {
+        var pool = Machine(maxConnections: 1, idleTimeout: .seconds(60))
+        _ = pool.requestArrived(r(1), now: t0)
+        #expect(pool.connectionFailed(c(0)) == [.failRequest(r(1), .connectFailed)])
+        #expect(pool.connectionClosed(c(0)) == [])
+        #expect(pool.connectionReleased(c(0), reusable: true, now: t0) == [])
+        #expect(pool.idleTimeoutFired(c(0), now: t0 + .seconds(120)) == [])
+        #expect(pool.connectionCount == 0)
+    }
+
     @Test func serverClosingAnIdleConnectionRemovesIt() {
         var pool = Machine(maxConnections: 2, idleTimeout: .seconds(60))
         _ = pool.requestArrived(r(1), now: t0)
