@@ -160,6 +160,11 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
         writerIndex += count
     }
 
+    /// Appends a literal's bytes with one copy.
+    package mutating func writeLiteral(_ text: StaticString) {
+        writeBytes(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
     /// Appends the readable bytes of another buffer.
     public mutating func writeBuffer(_ other: ByteBuffer) {
         other.withUnsafeReadableBytes { bytes in writeBytes(bytes) }
@@ -225,13 +230,8 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
 
     /// Calls `body` with a view of the readable bytes.
     public func withReadableSpan<R, E: Error>(_ body: (Span<UInt8>) throws(E) -> R) throws(E) -> R {
-        guard let storage else { return try body(UnsafeBufferPointer<UInt8>(start: nil, count: 0).span) }
-        let result = storage.withUnsafeMutablePointerToElements { base in
-            Result { () throws(E) -> R in
-                try body(UnsafeBufferPointer(start: base + readerIndex, count: writerIndex - readerIndex).span)
-            }
-        }
-        return try result.get()
+        // `self` holds the storage for the whole call (it is borrowed), so the pointer stays valid.
+        try body(UnsafeBufferPointer(start: storage?.base.advanced(by: readerIndex), count: readableBytes).span)
     }
 
     /// The readable byte at `offset` from `readerIndex`.
@@ -242,26 +242,17 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
 
     /// Calls `body` with a pointer to the readable bytes. System layer and WireTLS's OpenSSL layer only.
     package func withUnsafeReadableBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        guard let storage else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        // The storage's accessor is `rethrows`, not typed: carry the typed error out in a Result.
-        let result = storage.withUnsafeMutablePointerToElements { base in
-            Result { () throws(E) -> R in
-                try body(UnsafeRawBufferPointer(start: base + readerIndex, count: writerIndex - readerIndex))
-            }
-        }
-        return try result.get()
+        // `self` holds the storage for the whole call (it is borrowed), so the pointer stays valid.
+        try body(UnsafeRawBufferPointer(start: storage?.base.advanced(by: readerIndex), count: readableBytes))
     }
 
     /// Calls `body` with a pointer to the writable space. System layer and WireTLS's OpenSSL layer only.
     package mutating func withUnsafeWritableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
         makeUnique()
+        // Held in a local for the call: `body` cannot reach `self` (it is borrowed inout here).
         guard let storage else { return try body(UnsafeMutableRawBufferPointer(start: nil, count: 0)) }
-        let result = storage.withUnsafeMutablePointerToElements { base in
-            Result { () throws(E) -> R in
-                try body(UnsafeMutableRawBufferPointer(start: base + writerIndex, count: storage.header - writerIndex))
-            }
-        }
-        return try result.get()
+        defer { withExtendedLifetime(storage) {} }
+        return try body(UnsafeMutableRawBufferPointer(start: storage.base + writerIndex, count: storage.header - writerIndex))
     }
 
     /// Two buffers are equal when their readable bytes are.

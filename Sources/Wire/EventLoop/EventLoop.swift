@@ -50,7 +50,7 @@ public final class EventLoop: @unchecked Sendable {
     private let loopThread = Atomic<UInt>(0)
     private let kernelThreadID = Atomic<Int32>(0)
     private var selector: Epoll
-    private var readyEvents: [ReadinessEvent] = []
+    @exclusivity(unchecked) private var readyEvents: [ReadinessEvent] = []
     // Guarded by `shared`'s lock once the loop runs: ringing and closing must not interleave.
     private var doorbell: EventFD
     private var timers = TimerQueue<() -> Void>()
@@ -58,10 +58,9 @@ public final class EventLoop: @unchecked Sendable {
     private var localWork: [() -> Void] = []
     /// Closures and jobs queued through the public entry points from the loop's own thread.
     private var localJobs: [Work] = []
-    private var registrations: [UInt64: any Selectable] = [:]
+    @exclusivity(unchecked) private var registrations = RegistrationTable<any Selectable>()
     /// A read buffer lent to the loop's streams in turn (see `borrowReadBuffer`).
     private var spareReadBuffer = ByteBuffer()
-    private var nextRegistrationKey: UInt64 = 1
     private var lifeCycle = LifeCycle.running
     private var thread: PosixThread?
     private let stopped = Mutex(false)
@@ -201,10 +200,13 @@ public final class EventLoop: @unchecked Sendable {
     /// Starts watching `fd` for `interest`; returns the key for later changes.
     func register(_ fd: CInt, interest: Interest, handler: any Selectable) throws(IOError) -> UInt64 {
         preconditionInEventLoop()
-        let key = nextRegistrationKey
-        nextRegistrationKey += 1
-        try selector.add(fd, key: key, interest: interest)
-        registrations[key] = handler
+        let key = registrations.insert(handler)
+        do {
+            try selector.add(fd, key: key, interest: interest)
+        } catch {
+            registrations.remove(key)
+            throw error
+        }
         return key
     }
 
@@ -218,7 +220,7 @@ public final class EventLoop: @unchecked Sendable {
     /// batch are dropped, because the key is looked up again for each event.
     func deregister(_ fd: CInt, key: UInt64) {
         preconditionInEventLoop()
-        registrations[key] = nil
+        registrations.remove(key)
         try? selector.remove(fd)
     }
 
@@ -238,7 +240,7 @@ public final class EventLoop: @unchecked Sendable {
                 for event in readyEvents {
                     if event.key == Self.doorbellKey {
                         doorbell.drain()
-                    } else if let handler = registrations[event.key] {
+                    } else if let handler = registrations.handler(for: event.key) {
                         // Looked up per event: a handler closed earlier in this batch is gone.
                         handler.ready(event)
                     }
@@ -341,9 +343,7 @@ public final class EventLoop: @unchecked Sendable {
         // Owners close their own descriptors: the loop only asks. Keep asking while closing
         // makes more work (a connection failing a waiter that schedules something).
         while !registrations.isEmpty {
-            let handlers = registrations
-            registrations.removeAll()
-            for (_, handler) in handlers { handler.eventLoopIsClosing() }
+            for handler in registrations.removeAll() { handler.eventLoopIsClosing() }
         }
         _ = timers.removeAll()
         _ = runQueuedWork()

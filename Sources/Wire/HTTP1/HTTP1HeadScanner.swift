@@ -235,6 +235,13 @@ struct HTTP1HeadScanner: Sendable {
 
             case .version:
                 let offsetInVersion = index - versionStart
+                if offsetInVersion == 0 && index + 8 <= end && Self.isHTTP11Or10(bytes, at: index) {
+                    // The usual case in one step; anything else goes byte by byte below, which finds the fault's
+                    // offset.
+                    version = HTTPVersion(major: 1, minor: bytes[index + 7] &- 0x30)
+                    index += 8
+                    continue
+                }
                 if offsetInVersion < 8 {
                     if offsetInVersion == 0 && isLooseWhitespace(byte) {
                         guard leniency.contains(.startLineWhitespace) else {
@@ -489,6 +496,15 @@ struct HTTP1HeadScanner: Sendable {
 
     /// Checks byte `column` (0..<8) of `HTTP/x.y`; on the last digit, checks the version is 1.0 or 1.1.
     @inline(__always)
+    /// Whether the eight bytes at `index` are `HTTP/1.1` or `HTTP/1.0`.
+    private static func isHTTP11Or10(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
+        let literal: StaticString = "HTTP/1."
+        let expected = literal.utf8Start
+        for offset in 0..<7 where bytes[index + offset] != expected[offset] { return false }
+        let minor = bytes[index + 7]
+        return minor == UInt8(ascii: "1") || minor == UInt8(ascii: "0")
+    }
+
     private mutating func checkVersionByte(
         _ byte: UInt8,
         _ column: Int,

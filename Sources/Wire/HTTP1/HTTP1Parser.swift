@@ -62,6 +62,10 @@ public struct HTTP1Parser: Sendable {
     private var pendingMethods: [HTTPMethod] = []
     /// Whether the request being read asked for a protocol switch (CONNECT, or Upgrade in HTTP/1.1).
     private var requestWantsUpgrade = false
+    /// A head found by `advance`, until `parse` hands it on or the owner takes it.
+    private var parsedHead: HTTP1ParserEvent?
+    /// Trailers found by `advance`, likewise.
+    private var parsedTrailers: HTTPHeaders?
     /// Whether response heads carry their fields and reason phrase. A load generator that only needs the status
     /// and the framing turns this off: the head then costs no allocation (fields are still validated).
     package var copiesResponseFields = true
@@ -99,6 +103,8 @@ public struct HTTP1Parser: Sendable {
         // (Emptying an empty array with keepingCapacity would allocate one.)
         if !pendingMethods.isEmpty { pendingMethods.removeAll(keepingCapacity: true) }
         requestWantsUpgrade = false
+        parsedHead = nil
+        parsedTrailers = nil
         lastResponseKeepsAlive = true
         lastResponseStatus = 0
     }
@@ -154,6 +160,22 @@ public struct HTTP1Parser: Sendable {
     /// - Returns: How many leading bytes to drop, and the event found, if any (`nil`: need more bytes).
     /// - Throws: `HTTP1ParseError` with the fault's kind and absolute offset; the parser then stays failed.
     public mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTP1ParseError) -> HTTP1ParseStep {
+        let step = try parseLean(bytes)
+        switch step.kind {
+        case .needMore: return HTTP1ParseStep(consumed: step.consumed, event: nil)
+        case .head: return HTTP1ParseStep(consumed: step.consumed, event: parsedHead.take())
+        case .body(let range): return HTTP1ParseStep(consumed: step.consumed, event: .body(range))
+        case .end: return HTTP1ParseStep(consumed: step.consumed, event: .end(trailers: parsedTrailers.take()))
+        case .upgraded: return HTTP1ParseStep(consumed: step.consumed, event: .upgraded)
+        }
+    }
+
+    /// `parse` for a connection's hot path: the step is a plain value, and a head or trailers found wait in the
+    /// parser until taken (`takeRequestHead`, `takeTrailers`), so no event holding them is copied on the way out.
+    /// - Parameter bytes: Every byte received and not yet consumed.
+    /// - Returns: How many leading bytes to drop, and what was found.
+    /// - Throws: As `parse`.
+    package mutating func parseLean(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTP1ParseError) -> HTTP1LeanStep {
         do {
             let step = try advance(bytes)
             bytesConsumed += step.consumed
@@ -162,6 +184,19 @@ public struct HTTP1Parser: Sendable {
             state = .failed(error)
             throw error
         }
+    }
+
+    /// The request head that `parseLean` reported with `.head`; call once, right after.
+    package mutating func takeRequestHead() -> HTTPRequestHead {
+        guard case .requestHead(let head)? = parsedHead.take() else {
+            preconditionFailure("takeRequestHead without a request head parsed")
+        }
+        return head
+    }
+
+    /// The trailers of the message `parseLean` reported ended (nil if it had none).
+    package mutating func takeTrailers() -> HTTPHeaders? {
+        parsedTrailers.take()
     }
 
     /// Tells the parser the peer closed the connection.
@@ -199,7 +234,7 @@ public struct HTTP1Parser: Sendable {
         }
     }
 
-    private mutating func advance(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTP1ParseError) -> HTTP1ParseStep {
+    private mutating func advance(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTP1ParseError) -> HTTP1LeanStep {
         var index = 0
         while true {
             switch state {
@@ -215,30 +250,30 @@ public struct HTTP1Parser: Sendable {
                         index += consumable
                         continue
                     }
-                    return HTTP1ParseStep(consumed: index, event: nil)
+                    return HTTP1LeanStep(consumed: index, kind: .needMore)
                 case .complete(let end):
-                    let event = try makeHeadEvent(section, streamOffset: bytesConsumed + index)
-                    return HTTP1ParseStep(consumed: index + end, event: event)
+                    parsedHead = try makeHeadEvent(section, streamOffset: bytesConsumed + index)
+                    return HTTP1LeanStep(consumed: index + end, kind: .head)
                 }
 
             case .fixedBody(let remaining):
                 if remaining == 0 {
                     finishMessage()
-                    return HTTP1ParseStep(consumed: index, event: .end(trailers: nil))
+                    return HTTP1LeanStep(consumed: index, kind: .end)
                 }
                 let take = min(bytes.count - index, remaining)
-                guard take > 0 else { return HTTP1ParseStep(consumed: index, event: nil) }
+                guard take > 0 else { return HTTP1LeanStep(consumed: index, kind: .needMore) }
                 state = .fixedBody(remaining: remaining - take)
-                return HTTP1ParseStep(consumed: index + take, event: .body(index..<index + take))
+                return HTTP1LeanStep(consumed: index + take, kind: .body(index..<index + take))
 
             case .chunked:
                 let outcome = try chunkedDecoder.decode(
                     bytes, from: index, streamOffset: bytesConsumed, configuration: configuration)
                 switch outcome {
                 case .needMore(let consumed):
-                    return HTTP1ParseStep(consumed: consumed, event: nil)
+                    return HTTP1LeanStep(consumed: consumed, kind: .needMore)
                 case .data(let range):
-                    return HTTP1ParseStep(consumed: range.upperBound, event: .body(range))
+                    return HTTP1LeanStep(consumed: range.upperBound, kind: .body(range))
                 case .lastChunk(let end):
                     index = end
                     scanner.reset(mode: .trailers)
@@ -251,16 +286,16 @@ public struct HTTP1Parser: Sendable {
                     section, streamOffset: bytesConsumed + index, configuration: configuration)
                 switch outcome {
                 case .incomplete:
-                    return HTTP1ParseStep(consumed: index, event: nil)
+                    return HTTP1LeanStep(consumed: index, kind: .needMore)
                 case .complete(let end):
-                    let trailers = scanner.fields.isEmpty ? nil : makeHeaders(section)
+                    parsedTrailers = scanner.fields.isEmpty ? nil : makeHeaders(section)
                     finishMessage()
-                    return HTTP1ParseStep(consumed: index + end, event: .end(trailers: trailers))
+                    return HTTP1LeanStep(consumed: index + end, kind: .end)
                 }
 
             case .closeDelimited(let received):
                 var take = bytes.count - index
-                guard take > 0 else { return HTTP1ParseStep(consumed: index, event: nil) }
+                guard take > 0 else { return HTTP1LeanStep(consumed: index, kind: .needMore) }
                 if let maxBodySize = configuration.maxBodySize {
                     // Deliver up to the limit, then fail on the first byte beyond it, however the input is split.
                     guard received < maxBodySize else {
@@ -269,14 +304,14 @@ public struct HTTP1Parser: Sendable {
                     take = min(take, maxBodySize - received)
                 }
                 state = .closeDelimited(received: received + take)
-                return HTTP1ParseStep(consumed: index + take, event: .body(index..<index + take))
+                return HTTP1LeanStep(consumed: index + take, kind: .body(index..<index + take))
 
             case .upgradePending:
                 state = .upgraded
-                return HTTP1ParseStep(consumed: index, event: .upgraded)
+                return HTTP1LeanStep(consumed: index, kind: .upgraded)
 
             case .awaitingUpgradeDecision, .upgraded, .closed:
-                return HTTP1ParseStep(consumed: index, event: nil)
+                return HTTP1LeanStep(consumed: index, kind: .needMore)
 
             case .failed(let error):
                 throw error
@@ -376,4 +411,26 @@ public enum HTTP1ParserEvent: Sendable, Hashable {
     /// The connection switched protocols (after 101, a 2xx to CONNECT, or an accepted upgrade request): the
     /// remaining bytes are not HTTP/1.1 and the parser produces no more events.
     case upgraded
+}
+
+/// What one `parseLean` call found: a plain value (no head inside), so returning it copies no fields.
+package struct HTTP1LeanStep: Sendable, Equatable {
+    /// Leading bytes of the input to drop.
+    package var consumed: Int
+    /// What was found.
+    package var kind: Kind
+
+    /// What a parse step found.
+    package enum Kind: Sendable, Equatable {
+        /// Nothing yet: more bytes are needed.
+        case needMore
+        /// A head, waiting in the parser (`takeRequestHead`, or `parse`'s event).
+        case head
+        /// Body bytes at this range of the input.
+        case body(Range<Int>)
+        /// The message ended; its trailers, if any, wait in the parser (`takeTrailers`).
+        case end
+        /// The connection switched protocols.
+        case upgraded
+    }
 }

@@ -57,26 +57,11 @@ public enum HTTP1Serializer {
         framing: BodyFraming = .asInHeaders,
         into buffer: inout [UInt8]
     ) throws(HTTP1SerializationError) {
-        guard (100...999).contains(head.status.code) else {
-            throw HTTP1SerializationError(.invalidStatusCode, detail: String(head.status.code))
-        }
-        var reason = head.reasonPhrase
-        guard reason.withUTF8({ isFieldValue($0) }) else {
-            throw HTTP1SerializationError(.invalidReasonPhrase, detail: head.reasonPhrase)
-        }
-        try validateVersion(head.version)
-        try validateFields(head.headers)
-        appendVersion(head.version, to: &buffer)
-        let code = head.status.code
-        buffer.append(ASCII.space)
-        buffer.append(0x30 + UInt8(code / 100))
-        buffer.append(0x30 + UInt8(code / 10 % 10))
-        buffer.append(0x30 + UInt8(code % 10))
-        buffer.append(ASCII.space)
-        reason.withUTF8 { buffer.append(contentsOf: $0) }
+        var lines = ByteBuffer()
+        try writeResponseHeadLines(head, framing: framing, into: &lines)
+        lines.withUnsafeReadableBytes { buffer.append(contentsOf: $0) }
         buffer.append(ASCII.cr)
         buffer.append(ASCII.lf)
-        appendFields(head.headers, framing: framing, to: &buffer)
     }
 
     /// Appends one chunk: size line, data, CRLF. Empty data writes nothing, since a zero-size chunk would end the body.
@@ -135,13 +120,13 @@ public enum HTTP1Serializer {
         buffer.append(ASCII.lf)
     }
 
-    private static func validateVersion(_ version: HTTPVersion) throws(HTTP1SerializationError) {
+    static func validateVersion(_ version: HTTPVersion) throws(HTTP1SerializationError) {
         guard version.major < 10, version.minor < 10 else {
             throw HTTP1SerializationError(.invalidVersion, detail: version.description)
         }
     }
 
-    private static func validateFields(_ headers: HTTPHeaders) throws(HTTP1SerializationError) {
+    static func validateFields(_ headers: HTTPHeaders) throws(HTTP1SerializationError) {
         // One pass over the field bytes through one pointer: this runs for every response a server sends.
         let invalid = headers.bytes.withUnsafeBufferPointer { bytes -> (position: Int, name: Bool)? in
             for position in headers.indices {
@@ -168,7 +153,7 @@ public enum HTTP1Serializer {
     }
 
     /// Whether every byte may appear in a field value or reason phrase: field-vchar, SP or HTAB.
-    private static func isFieldValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    static func isFieldValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let table = CharacterClasses.table
         let allowed = CharacterClasses.fieldVChar | CharacterClasses.whitespace
         for byte in bytes where table[byte] & allowed == 0 { return false }

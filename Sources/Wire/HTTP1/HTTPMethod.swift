@@ -76,8 +76,10 @@ public struct HTTPMethod: Sendable, Hashable, CustomStringConvertible {
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPMethod {
         func matches(_ literal: StaticString) -> Bool {
             guard bytes.count == literal.utf8CodeUnitCount else { return false }
-            return UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
-                .elementsEqual(bytes)
+            // A plain loop: `elementsEqual` through iterators cost a hundred instructions a request here.
+            let expected = literal.utf8Start
+            for index in 0..<bytes.count where bytes[index] != expected[index] { return false }
+            return true
         }
         switch bytes.count {
         case 3:

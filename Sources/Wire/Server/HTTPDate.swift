@@ -39,12 +39,12 @@ struct HTTPDateCache {
     private var line: [UInt8] = []
 
     /// Appends `Date: <now>\r\n`.
-    mutating func appendLine(to buffer: inout [UInt8]) {
+    mutating func appendLine(to buffer: inout ByteBuffer) {
         let now = Posix.wallClockSeconds()
         if now != second {
             second = now
             line = Array("Date: \(HTTPDate.imfFixdate(unixSeconds: now))\r\n".utf8)
         }
-        buffer.append(contentsOf: line)
+        line.withUnsafeBytes { buffer.writeBytes($0) }
     }
 }

@@ -65,11 +65,11 @@ extension HTTPServerConnection {
         if bodyless || body.readableBytes == 0 {
             writeScratch()
         } else if body.readableBytes <= Self.coalescingLimit {
-            body.withUnsafeReadableBytes { context.scratch.append(contentsOf: $0) }
+            context.scratch.writeBuffer(body)
             writeScratch()
         } else {
             // Too big to copy behind the head: both go out in one gathering write.
-            stream.write([ByteBuffer(bytes: context.scratch), body])
+            stream.write([context.scratch, body])
         }
         self.exchange?.framing = .ended
         perform(machine.responseEnded())
@@ -118,15 +118,14 @@ extension HTTPServerConnection {
             if count > 0 { stream.write([chunk]) }
         case .chunked:
             guard count > 0 else { return }
-            context.scratch.removeAll(keepingCapacity: true)
+            context.scratch.clear()
             Self.appendChunkSize(count, to: &context.scratch)
             if count <= Self.coalescingLimit {
-                chunk.withUnsafeReadableBytes { context.scratch.append(contentsOf: $0) }
-                context.scratch.append(ASCII.cr)
-                context.scratch.append(ASCII.lf)
+                context.scratch.writeBuffer(chunk)
+                context.scratch.writeLiteral("\r\n")
                 writeScratch()
             } else {
-                stream.write([ByteBuffer(bytes: context.scratch), chunk, Self.crlf])
+                stream.write([context.scratch, chunk, Self.crlf])
             }
         }
     }
@@ -142,9 +141,11 @@ extension HTTPServerConnection {
         case .bodyless, .length, .untilClose:
             break
         case .chunked:
-            context.scratch.removeAll(keepingCapacity: true)
+            context.scratch.clear()
             do {
-                try HTTP1Serializer.writeLastChunk(trailers: trailers, into: &context.scratch)
+                var lastChunk: [UInt8] = []
+                try HTTP1Serializer.writeLastChunk(trailers: trailers, into: &lastChunk)
+                context.scratch.writeBytes(lastChunk)
             } catch {
                 throw HTTPServerError(.invalidResponse, detail: "trailers", underlying: error)
             }
@@ -164,32 +165,28 @@ extension HTTPServerConnection {
             // 1xx are the server's own (100 Continue); 101 would need a protocol switch the server does not do.
             throw HTTPServerError(.invalidResponse, detail: "status \(head.status.code) cannot be a final response")
         }
-        context.scratch.removeAll(keepingCapacity: true)
-        var head = head
-        // RFC 9110 §2.5: a server sends its own highest version, whatever the client's.
-        head.version = .http1_1
+        context.scratch.clear()
         do {
-            try HTTP1Serializer.writeResponseHead(head, framing: framing, into: &context.scratch)
+            // RFC 9110 §2.5: a server sends its own highest version, whatever the client's.
+            try HTTP1Serializer.writeResponseHeadLines(head, version: .http1_1, framing: framing, into: &context.scratch)
         } catch {
             throw HTTPServerError(.invalidResponse, detail: "response head", underlying: error)
         }
-        context.scratch.removeLast(2)  // the blank line: the connection's own fields go before it
         let asksClose = head.headers.containsToken(literal: "close", inFieldsNamed: "connection")
         let keepAlive = machine.responseHeadSent(allowsKeepAlive: allowsKeepAlive && !asksClose)
         if !keepAlive && !asksClose {
-            HTTP1Serializer.appendASCII("Connection: close\r\n", to: &context.scratch)
+            context.scratch.writeLiteral("Connection: close\r\n")
         } else if keepAlive && exchange?.requestVersion == .http1_0 {
             // HTTP/1.0 keeps a connection only when both sides say so (RFC 9112 §9.3).
-            HTTP1Serializer.appendASCII("Connection: keep-alive\r\n", to: &context.scratch)
+            context.scratch.writeLiteral("Connection: keep-alive\r\n")
         }
         appendServerFields(to: &context.scratch, head: head)
-        context.scratch.append(ASCII.cr)
-        context.scratch.append(ASCII.lf)
+        context.scratch.writeLiteral("\r\n")
     }
 
     /// Writes what `context.scratch` holds; the stream copies only what the kernel does not take at once.
     func writeScratch() {
-        context.scratch.withUnsafeBytes { stream.write(copying: $0) }
+        context.scratch.withUnsafeReadableBytes { stream.write(copying: $0) }
     }
 
     /// The head's `Content-Length`, if it has one.
@@ -209,14 +206,14 @@ extension HTTPServerConnection {
 
     private static let crlf = ByteBuffer(string: "\r\n")
 
-    private static func appendChunkSize(_ size: Int, to buffer: inout [UInt8]) {
+    private static func appendChunkSize(_ size: Int, to buffer: inout ByteBuffer) {
         let digits: StaticString = "0123456789abcdef"
         var shift = (Int.bitWidth - size.leadingZeroBitCount + 3) / 4 * 4 - 4
         while shift >= 0 {
-            buffer.append(digits.utf8Start[(size >> shift) & 0xF])
+            buffer.writeInteger(digits.utf8Start[(size >> shift) & 0xF])
             shift -= 4
         }
-        buffer.append(contentsOf: "\r\n".utf8)
+        buffer.writeLiteral("\r\n")
     }
 
     // MARK: The handler's end

@@ -132,39 +132,41 @@ final class HTTPServerConnection: ByteStreamDelegate {
             parserSlot = slot
         }
         while machine.isParsing {
-            let step: HTTP1ParseStep
+            let step: HTTP1LeanStep
             do {
-                step = try buffer.withReadableSpan { (span) throws(HTTP1ParseError) -> HTTP1ParseStep in
-                    try slot.parser.parse(span)
+                // The lean step leaves the head in the parser, so no event holding it is copied on the way out.
+                step = try buffer.withUnsafeReadableBytes { (bytes) throws(HTTP1ParseError) -> HTTP1LeanStep in
+                    try slot.parser.parseLean(bytes.assumingMemoryBound(to: UInt8.self))
                 }
             } catch {
                 buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
                 parseFailed(error)
                 return
             }
-            // Matched in place: binding the optional event first would copy the head once more.
-            switch step.event {
-            case nil:
+            switch step.kind {
+            case .needMore:
                 buffer.moveReaderIndex(forwardBy: step.consumed)
                 if buffer.readableBytes > 0 { perform(machine.partialHeadReceived()) }
                 return
-            case .requestHead(let head)?:
+            case .head:
                 buffer.moveReaderIndex(forwardBy: step.consumed)
-                requestHeadReceived(head)
-            case .body(let range)?:
+                requestHeadReceived(slot.parser.takeRequestHead())
+            case .body(let range):
                 let chunk = buffer.slice(at: range.lowerBound, length: range.count)
                 buffer.moveReaderIndex(forwardBy: step.consumed)
                 bodyReceived(chunk)
-            case .end?:
+            case .end:
                 buffer.moveReaderIndex(forwardBy: step.consumed)
+                // Trailers are not passed on: a handler has no use for them once the body is read.
+                _ = slot.parser.takeTrailers()
                 // The server does not switch protocols: an Upgrade or CONNECT request is answered like any other
                 // and the connection stays HTTP/1.1 (RFC 9110 §7.8 lets a server ignore Upgrade).
                 if slot.parser.isAwaitingUpgradeDecision { slot.parser.declineUpgrade() }
                 exchange?.body?.finish()
                 exchange?.body = nil
                 perform(machine.requestEndReceived())
-            case .upgraded?, .responseHead?:
-                preconditionFailure("a declining request parser produced \(String(describing: step.event))")
+            case .upgraded:
+                preconditionFailure("a declining request parser switched protocols")
             }
         }
     }
@@ -316,24 +318,23 @@ final class HTTPServerConnection: ByteStreamDelegate {
     private static let continueResponse = ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\n")
 
     private func writeErrorResponse(_ status: HTTPStatus) {
-        context.scratch.removeAll(keepingCapacity: true)
-        context.scratch.append(contentsOf: "HTTP/1.1 \(status.code) \(status.defaultReasonPhrase)\r\n".utf8)
-        context.scratch.append(contentsOf: "Content-Length: 0\r\nConnection: close\r\n".utf8)
+        context.scratch.clear()
+        context.scratch.writeString("HTTP/1.1 \(status.code) \(status.defaultReasonPhrase)\r\n")
+        context.scratch.writeLiteral("Content-Length: 0\r\nConnection: close\r\n")
         appendServerFields(to: &context.scratch, head: nil)
-        context.scratch.append(contentsOf: "\r\n".utf8)
+        context.scratch.writeLiteral("\r\n")
         writeScratch()
     }
 
     /// Appends `Date` and `Server` when configured and not already in `head`.
-    func appendServerFields(to buffer: inout [UInt8], head: HTTPResponseHead?) {
+    func appendServerFields(to buffer: inout ByteBuffer, head: HTTPResponseHead?) {
         if context.configuration.addsDateHeader && head?.headers.contains(literalName: "date") != true {
             context.dateCache.appendLine(to: &buffer)
         }
         if var serverName = context.configuration.serverName, head?.headers.contains(literalName: "server") != true {
-            HTTP1Serializer.appendASCII("Server: ", to: &buffer)
-            serverName.withUTF8 { buffer.append(contentsOf: $0) }
-            buffer.append(ASCII.cr)
-            buffer.append(ASCII.lf)
+            buffer.writeLiteral("Server: ")
+            serverName.withUTF8 { buffer.writeBytes(UnsafeRawBufferPointer($0)) }
+            buffer.writeLiteral("\r\n")
         }
     }
 

@@ -11,12 +11,12 @@ final class ServerLoopContext {
     private var isShuttingDown = false
     private var drainWaiters: [() -> Void] = []
     private var forceCloseTimer: TimerQueue<() -> Void>.ID?
-    var dateCache = HTTPDateCache()
+    @exclusivity(unchecked) var dateCache = HTTPDateCache()
     /// Where response heads and small bodies are assembled, shared by the loop's connections: a
     /// head is serialized and handed to its stream in one go, so one buffer serves them all, and an
     /// idle connection holds none (10,000 idle keep-alive connections cost no head buffers).
     /// (No dynamic exclusivity check: it is only borrowed for one serialization or one write at a time, on the loop.)
-    @exclusivity(unchecked) var scratch: [UInt8] = []
+    @exclusivity(unchecked) var scratch = ByteBuffer()
     /// Request parsers not lent to a connection: a connection borrows one when a request's bytes
     /// arrive and gives it back when it idles, so an idle connection holds no parser (about 300
     /// bytes), and a busy loop reuses the same few without allocating.

@@ -6,7 +6,7 @@
 /// while bytes are queued.
 final class SocketStream: ByteStream, Selectable {
     let eventLoop: EventLoop
-    weak var delegate: (any ByteStreamDelegate)?
+    @exclusivity(unchecked) weak var delegate: (any ByteStreamDelegate)?
     private let socket: Socket
     private var registrationKey: UInt64 = 0
     // The I/O state opts out of dynamic exclusivity checks (a few per read and write, on every connection's hot
@@ -18,7 +18,7 @@ final class SocketStream: ByteStream, Selectable {
     @exclusivity(unchecked) private var writeQueueHead = 0
     @exclusivity(unchecked) private(set) var pendingWriteBytes = 0
     @exclusivity(unchecked) private var readingEnabled = true
-    private var writeShutdownRequested = false
+    @exclusivity(unchecked) private var writeShutdownRequested = false
     @exclusivity(unchecked) private var state = State.open
     private(set) var closeError: (any Error)?
     let localAddress: SocketAddress?
@@ -26,9 +26,9 @@ final class SocketStream: ByteStream, Selectable {
     /// Keep the read buffer between reads instead of releasing it whenever empty: one allocation for the
     /// connection's life rather than one per read, for a connection that is never idle for long (a load
     /// generator's). Costs `readChunkSize` bytes per connection while idle.
-    var keepsReadBuffer = false
+    @exclusivity(unchecked) var keepsReadBuffer = false
     /// How much one read(2) may take.
-    var readChunkSize = SocketStream.readSize
+    @exclusivity(unchecked) var readChunkSize = SocketStream.readSize
 
     private enum State { case open, closed }
 
