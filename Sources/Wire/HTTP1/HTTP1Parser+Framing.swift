@@ -14,6 +14,63 @@ extension HTTP1Parser {
         var connectionHasClose = false
         var connectionHasKeepAlive = false
         var hasUpgrade = false
+        var expectsContinue = false
+    }
+
+    /// The request head just scanned, validated, with the body framing it sets up.
+    mutating func makeRequestHead(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        streamOffset: Int
+    ) throws(HTTP1ParseError) -> HTTPRequestHead {
+        let version = scanner.version
+        let method = HTTPMethod.parse(UnsafeBufferPointer(rebasing: bytes[scanner.headStart..<scanner.methodEnd]))
+        try validateTarget(bytes, method: method, streamOffset: streamOffset)
+        let summary = try summarizeFields(bytes, streamOffset: streamOffset)
+        // RFC 9112 §3.2: a server MUST respond 400 to an HTTP/1.1 request without Host or with several.
+        if version == .http1_1 && summary.hostCount == 0 {
+            throw HTTP1ParseError(.missingHost, at: streamOffset + scanner.lineStart)
+        }
+        let framing: HTTP1BodyFraming
+        if summary.hasTransferEncoding {
+            // RFC 9112 §6.1: TE in HTTP/1.0 means faulty framing; §6.3: TE with CL is a smuggling signal, and a
+            // request whose final coding is not chunked has no knowable length. All three: 400 and close.
+            if version == .http1_0 {
+                throw HTTP1ParseError(.transferEncodingInHTTP10, at: streamOffset + summary.transferEncodingOffset)
+            }
+            if summary.contentLength != nil {
+                let offset = max(summary.transferEncodingOffset, summary.contentLengthOffset)
+                throw HTTP1ParseError(.transferEncodingWithContentLength, at: streamOffset + offset)
+            }
+            guard summary.chunkedIsFinal else {
+                throw HTTP1ParseError(.transferEncodingNotChunked, at: streamOffset + summary.transferEncodingOffset)
+            }
+            framing = .chunked
+        } else if let length = summary.contentLength {
+            try checkBodyLimit(length, streamOffset: streamOffset + summary.contentLengthOffset)
+            framing = .length(length)
+        } else {
+            // RFC 9112 §6.3 rule 7: a request without CL or TE has no body.
+            framing = .length(0)
+        }
+        // RFC 9110 §7.8: Upgrade in an HTTP/1.0 request is ignored; it only counts when listed in Connection.
+        let wantsUpgrade =
+            method == .connect
+            || (version == .http1_1 && summary.hasUpgrade && summary.connectionHasUpgrade)
+        var head = HTTPRequestHead(
+            method: method,
+            target: String(
+                decoding: UnsafeBufferPointer(rebasing: bytes[scanner.targetStart..<scanner.targetEnd]),
+                as: UTF8.self),
+            version: version,
+            headers: makeHeaders(bytes))
+        head.repairs = scanner.repairs
+        // What `HTTPRequestHead.isKeepAlive` would find, known from the summary without another pass.
+        lastRequestKeepsAlive =
+            !summary.connectionHasClose && (version >= .http1_1 || summary.connectionHasKeepAlive)
+        lastRequestExpectsContinue = summary.expectsContinue
+        noteUpgradeRequest(wantsUpgrade)
+        enterBody(framing)
+        return head
     }
 
     /// Builds the head event for the section in `bytes` and sets up the body state.
@@ -24,50 +81,7 @@ extension HTTP1Parser {
         let version = scanner.version
         switch kind {
         case .request:
-            let method = HTTPMethod.parse(UnsafeBufferPointer(rebasing: bytes[scanner.headStart..<scanner.methodEnd]))
-            try validateTarget(bytes, method: method, streamOffset: streamOffset)
-            let summary = try summarizeFields(bytes, streamOffset: streamOffset)
-            // RFC 9112 §3.2: a server MUST respond 400 to an HTTP/1.1 request without Host or with several.
-            if version == .http1_1 && summary.hostCount == 0 {
-                throw HTTP1ParseError(.missingHost, at: streamOffset + scanner.lineStart)
-            }
-            let framing: HTTP1BodyFraming
-            if summary.hasTransferEncoding {
-                // RFC 9112 §6.1: TE in HTTP/1.0 means faulty framing; §6.3: TE with CL is a smuggling signal, and a
-                // request whose final coding is not chunked has no knowable length. All three: 400 and close.
-                if version == .http1_0 {
-                    throw HTTP1ParseError(.transferEncodingInHTTP10, at: streamOffset + summary.transferEncodingOffset)
-                }
-                if summary.contentLength != nil {
-                    let offset = max(summary.transferEncodingOffset, summary.contentLengthOffset)
-                    throw HTTP1ParseError(.transferEncodingWithContentLength, at: streamOffset + offset)
-                }
-                guard summary.chunkedIsFinal else {
-                    throw HTTP1ParseError(.transferEncodingNotChunked, at: streamOffset + summary.transferEncodingOffset)
-                }
-                framing = .chunked
-            } else if let length = summary.contentLength {
-                try checkBodyLimit(length, streamOffset: streamOffset + summary.contentLengthOffset)
-                framing = .length(length)
-            } else {
-                // RFC 9112 §6.3 rule 7: a request without CL or TE has no body.
-                framing = .length(0)
-            }
-            // RFC 9110 §7.8: Upgrade in an HTTP/1.0 request is ignored; it only counts when listed in Connection.
-            let wantsUpgrade =
-                method == .connect
-                || (version == .http1_1 && summary.hasUpgrade && summary.connectionHasUpgrade)
-            var head = HTTPRequestHead(
-                method: method,
-                target: String(
-                    decoding: UnsafeBufferPointer(rebasing: bytes[scanner.targetStart..<scanner.targetEnd]),
-                    as: UTF8.self),
-                version: version,
-                headers: makeHeaders(bytes))
-            head.repairs = scanner.repairs
-            noteUpgradeRequest(wantsUpgrade)
-            enterBody(framing)
-            return .requestHead(head)
+            return .requestHead(try makeRequestHead(bytes, streamOffset: streamOffset))
 
         case .response:
             let summary = try summarizeFields(bytes, streamOffset: streamOffset)
@@ -170,7 +184,7 @@ extension HTTP1Parser {
             entry &+= 4
             // Only five names matter here; their lengths differ, so most fields are skipped on length alone.
             switch nameLength {
-            case 4, 7, 10, 14, 17: break
+            case 4, 6, 7, 10, 14, 17: break
             default: continue
             }
             let name = UnsafeBufferPointer(start: base + nameStart, count: nameLength)
@@ -201,8 +215,14 @@ extension HTTP1Parser {
                     {
                         summary.connectionHasUpgrade = true
                     }
-                } else {
-                    noteConnectionOptions(value, into: &summary)
+                }
+                noteConnectionOptions(value, into: &summary)
+            case 6 where kind == .request && ASCII.equalsCaseInsensitive(name, "expect"):
+                let continueToken: StaticString = "100-continue"
+                if HTTPHeaders.listContains(
+                    value, UnsafeBufferPointer(start: continueToken.utf8Start, count: continueToken.utf8CodeUnitCount))
+                {
+                    summary.expectsContinue = true
                 }
             case 7 where ASCII.equalsCaseInsensitive(name, "upgrade"):
                 summary.hasUpgrade = true

@@ -127,6 +127,7 @@ public enum HTTP1Serializer {
     }
 
     static func validateFields(_ headers: HTTPHeaders) throws(HTTP1SerializationError) {
+        guard !headers.isKnownValid else { return }
         // One pass over the field bytes through one pointer: this runs for every response a server sends.
         let invalid = headers.bytes.withUnsafeBufferPointer { bytes -> (position: Int, name: Bool)? in
             for position in headers.indices {
@@ -142,6 +143,11 @@ public enum HTTP1Serializer {
         throw invalid.name
             ? HTTP1SerializationError(.invalidFieldName, detail: headers.name(at: invalid.position))
             : HTTP1SerializationError(.invalidFieldValue, detail: headers.value(at: invalid.position))
+    }
+
+    /// Whether `bytes` is a field name: one or more `tchar`s.
+    static func isFieldName(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        !bytes.isEmpty && isToken(bytes)
     }
 
     /// Whether every byte is a `tchar`.

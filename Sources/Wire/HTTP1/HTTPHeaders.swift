@@ -16,6 +16,11 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
     private(set) var bytes: [UInt8]
     /// Four entries per field: nameStart, nameLength, valueStart, valueLength, all offsets into `bytes`.
     private(set) var index: [UInt32]
+    /// Whether every field is known to be safe on the wire (a token name, a value of field-vchars, SP and HTAB), so
+    /// the serializer need not check again: fields added one by one are checked as they come, and a server's fixed
+    /// response is then checked once, not per request. Parsed fields are left to the serializer. Not part of
+    /// equality.
+    private(set) var isKnownValid = true
 
     /// Creates an empty list.
     public init() {
@@ -45,6 +50,7 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
     init(storage bytes: [UInt8], index: [UInt32]) {
         self.bytes = bytes
         self.index = index
+        isKnownValid = false
     }
 
     /// The first field position.
@@ -181,6 +187,11 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
     ///   - name: The field name.
     ///   - value: The field value.
     public mutating func add(name: String, value: String) {
+        if isKnownValid {
+            var name = name
+            var value = value
+            isKnownValid = name.withUTF8 { HTTP1Serializer.isFieldName($0) } && value.withUTF8 { HTTP1Serializer.isFieldValue($0) }
+        }
         let nameStart = bytes.count
         bytes.append(contentsOf: name.utf8)
         let valueStart = bytes.count

@@ -26,8 +26,14 @@ struct ConnectionTimer {
     }
 
     /// Arms the timer for `kind`, replacing whatever was armed.
-    mutating func arm(_ kind: Kind, after delay: Duration) {
-        let deadline = Deadline.now() + delay
+    /// - Parameters:
+    ///   - kind: What the timer guards.
+    ///   - delay: Nanoseconds from now, converted from a `Duration` once per server rather than per request (the
+    ///     conversion's 128-bit arithmetic showed in the profile).
+    mutating func arm(_ kind: Kind, afterNanoseconds delay: Int64) {
+        let now = Posix.monotonicNanoseconds()
+        let (sum, overflow) = now.addingReportingOverflow(UInt64(max(0, delay)))
+        let deadline = overflow ? Deadline.distantFuture : Deadline(uptimeNanoseconds: sum)
         armed = (kind, deadline)
         if let scheduled {
             if scheduled.at <= deadline { return }

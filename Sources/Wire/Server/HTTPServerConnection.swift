@@ -70,7 +70,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         self.bound = LoopBound(self, loop: stream.eventLoop)
         stream.delegate = self
         timer.onLoopTimer = { [weak self] in self?.loopTimerFired() }
-        timer.arm(.idle, after: context.configuration.idleTimeout)
+        timer.arm(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
     }
 
     var eventLoop: EventLoop { stream.eventLoop }
@@ -150,7 +150,9 @@ final class HTTPServerConnection: ByteStreamDelegate {
                 return
             case .head:
                 buffer.moveReaderIndex(forwardBy: step.consumed)
-                requestHeadReceived(slot.parser.takeRequestHead())
+                requestHeadReceived(
+                    slot.parser.takeRequestHead(), keepAlive: slot.parser.lastRequestKeepsAlive,
+                    expectsContinueField: slot.parser.lastRequestExpectsContinue)
             case .body(let range):
                 let chunk = buffer.slice(at: range.lowerBound, length: range.count)
                 buffer.moveReaderIndex(forwardBy: step.consumed)
@@ -171,10 +173,13 @@ final class HTTPServerConnection: ByteStreamDelegate {
         }
     }
 
-    private func requestHeadReceived(_ head: HTTPRequestHead) {
-        let expectsContinue = head.version >= .http1_1
-            && head.headers.containsToken(literal: "100-continue", inFieldsNamed: "expect")
-        let action = machine.requestHeadReceived(keepAlive: head.isKeepAlive, expectsContinue: expectsContinue)
+    /// - Parameters:
+    ///   - head: The request head.
+    ///   - keepAlive: Whether the request lets the connection stay open (`head.isKeepAlive`, from the parse).
+    ///   - expectsContinueField: Whether an `Expect` field holds `100-continue`.
+    private func requestHeadReceived(_ head: HTTPRequestHead, keepAlive: Bool, expectsContinueField: Bool) {
+        let expectsContinue = head.version >= .http1_1 && expectsContinueField
+        let action = machine.requestHeadReceived(keepAlive: keepAlive, expectsContinue: expectsContinue)
         precondition(action == .startHandler, "unexpected \(action) for a request head")
         timer.disarm()
         lastExchangeID &+= 1
@@ -284,7 +289,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         case .none, .startHandler:
             break
         case .scheduleHeaderTimer:
-            timer.arm(.header, after: context.configuration.headerReadTimeout)
+            timer.arm(.header, afterNanoseconds: context.configuration.headerReadTimeout.nanoseconds)
         case .sendContinue:
             stream.write([Self.continueResponse])
         case .pauseReading:
@@ -297,7 +302,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
             stream.setReadingEnabled(machine.isReadingEnabled)
         case .prepareForNextRequest:
             exchange = nil
-            timer.arm(.idle, after: context.configuration.idleTimeout)
+            timer.arm(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
             stream.setReadingEnabled(true)
             processWaiting()
         case .writeErrorResponseAndClose(let status), .failBodyAndWriteErrorResponseAndClose(let status):
@@ -343,7 +348,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         guard stream.isOpen else { return }
         stream.shutdownWrite()
         stream.setReadingEnabled(true)
-        timer.arm(.linger, after: context.configuration.lingerTimeout)
+        timer.arm(.linger, afterNanoseconds: context.configuration.lingerTimeout.nanoseconds)
     }
 
     /// Fails what the exchange holds: its body reader and its writers.

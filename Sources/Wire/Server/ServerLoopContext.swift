@@ -12,6 +12,8 @@ final class ServerLoopContext {
     private var drainWaiters: [() -> Void] = []
     private var forceCloseTimer: TimerQueue<() -> Void>.ID?
     @exclusivity(unchecked) var dateCache = HTTPDateCache()
+    /// The idle timeout, converted once: connections re-arm it after every response.
+    let idleTimeoutNanoseconds: Int64
     /// Where response heads and small bodies are assembled, shared by the loop's connections: a
     /// head is serialized and handed to its stream in one go, so one buffer serves them all, and an
     /// idle connection holds none (10,000 idle keep-alive connections cost no head buffers).
@@ -29,6 +31,7 @@ final class ServerLoopContext {
         self.handler = handler
         self.configuration = configuration
         self.counter = counter
+        idleTimeoutNanoseconds = configuration.idleTimeout.nanoseconds
     }
 
     /// A fresh request parser, reused when one is spare.

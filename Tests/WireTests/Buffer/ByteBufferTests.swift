@@ -51,3 +51,42 @@ struct ByteBufferTests {
         #expect(count == 7 && first == UInt8(ascii: "p"))
     }
 }
+
+struct ByteBufferStorageTests {
+    @Test func storageIsUniqueUntilASliceSharesIt() {
+        var buffer = ByteBuffer()
+        var unique = buffer.hasUniqueStorage()
+        #expect(!unique, "no storage yet")
+        buffer.writeString("abcdef")
+        unique = buffer.hasUniqueStorage()
+        #expect(unique)
+        let slice = buffer.slice(at: 1, length: 3)
+        unique = buffer.hasUniqueStorage()
+        #expect(!unique, "the slice shares it")
+        buffer.writeString("gh")
+        unique = buffer.hasUniqueStorage()
+        #expect(unique, "writing copied it")
+        #expect(slice.readableBytesArray == Array("bcd".utf8))
+        #expect(buffer.readableBytesArray == Array("abcdefgh".utf8))
+    }
+
+    @Test func writingIntoSharedSpaceDoesNotChangeTheOtherCopy() {
+        var original = ByteBuffer(capacity: 64)
+        original.writeString("head")
+        var copy = original
+        copy.withUnsafeWritableBytes { space in space[0] = UInt8(ascii: "X") }
+        copy.moveWriterIndex(forwardBy: 1)
+        original.writeString("!")
+        #expect(copy.readableBytesArray == Array("headX".utf8))
+        #expect(original.readableBytesArray == Array("head!".utf8))
+    }
+
+    @Test func equalityAndHashingSeeOnlyReadableBytes() {
+        var first = ByteBuffer(string: "--payload")
+        first.moveReaderIndex(forwardBy: 2)
+        let second = ByteBuffer(bytes: Array("payload".utf8))
+        #expect(first == second)
+        #expect(first.hashValue == second.hashValue)
+        #expect(ByteBuffer() == ByteBuffer(capacity: 16))
+    }
+}
