@@ -293,7 +293,8 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
     func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         // Only closes the stream decided itself arrive here: ours detach the delegate first.
         guard stream === self.stream else { return }
-        let kind: LoadErrorKind = (error as? IOError)?.syscall == "sendmsg" ? .write : .read
+        let syscall = (error as? IOError)?.syscall
+        let kind: LoadErrorKind = syscall == "sendmsg" || syscall == "send" ? .write : .read
         failRequests(kind, error.map { "\($0)" } ?? "the connection closed", atLeastOne: false)
     }
 

@@ -123,7 +123,7 @@ extension IOSuite {
                     let ioError = try await loop.submit { pair.clientDelegate.value.closeError as? IOError }
                     #expect(ioError != nil, "closed with \(error ?? "no error")")
                     #expect([Errno.connectionReset, .brokenPipe].contains(ioError?.errno), "got \(error ?? "nil")")
-                    #expect(ioError.map { ["recv", "read", "sendmsg"].contains($0.syscall) } == true)
+                    #expect(ioError.map { ["recv", "read", "send", "sendmsg"].contains($0.syscall) } == true)
                     try await pair.close()
                 }
             }
