@@ -17,6 +17,11 @@ public final class HTTPClient: Sendable {
     private let group: EventLoopGroup
     private let ownsGroup: Bool
     private let pools = Mutex<[ConnectionPool.Key: ConnectionPool]>([:])
+
+    /// Connections the pools hold on to, over all origins (for tests that check closed ones are let go).
+    var retainedConnectionCount: Int {
+        pools.withLock { Array($0.values) }.reduce(0) { $0 + $1.retainedConnectionCount }
+    }
     private let isShutDown = Atomic<Bool>(false)
 
     /// Creates a client on `group`, or on a group of its own (one loop per core) when nil.

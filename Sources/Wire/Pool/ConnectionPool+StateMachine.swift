@@ -173,6 +173,17 @@ struct ConnectionPoolStateMachine {
         return []
     }
 
+    /// Whether the machine still knows `connection` (connecting, leased or idle).
+    func tracks(_ connection: ConnectionID) -> Bool {
+        connections[connection] != nil
+    }
+
+    /// Whether `connection` is leased to at least one request.
+    func isLeased(_ connection: ConnectionID) -> Bool {
+        if case .leased? = connections[connection] { return true }
+        return false
+    }
+
     /// A connection closed on its own (the server closed an idle connection, or it failed). One
     /// still being opened failed to open: the shell's later report for it is then ignored
     /// (failed) or answered by closing it (established).

@@ -128,13 +128,33 @@ final class ConnectionPool: Sendable {
 
     /// A request is done with a connection.
     func release(_ id: Machine.ConnectionID, reusable: Bool) {
-        perform(state.withLock { $0.machine.connectionReleased(id, reusable: reusable, now: .now()) })
+        perform(state.withLock { state -> [Machine.Action] in
+            let actions = state.machine.connectionReleased(id, reusable: reusable, now: .now())
+            // A connection that closed while leased is forgotten when a holder lets go of it (a close
+            // action forgets it itself, after closing it).
+            if !state.machine.tracks(id) && !actions.contains(.closeConnection(id)) {
+                state.connections[id] = nil
+            }
+            return actions
+        })
     }
 
     /// An idle connection closed on its own.
     func connectionClosed(_ id: Machine.ConnectionID) {
-        perform(state.withLock { $0.machine.connectionClosed(id) })
+        perform(state.withLock { state -> [Machine.Action] in
+            // An idle connection is forgotten at once, so a long-lived client does not keep every connection a
+            // server ever closed. A leased one may have a lease on its way to a request (decided, not yet
+            // delivered): its entry stays until that request releases it.
+            let leased = state.machine.isLeased(id)
+            let actions = state.machine.connectionClosed(id)
+            if !leased { state.connections[id] = nil }
+            return actions
+        })
     }
+
+    /// How many connections the shell holds on to (open, or leased and closed but not yet released): for tests
+    /// that check closed connections are let go.
+    var retainedConnectionCount: Int { state.withLock { $0.connections.count } }
 
     /// Closes idle connections and fails waiters; leased connections close when released.
     func shutDown() {
@@ -158,6 +178,12 @@ final class ConnectionPool: Sendable {
                 }
                 if let waiter, let lease {
                     waiter.resume(returning: .success(lease))
+                } else if let waiter {
+                    // The connection closed and was forgotten between the decision and now (another request
+                    // pipelined on it released it): fail this one rather than leave it waiting.
+                    waiter.resume(returning: .failure(HTTPClientError(
+                        .connectionReset, "the connection closed before the request could use it",
+                        failedBeforeResponse: true)))
                 } else if lease != nil {
                     // The waiter gave up between the decision and now: give the connection back.
                     release(connectionID, reusable: true)
