@@ -7,7 +7,16 @@ import Testing
 /// `openssl` tool for each verification case.
 extension IOSuite {
     @Suite struct TLSClientServerTests {
-        let pki = TestPKI.shared
+        let pki: TestPKI
+
+        init() throws {
+            pki = try TestPKI.shared()
+        }
+
+        /// A harness for other suites that already hold the PKI.
+        init(pki: TestPKI) {
+            self.pki = pki
+        }
 
         /// A client configuration trusting the test root.
         func trustingTestRoot() -> TLSConfiguration {

@@ -8,7 +8,11 @@ import Testing
 /// TLS server. Every case checks that no descriptor stays open.
 extension IOSuite {
     @Suite struct TLSHostilePeerTests {
-        let pki = TestPKI.shared
+        let pki: TestPKI
+
+        init() throws {
+            pki = try TestPKI.shared()
+        }
 
         func client(connectTimeout: Duration = .seconds(5), group: EventLoopGroup) throws -> HTTPClient {
             var configuration = HTTPClientConfiguration()
@@ -65,8 +69,8 @@ extension IOSuite {
         /// Runs a TLS server with a short handshake timeout and hands `body` its port.
         func withTLSServer(_ body: @escaping @Sendable (Int) async throws -> Void) async throws {
             try await ClientServer.run(seconds: 20, configure: { configuration in
-                configuration.tls = TLSServerConfiguration(certificateChainFile: TestPKI.shared.goodChain,
-                                                           privateKeyFile: TestPKI.shared.goodKey)
+                configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain,
+                                                           privateKeyFile: pki.goodKey)
                 configuration.handshakeTimeout = .milliseconds(300)
             }, handler: { request, response in
                 try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "tls \(request.head.target)\n"))
@@ -115,10 +119,10 @@ extension IOSuite {
         @Test func curlGetsFromWiresTLSServer() async throws {
             try await Self.warmUpProcessWatching()
             try await withTLSServer { port in
-                let result = try await runCurl(["-sS", "--cacert", TestPKI.shared.rootCertificate, "https://localhost:\(port)/curl"])
+                let result = try await runCurl(["-sS", "--cacert", pki.rootCertificate, "https://localhost:\(port)/curl"])
                 #expect(result.status == 0, "\(result.stderr)")
                 #expect(result.stdout == "tls /curl\n")
-                let verbose = try await runCurl(["-sSv", "--tlsv1.2", "--tls-max", "1.2", "--cacert", TestPKI.shared.rootCertificate,
+                let verbose = try await runCurl(["-sSv", "--tlsv1.2", "--tls-max", "1.2", "--cacert", pki.rootCertificate,
                                                  "https://127.0.0.1:\(port)/v"])
                 #expect(verbose.status == 0, "\(verbose.stderr)")
                 #expect(verbose.stderr.contains("ALPN: server accepted http/1.1") || verbose.stderr.contains("ALPN, server accepted to use http/1.1"),
@@ -186,7 +190,7 @@ while True:
 
 extension IOSuite.TLSHostilePeerTests {
     @Test func closeNotifyEndsABodyAndItsAbsenceIsTruncation() async throws {
-        let pki = TestPKI.shared
+        let pki = try TestPKI.shared()
         let peer = try TestProcess("/usr/bin/env", ["python3", "-c", closeDelimitedTLSPeer, pki.goodChain, pki.goodKey])
         defer { peer.stop() }
         let port = try #require(Int(try peer.firstLine()))

@@ -106,7 +106,11 @@ extension IOSuite {
 
         struct NginxExited: Error {}
 
-        let pki = TestPKI.shared
+        let pki: TestPKI
+
+        init() throws {
+            pki = try TestPKI.shared()
+        }
 
         func startNginx() async throws -> TLSNginx {
             try await TLSNginx([

@@ -7,8 +7,12 @@ import Testing
 /// peer that stalls or speaks no TLS).
 extension IOSuite {
     @Suite struct TLSSecurityTests {
-        let pki = TestPKI.shared
-        var harness: TLSClientServerTests { TLSClientServerTests() }
+        let pki: TestPKI
+
+        init() throws {
+            pki = try TestPKI.shared()
+        }
+        var harness: TLSClientServerTests { TLSClientServerTests(pki: pki) }
 
         func pins() throws -> (leaf: String, intermediate: String, root: String) {
             let chain = try Certificate.load(pemFile: pki.goodChain)
@@ -158,8 +162,8 @@ extension IOSuite {
             clientConfiguration.tls = harness.trustingTestRoot()
             let size = 8 << 20
             try await ClientServer.run(seconds: 60, client: clientConfiguration, configure: { configuration in
-                configuration.tls = TLSServerConfiguration(certificateChainFile: TestPKI.shared.goodChain,
-                                                           privateKeyFile: TestPKI.shared.goodKey)
+                configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain,
+                                                           privateKeyFile: pki.goodKey)
             }, handler: { request, response in
                 var received = 0
                 for try await chunk in request.body { received += chunk.readableBytes }

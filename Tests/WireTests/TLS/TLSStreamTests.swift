@@ -22,7 +22,7 @@ extension IOSuite {
         }
 
         static func makePair(loop: EventLoop) async throws -> (TLSPair, StreamPair) {
-            let pki = TestPKI.shared
+            let pki = try TestPKI.shared()
             let sockets = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
             var clientTLS = TLSConfiguration()
             clientTLS.trustRoots = .pemFile(pki.rootCertificate)

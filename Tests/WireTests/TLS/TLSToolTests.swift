@@ -7,7 +7,11 @@ import Testing
 /// naming the cause, the switches that relax verification, pins, and `wire serve --tls-…` with curl.
 extension IOSuite {
     @Suite struct TLSToolTests {
-        let pki = TestPKI.shared
+        let pki: TestPKI
+
+        init() throws {
+            pki = try TestPKI.shared()
+        }
 
         /// One command-line case: the server's certificate, the tool's TLS switches, what it must exit with and say.
         struct Case: Sendable, CustomTestStringConvertible {

@@ -6,7 +6,7 @@ import Testing
 /// case (good, expired, not yet valid, wrong host, client), plus a self-signed leaf and a leaf of
 /// an untrusted root. Dates come from `openssl ca -startdate/-enddate`, so no clock is faked.
 ///
-/// Made once per process (`TestPKI.shared`); each file path is what a server or client is given.
+/// Made once per process (`TestPKI.shared()`); each file path is what a server or client is given.
 final class TestPKI: Sendable {
     let folder: String
 
@@ -39,10 +39,11 @@ final class TestPKI: Sendable {
 
     func path(_ name: String) -> String { "\(folder)/\(name)" }
 
-    /// The PKI of this test process, made on first use.
-    static let shared: TestPKI = {
-        do { return try TestPKI() } catch { fatalError("cannot make the test certificates: \(error)") }
-    }()
+    /// The PKI of this test process, made on first use; if the `openssl` tool cannot make it, every test that asks
+    /// fails with the reason (the process goes on).
+    static func shared() throws -> TestPKI { try made.get() }
+
+    private static let made = Result { try TestPKI() }
 
     private init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("wire-pki-\(UUID().uuidString)").path
