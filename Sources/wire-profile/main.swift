@@ -24,19 +24,6 @@ struct NoLatencies: LatencyRecorder {
     func summary() -> Int { 0 }
 }
 
-/// The embedded server's one answer, the same as `wire serve --hello`'s.
-struct Hello: HTTPHandler {
-    private let response = HTTPServerResponse(
-        head: HTTPResponseHead(status: .ok, headers: ["Content-Type": "text/plain"]),
-        body: ByteBuffer(string: "Hello, World!"))
-
-    func immediateResponse(to head: HTTPRequestHead) -> HTTPServerResponse? { response }
-
-    func handle(_ request: HTTPServerRequest, response writer: HTTPResponseWriter) async throws {
-        try await writer.respond(response.head, body: response.body)
-    }
-}
-
 func fail(_ message: String) -> Never {
     let text = Array("wire-profile: \(message)\n\(usage)\n".utf8)
     _ = text.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
@@ -74,7 +61,7 @@ if url == nil {
         let group = try EventLoopGroup(loopCount: 1, namePrefix: "wire-profile-serve")
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
-            group: group, handler: Hello())
+            group: group, handler: HTTPFixedResponseHandler.hello)
         let address = try server.startBlocking()
         url = try HTTPURL("http://127.0.0.1:\(address.port ?? 0)/")
         embedded = (server, group)

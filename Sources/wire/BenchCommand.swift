@@ -155,7 +155,7 @@ struct BenchCommand: AsyncParsableCommand {
             let group = try EventLoopGroup(loopCount: serverLoops, namePrefix: "wire-bench-serve")
             let server = HTTPServer(
                 configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
-                group: group, handler: HelloHandler())
+                group: group, handler: HTTPFixedResponseHandler.hello)
             let address = try await server.start()
             embedded = (server, group)
             target = try HTTPURL("http://127.0.0.1:\(address.port ?? 0)/")

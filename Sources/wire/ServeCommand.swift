@@ -80,7 +80,7 @@ struct ServeCommand: AsyncParsableCommand {
         } else if echo {
             server = HTTPServer(configuration: configuration, group: group, handler: EchoHandler(maxBodySize: maxBodySize))
         } else {
-            server = HTTPServer(configuration: configuration, group: group, handler: HelloHandler())
+            server = HTTPServer(configuration: configuration, group: group, handler: HTTPFixedResponseHandler.hello)
         }
         let bound: SocketAddress
         do {
@@ -128,21 +128,6 @@ final class SignalWaiter {
     func next() async -> Int32 {
         var iterator = stream.makeAsyncIterator()
         return await iterator.next() ?? SIGTERM
-    }
-}
-
-// MARK: --hello
-
-/// A fixed `Hello, World!`, answered on the loop from the head alone (no task per request).
-struct HelloHandler: HTTPHandler {
-    private let response = HTTPServerResponse(
-        head: HTTPResponseHead(status: .ok, headers: ["Content-Type": "text/plain"]),
-        body: ByteBuffer(string: "Hello, World!"))
-
-    func immediateResponse(to head: HTTPRequestHead) -> HTTPServerResponse? { response }
-
-    func handle(_ request: HTTPServerRequest, response writer: HTTPResponseWriter) async throws {
-        try await writer.respond(response.head, body: response.body)
     }
 }
 

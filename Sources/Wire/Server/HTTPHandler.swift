@@ -73,3 +73,39 @@ public struct HTTPClosureHandler: HTTPHandler {
         try await body(request, response)
     }
 }
+
+/// An `HTTPHandler` that answers every request with the same response, on the loop from the head alone (no task
+/// per request): health checks, fixed pages, and the `Hello, World!` of benchmarks.
+///
+/// ```swift
+/// let server = HTTPServer(configuration: configuration, group: group, handler: HTTPFixedResponseHandler.hello)
+/// ```
+public struct HTTPFixedResponseHandler: HTTPHandler {
+    /// The response every request gets.
+    public let response: HTTPServerResponse
+
+    /// Answers every request with `response`.
+    /// - Parameter response: The head and body to send.
+    public init(_ response: HTTPServerResponse) {
+        self.response = response
+    }
+
+    /// `200 OK`, `Content-Type: text/plain`, `Hello, World!`: what `wire serve --hello` answers.
+    public static let hello = HTTPFixedResponseHandler(HTTPServerResponse(
+        head: HTTPResponseHead(status: .ok, headers: ["Content-Type": "text/plain"]),
+        body: ByteBuffer(string: "Hello, World!")))
+
+    /// The fixed response, whatever the request.
+    /// - Parameter head: Not looked at.
+    /// - Returns: `response`.
+    public func immediateResponse(to head: HTTPRequestHead) -> HTTPServerResponse? { response }
+
+    /// Writes the fixed response (reached only if a caller bypasses `immediateResponse`).
+    /// - Parameters:
+    ///   - request: Not looked at.
+    ///   - writer: Where the response goes.
+    /// - Throws: What writing throws.
+    public func handle(_ request: HTTPServerRequest, response writer: HTTPResponseWriter) async throws {
+        try await writer.respond(response.head, body: response.body)
+    }
+}

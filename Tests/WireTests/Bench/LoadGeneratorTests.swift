@@ -43,7 +43,7 @@ extension IOSuite {
     @Suite struct LoadGeneratorTests {
         @Test func exactRequestCountAgainstTheServer() async throws {
             let baseline = await descriptorBaseline()
-            let server = try await ServerHarness.start(handler: HelloHandler())
+            let server = try await ServerHarness.start(handler: HTTPFixedResponseHandler.hello)
             let result = try await runLoad(try loadPlan(port: server.port, stop: .requests(1_000), connections: 8, loops: 2))
             await server.stop()
             #expect(result.statistics.responses == 1_000)
@@ -83,7 +83,7 @@ extension IOSuite {
         }
 
         @Test func constantRateSendsExactlyTheRequestsAsked() async throws {
-            let server = try await ServerHarness.start(handler: HelloHandler())
+            let server = try await ServerHarness.start(handler: HTTPFixedResponseHandler.hello)
             var plan = try loadPlan(port: server.port, stop: .requests(200), connections: 4)
             plan.rate = 4_000
             let result = try await runLoad(plan)
@@ -94,7 +94,7 @@ extension IOSuite {
         }
 
         @Test func constantRateNeverRunsAheadOfItsSchedule() async throws {
-            let server = try await ServerHarness.start(handler: HelloHandler())
+            let server = try await ServerHarness.start(handler: HTTPFixedResponseHandler.hello)
             var plan = try loadPlan(port: server.port, stop: .after(.milliseconds(300)), connections: 4)
             plan.rate = 1_000
             let result = try await runLoad(plan)
