@@ -56,18 +56,19 @@ extension HTTP1Parser {
         let wantsUpgrade =
             method == .connect
             || (version == .http1_1 && summary.hasUpgrade && summary.connectionHasUpgrade)
-        var head = HTTPRequestHead(
+        // What `HTTPRequestHead.isKeepAlive` would find, known from the summary without another pass.
+        lastRequestKeepsAlive =
+            !summary.connectionHasClose && (version >= .http1_1 || summary.connectionHasKeepAlive)
+        lastRequestExpectsContinue = summary.expectsContinue
+        // Built whole and never mutated, so it is moved out, not copied.
+        let head = HTTPRequestHead(
             method: method,
             target: String(
                 decoding: UnsafeBufferPointer(rebasing: bytes[scanner.targetStart..<scanner.targetEnd]),
                 as: UTF8.self),
             version: version,
-            headers: makeHeaders(bytes))
-        head.repairs = scanner.repairs
-        // What `HTTPRequestHead.isKeepAlive` would find, known from the summary without another pass.
-        lastRequestKeepsAlive =
-            !summary.connectionHasClose && (version >= .http1_1 || summary.connectionHasKeepAlive)
-        lastRequestExpectsContinue = summary.expectsContinue
+            headers: makeHeaders(bytes),
+            repairs: scanner.repairs)
         noteUpgradeRequest(wantsUpgrade)
         enterBody(framing)
         return head

@@ -104,8 +104,9 @@ public struct HTTP1Parser: Sendable {
     /// again (a server lends one parser to its busy connections in turn).
     package mutating func resetForNewStream() {
         // After a complete message the parser already waits for the next head: only the offsets start over.
-        if case .head = state, scanner.scannedCount == 0, parsedHead == nil, parsedRequestHead == nil,
-            parsedTrailers == nil, pendingMethods.isEmpty, !requestWantsUpgrade
+        // (Matched as patterns: comparing these optionals with nil copied them first.)
+        if case .head = state, scanner.scannedCount == 0, case .none = parsedHead, case .none = parsedRequestHead,
+            case .none = parsedTrailers, pendingMethods.isEmpty, !requestWantsUpgrade
         {
             bytesConsumed = 0
             return

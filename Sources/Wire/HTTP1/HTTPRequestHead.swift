@@ -25,6 +25,15 @@ public struct HTTPRequestHead: Sendable, Hashable {
         self.repairs = []
     }
 
+    /// A parsed head with the repairs a lenient parser made, built in one step (no copy to set them afterwards).
+    init(method: HTTPMethod, target: String, version: HTTPVersion, headers: HTTPHeaders, repairs: [HTTP1Repair]) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+        self.repairs = repairs
+    }
+
     /// Calls `body` with the target's bytes, without copying.
     /// - Parameter body: Receives the bytes.
     /// - Throws: Whatever `body` throws.

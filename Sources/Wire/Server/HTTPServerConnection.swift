@@ -185,7 +185,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         lastExchangeID &+= 1
         let id = lastExchangeID
         exchange = ExchangeContext(id: id, isHeadRequest: head.method == .head, requestVersion: head.version)
-        if let response = context.handler.immediateResponse(to: head) {
+        if let response = context.immediateResponse(to: head) {
             do {
                 try writeImmediateResponse(response, exchangeID: id)
             } catch {

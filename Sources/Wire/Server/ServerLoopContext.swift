@@ -34,6 +34,17 @@ final class ServerLoopContext {
         idleTimeoutNanoseconds = configuration.idleTimeout.nanoseconds
     }
 
+    /// The handler's immediate response to `head`, if it has one. Called through a generic function, the handler is
+    /// borrowed in place; calling the existential property's method directly copied the handler (and, for a struct
+    /// holding a response, retained all of it) per request.
+    func immediateResponse(to head: HTTPRequestHead) -> HTTPServerResponse? {
+        Self.immediateResponse(of: handler, to: head)
+    }
+
+    private static func immediateResponse(of handler: some HTTPHandler, to head: HTTPRequestHead) -> HTTPServerResponse? {
+        handler.immediateResponse(to: head)
+    }
+
     /// A fresh request parser, reused when one is spare.
     func borrowParser() -> ParserSlot {
         spareParsers.popLast() ?? ParserSlot(HTTP1Parser(kind: .request, configuration: configuration.parser))
