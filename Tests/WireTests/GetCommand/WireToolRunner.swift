@@ -31,6 +31,12 @@ enum WireToolRunner {
     /// Runs `wire arguments` with an empty standard input, for at most `seconds`; the process is killed after that
     /// and the test fails with `TestTimeout`.
     static func run(_ arguments: [String], seconds: Double = 20) async throws -> Run {
+        try await run(program: executable, arguments, seconds: seconds)
+    }
+
+    /// Runs another program (a peer such as `openssl s_client`) the same way, with `input` as its standard input
+    /// (empty when nil).
+    static func run(program: URL, _ arguments: [String], input: String? = nil, seconds: Double = 20) async throws -> Run {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let outputURL = folder.appendingPathComponent("stdout")
@@ -39,15 +45,24 @@ enum WireToolRunner {
         _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
         // Files, not pipes: a pipe nobody drains while the test waits could fill and stall the tool.
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = program
         process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
         let outputHandle = try FileHandle(forWritingTo: outputURL)
         let errorHandle = try FileHandle(forWritingTo: errorURL)
+        var inputHandle: FileHandle?
         // The child has its own copies; ours are closed when it is done, so a run leaves no descriptor behind.
         defer {
             try? outputHandle.close()
             try? errorHandle.close()
+            try? inputHandle?.close()
+        }
+        if let input {
+            let inputURL = folder.appendingPathComponent("stdin")
+            _ = FileManager.default.createFile(atPath: inputURL.path, contents: Data(input.utf8))
+            inputHandle = try FileHandle(forReadingFrom: inputURL)
+            process.standardInput = inputHandle
+        } else {
+            process.standardInput = FileHandle.nullDevice
         }
         process.standardOutput = outputHandle
         process.standardError = errorHandle
