@@ -7,7 +7,11 @@ import Testing
 /// benchmarks and operators use to check a server's sessions.
 extension IOSuite {
     @Suite struct TLSOpenSSLClientTests {
-        let pki = TestPKI.shared
+        let pki: TestPKI
+
+        init() throws {
+            pki = try TestPKI.shared()
+        }
 
         /// One `s_client` run: a GET with `Connection: close`, read to the server's close
         /// (`-ign_eof`), so the client has read the TLS 1.3 tickets that follow the handshake
