@@ -26,7 +26,7 @@ extension IOSuite {
                 }
                 try "alpha\n".write(to: prefix.appendingPathComponent("html/a.txt"), atomically: true, encoding: .utf8)
                 try "bravo\n".write(to: prefix.appendingPathComponent("html/b.txt"), atomically: true, encoding: .utf8)
-                port = try Self.freePort()
+                port = try LoopbackPort.free()
                 let root = prefix.path
                 let configuration = """
                     daemon off;
@@ -67,7 +67,7 @@ extension IOSuite {
                 let port = self.port
                 let process = self.process.process.processIdentifier
                 try await withTimeout(seconds: 10) {
-                    while !Self.accepts(port: port) {
+                    while !LoopbackPort.accepts(port) {
                         guard kill(process, 0) == 0 else { throw NginxDidNotStart() }
                         try await Task.sleep(for: .milliseconds(20))
                     }
@@ -91,31 +91,6 @@ extension IOSuite {
             func stop() {
                 process.stop()
                 try? FileManager.default.removeItem(at: prefix)
-            }
-
-            /// A port nothing listens on now: bound, read, and released.
-            private static func freePort() throws -> Int {
-                let socket = try Socket.makeStream(family: .ipv4)
-                try socket.bind(to: SocketAddress(ipAddress: "127.0.0.1", port: 0))
-                let port = try socket.localAddress().port ?? 0
-                try socket.close()
-                return port
-            }
-
-            /// Whether a blocking connect to the port succeeds at once (refused while nginx starts).
-            private static func accepts(port: Int) -> Bool {
-                let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                guard descriptor >= 0 else { return false }
-                defer { Glibc.close(descriptor) }
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = in_port_t(UInt16(port).bigEndian)
-                address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-                return withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                    }
-                }
             }
         }
 

@@ -25,7 +25,7 @@ extension IOSuite {
                 var ports: [String: Int] = [:]
                 var servers = ""
                 for site in sites {
-                    let port = try Self.freePort()
+                    let port = try LoopbackPort.free()
                     ports[site.name] = port
                     servers += """
                             server {
@@ -66,7 +66,7 @@ extension IOSuite {
                 let pid = process.process.processIdentifier
                 let allPorts = Array(ports.values)
                 try await withTimeout(seconds: 10) {
-                    while !allPorts.allSatisfy({ Self.accepts(port: $0) }) {
+                    while !allPorts.allSatisfy({ LoopbackPort.accepts($0) }) {
                         guard kill(pid, 0) == 0 else { throw NginxExited() }
                         try await Task.sleep(for: .milliseconds(20))
                     }
@@ -78,29 +78,6 @@ extension IOSuite {
             func stop() {
                 process.stop()
                 try? FileManager.default.removeItem(atPath: prefix)
-            }
-
-            private static func freePort() throws -> Int {
-                let socket = try Socket.makeStream(family: .ipv4)
-                try socket.bind(to: SocketAddress(ipAddress: "127.0.0.1", port: 0))
-                let port = try socket.localAddress().port ?? 0
-                try socket.close()
-                return port
-            }
-
-            private static func accepts(port: Int) -> Bool {
-                let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                guard descriptor >= 0 else { return false }
-                defer { Glibc.close(descriptor) }
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = in_port_t(UInt16(port).bigEndian)
-                address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-                return withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                    }
-                }
             }
         }
 
