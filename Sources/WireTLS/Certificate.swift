@@ -1,3 +1,5 @@
+import Wire
+
 /// One X.509 certificate, parsed once by OpenSSL into plain Swift data: it holds no OpenSSL
 /// object, so it is a `Sendable` value that can be compared, stored and sent anywhere.
 public struct Certificate: Hashable, Sendable, CustomStringConvertible {
@@ -57,20 +59,12 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     /// `subject (issuer …, pin …)`.
     public var description: String { "\(subject) (issuer \(issuer), pin \(pin))" }
 
-    /// Civil UTC from Unix seconds (Howard Hinnant's days-from-civil inverse), without Foundation.
+    /// `YYYY-MM-DD hh:mm:ssZ` from Unix seconds, through Wire's calendar arithmetic (no Foundation).
     static func utcText(_ seconds: Int64) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let (year, month, day) = HTTPDate.civilDate(daysSinceEpoch: Int(days))
+        func two(_ value: some BinaryInteger) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60))Z"
     }
 }

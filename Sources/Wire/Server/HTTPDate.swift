@@ -1,6 +1,6 @@
 /// The `Date` field value in IMF-fixdate form (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`, made from
 /// Unix seconds without a calendar library.
-enum HTTPDate {
+package enum HTTPDate {
     /// Formats `seconds` since the Unix epoch (UTC).
     static func imfFixdate(unixSeconds seconds: Int) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
@@ -16,7 +16,7 @@ enum HTTPDate {
 
     /// Year, month (1–12) and day (1–31) of the proleptic Gregorian calendar, by the era-based algorithm of
     /// Howard Hinnant's "chrono-Compatible Low-Level Date Algorithms".
-    static func civilDate(daysSinceEpoch: Int) -> (year: Int, month: Int, day: Int) {
+    package static func civilDate(daysSinceEpoch: Int) -> (year: Int, month: Int, day: Int) {
         let shifted = daysSinceEpoch + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfEra = shifted - era * 146_097
