@@ -123,8 +123,14 @@ extension HTTPServerConnection {
             case .idle, .readingHead:
                 state = .active(Exchange(keepAlive: keepAlive && !isShuttingDown, expectsContinue: expectsContinue))
                 return .startHandler
-            case .active, .closing, .closed:
-                preconditionFailure("request head parsed in state \(state)")
+            case .closing, .closed:
+                // Parsing stops when the connection closes; a head that still arrives is dropped with it.
+                return .none
+            case .active:
+                // A second head while an exchange is under way means the shell parsed past the request's end:
+                // the framing is lost, so only this connection goes.
+                state = .closed
+                return .abortConnection
             }
         }
 
@@ -147,7 +153,10 @@ extension HTTPServerConnection {
 
         /// The request's body (and trailers) ended.
         mutating func requestEndReceived() -> Action {
-            guard case .active(var exchange) = state else { preconditionFailure("request end in state \(state)") }
+            guard case .active(var exchange) = state, !exchange.requestComplete else {
+                // No exchange to end: the connection closed under the parse, or the framing is lost.
+                return abortUnlessClosed()
+            }
             exchange.requestComplete = true
             exchange.bodyConsumerBehind = false
             state = .active(exchange)
@@ -239,10 +248,10 @@ extension HTTPServerConnection {
         ///   connection (no length, not chunked), or its head asks for `Connection: close`.
         /// - Returns: Whether the connection stays open after this response; when false, the head must say
         ///   `Connection: close`.
+        ///   It is also false when there is no response to start (the connection closed meanwhile): the shell's
+        ///   writes are then dropped by the closed stream.
         mutating func responseHeadSent(allowsKeepAlive: Bool) -> Bool {
-            guard case .active(var exchange) = state, exchange.response == .pending else {
-                preconditionFailure("response head sent in state \(state)")
-            }
+            guard case .active(var exchange) = state, exchange.response == .pending else { return false }
             exchange.response = .headSent
             if !allowsKeepAlive || isShuttingDown { exchange.keepAlive = false }
             if exchange.expectsContinue && !exchange.continueSent && !exchange.requestComplete {
@@ -255,9 +264,15 @@ extension HTTPServerConnection {
         }
 
         /// The response's last byte was queued.
+        ///
+        /// Queuing can fail and close the stream underneath (a reset arriving as the response is written), so the
+        /// connection may be closed by the time a response ends: the response is then dropped quietly.
         mutating func responseEnded() -> Action {
             guard case .active(var exchange) = state, exchange.response == .headSent else {
-                preconditionFailure("response ended in state \(state)")
+                switch state {
+                case .closing, .closed: return .none
+                case .idle, .readingHead, .active: return abortUnlessClosed()
+                }
             }
             exchange.response = .ended
             if exchange.requestComplete { return finishExchange(exchange) }
@@ -301,6 +316,14 @@ extension HTTPServerConnection {
 
         /// The stream closed underneath (reset, write error, loop shutdown).
         mutating func streamClosed() -> Action {
+            guard state != .closed else { return .none }
+            state = .closed
+            return .abortConnection
+        }
+
+        /// An event that fits no state the peer could have led to: the connection cannot be trusted to be framed
+        /// right any more, so it closes, alone.
+        private mutating func abortUnlessClosed() -> Action {
             guard state != .closed else { return .none }
             state = .closed
             return .abortConnection

@@ -168,7 +168,11 @@ final class HTTPServerConnection: ByteStreamDelegate {
                 exchange?.body = nil
                 perform(machine.requestEndReceived())
             case .upgraded:
-                preconditionFailure("a declining request parser switched protocols")
+                // The parser declines every upgrade above, so this cannot follow from any input; if it ever did,
+                // the bytes after it are not HTTP this server can frame: drop the connection, not the process.
+                buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+                perform(machine.streamClosed())
+                return
             }
         }
     }
@@ -180,7 +184,10 @@ final class HTTPServerConnection: ByteStreamDelegate {
     private func requestHeadReceived(_ head: HTTPRequestHead, keepAlive: Bool, expectsContinueField: Bool) {
         let expectsContinue = head.version >= .http1_1 && expectsContinueField
         let action = machine.requestHeadReceived(keepAlive: keepAlive, expectsContinue: expectsContinue)
-        precondition(action == .startHandler, "unexpected \(action) for a request head")
+        guard action == .startHandler else {
+            perform(action)
+            return
+        }
         timer.disarm()
         lastExchangeID &+= 1
         let id = lastExchangeID

@@ -31,6 +31,34 @@ struct HTTPServerConnectionStateMachineTests {
         #expect(machine.requestEndReceived() == .prepareForNextRequest)
     }
 
+    @Test func responseEndingAfterTheStreamClosedIsDroppedQuietly() {
+        // A write that fails (the peer reset) closes the stream before the response's end is noted.
+        var machine = active()
+        #expect(machine.responseHeadSent(allowsKeepAlive: true) == true)
+        #expect(machine.streamClosed() == .abortConnection)
+        #expect(machine.responseEnded() == .none)
+        #expect(machine.state == .closed)
+        // A head after the close is no response to start: the head must say close, and nothing changes.
+        #expect(machine.responseHeadSent(allowsKeepAlive: true) == false)
+        #expect(machine.requestHeadReceived(keepAlive: true, expectsContinue: false) == .none)
+        #expect(machine.requestEndReceived() == .none)
+        #expect(machine.state == .closed)
+    }
+
+    @Test func eventsOutOfOrderCloseOnlyThisConnection() {
+        var machine = active()
+        #expect(machine.requestHeadReceived(keepAlive: true, expectsContinue: false) == .abortConnection)
+        #expect(machine.state == .closed)
+
+        var ended = Machine()
+        #expect(ended.requestEndReceived() == .abortConnection)
+        var idle = Machine()
+        #expect(idle.responseEnded() == .abortConnection)
+        var twice = active()
+        #expect(twice.requestEndReceived() == .pauseReading)
+        #expect(twice.requestEndReceived() == .abortConnection)
+    }
+
     @Test func connectionCloseRequestClosesAfterResponse() {
         var machine = active(keepAlive: false)
         #expect(machine.requestEndReceived() == .pauseReading)
