@@ -9,7 +9,16 @@ public struct HTTPClientConfiguration: Sendable {
     /// How long the server may stay silent while a response is awaited or streamed. Default 30 s.
     public var readTimeout: Duration = .seconds(30)
     /// The redirect policy. Default: follow up to 20.
+    ///
+    /// Whatever the policy, a redirect only ever leads to `http` or `https`: a `Location` naming any other scheme
+    /// (`http+unix`, `file`, ...) fails the request with `.redirectSchemeNotAllowed` before anything is sent, and
+    /// so does a URL a `rewrite` hook returns. A request the caller sends to a Unix socket may be redirected on that
+    /// same socket, never to another one.
     public var redirects = RedirectPolicy.follow(max: 20)
+    /// Whether a redirect from `https` to `http` is followed. Default true, as curl and OkHttp do; the request
+    /// then goes out without its `Authorization`, `Proxy-Authorization` and `Cookie` fields, as on every redirect
+    /// that leaves the origin. False fails such a hop with `.redirectRefused`.
+    public var followsRedirectsFromHTTPSToHTTP = true
     /// Retry a request once on a fresh connection when a reused one turns out closed before any
     /// response byte (idempotent methods, or requests with an `Idempotency-Key`). Default on.
     public var retriesStaleConnections = true
@@ -41,6 +50,10 @@ public struct HTTPClientConfiguration: Sendable {
         case disallow
         /// Follow up to `max` redirects; `hop` may inspect each and refuse it (throwing or false).
         case follow(max: Int, hop: (@Sendable (RedirectHop) throws -> Bool)? = nil)
+        /// Follow up to `max` redirects where `hop` says: it returns the URL to request next (`hop.to`, or one of
+        /// its own), or nil to stop and return the redirect response as it is; throwing refuses the hop. The URL it
+        /// returns passes the same scheme check as a `Location`.
+        case rewrite(max: Int, hop: @Sendable (RedirectHop) throws -> HTTPURL?)
     }
 
     /// One redirect about to be followed.

@@ -85,7 +85,8 @@ public final class HTTPClient: Sendable {
     // MARK: Redirects
 
     private func followRedirects(_ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
-        var url = try HTTPURL(request.url)
+        let origin = try HTTPURL(request.url)
+        var url = origin
         var method = request.method
         var headers = request.headers
         var body = request.body
@@ -94,16 +95,28 @@ public final class HTTPClient: Sendable {
         while true {
             let response = try await executeWithRetry(url: url, via: socketPath, method: method, headers: headers, body: body,
                                                        metrics: metrics, abort: abort)
-            guard case .follow(let max, let hop) = configuration.redirects,
-                  [301, 302, 303, 307, 308].contains(response.status.code),
+            guard [301, 302, 303, 307, 308].contains(response.status.code),
                   let location = response.headers.first(name: "location") else {
                 return response
+            }
+            let max: Int
+            switch configuration.redirects {
+            case .disallow: return response
+            case .follow(let limit, _), .rewrite(let limit, _): max = limit
             }
             guard redirects < max else {
                 response.body.channel.cancel()
                 throw HTTPClientError(.tooManyRedirects, "more than \(max) redirects, the last to \(location)")
             }
-            let next = try url.resolving(location)
+            var next: HTTPURL
+            do {
+                try Self.checkRedirectScheme(location: location)
+                next = try url.resolving(location)
+                try checkRedirectTarget(next, from: url, origin: origin)
+            } catch {
+                response.body.channel.cancel()
+                throw error
+            }
             // RFC 9110 §15.4: 303 turns every method but HEAD into GET; 301/302 turn POST into GET
             // (what every client does); 307/308 keep method and body.
             var nextMethod = method
@@ -119,24 +132,33 @@ public final class HTTPClient: Sendable {
                     return response
                 }
             }
+            let proposal = HTTPClientConfiguration.RedirectHop(from: url, to: next, status: response.status, method: nextMethod)
+            do {
+                switch configuration.redirects {
+                case .disallow:
+                    return response
+                case .follow(_, let hop):
+                    if let hop, try !hop(proposal) {
+                        throw HTTPClientError(.redirectRefused, "redirect to \(next) refused")
+                    }
+                case .rewrite(_, let hop):
+                    guard let chosen = try hop(proposal) else { return response }
+                    // The hook's URL is held to the same rules as a Location: it may not open a Unix socket.
+                    try checkRedirectTarget(chosen, from: url, origin: origin)
+                    next = chosen
+                }
+            } catch let error as HTTPClientError {
+                response.body.channel.cancel()
+                throw error
+            } catch {
+                response.body.channel.cancel()
+                throw HTTPClientError(.redirectRefused, "redirect to \(next) refused: \(error)")
+            }
             if !next.isSameOrigin(as: url) {
                 // Credentials belong to the origin they were given to.
                 headers.remove(name: "authorization")
                 headers.remove(name: "cookie")
                 headers.remove(name: "proxy-authorization")
-            }
-            if let hop {
-                let allowed: Bool
-                do {
-                    allowed = try hop(HTTPClientConfiguration.RedirectHop(from: url, to: next, status: response.status, method: nextMethod))
-                } catch {
-                    response.body.channel.cancel()
-                    throw HTTPClientError(.redirectRefused, "redirect to \(next) refused: \(error)")
-                }
-                guard allowed else {
-                    response.body.channel.cancel()
-                    throw HTTPClientError(.redirectRefused, "redirect to \(next) refused")
-                }
             }
             // Read a small redirect body so the connection can be reused; drop a large one.
             do { _ = try await response.body.collect(upTo: 64 * 1024) } catch {}
@@ -149,6 +171,33 @@ public final class HTTPClient: Sendable {
             url = next
             method = nextMethod
             body = nextBody
+        }
+    }
+
+    /// Refuses a `Location` that names a scheme of its own other than `http` or `https`, before it is parsed, so
+    /// that schemes the URL parser would refuse anyway (`file`, `gopher`) get the same precise error.
+    static func checkRedirectScheme(location: String) throws(HTTPClientError) {
+        guard let separator = HTTPURL.schemeSeparator(in: location) else { return }
+        let scheme = location[..<separator].lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw HTTPClientError(.redirectSchemeNotAllowed, "protocol \"\(scheme)\" not allowed in a redirect (to \(location))")
+        }
+    }
+
+    /// Where a redirect may lead: `http` or `https`, or, for a request the caller sent to a Unix socket, a
+    /// relative reference on that same socket. A server may never name a socket itself. `https` to `http` is
+    /// followed only when the configuration allows it.
+    private func checkRedirectTarget(_ next: HTTPURL, from url: HTTPURL, origin: HTTPURL) throws(HTTPClientError) {
+        switch next.scheme {
+        case "http", "https":
+            break
+        case "http+unix" where next.isSameOrigin(as: origin):
+            break
+        default:
+            throw HTTPClientError(.redirectSchemeNotAllowed, "protocol \"\(next.scheme)\" not allowed in a redirect (to \(next))")
+        }
+        if url.scheme == "https" && next.scheme == "http" && !configuration.followsRedirectsFromHTTPSToHTTP {
+            throw HTTPClientError(.redirectRefused, "redirect from https to http refused by the configuration (to \(next))")
         }
     }
 

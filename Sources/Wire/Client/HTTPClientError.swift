@@ -21,6 +21,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
             case writeFailed = "write_failed"
             case tooManyRedirects = "too_many_redirects"
             case redirectRefused = "redirect_refused"
+            case redirectSchemeNotAllowed = "redirect_scheme_not_allowed"
             case cancelled = "cancelled"
             case shutDown = "shut_down"
             case bodyTooLarge = "body_too_large"
@@ -55,8 +56,12 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let writeFailed = Code(value: .writeFailed)
         /// More redirects than the policy allows.
         public static let tooManyRedirects = Code(value: .tooManyRedirects)
-        /// The redirect hook refused a hop.
+        /// The redirect hook refused a hop, or the policy refused a redirect from `https` to `http`.
         public static let redirectRefused = Code(value: .redirectRefused)
+        /// A redirect pointed at a scheme other than `http` or `https` (a Unix socket, a file, anything else).
+        /// Only the caller's own request may name a Unix socket: a server must never steer the client into a
+        /// local service.
+        public static let redirectSchemeNotAllowed = Code(value: .redirectSchemeNotAllowed)
         /// The calling task was cancelled.
         public static let cancelled = Code(value: .cancelled)
         /// The client was shut down.

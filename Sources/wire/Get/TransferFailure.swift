@@ -83,6 +83,8 @@ extension TransferFailure {
         .writeFailed: (ExitStatus.sendError, "failure sending data"),
         .tooManyRedirects: (ExitStatus.tooManyRedirects, "too many redirects"),
         .redirectRefused: (ExitStatus.tooManyRedirects, "redirect refused"),
+        // curl refuses a Location outside its redirect protocols with CURLE_UNSUPPORTED_PROTOCOL.
+        .redirectSchemeNotAllowed: (ExitStatus.generic, "redirect refused"),
         .cancelled: (ExitStatus.aborted, "transfer aborted"),
         .shutDown: (ExitStatus.generic, "the client shut down"),
         .bodyTooLarge: (ExitStatus.tooLarge, "body too large"),
