@@ -78,6 +78,10 @@ struct HTTP1ClientConnectionStateMachine {
     }
 
     /// A request starts; `keepAlive` is false when it carries `Connection: close`.
+    ///
+    /// The shell asks `acceptsRequest` first (the pool leases only usable connections, and the shell refuses a
+    /// request on one that closed meanwhile), so a start it refused is a bug in Wire, not something a peer causes:
+    /// that alone traps.
     mutating func requestStarted(keepAlive: Bool) {
         guard acceptsRequest else { preconditionFailure("request started on a connection that cannot take one: \(inFlight), \(phase), closed: \(isClosed)") }
         if inFlight.isEmpty { phase = .awaitingHead(sawResponseBytes: false) }
@@ -106,7 +110,9 @@ struct HTTP1ClientConnectionStateMachine {
     /// The final (non-1xx) response head of the oldest request was parsed.
     mutating func responseHeadReceived(keepAlive responseKeepAlive: Bool) -> Action {
         guard !isClosed, let oldest = inFlight.first, case .awaitingHead = phase else {
-            preconditionFailure("response head with \(inFlight.count) in flight, phase \(phase), closed: \(isClosed)")
+            // A head nobody asked for, or a second one: the exchange is out of step with the bytes, so the
+            // connection is finished (never reused) and its request, if any, fails.
+            return failed(.protocolOrIOError)
         }
         phase = .receivingBody(keepAlive: oldest.keepAlive && responseKeepAlive)
         return .deliverHead
@@ -119,7 +125,8 @@ struct HTTP1ClientConnectionStateMachine {
     /// response.
     mutating func responseEnded(trailingBytes: Bool) -> Action {
         guard !isClosed, let oldest = inFlight.first, case .receivingBody(let keepAlive) = phase else {
-            preconditionFailure("response end with \(inFlight.count) in flight, phase \(phase), closed: \(isClosed)")
+            // An end without a head under way: out of step, as above.
+            return failed(.protocolOrIOError)
         }
         // A response that ends while the request is still being written (an early 413, say)
         // leaves the request stream unfinished: the connection cannot be reused either.

@@ -245,7 +245,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private func handle(_ event: HTTP1ParserEvent, chunk: ByteBuffer?, exchange: Exchange, trailingBytes: Bool = false) {
         switch event {
         case .requestHead:
-            preconditionFailure("a response parser produced a request head")
+            // A response parser never produces one; were it ever to, the bytes are not a response.
+            perform(machine.failed(.protocolOrIOError), error: HTTPClientError(.malformedResponse, "a request head in the response stream",
+                                                                              mayHaveBeenProcessed: true))
         case .responseHead(let head):
             if head.isInterim {
                 if head.status.code == 100 {

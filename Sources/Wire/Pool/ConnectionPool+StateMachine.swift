@@ -120,8 +120,9 @@ struct ConnectionPoolStateMachine {
     /// counted as failed) is no longer wanted: it is closed.
     mutating func connectionEstablished(_ connection: ConnectionID, now: Deadline) -> [Action] {
         guard let state = connections[connection] else { return [.closeConnection(connection)] }
-        // The shell reports each connection it opens once; a second report is its bug, not the network's.
-        guard state == .connecting else { preconditionFailure("\(connection) established while \(state)") }
+        // The shell reports each connection it opens once. A second report changes nothing: the connection is
+        // already parked or leased, and closing it would fail a request that did nothing wrong.
+        guard state == .connecting else { return [] }
         connectingCount -= 1
         if isShutDown {
             connections[connection] = nil
@@ -135,8 +136,8 @@ struct ConnectionPoolStateMachine {
     /// report for one already reported closed changes nothing: its waiter has had its failure.
     mutating func connectionFailed(_ connection: ConnectionID) -> [Action] {
         guard let state = connections[connection] else { return [] }
-        // The shell reports each connection it opens once; a second report is its bug, not the network's.
-        guard state == .connecting else { preconditionFailure("\(connection) failed while \(state)") }
+        // A failure reported for a connection that is already open means it is gone now: treat it as closed.
+        guard state == .connecting else { return connectionClosed(connection) + [.closeConnection(connection)] }
         connections[connection] = nil
         return connectFailed()
     }
@@ -155,7 +156,9 @@ struct ConnectionPoolStateMachine {
     mutating func connectionReleased(_ connection: ConnectionID, reusable: Bool, now: Deadline) -> [Action] {
         guard let state = connections[connection] else { return [] }
         guard case .leased(let count, let pipelinable) = state else {
-            preconditionFailure("\(connection) released while \(state)")
+            // Released without a lease (a duplicate release): the pool no longer knows what the connection
+            // carries, so it is not reused.
+            return connectionClosed(connection) + [.closeConnection(connection)]
         }
         guard reusable, !isShutDown else {
             // Requests pipelined behind this one fail with the connection; their releases are ignored.
@@ -263,7 +266,8 @@ struct ConnectionPoolStateMachine {
 
     /// One more pipelinable request joins `connection`.
     private mutating func join(_ connection: ConnectionID) {
-        guard case .leased(let count, let pipelinable) = connections[connection] else { preconditionFailure("joining \(connection) while not leased") }
+        // Only leased connections are chosen to join (pipelineTarget, a release's free slot).
+        guard case .leased(let count, let pipelinable) = connections[connection] else { return }
         connections[connection] = .leased(count: count + 1, pipelinable: pipelinable)
     }
 

@@ -14,6 +14,23 @@ struct HTTP1ClientConnectionStateMachineTests {
         #expect(!machine.isBusy && !machine.isClosed)
     }
 
+    @Test func eventsOutOfStepCloseTheConnectionInsteadOfTrapping() {
+        var idle = Machine()
+        #expect(idle.responseHeadReceived(keepAlive: true) == .closeIdle)
+        #expect(idle.isClosed)
+
+        var ended = Machine()
+        ended.requestStarted(keepAlive: true)
+        _ = ended.requestWritten()
+        #expect(ended.responseEnded(trailingBytes: false) == .failRequestAndClose(.protocolOrIOError, responseStarted: false))
+
+        var twice = Machine()
+        twice.requestStarted(keepAlive: true)
+        #expect(twice.responseHeadReceived(keepAlive: true) == .deliverHead)
+        #expect(twice.responseHeadReceived(keepAlive: true) == .failRequestAndClose(.protocolOrIOError, responseStarted: true))
+        #expect(twice.responseEnded(trailingBytes: false) == .none)
+    }
+
     @Test(arguments: [
         (requestKeepAlive: false, responseKeepAlive: true, written: true, trailing: false),
         (requestKeepAlive: true, responseKeepAlive: false, written: true, trailing: false),

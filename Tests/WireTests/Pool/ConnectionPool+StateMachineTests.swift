@@ -26,6 +26,24 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.requestArrived(r(4), now: t1) == [.cancelIdleTimeout(c(0)), .lease(c(0), to: r(4), pipelined: false)])
     }
 
+    @Test func reportsOutOfStepChangeNothingOrCloseThatConnectionOnly() {
+        var pool = Machine(maxConnections: 2, idleTimeout: .seconds(60))
+        _ = pool.requestArrived(r(1), now: t0)
+        #expect(pool.connectionEstablished(c(0), now: t0) == [.lease(c(0), to: r(1), pipelined: false)])
+        // A second report of the same connection: ignored, the lease stands.
+        #expect(pool.connectionEstablished(c(0), now: t0) == [])
+        #expect(pool.isLeased(c(0)))
+        // A failure reported for an open connection: it is gone.
+        #expect(pool.connectionFailed(c(0)) == [.closeConnection(c(0))])
+        #expect(!pool.tracks(c(0)))
+        // A release of a connection parked idle: not reused.
+        _ = pool.requestArrived(r(2), now: t0)
+        _ = pool.connectionEstablished(c(1), now: t0)
+        _ = pool.connectionReleased(c(1), reusable: true, now: t0)
+        #expect(pool.connectionReleased(c(1), reusable: true, now: t0) == [.cancelIdleTimeout(c(1)), .closeConnection(c(1))])
+        #expect(pool.connectionCount == 0 && pool.idleCount == 0)
+    }
+
     @Test func requestsBeyondTheLimitWaitInFIFOOrder() {
         var pool = Machine(maxConnections: 1, idleTimeout: .seconds(60))
         #expect(pool.requestArrived(r(1), now: t0) == [.createConnection(c(0))])
