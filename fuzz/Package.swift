@@ -38,6 +38,20 @@ let package = Package(
             name: "FuzzRoundTrip",
             dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
         ),
+        // The state machines of a connection and of the pool, driven by event sequences. They are internal to
+        // Wire, so these targets import it @testable: run.sh builds with -enable-testing.
+        .executableTarget(
+            name: "FuzzServerConnection",
+            dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
+        ),
+        .executableTarget(
+            name: "FuzzClientConnection",
+            dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
+        ),
+        .executableTarget(
+            name: "FuzzConnectionPool",
+            dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

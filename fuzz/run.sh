@@ -12,7 +12,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(FuzzHTTP1Request FuzzHTTP1Response FuzzChunked FuzzRoundTrip)
+    targets=(FuzzHTTP1Request FuzzHTTP1Response FuzzChunked FuzzRoundTrip FuzzServerConnection FuzzClientConnection FuzzConnectionPool)
 fi
 
 # Swift builds share the machine's cores with anything else building Wire: take the same lock when there is one.
@@ -21,7 +21,8 @@ if command -v flock > /dev/null; then lock=(flock "${WIRE_BUILD_LOCK:-/tmp/wire-
 pin=()
 if [ -n "${FUZZ_JOBS_CPU:-}" ]; then pin=(taskset -c "$FUZZ_JOBS_CPU"); fi
 
-build_flags=(-c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library)
+# -enable-testing: the state-machine targets import Wire @testable.
+build_flags=(-c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing)
 mkdir -p artifacts
 for target in "${targets[@]}"; do
     if ! "${lock[@]}" swift build "${build_flags[@]}" --product "$target" > "artifacts/build-$target.log" 2>&1; then
