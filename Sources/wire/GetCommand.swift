@@ -80,7 +80,7 @@ enum FetchHelp {
               --no-verify-host      Verify the chain but not that it names the host.
               --pin sha256/BASE64   Require a certificate of the verified chain with this public-key pin \
         (repeatable; -v prints each certificate's pin).
-              --pin-cert FILE       Require one of this PEM file's certificates in the verified chain.
+              --pin-cert FILE       Require one of this file's certificates (PEM or DER) in the verified chain.
           -E, --cert FILE           Present this client certificate (PEM, with intermediates); needs --key.
               --key FILE            The client certificate's private key (PEM).
               --tlsv1.2, --tlsv1.3  The lowest TLS version to use (the highest is 1.3).

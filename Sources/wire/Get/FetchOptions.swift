@@ -76,7 +76,7 @@ struct FetchOptions: Equatable, Sendable {
         var noVerifyHost = false
         /// `--pin sha256/BASE64` (repeatable; curl's `sha256//…;sha256//…` also accepted).
         var publicKeyPins: [String] = []
-        /// `--pin-cert FILE`: the peer's chain must contain one of this PEM file's certificates.
+        /// `--pin-cert FILE`: the peer's chain must contain one of this file's certificates (PEM or DER, by content).
         var pinnedCertificateFile: String?
         /// `--cert FILE`: a client certificate (PEM, with intermediates), for mutual TLS.
         var certificateFile: String?

@@ -82,7 +82,7 @@ struct Fetcher {
         if !options.publicKeyPins.isEmpty { tls.pinning = .publicKey(Set(options.publicKeyPins)) }
         if let file = options.pinnedCertificateFile {
             do {
-                tls.pinning = .certificate(Set(try Certificate.load(pemFile: file).map(\.der)))
+                tls.pinning = try .certificates(inFiles: [file])
             } catch {
                 throw TransferFailure(status: ExitStatus.localCertificate, message: "problem with the pinned certificate: \(error.detail)")
             }
