@@ -157,7 +157,17 @@ struct Fetcher {
     private func streamBody(_ response: HTTPClientResponse, to output: String?) async throws(TransferFailure) {
         // Opened only now, so a transfer that fails before its response (or with --fail) leaves no file behind.
         let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
-        if options.includeHead { try sink.write(HeadText.raw(response.head)) }
+        if options.includeHead || options.headOnly { try sink.write(HeadText.raw(response.head)) }
+        if options.headOnly {
+            // A HEAD answer has no body; with `-I -X GET` (curl's way to see the head of a server that
+            // refuses HEAD) the body is read and dropped, so the connection can serve the next URL.
+            do {
+                for try await _ in response.body {}
+            } catch {
+                throw failure(error)
+            }
+            return
+        }
         let total = response.headers.first(name: "content-length").flatMap { Int($0) }
         let wantsBar = ProgressBar.isWanted(total: total, toFile: output != nil && output != "-",
                                             silent: options.silent, stderrIsTerminal: standardError.isTerminal)
