@@ -31,6 +31,7 @@ struct GetCommand: AsyncParsableCommand {
 /// ```
 /// wire request -X DELETE http://localhost:8080/items/7
 /// wire request -X PUT --data-binary @disk.img http://localhost:8080/upload
+/// wire request -X CONNECT example.org:443 http://proxy.local:3128/
 /// ```
 struct RequestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -55,7 +56,8 @@ enum FetchHelp {
     static let text = """
         Options:
           -X, --request METHOD      Use METHOD's name instead of GET/POST/HEAD; as in curl, whether a body is sent \
-        still follows -d (required by wire request).
+        still follows -d (required by wire request). -X CONNECT HOST:PORT PROXY-URL asks the proxy for a \
+        tunnel and writes its answer's head.
           -I, --head                Send HEAD and write only the response head (with -X, that method, body dropped).
           -H, --header 'Name: value'
                                     Add a header field (repeatable).

@@ -144,6 +144,18 @@ struct HTTP1ClientConnectionStateMachine {
         }
     }
 
+    /// The oldest request was a CONNECT answered with 2xx: the connection is a tunnel now, owned by
+    /// that request, and nothing more happens here (requests behind it fail as never answered).
+    mutating func tunnelOpened() -> Action {
+        guard !isClosed, !inFlight.isEmpty, case .receivingBody = phase else {
+            preconditionFailure("tunnel opened with \(inFlight.count) in flight, phase \(phase), closed: \(isClosed)")
+        }
+        isClosed = true
+        inFlight.removeFirst()
+        phase = .awaitingHead(sawResponseBytes: false)
+        return .none
+    }
+
     /// A parse error, an I/O error, a timeout, an upgrade or an abandoned body.
     mutating func failed(_ failure: Failure) -> Action {
         guard !isClosed else { return .none }

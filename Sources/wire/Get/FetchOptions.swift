@@ -36,6 +36,9 @@ struct FetchOptions: Equatable, Sendable {
     /// The method given with `-X`; otherwise GET, HEAD with `-I`, or POST when there is data. As with curl, it
     /// changes the method's name only: whether a body is sent still follows `-d`/`--data-binary`.
     var method: HTTPMethod?
+    /// With `-X CONNECT`: the tunnel's target, `host:port` (the first word that is not an option); the URLs
+    /// that follow are the proxies asked.
+    var connectTarget: String?
     /// `-I`/`--head`: send HEAD (unless `-X` names another method) and write only the response head.
     var headOnly = false
     /// Header fields from `-H`, in order.
@@ -93,7 +96,7 @@ struct FetchOptions: Equatable, Sendable {
         lhs.urls == rhs.urls && lhs.method == rhs.method
             && lhs.headers.map { [$0.name, $0.value] } == rhs.headers.map { [$0.name, $0.value] }
             && lhs.data == rhs.data && lhs.outputs == rhs.outputs && lhs.includeHead == rhs.includeHead
-            && lhs.headOnly == rhs.headOnly
+            && lhs.headOnly == rhs.headOnly && lhs.connectTarget == rhs.connectTarget
             && lhs.verbose == rhs.verbose && lhs.failOnHTTPError == rhs.failOnHTTPError && lhs.maxTime == rhs.maxTime
             && lhs.connectTimeout == rhs.connectTimeout && lhs.followRedirects == rhs.followRedirects
             && lhs.maxRedirects == rhs.maxRedirects && lhs.unixSocket == rhs.unixSocket && lhs.silent == rhs.silent
@@ -246,7 +249,21 @@ struct FetchOptions: Equatable, Sendable {
         }
     }
 
-    private func validate(requiresMethod: Bool) throws(FetchUsageError) {
+    private mutating func validate(requiresMethod: Bool) throws(FetchUsageError) {
+        if method == .connect {
+            // CONNECT's target is an authority, not a URL: `-X CONNECT host:port PROXY-URL...`.
+            guard let target = urls.first, HTTPClient.isAuthority(target) else {
+                throw FetchUsageError(message: "-X CONNECT takes the tunnel's host:port, then the proxy's URL: "
+                                      + "wire request -X CONNECT example.org:443 http://proxy:3128/")
+            }
+            guard urls.count > 1 else {
+                throw FetchUsageError(message: "-X CONNECT \(target) needs the proxy's URL after it: "
+                                      + "wire request -X CONNECT \(target) http://proxy:3128/")
+            }
+            guard data.isEmpty, !headOnly else { throw FetchUsageError(message: "-X CONNECT sends no body and no HEAD") }
+            connectTarget = target
+            urls.removeFirst()
+        }
         guard !urls.isEmpty else { throw FetchUsageError(message: "no URL given") }
         if requiresMethod && method == nil { throw FetchUsageError(message: "wire request needs -X METHOD") }
         if headOnly && !data.isEmpty {

@@ -110,6 +110,10 @@ struct Fetcher {
     /// One URL: the request, the head checks, then the body streamed to its destination.
     private func transfer(_ url: String, to output: String?, with builder: RequestBuilder, client: HTTPClient,
                           summary: inout JSONSummaryWriter?) async throws(TransferFailure) {
+        if let target = options.connectTarget {
+            try await connect(to: target, via: url, output: output, client: client)
+            return
+        }
         let response: HTTPClientResponse
         do throws(TransferFailure) {
             let plan = try builder.plan(for: url)
@@ -150,6 +154,37 @@ struct Fetcher {
         }
         if options.verbose {
             try? standardError.write(HeadText.verboseTimings(response.metrics.snapshot))
+        }
+    }
+
+    /// `-X CONNECT host:port PROXY`: asks the proxy for a tunnel and writes its answer's head (and the body of a
+    /// refusal); a tunnel that opens is closed at once, which is success.
+    private func connect(to target: String, via proxy: String, output: String?, client: HTTPClient) async throws(TransferFailure) {
+        let absolute = HTTPURL.hasScheme(proxy) ? proxy : "http://" + proxy
+        var headers = HTTPHeaders()
+        for field in options.headers { headers.add(name: field.name, value: field.value) }
+        let answer: HTTPConnectResponse
+        do { answer = try await client.connect(to: target, via: absolute, headers: headers, timeout: options.maxTime) } catch {
+            throw failure(error)
+        }
+        if options.verbose {
+            let metrics = answer.metrics.snapshot
+            try? standardError.write(HeadText.verbose(HeadText.lines(ofSent: metrics.requestHead), prefix: "> ")
+                                     + HeadText.verboseConnection(metrics)
+                                     + HeadText.verbose(HeadText.lines(of: answer.head), prefix: "< "))
+        }
+        if let tunnel = answer.tunnel { await tunnel.close() }
+        if options.failOnHTTPError && answer.status.code >= 400 {
+            _ = try? await answer.body.collect(upTo: 64 * 1024)
+            throw TransferFailure(status: ExitStatus.httpError,
+                                  message: "the proxy answered CONNECT with \(answer.status.code) \(answer.head.reasonPhrase)")
+        }
+        let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
+        try sink.write(HeadText.raw(answer.head))
+        do {
+            for try await chunk in answer.body { try sink.write(chunk) }
+        } catch {
+            throw failure(error)
         }
     }
 

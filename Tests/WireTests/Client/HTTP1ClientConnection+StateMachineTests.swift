@@ -14,6 +14,18 @@ struct HTTP1ClientConnectionStateMachineTests {
         #expect(!machine.isBusy && !machine.isClosed)
     }
 
+    @Test func anOpenedTunnelEndsTheConnectionsHTTPLife() {
+        var machine = Machine()
+        machine.requestStarted(keepAlive: true)
+        _ = machine.requestWritten()
+        #expect(machine.responseHeadReceived(keepAlive: true) == .deliverHead)
+        #expect(machine.tunnelOpened() == .none)
+        #expect(machine.isClosed && !machine.isBusy && !machine.acceptsRequest)
+        // Nothing the stream does afterwards concerns HTTP any more.
+        #expect(machine.endOfStream() == .none)
+        #expect(machine.failed(.protocolOrIOError) == .none)
+    }
+
     @Test(arguments: [
         (requestKeepAlive: false, responseKeepAlive: true, written: true, trailing: false),
         (requestKeepAlive: true, responseKeepAlive: false, written: true, trailing: false),
