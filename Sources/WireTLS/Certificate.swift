@@ -37,6 +37,26 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         try X509Reader.certificates(pemFile: path)
     }
 
+    /// Reads the certificates of a file in either encoding, told apart by its content: PEM (every
+    /// certificate block, in order) or DER (one certificate, like AFNetworking's `.cer` files).
+    /// - Throws: `TLSError` with reason `.localCertificate` naming the file and what is wrong: it
+    ///   cannot be read, is empty, is neither PEM nor DER, or holds a malformed certificate.
+    public static func load(file path: String) throws(TLSError) -> [Certificate] {
+        let contents: [UInt8]
+        do {
+            contents = try LocalFiles.contents(atPath: path)
+        } catch {
+            throw TLSError(.localCertificate, "cannot read \(path): \(error)")
+        }
+        return try CertificateFileReader.certificates(contents: contents, source: path)
+    }
+
+    /// Parses PEM (every certificate block, in order) or DER (one certificate), told apart by content.
+    /// - Throws: `TLSError` with reason `.localCertificate` when the bytes are neither, or malformed.
+    public static func decode(_ contents: [UInt8]) throws(TLSError) -> [Certificate] {
+        try CertificateFileReader.certificates(contents: contents, source: "the certificate data")
+    }
+
     init(der: [UInt8], subject: String, issuer: String, notBefore: Int64, notAfter: Int64, dnsNames: [String],
          ipAddresses: [String], publicKeySHA256: [UInt8], sha256: [UInt8], pin: String) {
         self.der = der

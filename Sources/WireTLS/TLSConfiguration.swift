@@ -42,6 +42,17 @@ public enum CertificatePinning: Hashable, Sendable {
     case publicKey(Set<String>)
     /// Passes when a certificate of the verified chain is byte-for-byte one of these (DER).
     case certificate(Set<[UInt8]>)
+
+    /// Certificate pins read from files, PEM or DER told apart by content; every certificate of a
+    /// PEM file is pinned (`--pin-cert`, AFNetworking's pinned `.cer` files).
+    /// - Throws: `TLSError` with reason `.localCertificate` naming the file that cannot be used and why.
+    public static func certificates(inFiles paths: [String]) throws(TLSError) -> CertificatePinning {
+        var pinned: Set<[UInt8]> = []
+        for path in paths {
+            for certificate in try Certificate.load(file: path) { pinned.insert(certificate.der) }
+        }
+        return .certificate(pinned)
+    }
 }
 
 /// What a trust-evaluation hook sees, after the handshake and before any HTTP byte is sent.

@@ -1,16 +1,17 @@
 import ArgumentParser
 import Glibc
 
-/// `wire get`: fetches URLs with GET (POST with `-d`), the way curl does.
+/// `wire get`: fetches URLs with GET (POST with `-d`, HEAD with `-I`, any method with `-X`), the way curl does.
 ///
 /// ```
 /// wire get http://localhost:8080/ -o index.html
 /// wire get -sL --max-time 5 http://localhost:8080/a http://localhost:8080/b --json-summary
+/// wire get -I http://localhost:8080/big.iso
 /// ```
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
-        abstract: "Fetch URLs with GET (POST with -d), curl-style.",
+        abstract: "Fetch URLs with GET (POST with -d, HEAD with -I, any method with -X), curl-style.",
         usage: "wire get [options] URL...",
         discussion: FetchHelp.text
     )
@@ -21,7 +22,7 @@ struct GetCommand: AsyncParsableCommand {
     var words: [String] = []
 
     func run() async throws {
-        try await FetchHelp.run(words, command: "get", allowsMethod: false)
+        try await FetchHelp.run(words, command: "get", requiresMethod: false)
     }
 }
 
@@ -30,6 +31,7 @@ struct GetCommand: AsyncParsableCommand {
 /// ```
 /// wire request -X DELETE http://localhost:8080/items/7
 /// wire request -X PUT --data-binary @disk.img http://localhost:8080/upload
+/// wire request -X CONNECT example.org:443 http://proxy.local:3128/
 /// ```
 struct RequestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -44,7 +46,7 @@ struct RequestCommand: AsyncParsableCommand {
     var words: [String] = []
 
     func run() async throws {
-        try await FetchHelp.run(words, command: "request", allowsMethod: true)
+        try await FetchHelp.run(words, command: "request", requiresMethod: true)
     }
 }
 
@@ -53,7 +55,10 @@ enum FetchHelp {
     /// The options and exit statuses, for `--help`.
     static let text = """
         Options:
-          -X, --request METHOD      The method (wire request only; required there).
+          -X, --request METHOD      Use METHOD's name instead of GET/POST/HEAD; as in curl, whether a body is sent \
+        still follows -d (required by wire request). -X CONNECT HOST:PORT PROXY-URL asks the proxy for a \
+        tunnel and writes its answer's head.
+          -I, --head                Send HEAD and write only the response head (with -X, that method, body dropped).
           -H, --header 'Name: value'
                                     Add a header field (repeatable).
           -d, --data DATA|@FILE     Send DATA (a file without its line ends with @FILE; @- reads standard input); \
@@ -80,7 +85,7 @@ enum FetchHelp {
               --no-verify-host      Verify the chain but not that it names the host.
               --pin sha256/BASE64   Require a certificate of the verified chain with this public-key pin \
         (repeatable; -v prints each certificate's pin).
-              --pin-cert FILE       Require one of this PEM file's certificates in the verified chain.
+              --pin-cert FILE       Require one of this file's certificates (PEM or DER) in the verified chain.
           -E, --cert FILE           Present this client certificate (PEM, with intermediates); needs --key.
               --key FILE            The client certificate's private key (PEM).
               --tlsv1.2, --tlsv1.3  The lowest TLS version to use (the highest is 1.3).
@@ -95,10 +100,10 @@ enum FetchHelp {
         """
 
     /// Parses `words` and runs the transfers; throws the exit status when it is not 0.
-    static func run(_ words: [String], command: String, allowsMethod: Bool) async throws {
+    static func run(_ words: [String], command: String, requiresMethod: Bool) async throws {
         let options: FetchOptions
         do {
-            options = try FetchOptions(words, allowsMethod: allowsMethod, requiresMethod: allowsMethod)
+            options = try FetchOptions(words, requiresMethod: requiresMethod)
         } catch {
             let usage = command == "get" ? "wire get [options] URL..." : "wire request -X METHOD [options] URL..."
             StandardStreams.error("wire \(command): \(error.message)\nusage: \(usage)\n")

@@ -151,6 +151,18 @@ struct HTTP1ClientConnectionStateMachine {
         }
     }
 
+    /// The oldest request was a CONNECT answered with 2xx: the connection is a tunnel now, owned by
+    /// that request, and nothing more happens here (requests behind it fail as never answered).
+    /// - Returns: False, changing nothing, when no response head is under way to open it (the
+    ///   connection closed meanwhile): the shell then fails the request instead of handing over.
+    mutating func tunnelOpened() -> Bool {
+        guard !isClosed, !inFlight.isEmpty, case .receivingBody = phase else { return false }
+        isClosed = true
+        inFlight.removeFirst()
+        phase = .awaitingHead(sawResponseBytes: false)
+        return true
+    }
+
     /// A parse error, an I/O error, a timeout, an upgrade or an abandoned body.
     mutating func failed(_ failure: Failure) -> Action {
         guard !isClosed else { return .none }

@@ -11,6 +11,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     struct ResponseStart: Sendable {
         var head: HTTPResponseHead
         var body: HTTPBody
+        /// The connection, handed over after a 2xx answer to CONNECT.
+        var tunnel: HTTPTunnel? = nil
     }
 
     /// Identifies a request on its connection, for the calls a task makes after `start`.
@@ -39,6 +41,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         /// The request was abandoned while requests ahead of it were still answered: its
         /// response is read and dropped, so the connection and the requests around it survive.
         var discarded = false
+        /// A 2xx head answering CONNECT, held until the parser confirms the switch (`.upgraded`)
+        /// so the head and the tunnel are handed over together.
+        var tunnelHead: HTTPResponseHead?
 
         init(id: ExchangeID, method: HTTPMethod, metrics: HTTPClientMetrics, readTimeout: Duration) {
             self.id = id
@@ -72,6 +77,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// When the peer last sent bytes (or the oldest request became the one awaiting them).
     private var lastActivity = Deadline.now()
     private var readTimer: TimerQueue<() -> Void>.ID?
+    /// The stream became a CONNECT tunnel and belongs to it now: this connection no longer closes it.
+    private var handedOver = false
 
     /// The request whose response is being read.
     private var oldest: Exchange? { exchanges.first }
@@ -204,6 +211,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// Closes the connection (pool eviction or shutdown).
     func close() {
         loop.preconditionInEventLoop()
+        guard !handedOver else { return }
         stream.close(error: nil)
     }
 
@@ -238,6 +246,13 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
                 if step.consumed == 0 { return }
                 continue
             }
+            if case .upgraded = event, exchange.tunnelHead != nil {
+                // Every byte after the proxy's head belongs to the tunnel.
+                let leftover = buffer.slice(at: 0, length: buffer.readableBytes)
+                buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+                openTunnel(exchange, leftover: leftover)
+                return
+            }
             handle(event, chunk: chunk, exchange: exchange, trailingBytes: buffer.readableBytes > 0)
         }
     }
@@ -261,6 +276,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             }
             guard machine.responseHeadReceived(keepAlive: head.isKeepAlive) == .deliverHead else { return }
             if exchange.discarded { return }
+            if exchange.method == .connect && head.status.responseClass == .successful {
+                exchange.tunnelHead = head
+                return
+            }
             let channel = BodyChannel()
             let bound = LoopBound(self, loop: loop)
             channel.setProducerHooks(
@@ -287,6 +306,28 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         case .upgraded:
             perform(machine.failed(.upgraded), error: HTTPClientError(.upgradeNotSupported, "the server switched protocols", mayHaveBeenProcessed: true))
         }
+    }
+
+    /// A 2xx answered CONNECT: the stream leaves HTTP and this connection for good. The request
+    /// gets the head with the tunnel; the pool is told the connection is not reusable, and its
+    /// close does nothing now that the stream has another owner.
+    private func openTunnel(_ exchange: Exchange, leftover: ByteBuffer) {
+        guard let head = exchange.tunnelHead else { return }
+        guard machine.tunnelOpened() else {
+            perform(machine.failed(.protocolOrIOError),
+                    error: HTTPClientError(.connectionClosed, "the connection closed as the tunnel opened", mayHaveBeenProcessed: true))
+            return
+        }
+        handedOver = true
+        finishOldest(exchange)
+        completedRequests += 1
+        let tunnel = HTTPTunnel(stream: stream, leftover: leftover)
+        // Out of the pool before the request resumes, as a completed response is.
+        onRelease?(self, false)
+        failPipelined()
+        exchange.responseSettled = true
+        exchange.response?.succeed(ResponseStart(head: head, body: .empty, tunnel: tunnel))
+        exchange.response = nil
     }
 
     func streamDidReachEnd(_ stream: any ByteStream) {

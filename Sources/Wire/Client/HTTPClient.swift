@@ -14,7 +14,7 @@ import Synchronization
 public final class HTTPClient: Sendable {
     /// The configuration the client was made with.
     public let configuration: HTTPClientConfiguration
-    private let group: EventLoopGroup
+    let group: EventLoopGroup
     private let ownsGroup: Bool
     private let pools = Mutex<[ConnectionPool.Key: ConnectionPool]>([:])
 
@@ -245,7 +245,7 @@ public final class HTTPClient: Sendable {
     }
 
     /// The pool for `url`'s origin, or for the Unix socket every request of this exchange goes to.
-    private func pool(for url: HTTPURL, via socketPath: String?) throws(HTTPClientError) -> ConnectionPool {
+    func pool(for url: HTTPURL, via socketPath: String?) throws(HTTPClientError) -> ConnectionPool {
         guard !isShutDown.load(ordering: .acquiring) else { throw HTTPClientError(.shutDown, "the client is shut down") }
         let security = url.isTLS ? configuration.transportSecurity : nil
         if url.isTLS && security == nil {

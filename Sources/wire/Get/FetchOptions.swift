@@ -33,8 +33,14 @@ struct FetchOptions: Equatable, Sendable {
 
     /// The URLs, fetched in order.
     var urls: [String] = []
-    /// The method given with `-X`; otherwise GET, or POST when there is data.
+    /// The method given with `-X`; otherwise GET, HEAD with `-I`, or POST when there is data. As with curl, it
+    /// changes the method's name only: whether a body is sent still follows `-d`/`--data-binary`.
     var method: HTTPMethod?
+    /// With `-X CONNECT`: the tunnel's target, `host:port` (the first word that is not an option); the URLs
+    /// that follow are the proxies asked.
+    var connectTarget: String?
+    /// `-I`/`--head`: send HEAD (unless `-X` names another method) and write only the response head.
+    var headOnly = false
     /// Header fields from `-H`, in order.
     var headers: [(name: String, value: String)] = []
     /// Request data from `-d` and `--data-binary`, in order.
@@ -76,7 +82,7 @@ struct FetchOptions: Equatable, Sendable {
         var noVerifyHost = false
         /// `--pin sha256/BASE64` (repeatable; curl's `sha256//…;sha256//…` also accepted).
         var publicKeyPins: [String] = []
-        /// `--pin-cert FILE`: the peer's chain must contain one of this PEM file's certificates.
+        /// `--pin-cert FILE`: the peer's chain must contain one of this file's certificates (PEM or DER, by content).
         var pinnedCertificateFile: String?
         /// `--cert FILE`: a client certificate (PEM, with intermediates), for mutual TLS.
         var certificateFile: String?
@@ -90,6 +96,7 @@ struct FetchOptions: Equatable, Sendable {
         lhs.urls == rhs.urls && lhs.method == rhs.method
             && lhs.headers.map { [$0.name, $0.value] } == rhs.headers.map { [$0.name, $0.value] }
             && lhs.data == rhs.data && lhs.outputs == rhs.outputs && lhs.includeHead == rhs.includeHead
+            && lhs.headOnly == rhs.headOnly && lhs.connectTarget == rhs.connectTarget
             && lhs.verbose == rhs.verbose && lhs.failOnHTTPError == rhs.failOnHTTPError && lhs.maxTime == rhs.maxTime
             && lhs.connectTimeout == rhs.connectTimeout && lhs.followRedirects == rhs.followRedirects
             && lhs.maxRedirects == rhs.maxRedirects && lhs.unixSocket == rhs.unixSocket && lhs.silent == rhs.silent
@@ -100,6 +107,7 @@ struct FetchOptions: Equatable, Sendable {
     private mutating func setFlag(_ word: String) -> Bool {
         switch word {
         case "-i", "--include": includeHead = true
+        case "-I", "--head": headOnly = true
         case "-v", "--verbose": verbose = true
         case "-f", "--fail": failOnHTTPError = true
         case "-L", "--location": followRedirects = true
@@ -129,10 +137,9 @@ struct FetchOptions: Equatable, Sendable {
     ///
     /// - Parameters:
     ///   - words: The command-line words.
-    ///   - allowsMethod: Whether `-X` is accepted (`wire request`) or refused (`wire get`).
-    ///   - requiresMethod: Whether `-X` must be given.
+    ///   - requiresMethod: Whether `-X` must be given (`wire request`); `wire get` takes it as curl does.
     /// - Throws: `FetchUsageError` naming the mistake.
-    init(_ words: [String], allowsMethod: Bool, requiresMethod: Bool) throws(FetchUsageError) {
+    init(_ words: [String], requiresMethod: Bool) throws(FetchUsageError) {
         var index = 0
         var optionsEnded = false
         while index < words.count {
@@ -151,18 +158,18 @@ struct FetchOptions: Equatable, Sendable {
             // --name=value
             if word.hasPrefix("--"), let equals = word.firstIndex(of: "="),
                let name = Self.valued[String(word[..<equals])] {
-                try apply(name, String(word[word.index(after: equals)...]), allowsMethod: allowsMethod)
+                try apply(name, String(word[word.index(after: equals)...]))
                 continue
             }
             if let name = Self.valued[word] {
                 guard index < words.count else { throw FetchUsageError(message: "\(word) needs a value") }
-                try apply(name, words[index], allowsMethod: allowsMethod)
+                try apply(name, words[index])
                 index += 1
                 continue
             }
             // A short option with its value attached (-XPOST, -HName:v), or bundled flags (-sLi, -so out).
             if !word.hasPrefix("--"), word.count > 2 {
-                index = try applyBundle(word, words: words, next: index, allowsMethod: allowsMethod)
+                index = try applyBundle(word, words: words, next: index)
                 continue
             }
             throw FetchUsageError(message: "unknown option '\(word)'")
@@ -172,9 +179,7 @@ struct FetchOptions: Equatable, Sendable {
 
     /// Applies `-abc`: flags one by one, until a letter that takes a value, which takes the rest of the word or,
     /// when the word ends there, the next word. Returns the index of the next unread word.
-    private mutating func applyBundle(
-        _ word: String, words: [String], next: Int, allowsMethod: Bool
-    ) throws(FetchUsageError) -> Int {
+    private mutating func applyBundle(_ word: String, words: [String], next: Int) throws(FetchUsageError) -> Int {
         var letters = Substring(word.dropFirst())
         while let letter = letters.first {
             letters = letters.dropFirst()
@@ -183,11 +188,11 @@ struct FetchOptions: Equatable, Sendable {
                 continue
             } else if let name = Self.valued[short] {
                 if !letters.isEmpty {
-                    try apply(name, String(letters), allowsMethod: allowsMethod)
+                    try apply(name, String(letters))
                     return next
                 }
                 guard next < words.count else { throw FetchUsageError(message: "\(short) needs a value") }
-                try apply(name, words[next], allowsMethod: allowsMethod)
+                try apply(name, words[next])
                 return next + 1
             } else {
                 throw FetchUsageError(message: "unknown option '\(short)' in '\(word)'")
@@ -197,12 +202,9 @@ struct FetchOptions: Equatable, Sendable {
     }
 
     /// Sets the option `name` (its long spelling) to `value`.
-    private mutating func apply(_ name: String, _ value: String, allowsMethod: Bool) throws(FetchUsageError) {
+    private mutating func apply(_ name: String, _ value: String) throws(FetchUsageError) {
         switch name {
         case "--request":
-            guard allowsMethod else {
-                throw FetchUsageError(message: "wire get always uses GET (POST with -d); use wire request -X METHOD")
-            }
             // A method is a token (RFC 9110 §9.1): printable ASCII without delimiters.
             let delimiters = Set("\"(),/:;<=>?@[\\]{}".utf8)
             guard !value.isEmpty, value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !delimiters.contains($0) }) else {
@@ -247,9 +249,27 @@ struct FetchOptions: Equatable, Sendable {
         }
     }
 
-    private func validate(requiresMethod: Bool) throws(FetchUsageError) {
+    private mutating func validate(requiresMethod: Bool) throws(FetchUsageError) {
+        if method == .connect {
+            // CONNECT's target is an authority, not a URL: `-X CONNECT host:port PROXY-URL...`.
+            guard let target = urls.first, HTTPClient.isAuthority(target) else {
+                throw FetchUsageError(message: "-X CONNECT takes the tunnel's host:port, then the proxy's URL: "
+                                      + "wire request -X CONNECT example.org:443 http://proxy:3128/")
+            }
+            guard urls.count > 1 else {
+                throw FetchUsageError(message: "-X CONNECT \(target) needs the proxy's URL after it: "
+                                      + "wire request -X CONNECT \(target) http://proxy:3128/")
+            }
+            guard data.isEmpty, !headOnly else { throw FetchUsageError(message: "-X CONNECT sends no body and no HEAD") }
+            connectTarget = target
+            urls.removeFirst()
+        }
         guard !urls.isEmpty else { throw FetchUsageError(message: "no URL given") }
         if requiresMethod && method == nil { throw FetchUsageError(message: "wire request needs -X METHOD") }
+        if headOnly && !data.isEmpty {
+            // curl refuses the pair too: -d asks for POST, -I for HEAD.
+            throw FetchUsageError(message: "choose one method: -I/--head asks for HEAD, -d/--data-binary for POST")
+        }
         if outputs.count > urls.count {
             throw FetchUsageError(
                 message: "\(outputs.count) output files for \(urls.count) URLs; each -o pairs with one URL")

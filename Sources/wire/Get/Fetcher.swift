@@ -82,7 +82,7 @@ struct Fetcher {
         if !options.publicKeyPins.isEmpty { tls.pinning = .publicKey(Set(options.publicKeyPins)) }
         if let file = options.pinnedCertificateFile {
             do {
-                tls.pinning = .certificate(Set(try Certificate.load(pemFile: file).map(\.der)))
+                tls.pinning = try .certificates(inFiles: [file])
             } catch {
                 throw TransferFailure(status: ExitStatus.localCertificate, message: "problem with the pinned certificate: \(error.detail)")
             }
@@ -110,6 +110,10 @@ struct Fetcher {
     /// One URL: the request, the head checks, then the body streamed to its destination.
     private func transfer(_ url: String, to output: String?, with builder: RequestBuilder, client: HTTPClient,
                           summary: inout JSONSummaryWriter?) async throws(TransferFailure) {
+        if let target = options.connectTarget {
+            try await connect(to: target, via: url, output: output, client: client)
+            return
+        }
         let response: HTTPClientResponse
         do throws(TransferFailure) {
             let plan = try builder.plan(for: url)
@@ -153,11 +157,52 @@ struct Fetcher {
         }
     }
 
+    /// `-X CONNECT host:port PROXY`: asks the proxy for a tunnel and writes its answer's head (and the body of a
+    /// refusal); a tunnel that opens is closed at once, which is success.
+    private func connect(to target: String, via proxy: String, output: String?, client: HTTPClient) async throws(TransferFailure) {
+        let absolute = HTTPURL.hasScheme(proxy) ? proxy : "http://" + proxy
+        var headers = HTTPHeaders()
+        for field in options.headers { headers.add(name: field.name, value: field.value) }
+        let answer: HTTPConnectResponse
+        do { answer = try await client.connect(to: target, via: absolute, headers: headers, timeout: options.maxTime) } catch {
+            throw failure(error)
+        }
+        if options.verbose {
+            let metrics = answer.metrics.snapshot
+            try? standardError.write(HeadText.verbose(HeadText.lines(ofSent: metrics.requestHead), prefix: "> ")
+                                     + HeadText.verboseConnection(metrics)
+                                     + HeadText.verbose(HeadText.lines(of: answer.head), prefix: "< "))
+        }
+        if let tunnel = answer.tunnel { await tunnel.close() }
+        if options.failOnHTTPError && answer.status.code >= 400 {
+            _ = try? await answer.body.collect(upTo: 64 * 1024)
+            throw TransferFailure(status: ExitStatus.httpError,
+                                  message: "the proxy answered CONNECT with \(answer.status.code) \(answer.head.reasonPhrase)")
+        }
+        let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
+        try sink.write(HeadText.raw(answer.head))
+        do {
+            for try await chunk in answer.body { try sink.write(chunk) }
+        } catch {
+            throw failure(error)
+        }
+    }
+
     /// Writes the body (after the head with `-i`) to the file or standard output, with a progress bar when wanted.
     private func streamBody(_ response: HTTPClientResponse, to output: String?) async throws(TransferFailure) {
         // Opened only now, so a transfer that fails before its response (or with --fail) leaves no file behind.
         let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
-        if options.includeHead { try sink.write(HeadText.raw(response.head)) }
+        if options.includeHead || options.headOnly { try sink.write(HeadText.raw(response.head)) }
+        if options.headOnly {
+            // A HEAD answer has no body; with `-I -X GET` (curl's way to see the head of a server that
+            // refuses HEAD) the body is read and dropped, so the connection can serve the next URL.
+            do {
+                for try await _ in response.body {}
+            } catch {
+                throw failure(error)
+            }
+            return
+        }
         let total = response.headers.first(name: "content-length").flatMap { Int($0) }
         let wantsBar = ProgressBar.isWanted(total: total, toFile: output != nil && output != "-",
                                             silent: options.silent, stderrIsTerminal: standardError.isTerminal)

@@ -32,8 +32,11 @@ struct RequestBuilder: Sendable {
     init(options: FetchOptions) throws(TransferFailure) {
         self.options = options
         body = try Self.prepareBody(options.data)
+        // curl's choice: -X names the method outright; otherwise -I is HEAD, data is POST, nothing is GET.
         if let explicit = options.method {
             method = explicit
+        } else if options.headOnly {
+            method = .head
         } else if case .none = body {
             method = .get
         } else {

@@ -31,6 +31,22 @@ struct HTTP1ClientConnectionStateMachineTests {
         #expect(twice.responseEnded(trailingBytes: false) == .none)
     }
 
+    @Test func anOpenedTunnelEndsTheConnectionsHTTPLife() {
+        var machine = Machine()
+        machine.requestStarted(keepAlive: true)
+        _ = machine.requestWritten()
+        #expect(machine.responseHeadReceived(keepAlive: true) == .deliverHead)
+        #expect(machine.tunnelOpened())
+        #expect(machine.isClosed && !machine.isBusy && !machine.acceptsRequest)
+        // Nothing the stream does afterwards concerns HTTP any more.
+        #expect(machine.endOfStream() == .none)
+        #expect(machine.failed(.protocolOrIOError) == .none)
+        // A second opening, or one with nothing under way, is refused rather than trapped.
+        #expect(!machine.tunnelOpened())
+        var idle = Machine()
+        #expect(!idle.tunnelOpened())
+    }
+
     @Test(arguments: [
         (requestKeepAlive: false, responseKeepAlive: true, written: true, trailing: false),
         (requestKeepAlive: true, responseKeepAlive: false, written: true, trailing: false),

@@ -5,11 +5,11 @@ import Wire
 /// `wire get` and `wire request` option parsing, curl's spellings.
 struct FetchOptionsTests {
     static func get(_ words: [String]) throws(FetchUsageError) -> FetchOptions {
-        try FetchOptions(words, allowsMethod: false, requiresMethod: false)
+        try FetchOptions(words, requiresMethod: false)
     }
 
     static func request(_ words: [String]) throws(FetchUsageError) -> FetchOptions {
-        try FetchOptions(words, allowsMethod: true, requiresMethod: true)
+        try FetchOptions(words, requiresMethod: true)
     }
 
     static func usageError(_ words: [String], request: Bool = false) -> String? {
@@ -91,7 +91,7 @@ struct FetchOptionsTests {
         (["http://a/", "--bogus"], "unknown option '--bogus'"),
         ([String](), "no URL given"),
         (["-o", "x", "-o", "y", "http://a/"], "2 output files for 1 URLs; each -o pairs with one URL"),
-        (["-X", "PUT", "http://a/"], "wire get always uses GET (POST with -d); use wire request -X METHOD"),
+        (["-I", "-d", "x", "http://a/"], "choose one method: -I/--head asks for HEAD, -d/--data-binary for POST"),
         (["-H", "no colon", "http://a/"], "a header is 'Name: value', not 'no colon'"),
         (["--max-time", "soon", "http://a/"], "--max-time needs a number of seconds, not 'soon'"),
         (["--json-summary", "-o", "x", "http://a/"], "--json-summary prints to standard output and cannot be combined with -o"),
@@ -101,6 +101,16 @@ struct FetchOptionsTests {
     ])
     func usageErrors(words: [String], message: String) {
         #expect(Self.usageError(words) == message)
+    }
+
+    @Test func getTakesXAndIAsCurlDoes() throws {
+        let put = try Self.get(["-XPUT", "http://a/"])
+        #expect(put.method == HTTPMethod("PUT") && put.data.isEmpty && !put.headOnly)
+        let head = try Self.get(["-sI", "http://a/"])
+        #expect(head.headOnly && head.silent && head.method == nil)
+        let long = try Self.get(["--head", "--request=GET", "http://a/"])
+        #expect(long.headOnly && long.method == .get)
+        #expect(Self.usageError(["-X", "GE T", "http://a/"]) == "invalid method 'GE T'")
     }
 
     @Test func requestNeedsAValidMethod() {

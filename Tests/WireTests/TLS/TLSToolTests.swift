@@ -42,6 +42,14 @@ extension IOSuite {
             Case(name: "intermediate pin without verification", server: "good", arguments: ["-k", "--pin", "{intermediatepin}"],
                  status: 90, message: "{leafpin}"),
             Case(name: "certificate pin", server: "good", arguments: ["--cacert", "{root}", "--pin-cert", "{intermediate}"], status: 0, message: ""),
+            Case(name: "DER certificate pin", server: "good", arguments: ["--cacert", "{root}", "--pin-cert", "{intermediateder}"],
+                 status: 0, message: ""),
+            Case(name: "DER certificate pin of another chain", server: "good", arguments: ["--cacert", "{root}", "--pin-cert", "{otherder}"],
+                 status: 90, message: "{leafpin}"),
+            Case(name: "PEM pin file whose second certificate matches", server: "good",
+                 arguments: ["--cacert", "{root}", "--pin-cert", "{otherthenintermediate}"], status: 0, message: ""),
+            Case(name: "pin file neither PEM nor DER", server: "good", arguments: ["--cacert", "{root}", "--pin-cert", "{garbage}"],
+                 status: 58, message: "{garbage} is neither a PEM certificate"),
             Case(name: "unreadable client certificate", server: "good", arguments: ["--cacert", "{root}", "--cert", "/nonexistent.pem", "--key", "{clientkey}"],
                  status: 58, message: "/nonexistent.pem"),
             Case(name: "unreadable pinned certificate", server: "good", arguments: ["--pin-cert", "/nonexistent.pem"], status: 58,
@@ -55,7 +63,9 @@ extension IOSuite {
         func substitute(_ text: String, pins: [String: String]) -> String {
             var text = text
             let values = ["{root}": pki.rootCertificate, "{intermediate}": pki.intermediateCertificate, "{clientchain}": pki.clientChain,
-                          "{clientkey}": pki.clientKey].merging(pins) { a, _ in a }
+                          "{clientkey}": pki.clientKey, "{intermediateder}": pki.intermediateDER, "{otherder}": pki.otherRootDER,
+                          "{otherthenintermediate}": pki.otherRootThenIntermediate,
+                          "{garbage}": pki.notACertificate].merging(pins) { a, _ in a }
             for (key, value) in values { text = text.replacingOccurrences(of: key, with: value) }
             return text
         }

@@ -36,6 +36,14 @@ final class TestPKI: Sendable {
     var clientKey: String { path("client.key") }
     /// The root and intermediate, as a server's client-CA file.
     var clientCAs: String { path("cas.pem") }
+    /// The intermediate in DER, as AFNetworking's pinned `.cer` files are.
+    var intermediateDER: String { path("intermediate.cer") }
+    /// The other root in DER: a certificate that is in none of the good chains.
+    var otherRootDER: String { path("other.cer") }
+    /// Two PEM certificates: the other root, then the intermediate (the one a good chain contains).
+    var otherRootThenIntermediate: String { path("other-then-intermediate.pem") }
+    /// Text that is neither PEM nor DER.
+    var notACertificate: String { path("not-a-certificate.txt") }
 
     func path(_ name: String) -> String { "\(folder)/\(name)" }
 
@@ -87,6 +95,10 @@ final class TestPKI: Sendable {
                      "-keyout", path("selfsigned.key"), "-out", path("selfsigned.pem"), "-days", "3650",
                      "-subj", "/CN=localhost/O=Self Signed", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
         try write("cas.pem", try read("root.pem") + read("intermediate.pem"))
+        try openssl(["x509", "-in", path("intermediate.pem"), "-outform", "DER", "-out", path("intermediate.cer")])
+        try openssl(["x509", "-in", path("other.pem"), "-outform", "DER", "-out", path("other.cer")])
+        try write("other-then-intermediate.pem", try read("other.pem") + read("intermediate.pem"))
+        try write("not-a-certificate.txt", "this is a shopping list, not a certificate\n")
     }
 
     private static func leafExtensions(_ names: String, usage: String) -> String {
