@@ -41,7 +41,7 @@ struct ClientConnectionRun {
         var steps = 0
         while !script.isAtEnd && steps < 512 {
             steps += 1
-            switch script.choice(10) {
+            switch script.choice(11) {
             case 0, 1:
                 guard machine.acceptsRequest else { continue }
                 let keepAlive = script.choice(4) != 0
@@ -68,8 +68,19 @@ struct ClientConnectionRun {
                 apply(machine.failed(.protocolOrIOError), event: "timeout")
             case 8:
                 apply(machine.failed(.abandoned), event: "abandoned")
-            default:
+            case 9:
                 apply(machine.failed(.upgraded), event: "upgraded")
+            default:
+                // A 2xx to CONNECT hands the stream over: allowed only with a head delivered to the oldest request.
+                checker.note("tunnelOpened")
+                let eligible = !machine.isClosed && requests.first?.headDelivered == true
+                let opened = machine.tunnelOpened()
+                checker.check(opened == eligible, "tunnelOpened answered \(opened) with \(requests.first.map { "\($0)" } ?? "none") in flight")
+                if opened {
+                    checker.check(machine.isClosed && !machine.acceptsRequest, "an opened tunnel left HTTP open")
+                    finished += requests.count
+                    requests.removeAll()
+                }
             }
             checkState()
         }
