@@ -53,6 +53,10 @@ public final class HTTPClient: Sendable {
     ///   - timeout: A total deadline for the request, body included; nil for none.
     /// - Throws: `HTTPClientError`.
     public func execute(_ request: HTTPClientRequest, timeout: Duration? = nil) async throws(HTTPClientError) -> HTTPClientResponse {
+        guard request.method != .connect else {
+            // A 2xx to CONNECT turns the connection into a tunnel, which an HTTPClientResponse cannot carry.
+            throw HTTPClientError(.invalidRequest, "CONNECT opens a tunnel: use HTTPClient.connect(to:via:)")
+        }
         let metrics = HTTPClientMetrics(start: .now())
         let abort = AbortHandle()
         let deadlineTimer = timeout.map { timeout in

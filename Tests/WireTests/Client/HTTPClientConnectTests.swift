@@ -111,6 +111,20 @@ extension IOSuite {
             }
         }
 
+        @Test func executeRefusesConnectAndNamesTheCallThatOpensATunnel() async throws {
+            try await Self.withProxy { client, proxy in
+                var request = HTTPClientRequest(url: proxy)
+                request.method = .connect
+                do {
+                    _ = try await client.execute(request)
+                    Issue.record("execute sent CONNECT")
+                } catch {
+                    #expect(error.code == .invalidRequest)
+                    #expect(error.description.contains("connect(to:via:)"))
+                }
+            }
+        }
+
         @Test func wireRequestConnectShowsTheHead() async throws {
             try await Self.withProxy { _, proxy in
                 let run = try await WireToolRunner.run(["request", "-X", "CONNECT", "example.org:443", proxy])
