@@ -118,7 +118,7 @@ extension IOSuite {
                 do {
                     _ = try await client.execute(request)
                     Issue.record("execute sent CONNECT")
-                } catch {
+                } catch let error as HTTPClientError {
                     #expect(error.code == .invalidRequest)
                     #expect(error.description.contains("connect(to:via:)"))
                 }
