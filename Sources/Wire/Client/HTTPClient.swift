@@ -26,14 +26,21 @@ public final class HTTPClient: Sendable {
 
     /// Creates a client on `group`, or on a group of its own (one loop per core) when nil.
     ///
-    /// - Throws: `IOError` if a group of its own cannot be started.
-    public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration(), group: EventLoopGroup? = nil) throws(IOError) {
+    /// - Throws: `HTTPClientError` of code `.invalidConfiguration` when a setting cannot work (see
+    ///   `HTTPClientConfiguration.validate()`), checked before any loop starts; `.startFailed`
+    ///   with the `IOError` if a group of its own cannot be started.
+    public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration(), group: EventLoopGroup? = nil) throws(HTTPClientError) {
+        try configuration.validate()
         self.configuration = configuration
         if let group {
             self.group = group
             ownsGroup = false
         } else {
-            self.group = try EventLoopGroup()
+            do {
+                self.group = try EventLoopGroup()
+            } catch {
+                throw HTTPClientError(.startFailed, "cannot start the client's event loops: \(error)", ioError: error as? IOError)
+            }
             ownsGroup = true
         }
     }
@@ -86,6 +93,10 @@ public final class HTTPClient: Sendable {
 
     private func followRedirects(_ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
         var url = try HTTPURL(request.url)
+        // Checked before a connection is leased: a negative length would reach the serializer.
+        if case .stream(let length?, _) = request.body, length < 0 {
+            throw HTTPClientError(.invalidRequest, "the body stream's length is \(length); it must be zero or more")
+        }
         var method = request.method
         var headers = request.headers
         var body = request.body

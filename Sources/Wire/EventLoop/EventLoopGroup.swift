@@ -14,9 +14,10 @@ public final class EventLoopGroup: Sendable {
 
     /// Starts `loopCount` loops (default: the number of online cores).
     ///
-    /// - Throws: `IOError` if a loop cannot be created; loops already started are stopped.
-    public init(loopCount: Int = EventLoopGroup.coreCount, namePrefix: String = "wire-loop") throws(IOError) {
-        precondition(loopCount > 0, "an EventLoopGroup needs at least one loop")
+    /// - Throws: `ConfigurationError` when `loopCount` is less than 1; `IOError` if a loop cannot be
+    ///   created (loops already started are stopped).
+    public init(loopCount: Int = EventLoopGroup.coreCount, namePrefix: String = "wire-loop") throws {
+        try ConfigurationError.require("loopCount", loopCount, atLeast: 1)
         var loops: [EventLoop] = []
         do {
             for index in 0..<loopCount { loops.append(try EventLoop(name: "\(namePrefix)-\(index)")) }

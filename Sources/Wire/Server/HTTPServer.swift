@@ -62,7 +62,8 @@ public final class HTTPServer: Sendable {
 
     /// Starts listening on every loop of the group.
     /// - Returns: The bound address (with the actual port when the configuration asked for port 0).
-    /// - Throws: `HTTPServerError` of kind `.bindFailed` carrying the `IOError`, or `.alreadyStarted`.
+    /// - Throws: `HTTPServerError` of kind `.invalidConfiguration` (before anything listens), `.bindFailed`
+    ///   carrying the `IOError`, or `.alreadyStarted`.
     public func start() async throws -> SocketAddress {
         try beginStarting()
         var contexts: [LoopBound<ServerLoopContext>] = []
@@ -108,6 +109,7 @@ public final class HTTPServer: Sendable {
 
     /// Moves from idle to starting, and prepares the transport security once.
     private func beginStarting() throws(HTTPServerError) {
+        try configuration.validate()
         try lifeCycle.withLock { (state) throws(HTTPServerError) in
             guard case .idle = state else { throw HTTPServerError(.alreadyStarted) }
             state = .starting
