@@ -59,6 +59,10 @@ public final class EventLoop: @unchecked Sendable {
     /// Closures and jobs queued through the public entry points from the loop's own thread.
     private var localJobs: [Work] = []
     @exclusivity(unchecked) private var registrations = RegistrationTable<any Selectable>()
+    /// Loop-confined work waiting on something other than a descriptor (a connect between attempts, a name
+    /// lookup), told when the loop closes so that it can fail instead of waiting forever.
+    private var closingHandlers: [UInt64: () -> Void] = [:]
+    private var nextClosingHandlerID: UInt64 = 0
     /// A read buffer lent to the loop's streams in turn (see `borrowReadBuffer`).
     private var spareReadBuffer = ByteBuffer()
     private var lifeCycle = LifeCycle.running
@@ -128,10 +132,19 @@ public final class EventLoop: @unchecked Sendable {
         enqueue(.closure(task))
     }
 
+    /// Runs `task` on the loop's thread, or `rejected` on the calling thread at once if the loop has already
+    /// closed: for work whose caller waits for it and must hear that it will never run.
+    package func execute(_ task: @escaping @Sendable () -> Void, ifClosed rejected: () -> Void) {
+        if !enqueue(.closure(task)) { rejected() }
+    }
+
     /// Runs `body` on the loop and returns its result to the awaiting task.
+    ///
+    /// - Throws: What `body` throws, or `EventLoopClosedError` if the loop has closed and `body` will never run.
     public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            execute { continuation.resume(with: Result { try body() }) }
+            execute({ continuation.resume(with: Result { try body() }) },
+                    ifClosed: { continuation.resume(throwing: EventLoopClosedError(loopName: name)) })
         }
     }
 
@@ -142,24 +155,26 @@ public final class EventLoop: @unchecked Sendable {
         localWork.append(task)
     }
 
-    /// Queues work for the loop. Work queued after the loop has closed is dropped: there is
+    /// Queues work for the loop; returns false, dropping it, when the loop has closed: there is
     /// no thread left to run it.
-    private func enqueue(_ work: Work) {
+    @discardableResult
+    private func enqueue(_ work: Work) -> Bool {
         if inEventLoop {
             // The loop's own thread (a task resuming on the loop, a handler scheduling more
             // work): no lock, no doorbell; the loop runs it before it next sleeps.
             localJobs.append(work)
-            return
+            return true
         }
-        shared.withLock { state in
-            guard !state.isClosed else { return }
+        return shared.withLock { state in
+            guard !state.isClosed else { return false }
             state.work.append(work)
-            guard !state.wakeupPending else { return }
+            guard !state.wakeupPending else { return true }
             state.wakeupPending = true
             // Rung under the lock so `close()` cannot close the eventfd in between (a write to a
             // closed, possibly reused, descriptor). At most once per loop iteration.
             // Ringing from the loop's own thread is needed too: the loop may be about to sleep.
             doorbell.signal()
+            return true
         }
     }
 
@@ -222,6 +237,21 @@ public final class EventLoop: @unchecked Sendable {
         preconditionInEventLoop()
         registrations.remove(key)
         try? selector.remove(fd)
+    }
+
+    /// Calls `handler` on the loop when it closes, unless cancelled first; loop thread only. For work that waits on
+    /// no descriptor of its own (a timer, another thread), which the loop would otherwise drop without a word.
+    package func onClosing(_ handler: @escaping () -> Void) -> UInt64 {
+        preconditionInEventLoop()
+        nextClosingHandlerID += 1
+        closingHandlers[nextClosingHandlerID] = handler
+        return nextClosingHandlerID
+    }
+
+    /// Forgets a handler added by `onClosing`; loop thread only.
+    package func cancelOnClosing(_ id: UInt64) {
+        preconditionInEventLoop()
+        closingHandlers[id] = nil
     }
 
     /// The number of registered descriptors (for tests and diagnostics).
@@ -340,16 +370,32 @@ public final class EventLoop: @unchecked Sendable {
 
     private func close() {
         lifeCycle = .closing
-        // Owners close their own descriptors: the loop only asks. Keep asking while closing
-        // makes more work (a connection failing a waiter that schedules something).
-        while !registrations.isEmpty {
-            for handler in registrations.removeAll() { handler.eventLoopIsClosing() }
-        }
-        _ = timers.removeAll()
-        _ = runQueuedWork()
-        shared.withLock { state in
-            state.isClosed = true
-            doorbell.close()
+        var queueClosed = false
+        while true {
+            // Owners close their own descriptors: the loop only asks. Keep asking while closing
+            // makes more work (a connection failing a waiter that schedules something). Work waiting
+            // on no descriptor hears first, so it fails as abandoned rather than by its socket's close.
+            while !closingHandlers.isEmpty || !registrations.isEmpty {
+                let handlers = closingHandlers
+                closingHandlers.removeAll()
+                for (_, handler) in handlers.sorted(by: { $0.key < $1.key }) { handler() }
+                for handler in registrations.removeAll() { handler.eventLoopIsClosing() }
+            }
+            _ = timers.removeAll()
+            _ = runQueuedWork()
+            // That work may have registered, scheduled or queued more: go round until nothing is left.
+            if !closingHandlers.isEmpty || !registrations.isEmpty || !localWork.isEmpty || !localJobs.isEmpty { continue }
+            if queueClosed { break }
+            // Close the queue to other threads (they are told from now on) and run what they queued since the
+            // last batch was taken: dropped, it would leave a task awaiting `submit` waiting forever.
+            let late = shared.withLock { state -> [Work] in
+                state.isClosed = true
+                doorbell.close()
+                defer { state.work.removeAll() }
+                return state.work
+            }
+            queueClosed = true
+            localJobs.append(contentsOf: late)
         }
         selector.close()
         lifeCycle = .closed
