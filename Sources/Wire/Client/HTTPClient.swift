@@ -11,10 +11,13 @@ import Synchronization
 ///
 /// Each request runs on its connection's event loop: one hop onto the loop to send, one hop back
 /// with the response head, then one hand-over per body chunk, never per byte.
+///
+/// A client released without `shutdown()` shuts itself down (its pooled connections close, the loops it
+/// owns stop; a response body still being read then fails) and says so once on standard error.
 public final class HTTPClient: Sendable {
     /// The configuration the client was made with.
     public let configuration: HTTPClientConfiguration
-    private let group: EventLoopGroup
+    let group: EventLoopGroup
     private let ownsGroup: Bool
     private let pools = Mutex<[ConnectionPool.Key: ConnectionPool]>([:])
 
@@ -51,6 +54,15 @@ public final class HTTPClient: Sendable {
         let all = pools.withLock { Array($0.values) }
         for pool in all { pool.shutDown() }
         if ownsGroup { await group.shutdownGracefully() }
+    }
+
+    deinit {
+        // Cannot wait here (the last reference may go on one of the client's own loops): close what the pools
+        // hold and let the loops stop on their own.
+        guard !isShutDown.load(ordering: .acquiring) else { return }
+        ImplicitShutdownWarning.emit(for: "HTTPClient")
+        for pool in pools.withLock({ Array($0.values) }) { pool.shutDown() }
+        if ownsGroup { group.stopWithoutWaiting() }
     }
 
     /// Sends a request and returns the response once its head has arrived.

@@ -23,6 +23,9 @@ protocol Selectable: AnyObject {
 /// let timer = loop.schedule(in: .milliseconds(10)) { print("10 ms later") }
 /// timer.cancel()
 /// ```
+///
+/// A loop's thread keeps the loop alive: a loop made on its own runs until `shutdown()`. The loops of an
+/// `EventLoopGroup` released without `shutdown()` are stopped by the group.
 public final class EventLoop: @unchecked Sendable {
     // Safe because `shared` is a Mutex and every other mutable member is touched only on the
     // loop's own thread, which each entry point checks with `preconditionInEventLoop()`.
@@ -354,6 +357,26 @@ public final class EventLoop: @unchecked Sendable {
         thread = nil
     }
 
+    /// Asks the loop to stop and lets its thread finish on its own: for an owner released without `shutdown()`,
+    /// which may be running on this very loop and so must not wait for it. Any thread; later calls and a later
+    /// `shutdown()` do nothing.
+    /// - Returns: Whether the loop was still running.
+    @discardableResult
+    package func stopWithoutWaiting() -> Bool {
+        let alreadyStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !alreadyStopped else { return false }
+        shared.withLock { state in
+            state.isShuttingDown = true
+            if !state.isClosed { doorbell.signal() }
+        }
+        // Only this call or `shutdown()` gets past `stopped`, so nothing joins the thread after this.
+        thread?.detach()
+        return true
+    }
+
     /// Shuts down without blocking the calling task's thread.
     public func shutdownGracefully() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -402,7 +425,9 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     deinit {
-        precondition(thread == nil || lifeCycle == .closed, "EventLoop \(name) dropped while running: call shutdown()")
+        // The running thread holds the loop (`run` is a call on it), so the last reference goes only after the
+        // loop closed, or with a loop whose thread never started.
+        assert(thread == nil || lifeCycle == .closed, "EventLoop \(name) released while its thread runs")
     }
 }
 

@@ -20,6 +20,9 @@ import Synchronization
 /// Keep-alive and pipelining follow RFC 9112 §9.3: requests on a connection are answered in order. `Expect:
 /// 100-continue` is answered when the handler starts reading the body (RFC 9110 §10.1.1). Malformed requests get
 /// 400 (414, 431, 413, 501, 505 for the specific faults) with `Connection: close`, and the connection closes.
+///
+/// A running server released without `shutdown(gracePeriod:)` closes its listeners at once and shuts down as
+/// `shutdown()` would (in-flight requests get the default grace period), and says so once on standard error.
 public final class HTTPServer: Sendable {
     /// The listening address, limits and timeouts.
     public let configuration: HTTPServerConfiguration
@@ -158,6 +161,16 @@ public final class HTTPServer: Sendable {
 
     /// The number of connections open now, over all loops.
     public var connectionCount: Int { counter.current }
+
+    deinit {
+        guard case .running(let contexts, _) = lifeCycle.withLock({ $0 }) else { return }
+        ImplicitShutdownWarning.emit(for: "HTTPServer")
+        // The grace period `shutdown()` gives by default.
+        let deadline = Deadline.after(.seconds(10))
+        for context in contexts {
+            context.loop.execute { context.value.beginShutdown(deadline: deadline) }
+        }
+    }
 
     /// Shuts down gracefully: stops accepting, closes idle connections at once, lets in-flight requests finish
     /// (their responses say `Connection: close`), and closes whatever is still open after `gracePeriod`. Returns
