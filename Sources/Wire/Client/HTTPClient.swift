@@ -48,9 +48,10 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// Closes every pooled connection and, if it owns one, stops its event-loop group.
+    /// Closes every pooled connection and, if it owns one, stops its event-loop group. Does nothing on
+    /// `HTTPClient.shared`, which lives as long as the process.
     public func shutdown() async {
-        guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !isShared, !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let all = pools.withLock { Array($0.values) }
         for pool in all { pool.shutDown() }
         if ownsGroup { await group.shutdownGracefully() }
