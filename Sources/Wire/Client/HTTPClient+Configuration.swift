@@ -1,4 +1,8 @@
 /// How an `HTTPClient` behaves. Every default is what a production service would want.
+///
+/// The settings are plain values; `HTTPClient.init` checks them all (see `validate()`) and throws
+/// `HTTPClientError` of code `.invalidConfiguration` naming the first that cannot work, so a bad
+/// setting is refused when the client is made, never by a trap at its first request.
 public struct HTTPClientConfiguration: Sendable {
     /// Connections per origin at most (open or opening). Default 8.
     public var maxConnectionsPerHost = 8
@@ -85,12 +89,57 @@ extension HTTPClientConfiguration {
         /// One request per connection at a time.
         public static let disabled = Pipelining(maxInFlight: 1)
 
-        /// Up to `maxInFlight` requests in flight per connection (at least 2).
+        /// Up to `maxInFlight` requests in flight per connection, which must be at least 2: a
+        /// smaller value is refused by `HTTPClient.init` (use `.disabled` for one at a time).
         public static func enabled(maxInFlight: Int = 8) -> Pipelining {
-            precondition(maxInFlight >= 2, "pipelining needs at least two requests in flight")
-            return Pipelining(maxInFlight: maxInFlight)
+            Pipelining(maxInFlight: maxInFlight, isEnabled: true)
         }
 
-        private init(maxInFlight: Int) { self.maxInFlight = maxInFlight }
+        /// Whether `enabled(maxInFlight:)` made it: then one request in flight is a mistake, not "off".
+        private let isEnabled: Bool
+
+        private init(maxInFlight: Int, isEnabled: Bool = false) {
+            self.maxInFlight = maxInFlight
+            self.isEnabled = isEnabled
+        }
+
+        /// Throws unless the depth can work.
+        func validate() throws(ConfigurationError) {
+            try ConfigurationError.require("pipelining.maxInFlight", maxInFlight, atLeast: isEnabled ? 2 : 1)
+        }
+    }
+}
+
+extension HTTPClientConfiguration {
+    /// Checks that every setting can work; `HTTPClient.init` calls it.
+    ///
+    /// Refused: `maxConnectionsPerHost` or `pipelining.maxInFlight` below 1 (below 2 with
+    /// `.enabled`), a connect or read timeout of zero or less, a negative idle or
+    /// `100-continue` timeout, a negative redirect maximum or `expectContinueThreshold`, and parser
+    /// limits that no response could meet (a start line, head or field count below 1, a negative
+    /// chunk-extension or body limit).
+    ///
+    /// - Throws: `HTTPClientError` of code `.invalidConfiguration`; its `configurationError` names
+    ///   the setting, the value and what it must be.
+    public func validate() throws(HTTPClientError) {
+        do throws(ConfigurationError) {
+            try ConfigurationError.require("maxConnectionsPerHost", maxConnectionsPerHost, atLeast: 1)
+            try pipelining.validate()
+            try ConfigurationError.requirePositive("connectTimeout", connectTimeout)
+            try ConfigurationError.requirePositive("readTimeout", readTimeout)
+            try ConfigurationError.requireNotNegative("idleTimeout", idleTimeout)
+            try ConfigurationError.requireNotNegative("expectContinueTimeout", expectContinueTimeout)
+            switch redirects {
+            case .disallow: break
+            case .follow(let max, _): try ConfigurationError.require("redirects.follow(max:)", max, atLeast: 0)
+            case .rewrite(let max, _): try ConfigurationError.require("redirects.rewrite(max:)", max, atLeast: 0)
+            }
+            if let threshold = expectContinueThreshold {
+                try ConfigurationError.require("expectContinueThreshold", threshold, atLeast: 0)
+            }
+            try parserConfiguration.validate(prefix: "parserConfiguration.")
+        } catch {
+            throw .invalidConfiguration(error)
+        }
     }
 }

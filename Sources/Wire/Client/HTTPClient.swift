@@ -11,6 +11,9 @@ import Synchronization
 ///
 /// Each request runs on its connection's event loop: one hop onto the loop to send, one hop back
 /// with the response head, then one hand-over per body chunk, never per byte.
+///
+/// A client released without `shutdown()` shuts itself down (its pooled connections close, the loops it
+/// owns stop; a response body still being read then fails) and says so once on standard error.
 public final class HTTPClient: Sendable {
     /// The configuration the client was made with.
     public let configuration: HTTPClientConfiguration
@@ -26,24 +29,41 @@ public final class HTTPClient: Sendable {
 
     /// Creates a client on `group`, or on a group of its own (one loop per core) when nil.
     ///
-    /// - Throws: `IOError` if a group of its own cannot be started.
-    public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration(), group: EventLoopGroup? = nil) throws(IOError) {
+    /// - Throws: `HTTPClientError` of code `.invalidConfiguration` when a setting cannot work (see
+    ///   `HTTPClientConfiguration.validate()`), checked before any loop starts; `.startFailed`
+    ///   with the `IOError` if a group of its own cannot be started.
+    public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration(), group: EventLoopGroup? = nil) throws(HTTPClientError) {
+        try configuration.validate()
         self.configuration = configuration
         if let group {
             self.group = group
             ownsGroup = false
         } else {
-            self.group = try EventLoopGroup()
+            do {
+                self.group = try EventLoopGroup()
+            } catch {
+                throw HTTPClientError(.startFailed, "cannot start the client's event loops: \(error)", ioError: error as? IOError)
+            }
             ownsGroup = true
         }
     }
 
-    /// Closes every pooled connection and, if it owns one, stops its event-loop group.
+    /// Closes every pooled connection and, if it owns one, stops its event-loop group. Does nothing on
+    /// `HTTPClient.shared`, which lives as long as the process.
     public func shutdown() async {
-        guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !isShared, !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let all = pools.withLock { Array($0.values) }
         for pool in all { pool.shutDown() }
         if ownsGroup { await group.shutdownGracefully() }
+    }
+
+    deinit {
+        // Cannot wait here (the last reference may go on one of the client's own loops): close what the pools
+        // hold and let the loops stop on their own.
+        guard !isShutDown.load(ordering: .acquiring) else { return }
+        ImplicitShutdownWarning.emit(for: "HTTPClient")
+        for pool in pools.withLock({ Array($0.values) }) { pool.shutDown() }
+        if ownsGroup { group.stopWithoutWaiting() }
     }
 
     /// Sends a request and returns the response once its head has arrived.
@@ -91,6 +111,10 @@ public final class HTTPClient: Sendable {
     private func followRedirects(_ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
         let origin = try HTTPURL(request.url)
         var url = origin
+        // Checked before a connection is leased: a negative length would reach the serializer.
+        if case .stream(let length?, _) = request.body, length < 0 {
+            throw HTTPClientError(.invalidRequest, "the body stream's length is \(length); it must be zero or more")
+        }
         var method = request.method
         var headers = request.headers
         var body = request.body

@@ -27,6 +27,8 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
             case bodyTooLarge = "body_too_large"
             case upgradeNotSupported = "upgrade_not_supported"
             case tlsFailed = "tls_failed"
+            case invalidConfiguration = "invalid_configuration"
+            case startFailed = "start_failed"
         }
         fileprivate let value: Value
 
@@ -73,6 +75,11 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         /// The TLS handshake or the peer's certificate was refused, or the TLS settings could not
         /// be loaded; `securityError` holds WireTLS's `TLSError` with the precise reason.
         public static let tlsFailed = Code(value: .tlsFailed)
+        /// A configuration setting cannot work (`configurationError` names it); thrown by
+        /// `HTTPClient.init` and `HTTPClientConfiguration.validate()`.
+        public static let invalidConfiguration = Code(value: .invalidConfiguration)
+        /// The client's own event loops could not be started (see `ioError`).
+        public static let startFailed = Code(value: .startFailed)
 
         /// A stable snake_case name for logs and metrics.
         public var description: String { value.rawValue }
@@ -88,6 +95,8 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     public let parseError: HTTP1ParseError?
     /// The system call failure behind the error, if any.
     public let ioError: IOError?
+    /// The refused setting, for `.invalidConfiguration`.
+    public let configurationError: ConfigurationError?
     /// The security layer's error behind a `.tlsFailed` (WireTLS's `TLSError`), if any.
     public let securityError: (any Error)?
     /// True when the request was sent, in whole or part, so a server may have acted on it: a
@@ -102,13 +111,14 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     var queuedBehindClosedResponse = false
 
     init(_ code: Code, _ detail: String, connectError: ConnectError? = nil, parseError: HTTP1ParseError? = nil,
-         ioError: IOError? = nil, securityError: (any Error)? = nil, mayHaveBeenProcessed: Bool = false,
-         failedBeforeResponse: Bool = false) {
+         ioError: IOError? = nil, configurationError: ConfigurationError? = nil, securityError: (any Error)? = nil,
+         mayHaveBeenProcessed: Bool = false, failedBeforeResponse: Bool = false) {
         self.code = code
         self.detail = detail
         self.connectError = connectError
         self.parseError = parseError
         self.ioError = ioError
+        self.configurationError = configurationError
         self.securityError = securityError
         self.mayHaveBeenProcessed = mayHaveBeenProcessed
         self.failedBeforeResponse = failedBeforeResponse
@@ -118,9 +128,14 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         HTTPClientError(.invalidURL, "\(why): \(url)")
     }
 
+    /// An `.invalidConfiguration` error for `error`.
+    static func invalidConfiguration(_ error: ConfigurationError) -> HTTPClientError {
+        HTTPClientError(.invalidConfiguration, error.description, configurationError: error)
+    }
+
     func markingMayHaveBeenProcessed() -> HTTPClientError {
         var marked = HTTPClientError(code, detail, connectError: connectError, parseError: parseError, ioError: ioError,
-                                     securityError: securityError, mayHaveBeenProcessed: true, failedBeforeResponse: failedBeforeResponse)
+                                     configurationError: configurationError, securityError: securityError, mayHaveBeenProcessed: true, failedBeforeResponse: failedBeforeResponse)
         marked.queuedBehindClosedResponse = queuedBehindClosedResponse
         return marked
     }
@@ -128,7 +143,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     /// Equal when every field but `securityError` is equal (its detail is part of `detail`).
     public static func == (lhs: HTTPClientError, rhs: HTTPClientError) -> Bool {
         lhs.code == rhs.code && lhs.detail == rhs.detail && lhs.connectError == rhs.connectError
-            && lhs.parseError == rhs.parseError && lhs.ioError == rhs.ioError
+            && lhs.parseError == rhs.parseError && lhs.ioError == rhs.ioError && lhs.configurationError == rhs.configurationError
             && lhs.mayHaveBeenProcessed == rhs.mayHaveBeenProcessed && lhs.failedBeforeResponse == rhs.failedBeforeResponse
     }
 
@@ -139,6 +154,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         hasher.combine(connectError)
         hasher.combine(parseError)
         hasher.combine(ioError)
+        hasher.combine(configurationError)
         hasher.combine(mayHaveBeenProcessed)
         hasher.combine(failedBeforeResponse)
     }

@@ -23,6 +23,9 @@ protocol Selectable: AnyObject {
 /// let timer = loop.schedule(in: .milliseconds(10)) { print("10 ms later") }
 /// timer.cancel()
 /// ```
+///
+/// A loop's thread keeps the loop alive: a loop made on its own runs until `shutdown()`. The loops of an
+/// `EventLoopGroup` released without `shutdown()` are stopped by the group.
 public final class EventLoop: @unchecked Sendable {
     // Safe because `shared` is a Mutex and every other mutable member is touched only on the
     // loop's own thread, which each entry point checks with `preconditionInEventLoop()`.
@@ -59,6 +62,10 @@ public final class EventLoop: @unchecked Sendable {
     /// Closures and jobs queued through the public entry points from the loop's own thread.
     private var localJobs: [Work] = []
     @exclusivity(unchecked) private var registrations = RegistrationTable<any Selectable>()
+    /// Loop-confined work waiting on something other than a descriptor (a connect between attempts, a name
+    /// lookup), told when the loop closes so that it can fail instead of waiting forever.
+    private var closingHandlers: [UInt64: () -> Void] = [:]
+    private var nextClosingHandlerID: UInt64 = 0
     /// A read buffer lent to the loop's streams in turn (see `borrowReadBuffer`).
     private var spareReadBuffer = ByteBuffer()
     private var lifeCycle = LifeCycle.running
@@ -128,10 +135,19 @@ public final class EventLoop: @unchecked Sendable {
         enqueue(.closure(task))
     }
 
+    /// Runs `task` on the loop's thread, or `rejected` on the calling thread at once if the loop has already
+    /// closed: for work whose caller waits for it and must hear that it will never run.
+    package func execute(_ task: @escaping @Sendable () -> Void, ifClosed rejected: () -> Void) {
+        if !enqueue(.closure(task)) { rejected() }
+    }
+
     /// Runs `body` on the loop and returns its result to the awaiting task.
+    ///
+    /// - Throws: What `body` throws, or `EventLoopClosedError` if the loop has closed and `body` will never run.
     public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            execute { continuation.resume(with: Result { try body() }) }
+            execute({ continuation.resume(with: Result { try body() }) },
+                    ifClosed: { continuation.resume(throwing: EventLoopClosedError(loopName: name)) })
         }
     }
 
@@ -142,24 +158,26 @@ public final class EventLoop: @unchecked Sendable {
         localWork.append(task)
     }
 
-    /// Queues work for the loop. Work queued after the loop has closed is dropped: there is
+    /// Queues work for the loop; returns false, dropping it, when the loop has closed: there is
     /// no thread left to run it.
-    private func enqueue(_ work: Work) {
+    @discardableResult
+    private func enqueue(_ work: Work) -> Bool {
         if inEventLoop {
             // The loop's own thread (a task resuming on the loop, a handler scheduling more
             // work): no lock, no doorbell; the loop runs it before it next sleeps.
             localJobs.append(work)
-            return
+            return true
         }
-        shared.withLock { state in
-            guard !state.isClosed else { return }
+        return shared.withLock { state in
+            guard !state.isClosed else { return false }
             state.work.append(work)
-            guard !state.wakeupPending else { return }
+            guard !state.wakeupPending else { return true }
             state.wakeupPending = true
             // Rung under the lock so `close()` cannot close the eventfd in between (a write to a
             // closed, possibly reused, descriptor). At most once per loop iteration.
             // Ringing from the loop's own thread is needed too: the loop may be about to sleep.
             doorbell.signal()
+            return true
         }
     }
 
@@ -222,6 +240,21 @@ public final class EventLoop: @unchecked Sendable {
         preconditionInEventLoop()
         registrations.remove(key)
         try? selector.remove(fd)
+    }
+
+    /// Calls `handler` on the loop when it closes, unless cancelled first; loop thread only. For work that waits on
+    /// no descriptor of its own (a timer, another thread), which the loop would otherwise drop without a word.
+    package func onClosing(_ handler: @escaping () -> Void) -> UInt64 {
+        preconditionInEventLoop()
+        nextClosingHandlerID += 1
+        closingHandlers[nextClosingHandlerID] = handler
+        return nextClosingHandlerID
+    }
+
+    /// Forgets a handler added by `onClosing`; loop thread only.
+    package func cancelOnClosing(_ id: UInt64) {
+        preconditionInEventLoop()
+        closingHandlers[id] = nil
     }
 
     /// The number of registered descriptors (for tests and diagnostics).
@@ -324,6 +357,26 @@ public final class EventLoop: @unchecked Sendable {
         thread = nil
     }
 
+    /// Asks the loop to stop and lets its thread finish on its own: for an owner released without `shutdown()`,
+    /// which may be running on this very loop and so must not wait for it. Any thread; later calls and a later
+    /// `shutdown()` do nothing.
+    /// - Returns: Whether the loop was still running.
+    @discardableResult
+    package func stopWithoutWaiting() -> Bool {
+        let alreadyStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !alreadyStopped else { return false }
+        shared.withLock { state in
+            state.isShuttingDown = true
+            if !state.isClosed { doorbell.signal() }
+        }
+        // Only this call or `shutdown()` gets past `stopped`, so nothing joins the thread after this.
+        thread?.detach()
+        return true
+    }
+
     /// Shuts down without blocking the calling task's thread.
     public func shutdownGracefully() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -340,23 +393,41 @@ public final class EventLoop: @unchecked Sendable {
 
     private func close() {
         lifeCycle = .closing
-        // Owners close their own descriptors: the loop only asks. Keep asking while closing
-        // makes more work (a connection failing a waiter that schedules something).
-        while !registrations.isEmpty {
-            for handler in registrations.removeAll() { handler.eventLoopIsClosing() }
-        }
-        _ = timers.removeAll()
-        _ = runQueuedWork()
-        shared.withLock { state in
-            state.isClosed = true
-            doorbell.close()
+        var queueClosed = false
+        while true {
+            // Owners close their own descriptors: the loop only asks. Keep asking while closing
+            // makes more work (a connection failing a waiter that schedules something). Work waiting
+            // on no descriptor hears first, so it fails as abandoned rather than by its socket's close.
+            while !closingHandlers.isEmpty || !registrations.isEmpty {
+                let handlers = closingHandlers
+                closingHandlers.removeAll()
+                for (_, handler) in handlers.sorted(by: { $0.key < $1.key }) { handler() }
+                for handler in registrations.removeAll() { handler.eventLoopIsClosing() }
+            }
+            _ = timers.removeAll()
+            _ = runQueuedWork()
+            // That work may have registered, scheduled or queued more: go round until nothing is left.
+            if !closingHandlers.isEmpty || !registrations.isEmpty || !localWork.isEmpty || !localJobs.isEmpty { continue }
+            if queueClosed { break }
+            // Close the queue to other threads (they are told from now on) and run what they queued since the
+            // last batch was taken: dropped, it would leave a task awaiting `submit` waiting forever.
+            let late = shared.withLock { state -> [Work] in
+                state.isClosed = true
+                doorbell.close()
+                defer { state.work.removeAll() }
+                return state.work
+            }
+            queueClosed = true
+            localJobs.append(contentsOf: late)
         }
         selector.close()
         lifeCycle = .closed
     }
 
     deinit {
-        precondition(thread == nil || lifeCycle == .closed, "EventLoop \(name) dropped while running: call shutdown()")
+        // The running thread holds the loop (`run` is a call on it), so the last reference goes only after the
+        // loop closed, or with a loop whose thread never started.
+        assert(thread == nil || lifeCycle == .closed, "EventLoop \(name) released while its thread runs")
     }
 }
 

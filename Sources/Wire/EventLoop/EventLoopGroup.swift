@@ -7,6 +7,9 @@ import Synchronization
 /// defer { group.shutdown() }
 /// let loop = group.next()
 /// ```
+///
+/// A group released without `shutdown()` stops its loops itself (their threads end on their own, unjoined:
+/// the last reference may be dropped on one of them) and says so once on standard error.
 public final class EventLoopGroup: Sendable {
     /// The loops, in creation order.
     public let loops: [EventLoop]
@@ -14,9 +17,10 @@ public final class EventLoopGroup: Sendable {
 
     /// Starts `loopCount` loops (default: the number of online cores).
     ///
-    /// - Throws: `IOError` if a loop cannot be created; loops already started are stopped.
-    public init(loopCount: Int = EventLoopGroup.coreCount, namePrefix: String = "wire-loop") throws(IOError) {
-        precondition(loopCount > 0, "an EventLoopGroup needs at least one loop")
+    /// - Throws: `ConfigurationError` when `loopCount` is less than 1; `IOError` if a loop cannot be
+    ///   created (loops already started are stopped).
+    public init(loopCount: Int = EventLoopGroup.coreCount, namePrefix: String = "wire-loop") throws {
+        try ConfigurationError.require("loopCount", loopCount, atLeast: 1)
         var loops: [EventLoop] = []
         do {
             for index in 0..<loopCount { loops.append(try EventLoop(name: "\(namePrefix)-\(index)")) }
@@ -39,6 +43,19 @@ public final class EventLoopGroup: Sendable {
     /// Shuts every loop down and joins their threads. Call from outside the loops.
     public func shutdown() {
         for loop in loops { loop.shutdown() }
+    }
+
+    /// Asks every loop to stop without waiting for their threads (see `EventLoop.stopWithoutWaiting()`).
+    /// - Returns: Whether any loop was still running.
+    @discardableResult
+    package func stopWithoutWaiting() -> Bool {
+        var stoppedAny = false
+        for loop in loops where loop.stopWithoutWaiting() { stoppedAny = true }
+        return stoppedAny
+    }
+
+    deinit {
+        if stopWithoutWaiting() { ImplicitShutdownWarning.emit(for: "EventLoopGroup") }
     }
 
     /// Shuts every loop down without blocking the calling task's thread.

@@ -272,12 +272,9 @@ final class ConnectionPool: Sendable {
                                                      deadline: .after(configuration.connectTimeout), timeout: configuration.connectTimeout)
             } else {
                 let deadline = Deadline.after(configuration.connectTimeout)
-                let addresses: [SocketAddress]
-                do {
-                    addresses = try await configuration.resolver.resolve(host: key.host, port: key.port ?? 80)
-                } catch let error as NameResolutionError {
-                    throw ConnectError(reason: .unknownHost, host: key.host, port: key.port, resolutionError: error)
-                }
+                // Bounded by the connect deadline and the loop's life, whatever the resolver does.
+                let addresses = try await Connector.resolve(host: key.host, port: key.port ?? 80, resolver: configuration.resolver,
+                                                            for: loop, deadline: deadline, timeout: configuration.connectTimeout)
                 resolved = .now()
                 socket = try await Connector.connect(to: addresses, host: key.host, port: key.port, on: loop,
                                                      deadline: deadline, timeout: configuration.connectTimeout)

@@ -15,6 +15,8 @@ public struct ConnectError: Error, Hashable, Sendable, CustomStringConvertible {
         case timedOut
         /// Every attempt failed for another reason (see `attempts`).
         case failed
+        /// The event loop the connect ran on shut down before it finished (see `loopName`).
+        case eventLoopClosed
     }
 
     /// One address tried and the error it gave.
@@ -37,14 +39,23 @@ public struct ConnectError: Error, Hashable, Sendable, CustomStringConvertible {
     public let resolutionError: NameResolutionError?
     /// The connect timeout that ran out, for `.timedOut`.
     public let timeout: Duration?
+    /// The name of the loop that shut down, for `.eventLoopClosed`.
+    public let loopName: String?
 
-    init(reason: Reason, host: String, port: Int?, attempts: [Attempt] = [], resolutionError: NameResolutionError? = nil, timeout: Duration? = nil) {
+    init(reason: Reason, host: String, port: Int?, attempts: [Attempt] = [], resolutionError: NameResolutionError? = nil, timeout: Duration? = nil,
+         loopName: String? = nil) {
         self.reason = reason
         self.host = host
         self.port = port
         self.attempts = attempts
         self.resolutionError = resolutionError
         self.timeout = timeout
+        self.loopName = loopName
+    }
+
+    /// The connect to `host:port` was abandoned because `loop` shut down under it.
+    static func loopClosed(_ loop: EventLoop, host: String, port: Int?, attempts: [Attempt] = []) -> ConnectError {
+        ConnectError(reason: .eventLoopClosed, host: host, port: port, attempts: attempts, loopName: loop.name)
     }
 
     /// Classifies failed attempts: a refusal means the host is there; otherwise unreachable if
@@ -70,6 +81,7 @@ public struct ConnectError: Error, Hashable, Sendable, CustomStringConvertible {
             let after = timeout.map { " after \($0.seconds)s" } ?? ""
             return "connection to \(target) timed out\(after)" + (detail.isEmpty ? "" : " (\(detail))")
         case .failed: return "could not connect to \(target) (\(detail))"
+        case .eventLoopClosed: return "connection to \(target) abandoned: event loop \(loopName ?? "?") shut down"
         }
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Opens outgoing connections on an event loop: resolves the name off the loop, then races
 /// the addresses (Happy Eyeballs, RFC 8305) under one connect deadline.
 ///
@@ -7,7 +9,8 @@
 enum Connector {
     /// Connects to `host:port`, returning the connected socket bound to `loop`.
     ///
-    /// - Throws: `ConnectError` naming the cause: unknown host, refused, unreachable, timed out.
+    /// - Throws: `ConnectError` naming the cause: unknown host, refused, unreachable, timed out, or the loop shut
+    ///   down first (even while the resolver has not answered).
     static func connect(
         host: String,
         port: Int,
@@ -17,19 +20,53 @@ enum Connector {
         attemptDelay: Duration = .milliseconds(250)
     ) async throws(ConnectError) -> LoopBound<Socket> {
         let deadline = Deadline.after(timeout)
-        let addresses: [SocketAddress]
-        do {
-            addresses = try await resolver.resolve(host: host, port: port)
-        } catch let error as NameResolutionError {
-            throw ConnectError(reason: .unknownHost, host: host, port: port, resolutionError: error)
-        } catch {
-            throw ConnectError(reason: .unknownHost, host: host, port: port,
-                               resolutionError: NameResolutionError(host: host, code: 0, message: "\(error)", systemError: nil))
-        }
-        guard !addresses.isEmpty else {
-            throw ConnectError(reason: .unknownHost, host: host, port: port, resolutionError: .unknownHost(host))
-        }
+        let addresses = try await resolve(host: host, port: port, resolver: resolver, for: loop, deadline: deadline, timeout: timeout)
         return try await connect(to: addresses, host: host, port: port, on: loop, deadline: deadline, timeout: timeout, attemptDelay: attemptDelay)
+    }
+
+    /// Asks `resolver` for `host`'s addresses on behalf of a connect that will run on `loop`. The wait ends when
+    /// the resolver answers, when `deadline` passes, or when `loop` shuts down, whichever comes first: a
+    /// resolver that never answers cannot hold the connect forever (it is cancelled and left behind).
+    ///
+    /// - Throws: `ConnectError` with `.unknownHost` (also for no addresses), `.timedOut` or `.eventLoopClosed`.
+    static func resolve(host: String, port: Int, resolver: any Resolver, for loop: EventLoop, deadline: Deadline,
+                        timeout: Duration) async throws(ConnectError) -> [SocketAddress] {
+        let outcome = Promise<[SocketAddress], ConnectError>()
+        let lookup = Task {
+            do {
+                let addresses = try await resolver.resolve(host: host, port: port)
+                guard !addresses.isEmpty else {
+                    throw ConnectError(reason: .unknownHost, host: host, port: port, resolutionError: .unknownHost(host))
+                }
+                outcome.succeed(addresses)
+            } catch let error as ConnectError {
+                outcome.fail(error)
+            } catch let error as NameResolutionError {
+                outcome.fail(ConnectError(reason: .unknownHost, host: host, port: port, resolutionError: error))
+            } catch {
+                outcome.fail(ConnectError(reason: .unknownHost, host: host, port: port,
+                                          resolutionError: NameResolutionError(host: host, code: 0, message: "\(error)", systemError: nil)))
+            }
+        }
+        let watch = ResolutionWatch()
+        loop.execute({
+            let closing = loop.onClosing { outcome.fail(.loopClosed(loop, host: host, port: port)) }
+            let timer = loop.scheduleOnLoop(at: deadline) {
+                outcome.fail(ConnectError(reason: .timedOut, host: host, port: port, timeout: timeout))
+            }
+            if !watch.arm(closing: closing, timer: timer) {
+                // The lookup finished before the watch was armed.
+                loop.cancelOnClosing(closing)
+                loop.cancelOnLoop(timer)
+            }
+        }, ifClosed: { outcome.fail(.loopClosed(loop, host: host, port: port)) })
+        let result: Result<[SocketAddress], ConnectError>
+        do throws(ConnectError) { result = .success(try await outcome.get()) } catch { result = .failure(error) }
+        if case .failure = result { lookup.cancel() }
+        if let (closing, timer) = watch.disarm() {
+            loop.execute { loop.cancelOnClosing(closing); loop.cancelOnLoop(timer) }
+        }
+        return try result.get()
     }
 
     /// Races already-resolved addresses.
@@ -43,7 +80,7 @@ enum Connector {
         attemptDelay: Duration = .milliseconds(250)
     ) async throws(ConnectError) -> LoopBound<Socket> {
         let result: Result<LoopBound<Socket>, ConnectError> = await withCheckedContinuation { continuation in
-            loop.execute {
+            loop.execute({
                 let race = ConnectionRace(
                     addresses: addresses, host: host, port: port, loop: loop,
                     deadline: deadline, timeout: timeout, attemptDelay: attemptDelay
@@ -51,7 +88,9 @@ enum Connector {
                     continuation.resume(returning: result.map { LoopBound($0, loop: loop) })
                 }
                 race.start()
-            }
+            }, ifClosed: {
+                continuation.resume(returning: .failure(.loopClosed(loop, host: host, port: port)))
+            })
         }
         return try result.get()
     }
@@ -69,6 +108,7 @@ final class ConnectionRace {
     private var attempts: [Int: PendingConnect] = [:]
     private var attemptTimer: TimerQueue<() -> Void>.ID?
     private var deadlineTimer: TimerQueue<() -> Void>.ID?
+    private var closingHandler: UInt64?
     private var completion: ((Result<Socket, ConnectError>) -> Void)?
     private var failures: [ConnectError.Attempt] = []
 
@@ -86,6 +126,8 @@ final class ConnectionRace {
     func start() {
         // The race keeps itself alive through the timers and attempts that reference it.
         deadlineTimer = loop.scheduleOnLoop(at: deadline) { [self] in timedOut() }
+        // Between attempts the race waits on a timer, which a closing loop drops: it must hear the close itself.
+        closingHandler = loop.onClosing { [self] in loopClosed() }
         perform(machine.start(now: .now()))
     }
 
@@ -138,11 +180,21 @@ final class ConnectionRace {
         finish(.failure(ConnectError(reason: .timedOut, host: host, port: port, attempts: failures, timeout: timeout)))
     }
 
+    private func loopClosed() {
+        closingHandler = nil
+        guard completion != nil else { return }
+        for (_, attempt) in attempts { attempt.cancel() }
+        attempts.removeAll()
+        finish(.failure(.loopClosed(loop, host: host, port: port, attempts: failures)))
+    }
+
     private func finish(_ result: Result<Socket, ConnectError>) {
         if let attemptTimer { loop.cancelOnLoop(attemptTimer) }
         if let deadlineTimer { loop.cancelOnLoop(deadlineTimer) }
+        if let closingHandler { loop.cancelOnClosing(closingHandler) }
         attemptTimer = nil
         deadlineTimer = nil
+        closingHandler = nil
         guard let completion else {
             if case .success(let socket) = result { try? socket.close() }
             return
@@ -217,6 +269,36 @@ private final class PendingConnect: Selectable {
         if let key = registrationKey {
             loop.deregister(socket.rawDescriptor, key: key)
             registrationKey = nil
+        }
+    }
+}
+
+/// The loop-side watchers of one name lookup (its closing handler and deadline timer), handed between the loop
+/// that arms them and the task that disarms them once the lookup is over, whichever comes first.
+private final class ResolutionWatch: Sendable {
+    private enum State {
+        case pending
+        case armed(closing: UInt64, timer: TimerQueue<() -> Void>.ID)
+        case done
+    }
+
+    private let state = Mutex(State.pending)
+
+    /// Records the watchers; false when the lookup is already over (the caller cancels them at once).
+    func arm(closing: UInt64, timer: TimerQueue<() -> Void>.ID) -> Bool {
+        state.withLock { state in
+            guard case .pending = state else { return false }
+            state = .armed(closing: closing, timer: timer)
+            return true
+        }
+    }
+
+    /// Ends the watch; returns the watchers to cancel on the loop, if they were armed.
+    func disarm() -> (UInt64, TimerQueue<() -> Void>.ID)? {
+        state.withLock { state in
+            defer { state = .done }
+            if case .armed(let closing, let timer) = state { return (closing, timer) }
+            return nil
         }
     }
 }

@@ -20,6 +20,9 @@ import Synchronization
 /// Keep-alive and pipelining follow RFC 9112 §9.3: requests on a connection are answered in order. `Expect:
 /// 100-continue` is answered when the handler starts reading the body (RFC 9110 §10.1.1). Malformed requests get
 /// 400 (414, 431, 413, 501, 505 for the specific faults) with `Connection: close`, and the connection closes.
+///
+/// A running server released without `shutdown(gracePeriod:)` closes its listeners at once and shuts down as
+/// `shutdown()` would (in-flight requests get the default grace period), and says so once on standard error.
 public final class HTTPServer: Sendable {
     /// The listening address, limits and timeouts.
     public let configuration: HTTPServerConfiguration
@@ -62,7 +65,8 @@ public final class HTTPServer: Sendable {
 
     /// Starts listening on every loop of the group.
     /// - Returns: The bound address (with the actual port when the configuration asked for port 0).
-    /// - Throws: `HTTPServerError` of kind `.bindFailed` carrying the `IOError`, or `.alreadyStarted`.
+    /// - Throws: `HTTPServerError` of kind `.invalidConfiguration` (before anything listens), `.bindFailed`
+    ///   carrying the `IOError`, or `.alreadyStarted`.
     public func start() async throws -> SocketAddress {
         try beginStarting()
         var contexts: [LoopBound<ServerLoopContext>] = []
@@ -108,6 +112,7 @@ public final class HTTPServer: Sendable {
 
     /// Moves from idle to starting, and prepares the transport security once.
     private func beginStarting() throws(HTTPServerError) {
+        try configuration.validate()
         try lifeCycle.withLock { (state) throws(HTTPServerError) in
             guard case .idle = state else { throw HTTPServerError(.alreadyStarted) }
             state = .starting
@@ -156,6 +161,16 @@ public final class HTTPServer: Sendable {
 
     /// The number of connections open now, over all loops.
     public var connectionCount: Int { counter.current }
+
+    deinit {
+        guard case .running(let contexts, _) = lifeCycle.withLock({ $0 }) else { return }
+        ImplicitShutdownWarning.emit(for: "HTTPServer")
+        // The grace period `shutdown()` gives by default.
+        let deadline = Deadline.after(.seconds(10))
+        for context in contexts {
+            context.loop.execute { context.value.beginShutdown(deadline: deadline) }
+        }
+    }
 
     /// Shuts down gracefully: stops accepting, closes idle connections at once, lets in-flight requests finish
     /// (their responses say `Connection: close`), and closes whatever is still open after `gracePeriod`. Returns

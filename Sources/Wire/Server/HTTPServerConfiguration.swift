@@ -30,6 +30,27 @@ public struct HTTPServerConfiguration: Sendable {
     /// How long a client may take to complete the TLS handshake, from the accept. Default 10 s.
     public var handshakeTimeout: Duration = .seconds(10)
 
+    /// Checks that every setting can work; `HTTPServer.start()` calls it before it listens.
+    ///
+    /// Refused: a negative `backlog`, `maxConnections` below 1, a header-read or handshake timeout
+    /// of zero or less, a negative idle or linger timeout, and parser limits no request could meet.
+    ///
+    /// - Throws: `HTTPServerError` of kind `.invalidConfiguration`, whose `underlying` is the
+    ///   `ConfigurationError` naming the setting.
+    public func validate() throws(HTTPServerError) {
+        do throws(ConfigurationError) {
+            try ConfigurationError.require("backlog", backlog, atLeast: 0)
+            try ConfigurationError.require("maxConnections", maxConnections, atLeast: 1)
+            try ConfigurationError.requirePositive("headerReadTimeout", headerReadTimeout)
+            try ConfigurationError.requireNotNegative("idleTimeout", idleTimeout)
+            try ConfigurationError.requireNotNegative("lingerTimeout", lingerTimeout)
+            try ConfigurationError.requirePositive("handshakeTimeout", handshakeTimeout)
+            try parser.validate(prefix: "parser.")
+        } catch {
+            throw HTTPServerError(.invalidConfiguration, detail: error.description, underlying: error)
+        }
+    }
+
     /// Creates a configuration.
     /// - Parameters:
     ///   - address: Where to listen.

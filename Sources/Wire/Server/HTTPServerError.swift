@@ -15,6 +15,7 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
             case bodyLengthMismatch = "body_length_mismatch"
             case invalidResponse = "invalid_response"
             case securityUnavailable = "security_unavailable"
+            case invalidConfiguration = "invalid_configuration"
         }
         private let code: Code
         private init(_ code: Code) { self.code = code }
@@ -40,6 +41,8 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         public static let invalidResponse = Kind(.invalidResponse)
         /// The TLS layer could not be set up (its certificate or key cannot be loaded); `underlying` says why.
         public static let securityUnavailable = Kind(.securityUnavailable)
+        /// A configuration setting cannot work; `underlying` is the `ConfigurationError` naming it.
+        public static let invalidConfiguration = Kind(.invalidConfiguration)
     }
 
     /// The class of failure.

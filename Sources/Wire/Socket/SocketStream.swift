@@ -6,7 +6,15 @@
 /// while bytes are queued.
 final class SocketStream: ByteStream, Selectable {
     let eventLoop: EventLoop
-    @exclusivity(unchecked) weak var delegate: (any ByteStreamDelegate)?
+    /// Who hears the stream's events. Bytes and an end of stream that arrived while there was none are
+    /// delivered to the delegate that attaches next, on the loop, after the job that attached it.
+    @exclusivity(unchecked) weak var delegate: (any ByteStreamDelegate)? {
+        didSet {
+            if oldValue == nil && delegate != nil && (heldEndOfStream || readBuffer.readableBytes > 0) {
+                eventLoop.executeSoon { [weak self] in self?.deliverHeldEvents() }
+            }
+        }
+    }
     private let socket: Socket
     private var registrationKey: UInt64 = 0
     // The I/O state opts out of dynamic exclusivity checks (a few per read and write, on every connection's hot
@@ -20,6 +28,8 @@ final class SocketStream: ByteStream, Selectable {
     @exclusivity(unchecked) private var readingEnabled = true
     @exclusivity(unchecked) private var writeShutdownRequested = false
     @exclusivity(unchecked) private var state = State.open
+    /// The peer's end of stream arrived while no delegate listened: reported when one attaches.
+    @exclusivity(unchecked) private(set) var heldEndOfStream = false
     private(set) var closeError: (any Error)?
     let localAddress: SocketAddress?
     let remoteAddress: SocketAddress?
@@ -186,7 +196,7 @@ final class SocketStream: ByteStream, Selectable {
                 // End of stream: stop watching for reads (level-triggered epoll would report it forever).
                 readingEnabled = false
                 updateInterest(wantsWrite: interest.contains(.write))
-                delegate?.streamDidReachEnd(self)
+                if let delegate { delegate.streamDidReachEnd(self) } else { heldEndOfStream = true }
                 return
             case .processed(let count):
                 // The delegate gets the buffer moved out of `self`: it may close the stream (and
@@ -200,6 +210,21 @@ final class SocketStream: ByteStream, Selectable {
             }
         }
         releaseReadBufferIfEmpty()
+    }
+
+    /// Hands a delegate that has just attached what arrived before it: the unread bytes, then the end of stream.
+    private func deliverHeldEvents() {
+        guard state == .open, let delegate else { return }
+        if readBuffer.readableBytes > 0 {
+            var delivered = ByteBuffer()
+            swap(&delivered, &readBuffer)
+            delegate.stream(self, didRead: &delivered)
+            if state == .open { swap(&delivered, &readBuffer) }
+            releaseReadBufferIfEmpty()
+        }
+        guard heldEndOfStream, state == .open, let delegate = self.delegate else { return }
+        heldEndOfStream = false
+        delegate.streamDidReachEnd(self)
     }
 
     private func releaseReadBufferIfEmpty() {

@@ -32,4 +32,9 @@ final class PosixThread: Sendable {
     func join() {
         pthread_join(handle, nil)
     }
+
+    /// Lets the thread release its resources itself when it finishes; it must not be joined afterwards.
+    func detach() {
+        pthread_detach(handle)
+    }
 }

@@ -99,6 +99,7 @@ extension TransferFailure {
             case .unknownHost: ExitStatus.unknownHost
             case .refused, .unreachable, .failed: ExitStatus.couldNotConnect
             case .timedOut: ExitStatus.timedOut
+            case .eventLoopClosed: ExitStatus.generic
             }
             self.init(status: status, message: connect.description)
             return

@@ -1,0 +1,35 @@
+import Testing
+@testable import Wire
+
+extension IOSuite {
+    @Suite struct HTTPClientSharedTests {
+        @Test func theSharedClientServesRequestsAndOutlivesShutdown() async throws {
+            try await withLoop { loop in
+                try await withTimeout {
+                    let server = try await ScriptedServer.start(on: loop) { _, request, _ in
+                        .respond(ScriptedServer.ok("shared \(request)", extraHeaders: "Connection: close\r\n"))
+                    }
+                    let url = "http://127.0.0.1:\(server.address.port!)/"
+                    let first = try await HTTPClient.shared.execute(HTTPClientRequest(url: url))
+                    #expect(first.status.code == 200)
+                    #expect(try await first.body.collect(upTo: 1024).readableBytes == "shared 0".utf8.count)
+                    #expect(HTTPClient.shared.group.loops.count == 1, "one loop, whatever the number of cores")
+
+                    await HTTPClient.shared.shutdown()
+                    let second = try await HTTPClient.shared.execute(HTTPClientRequest(url: url))
+                    #expect(second.status.code == 200, "shutdown() on the shared client does nothing")
+                    _ = try await second.body.collect(upTo: 1024)
+                    try await server.close()
+                }
+            }
+        }
+
+        @Test func anOwnClientIsNotTheSharedOne() async throws {
+            let client = try HTTPClient(group: try EventLoopGroup(loopCount: 1))
+            #expect(!client.isShared)
+            await client.shutdown()
+            let group = client.group
+            await group.shutdownGracefully()
+        }
+    }
+}
