@@ -85,6 +85,9 @@ extension TransferFailure {
         .redirectRefused: (ExitStatus.tooManyRedirects, "redirect refused"),
         // curl refuses a Location outside its redirect protocols with CURLE_UNSUPPORTED_PROTOCOL.
         .redirectSchemeNotAllowed: (ExitStatus.generic, "redirect refused"),
+        // Settings the client refuses come from the command line: curl calls a bad option value a usage error.
+        .invalidConfiguration: (ExitStatus.usage, "invalid setting"),
+        .startFailed: (ExitStatus.generic, "cannot start the client"),
         .cancelled: (ExitStatus.aborted, "transfer aborted"),
         .shutDown: (ExitStatus.generic, "the client shut down"),
         .bodyTooLarge: (ExitStatus.tooLarge, "body too large"),

@@ -39,6 +39,7 @@ struct TransferFailureTests {
         (HTTPClientError(.invalidRequest, "cannot read the body file", ioError: IOError(syscall: "open", errno: Errno(rawValue: ENOENT))), 26),
         (HTTPClientError(.upgradeNotSupported, "101"), 1),
         (HTTPClientError(.shutDown, "shut down"), 1),
+        (HTTPClientError(.redirectSchemeNotAllowed, "protocol \"http+unix\" not allowed in a redirect"), 1),
     ]
 
     @Test func everyClientErrorMapsToCurlsStatus() {
@@ -53,6 +54,7 @@ struct TransferFailureTests {
             .invalidURL, .connectFailed, .connectTimeout, .readTimeout, .deadlineExceeded, .emptyReply, .connectionClosed,
             .connectionReset, .bodyTruncated, .malformedResponse, .invalidRequest, .writeFailed, .tooManyRedirects,
             .redirectRefused, .cancelled, .shutDown, .bodyTooLarge, .upgradeNotSupported, .tlsFailed,
+            .redirectSchemeNotAllowed, .invalidConfiguration, .startFailed,
         ]
         for code in codes { #expect(TransferFailure.statusByCode[code] != nil, "\(code)") }
         #expect(TransferFailure.statusByCode.count == codes.count)
