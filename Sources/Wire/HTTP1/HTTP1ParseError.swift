@@ -132,7 +132,8 @@ public struct HTTP1ParseError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let transferEncodingNotChunked = Kind(.transferEncodingNotChunked)
         /// chunked appears more than once (RFC 9112 §6.1).
         public static let chunkedAppliedTwice = Kind(.chunkedAppliedTwice)
-        /// An HTTP/1.0 request carries Transfer-Encoding, which RFC 9112 §6.1 treats as faulty framing.
+        /// An HTTP/1.0 request or response carries Transfer-Encoding, which RFC 9112 §6.1 treats as faulty framing
+        /// (a server answers 400 and closes; a client fails the exchange and closes).
         public static let transferEncodingInHTTP10 = Kind(.transferEncodingInHTTP10)
         /// An HTTP/1.1 request without Host (RFC 9112 §3.2).
         public static let missingHost = Kind(.missingHost)

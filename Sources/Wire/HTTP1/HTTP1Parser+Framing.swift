@@ -86,6 +86,11 @@ extension HTTP1Parser {
 
         case .response:
             let summary = try summarizeFields(bytes, streamOffset: streamOffset)
+            // RFC 9112 §6.1: a client MUST treat an HTTP/1.0 message with Transfer-Encoding as faulty framing,
+            // even with Content-Length and whatever the status; guessing a length here would desynchronise the stream.
+            if summary.hasTransferEncoding && version == .http1_0 {
+                throw HTTP1ParseError(.transferEncodingInHTTP10, at: streamOffset + summary.transferEncodingOffset)
+            }
             let status = HTTPStatus(code: scanner.statusCode)
             let framing: HTTP1BodyFraming
             if status.isInterim {

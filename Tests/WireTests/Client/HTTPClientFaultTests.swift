@@ -131,6 +131,26 @@ extension IOSuite {
             }
         }
 
+        @Test func transferEncodingInAnHTTP10ResponseFailsAndClosesTheConnection() async throws {
+            // RFC 9112 §6.1: faulty framing. Read as chunked, the first exchange would "succeed" with "hello"
+            // and the connection would go back to the pool; instead it fails, and the next request dials anew.
+            try await Self.withServer(script: { connection, _, _ in
+                connection == 0
+                    ? .respond("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+                    : .respond(ScriptedServer.ok("fresh"))
+            }) { client, server in
+                let error = await #expect(throws: HTTPClientError.self) {
+                    let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                    _ = try await response.body.collect(upTo: 100)
+                }
+                #expect(error?.code == .malformedResponse)
+                #expect(error?.parseError?.kind == .transferEncodingInHTTP10)
+                let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                #expect(try await response.body.collect(upTo: 100).readableBytesArray == Array("fresh".utf8))
+                #expect(try await server.connectionCount() == 2)
+            }
+        }
+
         @Test func requestsOverAUnixSocket() async throws {
             let path = "/tmp/wire-client-\(UInt32.random(in: 0...UInt32.max)).sock"
             try await Self.withServer(address: try SocketAddress(unixPath: path), script: { _, _, head in

@@ -46,6 +46,8 @@ struct HTTP1SmugglingTests {
         (post + "Transfer-Encoding:\r\n«\tchunked\r\n\r\n", "obsolete_line_folding"),
         (post + "«\u{0}Transfer-Encoding: chunked\r\n\r\n", "invalid_field_name"),
         ("POST / HTTP/1.0\r\n«Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "transfer_encoding_in_http10"),
+        ("POST / HTTP/1.0\r\nContent-Length: 5\r\n«Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "transfer_encoding_in_http10"),
+        ("POST / HTTP/1.0\r\n«Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", "transfer_encoding_in_http10"),
         // Chunk framing.
         (chunkedPost + "0«x5\r\nhello\r\n0\r\n\r\n", "invalid_chunk_size"),
         (chunkedPost + "«-5\r\nhello\r\n0\r\n\r\n", "invalid_chunk_size"),

@@ -119,6 +119,17 @@ extension IOSuite {
             #expect(run.lines.last == #"{"error": "conflicting_content_length", "offset": 88}"#)
         }
 
+        @Test func transferEncodingInAnHTTP10ResponseIsAnError() throws {
+            // RFC 9112 §6.1: faulty framing, not a chunked body; the error names the field's offset.
+            let run = try Self.parse(
+                "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+                    + "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+                ["--response"])
+            #expect(run.status == 1)
+            #expect(run.lines.count == 2)
+            #expect(run.lines.last == #"{"error": "transfer_encoding_in_http10", "offset": 55}"#)
+        }
+
         @Test func truncatedMessageIsAnError() throws {
             let run = try Self.parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc", ["--request"])
             #expect(run.status == 1)
