@@ -25,6 +25,10 @@ import Wire
 /// `keep_alive` is what the head says (RFC 9112 §9.3), and `false` for a response whose body was delimited by the
 /// end of the input, which closes the connection whatever the head says.
 ///
+/// Without `--lenient`, requests are read with the server's strict defaults and responses with the client's
+/// (`HTTP1ParserConfiguration.userAgent`): obs-fold in a response is then unfolded to one SP and listed in `repairs`,
+/// while obs-fold in a request is an error.
+///
 /// On a protocol error the tool prints `{"error": "<kind>", "offset": N}` after the complete messages and exits 1.
 struct ParseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -37,7 +41,9 @@ struct ParseCommand: ParsableCommand {
               --response           The input holds responses.
               --method <method>    The method of the request the next response answers (repeatable, in order; \
             default GET). HEAD and CONNECT change how a response is framed.
-              --lenient            Use the lenient parser configuration; repairs are listed in "repairs".
+              --lenient            Use the lenient parser configuration; repairs are listed in "repairs". \
+            Without it, requests are parsed strictly and responses as HTTPClient reads them (obs-fold unfolded \
+            to one space and listed in "repairs", RFC 9112 §5.2).
 
             Exit status: 0 when all input parsed, 1 on a protocol error (after printing \
             {"error": "<kind>", "offset": N}), 2 on a usage error.
@@ -148,7 +154,11 @@ private struct ParseSession {
     private var body: [UInt8] = []
 
     init(options: Options, input: UnsafeBufferPointer<UInt8>) {
-        parser = HTTP1Parser(kind: options.kind, configuration: options.lenient ? .lenient : .strict)
+        // Without --lenient, each side reads as Wire's own peer would: requests as the server does (strict), responses
+        // as the client does (strict but for obs-fold, which a user agent must unfold, RFC 9112 §5.2).
+        let configuration: HTTP1ParserConfiguration =
+            options.lenient ? .lenient : options.kind == .request ? .strict : .userAgent
+        parser = HTTP1Parser(kind: options.kind, configuration: configuration)
         for method in options.methods {
             parser.expectResponse(to: method)
         }

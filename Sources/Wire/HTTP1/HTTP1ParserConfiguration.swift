@@ -43,8 +43,13 @@ public struct HTTP1ParserConfiguration: Sendable, Hashable {
         self.leniency = leniency
     }
 
-    /// The strict defaults.
+    /// The strict defaults: what a server reads requests with (`HTTPServerConfiguration.parser`).
     public static let strict = HTTP1ParserConfiguration()
+
+    /// The defaults for a user agent reading responses (`HTTPClientConfiguration.parserConfiguration`,
+    /// `wire parse --response`): strict, except that obs-fold is accepted and each fold becomes one SP, which
+    /// RFC 9112 §5.2 requires of a user agent (a server must refuse it instead, so `strict` keeps refusing it).
+    public static let userAgent = HTTP1ParserConfiguration(leniency: .obsoleteLineFolding)
 
     /// Every repair enabled, other settings default.
     public static let lenient = HTTP1ParserConfiguration(leniency: .all)
@@ -66,7 +71,8 @@ public struct HTTP1Leniency: OptionSet, Sendable, Hashable {
 
     /// Accept LF alone as a line ending in the head (RFC 9112 §2.2 MAY).
     public static let bareLineFeed = HTTP1Leniency(rawValue: 1 << 0)
-    /// Replace obs-fold with SP (RFC 9112 §5.2), in requests and responses.
+    /// Replace each obs-fold (`OWS CRLF RWS`) with one SP (RFC 9112 §5.2), in requests and responses. On by default
+    /// for responses read by a user agent (`HTTP1ParserConfiguration.userAgent`); off in `strict`.
     public static let obsoleteLineFolding = HTTP1Leniency(rawValue: 1 << 1)
     /// Parse the request line on whitespace runs (SP, HTAB, VT, FF; RFC 9112 §3 MAY); also tolerate a status line
     /// without the space before an empty reason phrase.

@@ -151,6 +151,18 @@ extension IOSuite {
             }
         }
 
+        @Test func obsFoldInAResponseIsUnfoldedToOneSpace() async throws {
+            // RFC 9112 §5.2: a user agent MUST replace each obs-fold with SP before using the value.
+            try await Self.withServer(script: { _, _, _ in
+                .respond("HTTP/1.1 200 OK\r\nX-Folded: one \r\n \ttwo\r\n three\r\nContent-Length: 2\r\n\r\nok")
+            }) { client, server in
+                let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                #expect(response.head.headers.first(name: "x-folded") == "one two three")
+                #expect(response.head.repairs.map(\.description) == ["obsolete_line_folding@33"])
+                #expect(try await response.body.collect(upTo: 100).readableBytesArray == Array("ok".utf8))
+            }
+        }
+
         @Test func requestsOverAUnixSocket() async throws {
             let path = "/tmp/wire-client-\(UInt32.random(in: 0...UInt32.max)).sock"
             try await Self.withServer(address: try SocketAddress(unixPath: path), script: { _, _, head in

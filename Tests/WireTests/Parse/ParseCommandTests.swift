@@ -130,6 +130,18 @@ extension IOSuite {
             #expect(run.lines.last == #"{"error": "transfer_encoding_in_http10", "offset": 55}"#)
         }
 
+        @Test func obsFoldIsUnfoldedInResponsesAndRefusedInRequests() throws {
+            // As HTTPClient and HTTPServer read them (RFC 9112 §5.2).
+            let response = try Self.parse("HTTP/1.1 204 No Content\r\nX: a\r\n b\r\n\r\n", ["--response"])
+            #expect(response.status == 0)
+            #expect(response.lines == [
+                #"{"version": "HTTP/1.1", "status": 204, "reason": "No Content", "headers": [["X", "a b"]], "body_b64": "", "keep_alive": true, "repairs": [{"kind": "obsolete_line_folding", "offset": 31}]}"#,
+            ])
+            let request = try Self.parse("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", ["--request"])
+            #expect(request.status == 1)
+            #expect(request.lines == [#"{"error": "obsolete_line_folding", "offset": 31}"#])
+        }
+
         @Test func truncatedMessageIsAnError() throws {
             let run = try Self.parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc", ["--request"])
             #expect(run.status == 1)
