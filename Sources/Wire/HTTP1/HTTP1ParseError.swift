@@ -126,7 +126,8 @@ public struct HTTP1ParseError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let transferEncodingWithContentLength = Kind(.transferEncodingWithContentLength)
         /// Transfer-Encoding is empty or not a list of transfer-codings.
         public static let invalidTransferEncoding = Kind(.invalidTransferEncoding)
-        /// A request uses a transfer coding this parser does not know (a server answers 501).
+        /// A request uses a transfer coding other than chunked (`gzip, chunked`, `identity`): Wire decodes no other,
+        /// so a server answers 501 and closes (RFC 9112 §6.1).
         public static let unsupportedTransferCoding = Kind(.unsupportedTransferCoding)
         /// A request's final transfer coding is not chunked, so its length cannot be known.
         public static let transferEncodingNotChunked = Kind(.transferEncodingNotChunked)

@@ -149,7 +149,13 @@ extension IOSuite {
             ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n", 413),
             ("GET / HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
-            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
+            // RFC 9112 §6.1: a transfer coding the server does not decode (any but chunked) is 501, then close.
+            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 501),
+            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: deflate, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 501),
+            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\nhello", 501),
+            // A coding after chunked leaves the length unknown: 400.
+            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400),
             // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, with or without Content-Length.
             ("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 400),
             ("POST / HTTP/1.0\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\nhello", 400),
