@@ -25,6 +25,7 @@ public struct HTTP1ParseError: Error, Sendable, Hashable, CustomStringConvertibl
         private enum Code: String, Sendable, Hashable {
             case invalidMethod = "invalid_method"
             case invalidTarget = "invalid_target"
+            case userinfoInTarget = "userinfo_in_target"
             case invalidRequestLine = "invalid_request_line"
             case invalidVersion = "invalid_version"
             case unsupportedVersion = "unsupported_version"
@@ -80,6 +81,9 @@ public struct HTTP1ParseError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let invalidMethod = Kind(.invalidMethod)
         /// The request-target holds a byte outside RFC 3986, a bad percent-escape, or has the wrong form.
         public static let invalidTarget = Kind(.invalidTarget)
+        /// The request-target carries userinfo (`http://user:pw@host/`, or `user@host:443` for CONNECT), which
+        /// RFC 9110 §4.2.4 says to treat as an error (a server answers 400); the offset is the "@".
+        public static let userinfoInTarget = Kind(.userinfoInTarget)
         /// The request line is not `method SP target SP version` (extra or missing separators).
         public static let invalidRequestLine = Kind(.invalidRequestLine)
         /// The version is not exactly `HTTP/` DIGIT `.` DIGIT.

@@ -489,6 +489,22 @@ extension HTTP1Parser {
         return nil
     }
 
+    /// The index of the "@" ending a userinfo in the authority of an absolute URI whose scheme ends at `colon`, if any.
+    private static func userinfoEnd(_ target: UnsafeBufferPointer<UInt8>, afterSchemeColon colon: Int) -> Int? {
+        guard colon + 2 < target.count, target[colon + 1] == ASCII.slash, target[colon + 2] == ASCII.slash else {
+            return nil
+        }
+        var index = colon + 3
+        while index < target.count {
+            switch target[index] {
+            case ASCII.at: return index
+            case ASCII.slash, UInt8(ascii: "?"), UInt8(ascii: "#"): return nil
+            default: index += 1
+            }
+        }
+        return nil
+    }
+
     /// request-target forms (RFC 9112 §3.2): origin-form for most methods, authority-form only for CONNECT,
     /// asterisk-form only for OPTIONS, absolute-form for any but CONNECT. Percent-escapes must be complete.
     private func validateTarget(
@@ -500,6 +516,10 @@ extension HTTP1Parser {
         let target = UnsafeBufferPointer(rebasing: bytes[start..<scanner.targetEnd])
         let offset = streamOffset + start
         if method == .connect {
+            // authority-form is uri-host ":" port, without userinfo (RFC 9112 §3.2.3).
+            if let at = target.firstIndex(of: ASCII.at) {
+                throw HTTP1ParseError(.userinfoInTarget, at: offset + at)
+            }
             if let bad = HTTP1Parser.invalidHostIndex(target, requirePort: true) {
                 throw HTTP1ParseError(.invalidTarget, at: offset + bad)
             }
@@ -539,6 +559,11 @@ extension HTTP1Parser {
                 index += 1
             }
             guard index < target.count else { throw HTTP1ParseError(.invalidTarget, at: offset + index) }
+            // RFC 9110 §4.2.4: a recipient SHOULD treat userinfo in an http(s) URI as an error; it also names a
+            // different host to a reader that stops at the "@" than to one that does not.
+            if let at = HTTP1Parser.userinfoEnd(target, afterSchemeColon: index) {
+                throw HTTP1ParseError(.userinfoInTarget, at: offset + at)
+            }
         }
         while index < target.count {
             if target[index] == ASCII.percent {

@@ -56,6 +56,7 @@ struct HTTP1ParserStateTests {
         (.headerSectionTooLarge, "header_section_too_large"),
         (.tooManyHeaders, "too_many_headers"),
         (.trailerSectionTooLarge, "trailer_section_too_large"),
+        (.userinfoInTarget, "userinfo_in_target"),
         (.invalidFieldName, "invalid_field_name"),
         (.whitespaceBeforeColon, "whitespace_before_colon"),
         (.invalidFieldValue, "invalid_field_value"),

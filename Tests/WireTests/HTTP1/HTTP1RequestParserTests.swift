@@ -154,6 +154,26 @@ struct HTTP1RequestParserTests {
         head.withTargetBytes { #expect($0.count == target.utf8.count) }
     }
 
+    @Test(arguments: [
+        "GET http://user:pw«@host/ HTTP/1.1\r\nHost: host\r\n\r\n",
+        "GET https://«@host HTTP/1.1\r\nHost: host\r\n\r\n",
+        "OPTIONS http://u«@host:80?x HTTP/1.1\r\nHost: host\r\n\r\n",
+        "CONNECT user:pw«@host:443 HTTP/1.1\r\nHost: host:443\r\n\r\n",
+        "CONNECT «@host:443 HTTP/1.1\r\nHost: host:443\r\n\r\n",
+    ])
+    func userinfoInTargetIsRefused(text: String) {
+        // RFC 9110 §4.2.4: userinfo in an http(s) target is an error (a server answers 400), reported at the "@".
+        let (bytes, offset) = HTTP1TestDriver.marked(text)
+        #expect(HTTP1TestDriver.run(bytes, kind: .request) == ["error userinfo_in_target@\(offset)"])
+    }
+
+    @Test func anAtSignOutsideTheAuthorityIsNotUserinfo() {
+        #expect(run("GET http://host/a@b?c@d HTTP/1.1\r\nHost: host\r\n\r\n") == [
+            "head GET http://host/a@b?c@d HTTP/1.1 | Host: host", "end",
+        ])
+        #expect(run("GET /a@b HTTP/1.1\r\nHost: host\r\n\r\n") == ["head GET /a@b HTTP/1.1 | Host: host", "end"])
+    }
+
     @Test func unknownMethodIsKeptVerbatim() throws {
         var parser = HTTP1Parser(kind: .request)
         let bytes = Array("PROPFIND /x HTTP/1.1\r\nHost: a\r\n\r\n".utf8)

@@ -159,6 +159,9 @@ extension IOSuite {
             // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, with or without Content-Length.
             ("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 400),
             ("POST / HTTP/1.0\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\nhello", 400),
+            // RFC 9110 §4.2.4: userinfo in the target is an error.
+            ("GET http://user:pw@x/ HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+            ("CONNECT user:pw@x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n", 400),
             // RFC 9112 §5.2: a server MUST refuse obs-fold in a request (the client unfolds it in responses).
             ("GET / HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n", 400),
         ])
