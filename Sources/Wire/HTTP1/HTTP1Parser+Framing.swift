@@ -99,6 +99,7 @@ extension HTTP1Parser {
                 throw HTTP1ParseError(.transferEncodingInHTTP10, at: streamOffset + summary.transferEncodingOffset)
             }
             let status = HTTPStatus(code: scanner.statusCode)
+            awaitsFinalResponse = status.isInterim
             let framing: HTTP1BodyFraming
             if status.isInterim {
                 framing = .interim

@@ -163,6 +163,23 @@ extension IOSuite {
             }
         }
 
+        @Test func aResponseStreamEndingAfter100ContinueIsATruncatedResponse() async throws {
+            // The 100 is not the response: the final one never came, so the request fails (and, having been
+            // answered in part, is not retried), and the next request dials anew.
+            try await Self.withServer(script: { connection, _, _ in
+                connection == 0 ? .respondAndClose("HTTP/1.1 100 Continue\r\n\r\n") : .respond(ScriptedServer.ok("fresh"))
+            }) { client, server in
+                let error = await #expect(throws: HTTPClientError.self) {
+                    _ = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                }
+                #expect(error?.code == .connectionClosed)
+                #expect(error?.failedBeforeResponse == false)
+                let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                #expect(try await response.body.collect(upTo: 100).readableBytesArray == Array("fresh".utf8))
+                #expect(try await server.connectionCount() == 2)
+            }
+        }
+
         @Test func requestsOverAUnixSocket() async throws {
             let path = "/tmp/wire-client-\(UInt32.random(in: 0...UInt32.max)).sock"
             try await Self.withServer(address: try SocketAddress(unixPath: path), script: { _, _, head in

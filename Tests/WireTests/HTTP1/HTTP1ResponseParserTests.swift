@@ -71,6 +71,20 @@ struct HTTP1ResponseParserTests {
         ])
     }
 
+    @Test func aStreamEndingAfterInterimResponsesOnlyIsTruncated() {
+        // RFC 9110 §15.2: a 1xx precedes the final response; an end of stream before it cuts that response short.
+        #expect(run("HTTP/1.1 100 Continue\r\n\r\n") == [
+            "head HTTP/1.1 100 Continue", "error unexpected_end_of_stream@25",
+        ])
+        #expect(run("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\n", methods: [.post]) == [
+            "head HTTP/1.1 100 Continue", "head HTTP/1.1 103 Early Hints", "error unexpected_end_of_stream@53",
+        ])
+        // After the final response the stream may end.
+        #expect(run("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n") == [
+            "head HTTP/1.1 100 Continue", "head HTTP/1.1 204 No Content", "end",
+        ])
+    }
+
     @Test func interimDoesNotDequeueMethod() throws {
         var parser = HTTP1Parser(kind: .response)
         parser.expectResponse(to: .head)

@@ -142,6 +142,15 @@ extension IOSuite {
             #expect(request.lines == [#"{"error": "obsolete_line_folding", "offset": 31}"#])
         }
 
+        @Test func aStreamOfInterimResponsesOnlyIsTruncated() throws {
+            let run = try Self.parse("HTTP/1.1 100 Continue\r\n\r\n", ["--response"])
+            #expect(run.status == 1)
+            #expect(run.lines == [
+                #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
+                #"{"error": "unexpected_end_of_stream", "offset": 25}"#,
+            ])
+        }
+
         @Test func truncatedMessageIsAnError() throws {
             let run = try Self.parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc", ["--request"])
             #expect(run.status == 1)
