@@ -77,6 +77,19 @@ public struct HTTP1ParseError: Error, Sendable, Hashable, CustomStringConvertibl
         /// The stable name.
         public var description: String { code.rawValue }
 
+        /// The `HTTP1ParserConfiguration` limit this fault exceeded, by its property name (`"maxHeaderCount"`), or
+        /// nil when the fault is not a limit: so a message can say which setting to raise.
+        public var limit: String? {
+            switch code {
+            case .requestLineTooLong, .statusLineTooLong: return "maxStartLineLength"
+            case .headerSectionTooLarge, .trailerSectionTooLarge: return "maxHeaderSectionSize"
+            case .tooManyHeaders: return "maxHeaderCount"
+            case .chunkExtensionTooLong: return "maxChunkExtensionLength"
+            case .bodyTooLarge: return "maxBodySize"
+            default: return nil
+            }
+        }
+
         /// The method is empty or holds a non-`tchar` byte.
         public static let invalidMethod = Kind(.invalidMethod)
         /// The request-target holds a byte outside RFC 3986, a bad percent-escape, or has the wrong form.

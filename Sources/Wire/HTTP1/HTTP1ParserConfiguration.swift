@@ -4,7 +4,8 @@ public struct HTTP1ParserConfiguration: Sendable, Hashable {
     public var maxStartLineLength: Int
     /// The largest head, start line and final CRLF included. Also bounds each trailer section.
     public var maxHeaderSectionSize: Int
-    /// The most field lines in one header or trailer section.
+    /// The most field lines in one header or trailer section. Default 256: real responses carry 60–100 fields (cookies,
+    /// security and tracing headers), so the bound on memory is `maxHeaderSectionSize`, not this count.
     public var maxHeaderCount: Int
     /// The longest chunk extension on one chunk-size line.
     public var maxChunkExtensionLength: Int
@@ -20,7 +21,7 @@ public struct HTTP1ParserConfiguration: Sendable, Hashable {
     /// - Parameters:
     ///   - maxStartLineLength: Longest start line; at least 8000 is recommended.
     ///   - maxHeaderSectionSize: Largest head in bytes.
-    ///   - maxHeaderCount: Most fields per section.
+    ///   - maxHeaderCount: Most fields per section; the default admits well over 100.
     ///   - maxChunkExtensionLength: Longest chunk extension.
     ///   - maxBodySize: Largest body, `nil` for unlimited.
     ///   - allowsResponseTransferEncodingWithContentLength: Accept TE with CL in responses.
@@ -28,7 +29,7 @@ public struct HTTP1ParserConfiguration: Sendable, Hashable {
     public init(
         maxStartLineLength: Int = 8192,
         maxHeaderSectionSize: Int = 64 * 1024,
-        maxHeaderCount: Int = 100,
+        maxHeaderCount: Int = 256,
         maxChunkExtensionLength: Int = 4096,
         maxBodySize: Int? = nil,
         allowsResponseTransferEncodingWithContentLength: Bool = false,

@@ -180,6 +180,27 @@ extension IOSuite {
             }
         }
 
+        @Test func aResponseWithAHundredFieldsIsReadAndTheCountStaysConfigurable() async throws {
+            let fields = (0..<100).map { "X-Field-\($0): value \($0)\r\n" }.joined()
+            let reply = "HTTP/1.1 200 OK\r\n\(fields)Content-Length: 2\r\n\r\nok"
+            try await Self.withServer(script: { _, _, _ in .respond(reply) }) { client, server in
+                let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                #expect(response.headers.count == 101)
+                #expect(response.headers.first(name: "x-field-99") == "value 99")
+                #expect(try await response.body.collect(upTo: 100).readableBytesArray == Array("ok".utf8))
+            }
+            var configuration = HTTPClientConfiguration()
+            configuration.parserConfiguration.maxHeaderCount = 50
+            try await Self.withServer(configuration: configuration, script: { _, _, _ in .respond(reply) }) { client, server in
+                let error = await #expect(throws: HTTPClientError.self) {
+                    _ = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                }
+                #expect(error?.code == .malformedResponse)
+                #expect(error?.parseError?.kind == .tooManyHeaders)
+                #expect(error?.description.contains("HTTP1ParserConfiguration.maxHeaderCount") == true)
+            }
+        }
+
         @Test func requestsOverAUnixSocket() async throws {
             let path = "/tmp/wire-client-\(UInt32.random(in: 0...UInt32.max)).sock"
             try await Self.withServer(address: try SocketAddress(unixPath: path), script: { _, _, head in

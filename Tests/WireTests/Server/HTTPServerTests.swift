@@ -113,6 +113,27 @@ extension IOSuite {
             }
         }
 
+        @Test func aHundredFieldsAreAdmittedByDefaultAndTheCountStaysConfigurable() async throws {
+            try await withTimeout {
+                let fields = (0..<100).map { "X-Field-\($0): value \($0)\r\n" }.joined()
+                let harness = try await ServerHarness.start(handler: EchoTestHandler())
+                let client = try await harness.connect()
+                try await client.send("GET /many HTTP/1.1\r\nHost: x\r\n\(fields)\r\n")
+                #expect(try await client.readResponses(1).map(\.bodyText) == ["GET /many "])
+                await client.close()
+                await harness.stop()
+
+                let strict = try await ServerHarness.start(configure: { $0.parser.maxHeaderCount = 50 },
+                                                           handler: EchoTestHandler())
+                let refused = try await strict.connect()
+                try await refused.send("GET /many HTTP/1.1\r\nHost: x\r\n\(fields)\r\n")
+                let bytes = await refused.readUntilClosed()
+                #expect(try ParsedResponse.parseAll(bytes, methods: [.get]).first?.status == 431)
+                await refused.close()
+                await strict.stop()
+            }
+        }
+
         @Test func slowlorisIsDisconnectedAfterTheHeaderTimeout() async throws {
             try await withTimeout {
                 let harness = try await ServerHarness.start(
