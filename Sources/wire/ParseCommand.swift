@@ -40,7 +40,8 @@ struct ParseCommand: ParsableCommand {
               --request            The input holds requests.
               --response           The input holds responses.
               --method <method>    The method of the request the next response answers (repeatable, in order; \
-            default GET). HEAD and CONNECT change how a response is framed.
+            the last one given answers every later response too, so --method HEAD reads a pipeline of HEAD \
+            answers; default GET). HEAD and CONNECT change how a response is framed.
               --lenient            Use the lenient parser configuration; repairs are listed in "repairs". \
             Without it, requests are parsed strictly and responses as HTTPClient reads them (obs-fold unfolded \
             to one space and listed in "repairs", RFC 9112 §5.2).
@@ -159,10 +160,22 @@ private struct ParseSession {
         let configuration: HTTP1ParserConfiguration =
             options.lenient ? .lenient : options.kind == .request ? .strict : .userAgent
         parser = HTTP1Parser(kind: options.kind, configuration: configuration)
-        for method in options.methods {
-            parser.expectResponse(to: method)
-        }
+        methods = options.methods
         self.input = input
+        queueNextMethod()
+    }
+
+    /// The `--method` values, in order; the last one also answers every later response.
+    private let methods: [HTTPMethod]
+    /// Final responses whose method has been queued so far.
+    private var methodsQueued = 0
+
+    /// Tells the parser which request the next final response answers. One method at a time: the parser takes it
+    /// when it reads that response's head, and the next is queued then.
+    private mutating func queueNextMethod() {
+        guard let last = methods.last else { return }
+        parser.expectResponse(to: methodsQueued < methods.count ? methods[methodsQueued] : last)
+        methodsQueued += 1
     }
 
     /// Parses everything, printing each message; returns false after printing a protocol error.
@@ -183,6 +196,7 @@ private struct ParseSession {
                         write(.responseHead(response), headStart: stepStart, body: [], trailers: nil,
                               closed: false, upgraded: false, into: &output)
                     } else {
+                        queueNextMethod()
                         head = .responseHead(response)
                         headStart = stepStart
                         body.removeAll(keepingCapacity: true)

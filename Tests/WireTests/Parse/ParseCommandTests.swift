@@ -90,6 +90,23 @@ extension IOSuite {
             ])
         }
 
+        @Test func theLastMethodAnswersEveryLaterResponse() throws {
+            // A pipeline of HEAD answers: none has a body, whatever Content-Length says (RFC 9110 §9.3.2).
+            let head = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
+            let run = try Self.parse(head + "HTTP/1.1 100 Continue\r\n\r\n" + head + head, ["--response", "--method", "HEAD"])
+            #expect(run.status == 0)
+            let line = #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "5"]], "body_b64": "", "keep_alive": true}"#
+            #expect(run.lines == [
+                line,
+                #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
+                line, line,
+            ])
+            // GET after HEAD: the GET answers the rest.
+            let mixed = try Self.parse(head + head + "hello" + head + "world", ["--response", "--method", "HEAD", "--method", "GET"])
+            #expect(mixed.status == 0)
+            #expect(mixed.lines.map { $0.contains(#""body_b64": """#) } == [true, false, false])
+        }
+
         @Test func interimAndChunkedWithTrailers() throws {
             let run = try Self.parse(
                 "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
