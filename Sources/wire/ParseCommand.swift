@@ -14,16 +14,17 @@ import Wire
 ///
 /// Optional keys follow only when they apply: `trailers` (a chunked body's trailer fields), `repairs` (what a
 /// `--lenient` parser repaired, as `{"kind", "offset"}` objects), `upgraded` (the connection switched protocols
-/// after this message; the rest of the input is not HTTP/1.1 and is not parsed) and `latin1` (see below).
+/// after this message; the rest of the input is not HTTP/1.1 and is not parsed).
 ///
-/// Text encoding, lossless: field names, methods and targets are ASCII by grammar. A field value or reason phrase
-/// that is valid UTF-8 is printed as that text. One that is not (obs-text bytes) is printed byte by byte as
-/// Latin-1, each byte `0xNN` as the code point U+00NN (`\u00NN` for bytes from 0x80), and its path is listed in
-/// `latin1`: `"reason"`, `"headers/N"` or `"trailers/N"` (N counts fields from 0). A reader decodes a listed string
-/// as Latin-1 and every other string as UTF-8, and gets the exact bytes back.
+/// Text encoding, lossless: every string is the message's bytes, each byte `0xNN` as the code point U+00NN
+/// (`\u00nn` from 0x7F up), the mapping of `JSONString`; a reader gets the exact bytes back, UTF-8 or not.
 ///
 /// `keep_alive` is what the head says (RFC 9112 §9.3), and `false` for a response whose body was delimited by the
 /// end of the input, which closes the connection whatever the head says.
+///
+/// Without `--lenient`, requests are read with the server's strict defaults and responses with the client's
+/// (`HTTP1ParserConfiguration.userAgent`): obs-fold in a response is then unfolded to one SP and listed in `repairs`,
+/// while obs-fold in a request is an error.
 ///
 /// On a protocol error the tool prints `{"error": "<kind>", "offset": N}` after the complete messages and exits 1.
 struct ParseCommand: ParsableCommand {
@@ -36,8 +37,11 @@ struct ParseCommand: ParsableCommand {
               --request            The input holds requests.
               --response           The input holds responses.
               --method <method>    The method of the request the next response answers (repeatable, in order; \
-            default GET). HEAD and CONNECT change how a response is framed.
-              --lenient            Use the lenient parser configuration; repairs are listed in "repairs".
+            the last one given answers every later response too, so --method HEAD reads a pipeline of HEAD \
+            answers; default GET). HEAD and CONNECT change how a response is framed.
+              --lenient            Use the lenient parser configuration; repairs are listed in "repairs". \
+            Without it, requests are parsed strictly and responses as HTTPClient reads them (obs-fold unfolded \
+            to one space and listed in "repairs", RFC 9112 §5.2).
 
             Exit status: 0 when all input parsed, 1 on a protocol error (after printing \
             {"error": "<kind>", "offset": N}), 2 on a usage error.
@@ -148,11 +152,27 @@ private struct ParseSession {
     private var body: [UInt8] = []
 
     init(options: Options, input: UnsafeBufferPointer<UInt8>) {
-        parser = HTTP1Parser(kind: options.kind, configuration: options.lenient ? .lenient : .strict)
-        for method in options.methods {
-            parser.expectResponse(to: method)
-        }
+        // Without --lenient, each side reads as Wire's own peer would: requests as the server does (strict), responses
+        // as the client does (strict but for obs-fold, which a user agent must unfold, RFC 9112 §5.2).
+        let configuration: HTTP1ParserConfiguration =
+            options.lenient ? .lenient : options.kind == .request ? .strict : .userAgent
+        parser = HTTP1Parser(kind: options.kind, configuration: configuration)
+        methods = options.methods
         self.input = input
+        queueNextMethod()
+    }
+
+    /// The `--method` values, in order; the last one also answers every later response.
+    private let methods: [HTTPMethod]
+    /// Final responses whose method has been queued so far.
+    private var methodsQueued = 0
+
+    /// Tells the parser which request the next final response answers. One method at a time: the parser takes it
+    /// when it reads that response's head, and the next is queued then.
+    private mutating func queueNextMethod() {
+        guard let last = methods.last else { return }
+        parser.expectResponse(to: methodsQueued < methods.count ? methods[methodsQueued] : last)
+        methodsQueued += 1
     }
 
     /// Parses everything, printing each message; returns false after printing a protocol error.
@@ -173,6 +193,7 @@ private struct ParseSession {
                         write(.responseHead(response), headStart: stepStart, body: [], trailers: nil,
                               closed: false, upgraded: false, into: &output)
                     } else {
+                        queueNextMethod()
                         head = .responseHead(response)
                         headStart = stepStart
                         body.removeAll(keepingCapacity: true)
@@ -232,7 +253,6 @@ private struct ParseSession {
         upgraded: Bool,
         into output: inout JSONLineWriter
     ) {
-        var latin1: [String] = []
         let headers: HTTPHeaders
         let repairs: [HTTP1Repair]
         output.beginObject()
@@ -254,9 +274,9 @@ private struct ParseSession {
             output.key("reason")
             if response.reasonPhrase.unicodeScalars.contains("\u{FFFD}") {
                 // The parser repaired invalid UTF-8 (or the peer sent U+FFFD): take the exact bytes from the input.
-                let reason = Self.rawReason(in: input, from: headStart)
-                if output.bytes(reason) { latin1.append("reason") }
+                output.bytes(Self.rawReason(in: input, from: headStart))
             } else {
+                // Valid UTF-8 decodes to a string holding the same bytes.
                 output.string(response.reasonPhrase)
             }
             headers = response.headers
@@ -265,7 +285,7 @@ private struct ParseSession {
             preconditionFailure("only heads are buffered")
         }
         output.key("headers")
-        Self.writeFields(headers, path: "headers", latin1: &latin1, into: &output)
+        Self.writeFields(headers, into: &output)
         output.key("body_b64")
         output.base64(body)
         output.key("keep_alive")
@@ -278,7 +298,7 @@ private struct ParseSession {
         output.boolean(keepAlive)
         if let trailers {
             output.key("trailers")
-            Self.writeFields(trailers, path: "trailers", latin1: &latin1, into: &output)
+            Self.writeFields(trailers, into: &output)
         }
         if !repairs.isEmpty {
             output.key("repairs")
@@ -298,29 +318,20 @@ private struct ParseSession {
             output.key("upgraded")
             output.boolean(true)
         }
-        if !latin1.isEmpty {
-            output.key("latin1")
-            output.beginArray()
-            for path in latin1 { output.string(path) }
-            output.endArray()
-        }
         output.endObject()
     }
 
-    /// Writes `[[name, value], ...]`, noting every value printed as Latin-1.
-    private static func writeFields(
-        _ fields: HTTPHeaders, path: String, latin1: inout [String], into output: inout JSONLineWriter
-    ) {
+    /// Writes `[[name, value], ...]` from the fields' exact bytes.
+    private static func writeFields(_ fields: HTTPHeaders, into output: inout JSONLineWriter) {
         output.beginArray()
         for position in fields.indices {
             output.beginArray()
             fields.withNameBytes(at: position) { name in
-                name.withUnsafeBufferPointer { _ = output.bytes($0) }
+                name.withUnsafeBufferPointer { output.bytes($0) }
             }
-            let isLatin1 = fields.withValueBytes(at: position) { value in
+            fields.withValueBytes(at: position) { value in
                 value.withUnsafeBufferPointer { output.bytes($0) }
             }
-            if isLatin1 { latin1.append("\(path)/\(position)") }
             output.endArray()
         }
         output.endArray()
@@ -382,37 +393,23 @@ struct JSONLineWriter {
 
     mutating func key(_ name: String) {
         separate()
-        appendQuoted(Array(name.utf8))
+        JSONString.append(name, to: &buffer)
         buffer.append(contentsOf: ": ".utf8)
         needsComma = false
     }
 
+    /// Writes the UTF-8 bytes of `text` as a JSON string (`JSONString`'s byte mapping).
     mutating func string(_ text: String) {
         separate()
-        var text = text
-        text.withUTF8 { appendQuoted($0) }
+        JSONString.append(text, to: &buffer)
         needsComma = true
     }
 
-    /// Writes `bytes` as a JSON string: as UTF-8 text when valid, else byte by byte as Latin-1.
-    /// - Returns: Whether the Latin-1 mapping was used.
-    mutating func bytes(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// Writes `bytes` as a JSON string, each byte as the code point of the same value (`JSONString`).
+    mutating func bytes(_ bytes: UnsafeBufferPointer<UInt8>) {
         separate()
+        JSONString.append(bytes, to: &buffer)
         needsComma = true
-        if String(validating: bytes, as: UTF8.self) != nil {
-            appendQuoted(bytes)
-            return false
-        }
-        buffer.append(UInt8(ascii: "\""))
-        for byte in bytes {
-            if byte >= 0x80 {
-                appendUnicodeEscape(byte)
-            } else {
-                appendEscaped(byte)
-            }
-        }
-        buffer.append(UInt8(ascii: "\""))
-        return true
     }
 
     mutating func integer(_ value: Int) {
@@ -471,31 +468,5 @@ struct JSONLineWriter {
 
     private mutating func separate() {
         if needsComma { buffer.append(contentsOf: ", ".utf8) }
-    }
-
-    private mutating func appendQuoted(_ text: some Collection<UInt8>) {
-        buffer.append(UInt8(ascii: "\""))
-        for byte in text { appendEscaped(byte) }
-        buffer.append(UInt8(ascii: "\""))
-    }
-
-    /// Copies a byte of valid UTF-8 (or ASCII), escaping what JSON requires (RFC 8259 §7).
-    private mutating func appendEscaped(_ byte: UInt8) {
-        switch byte {
-        case UInt8(ascii: "\""): buffer.append(contentsOf: "\\\"".utf8)
-        case UInt8(ascii: "\\"): buffer.append(contentsOf: "\\\\".utf8)
-        case 0x0A: buffer.append(contentsOf: "\\n".utf8)
-        case 0x0D: buffer.append(contentsOf: "\\r".utf8)
-        case 0x09: buffer.append(contentsOf: "\\t".utf8)
-        case 0..<0x20, 0x7F: appendUnicodeEscape(byte)
-        default: buffer.append(byte)
-        }
-    }
-
-    private mutating func appendUnicodeEscape(_ byte: UInt8) {
-        let hex: StaticString = "0123456789abcdef"
-        buffer.append(contentsOf: "\\u00".utf8)
-        buffer.append(hex.utf8Start[Int(byte >> 4)])
-        buffer.append(hex.utf8Start[Int(byte & 0xF)])
     }
 }

@@ -148,41 +148,30 @@ struct EchoHandler: HTTPHandler {
         try await response.respond(HTTPResponseHead(status: .ok, headers: headers), body: ByteBuffer(string: json))
     }
 
-    /// `{"method","target","version","headers":[[name,value],…],"body_b64"}`, fields exactly as sent.
+    /// `{"method","target","version","headers":[[name,value],…],"body_b64"}`, fields exactly as sent: each byte of
+    /// a string as the code point of the same value (`JSONString`, obs-text included).
     static func describe(_ head: HTTPRequestHead, body: [UInt8]) -> String {
-        var json = "{\"method\":\(quote(Array(head.method.rawValue.utf8)))"
-        json += ",\"target\":\(quote(Array(head.target.utf8)))"
-        json += ",\"version\":\(quote(Array(head.version.description.utf8)))"
-        json += ",\"headers\":["
+        var json: [UInt8] = []
+        json.append(contentsOf: #"{"method":"#.utf8)
+        JSONString.append(head.method.rawValue, to: &json)
+        json.append(contentsOf: #","target":"#.utf8)
+        head.withTargetBytes { span in span.withUnsafeBufferPointer { JSONString.append($0, to: &json) } }
+        json.append(contentsOf: #","version":"#.utf8)
+        JSONString.append(head.version.description, to: &json)
+        json.append(contentsOf: #","headers":["#.utf8)
         for position in head.headers.indices {
-            if position > 0 { json += "," }
-            let name = head.headers.withNameBytes(at: position) { span in span.withUnsafeBufferPointer { Array($0) } }
-            let value = head.headers.withValueBytes(at: position) { span in span.withUnsafeBufferPointer { Array($0) } }
-            json += "[\(quote(name)),\(quote(value))]"
+            if position > 0 { json.append(UInt8(ascii: ",")) }
+            json.append(UInt8(ascii: "["))
+            head.headers.withNameBytes(at: position) { span in span.withUnsafeBufferPointer { JSONString.append($0, to: &json) } }
+            json.append(UInt8(ascii: ","))
+            head.headers.withValueBytes(at: position) { span in span.withUnsafeBufferPointer { JSONString.append($0, to: &json) } }
+            json.append(UInt8(ascii: "]"))
         }
-        json += "],\"body_b64\":\"\(Base64Encoder.encode(body))\"}"
-        return json
-    }
-
-    /// A JSON string of `bytes`: UTF-8 when valid, otherwise each byte as the code point of the same value
-    /// (obs-text is legal in field values, RFC 9110 §5.5, and must not be lost).
-    static func quote(_ bytes: [UInt8]) -> String {
-        let text = String(validating: bytes, as: UTF8.self) ?? String(bytes.map { Character(Unicode.Scalar($0)) })
-        var quoted = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": quoted += "\\\""
-            case "\\": quoted += "\\\\"
-            case "\n": quoted += "\\n"
-            case "\r": quoted += "\\r"
-            case "\t": quoted += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                quoted += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
-            default: quoted.unicodeScalars.append(scalar)
-            }
-        }
-        return quoted + "\""
+        json.append(contentsOf: #"],"body_b64":""#.utf8)
+        json.append(contentsOf: Base64Encoder.encode(body).utf8)
+        json.append(contentsOf: #""}"#.utf8)
+        // Plain ASCII, so the String holds exactly these bytes.
+        return String(decoding: json, as: UTF8.self)
     }
 }
 

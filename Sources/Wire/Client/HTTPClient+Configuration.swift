@@ -29,8 +29,9 @@ public struct HTTPClientConfiguration: Sendable {
     /// HTTP/1.1 pipelining (RFC 9112 §9.3.2). Default: off, as in most clients, because some
     /// servers and proxies mishandle it.
     public var pipelining = Pipelining.disabled
-    /// Parser limits and leniency for responses. Default: strict.
-    public var parserConfiguration = HTTP1ParserConfiguration.strict
+    /// Parser limits and leniency for responses. Default: `.userAgent`, strict except that obs-fold in a
+    /// response is replaced by one SP, as RFC 9112 §5.2 requires of a user agent.
+    public var parserConfiguration = HTTP1ParserConfiguration.userAgent
     /// Name resolution. Default: the system resolver.
     public var resolver: any Resolver = SystemResolver()
     /// Sent as `User-Agent` when the request has none; nil sends none.

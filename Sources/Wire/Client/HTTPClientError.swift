@@ -159,9 +159,11 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         hasher.combine(failedBeforeResponse)
     }
 
-    /// `code: detail`, plus a note when the server may have processed the request.
+    /// `code: detail`, plus the parser limit a response exceeded and a note when the server may have processed the
+    /// request.
     public var description: String {
+        let limit = parseError?.kind.limit.map { " (over the limit HTTP1ParserConfiguration.\($0))" } ?? ""
         let note = mayHaveBeenProcessed ? " (the request was sent and may have been processed; it was not retried)" : ""
-        return "\(code): \(detail)\(note)"
+        return "\(code): \(detail)\(limit)\(note)"
     }
 }

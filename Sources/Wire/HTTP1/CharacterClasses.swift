@@ -127,6 +127,7 @@ enum ASCII {
     static let percent: UInt8 = 0x25
     static let leftBracket: UInt8 = 0x5B
     static let rightBracket: UInt8 = 0x5D
+    static let at: UInt8 = 0x40
     static let verticalTab: UInt8 = 0x0B
     static let formFeed: UInt8 = 0x0C
 

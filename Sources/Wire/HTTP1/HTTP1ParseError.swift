@@ -25,6 +25,7 @@ public struct HTTP1ParseError: Error, Sendable, Hashable, CustomStringConvertibl
         private enum Code: String, Sendable, Hashable {
             case invalidMethod = "invalid_method"
             case invalidTarget = "invalid_target"
+            case userinfoInTarget = "userinfo_in_target"
             case invalidRequestLine = "invalid_request_line"
             case invalidVersion = "invalid_version"
             case unsupportedVersion = "unsupported_version"
@@ -76,10 +77,26 @@ public struct HTTP1ParseError: Error, Sendable, Hashable, CustomStringConvertibl
         /// The stable name.
         public var description: String { code.rawValue }
 
+        /// The `HTTP1ParserConfiguration` limit this fault exceeded, by its property name (`"maxHeaderCount"`), or
+        /// nil when the fault is not a limit: so a message can say which setting to raise.
+        public var limit: String? {
+            switch code {
+            case .requestLineTooLong, .statusLineTooLong: return "maxStartLineLength"
+            case .headerSectionTooLarge, .trailerSectionTooLarge: return "maxHeaderSectionSize"
+            case .tooManyHeaders: return "maxHeaderCount"
+            case .chunkExtensionTooLong: return "maxChunkExtensionLength"
+            case .bodyTooLarge: return "maxBodySize"
+            default: return nil
+            }
+        }
+
         /// The method is empty or holds a non-`tchar` byte.
         public static let invalidMethod = Kind(.invalidMethod)
         /// The request-target holds a byte outside RFC 3986, a bad percent-escape, or has the wrong form.
         public static let invalidTarget = Kind(.invalidTarget)
+        /// The request-target carries userinfo (`http://user:pw@host/`, or `user@host:443` for CONNECT), which
+        /// RFC 9110 §4.2.4 says to treat as an error (a server answers 400); the offset is the "@".
+        public static let userinfoInTarget = Kind(.userinfoInTarget)
         /// The request line is not `method SP target SP version` (extra or missing separators).
         public static let invalidRequestLine = Kind(.invalidRequestLine)
         /// The version is not exactly `HTTP/` DIGIT `.` DIGIT.
@@ -126,13 +143,15 @@ public struct HTTP1ParseError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let transferEncodingWithContentLength = Kind(.transferEncodingWithContentLength)
         /// Transfer-Encoding is empty or not a list of transfer-codings.
         public static let invalidTransferEncoding = Kind(.invalidTransferEncoding)
-        /// A request uses a transfer coding this parser does not know (a server answers 501).
+        /// A request uses a transfer coding other than chunked (`gzip, chunked`, `identity`): Wire decodes no other,
+        /// so a server answers 501 and closes (RFC 9112 §6.1).
         public static let unsupportedTransferCoding = Kind(.unsupportedTransferCoding)
         /// A request's final transfer coding is not chunked, so its length cannot be known.
         public static let transferEncodingNotChunked = Kind(.transferEncodingNotChunked)
         /// chunked appears more than once (RFC 9112 §6.1).
         public static let chunkedAppliedTwice = Kind(.chunkedAppliedTwice)
-        /// An HTTP/1.0 request carries Transfer-Encoding, which RFC 9112 §6.1 treats as faulty framing.
+        /// An HTTP/1.0 request or response carries Transfer-Encoding, which RFC 9112 §6.1 treats as faulty framing
+        /// (a server answers 400 and closes; a client fails the exchange and closes).
         public static let transferEncodingInHTTP10 = Kind(.transferEncodingInHTTP10)
         /// An HTTP/1.1 request without Host (RFC 9112 §3.2).
         public static let missingHost = Kind(.missingHost)

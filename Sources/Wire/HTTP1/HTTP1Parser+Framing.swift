@@ -9,6 +9,8 @@ extension HTTP1Parser {
         var transferEncodingOffset = 0
         var sawChunked = false
         var chunkedIsFinal = false
+        /// The stream offset of a request's first coding other than chunked (a server answers 501).
+        var unsupportedCodingOffset: Int?
         var hostCount = 0
         var connectionHasUpgrade = false
         var connectionHasClose = false
@@ -40,6 +42,11 @@ extension HTTP1Parser {
             if summary.contentLength != nil {
                 let offset = max(summary.transferEncodingOffset, summary.contentLengthOffset)
                 throw HTTP1ParseError(.transferEncodingWithContentLength, at: streamOffset + offset)
+            }
+            // RFC 9112 §6.1: a server SHOULD answer 501 to a transfer coding it does not understand; Wire decodes
+            // none but chunked, so `gzip, chunked` would hand the handler compressed bytes as if they were the body.
+            if let codingOffset = summary.unsupportedCodingOffset {
+                throw HTTP1ParseError(.unsupportedTransferCoding, at: codingOffset)
             }
             guard summary.chunkedIsFinal else {
                 throw HTTP1ParseError(.transferEncodingNotChunked, at: streamOffset + summary.transferEncodingOffset)
@@ -86,7 +93,13 @@ extension HTTP1Parser {
 
         case .response:
             let summary = try summarizeFields(bytes, streamOffset: streamOffset)
+            // RFC 9112 §6.1: a client MUST treat an HTTP/1.0 message with Transfer-Encoding as faulty framing,
+            // even with Content-Length and whatever the status; guessing a length here would desynchronise the stream.
+            if summary.hasTransferEncoding && version == .http1_0 {
+                throw HTTP1ParseError(.transferEncodingInHTTP10, at: streamOffset + summary.transferEncodingOffset)
+            }
             let status = HTTPStatus(code: scanner.statusCode)
+            awaitsFinalResponse = status.isInterim
             let framing: HTTP1BodyFraming
             if status.isInterim {
                 framing = .interim
@@ -144,17 +157,8 @@ extension HTTP1Parser {
         guard fieldCount > 0 else { return HTTPHeaders() }
         let base = fields[0]
         let end = fields[fields.count - 2] + fields[fields.count - 1]
-        var storage = Array(UnsafeBufferPointer(rebasing: bytes[base..<end]))
-        if scanner.needsUnfolding {
-            // RFC 9112 §5.2: each obs-fold becomes SP in the value handed on.
-            for field in 0..<fieldCount {
-                let start = fields[field * 4 + 2] - base
-                for offset in start..<start + fields[field * 4 + 3]
-                where storage[offset] == ASCII.cr || storage[offset] == ASCII.lf {
-                    storage[offset] = ASCII.space
-                }
-            }
-        }
+        if scanner.needsUnfolding { return makeUnfoldedHeaders(bytes) }
+        let storage = Array(UnsafeBufferPointer(rebasing: bytes[base..<end]))
         // Filled on the stack and copied once: `Array(unsafeUninitializedCapacity:)` reaches the runtime's generic
         // metadata lookup on every call (several hundred instructions a request, callgrind showed).
         let index = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: fields.count) { buffer in
@@ -166,6 +170,47 @@ extension HTTP1Parser {
                 buffer[field + 3] = UInt32(truncatingIfNeeded: fields[field + 3])
             }
             return Array(UnsafeBufferPointer(buffer))
+        }
+        return HTTPHeaders(storage: storage, index: index)
+    }
+
+    /// `makeHeaders` for a section with obs-fold (only a lenient parser gets here): each fold, `OWS CRLF RWS`, becomes
+    /// one SP in the value handed on (RFC 9112 §5.2), so the fields are copied one by one into fresh storage.
+    private func makeUnfoldedHeaders(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPHeaders {
+        let fields = scanner.fields
+        var storage: [UInt8] = []
+        var index: [UInt32] = []
+        index.reserveCapacity(fields.count)
+        for field in stride(from: 0, to: fields.count, by: 4) {
+            let nameStart = storage.count
+            storage.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[fields[field]..<fields[field] + fields[field + 1]]))
+            storage.append(contentsOf: ": ".utf8)
+            let valueStart = storage.count
+            var offset = fields[field + 2]
+            let valueEnd = offset + fields[field + 3]
+            while offset < valueEnd {
+                let byte = bytes[offset]
+                offset += 1
+                guard byte == ASCII.cr || byte == ASCII.lf else {
+                    storage.append(byte)
+                    continue
+                }
+                // The OWS before the CRLF was already copied: take it back, then skip the CRLF and the RWS.
+                while storage.count > valueStart, storage.last == ASCII.space || storage.last == ASCII.tab {
+                    storage.removeLast()
+                }
+                while offset < valueEnd,
+                    bytes[offset] == ASCII.cr || bytes[offset] == ASCII.lf || bytes[offset] == ASCII.space
+                        || bytes[offset] == ASCII.tab
+                {
+                    offset += 1
+                }
+                storage.append(ASCII.space)
+            }
+            index.append(UInt32(truncatingIfNeeded: nameStart))
+            index.append(UInt32(truncatingIfNeeded: fields[field + 1]))
+            index.append(UInt32(truncatingIfNeeded: valueStart))
+            index.append(UInt32(truncatingIfNeeded: storage.count - valueStart))
         }
         return HTTPHeaders(storage: storage, index: index)
     }
@@ -303,7 +348,7 @@ extension HTTP1Parser {
     }
 
     /// Transfer-Encoding = #transfer-coding (RFC 9112 §6.1), with transfer-coding = token *( OWS ";" OWS
-    /// transfer-parameter ). Combined across fields in order; chunked at most once and, in requests, last.
+    /// transfer-parameter ). Combined across fields in order; chunked at most once and, in requests, last and alone.
     private func parseTransferEncoding(
         _ value: UnsafeBufferPointer<UInt8>,
         offset: Int,
@@ -390,21 +435,16 @@ extension HTTP1Parser {
                 if summary.sawChunked && kind == .request {
                     throw HTTP1ParseError(.transferEncodingNotChunked, at: offset + codingStart)
                 }
-                if kind == .request && !HTTP1Parser.isKnownCoding(coding) {
-                    throw HTTP1ParseError(.unsupportedTransferCoding, at: offset + codingStart)
+                if kind == .request && summary.unsupportedCodingOffset == nil {
+                    // Wire decodes no coding but chunked; `makeRequestHead` refuses it after the checks that
+                    // matter more (TE in HTTP/1.0, TE with CL).
+                    summary.unsupportedCodingOffset = offset + codingStart
                 }
                 summary.chunkedIsFinal = false
             }
             if index < value.count { index += 1 }
         }
         if codings == 0 { throw invalid(0) }
-    }
-
-    /// The codings of RFC 9110 §8.4.1 and RFC 9112 §7 that a request may use.
-    private static func isKnownCoding(_ coding: UnsafeBufferPointer<UInt8>) -> Bool {
-        ASCII.equalsCaseInsensitive(coding, "gzip") || ASCII.equalsCaseInsensitive(coding, "x-gzip")
-            || ASCII.equalsCaseInsensitive(coding, "deflate") || ASCII.equalsCaseInsensitive(coding, "compress")
-            || ASCII.equalsCaseInsensitive(coding, "x-compress")
     }
 
     /// Host = uri-host [ ":" port ] (RFC 9110 §7.2, RFC 3986 §3.2.2): the index of the first bad byte, or nil.
@@ -450,6 +490,22 @@ extension HTTP1Parser {
         return nil
     }
 
+    /// The index of the "@" ending a userinfo in the authority of an absolute URI whose scheme ends at `colon`, if any.
+    private static func userinfoEnd(_ target: UnsafeBufferPointer<UInt8>, afterSchemeColon colon: Int) -> Int? {
+        guard colon + 2 < target.count, target[colon + 1] == ASCII.slash, target[colon + 2] == ASCII.slash else {
+            return nil
+        }
+        var index = colon + 3
+        while index < target.count {
+            switch target[index] {
+            case ASCII.at: return index
+            case ASCII.slash, UInt8(ascii: "?"), UInt8(ascii: "#"): return nil
+            default: index += 1
+            }
+        }
+        return nil
+    }
+
     /// request-target forms (RFC 9112 §3.2): origin-form for most methods, authority-form only for CONNECT,
     /// asterisk-form only for OPTIONS, absolute-form for any but CONNECT. Percent-escapes must be complete.
     private func validateTarget(
@@ -461,6 +517,10 @@ extension HTTP1Parser {
         let target = UnsafeBufferPointer(rebasing: bytes[start..<scanner.targetEnd])
         let offset = streamOffset + start
         if method == .connect {
+            // authority-form is uri-host ":" port, without userinfo (RFC 9112 §3.2.3).
+            if let at = target.firstIndex(of: ASCII.at) {
+                throw HTTP1ParseError(.userinfoInTarget, at: offset + at)
+            }
             if let bad = HTTP1Parser.invalidHostIndex(target, requirePort: true) {
                 throw HTTP1ParseError(.invalidTarget, at: offset + bad)
             }
@@ -500,6 +560,11 @@ extension HTTP1Parser {
                 index += 1
             }
             guard index < target.count else { throw HTTP1ParseError(.invalidTarget, at: offset + index) }
+            // RFC 9110 §4.2.4: a recipient SHOULD treat userinfo in an http(s) URI as an error; it also names a
+            // different host to a reader that stops at the "@" than to one that does not.
+            if let at = HTTP1Parser.userinfoEnd(target, afterSchemeColon: index) {
+                throw HTTP1ParseError(.userinfoInTarget, at: offset + at)
+            }
         }
         while index < target.count {
             if target[index] == ASCII.percent {

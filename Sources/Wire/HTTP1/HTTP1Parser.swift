@@ -62,6 +62,9 @@ public struct HTTP1Parser: Sendable {
     private var pendingMethods: [HTTPMethod] = []
     /// Whether the request being read asked for a protocol switch (CONNECT, or Upgrade in HTTP/1.1).
     private var requestWantsUpgrade = false
+    /// Whether the last response head was interim (1xx), so the final response is still due and an end of stream
+    /// now cuts a response short.
+    var awaitsFinalResponse = false
     /// A response head found by `advance`, until `parse` hands it on.
     private var parsedHead: HTTP1ParserEvent?
     /// A request head found by `advance`, until `parse` hands it on or the owner takes it.
@@ -106,7 +109,7 @@ public struct HTTP1Parser: Sendable {
         // After a complete message the parser already waits for the next head: only the offsets start over.
         // (Matched as patterns: comparing these optionals with nil copied them first.)
         if case .head = state, scanner.scannedCount == 0, case .none = parsedHead, case .none = parsedRequestHead,
-            case .none = parsedTrailers, pendingMethods.isEmpty, !requestWantsUpgrade
+            case .none = parsedTrailers, pendingMethods.isEmpty, !requestWantsUpgrade, !awaitsFinalResponse
         {
             bytesConsumed = 0
             return
@@ -118,6 +121,7 @@ public struct HTTP1Parser: Sendable {
         // (Emptying an empty array with keepingCapacity would allocate one.)
         if !pendingMethods.isEmpty { pendingMethods.removeAll(keepingCapacity: true) }
         requestWantsUpgrade = false
+        awaitsFinalResponse = false
         parsedHead = nil
         parsedRequestHead = nil
         parsedTrailers = nil
@@ -219,7 +223,8 @@ public struct HTTP1Parser: Sendable {
 
     /// Tells the parser the peer closed the connection.
     /// - Returns: `.end` if this completes a close-delimited body, else `nil`.
-    /// - Throws: `.unexpectedEndOfStream` if a message was cut short.
+    /// - Throws: `.unexpectedEndOfStream` if a message was cut short, including a response stream that ends after
+    ///   interim (1xx) responses only: their final response never came (RFC 9110 §15.2).
     public mutating func finish() throws(HTTP1ParseError) -> HTTP1ParserEvent? {
         switch state {
         case .failed(let error):
@@ -228,7 +233,7 @@ public struct HTTP1Parser: Sendable {
             state = .closed
             return .end(trailers: nil)
         case .head:
-            if scanner.hasPartialSection {
+            if scanner.hasPartialSection || awaitsFinalResponse {
                 let error = HTTP1ParseError(.unexpectedEndOfStream, at: bytesConsumed + scanner.scannedCount)
                 state = .failed(error)
                 throw error

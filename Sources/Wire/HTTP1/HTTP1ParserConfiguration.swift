@@ -4,7 +4,8 @@ public struct HTTP1ParserConfiguration: Sendable, Hashable {
     public var maxStartLineLength: Int
     /// The largest head, start line and final CRLF included. Also bounds each trailer section.
     public var maxHeaderSectionSize: Int
-    /// The most field lines in one header or trailer section.
+    /// The most field lines in one header or trailer section. Default 256: real responses carry 60–100 fields (cookies,
+    /// security and tracing headers), so the bound on memory is `maxHeaderSectionSize`, not this count.
     public var maxHeaderCount: Int
     /// The longest chunk extension on one chunk-size line.
     public var maxChunkExtensionLength: Int
@@ -20,7 +21,7 @@ public struct HTTP1ParserConfiguration: Sendable, Hashable {
     /// - Parameters:
     ///   - maxStartLineLength: Longest start line; at least 8000 is recommended.
     ///   - maxHeaderSectionSize: Largest head in bytes.
-    ///   - maxHeaderCount: Most fields per section.
+    ///   - maxHeaderCount: Most fields per section; the default admits well over 100.
     ///   - maxChunkExtensionLength: Longest chunk extension.
     ///   - maxBodySize: Largest body, `nil` for unlimited.
     ///   - allowsResponseTransferEncodingWithContentLength: Accept TE with CL in responses.
@@ -28,7 +29,7 @@ public struct HTTP1ParserConfiguration: Sendable, Hashable {
     public init(
         maxStartLineLength: Int = 8192,
         maxHeaderSectionSize: Int = 64 * 1024,
-        maxHeaderCount: Int = 100,
+        maxHeaderCount: Int = 256,
         maxChunkExtensionLength: Int = 4096,
         maxBodySize: Int? = nil,
         allowsResponseTransferEncodingWithContentLength: Bool = false,
@@ -43,8 +44,13 @@ public struct HTTP1ParserConfiguration: Sendable, Hashable {
         self.leniency = leniency
     }
 
-    /// The strict defaults.
+    /// The strict defaults: what a server reads requests with (`HTTPServerConfiguration.parser`).
     public static let strict = HTTP1ParserConfiguration()
+
+    /// The defaults for a user agent reading responses (`HTTPClientConfiguration.parserConfiguration`,
+    /// `wire parse --response`): strict, except that obs-fold is accepted and each fold becomes one SP, which
+    /// RFC 9112 §5.2 requires of a user agent (a server must refuse it instead, so `strict` keeps refusing it).
+    public static let userAgent = HTTP1ParserConfiguration(leniency: .obsoleteLineFolding)
 
     /// Every repair enabled, other settings default.
     public static let lenient = HTTP1ParserConfiguration(leniency: .all)
@@ -66,7 +72,8 @@ public struct HTTP1Leniency: OptionSet, Sendable, Hashable {
 
     /// Accept LF alone as a line ending in the head (RFC 9112 §2.2 MAY).
     public static let bareLineFeed = HTTP1Leniency(rawValue: 1 << 0)
-    /// Replace obs-fold with SP (RFC 9112 §5.2), in requests and responses.
+    /// Replace each obs-fold (`OWS CRLF RWS`) with one SP (RFC 9112 §5.2), in requests and responses. On by default
+    /// for responses read by a user agent (`HTTP1ParserConfiguration.userAgent`); off in `strict`.
     public static let obsoleteLineFolding = HTTP1Leniency(rawValue: 1 << 1)
     /// Parse the request line on whitespace runs (SP, HTAB, VT, FF; RFC 9112 §3 MAY); also tolerate a status line
     /// without the space before an empty reason phrase.

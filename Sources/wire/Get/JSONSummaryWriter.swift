@@ -5,7 +5,7 @@ import Wire
 /// `{"status", "version", "headers": [[name, value], …], "body_b64", "reused", "timings": {"name_resolved",
 /// "connected", "request_sent", "first_byte", "last_byte"}}`
 ///
-/// with timings in seconds from the start of the request (null when the phase did not happen). The body is
+/// with timings in seconds from the start of the request (strings by `JSONString`'s byte mapping) (null when the phase did not happen). The body is
 /// base64-encoded chunk by chunk as it arrives and written at once, so memory stays flat however large it is. A
 /// transfer that fails before its response prints `{"error", "exit_code"}`; one that fails in the middle of the body
 /// ends its object with the same two keys after the timings.
@@ -22,14 +22,15 @@ struct JSONSummaryWriter {
     /// - Throws: `TransferFailure` with status 23 if the output fails.
     mutating func begin(_ head: HTTPResponseHead) throws(TransferFailure) {
         pending.append(contentsOf: #"{"status":\#(head.status.code),"version":"#.utf8)
-        Self.appendString(head.version.description, to: &pending)
+        JSONString.append(head.version.description, to: &pending)
         pending.append(contentsOf: #","headers":["#.utf8)
-        for (position, field) in head.headers.enumerated() {
+        // The fields' exact bytes, not their decoded strings (which repair obs-text to U+FFFD).
+        for position in head.headers.indices {
             if position > 0 { pending.append(UInt8(ascii: ",")) }
             pending.append(UInt8(ascii: "["))
-            Self.appendString(field.name, to: &pending)
+            head.headers.withNameBytes(at: position) { span in span.withUnsafeBufferPointer { JSONString.append($0, to: &pending) } }
             pending.append(UInt8(ascii: ","))
-            Self.appendString(field.value, to: &pending)
+            head.headers.withValueBytes(at: position) { span in span.withUnsafeBufferPointer { JSONString.append($0, to: &pending) } }
             pending.append(UInt8(ascii: "]"))
         }
         pending.append(contentsOf: #"],"body_b64":""#.utf8)
@@ -60,7 +61,7 @@ struct JSONSummaryWriter {
         ]
         for (position, (name, value)) in phases.enumerated() {
             if position > 0 { pending.append(UInt8(ascii: ",")) }
-            Self.appendString(name, to: &pending)
+            JSONString.append(name, to: &pending)
             pending.append(UInt8(ascii: ":"))
             pending.append(contentsOf: (value.map { String(Self.seconds($0)) } ?? "null").utf8)
         }
@@ -83,7 +84,7 @@ struct JSONSummaryWriter {
     private mutating func appendFailure(_ failure: TransferFailure) {
         if pending.last != UInt8(ascii: "{") { pending.append(UInt8(ascii: ",")) }
         pending.append(contentsOf: #""error":"#.utf8)
-        Self.appendString(failure.message, to: &pending)
+        JSONString.append(failure.message, to: &pending)
         pending.append(contentsOf: #","exit_code":\#(failure.status)"#.utf8)
     }
 
@@ -96,24 +97,5 @@ struct JSONSummaryWriter {
     static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return Double(seconds) + Double(attoseconds) / 1e18
-    }
-
-    /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped, the rest as UTF-8.
-    static func appendString(_ text: String, to output: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
-        output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): output += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: output += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: output += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: output += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20, 0x7F:
-                output += Array(#"\u00"#.utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            default: output.append(byte)
-            }
-        }
-        output.append(UInt8(ascii: "\""))
     }
 }

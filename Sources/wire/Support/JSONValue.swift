@@ -24,7 +24,7 @@ enum JSONValue: Equatable {
         case .bool(let value): output += (value ? "true" : "false").utf8
         case .int(let value): output += String(value).utf8
         case .double(let value): output += (value.isFinite ? String(value) : "null").utf8
-        case .string(let value): JSONSummaryWriter.appendString(value, to: &output)
+        case .string(let value): JSONString.append(value, to: &output)
         case .array(let values):
             guard !values.isEmpty else { return output += "[]".utf8 }
             output += "[\n".utf8
@@ -41,7 +41,7 @@ enum JSONValue: Equatable {
             let keys = members.keys.sorted()
             for (position, key) in keys.enumerated() {
                 output += repeatElement(UInt8(ascii: " "), count: indent + 2)
-                JSONSummaryWriter.appendString(key, to: &output)
+                JSONString.append(key, to: &output)
                 output += ": ".utf8
                 members[key]!.write(to: &output, indent: indent + 2)
                 output += (position == keys.count - 1 ? "\n" : ",\n").utf8

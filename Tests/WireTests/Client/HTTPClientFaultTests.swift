@@ -131,6 +131,76 @@ extension IOSuite {
             }
         }
 
+        @Test func transferEncodingInAnHTTP10ResponseFailsAndClosesTheConnection() async throws {
+            // RFC 9112 §6.1: faulty framing. Read as chunked, the first exchange would "succeed" with "hello"
+            // and the connection would go back to the pool; instead it fails, and the next request dials anew.
+            try await Self.withServer(script: { connection, _, _ in
+                connection == 0
+                    ? .respond("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+                    : .respond(ScriptedServer.ok("fresh"))
+            }) { client, server in
+                let error = await #expect(throws: HTTPClientError.self) {
+                    let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                    _ = try await response.body.collect(upTo: 100)
+                }
+                #expect(error?.code == .malformedResponse)
+                #expect(error?.parseError?.kind == .transferEncodingInHTTP10)
+                let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                #expect(try await response.body.collect(upTo: 100).readableBytesArray == Array("fresh".utf8))
+                #expect(try await server.connectionCount() == 2)
+            }
+        }
+
+        @Test func obsFoldInAResponseIsUnfoldedToOneSpace() async throws {
+            // RFC 9112 §5.2: a user agent MUST replace each obs-fold with SP before using the value.
+            try await Self.withServer(script: { _, _, _ in
+                .respond("HTTP/1.1 200 OK\r\nX-Folded: one \r\n \ttwo\r\n three\r\nContent-Length: 2\r\n\r\nok")
+            }) { client, server in
+                let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                #expect(response.head.headers.first(name: "x-folded") == "one two three")
+                #expect(response.head.repairs.map(\.description) == ["obsolete_line_folding@33"])
+                #expect(try await response.body.collect(upTo: 100).readableBytesArray == Array("ok".utf8))
+            }
+        }
+
+        @Test func aResponseStreamEndingAfter100ContinueIsATruncatedResponse() async throws {
+            // The 100 is not the response: the final one never came, so the request fails (and, having been
+            // answered in part, is not retried), and the next request dials anew.
+            try await Self.withServer(script: { connection, _, _ in
+                connection == 0 ? .respondAndClose("HTTP/1.1 100 Continue\r\n\r\n") : .respond(ScriptedServer.ok("fresh"))
+            }) { client, server in
+                let error = await #expect(throws: HTTPClientError.self) {
+                    _ = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                }
+                #expect(error?.code == .connectionClosed)
+                #expect(error?.failedBeforeResponse == false)
+                let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                #expect(try await response.body.collect(upTo: 100).readableBytesArray == Array("fresh".utf8))
+                #expect(try await server.connectionCount() == 2)
+            }
+        }
+
+        @Test func aResponseWithAHundredFieldsIsReadAndTheCountStaysConfigurable() async throws {
+            let fields = (0..<100).map { "X-Field-\($0): value \($0)\r\n" }.joined()
+            let reply = "HTTP/1.1 200 OK\r\n\(fields)Content-Length: 2\r\n\r\nok"
+            try await Self.withServer(script: { _, _, _ in .respond(reply) }) { client, server in
+                let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                #expect(response.headers.count == 101)
+                #expect(response.headers.first(name: "x-field-99") == "value 99")
+                #expect(try await response.body.collect(upTo: 100).readableBytesArray == Array("ok".utf8))
+            }
+            var configuration = HTTPClientConfiguration()
+            configuration.parserConfiguration.maxHeaderCount = 50
+            try await Self.withServer(configuration: configuration, script: { _, _, _ in .respond(reply) }) { client, server in
+                let error = await #expect(throws: HTTPClientError.self) {
+                    _ = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                }
+                #expect(error?.code == .malformedResponse)
+                #expect(error?.parseError?.kind == .tooManyHeaders)
+                #expect(error?.description.contains("HTTP1ParserConfiguration.maxHeaderCount") == true)
+            }
+        }
+
         @Test func requestsOverAUnixSocket() async throws {
             let path = "/tmp/wire-client-\(UInt32.random(in: 0...UInt32.max)).sock"
             try await Self.withServer(address: try SocketAddress(unixPath: path), script: { _, _, head in

@@ -47,6 +47,20 @@ extension IOSuite {
             }
         }
 
+        @Test func jsonSummaryMapsEachByteOfAFieldValueToOneCodePoint() async throws {
+            // The value holds 0x80, 0xC3 0xA9 (UTF-8 "é") and 0xFF: each byte becomes U+00NN, escaped, whether or not
+            // it is part of valid UTF-8, so the bytes come back exactly.
+            try await Self.withPeer { base in
+                let run = try await WireToolRunner.run(["get", "--json-summary", "\(base)/obstext"])
+                #expect(run.status == 0)
+                #expect(run.text.contains(#"["X-Obs","a\u0080b\u00c3\u00a9c\u00ff"]"#))
+                #expect(run.output.allSatisfy { $0 < 0x80 })
+                let headers = try #require(try Self.summaries(run).first?["headers"] as? [[String]])
+                let value = try #require(headers.first { $0.first == "X-Obs" }?.last)
+                #expect(value.unicodeScalars.map { UInt8($0.value) } == [0x61, 0x80, 0x62, 0xC3, 0xA9, 0x63, 0xFF])
+            }
+        }
+
         @Test func jsonSummaryShowsTheSecondRequestReusingTheConnection() async throws {
             try await Self.withPeer { base in
                 let run = try await WireToolRunner.run(["get", "--json-summary", "\(base)/bytes/4", "\(base)/chunked/5"])

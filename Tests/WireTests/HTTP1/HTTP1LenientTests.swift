@@ -13,16 +13,31 @@ struct HTTP1LenientTests {
         ])
     }
 
-    @Test func obsFoldBecomesSpace() {
-        #expect(run("GET / HTTP/1.1\r\nHost: a\r\nX: one\r\n  two\r\n\tthree\r\nY:\r\n y\r\n\r\n") == [
-            "head GET / HTTP/1.1 | Host: a | X: one    two  \tthree | Y: y repairs=[obsolete_line_folding@33]", "end",
+    @Test func eachObsFoldBecomesOneSpace() {
+        // RFC 9112 §5.2: obs-fold = OWS CRLF RWS, the whole run replaced; whitespace inside a line is kept.
+        #expect(run("GET / HTTP/1.1\r\nHost: a\r\nX: one \t\r\n  two\r\n\tthree  four\r\nY:\r\n y\r\n\r\n") == [
+            "head GET / HTTP/1.1 | Host: a | X: one two three  four | Y: y repairs=[obsolete_line_folding@35]", "end",
         ])
     }
 
     @Test func obsFoldInResponses() {
         #expect(run("HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 0\r\n\r\n", kind: .response) == [
-            "head HTTP/1.1 200 OK | X: a   b | Content-Length: 0 repairs=[obsolete_line_folding@23]", "end",
+            "head HTTP/1.1 200 OK | X: a b | Content-Length: 0 repairs=[obsolete_line_folding@23]", "end",
         ])
+    }
+
+    @Test func theUserAgentDefaultsUnfoldResponsesButNothingElse() {
+        // RFC 9112 §5.2: a user agent MUST replace obs-fold in a response; a server MUST refuse it in a request.
+        let response = "HTTP/1.1 200 OK\r\nX: a\r\n\tb\r\nContent-Length: 0\r\n\r\n"
+        #expect(HTTP1TestDriver.runEverySplit(response, kind: .response, configuration: .userAgent) == [
+            "head HTTP/1.1 200 OK | X: a b | Content-Length: 0 repairs=[obsolete_line_folding@23]", "end",
+        ])
+        #expect(HTTP1TestDriver.run(Array(response.utf8), kind: .response).last == "error obsolete_line_folding@23")
+        let request = "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n"
+        #expect(HTTP1TestDriver.run(Array(request.utf8), kind: .request).last == "error obsolete_line_folding@31")
+        #expect(HTTP1TestDriver.run(Array("HTTP/1.1 200 OK\nContent-Length: 0\n\n".utf8), kind: .response,
+                                    configuration: .userAgent).last == "error bare_lf@15")
+        #expect(HTTPClientConfiguration().parserConfiguration == .userAgent)
     }
 
     @Test func whitespaceSplitRequestLine() {

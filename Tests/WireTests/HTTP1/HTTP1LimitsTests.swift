@@ -15,7 +15,7 @@ struct HTTP1LimitsTests {
         let configuration = HTTP1ParserConfiguration()
         #expect(configuration.maxStartLineLength >= 8000)
         #expect(configuration.maxHeaderSectionSize == 64 * 1024)
-        #expect(configuration.maxHeaderCount == 100)
+        #expect(configuration.maxHeaderCount == 256)
         #expect(configuration.leniency.isEmpty)
     }
 
@@ -56,6 +56,42 @@ struct HTTP1LimitsTests {
         #expect(lastEntry("GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\n\r\n", configuration) == "end")
         #expect(lastEntry("GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", configuration)
             == "error too_many_headers@37")
+    }
+
+    /// A head of `count` realistic fields (about 60 bytes each).
+    static func manyFields(_ count: Int) -> String {
+        (0..<count).map { "X-Field-\($0): value \($0) " + String(repeating: "v", count: 40) + "\r\n" }.joined()
+    }
+
+    @Test(arguments: [HTTP1Parser.Kind.request, .response])
+    func theDefaultsAdmitAHundredAndMoreFields(kind: HTTP1Parser.Kind) {
+        // Real responses carry 60–100 fields; the head's size, not the count, is what bounds memory.
+        let start = kind == .request ? "GET / HTTP/1.1\r\nHost: a\r\n" : "HTTP/1.1 204 No Content\r\n"
+        let hundred = start + Self.manyFields(kind == .request ? 99 : 100) + "\r\n"
+        let log = HTTP1TestDriver.run(Array(hundred.utf8), kind: kind)
+        #expect(log.last == "end")
+        #expect(log.first?.split(separator: "|").count == 101)
+        for configuration in [HTTP1ParserConfiguration.strict, .userAgent] {
+            let most = start + Self.manyFields(configuration.maxHeaderCount - (kind == .request ? 1 : 0)) + "\r\n"
+            #expect(HTTP1TestDriver.run(Array(most.utf8), kind: kind, configuration: configuration).last == "end")
+            let over = start + Self.manyFields(configuration.maxHeaderCount + 1) + "\r\n"
+            #expect(HTTP1TestDriver.run(Array(over.utf8), kind: kind, configuration: configuration).last?
+                .hasPrefix("error too_many_headers@") == true)
+        }
+        // The total stays bounded: 100 fields of 700 bytes exceed the default 64 KiB head.
+        let huge = start + (0..<100).map { "X-\($0): " + String(repeating: "v", count: 700) + "\r\n" }.joined() + "\r\n"
+        #expect(HTTP1TestDriver.run(Array(huge.utf8), kind: kind).last == "error header_section_too_large@65536")
+    }
+
+    @Test func limitErrorsNameTheirSetting() {
+        #expect(HTTP1ParseError.Kind.tooManyHeaders.limit == "maxHeaderCount")
+        #expect(HTTP1ParseError.Kind.headerSectionTooLarge.limit == "maxHeaderSectionSize")
+        #expect(HTTP1ParseError.Kind.trailerSectionTooLarge.limit == "maxHeaderSectionSize")
+        #expect(HTTP1ParseError.Kind.requestLineTooLong.limit == "maxStartLineLength")
+        #expect(HTTP1ParseError.Kind.statusLineTooLong.limit == "maxStartLineLength")
+        #expect(HTTP1ParseError.Kind.chunkExtensionTooLong.limit == "maxChunkExtensionLength")
+        #expect(HTTP1ParseError.Kind.bodyTooLarge.limit == "maxBodySize")
+        #expect(HTTP1ParseError.Kind.invalidFieldValue.limit == nil)
     }
 
     @Test func trailerSectionLimits() {

@@ -61,16 +61,24 @@ struct HTTP1RequestParserTests {
     }
 
     @Test func chunkedWithoutTrailers() {
-        let text = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+        let text = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: , Chunked \r\n\r\n3\r\nabc\r\n0\r\n\r\n"
         #expect(run(text) == [
-            "head POST / HTTP/1.1 | Host: a | Transfer-Encoding: gzip, Chunked", "body abc", "end",
+            "head POST / HTTP/1.1 | Host: a | Transfer-Encoding: , Chunked", "body abc", "end",
         ])
     }
 
-    @Test func transferEncodingAcrossFields() {
+    @Test(arguments: ["gzip, chunked", "deflate, chunked", "identity", "x-gzip, chunked", "GZIP,chunked"])
+    func codingsOtherThanChunkedAreUnsupported(codings: String) {
+        // RFC 9112 §6.1: Wire decodes no other coding, so the request is refused (a server answers 501), at the
+        // first such coding, whether the body would be read or not.
+        let text = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \(codings)\r\n\r\n0\r\n\r\n"
+        #expect(run(text) == ["error unsupported_transfer_coding@45"])
+    }
+
+    @Test func transferEncodingAcrossFieldsIsOneList() {
         let text =
             "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
-        #expect(run(text).last == "end")
+        #expect(run(text) == ["error unsupported_transfer_coding@45"])
     }
 
     @Test func pipelinedRequests() {
@@ -144,6 +152,26 @@ struct HTTP1RequestParserTests {
         }
         #expect(head.target == target)
         head.withTargetBytes { #expect($0.count == target.utf8.count) }
+    }
+
+    @Test(arguments: [
+        "GET http://user:pw«@host/ HTTP/1.1\r\nHost: host\r\n\r\n",
+        "GET https://«@host HTTP/1.1\r\nHost: host\r\n\r\n",
+        "OPTIONS http://u«@host:80?x HTTP/1.1\r\nHost: host\r\n\r\n",
+        "CONNECT user:pw«@host:443 HTTP/1.1\r\nHost: host:443\r\n\r\n",
+        "CONNECT «@host:443 HTTP/1.1\r\nHost: host:443\r\n\r\n",
+    ])
+    func userinfoInTargetIsRefused(text: String) {
+        // RFC 9110 §4.2.4: userinfo in an http(s) target is an error (a server answers 400), reported at the "@".
+        let (bytes, offset) = HTTP1TestDriver.marked(text)
+        #expect(HTTP1TestDriver.run(bytes, kind: .request) == ["error userinfo_in_target@\(offset)"])
+    }
+
+    @Test func anAtSignOutsideTheAuthorityIsNotUserinfo() {
+        #expect(run("GET http://host/a@b?c@d HTTP/1.1\r\nHost: host\r\n\r\n") == [
+            "head GET http://host/a@b?c@d HTTP/1.1 | Host: host", "end",
+        ])
+        #expect(run("GET /a@b HTTP/1.1\r\nHost: host\r\n\r\n") == ["head GET /a@b HTTP/1.1 | Host: host", "end"])
     }
 
     @Test func unknownMethodIsKeptVerbatim() throws {

@@ -71,6 +71,20 @@ struct HTTP1ResponseParserTests {
         ])
     }
 
+    @Test func aStreamEndingAfterInterimResponsesOnlyIsTruncated() {
+        // RFC 9110 §15.2: a 1xx precedes the final response; an end of stream before it cuts that response short.
+        #expect(run("HTTP/1.1 100 Continue\r\n\r\n") == [
+            "head HTTP/1.1 100 Continue", "error unexpected_end_of_stream@25",
+        ])
+        #expect(run("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\n", methods: [.post]) == [
+            "head HTTP/1.1 100 Continue", "head HTTP/1.1 103 Early Hints", "error unexpected_end_of_stream@53",
+        ])
+        // After the final response the stream may end.
+        #expect(run("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n") == [
+            "head HTTP/1.1 100 Continue", "head HTTP/1.1 204 No Content", "end",
+        ])
+    }
+
     @Test func interimDoesNotDequeueMethod() throws {
         var parser = HTTP1Parser(kind: .response)
         parser.expectResponse(to: .head)
@@ -141,6 +155,32 @@ struct HTTP1ResponseParserTests {
         let text = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n"
         let configuration = HTTP1ParserConfiguration(allowsResponseTransferEncodingWithContentLength: true)
         #expect(run(text, configuration: configuration).suffix(2) == ["body x", "end"])
+    }
+
+    /// RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 response is faulty framing, whatever the coding, a
+    /// Content-Length beside it, the status, the request method or the configuration say.
+    @Test(arguments: [
+        ("HTTP/1.0 200 OK\r\n«Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", HTTPMethod.get),
+        ("HTTP/1.0 200 OK\r\nContent-Length: 5\r\n«Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", .get),
+        ("HTTP/1.0 200 OK\r\n«Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", .get),
+        ("HTTP/1.0 200 OK\r\n«Transfer-Encoding: gzip\r\n\r\nzz", .get),
+        ("HTTP/1.0 204 No Content\r\n«Transfer-Encoding: chunked\r\n\r\n", .get),
+        ("HTTP/1.0 200 OK\r\n«Transfer-Encoding: chunked\r\n\r\n", .head),
+    ])
+    func transferEncodingInHTTP10ResponseIsRefused(text: String, method: HTTPMethod) {
+        let (bytes, offset) = HTTP1TestDriver.marked(text)
+        let lenient = HTTP1ParserConfiguration(allowsResponseTransferEncodingWithContentLength: true, leniency: .all)
+        for configuration in [HTTP1ParserConfiguration.strict, lenient] {
+            let whole = HTTP1TestDriver.run(bytes, kind: .response, configuration: configuration, methods: [method])
+            #expect(whole.last == "error transfer_encoding_in_http10@\(offset)")
+            let trickled = HTTP1TestDriver.run(
+                bytes, kind: .response, configuration: configuration, methods: [method], splits: Array(0..<bytes.count))
+            #expect(trickled.last == whole.last)
+        }
+        // The same head in HTTP/1.1 is framed by its Transfer-Encoding, not refused.
+        var http11 = bytes
+        http11[7] = UInt8(ascii: "1")
+        #expect(HTTP1TestDriver.run(http11, kind: .response, configuration: lenient, methods: [method]).last == "end")
     }
 
     @Test(arguments: [

@@ -28,7 +28,12 @@ struct HTTP1SmugglingTests {
         (post + "Content-Length: 999999999999999999«99\r\n\r\n", "invalid_content_length"),
         // Transfer-Encoding variants.
         (post + "Transfer-Encoding: chunked, «identity\r\n\r\n", "transfer_encoding_not_chunked"),
-        (post + "«Transfer-Encoding: gzip\r\n\r\n", "transfer_encoding_not_chunked"),
+        // RFC 9112 §6.1: any coding but chunked is one Wire does not decode (a server answers 501).
+        (post + "Transfer-Encoding: «gzip\r\n\r\n", "unsupported_transfer_coding"),
+        (post + "Transfer-Encoding: «gzip, chunked\r\n\r\n0\r\n\r\n", "unsupported_transfer_coding"),
+        (post + "Transfer-Encoding: «deflate, chunked\r\n\r\n0\r\n\r\n", "unsupported_transfer_coding"),
+        (post + "Transfer-Encoding: «identity\r\n\r\n", "unsupported_transfer_coding"),
+        (post + "Transfer-Encoding: «gzip\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "unsupported_transfer_coding"),
         (post + "Transfer-Encoding: chunked\r\nTransfer-Encoding: «gzip\r\n\r\n", "transfer_encoding_not_chunked"),
         (post + "Transfer-Encoding: «xchunked\r\n\r\n", "unsupported_transfer_coding"),
         (post + "Transfer-Encoding: «identity, chunked\r\n\r\n", "unsupported_transfer_coding"),
@@ -46,6 +51,8 @@ struct HTTP1SmugglingTests {
         (post + "Transfer-Encoding:\r\n«\tchunked\r\n\r\n", "obsolete_line_folding"),
         (post + "«\u{0}Transfer-Encoding: chunked\r\n\r\n", "invalid_field_name"),
         ("POST / HTTP/1.0\r\n«Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "transfer_encoding_in_http10"),
+        ("POST / HTTP/1.0\r\nContent-Length: 5\r\n«Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "transfer_encoding_in_http10"),
+        ("POST / HTTP/1.0\r\n«Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", "transfer_encoding_in_http10"),
         // Chunk framing.
         (chunkedPost + "0«x5\r\nhello\r\n0\r\n\r\n", "invalid_chunk_size"),
         (chunkedPost + "«-5\r\nhello\r\n0\r\n\r\n", "invalid_chunk_size"),

@@ -90,6 +90,23 @@ extension IOSuite {
             ])
         }
 
+        @Test func theLastMethodAnswersEveryLaterResponse() throws {
+            // A pipeline of HEAD answers: none has a body, whatever Content-Length says (RFC 9110 §9.3.2).
+            let head = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
+            let run = try Self.parse(head + "HTTP/1.1 100 Continue\r\n\r\n" + head + head, ["--response", "--method", "HEAD"])
+            #expect(run.status == 0)
+            let line = #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "5"]], "body_b64": "", "keep_alive": true}"#
+            #expect(run.lines == [
+                line,
+                #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
+                line, line,
+            ])
+            // GET after HEAD: the GET answers the rest.
+            let mixed = try Self.parse(head + head + "hello" + head + "world", ["--response", "--method", "HEAD", "--method", "GET"])
+            #expect(mixed.status == 0)
+            #expect(mixed.lines.map { $0.contains(#""body_b64": """#) } == [true, false, false])
+        }
+
         @Test func interimAndChunkedWithTrailers() throws {
             let run = try Self.parse(
                 "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -119,6 +136,38 @@ extension IOSuite {
             #expect(run.lines.last == #"{"error": "conflicting_content_length", "offset": 88}"#)
         }
 
+        @Test func transferEncodingInAnHTTP10ResponseIsAnError() throws {
+            // RFC 9112 §6.1: faulty framing, not a chunked body; the error names the field's offset.
+            let run = try Self.parse(
+                "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+                    + "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+                ["--response"])
+            #expect(run.status == 1)
+            #expect(run.lines.count == 2)
+            #expect(run.lines.last == #"{"error": "transfer_encoding_in_http10", "offset": 55}"#)
+        }
+
+        @Test func obsFoldIsUnfoldedInResponsesAndRefusedInRequests() throws {
+            // As HTTPClient and HTTPServer read them (RFC 9112 §5.2).
+            let response = try Self.parse("HTTP/1.1 204 No Content\r\nX: a\r\n b\r\n\r\n", ["--response"])
+            #expect(response.status == 0)
+            #expect(response.lines == [
+                #"{"version": "HTTP/1.1", "status": 204, "reason": "No Content", "headers": [["X", "a b"]], "body_b64": "", "keep_alive": true, "repairs": [{"kind": "obsolete_line_folding", "offset": 31}]}"#,
+            ])
+            let request = try Self.parse("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", ["--request"])
+            #expect(request.status == 1)
+            #expect(request.lines == [#"{"error": "obsolete_line_folding", "offset": 31}"#])
+        }
+
+        @Test func aStreamOfInterimResponsesOnlyIsTruncated() throws {
+            let run = try Self.parse("HTTP/1.1 100 Continue\r\n\r\n", ["--response"])
+            #expect(run.status == 1)
+            #expect(run.lines == [
+                #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
+                #"{"error": "unexpected_end_of_stream", "offset": 25}"#,
+            ])
+        }
+
         @Test func truncatedMessageIsAnError() throws {
             let run = try Self.parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc", ["--request"])
             #expect(run.status == 1)
@@ -133,13 +182,23 @@ extension IOSuite {
             #expect(run.lines.first?.contains(#""body_b64": "AP8NCoB/""#) == true)
         }
 
-        @Test func nonUTF8FieldBytesMapToLatin1AndAreListed() throws {
-            let input = Array("HTTP/1.1 200 Tr".utf8) + [0xE8] + Array("s bien\r\nX-A: caf".utf8) + [0xE9]
-                + Array("\r\nX-B: caf\u{E9}\r\nContent-Length: 0\r\n\r\n".utf8)
+        @Test func eachByteMapsToTheCodePointOfTheSameValue() throws {
+            // 0x80, 0xC3 0xA9 (UTF-8 "é") and 0xFF in a reason phrase, a field value and a trailer: every byte is
+            // U+00NN, escaped, valid UTF-8 or not, so the output is ASCII and the bytes come back exactly.
+            let obs: [UInt8] = [0x80, 0x62, 0xC3, 0xA9, 0x63, 0xFF]
+            let input = Array("HTTP/1.1 200 a".utf8) + obs + Array("\r\nX-A: a".utf8) + obs
+                + Array("\r\nX-B: caf\u{E9}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: a".utf8) + obs
+                + Array("\r\n\r\n".utf8)
             let run = try Self.parse(input, ["--response"])
             #expect(run.status == 0)
+            let mapped = #"a\u0080b\u00c3\u00a9c\u00ff"#
             #expect(run.lines == [
-                #"{"version": "HTTP/1.1", "status": 200, "reason": "Tr\u00e8s bien", "headers": [["X-A", "caf\u00e9"], ["X-B", "café"], ["Content-Length", "0"]], "body_b64": "", "keep_alive": true, "latin1": ["reason", "headers/0"]}"#,
+                #"{"version": "HTTP/1.1", "status": 200, "reason": "\#(mapped)", "headers": [["X-A", "\#(mapped)"], ["X-B", "caf\u00c3\u00a9"], ["Transfer-Encoding", "chunked"]], "body_b64": "", "keep_alive": true, "trailers": [["X-T", "\#(mapped)"]]}"#,
+            ])
+            let request = try Self.parse(
+                Array("GET / HTTP/1.1\r\nHost: x\r\nX-A: a".utf8) + obs + Array("\r\n\r\n".utf8), ["--request"])
+            #expect(request.lines == [
+                #"{"method": "GET", "target": "/", "version": "HTTP/1.1", "headers": [["Host", "x"], ["X-A", "\#(mapped)"]], "body_b64": "", "keep_alive": true}"#,
             ])
         }
 

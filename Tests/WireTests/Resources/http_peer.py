@@ -73,6 +73,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif parts[0] == "close":
             self.send(200, b"bye", [("Connection", "close")])
             self.close_connection = True
+        elif parts[0] == "obstext":
+            # send_header encodes Latin-1, so each code point below 256 goes out as that one byte: 0x80, the UTF-8
+            # of "é" (0xC3 0xA9) and 0xFF, as obs-text in a field value (RFC 9110 §5.5).
+            self.send(200, b"ok", [("X-Obs", "a\x80b\xc3\xa9c\xff")])
         elif parts[0] == "headers":
             text = "".join("%s: %s\n" % (k, v) for k, v in self.headers.items())
             self.send(200, text.encode())

@@ -110,6 +110,8 @@ struct HTTPServerConnectionStateMachineTests {
         (.invalidMethod, 400),
         (.bareLF, 400),
         (.transferEncodingWithContentLength, 400),
+        (.userinfoInTarget, 400),
+        (.obsoleteLineFolding, 400),
     ])
     func parseErrorStatus(kind: HTTP1ParseError.Kind, code: Int) {
         #expect(HTTPServerConnection.status(for: HTTP1ParseError(kind, at: 0)).code == code)

@@ -112,6 +112,28 @@ extension IOSuite {
             }
         }
 
+        @Test func wireServeEchoMapsEachByteToOneCodePoint() async throws {
+            // obs-text in the value (0x80, UTF-8 "é" as 0xC3 0xA9, 0xFF): each byte is U+00NN in the JSON, as in
+            // wire parse and wire get --json-summary.
+            try await withTimeout(seconds: 30) {
+                let (process, port) = try Self.launchWire(["--echo"])
+                let loop = try EventLoop(name: "echo-client")
+                let client = try await RawClient.connect(port: port, loop: loop)
+                try await client.send(
+                    Array("GET /e HTTP/1.1\r\nHost: x\r\nX-Obs: a".utf8) + [0x80, 0x62, 0xC3, 0xA9, 0x63, 0xFF]
+                        + Array("\r\n\r\n".utf8))
+                let response = try #require(try await client.readResponses(1).first)
+                #expect(response.bodyText.contains(#"["X-Obs","a\u0080b\u00c3\u00a9c\u00ff"]"#))
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(response.bodyText.utf8)) as? [String: Any])
+                let headers = try #require(json["headers"] as? [[String]])
+                let value = try #require(headers.first { $0.first == "X-Obs" }?.last)
+                #expect(value.unicodeScalars.map { UInt8($0.value) } == [0x61, 0x80, 0x62, 0xC3, 0xA9, 0x63, 0xFF])
+                await client.close()
+                await loop.shutdownGracefully()
+                #expect(await Self.stopWire(process) == 0)
+            }
+        }
+
         @Test func wireServeEcho() async throws {
             try await withTimeout(seconds: 30) {
                 let (process, port) = try Self.launchWire(["--echo"])

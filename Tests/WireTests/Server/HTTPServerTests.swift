@@ -113,6 +113,27 @@ extension IOSuite {
             }
         }
 
+        @Test func aHundredFieldsAreAdmittedByDefaultAndTheCountStaysConfigurable() async throws {
+            try await withTimeout {
+                let fields = (0..<100).map { "X-Field-\($0): value \($0)\r\n" }.joined()
+                let harness = try await ServerHarness.start(handler: EchoTestHandler())
+                let client = try await harness.connect()
+                try await client.send("GET /many HTTP/1.1\r\nHost: x\r\n\(fields)\r\n")
+                #expect(try await client.readResponses(1).map(\.bodyText) == ["GET /many "])
+                await client.close()
+                await harness.stop()
+
+                let strict = try await ServerHarness.start(configure: { $0.parser.maxHeaderCount = 50 },
+                                                           handler: EchoTestHandler())
+                let refused = try await strict.connect()
+                try await refused.send("GET /many HTTP/1.1\r\nHost: x\r\n\(fields)\r\n")
+                let bytes = await refused.readUntilClosed()
+                #expect(try ParsedResponse.parseAll(bytes, methods: [.get]).first?.status == 431)
+                await refused.close()
+                await strict.stop()
+            }
+        }
+
         @Test func slowlorisIsDisconnectedAfterTheHeaderTimeout() async throws {
             try await withTimeout {
                 let harness = try await ServerHarness.start(
@@ -149,7 +170,21 @@ extension IOSuite {
             ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n", 413),
             ("GET / HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
-            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
+            // RFC 9112 §6.1: a transfer coding the server does not decode (any but chunked) is 501, then close.
+            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 501),
+            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: deflate, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 501),
+            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\nhello", 501),
+            // A coding after chunked leaves the length unknown: 400.
+            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400),
+            // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, with or without Content-Length.
+            ("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 400),
+            ("POST / HTTP/1.0\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\nhello", 400),
+            // RFC 9110 §4.2.4: userinfo in the target is an error.
+            ("GET http://user:pw@x/ HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+            ("CONNECT user:pw@x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n", 400),
+            // RFC 9112 §5.2: a server MUST refuse obs-fold in a request (the client unfolds it in responses).
+            ("GET / HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n", 400),
         ])
         func refusedRequestsAreAnsweredAndClosed(request: String, status: Int) async throws {
             try await withTimeout {

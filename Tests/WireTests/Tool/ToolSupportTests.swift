@@ -43,6 +43,17 @@ struct ToolSupportTests {
         #expect(Base64Encoder.encode([0xFB, 0xFF, 0xBF]) == "+/+/")
     }
 
+    @Test func jsonStringMapsEveryByteToTheCodePointOfTheSameValue() throws {
+        var bytes: [UInt8] = []
+        JSONString.append([0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x00, 0x1F, 0x20, 0x7E, 0x7F, 0x80, 0xC3, 0xA9, 0xFF], to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == #""\"\\\n\r\t\u0000\u001f ~\u007f\u0080\u00c3\u00a9\u00ff""#)
+        // All 256 bytes round-trip through a JSON reader, one code point each.
+        let all = (0...255).map { UInt8($0) }
+        let decoded = try #require(
+            try JSONSerialization.jsonObject(with: Data(JSONString.quoted(all).utf8), options: .fragmentsAllowed) as? String)
+        #expect(decoded.unicodeScalars.map { UInt8($0.value) } == all)
+    }
+
     @Test func jsonValueIsSortedAndParses() throws {
         let value = JSONValue.object([
             "b": .array([.int(1), .double(2), .double(.infinity), .null]),
@@ -54,7 +65,9 @@ struct ToolSupportTests {
         let text = value.text
         #expect(text.firstRange(of: "\"a\"")!.lowerBound < text.firstRange(of: "\"b\"")!.lowerBound)
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        #expect(parsed["a"] as? String == "q\"\\\n\u{1}é")
+        // JSONString's one mapping: each UTF-8 byte of "é" (0xC3 0xA9) is the code point of the same value.
+        #expect(parsed["a"] as? String == "q\"\\\n\u{1}\u{C3}\u{A9}")
+        #expect(text.contains(#""q\"\\\n\u0001\u00c3\u00a9""#))
         let array = try #require(parsed["b"] as? [Any])
         #expect(array[0] as? Int == 1)
         #expect(array[1] as? Double == 2)
