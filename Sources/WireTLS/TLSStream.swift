@@ -84,6 +84,9 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         guard state == .handshaking else { return }
         let step = connection.handshake()
         flushCiphertext()
+        // Writing the flight can fail and close this stream re-entrantly (a peer that resets right after its
+        // Finished): the close has been delivered, and a completed handshake must not reopen the stream.
+        guard state == .handshaking else { return }
         switch step {
         case .needsInput:
             if lowerReachedEnd {

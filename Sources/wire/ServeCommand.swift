@@ -218,11 +218,14 @@ struct StaticFileHandler: HTTPHandler {
             segments.append(String(segment))
         }
         var path = root + "/" + segments.joined(separator: "/")
-        guard let kind = LocalFiles.kind(atPath: path) else { return nil }
+        guard var kind = LocalFiles.kind(atPath: path) else { return nil }
         if kind == .directory {
             path += (path.hasSuffix("/") ? "" : "/") + "index.html"
-            guard let indexKind = LocalFiles.kind(atPath: path), indexKind != .directory else { return nil }
+            guard let indexKind = LocalFiles.kind(atPath: path) else { return nil }
+            kind = indexKind
         }
+        // Only regular files: opening a FIFO or a device could block the loop or read without end.
+        guard kind == .regular else { return nil }
         // Symbolic links may point anywhere: the real path must still be under the root.
         guard let real = LocalFiles.realPath(path), real == root || real.hasPrefix(root + "/") else { return nil }
         return real
@@ -265,6 +268,13 @@ struct StaticFileHandler: HTTPHandler {
                 return
             case .satisfiable(let parsed): ranges = parsed
             }
+        }
+        if request.method == .head {
+            // The head a GET would have, and no read of the file: bodyless writes never wait for the socket, so
+            // reading a large file here would hold the loop for all of it.
+            headers.replaceOrAdd(name: "Content-Length", value: String(size))
+            try await response.respond(HTTPResponseHead(status: .ok, headers: headers))
+            return
         }
         guard let ranges else {
             try await sendFile(file, range: 0...max(size - 1, 0), isEmpty: size == 0, status: .ok, headers: headers,
@@ -407,7 +417,9 @@ final class OpenFile {
     let modifiedSeconds: Int
 
     init?(path: String) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: should the path have become a FIFO since it was resolved, open must not wait for a writer
+        // (fstat below then refuses it); reads of a regular file are unaffected.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {

@@ -112,6 +112,30 @@ extension IOSuite {
             }
         }
 
+        @Test func wireServeRootAnswersHeadWithoutReadingTheFileAndRefusesFIFOs() async throws {
+            // 64 GiB of holes: a HEAD that read the body would hold the loop for minutes; a FIFO opened for reading
+            // would block it until a writer came.
+            try await withTimeout(seconds: 30) {
+                let root = FileManager.default.temporaryDirectory.appendingPathComponent("wire-root-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(at: root) }
+                let huge = root.appendingPathComponent("huge.iso").path
+                #expect(FileManager.default.createFile(atPath: huge, contents: nil))
+                #expect(truncate(huge, 64 << 30) == 0)
+                #expect(mkfifo(root.appendingPathComponent("pipe").path, 0o644) == 0)
+                let (process, port) = try Self.launchWire(["--root", root.path])
+                let base = "http://127.0.0.1:\(port)"
+                let head = try await runCurl(["-s", "-I", "\(base)/huge.iso"])
+                #expect(head.stdout.hasPrefix("HTTP/1.1 200"))
+                #expect(head.stdout.contains("Content-Length: \(64 << 30)"))
+                let fifo = try await runCurl(["-s", "-w", "%{http_code}", "-o", "/dev/null", "\(base)/pipe"])
+                #expect(fifo.stdout == "404")
+                let again = try await runCurl(["-s", "-I", "\(base)/huge.iso"])
+                #expect(again.stdout.hasPrefix("HTTP/1.1 200"))
+                #expect(await Self.stopWire(process) == 0)
+            }
+        }
+
         @Test func wireServeEchoMapsEachByteToOneCodePoint() async throws {
             // obs-text in the value (0x80, UTF-8 "é" as 0xC3 0xA9, 0xFF): each byte is U+00NN in the JSON, as in
             // wire parse and wire get --json-summary.
