@@ -158,16 +158,9 @@ struct EchoHandler: HTTPHandler {
         head.withTargetBytes { span in span.withUnsafeBufferPointer { JSONString.append($0, to: &json) } }
         json.append(contentsOf: #","version":"#.utf8)
         JSONString.append(head.version.description, to: &json)
-        json.append(contentsOf: #","headers":["#.utf8)
-        for position in head.headers.indices {
-            if position > 0 { json.append(UInt8(ascii: ",")) }
-            json.append(UInt8(ascii: "["))
-            head.headers.withNameBytes(at: position) { span in span.withUnsafeBufferPointer { JSONString.append($0, to: &json) } }
-            json.append(UInt8(ascii: ","))
-            head.headers.withValueBytes(at: position) { span in span.withUnsafeBufferPointer { JSONString.append($0, to: &json) } }
-            json.append(UInt8(ascii: "]"))
-        }
-        json.append(contentsOf: #"],"body_b64":""#.utf8)
+        json.append(contentsOf: #","headers":"#.utf8)
+        JSONString.appendFields(head.headers, to: &json)
+        json.append(contentsOf: #","body_b64":""#.utf8)
         json.append(contentsOf: Base64Encoder.encode(body).utf8)
         json.append(contentsOf: #""}"#.utf8)
         // Plain ASCII, so the String holds exactly these bytes.

@@ -23,17 +23,9 @@ struct JSONSummaryWriter {
     mutating func begin(_ head: HTTPResponseHead) throws(TransferFailure) {
         pending.append(contentsOf: #"{"status":\#(head.status.code),"version":"#.utf8)
         JSONString.append(head.version.description, to: &pending)
-        pending.append(contentsOf: #","headers":["#.utf8)
-        // The fields' exact bytes, not their decoded strings (which repair obs-text to U+FFFD).
-        for position in head.headers.indices {
-            if position > 0 { pending.append(UInt8(ascii: ",")) }
-            pending.append(UInt8(ascii: "["))
-            head.headers.withNameBytes(at: position) { span in span.withUnsafeBufferPointer { JSONString.append($0, to: &pending) } }
-            pending.append(UInt8(ascii: ","))
-            head.headers.withValueBytes(at: position) { span in span.withUnsafeBufferPointer { JSONString.append($0, to: &pending) } }
-            pending.append(UInt8(ascii: "]"))
-        }
-        pending.append(contentsOf: #"],"body_b64":""#.utf8)
+        pending.append(contentsOf: #","headers":"#.utf8)
+        JSONString.appendFields(head.headers, to: &pending)
+        pending.append(contentsOf: #","body_b64":""#.utf8)
         try flush()
     }
 

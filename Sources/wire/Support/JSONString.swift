@@ -1,3 +1,5 @@
+import Wire
+
 /// The one way the `wire` tool writes a JSON string (RFC 8259 §7), in every JSON it prints: `wire parse`,
 /// `wire serve --echo`, `wire get --json-summary` and `wire bench --json`.
 ///
@@ -44,6 +46,24 @@ enum JSONString {
     ///   - output: Where the JSON text goes.
     static func append(_ text: String, to output: inout [UInt8]) {
         append(text.utf8, to: &output)
+    }
+
+    /// Appends header fields as `[["name","value"],...]`, from their exact bytes (their decoded strings would
+    /// repair obs-text to U+FFFD).
+    /// - Parameters:
+    ///   - fields: The fields, in order.
+    ///   - output: Where the JSON text goes.
+    static func appendFields(_ fields: HTTPHeaders, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "["))
+        for position in fields.indices {
+            if position > 0 { output.append(UInt8(ascii: ",")) }
+            output.append(UInt8(ascii: "["))
+            fields.withNameBytes(at: position) { span in span.withUnsafeBufferPointer { append($0, to: &output) } }
+            output.append(UInt8(ascii: ","))
+            fields.withValueBytes(at: position) { span in span.withUnsafeBufferPointer { append($0, to: &output) } }
+            output.append(UInt8(ascii: "]"))
+        }
+        output.append(UInt8(ascii: "]"))
     }
 
     /// `bytes` as a quoted JSON string.
