@@ -34,6 +34,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         /// `100 Continue` arrived, possibly before anyone waited for it.
         var receivedContinue = false
         var drainWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
+        /// The request's last byte was handed to the stream.
+        var requestSent = false
         var readTimeout: Duration
         var sawFirstByte = false
         var bodyBytes = 0
@@ -149,6 +151,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     }
 
     private func requestWritten(_ exchange: Exchange) {
+        exchange.requestSent = true
         _ = machine.requestWritten()
         if stream.pendingWriteBytes == 0 { exchange.metrics.update { $0.timings.requestSent = exchange.metrics.elapsed() } }
     }
@@ -320,6 +323,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         }
         handedOver = true
         finishOldest(exchange)
+        wakeWaiters(of: exchange)
         completedRequests += 1
         let tunnel = HTTPTunnel(stream: stream, leftover: leftover)
         // Out of the pool before the request resumes, as a completed response is.
@@ -427,6 +431,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         case .completeRequest(let reusable):
             guard let exchange = oldest else { return }
             finishOldest(exchange)
+            wakeWaiters(of: exchange)
             completedRequests += 1
             if !reusable {
                 stream.close(error: nil)
@@ -462,6 +467,24 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         exchange.continueWaiter = nil
         exchange.drainWaiter?.resume(returning: .failure(error))
         exchange.drainWaiter = nil
+    }
+
+    /// The request's response is over (or became a tunnel) while its task may still wait on it:
+    /// parked by a full socket in the middle of an upload the server answered without reading
+    /// (an early 413 or 401), or waiting for `100 Continue`. Nothing else would wake it: the
+    /// exchange is gone, so neither a drain nor an abort finds it. An unfinished upload fails,
+    /// and the request then returns the response it already has.
+    private func wakeWaiters(of exchange: Exchange) {
+        exchange.continueWaiter?.resume(returning: false)
+        exchange.continueWaiter = nil
+        guard let waiter = exchange.drainWaiter else { return }
+        exchange.drainWaiter = nil
+        if exchange.requestSent {
+            waiter.resume(returning: .success(()))
+        } else {
+            waiter.resume(returning: .failure(HTTPClientError(.writeFailed, "the server answered before the request body was sent",
+                                                              mayHaveBeenProcessed: true)))
+        }
     }
 
     /// The connection closed with requests pipelined behind the one it answered last: none of
