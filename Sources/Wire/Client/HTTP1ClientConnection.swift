@@ -121,6 +121,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         let id = nextExchangeID
         nextExchangeID += 1
         guard isUsable else {
+            // The connection closed after the pool leased it (a server's idle close racing the
+            // lease): the pool kept its entry for this request, which must give it back, or the
+            // pool holds the closed connection forever. Requests still in flight (a pipelined
+            // lease behind a response that ends the connection) release it themselves.
+            if exchanges.isEmpty { onRelease?(self, false) }
             if let idleCloseError {
                 promise.fail(idleCloseError)
                 return (promise, id)

@@ -58,6 +58,14 @@ struct ScriptedServer: Sendable {
         return try await core.loop.submit { core.value.connections.map(\.maxRequestsPerRead).max() ?? 0 }
     }
 
+    /// Closes every connection accepted so far and keeps listening: a server's idle timeout.
+    func closeConnections() async throws {
+        let core = self.core
+        try await core.loop.submit {
+            for connection in core.value.connections { connection.stream.close(error: nil) }
+        }
+    }
+
     /// Stops listening and closes every connection.
     func close() async throws {
         let core = self.core
