@@ -290,9 +290,12 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             }
             let channel = BodyChannel()
             let bound = LoopBound(self, loop: loop)
+            // The hooks name their response: a hop the consumer queued may run after the loop has
+            // finished this response and begun the next, which is not its to resume or abandon.
+            let id = exchange.id
             channel.setProducerHooks(
-                onDemand: { bound.loop.execute { bound.value.resumeReadingForBody() } },
-                onCancel: { bound.loop.execute { bound.value.bodyAbandoned() } }
+                onDemand: { bound.loop.execute { bound.value.resumeReadingForBody(of: id) } },
+                onCancel: { bound.loop.execute { bound.value.bodyAbandoned(of: id) } }
             )
             exchange.body = channel
             if let waiter = exchange.continueWaiter {
@@ -389,14 +392,19 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
 
     // MARK: Back-pressure and abandonment
 
-    private func resumeReadingForBody() {
+    private func resumeReadingForBody(of id: ExchangeID) {
+        guard oldest?.id == id else { return }
+        liftReadPause()
+    }
+
+    private func liftReadPause() {
         guard bodyPausedReading, stream.isOpen else { return }
         bodyPausedReading = false
         stream.setReadingEnabled(true)
     }
 
-    private func bodyAbandoned() {
-        guard oldest?.body != nil else { return }
+    private func bodyAbandoned(of id: ExchangeID) {
+        guard let exchange = oldest, exchange.id == id, exchange.body != nil else { return }
         perform(machine.failed(.abandoned), error: HTTPClientError(.cancelled, "the response body was abandoned"))
     }
 
@@ -442,6 +450,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
                 stream.close(error: nil)
                 failPipelined()
             }
+            // A pause this body asked for ends with it (its last bytes can arrive in the read that
+            // paused): the bytes that follow are another response's, and this body's consumer may
+            // never read again to lift it.
+            liftReadPause()
             // Back to the pool before the body ends: ending it wakes the consumer, whose next
             // request must find this connection idle rather than open a new one.
             onRelease?(self, reusable)
