@@ -34,6 +34,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         /// `100 Continue` arrived, possibly before anyone waited for it.
         var receivedContinue = false
         var drainWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
+        /// The request's last byte was handed to the stream.
+        var requestSent = false
         var readTimeout: Duration
         var sawFirstByte = false
         var bodyBytes = 0
@@ -119,6 +121,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         let id = nextExchangeID
         nextExchangeID += 1
         guard isUsable else {
+            // The connection closed after the pool leased it (a server's idle close racing the
+            // lease): the pool kept its entry for this request, which must give it back, or the
+            // pool holds the closed connection forever. Requests still in flight (a pipelined
+            // lease behind a response that ends the connection) release it themselves.
+            if exchanges.isEmpty { onRelease?(self, false) }
             if let idleCloseError {
                 promise.fail(idleCloseError)
                 return (promise, id)
@@ -149,6 +156,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     }
 
     private func requestWritten(_ exchange: Exchange) {
+        exchange.requestSent = true
         _ = machine.requestWritten()
         if stream.pendingWriteBytes == 0 { exchange.metrics.update { $0.timings.requestSent = exchange.metrics.elapsed() } }
     }
@@ -282,9 +290,12 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             }
             let channel = BodyChannel()
             let bound = LoopBound(self, loop: loop)
+            // The hooks name their response: a hop the consumer queued may run after the loop has
+            // finished this response and begun the next, which is not its to resume or abandon.
+            let id = exchange.id
             channel.setProducerHooks(
-                onDemand: { bound.loop.execute { bound.value.resumeReadingForBody() } },
-                onCancel: { bound.loop.execute { bound.value.bodyAbandoned() } }
+                onDemand: { bound.loop.execute { bound.value.resumeReadingForBody(of: id) } },
+                onCancel: { bound.loop.execute { bound.value.bodyAbandoned(of: id) } }
             )
             exchange.body = channel
             if let waiter = exchange.continueWaiter {
@@ -320,6 +331,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         }
         handedOver = true
         finishOldest(exchange)
+        wakeWaiters(of: exchange)
         completedRequests += 1
         let tunnel = HTTPTunnel(stream: stream, leftover: leftover)
         // Out of the pool before the request resumes, as a completed response is.
@@ -380,14 +392,19 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
 
     // MARK: Back-pressure and abandonment
 
-    private func resumeReadingForBody() {
+    private func resumeReadingForBody(of id: ExchangeID) {
+        guard oldest?.id == id else { return }
+        liftReadPause()
+    }
+
+    private func liftReadPause() {
         guard bodyPausedReading, stream.isOpen else { return }
         bodyPausedReading = false
         stream.setReadingEnabled(true)
     }
 
-    private func bodyAbandoned() {
-        guard oldest?.body != nil else { return }
+    private func bodyAbandoned(of id: ExchangeID) {
+        guard let exchange = oldest, exchange.id == id, exchange.body != nil else { return }
         perform(machine.failed(.abandoned), error: HTTPClientError(.cancelled, "the response body was abandoned"))
     }
 
@@ -427,11 +444,16 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         case .completeRequest(let reusable):
             guard let exchange = oldest else { return }
             finishOldest(exchange)
+            wakeWaiters(of: exchange)
             completedRequests += 1
             if !reusable {
                 stream.close(error: nil)
                 failPipelined()
             }
+            // A pause this body asked for ends with it (its last bytes can arrive in the read that
+            // paused): the bytes that follow are another response's, and this body's consumer may
+            // never read again to lift it.
+            liftReadPause()
             // Back to the pool before the body ends: ending it wakes the consumer, whose next
             // request must find this connection idle rather than open a new one.
             onRelease?(self, reusable)
@@ -462,6 +484,24 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         exchange.continueWaiter = nil
         exchange.drainWaiter?.resume(returning: .failure(error))
         exchange.drainWaiter = nil
+    }
+
+    /// The request's response is over (or became a tunnel) while its task may still wait on it:
+    /// parked by a full socket in the middle of an upload the server answered without reading
+    /// (an early 413 or 401), or waiting for `100 Continue`. Nothing else would wake it: the
+    /// exchange is gone, so neither a drain nor an abort finds it. An unfinished upload fails,
+    /// and the request then returns the response it already has.
+    private func wakeWaiters(of exchange: Exchange) {
+        exchange.continueWaiter?.resume(returning: false)
+        exchange.continueWaiter = nil
+        guard let waiter = exchange.drainWaiter else { return }
+        exchange.drainWaiter = nil
+        if exchange.requestSent {
+            waiter.resume(returning: .success(()))
+        } else {
+            waiter.resume(returning: .failure(HTTPClientError(.writeFailed, "the server answered before the request body was sent",
+                                                              mayHaveBeenProcessed: true)))
+        }
     }
 
     /// The connection closed with requests pipelined behind the one it answered last: none of

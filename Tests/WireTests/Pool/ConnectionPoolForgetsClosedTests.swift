@@ -35,5 +35,46 @@ extension IOSuite {
             await server.shutdown(gracePeriod: .seconds(1))
             await group.shutdownGracefully()
         }
+
+        /// The pool leases an idle connection, and the server closes it before the request starts on it: the pool
+        /// keeps a leased connection's entry when it closes, for the request to release, so the request's refusal to
+        /// start on a closed connection must release it. It used to leave the entry, and the closed connection, in
+        /// the pool for the client's life.
+        @Test func aConnectionClosedBetweenItsLeaseAndItsRequestIsForgotten() async throws {
+            let group = try EventLoopGroup(loopCount: 1, namePrefix: "pool-forget-lease")
+            let server = try await ScriptedServer.start(on: group.next()) { _, _, _ in .respond(ScriptedServer.ok()) }
+            let client = try HTTPClient(configuration: HTTPClientConfiguration(), group: group)
+            let url = "http://127.0.0.1:\(server.address.port!)/"
+            try await withTimeout(seconds: 20) {
+                _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 10)
+                // The lease, as a request gets it: the idle connection, decided and handed over.
+                let pool = try client.pool(for: HTTPURL(url), via: nil)
+                let lease = try await pool.lease { _ in }
+                #expect(!lease.isNew)
+                // The server's idle close reaches the connection before the request starts on it. Each hop onto the
+                // loop lets it handle what the kernel reported.
+                try await server.closeConnections()
+                let connection = lease.connection
+                while try await connection.loop.submit({ connection.value.isUsable }) { await Task.yield() }
+                #expect(client.retainedConnectionCount == 1)
+                let refused = try await connection.loop.submit {
+                    connection.value.start(head: ByteBuffer(string: "GET / HTTP/1.1\r\nHost: x\r\n\r\n"), inlineBody: nil, method: .get,
+                                           keepAlive: true, requestComplete: true, readTimeout: .seconds(10),
+                                           metrics: HTTPClientMetrics(start: .now())).0
+                }
+                let error = await #expect(throws: HTTPClientError.self) { try await refused.get() }
+                // Failed before any response: the kind of failure a request retries on a fresh connection.
+                #expect(error?.failedBeforeResponse == true)
+                #expect(client.retainedConnectionCount == 0)
+                // Released once: the pool goes on with one fresh connection.
+                let next = try await client.execute(HTTPClientRequest(url: url))
+                #expect(try await next.body.collect(upTo: 10) == ByteBuffer(string: "ok"))
+                #expect(pool.counts.connections == 1)
+                #expect(client.retainedConnectionCount == 1)
+            }
+            await client.shutdown()
+            try await server.close()
+            await group.shutdownGracefully()
+        }
     }
 }

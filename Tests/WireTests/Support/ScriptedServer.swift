@@ -1,8 +1,9 @@
 @testable import Wire
 
 /// A raw HTTP/1.1 server for fault scenarios: it reads each request (head, plus a
-/// Content-Length body) and answers as its script says: a reply, a reply then close, close
-/// without a word, reset, or silence. It runs on a Wire loop, on loopback or a Unix socket.
+/// Content-Length body; the script sees the head as soon as it is complete) and answers as its
+/// script says: a reply, a reply then close, close without a word, reset, or silence. It runs on
+/// a Wire loop, on loopback or a Unix socket.
 struct ScriptedServer: Sendable {
     /// What to do with one request.
     enum Reply: Sendable {
@@ -17,6 +18,10 @@ struct ScriptedServer: Sendable {
         case flush(String)
         /// Send every held-back response, then end the stream.
         case flushAndClose
+        /// Answer once the head and the first body bytes are in, without waiting for the rest
+        /// of the body, and read nothing more: a server refusing an upload (413, 401) while the
+        /// client is still sending it, so the client's writes back up.
+        case respondBeforeBody(String)
     }
 
     /// The script: connection number and request number on that connection (both from 0), and
@@ -51,6 +56,14 @@ struct ScriptedServer: Sendable {
     func maxRequestsPerRead() async throws -> Int {
         let core = self.core
         return try await core.loop.submit { core.value.connections.map(\.maxRequestsPerRead).max() ?? 0 }
+    }
+
+    /// Closes every connection accepted so far and keeps listening: a server's idle timeout.
+    func closeConnections() async throws {
+        let core = self.core
+        try await core.loop.submit {
+            for connection in core.value.connections { connection.stream.close(error: nil) }
+        }
     }
 
     /// Stops listening and closes every connection.
@@ -95,6 +108,8 @@ struct ScriptedServer: Sendable {
         var requests = 0
         var queued: [String] = []
         var maxRequestsPerRead = 0
+        /// The script's answer to the head being read, kept while its body comes in.
+        var reply: Reply?
 
         init(index: Int, stream: SocketStream, script: @escaping Script) {
             self.index = index
@@ -114,13 +129,18 @@ struct ScriptedServer: Sendable {
                 // A head asking `Expect: 100-continue` is answered before its body, as a server
                 // that refuses it would: the client then must not send the body at all.
                 let expectsContinue = head.lowercased().contains("\r\nexpect: 100-continue")
+                let reply = self.reply ?? script(index, requests, head)
+                self.reply = reply
                 if expectsContinue {
                     pending.removeFirst(end + 4)
+                } else if case .respondBeforeBody = reply {
+                    guard length == 0 || pending.count > end + 4 else { return }
+                    pending.removeAll()
                 } else {
                     guard pending.count >= end + 4 + length else { return }
                     pending.removeFirst(end + 4 + length)
                 }
-                let reply = script(index, requests, head)
+                self.reply = nil
                 requests += 1
                 requestsInThisRead += 1
                 maxRequestsPerRead = max(maxRequestsPerRead, requestsInThisRead)
@@ -140,6 +160,10 @@ struct ScriptedServer: Sendable {
                 case .flushAndClose:
                     flush(then: nil)
                     self.stream.shutdownWrite()
+                case .respondBeforeBody(let text):
+                    self.stream.write([ByteBuffer(string: text)])
+                    self.stream.setReadingEnabled(false)
+                    return
                 }
             }
         }
