@@ -92,4 +92,19 @@ struct HTTPMethodTests {
         #expect(HTTPStatus.notModified.forbidsContent)
         #expect(HTTPStatus(code: 503).responseClass == .serverError)
     }
+
+    @Test func everyRegisteredStatusHasAConstantAndItsReasonPhrase() {
+        let codes = HTTPStatus.registered.map(\.code)
+        #expect(codes.count == 61)
+        #expect(codes == codes.sorted() && Set(codes).count == codes.count)
+        #expect(!codes.contains(306) && !codes.contains(418))
+        for status in HTTPStatus.registered {
+            #expect(!status.defaultReasonPhrase.isEmpty, "\(status)")
+            #expect(status.responseClass != .invalid)
+        }
+        #expect(HTTPStatus.tooManyRequests.code == 429)
+        #expect(HTTPStatus.unprocessableContent.defaultReasonPhrase == "Unprocessable Content")
+        #expect(HTTPStatus.imUsed.defaultReasonPhrase == "IM Used")
+        #expect(HTTPStatus(code: 299).defaultReasonPhrase.isEmpty)
+    }
 }
