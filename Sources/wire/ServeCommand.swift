@@ -365,32 +365,9 @@ struct StaticFileHandler: HTTPHandler {
         return HTTPResponseHead(status: status, headers: headers)
     }
 
-    /// Decodes %XX escapes; nil for a bad escape, an encoded NUL or slash-free tricks that are not UTF-8.
+    /// Decodes %XX escapes; nil for a bad escape, an encoded NUL, or bytes that are not UTF-8.
     static func percentDecode(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                return nil
-            }
-            let decoded = high << 4 | low
-            guard decoded != 0 else { return nil }
-            bytes.append(decoded)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        PercentEncoding.decode(text, allowingNUL: false)
     }
 }
 
