@@ -1,0 +1,124 @@
+extension HTTPClient {
+    /// Sends `request` and follows the redirects the configuration allows: the method and body rules of RFC 9110
+    /// §15.4, credentials dropped when a hop leaves the origin, and only `http` and `https` as destinations.
+    func followRedirects(_ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
+        let origin = try HTTPURL(request.url)
+        var url = origin
+        // Checked before a connection is leased: a negative length would reach the serializer.
+        if case .stream(let length?, _) = request.body, length < 0 {
+            throw HTTPClientError(.invalidRequest, "the body stream's length is \(length); it must be zero or more")
+        }
+        var method = request.method
+        var headers = request.headers
+        var body = request.body
+        let socketPath = request.unixSocketPath
+        var redirects = 0
+        while true {
+            let response = try await executeWithRetry(url: url, via: socketPath, method: method, headers: headers, body: body,
+                                                       metrics: metrics, abort: abort)
+            guard [301, 302, 303, 307, 308].contains(response.status.code),
+                  let location = response.headers.first(name: "location") else {
+                return response
+            }
+            let max: Int
+            switch configuration.redirects {
+            case .disallow: return response
+            case .follow(let limit, _), .rewrite(let limit, _): max = limit
+            }
+            guard redirects < max else {
+                response.body.channel.cancel()
+                throw HTTPClientError(.tooManyRedirects, "more than \(max) redirects, the last to \(location)")
+            }
+            var next: HTTPURL
+            do {
+                try Self.checkRedirectScheme(location: location)
+                next = try url.resolving(location)
+                try checkRedirectTarget(next, from: url, origin: origin)
+            } catch {
+                response.body.channel.cancel()
+                throw error
+            }
+            // RFC 9110 §15.4: 303 turns every method but HEAD into GET; 301/302 turn POST into GET
+            // (what every client does); 307/308 keep method and body.
+            var nextMethod = method
+            var nextBody = body
+            switch response.status.code {
+            case 303 where method != .head, 301 where method == .post, 302 where method == .post:
+                nextMethod = .get
+                nextBody = nil
+                for name in ["content-length", "content-type", "transfer-encoding", "content-encoding"] { headers.remove(name: name) }
+            default:
+                if let nextBodyValue = nextBody, !nextBodyValue.isReplayable {
+                    // A streamed body cannot be sent twice: give the redirect to the caller.
+                    return response
+                }
+            }
+            let proposal = HTTPClientConfiguration.RedirectHop(from: url, to: next, status: response.status, method: nextMethod)
+            do {
+                switch configuration.redirects {
+                case .disallow:
+                    return response
+                case .follow(_, let hop):
+                    if let hop, try !hop(proposal) {
+                        throw HTTPClientError(.redirectRefused, "redirect to \(next) refused")
+                    }
+                case .rewrite(_, let hop):
+                    guard let chosen = try hop(proposal) else { return response }
+                    // The hook's URL is held to the same rules as a Location: it may not open a Unix socket.
+                    try checkRedirectTarget(chosen, from: url, origin: origin)
+                    next = chosen
+                }
+            } catch let error as HTTPClientError {
+                response.body.channel.cancel()
+                throw error
+            } catch {
+                response.body.channel.cancel()
+                throw HTTPClientError(.redirectRefused, "redirect to \(next) refused: \(error)")
+            }
+            if !next.isSameOrigin(as: url) {
+                // Credentials belong to the origin they were given to.
+                headers.remove(name: "authorization")
+                headers.remove(name: "cookie")
+                headers.remove(name: "proxy-authorization")
+            }
+            // Read a small redirect body so the connection can be reused; drop a large one.
+            do { _ = try await response.body.collect(upTo: 64 * 1024) } catch {}
+            redirects += 1
+            let record = HTTPClientMetrics.RedirectHop(url: url, requestHead: metrics.snapshot.requestHead, responseHead: response.head)
+            metrics.update {
+                $0.redirects = redirects
+                $0.redirectHops.append(record)
+            }
+            url = next
+            method = nextMethod
+            body = nextBody
+        }
+    }
+
+    /// Refuses a `Location` that names a scheme of its own other than `http` or `https`, before it is parsed, so
+    /// that schemes the URL parser would refuse anyway (`file`, `gopher`) get the same precise error.
+    static func checkRedirectScheme(location: String) throws(HTTPClientError) {
+        guard let separator = HTTPURL.schemeSeparator(in: location) else { return }
+        let scheme = location[..<separator].lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw HTTPClientError(.redirectSchemeNotAllowed, "protocol \"\(scheme)\" not allowed in a redirect (to \(location))")
+        }
+    }
+
+    /// Where a redirect may lead: `http` or `https`, or, for a request the caller sent to a Unix socket, a
+    /// relative reference on that same socket. A server may never name a socket itself. `https` to `http` is
+    /// followed only when the configuration allows it.
+    func checkRedirectTarget(_ next: HTTPURL, from url: HTTPURL, origin: HTTPURL) throws(HTTPClientError) {
+        switch next.scheme {
+        case "http", "https":
+            break
+        case "http+unix" where next.isSameOrigin(as: origin):
+            break
+        default:
+            throw HTTPClientError(.redirectSchemeNotAllowed, "protocol \"\(next.scheme)\" not allowed in a redirect (to \(next))")
+        }
+        if url.scheme == "https" && next.scheme == "http" && !configuration.followsRedirectsFromHTTPSToHTTP {
+            throw HTTPClientError(.redirectRefused, "redirect from https to http refused by the configuration (to \(next))")
+        }
+    }
+}
