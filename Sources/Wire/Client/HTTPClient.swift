@@ -256,7 +256,7 @@ public final class HTTPClient: Sendable {
                 } catch {
                     // The server may have answered early (413, 401) and closed: prefer its answer.
                     if promise.isCompleted, let start = try? await promise.get() {
-                        return HTTPClientResponse(head: start.head, body: start.body, metrics: metrics, url: url)
+                        return HTTPClientResponse(head: start.head, body: start.body, url: url, metrics: metrics)
                     }
                     // An abort (deadline, cancellation) closes the connection under the pump:
                     // report the abort, not the write that it made fail.
@@ -266,7 +266,7 @@ public final class HTTPClient: Sendable {
             }
         }
         let start = try await promise.get()
-        return HTTPClientResponse(head: start.head, body: start.body, metrics: metrics, url: url)
+        return HTTPClientResponse(head: start.head, body: start.body, url: url, metrics: metrics)
     }
 
     /// Sends a body that was not sent with the head, waiting for the socket to drain between parts.

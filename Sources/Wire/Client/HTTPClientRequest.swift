@@ -79,4 +79,17 @@ public struct HTTPClientResponse: Sendable {
     public var status: HTTPStatus { head.status }
     /// The header fields.
     public var headers: HTTPHeaders { head.headers }
+
+    /// A response made without the network: by a cache, a retrying layer or a test double.
+    /// - Parameters:
+    ///   - head: The status line and header fields.
+    ///   - body: The body (`HTTPBody(_:)` from bytes in memory or from an async sequence of chunks).
+    ///   - url: The URL the response answers.
+    ///   - metrics: The metrics to report; nil starts a fresh, empty record now.
+    public init(head: HTTPResponseHead, body: HTTPBody = .empty, url: HTTPURL, metrics: HTTPClientMetrics? = nil) {
+        self.head = head
+        self.body = body
+        self.url = url
+        self.metrics = metrics ?? HTTPClientMetrics(start: .now())
+    }
 }
