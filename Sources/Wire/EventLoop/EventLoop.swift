@@ -2,7 +2,7 @@ import Synchronization
 
 /// Something registered with an event loop's selector: a socket's owner, told when the socket
 /// is ready. Called on the loop's thread only.
-protocol Selectable: AnyObject {
+package protocol Selectable: AnyObject {
     /// The descriptor is ready for what it was registered for, or has hung up or failed.
     func ready(_ event: ReadinessEvent)
     /// The loop is shutting down: close the descriptor and fail pending work.
@@ -216,7 +216,11 @@ public final class EventLoop: @unchecked Sendable {
     // MARK: Registration (loop thread only)
 
     /// Starts watching `fd` for `interest`; returns the key for later changes.
-    func register(_ fd: CInt, interest: Interest, handler: any Selectable) throws(IOError) -> UInt64 {
+    ///
+    /// `package`: sockets, listeners and the loop's own descriptors register here, and so may a module above Wire
+    /// with a descriptor kind of its own (a netlink socket for reachability). Whoever registers owns the descriptor,
+    /// deregisters it before closing it, and closes it when `eventLoopIsClosing` is called.
+    package func register(_ fd: CInt, interest: Interest, handler: any Selectable) throws(IOError) -> UInt64 {
         preconditionInEventLoop()
         let key = registrations.insert(handler)
         do {
@@ -229,14 +233,14 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Changes what `fd` is watched for.
-    func reregister(_ fd: CInt, key: UInt64, interest: Interest) throws(IOError) {
+    package func reregister(_ fd: CInt, key: UInt64, interest: Interest) throws(IOError) {
         preconditionInEventLoop()
         try selector.modify(fd, key: key, interest: interest)
     }
 
     /// Stops watching `fd`. Call before closing it. Events already fetched for it in the current
     /// batch are dropped, because the key is looked up again for each event.
-    func deregister(_ fd: CInt, key: UInt64) {
+    package func deregister(_ fd: CInt, key: UInt64) {
         preconditionInEventLoop()
         registrations.remove(key)
         try? selector.remove(fd)

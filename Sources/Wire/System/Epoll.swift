@@ -28,18 +28,22 @@ public struct Interest: OptionSet, Hashable, Sendable {
     }
 }
 
-/// One readiness report from `epoll_wait(2)`.
-struct ReadinessEvent {
+/// One readiness report from `epoll_wait(2)`. `package`, with `Selectable` and the loop's `register`, so a module
+/// above Wire can watch a descriptor kind of its own (a netlink socket) on a Wire loop.
+package struct ReadinessEvent {
     /// The registration key given to `epoll_ctl`.
-    var key: UInt64
-    var isReadable: Bool
-    var isWritable: Bool
+    package var key: UInt64
+    /// The descriptor can be read (or accepted from).
+    package var isReadable: Bool
+    /// The descriptor can be written.
+    package var isWritable: Bool
     /// The peer shut down its side (EPOLLRDHUP) or both sides are down (EPOLLHUP).
-    var isHangUp: Bool
+    package var isHangUp: Bool
     /// Both directions are down (EPOLLHUP): reported whatever the interest, so a socket that is
     /// not reading must act on it or be reported again on every wait.
-    var isFullHangUp: Bool
-    var isError: Bool
+    package var isFullHangUp: Bool
+    /// The descriptor has a pending error (EPOLLERR).
+    package var isError: Bool
 }
 
 /// An epoll instance (`epoll(7)`), the loop's selector.
