@@ -5,7 +5,7 @@ extension HTTPClient {
         let origin = try HTTPURL(request.url)
         var url = origin
         // Checked before a connection is leased: a negative length would reach the serializer.
-        if case .stream(let length?, _) = request.body, length < 0 {
+        if let length = request.body?.streamLength, length < 0 {
             throw HTTPClientError(.invalidRequest, "the body stream's length is \(length); it must be zero or more")
         }
         var method = request.method

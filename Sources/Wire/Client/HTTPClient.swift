@@ -145,7 +145,7 @@ public final class HTTPClient: Sendable {
         switch body {
         case .none: return true
         case .bytes(let bytes): return configuration.expectContinueThreshold.map { bytes.readableBytes < $0 } ?? true
-        case .file, .stream: return false
+        case .file, .stream, .replayable: return false
         }
     }
 
@@ -200,7 +200,7 @@ public final class HTTPClient: Sendable {
                 throw HTTPClientError(.invalidRequest, "cannot read the body file \(path): \(error)", ioError: error)
             }
             framing = .contentLength(file!.size)
-        case .stream(let length, _):
+        case .stream(let length, _), .replayable(let length, _):
             framing = length.map { .contentLength($0) } ?? .chunked
         }
         if let threshold = configuration.expectContinueThreshold, body != nil, !head.headers.contains(name: "expect") {
@@ -218,7 +218,8 @@ public final class HTTPClient: Sendable {
         }
         let expectsContinue = head.headers.containsToken("100-continue", inFieldsNamed: "expect") && body != nil
         let keepAlive = !head.headers.containsToken("close", inFieldsNamed: "connection")
-        let requestComplete = (file == nil && !{ if case .stream = body { true } else { false } }()) && !expectsContinue
+        let streamed = switch body { case .stream, .replayable: true; default: false }
+        let requestComplete = file == nil && !streamed && !expectsContinue
         let sendInline = requestComplete ? inline : nil
         let connection = lease.connection
         let readTimeout = configuration.readTimeout
@@ -308,6 +309,8 @@ public final class HTTPClient: Sendable {
                 try await write(chunk, last: last)
                 if last { break }
             }
+        case .replayable(_, let makeChunks):
+            try await pumpBody(.stream(length: nil, makeChunks()), inline: nil, file: nil, chunked: chunked, to: connection, exchange: exchange)
         case .stream(_, let stream):
             do {
                 for try await chunk in stream where chunk.readableBytes > 0 {

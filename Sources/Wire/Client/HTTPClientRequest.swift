@@ -36,10 +36,28 @@ public struct HTTPClientRequest: Sendable {
         /// Chunks from an async sequence: with a Content-Length when `length` is given, chunked otherwise.
         case stream(length: Int?, AsyncThrowingStream<ByteBuffer, any Error>)
 
+        /// Chunks from a sequence made anew for each attempt, with a Content-Length when `length` is given and
+        /// chunked otherwise. Unlike `.stream`, it can be sent again: a 307/308 redirect or a retry on a fresh
+        /// connection calls `makeChunks` once more (multipart parts read from their files, a counting wrapper for
+        /// upload progress).
+        case replayable(length: Int?, makeChunks: @Sendable () -> AsyncThrowingStream<ByteBuffer, any Error>)
+
+        /// A replayable body from any async sequence of chunks, made anew by `makeChunks` for each attempt.
+        public static func replayable<S: AsyncSequence & Sendable>(length: Int? = nil, _ makeChunks: @escaping @Sendable () -> S) -> Body
+        where S.Element == ByteBuffer {
+            .replayable(length: length, makeChunks: { stream(from: makeChunks()) })
+        }
+
         /// A body streamed from any async sequence of chunks.
         public static func sequence<S: AsyncSequence & Sendable>(_ chunks: S, length: Int? = nil) -> Body
         where S.Element == ByteBuffer {
-            let stream = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+            .stream(length: length, stream(from: chunks))
+        }
+
+        /// An `AsyncThrowingStream` that iterates `chunks` on a task of its own, cancelled when the stream ends.
+        private static func stream<S: AsyncSequence & Sendable>(from chunks: S) -> AsyncThrowingStream<ByteBuffer, any Error>
+        where S.Element == ByteBuffer {
+            AsyncThrowingStream<ByteBuffer, any Error> { continuation in
                 let task = Task {
                     do {
                         for try await chunk in chunks { continuation.yield(chunk) }
@@ -50,13 +68,20 @@ public struct HTTPClientRequest: Sendable {
                 }
                 continuation.onTermination = { _ in task.cancel() }
             }
-            return .stream(length: length, stream)
+        }
+
+        /// The declared length of a streamed body, if any.
+        var streamLength: Int? {
+            switch self {
+            case .stream(let length, _), .replayable(let length, _): length
+            case .bytes, .file: nil
+            }
         }
 
         /// Whether the body can be sent again (for a retry or a 307/308 redirect).
         var isReplayable: Bool {
             switch self {
-            case .bytes, .file: true
+            case .bytes, .file, .replayable: true
             case .stream: false
             }
         }
