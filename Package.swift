@@ -5,7 +5,9 @@ import PackageDescription
 ///
 /// Library targets depend on no Swift package: only libc (through `CWireLinux`) and,
 /// for TLS, the system's OpenSSL. The command-line tool may use swift-argument-parser and, for
-/// `wire bench`'s latency percentiles, hdrhistogram-swift.
+/// `wire bench`'s latency percentiles, hdrhistogram-swift. `WireLoad`, the load engine of
+/// `wire bench` and `wire-profile`, is a target of its own above `Wire` and no product, so the
+/// library users link does not carry it.
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
