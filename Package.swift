@@ -5,7 +5,9 @@ import PackageDescription
 ///
 /// Library targets depend on no Swift package: only libc (through `CWireLinux`) and,
 /// for TLS, the system's OpenSSL. The command-line tool may use swift-argument-parser and, for
-/// `wire bench`'s latency percentiles, hdrhistogram-swift.
+/// `wire bench`'s latency percentiles, hdrhistogram-swift. `WireLoad`, the load engine of
+/// `wire bench` and `wire-profile`, is a target of its own above `Wire` and no product, so the
+/// library users link does not carry it.
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
@@ -43,11 +45,20 @@ let package = Package(
             dependencies: ["Wire", "CWireOpenSSL"],
             swiftSettings: strictSettings
         ),
+        // The load engine behind `wire bench` and `wire-profile`: connections, workers and counters on
+        // Wire's own loops. A target of its own so that the `Wire` library users link does not carry
+        // it; not a product, since only the tools and the tests use it (through `package` access).
+        .target(
+            name: "WireLoad",
+            dependencies: ["Wire"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "wire",
             dependencies: [
                 "Wire",
                 "WireTLS",
+                "WireLoad",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
@@ -62,12 +73,12 @@ let package = Package(
         // can count instructions per request (it cannot follow the global executor's threads).
         .executableTarget(
             name: "wire-profile",
-            dependencies: ["Wire"],
+            dependencies: ["Wire", "WireLoad"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "WireTests",
-            dependencies: ["Wire", "WireTLS", "CWireLinux", "wire"],
+            dependencies: ["Wire", "WireTLS", "WireLoad", "CWireLinux", "wire"],
             exclude: ["Resources"],
             swiftSettings: strictSettings
         ),

@@ -1,5 +1,6 @@
 import Glibc
 import Wire
+import WireLoad
 
 // wire-profile: a fixed amount of HTTP/1.1 work on Wire's own event loops, with no Swift task, so that valgrind
 // can run it. (Every `wire` subcommand runs on Swift's global executor, whose worker threads valgrind cannot

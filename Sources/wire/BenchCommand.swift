@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import Wire
+import WireLoad
 
 /// `wire bench`: an HTTP/1.1 load generator on Wire's own event loops and connection engine, in the
 /// spirit of wrk (closed loop) and wrk2 (constant rate, latencies corrected for coordinated omission).

@@ -40,7 +40,7 @@ public struct Deadline: Comparable, Hashable, Sendable, CustomStringConvertible 
 
 extension Duration {
     /// The duration in whole nanoseconds, saturating at `Int64`'s range.
-    var nanoseconds: Int64 {
+    package var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }

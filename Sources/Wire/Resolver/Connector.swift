@@ -98,7 +98,7 @@ enum Connector {
 
 /// The shell around `HappyEyeballs`: owns the attempt sockets and timers on one loop. Used
 /// directly (no task) by code already on the loop, such as the load generator's reconnects.
-final class ConnectionRace {
+package final class ConnectionRace {
     private var machine: HappyEyeballs
     private let host: String
     private let port: Int?
@@ -112,8 +112,8 @@ final class ConnectionRace {
     private var completion: ((Result<Socket, ConnectError>) -> Void)?
     private var failures: [ConnectError.Attempt] = []
 
-    init(addresses: [SocketAddress], host: String, port: Int?, loop: EventLoop, deadline: Deadline, timeout: Duration,
-         attemptDelay: Duration, completion: @escaping (Result<Socket, ConnectError>) -> Void) {
+    package init(addresses: [SocketAddress], host: String, port: Int?, loop: EventLoop, deadline: Deadline, timeout: Duration,
+                 attemptDelay: Duration, completion: @escaping (Result<Socket, ConnectError>) -> Void) {
         machine = HappyEyeballs(addresses: addresses, attemptDelay: attemptDelay)
         self.host = host
         self.port = port
@@ -123,7 +123,7 @@ final class ConnectionRace {
         self.completion = completion
     }
 
-    func start() {
+    package func start() {
         // The race keeps itself alive through the timers and attempts that reference it.
         deadlineTimer = loop.scheduleOnLoop(at: deadline) { [self] in timedOut() }
         // Between attempts the race waits on a timer, which a closing loop drops: it must hear the close itself.

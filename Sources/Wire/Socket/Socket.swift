@@ -4,7 +4,7 @@ import Glibc
 ///
 /// A socket belongs to whoever created or accepted it; it is closed exactly once, by `close()`
 /// or when it is released.
-final class Socket {
+package final class Socket {
     private var descriptor: FileDescriptor
 
     init(taking descriptor: consuming FileDescriptor) {
@@ -103,7 +103,7 @@ final class Socket {
     }
 
     /// Closes the descriptor. The owner must deregister it from its loop first.
-    func close() throws(IOError) {
+    package func close() throws(IOError) {
         guard descriptor.isOpen else { return }
         try descriptor.close()
     }

@@ -4,11 +4,11 @@
 /// no read memory. Writes are attempted at once; what the kernel does not take is queued and
 /// flushed on writability with gathering writes, and the loop is only asked for write events
 /// while bytes are queued.
-final class SocketStream: ByteStream, Selectable {
-    let eventLoop: EventLoop
+package final class SocketStream: ByteStream, Selectable {
+    package let eventLoop: EventLoop
     /// Who hears the stream's events. Bytes and an end of stream that arrived while there was none are
     /// delivered to the delegate that attaches next, on the loop, after the job that attached it.
-    @exclusivity(unchecked) weak var delegate: (any ByteStreamDelegate)? {
+    @exclusivity(unchecked) package weak var delegate: (any ByteStreamDelegate)? {
         didSet {
             if oldValue == nil && delegate != nil && (heldEndOfStream || readBuffer.readableBytes > 0) {
                 eventLoop.executeSoon { [weak self] in self?.deliverHeldEvents() }
@@ -24,21 +24,21 @@ final class SocketStream: ByteStream, Selectable {
     @exclusivity(unchecked) private var readBuffer = ByteBuffer()
     @exclusivity(unchecked) private var writeQueue: [ByteBuffer] = []
     @exclusivity(unchecked) private var writeQueueHead = 0
-    @exclusivity(unchecked) private(set) var pendingWriteBytes = 0
+    @exclusivity(unchecked) package private(set) var pendingWriteBytes = 0
     @exclusivity(unchecked) private var readingEnabled = true
     @exclusivity(unchecked) private var writeShutdownRequested = false
     @exclusivity(unchecked) private var state = State.open
     /// The peer's end of stream arrived while no delegate listened: reported when one attaches.
     @exclusivity(unchecked) private(set) var heldEndOfStream = false
-    private(set) var closeError: (any Error)?
-    let localAddress: SocketAddress?
-    let remoteAddress: SocketAddress?
+    package private(set) var closeError: (any Error)?
+    package let localAddress: SocketAddress?
+    package let remoteAddress: SocketAddress?
     /// Keep the read buffer between reads instead of releasing it whenever empty: one allocation for the
     /// connection's life rather than one per read, for a connection that is never idle for long (a load
     /// generator's). Costs `readChunkSize` bytes per connection while idle.
-    @exclusivity(unchecked) var keepsReadBuffer = false
+    @exclusivity(unchecked) package var keepsReadBuffer = false
     /// How much one read(2) may take.
-    @exclusivity(unchecked) var readChunkSize = SocketStream.readSize
+    @exclusivity(unchecked) package var readChunkSize = SocketStream.readSize
 
     private enum State { case open, closed }
 
@@ -49,7 +49,7 @@ final class SocketStream: ByteStream, Selectable {
     static let readsPerWakeup = 4
 
     /// Takes ownership of a connected socket and registers it with `loop`; loop thread only.
-    init(socket: Socket, on loop: EventLoop) throws(IOError) {
+    package init(socket: Socket, on loop: EventLoop) throws(IOError) {
         loop.preconditionInEventLoop()
         self.eventLoop = loop
         self.socket = socket
@@ -58,11 +58,11 @@ final class SocketStream: ByteStream, Selectable {
         registrationKey = try loop.register(socket.rawDescriptor, interest: .read, handler: self)
     }
 
-    var isOpen: Bool { state == .open }
+    package var isOpen: Bool { state == .open }
 
     // MARK: Writing
 
-    func write(_ buffers: [ByteBuffer]) {
+    package func write(_ buffers: [ByteBuffer]) {
         eventLoop.preconditionInEventLoop()
         guard state == .open else { return }
         for buffer in buffers where buffer.readableBytes > 0 {
@@ -75,7 +75,7 @@ final class SocketStream: ByteStream, Selectable {
 
     /// Writes one buffer: straight to the kernel when nothing is queued, with no array and no
     /// allocation; only what the kernel refuses is queued.
-    func write(_ buffer: ByteBuffer) {
+    package func write(_ buffer: ByteBuffer) {
         eventLoop.preconditionInEventLoop()
         guard state == .open, buffer.readableBytes > 0 else { return }
         guard writeQueueHead == writeQueue.count, !interest.contains(.write) else {
@@ -104,7 +104,7 @@ final class SocketStream: ByteStream, Selectable {
     }
 
     /// Writes bytes the caller keeps: straight to the kernel when nothing is queued; only the rest is copied.
-    func write(copying bytes: UnsafeRawBufferPointer) {
+    package func write(copying bytes: UnsafeRawBufferPointer) {
         eventLoop.preconditionInEventLoop()
         guard state == .open, !bytes.isEmpty else { return }
         var written = 0
@@ -161,7 +161,7 @@ final class SocketStream: ByteStream, Selectable {
         updateInterest(wantsWrite: false)
     }
 
-    func shutdownWrite() {
+    package func shutdownWrite() {
         eventLoop.preconditionInEventLoop()
         guard state == .open, !writeShutdownRequested else { return }
         writeShutdownRequested = true
@@ -170,7 +170,7 @@ final class SocketStream: ByteStream, Selectable {
 
     // MARK: Reading
 
-    func setReadingEnabled(_ enabled: Bool) {
+    package func setReadingEnabled(_ enabled: Bool) {
         eventLoop.preconditionInEventLoop()
         guard state == .open, readingEnabled != enabled else { return }
         readingEnabled = enabled
@@ -271,7 +271,7 @@ final class SocketStream: ByteStream, Selectable {
 
     // MARK: Closing
 
-    func close(error: (any Error)?) {
+    package func close(error: (any Error)?) {
         eventLoop.preconditionInEventLoop()
         guard state == .open else { return }
         state = .closed

@@ -66,27 +66,27 @@ final class BlockingPool: Sendable {
 }
 
 /// A POSIX counting semaphore (`sem_init(3)`), kept at a stable address.
-final class Semaphore: Sendable {
+package final class Semaphore: Sendable {
     // sem_t must not move once initialized, so it lives in its own allocation. Sharing the
     // pointer across threads is safe because it never changes after init and POSIX makes
     // sem_post/sem_wait thread-safe on the semaphore it points to: that is the whole contract.
     private nonisolated(unsafe) let handle: UnsafeMutablePointer<sem_t>
 
-    init(value: UInt32 = 0) {
+    package init(value: UInt32 = 0) {
         handle = .allocate(capacity: 1)
         sem_init(handle, 0, value)
     }
 
-    func signal() { sem_post(handle) }
+    package func signal() { sem_post(handle) }
 
-    func wait() {
+    package func wait() {
         while sem_wait(handle) == -1 && errno == EINTR {}
     }
 
     /// Waits until signalled or `nanoseconds` have passed; returns whether it was signalled.
     /// The deadline is on the wall clock (`sem_timedwait(3)` knows no other), so a clock step
     /// can lengthen or shorten one wait: callers use this for periodic wake-ups, not timing.
-    func wait(nanoseconds: UInt64) -> Bool {
+    package func wait(nanoseconds: UInt64) -> Bool {
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
         let total = UInt64(deadline.tv_nsec) + nanoseconds

@@ -53,7 +53,7 @@ private func preconditionIsNotProgrammingError(_ error: Errno, _ name: StaticStr
 }
 
 /// Thin, typed wrappers over the POSIX calls Wire uses, in their manual-page names.
-enum Posix {
+package enum Posix {
     static func socket(domain: CInt, type: CInt, protocol: CInt = 0) throws(IOError) -> FileDescriptor {
         let fd = try systemCall("socket") { Glibc.socket(domain, type | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), `protocol`) }
         return FileDescriptor(owning: fd)
@@ -205,7 +205,7 @@ enum Posix {
     }
 
     /// The current value of `CLOCK_MONOTONIC` in nanoseconds.
-    static func monotonicNanoseconds() -> UInt64 {
+    package static func monotonicNanoseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)

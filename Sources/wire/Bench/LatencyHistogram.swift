@@ -1,5 +1,6 @@
 import Histogram
 import Wire
+import WireLoad
 
 /// A loop's latencies in an HDR histogram (nanoseconds, three significant digits, up to an hour):
 /// recording is an index computation and an increment, with no lock and no allocation.

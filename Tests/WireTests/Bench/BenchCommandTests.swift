@@ -2,6 +2,7 @@ import ArgumentParser
 import Testing
 @testable import wire
 import Wire
+import WireLoad
 
 /// `wire bench` arguments: defaults, the forms durations and headers take, and every refusal.
 struct BenchCommandTests {

@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import Testing
 @testable import Wire
+import WireLoad
 
 extension IOSuite {
     /// `wire bench` as a user runs it: the embedded server, the report files, exit codes; and the

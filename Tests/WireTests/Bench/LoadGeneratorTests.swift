@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Wire
+import WireLoad
 @testable import wire
 
 /// Counts latencies; enough to check that every response was recorded once.

@@ -1,4 +1,5 @@
 import Synchronization
+import Wire
 
 /// How far a run has got, for a progress line.
 package struct LoadProgress: Sendable {

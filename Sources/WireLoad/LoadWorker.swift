@@ -1,4 +1,5 @@
 import Synchronization
+import Wire
 
 /// Counters a worker publishes for the thread watching the run (the progress line). Written with
 /// relaxed stores by the loop, read now and then by the watcher: no lock on the request path.

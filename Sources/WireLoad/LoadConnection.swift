@@ -1,3 +1,5 @@
+import Wire
+
 /// One connection of a load run: sends the plan's request (or a pipelined batch of it), parses the
 /// answers in place, and reports each to its worker. Loop-confined, like its stream.
 ///

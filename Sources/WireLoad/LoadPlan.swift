@@ -1,3 +1,5 @@
+import Wire
+
 /// What a load run does: where it connects, the one request it repeats, how many connections on
 /// how many loops, and when it stops. Built once, before any connection opens.
 package struct LoadPlan: Sendable {
