@@ -233,7 +233,7 @@ package final class SocketStream: ByteStream, Selectable {
 
     // MARK: Readiness
 
-    func ready(_ event: ReadinessEvent) {
+    package func ready(_ event: ReadinessEvent) {
         if event.isError && !event.isReadable {
             let error = (try? Posix.pendingError(socket.rawDescriptor)) ?? nil
             close(error: IOError(syscall: "recv", errno: error ?? .connectionReset))
@@ -251,7 +251,7 @@ package final class SocketStream: ByteStream, Selectable {
         }
     }
 
-    func eventLoopIsClosing() {
+    package func eventLoopIsClosing() {
         close(error: EventLoopClosedError(loopName: eventLoop.name))
     }
 

@@ -86,7 +86,6 @@ extension IOSuite {
                 let client = TLSStream(lower: sockets.client.value,
                                        connection: try SSLConnection(client: clientContext, host: "localhost", verification: .full),
                                        deadline: .after(.seconds(5)))
-                client.delegate = RecordingDelegate()
                 return (LoopBound(server, loop: loop), LoopBound(client, loop: loop), LoopBound(delegate, loop: loop))
             }
             let (server, client, serverDelegate) = streams
