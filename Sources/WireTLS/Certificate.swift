@@ -79,12 +79,12 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
     /// `subject (issuer …, pin …)`.
     public var description: String { "\(subject) (issuer \(issuer), pin \(pin))" }
 
-    /// `YYYY-MM-DD hh:mm:ssZ` from Unix seconds, through Wire's calendar arithmetic (no Foundation).
+    /// `YYYY-MM-DD hh:mm:ssZ` from Unix seconds, through the calendar arithmetic of Wire's `HTTPFieldDate` (no
+    /// Foundation).
     static func utcText(_ seconds: Int64) -> String {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = HTTPDate.civilDate(daysSinceEpoch: Int(days))
-        func two(_ value: some BinaryInteger) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let (days, secondOfDay) = HTTPFieldDate.daysAndSecondOfDay(unixSeconds: Int(seconds))
+        let (year, month, day) = HTTPFieldDate.civilDate(daysSinceEpoch: days)
+        let two = HTTPFieldDate.twoDigits
         return "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60))Z"
     }
 }

@@ -276,10 +276,10 @@ public final class HTTPClient: Sendable {
         func write(_ buffer: ByteBuffer, last: Bool) async throws(HTTPClientError) {
             var parts: [ByteBuffer] = []
             if chunked {
-                var framed: [UInt8] = []
                 if buffer.readableBytes > 0 {
-                    framed.append(contentsOf: Array(String(buffer.readableBytes, radix: 16).utf8) + [13, 10])
-                    parts.append(ByteBuffer(bytes: framed))
+                    var head = ByteBuffer()
+                    HTTP1Serializer.appendChunkHead(size: buffer.readableBytes, to: &head)
+                    parts.append(head)
                     parts.append(buffer)
                     parts.append(ByteBuffer(bytes: [13, 10]))
                 }

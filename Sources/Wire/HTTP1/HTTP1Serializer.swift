@@ -77,10 +77,7 @@ public enum HTTP1Serializer {
     ) throws(HTTP1SerializationError) {
         guard !data.isEmpty else { return }
         try validateChunkExtensions(extensions)
-        appendHex(data.count, to: &buffer)
-        buffer.append(contentsOf: extensions.utf8)
-        buffer.append(ASCII.cr)
-        buffer.append(ASCII.lf)
+        appendChunkHead(size: data.count, extensions: extensions, to: &buffer)
         data.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
         buffer.append(ASCII.cr)
         buffer.append(ASCII.lf)
@@ -245,15 +242,6 @@ public enum HTTP1Serializer {
                 rest /= 10
             } while rest > 0
             buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[start...]))
-        }
-    }
-
-    private static func appendHex(_ value: Int, to buffer: inout [UInt8]) {
-        let digits: StaticString = "0123456789abcdef"
-        var shift = (Int.bitWidth - value.leadingZeroBitCount + 3) / 4 * 4 - 4
-        while shift >= 0 {
-            buffer.append(digits.utf8Start[(value >> shift) & 0xF])
-            shift -= 4
         }
     }
 }

@@ -1,10 +1,16 @@
 /// HTTP-date field values (RFC 9110 §5.6.7) as Unix seconds: formatted as IMF-fixdate, parsed from IMF-fixdate and,
 /// as recipients should accept, from the obsolete RFC 850 and asctime forms. For Last-Modified, If-Modified-Since,
-/// If-Range and the like; the server's own `Date` line comes from `HTTPDate`.
+/// If-Range and the like, and the server's own `Date` line (cached per loop by `HTTPDateCache`).
 package enum HTTPFieldDate {
-    /// `Sun, 06 Nov 1994 08:49:37 GMT` for `seconds` since the Unix epoch.
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` for `seconds` since the Unix epoch: IMF-fixdate, the form a sender
+    /// generates (RFC 9110 §5.6.7).
     package static func format(unixSeconds seconds: Int) -> String {
-        HTTPDate.imfFixdate(unixSeconds: seconds)
+        let (days, secondOfDay) = daysAndSecondOfDay(unixSeconds: seconds)
+        // 1970-01-01 was a Thursday: index 3 in `dayNames`, which starts on Monday.
+        let weekday = ((days % 7) + 10) % 7
+        let (year, month, day) = civilDate(daysSinceEpoch: days)
+        return "\(dayNames[weekday]), \(twoDigits(day)) \(monthNames[month - 1]) \(year) "
+            + "\(twoDigits(secondOfDay / 3600)):\(twoDigits(secondOfDay / 60 % 60)):\(twoDigits(secondOfDay % 60)) GMT"
     }
 
     /// The Unix seconds of an HTTP-date in any of its three forms; nil for anything else (RFC 9110 §13.1.3 says an
@@ -24,23 +30,9 @@ package enum HTTPFieldDate {
     static let longDayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
     static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date, by the inverse of `HTTPDate.civilDate` (Howard Hinnant's
-    /// days_from_civil).
-    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func daysInMonth(_ month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
+    /// `value` (0–99) in two digits, as the times of an HTTP-date and of a certificate are written.
+    package static func twoDigits(_ value: Int) -> String {
+        value < 10 ? "0\(value)" : String(value)
     }
 }
 
@@ -89,7 +81,9 @@ private struct DateScanner {
                 let twoDigitYear = scanner.digits(2), scanner.literal(" "), let time = scanner.timeOfDay(),
                 scanner.literal(" GMT"), scanner.atEnd
             else { return nil }
-            let currentYear = HTTPDate.civilDate(daysSinceEpoch: now >= 0 ? now / 86_400 : (now - 86_399) / 86_400).year
+            let currentYear = HTTPFieldDate.civilDate(
+                daysSinceEpoch: HTTPFieldDate.daysAndSecondOfDay(unixSeconds: now).days
+            ).year
             var year = currentYear - currentYear % 100 + twoDigitYear
             if year > currentYear + 50 { year -= 100 }
             // The year is the one with those digits in the century that ends 50 years from now.

@@ -119,7 +119,7 @@ extension HTTPServerConnection {
         case .chunked:
             guard count > 0 else { return }
             context.scratch.clear()
-            Self.appendChunkSize(count, to: &context.scratch)
+            HTTP1Serializer.appendChunkHead(size: count, to: &context.scratch)
             if count <= Self.coalescingLimit {
                 context.scratch.writeBuffer(chunk)
                 context.scratch.writeLiteral("\r\n")
@@ -205,16 +205,6 @@ extension HTTPServerConnection {
     }
 
     private static let crlf = ByteBuffer(string: "\r\n")
-
-    private static func appendChunkSize(_ size: Int, to buffer: inout ByteBuffer) {
-        let digits: StaticString = "0123456789abcdef"
-        var shift = (Int.bitWidth - size.leadingZeroBitCount + 3) / 4 * 4 - 4
-        while shift >= 0 {
-            buffer.writeInteger(digits.utf8Start[(size >> shift) & 0xF])
-            shift -= 4
-        }
-        buffer.writeLiteral("\r\n")
-    }
 
     // MARK: The handler's end
 

@@ -3,50 +3,52 @@ import Synchronization
 import Testing
 import Wire
 
-/// A descriptor kind Wire does not know (here a pipe; a netlink socket in WireClient's reachability) watched on a
-/// Wire loop through the `package` registration seam, without `@testable`.
-@Suite(.timeLimit(.minutes(1)))
-struct ForeignDescriptorTests {
-    /// Reads the pipe when it is readable and reports what came, then the loop's closing.
-    final class PipeReader: Selectable {
-        let readEnd: CInt
-        let received: AsyncStream<String>.Continuation
-        var key: UInt64 = 0
+extension IOSuite {
+    /// A descriptor kind Wire does not know (here a pipe; a netlink socket in WireClient's reachability) watched on a
+    /// Wire loop through the `package` registration seam, without `@testable`.
+    @Suite(.timeLimit(.minutes(1)))
+    struct ForeignDescriptorTests {
+        /// Reads the pipe when it is readable and reports what came, then the loop's closing.
+        final class PipeReader: Selectable {
+            let readEnd: CInt
+            let received: AsyncStream<String>.Continuation
+            var key: UInt64 = 0
 
-        init(readEnd: CInt, received: AsyncStream<String>.Continuation) {
-            self.readEnd = readEnd
-            self.received = received
+            init(readEnd: CInt, received: AsyncStream<String>.Continuation) {
+                self.readEnd = readEnd
+                self.received = received
+            }
+
+            func ready(_ event: ReadinessEvent) {
+                guard event.isReadable else { return }
+                var bytes = [UInt8](repeating: 0, count: 64)
+                let count = bytes.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+                if count > 0 { received.yield(String(decoding: bytes[..<count], as: UTF8.self)) }
+            }
+
+            func eventLoopIsClosing() {
+                received.yield("closing")
+                received.finish()
+            }
         }
 
-        func ready(_ event: ReadinessEvent) {
-            guard event.isReadable else { return }
-            var bytes = [UInt8](repeating: 0, count: 64)
-            let count = bytes.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-            if count > 0 { received.yield(String(decoding: bytes[..<count], as: UTF8.self)) }
+        @Test func aPipeRegisteredOnALoopReportsReadinessAndTheLoopsClosing() async throws {
+            var ends: [CInt] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            #expect(fcntl(ends[0], F_SETFL, O_NONBLOCK) == 0)
+            defer { close(ends[0]); close(ends[1]) }
+            let loop = try EventLoop(name: "foreign-descriptor")
+            let (stream, continuation) = AsyncStream<String>.makeStream()
+            let readEnd = ends[0]
+            try await loop.submit { () throws in
+                let reader = PipeReader(readEnd: readEnd, received: continuation)
+                reader.key = try loop.register(readEnd, interest: .read, handler: reader)
+            }
+            var iterator = stream.makeAsyncIterator()
+            #expect(write(ends[1], "hello", 5) == 5)
+            #expect(await iterator.next() == "hello")
+            await loop.shutdownGracefully()
+            #expect(await iterator.next() == "closing")
         }
-
-        func eventLoopIsClosing() {
-            received.yield("closing")
-            received.finish()
-        }
-    }
-
-    @Test func aPipeRegisteredOnALoopReportsReadinessAndTheLoopsClosing() async throws {
-        var ends: [CInt] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        #expect(fcntl(ends[0], F_SETFL, O_NONBLOCK) == 0)
-        defer { close(ends[0]); close(ends[1]) }
-        let loop = try EventLoop(name: "foreign-descriptor")
-        let (stream, continuation) = AsyncStream<String>.makeStream()
-        let readEnd = ends[0]
-        try await loop.submit { () throws in
-            let reader = PipeReader(readEnd: readEnd, received: continuation)
-            reader.key = try loop.register(readEnd, interest: .read, handler: reader)
-        }
-        var iterator = stream.makeAsyncIterator()
-        #expect(write(ends[1], "hello", 5) == 5)
-        #expect(await iterator.next() == "hello")
-        await loop.shutdownGracefully()
-        #expect(await iterator.next() == "closing")
     }
 }

@@ -32,6 +32,20 @@ struct HTTP1SerializerTests {
         #expect(text(buffer) == "1a\r\n" + String(repeating: "x", count: 26) + "\r\n2;a=\"b c\"\r\nhi\r\n0\r\nDigest: x\r\n\r\n")
     }
 
+    /// The one home of chunk-size framing, in both buffer kinds: lowercase hex without leading zeros, then CRLF.
+    @Test(arguments: [
+        (1, "1"), (15, "f"), (16, "10"), (255, "ff"), (4096, "1000"), (0, "0"),
+        (Int.max >> 4, "7ffffffffffffff"), (Int.max, "7fffffffffffffff"),
+    ])
+    func chunkHeads(_ size: Int, _ hex: String) {
+        var buffer = ByteBuffer(string: "prefix|")
+        HTTP1Serializer.appendChunkHead(size: size, to: &buffer)
+        #expect(String(decoding: buffer.readableBytesArray, as: UTF8.self) == "prefix|\(hex)\r\n")
+        var bytes = Array("prefix|".utf8)
+        HTTP1Serializer.appendChunkHead(size: size, extensions: ";x=1", to: &bytes)
+        #expect(text(bytes) == "prefix|\(hex);x=1\r\n")
+    }
+
     @Test(arguments: [
         (HTTPRequestHead(method: HTTPMethod("GE T"), target: "/"), "invalid_method"),
         (HTTPRequestHead(method: HTTPMethod(""), target: "/"), "invalid_method"),

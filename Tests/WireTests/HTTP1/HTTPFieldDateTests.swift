@@ -14,6 +14,29 @@ struct HTTPFieldDateTests {
         #expect(HTTPFieldDate.format(unixSeconds: 951_782_400) == "Tue, 29 Feb 2000 00:00:00 GMT")
     }
 
+    @Test func formatsEveryWeekdayAndTimesBeforeTheEpoch() {
+        let week = (0..<7).map { HTTPFieldDate.format(unixSeconds: $0 * 86_400).prefix(3) }
+        #expect(week == ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"])
+        #expect(HTTPFieldDate.format(unixSeconds: -1) == "Wed, 31 Dec 1969 23:59:59 GMT")
+        #expect(HTTPFieldDate.format(unixSeconds: -2_208_988_800) == "Mon, 01 Jan 1900 00:00:00 GMT")
+    }
+
+    /// The calendar arithmetic that the `Date` line and WireTLS's certificate times share.
+    @Test func calendarArithmetic() {
+        #expect(HTTPFieldDate.daysAndSecondOfDay(unixSeconds: 0) == (0, 0))
+        #expect(HTTPFieldDate.daysAndSecondOfDay(unixSeconds: 86_399) == (0, 86_399))
+        #expect(HTTPFieldDate.daysAndSecondOfDay(unixSeconds: -1) == (-1, 86_399))
+        #expect(HTTPFieldDate.daysAndSecondOfDay(unixSeconds: -86_400) == (-1, 0))
+        #expect(HTTPFieldDate.civilDate(daysSinceEpoch: 0) == (1970, 1, 1))
+        #expect(HTTPFieldDate.civilDate(daysSinceEpoch: 11_016) == (2000, 2, 29))
+        #expect(HTTPFieldDate.civilDate(daysSinceEpoch: -719_468) == (0, 3, 1))
+        for days in stride(from: -800_000, to: 800_000, by: 997) {
+            let (year, month, day) = HTTPFieldDate.civilDate(daysSinceEpoch: days)
+            #expect(HTTPFieldDate.daysSinceEpoch(year: year, month: month, day: day) == days, "\(days)")
+            #expect((1...HTTPFieldDate.daysInMonth(month, year: year)).contains(day))
+        }
+    }
+
     @Test func parsesTheThreeFormsOfRFC9110sExample() {
         #expect(HTTPFieldDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == Self.example)
         #expect(HTTPFieldDate.parse("Sunday, 06-Nov-94 08:49:37 GMT", now: Self.now2025) == Self.example)

@@ -207,10 +207,4 @@ struct HTTPServerConnectionStateMachineTests {
         #expect(machine.responseAborted() == .none)
         #expect(machine.streamClosed() == .none)
     }
-
-    @Test func imfFixdate() {
-        #expect(HTTPDate.imfFixdate(unixSeconds: 784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
-        #expect(HTTPDate.imfFixdate(unixSeconds: 0) == "Thu, 01 Jan 1970 00:00:00 GMT")
-        #expect(HTTPDate.imfFixdate(unixSeconds: 951_782_400) == "Tue, 29 Feb 2000 00:00:00 GMT")
-    }
 }

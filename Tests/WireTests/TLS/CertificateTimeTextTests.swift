@@ -1,7 +1,8 @@
 import Testing
 @testable import WireTLS
 
-/// A certificate's validity times as text, from the calendar arithmetic Wire shares with its `Date` field.
+/// A certificate's validity times as text, from the calendar arithmetic of `HTTPFieldDate` (HTTP1/), which the
+/// server's `Date` field shares.
 struct CertificateTimeTextTests {
     @Test(arguments: [
         (Int64(0), "1970-01-01 00:00:00Z"),
