@@ -13,15 +13,18 @@ extension HTTPClient {
         var body = request.body
         let socketPath = request.unixSocketPath
         var redirects = 0
+        let policy = request.redirects ?? configuration.redirects
+        let observation = request.observer.map { RequestObservation(observer: $0, metrics: metrics) }
         while true {
             let response = try await executeWithRetry(url: url, via: socketPath, method: method, headers: headers, body: body,
+                                                       observation: observation,
                                                        metrics: metrics, abort: abort)
             guard [301, 302, 303, 307, 308].contains(response.status.code),
                   let location = response.headers.first(name: "location") else {
                 return response
             }
             let max: Int
-            switch configuration.redirects {
+            switch policy {
             case .disallow: return response
             case .follow(let limit, _), .rewrite(let limit, _): max = limit
             }
@@ -55,7 +58,7 @@ extension HTTPClient {
             }
             let proposal = HTTPClientConfiguration.RedirectHop(from: url, to: next, status: response.status, method: nextMethod)
             do {
-                switch configuration.redirects {
+                switch policy {
                 case .disallow:
                     return response
                 case .follow(_, let hop):
@@ -89,6 +92,7 @@ extension HTTPClient {
                 $0.redirects = redirects
                 $0.redirectHops.append(record)
             }
+            observation?.tell(.redirect(record))
             url = next
             method = nextMethod
             body = nextBody

@@ -109,6 +109,7 @@ public final class HTTPClient: Sendable {
     // MARK: Retry
 
     func executeWithRetry(url: HTTPURL, via socketPath: String?, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
+                          observation: RequestObservation? = nil,
                                   metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
         let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
         var attempt = 0
@@ -119,7 +120,8 @@ public final class HTTPClient: Sendable {
                 // The exchange runs with the connection's loop as its executor: its awaits on the
                 // loop resume on the loop's own thread instead of hopping to a pool thread and back.
                 return try await withLoopPreference(lease.connection.loop) { () async throws(HTTPClientError) -> HTTPClientResponse in
-                    try await send(on: lease, url: url, method: method, headers: headers, body: body, metrics: metrics, abort: abort)
+                    try await send(on: lease, url: url, method: method, headers: headers, body: body, metrics: metrics, abort: abort,
+                                   observation: observation)
                 }
             } catch {
                 // A pooled connection the server closed just as it was reused: the normal race
@@ -129,6 +131,7 @@ public final class HTTPClient: Sendable {
                 if stale && replayable && attempt == 0 && configuration.retriesStaleConnections {
                     attempt += 1
                     metrics.update { $0.retries += 1 }
+                    observation?.tell(.retry(attempt: attempt, after: error))
                     continue
                 }
                 if stale && !replayable { throw error.markingMayHaveBeenProcessed() }
@@ -173,7 +176,8 @@ public final class HTTPClient: Sendable {
     // MARK: One exchange
 
     private func send(on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
-                      metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
+                      metrics: HTTPClientMetrics, abort: AbortHandle,
+                      observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
         metrics.update {
             $0.timings.nameResolved = lease.nameResolution
             $0.timings.connected = lease.connect
@@ -242,6 +246,13 @@ public final class HTTPClient: Sendable {
             throw HTTPClientError(.shutDown, "the event loop shut down")
         }
         abort.setCurrent { error in connection.loop.execute { connection.value.abort(exchangeID, with: error) } }
+        let expectedBodyBytes: Int? = if case .contentLength(let length) = framing { length } else { nil }
+        observation?.attemptStarted()
+        if let sendInline { observation?.bodySent(sendInline.readableBytes, expected: expectedBodyBytes) }
+        var bodyProgress: (@Sendable (Int) -> Void)?
+        if let observation {
+            bodyProgress = { @Sendable count in observation.bodySent(count, expected: expectedBodyBytes) }
+        }
 
         if !requestComplete {
             var sendBody = true
@@ -253,10 +264,12 @@ public final class HTTPClient: Sendable {
             }
             if sendBody {
                 do {
-                    try await pumpBody(body, inline: inline, file: file, chunked: framing == .chunked, to: connection, exchange: exchangeID)
+                    try await pumpBody(body, inline: inline, file: file, chunked: framing == .chunked, to: connection, exchange: exchangeID,
+                                       progress: bodyProgress)
                 } catch {
                     // The server may have answered early (413, 401) and closed: prefer its answer.
                     if promise.isCompleted, let start = try? await promise.get() {
+                        observation?.tell(.responseHead(start.head))
                         return HTTPClientResponse(head: start.head, body: start.body, url: url, metrics: metrics)
                     }
                     // An abort (deadline, cancellation) closes the connection under the pump:
@@ -267,12 +280,14 @@ public final class HTTPClient: Sendable {
             }
         }
         let start = try await promise.get()
+        observation?.tell(.responseHead(start.head))
         return HTTPClientResponse(head: start.head, body: start.body, url: url, metrics: metrics)
     }
 
     /// Sends a body that was not sent with the head, waiting for the socket to drain between parts.
     private func pumpBody(_ body: HTTPClientRequest.Body?, inline: ByteBuffer?, file: FileReader?, chunked: Bool,
-                          to connection: LoopBound<HTTP1ClientConnection>, exchange: HTTP1ClientConnection.ExchangeID) async throws(HTTPClientError) {
+                          to connection: LoopBound<HTTP1ClientConnection>, exchange: HTTP1ClientConnection.ExchangeID,
+                          progress: (@Sendable (Int) -> Void)? = nil) async throws(HTTPClientError) {
         func write(_ buffer: ByteBuffer, last: Bool) async throws(HTTPClientError) {
             var parts: [ByteBuffer] = []
             if chunked {
@@ -292,6 +307,7 @@ public final class HTTPClient: Sendable {
                 connection.loop.execute { connection.value.writeBodyPart(outgoing, isLast: last, for: exchange, continuation: continuation) }
             }
             try result.get()
+            progress?(buffer.readableBytes)
         }
         switch body {
         case .none:
@@ -310,7 +326,8 @@ public final class HTTPClient: Sendable {
                 if last { break }
             }
         case .replayable(_, let makeChunks):
-            try await pumpBody(.stream(length: nil, makeChunks()), inline: nil, file: nil, chunked: chunked, to: connection, exchange: exchange)
+            try await pumpBody(.stream(length: nil, makeChunks()), inline: nil, file: nil, chunked: chunked, to: connection, exchange: exchange,
+                               progress: progress)
         case .stream(_, let stream):
             do {
                 for try await chunk in stream where chunk.readableBytes > 0 {

@@ -19,6 +19,13 @@ public struct HTTPClientRequest: Sendable {
     /// redirect it follows (curl's `--unix-socket`). The URL still gives the target and `Host`.
     public var unixSocketPath: String?
 
+    /// Told, on a client thread and in order, of the request's progress: body bytes sent, the response head, each
+    /// redirect followed, each retry; with the request's metrics. Keep it short: it runs on the request's path.
+    public var observer: (@Sendable (HTTPClientRequestEvent, HTTPClientMetrics) -> Void)?
+    /// The redirect policy for this request; nil follows the client's `configuration.redirects`. The scheme rules
+    /// hold whatever the policy.
+    public var redirects: HTTPClientConfiguration.RedirectPolicy?
+
     /// Creates a request.
     public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(), body: Body? = nil) {
         self.url = url

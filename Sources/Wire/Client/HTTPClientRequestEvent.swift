@@ -1,0 +1,44 @@
+import Synchronization
+
+/// Something that happened to one request, told to its `HTTPClientRequest.observer` as it happens: what a manager
+/// layer needs for upload progress, task delegates and logging.
+public enum HTTPClientRequestEvent: Sendable {
+    /// More of the body was handed to the socket: `total` bytes of it so far on this attempt, of `expected` when the
+    /// length is known. A retry or a redirect that sends the body again starts again from 0.
+    case bodyBytesSent(total: Int, expected: Int?)
+    /// The final response head arrived (interim 1xx heads are not told).
+    case responseHead(HTTPResponseHead)
+    /// A redirect was followed: the exchange that answered with it.
+    case redirect(HTTPClientMetrics.RedirectHop)
+    /// The request is sent again on a fresh connection after `error` (a pooled connection the server had closed).
+    case retry(attempt: Int, after: HTTPClientError)
+}
+
+/// One request's observer, with what it has been told: the body bytes counted per attempt.
+final class RequestObservation: Sendable {
+    let observer: @Sendable (HTTPClientRequestEvent, HTTPClientMetrics) -> Void
+    let metrics: HTTPClientMetrics
+    private let sent = Atomic<Int>(0)
+
+    init(observer: @escaping @Sendable (HTTPClientRequestEvent, HTTPClientMetrics) -> Void, metrics: HTTPClientMetrics) {
+        self.observer = observer
+        self.metrics = metrics
+    }
+
+    /// Tells `event`.
+    func tell(_ event: HTTPClientRequestEvent) {
+        observer(event, metrics)
+    }
+
+    /// A new attempt sends the body from its start.
+    func attemptStarted() {
+        sent.store(0, ordering: .relaxed)
+    }
+
+    /// `count` more body bytes went to the socket.
+    func bodySent(_ count: Int, expected: Int?) {
+        guard count > 0 else { return }
+        let total = sent.add(count, ordering: .relaxed).newValue
+        tell(.bodyBytesSent(total: total, expected: expected))
+    }
+}
