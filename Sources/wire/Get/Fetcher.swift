@@ -192,7 +192,11 @@ struct Fetcher {
     private func streamBody(_ response: HTTPClientResponse, to output: String?) async throws(TransferFailure) {
         // Opened only now, so a transfer that fails before its response (or with --fail) leaves no file behind.
         let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
-        if options.includeHead || options.headOnly { try sink.write(HeadText.raw(response.head)) }
+        if options.includeHead || options.headOnly {
+            // As curl does with -L: every redirect's head before the final one (the redirect bodies are not shown).
+            for hop in response.metrics.snapshot.redirectHops { try sink.write(HeadText.raw(hop.responseHead)) }
+            try sink.write(HeadText.raw(response.head))
+        }
         if options.headOnly {
             // A HEAD answer has no body; with `-I -X GET` (curl's way to see the head of a server that
             // refuses HEAD) the body is read and dropped, so the connection can serve the next URL.

@@ -161,6 +161,19 @@ extension IOSuite {
             }
         }
 
+        @Test func includeWithLocationShowsEveryHopsHeadAsCurlDoes() async throws {
+            try await Self.withPeer { base in
+                let run = try await WireToolRunner.run(["get", "-i", "-L", "\(base)/redirect/2/302"])
+                #expect(run.status == 0)
+                let statusLines = run.text.split(separator: "\r\n").filter { $0.hasPrefix("HTTP/1.") }
+                #expect(statusLines.count == 4, "\(statusLines)")  // /redirect/2 → /1 → /0 → /echo
+                #expect(statusLines.first?.contains(" 302") == true && statusLines.last?.contains(" 200") == true)
+                #expect(!run.text.contains("moved"), "a redirect body was written")
+                let head = try await WireToolRunner.run(["get", "-I", "-L", "\(base)/redirect/1/301"])
+                #expect(head.text.split(separator: "\r\n").filter { $0.hasPrefix("HTTP/1.") }.count == 3)
+            }
+        }
+
         @Test func dataBinaryFileIsUploadedAndEchoed() async throws {
             try await Self.withPeer { base in
                 let folder = try WireToolRunner.temporaryFolder()
