@@ -5,8 +5,14 @@ import Wire
 struct ParseSession {
     private var parser: HTTP1Parser
     private let input: UnsafeBufferPointer<UInt8>
+    /// A message's head, waiting to be printed when the message ends.
+    private enum Head {
+        case request(HTTPRequestHead)
+        case response(HTTPResponseHead)
+    }
+
     /// The head of the message being read, printed when the message ends.
-    private var head: HTTP1ParserEvent?
+    private var head: Head?
     /// Where the current head's bytes start in `input`, to recover a reason phrase's exact bytes.
     private var headStart = 0
     private var body: [UInt8] = []
@@ -45,16 +51,16 @@ struct ParseSession {
                 position += step.consumed
                 switch step.event {
                 case .requestHead(let request):
-                    head = .requestHead(request)
+                    head = .request(request)
                     body.removeAll(keepingCapacity: true)
                 case .responseHead(let response):
                     if response.isInterim {
                         // An interim response has no body and is followed by the final one: print it now.
-                        write(.responseHead(response), headStart: stepStart, body: [], trailers: nil,
+                        write(.response(response), headStart: stepStart, body: [], trailers: nil,
                               closed: false, upgraded: false, into: &output)
                     } else {
                         queueNextMethod()
-                        head = .responseHead(response)
+                        head = .response(response)
                         headStart = stepStart
                         body.removeAll(keepingCapacity: true)
                     }
@@ -105,7 +111,7 @@ struct ParseSession {
     }
 
     private func write(
-        _ head: HTTP1ParserEvent,
+        _ head: Head,
         headStart: Int,
         body: [UInt8],
         trailers: HTTPHeaders?,
@@ -117,7 +123,7 @@ struct ParseSession {
         let repairs: [HTTP1Repair]
         output.beginObject()
         switch head {
-        case .requestHead(let request):
+        case .request(let request):
             output.key("method")
             output.string(request.method.rawValue)
             output.key("target")
@@ -126,7 +132,7 @@ struct ParseSession {
             output.string(request.version.description)
             headers = request.headers
             repairs = request.repairs
-        case .responseHead(let response):
+        case .response(let response):
             output.key("version")
             output.string(response.version.description)
             output.key("status")
@@ -141,8 +147,6 @@ struct ParseSession {
             }
             headers = response.headers
             repairs = response.repairs
-        case .body, .end, .upgraded:
-            preconditionFailure("only heads are buffered")
         }
         output.key("headers")
         Self.writeFields(headers, into: &output)
@@ -151,9 +155,8 @@ struct ParseSession {
         output.key("keep_alive")
         let keepAlive: Bool
         switch head {
-        case .requestHead(let request): keepAlive = request.isKeepAlive
-        case .responseHead(let response): keepAlive = response.isKeepAlive && !closed
-        case .body, .end, .upgraded: keepAlive = false
+        case .request(let request): keepAlive = request.isKeepAlive
+        case .response(let response): keepAlive = response.isKeepAlive && !closed
         }
         output.boolean(keepAlive)
         if let trailers {
