@@ -19,25 +19,13 @@ extension IOSuite {
             var all: [String] { list.withLock { $0 } }
         }
 
+        /// POST /a answers 307 to /b, GET /moved 302 to /b, anything else 200; `body` gets the client and the base URL.
         static func withServer(_ body: @escaping @Sendable (HTTPClient, String) async throws -> Void) async throws {
-            let group = try EventLoopGroup(loopCount: 1)
-            let server = try await ScriptedServer.start(on: group.next()) { _, _, head in
+            try await HTTPClientFaultTests.withServer(script: { _, _, head in
                 if head.hasPrefix("POST /a ") { return .respond("HTTP/1.1 307 Temporary Redirect\r\nLocation: /b\r\nContent-Length: 0\r\n\r\n") }
                 if head.hasPrefix("GET /moved ") { return .respond("HTTP/1.1 302 Found\r\nLocation: /b\r\nContent-Length: 0\r\n\r\n") }
                 return .respond(ScriptedServer.ok())
-            }
-            let client = try HTTPClient(group: group)
-            do {
-                try await withTimeout(seconds: 30) { try await body(client, "http://127.0.0.1:\(server.address.port!)") }
-            } catch {
-                await client.shutdown()
-                try await server.close()
-                await group.shutdownGracefully()
-                throw error
-            }
-            await client.shutdown()
-            try await server.close()
-            await group.shutdownGracefully()
+            }) { client, server in try await body(client, HTTPClientFaultTests.url(server, "")) }
         }
 
         @Test func theObserverHearsBodyProgressEachRedirectAndTheHead() async throws {

@@ -10,7 +10,7 @@ extension IOSuite {
         struct Trap {
             let server: ScriptedServer
             let path: String
-            var encodedPath: String { path.split(separator: "/", omittingEmptySubsequences: false).joined(separator: "%2F") }
+            var encodedPath: String { HTTPClientRedirectSchemeTests.encode(path) }
             var url: String { "http+unix://\(encodedPath)/containers/json" }
         }
 
@@ -61,7 +61,7 @@ extension IOSuite {
         }
 
         static func encode(_ path: String) -> String {
-            path.split(separator: "/", omittingEmptySubsequences: false).joined(separator: "%2F")
+            PercentEncoding.encode(path, allowing: .unreserved)
         }
 
         static func url(_ server: ScriptedServer, _ path: String = "/") -> String {
@@ -135,7 +135,7 @@ extension IOSuite {
                 head.hasPrefix("GET /a ") ? Self.redirect("302 Found", to: "/b") : .respond(ScriptedServer.ok("on the socket"))
             }
             let client = try HTTPClient(group: group)
-            let encoded = path.split(separator: "/", omittingEmptySubsequences: false).joined(separator: "%2F")
+            let encoded = Self.encode(path)
             let response = try await client.execute(HTTPClientRequest(url: "http+unix://\(encoded)/a"))
             #expect(response.status.code == 200)
             #expect(try await response.body.collect(upTo: 100) == ByteBuffer(string: "on the socket"))

@@ -10,29 +10,15 @@ extension IOSuite {
         }
 
         /// A server that answers POST /a with `status` to /b, and /b with the body length it received.
+        /// A server that answers POST /a with `status` to /b, and /b with the body length it received.
         static func withRedirectingServer(_ status: String, _ body: @escaping @Sendable (HTTPClient, String) async throws -> Void) async throws {
-            let group = try EventLoopGroup(loopCount: 1)
-            let server = try await ScriptedServer.start(on: group.next()) { _, _, head in
+            try await HTTPClientFaultTests.withServer(script: { _, _, head in
                 if head.hasPrefix("POST /a ") {
                     return .respond("HTTP/1.1 \(status)\r\nLocation: /b\r\nContent-Length: 0\r\n\r\n")
                 }
                 let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                 return .respond(ScriptedServer.ok("\(head.split(separator: " ")[1]) \(length.map(String.init) ?? "none")"))
-            }
-            let client = try HTTPClient(group: group)
-            do {
-                try await withTimeout(seconds: 30) {
-                    try await body(client, "http://127.0.0.1:\(server.address.port!)/a")
-                }
-            } catch {
-                await client.shutdown()
-                try await server.close()
-                await group.shutdownGracefully()
-                throw error
-            }
-            await client.shutdown()
-            try await server.close()
-            await group.shutdownGracefully()
+            }) { client, server in try await body(client, HTTPClientFaultTests.url(server, "/a")) }
         }
 
         @Test(arguments: ["307 Temporary Redirect", "308 Permanent Redirect"])
