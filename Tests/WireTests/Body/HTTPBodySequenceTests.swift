@@ -32,16 +32,6 @@ struct HTTPBodySequenceTests {
         func makeAsyncIterator() -> Iterator { Iterator(lifetime: Lifetime(tally)) }
     }
 
-    /// Waits, by polling against a deadline, until `condition` holds.
-    static func eventually(_ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            await Task.yield()
-        }
-        return true
-    }
-
     @Test func chunksArriveInOrderAndAnErrorFollowsThem() async throws {
         let body = HTTPBody(AsyncThrowingStream<ByteBuffer, any Error> { continuation in
             continuation.yield(ByteBuffer(string: "ab"))
@@ -63,7 +53,7 @@ struct HTTPBodySequenceTests {
         let tally = CountingChunks.Tally()
         var body: HTTPBody? = HTTPBody(CountingChunks(tally: tally))
         // 256 KiB of high watermark: the producer pauses after about five 64 KiB chunks and asks for no more.
-        #expect(await Self.eventually { tally.requested.load(ordering: .sequentiallyConsistent) >= 5 })
+        #expect(await eventually(within: 10) { tally.requested.load(ordering: .sequentiallyConsistent) >= 5 })
         for _ in 0..<2000 { await Task.yield() }
         let paused = tally.requested.load(ordering: .sequentiallyConsistent)
         #expect(paused <= 6, "the producer ran ahead to \(paused) chunks")
@@ -74,7 +64,7 @@ struct HTTPBodySequenceTests {
         // Dropping the body ends the iteration.
         body = nil
         _ = consume iterator
-        #expect(await Self.eventually { tally.ended.load(ordering: .sequentiallyConsistent) })
+        #expect(await eventually(within: 10) { tally.ended.load(ordering: .sequentiallyConsistent) })
     }
 
     @Test func aResponseMadeWithoutTheNetworkCarriesItsHeadAndBody() async throws {
