@@ -101,14 +101,15 @@ struct Tally: Equatable {
 func runWire(_ workload: Workload) -> Tally {
     var tally = Tally()
     var parser = HTTP1Parser(kind: workload.kind)
-    timedSection { workload.message.withUnsafeBufferPointer { bytes in
+    timedSection {
+        let bytes = workload.message.span
         for _ in 0..<workload.count {
             if workload.kind == .response { parser.expectResponse(to: .get) }
             var offset = 0
             parsing: while true {
                 let step: HTTP1ParseStep
                 do {
-                    step = try parser.parse(UnsafeBufferPointer(rebasing: bytes[offset...]))
+                    step = try parser.parse(bytes.extracting(offset...))
                 } catch {
                     fatalError("Wire refused the benchmark message: \(error)")
                 }
@@ -125,7 +126,7 @@ func runWire(_ workload: Workload) -> Tally {
             }
             precondition(offset == bytes.count)
         }
-    } }
+    }
     return tally
 }
 

@@ -175,11 +175,12 @@ public struct HTTP1Parser: Sendable {
         }
     }
 
-    /// Parses `bytes`, the unconsumed input starting with its oldest byte.
+    /// `parse` over a raw buffer, for the package's own connections and tools that already hold one; users
+    /// call the `Span` form, so that no raw pointer crosses the public API (ARCHITECTURE.md's rule).
     /// - Parameter bytes: Every byte received and not yet consumed.
     /// - Returns: How many leading bytes to drop, and the event found, if any (`nil`: need more bytes).
     /// - Throws: `HTTP1ParseError` with the fault's kind and absolute offset; the parser then stays failed.
-    public mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTP1ParseError) -> HTTP1ParseStep {
+    package mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTP1ParseError) -> HTTP1ParseStep {
         let step = try parseLean(bytes)
         switch step.kind {
         case .needMore: return HTTP1ParseStep(consumed: step.consumed, event: nil)

@@ -71,16 +71,12 @@ public func runParser(_ input: [UInt8], _ fuzzCase: FuzzCase, splits: [Int], ori
             let available = buffer.count - start
             let step: HTTP1ParseStep
             do {
-                step = try buffer.withUnsafeBufferPointer { all throws(HTTP1ParseError) in
-                    try parser.parse(UnsafeBufferPointer(rebasing: all[start...]))
-                }
+                step = try parser.parse(buffer.span.extracting(start...))
             } catch {
                 log.append(.error(error))
                 // A failed parser must keep failing with the same error.
                 let again = Result { () throws(HTTP1ParseError) in
-                    try buffer.withUnsafeBufferPointer { all throws(HTTP1ParseError) in
-                        try parser.parse(UnsafeBufferPointer(rebasing: all[start...]))
-                    }
+                    try parser.parse(buffer.span.extracting(start...))
                 }
                 check(again == .failure(error), "parse after \(error) gave \(again)")
                 return false
