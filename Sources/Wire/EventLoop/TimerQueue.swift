@@ -3,7 +3,11 @@
 ///
 /// Cancellation is lazy: a cancelled timer's payload is dropped at once, and its heap entry is
 /// skipped when it reaches the top. This keeps `cancel` O(1), which matters because most
-/// timers (request and idle timeouts) are cancelled, not fired. Pure value type: no clock, no I/O.
+/// timers (request and idle timeouts) are cancelled, not fired. So that a busy loop whose
+/// timeouts are rescheduled on every request does not keep millions of dead entries until their
+/// far deadlines come, the heap is rebuilt from the live entries whenever the dead ones outnumber
+/// them (O(n) each time, after at least n/2 cancellations: amortised O(1) per cancel).
+/// Pure value type: no clock, no I/O.
 package struct TimerQueue<Payload> {
     /// A handle for cancelling a scheduled timer.
     package struct ID: Hashable, Sendable {
@@ -43,8 +47,27 @@ package struct TimerQueue<Payload> {
         if payloads.isEmpty {
             // Nothing live: drop the cancelled entries too so memory does not linger.
             heap.removeAll(keepingCapacity: true)
+        } else if heap.count > Self.compactionFloor && heap.count > 2 * payloads.count {
+            compact()
         }
         return payload
+    }
+
+    /// The heap size below which dead entries are left for `dropCancelledTop`: rebuilding a small heap
+    /// costs more than skipping its few dead entries.
+    private static var compactionFloor: Int { 64 }
+
+    /// The number of entries held, live or cancelled (for tests of the compaction).
+    var storedEntryCount: Int { heap.count }
+
+    /// Drops every cancelled entry and restores the heap order bottom-up (Floyd's construction).
+    private mutating func compact() {
+        heap.removeAll { payloads[$0.id] == nil }
+        var index = heap.count / 2 - 1
+        while index >= 0 {
+            siftDown(index)
+            index -= 1
+        }
     }
 
     /// The earliest deadline of a live timer.

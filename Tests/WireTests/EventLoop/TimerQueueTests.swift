@@ -53,4 +53,32 @@ struct TimerQueueTests {
         }
         #expect(count == 1500)
     }
+
+    /// An idle timeout rescheduled on every request, with one long-lived timer keeping the queue non-empty:
+    /// the dead entries must not pile up until their far deadlines.
+    @Test func reschedulingUnderALiveTimerKeepsTheHeapSmall() {
+        var queue = TimerQueue<Int>()
+        _ = queue.schedule(at: at(1_000_000), -1)
+        var idle = queue.schedule(at: at(60_000), 0)
+        for request in 1...100_000 {
+            queue.cancel(idle)
+            idle = queue.schedule(at: at(60_000 + UInt64(request)), request)
+        }
+        #expect(queue.count == 2)
+        #expect(queue.storedEntryCount <= 130, "dead entries kept: \(queue.storedEntryCount)")
+        #expect(queue.popExpired(now: at(200_000)) == 100_000)
+        #expect(queue.popExpired(now: .distantFuture) == -1)
+        #expect(queue.popExpired(now: .distantFuture) == nil)
+    }
+
+    @Test func compactionKeepsFiringOrderWithEqualDeadlines() {
+        var queue = TimerQueue<Int>()
+        var ids: [TimerQueue<Int>.ID] = []
+        for index in 0..<1000 { ids.append(queue.schedule(at: at(UInt64(index % 7)), index)) }
+        for (index, id) in ids.enumerated() where index % 3 != 0 { queue.cancel(id) }
+        var fired: [Int] = []
+        while let value = queue.popExpired(now: .distantFuture) { fired.append(value) }
+        let expected = (0..<1000).filter { $0 % 3 == 0 }.sorted { ($0 % 7, $0) < ($1 % 7, $1) }
+        #expect(fired == expected)
+    }
 }
