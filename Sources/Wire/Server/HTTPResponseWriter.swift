@@ -6,6 +6,8 @@
 /// try await response.writeHead(HTTPResponseHead(status: .ok))
 /// for try await chunk in source { try await response.write(chunk) }
 /// try await response.end()
+/// // or a file: the kernel sends it (sendfile) on plain connections
+/// try await response.respond(HTTPResponseHead(status: .ok), file: try RegularFile(path: path).region())
 /// ```
 ///
 /// The server adds `Content-Length` or `Transfer-Encoding`, `Connection`, `Date` and (if configured) `Server`. For
@@ -15,10 +17,17 @@
 public struct HTTPResponseWriter: Sendable {
     private let connection: LoopBound<HTTPServerConnection>
     private let exchangeID: UInt64
+    /// Whether the connection's stream sends file regions itself; otherwise the writer reads them.
+    private let sendsFiles: Bool
 
-    init(connection: LoopBound<HTTPServerConnection>, exchangeID: UInt64) {
+    /// The read size for file bodies on connections that cannot send files (TLS): one read blocks the loop no
+    /// longer than this many bytes take to copy from the page cache.
+    static let fileChunkSize = 64 * 1024
+
+    init(connection: LoopBound<HTTPServerConnection>, exchangeID: UInt64, sendsFiles: Bool) {
         self.connection = connection
         self.exchangeID = exchangeID
+        self.sendsFiles = sendsFiles
     }
 
     /// Writes a whole response: the head and `body`, in one write when the body is small.
@@ -55,6 +64,44 @@ public struct HTTPResponseWriter: Sendable {
     /// - Throws: `HTTPServerError` before the head, after the end, past the `Content-Length`, or once closed.
     public func write(_ chunk: ByteBuffer) async throws {
         try await send(.body(chunk))
+    }
+
+    /// Writes body bytes from a file.
+    ///
+    /// On a plain connection the kernel sends them from the page cache (`sendfile(2)`), never copying them into the
+    /// process; the call returns once they are nearly all sent. On a TLS connection, which must encrypt them, the file
+    /// is read 64 KiB at a time on the connection's loop and each piece written like `write(_:)`'s bytes.
+    /// - Parameter region: The bytes; the region keeps its file open until they are sent or the connection closes.
+    /// - Throws: `HTTPServerError` as `write(_:)` does; `IOError` from reading the file, or `FileTruncatedError`
+    ///   when it ends before the region does (on a plain connection that closes the connection instead).
+    public func write(_ region: FileRegion) async throws {
+        guard region.count > 0 else { return }
+        if sendsFiles {
+            try await send(.file(region))
+            return
+        }
+        var offset = region.offset
+        let end = region.offset + region.count
+        while offset < end {
+            try Task.checkCancellation()
+            let chunk = try region.file.read(at: offset, upTo: min(Self.fileChunkSize, end - offset))
+            guard chunk.readableBytes > 0 else { throw FileTruncatedError(path: region.file.path, offset: offset) }
+            try await write(chunk)
+            offset += chunk.readableBytes
+        }
+    }
+
+    /// Writes a whole response whose body is a region of a file (see `write(_:)` for how it is sent).
+    /// - Parameters:
+    ///   - head: The status and fields; `Content-Length` is set to the region's size.
+    ///   - region: The body.
+    /// - Throws: As `writeHead(_:)`, `write(_:)` and `end(trailers:)`.
+    public func respond(_ head: HTTPResponseHead, file region: FileRegion) async throws {
+        var head = head
+        head.headers.replaceOrAdd(name: "Content-Length", value: String(region.count))
+        try await writeHead(head)
+        try await write(region)
+        try await end()
     }
 
     /// Ends the body.

@@ -7,6 +7,8 @@ extension HTTPServerConnection {
         case head(HTTPResponseHead)
         /// Body bytes.
         case body(ByteBuffer)
+        /// Body bytes from a file, for a stream that sends files itself (`FileRegionStream`).
+        case file(FileRegion)
         /// The end of the body, with trailers for a chunked one.
         case end(HTTPHeaders?)
     }
@@ -30,6 +32,8 @@ extension HTTPServerConnection {
             try writeHead(head, exchange: current)
         case .body(let chunk):
             try writeBody(chunk, exchange: current)
+        case .file(let region):
+            try writeFile(region, exchange: current)
         case .end(let trailers):
             try writeEnd(trailers: trailers, exchange: current)
         }
@@ -127,6 +131,36 @@ extension HTTPServerConnection {
             } else {
                 stream.write([context.scratch, chunk, Self.crlf])
             }
+        }
+    }
+
+    private func writeFile(_ region: FileRegion, exchange: ExchangeContext) throws(HTTPServerError) {
+        guard let fileStream = fileRegionStream else {
+            throw HTTPServerError(.invalidResponse, detail: "a file region on a stream that cannot send files")
+        }
+        let count = region.count
+        switch exchange.framing {
+        case .notStarted:
+            throw HTTPServerError(.responseNotStarted, detail: "body bytes written before the head")
+        case .ended:
+            throw HTTPServerError(.responseAlreadyEnded, detail: "body bytes written after the end")
+        case .bodyless:
+            return
+        case .length(let remaining):
+            guard count <= remaining else {
+                throw HTTPServerError(.bodyLengthMismatch, detail: "\(count) bytes written with \(remaining) due")
+            }
+            self.exchange?.framing = .length(remaining: remaining - count)
+            fileStream.write(region)
+        case .untilClose:
+            fileStream.write(region)
+        case .chunked:
+            guard count > 0 else { return }
+            context.scratch.clear()
+            HTTP1Serializer.appendChunkHead(size: count, to: &context.scratch)
+            writeScratch()
+            fileStream.write(region)
+            stream.write([Self.crlf])
         }
     }
 

@@ -5,6 +5,8 @@
 /// Lives on one loop; everything here runs on that loop's thread.
 final class HTTPServerConnection: ByteStreamDelegate {
     let stream: any ByteStream
+    /// The same stream when it sends file regions itself (a plain socket); nil for TLS, whose writers read files.
+    let fileRegionStream: (any FileRegionStream)?
     /// The loop's share of the server. Held strongly (an unowned reference costs a check per use on the request
     /// path); the cycle through the context's connection table is broken when the connection closes.
     let context: ServerLoopContext
@@ -65,6 +67,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
 
     init(stream: any ByteStream, context: ServerLoopContext) {
         self.stream = stream
+        self.fileRegionStream = stream as? any FileRegionStream
         self.context = context
         self.timer = ConnectionTimer(loop: stream.eventLoop)
         self.bound = LoopBound(self, loop: stream.eventLoop)
@@ -217,7 +220,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         let request = HTTPServerRequest(
             head: head, body: HTTPBody(channel: channel),
             remoteAddress: stream.remoteAddress, localAddress: stream.localAddress, transportSecurity: stream.securityInfo)
-        let writer = HTTPResponseWriter(connection: bound, exchangeID: id)
+        let writer = HTTPResponseWriter(connection: bound, exchangeID: id, sendsFiles: fileRegionStream != nil)
         let handler = context.handler
         context.handlerStarted()
         exchange?.task = Task(executorPreference: loop) {

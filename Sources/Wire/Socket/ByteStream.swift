@@ -48,6 +48,18 @@ extension ByteStream {
     }
 }
 
+/// A stream whose socket can take a file's bytes straight from the page cache (`sendfile(2)`): a plain socket.
+///
+/// A TLS stream is not one (it must encrypt every byte in user space), so a writer checks for this protocol once per
+/// connection and, without it, reads the file in pieces and writes the bytes, paced by the stream's drain events.
+package protocol FileRegionStream: ByteStream {
+    /// Queues `region` behind the bytes and regions queued before it, and sends as much as the kernel takes now; the
+    /// rest goes out as the socket drains. Its bytes count in `pendingWriteBytes` until the kernel has them. The stream
+    /// keeps the region's file open until it is sent or the stream closes, whichever comes first; a file that ends
+    /// before the region does closes the stream with `FileTruncatedError`.
+    func write(_ region: FileRegion)
+}
+
 /// Receives a byte stream's events, on its loop.
 package protocol ByteStreamDelegate: AnyObject {
     /// Bytes arrived; consume what you can (move the reader index) and leave the rest,

@@ -3,8 +3,8 @@
 /// Reads go into one buffer that is released whenever it is empty, so an idle connection holds
 /// no read memory. Writes are attempted at once; what the kernel does not take is queued and
 /// flushed on writability with gathering writes, and the loop is only asked for write events
-/// while bytes are queued.
-package final class SocketStream: ByteStream, Selectable {
+/// while bytes are queued. File regions queue in order with the bytes and go out with `sendfile(2)`.
+package final class SocketStream: FileRegionStream, Selectable {
     package let eventLoop: EventLoop
     /// Who hears the stream's events. Bytes and an end of stream that arrived while there was none are
     /// delivered to the delegate that attaches next, on the loop, after the job that attached it.
@@ -24,6 +24,8 @@ package final class SocketStream: ByteStream, Selectable {
     @exclusivity(unchecked) private var readBuffer = ByteBuffer()
     @exclusivity(unchecked) private var writeQueue: [ByteBuffer] = []
     @exclusivity(unchecked) private var writeQueueHead = 0
+    /// File regions waiting their turn, in order; each goes out once the byte queue's head reaches its position.
+    @exclusivity(unchecked) private var fileQueue: [QueuedFile] = []
     @exclusivity(unchecked) package private(set) var pendingWriteBytes = 0
     @exclusivity(unchecked) private var readingEnabled = true
     @exclusivity(unchecked) private var writeShutdownRequested = false
@@ -41,6 +43,18 @@ package final class SocketStream: ByteStream, Selectable {
     @exclusivity(unchecked) package var readChunkSize = SocketStream.readSize
 
     private enum State { case open, closed }
+
+    /// A file region in the write queue: it follows the buffers before `position` in `writeQueue`.
+    private struct QueuedFile {
+        let position: Int
+        let file: RegularFile
+        var offset: Int
+        var remaining: Int
+    }
+
+    /// At most this many file bytes per writability event, so one large file cannot hold the loop from the other
+    /// connections on it while the peer reads fast (the socket stays writable, so the loop comes straight back).
+    static let fileBytesPerFlush = 2 << 20
 
     /// How much one read(2) may take. Large enough for a whole response head plus body chunk;
     /// the buffer only grows to this when the socket actually has that much.
@@ -78,7 +92,7 @@ package final class SocketStream: ByteStream, Selectable {
     package func write(_ buffer: ByteBuffer) {
         eventLoop.preconditionInEventLoop()
         guard state == .open, buffer.readableBytes > 0 else { return }
-        guard writeQueueHead == writeQueue.count, !interest.contains(.write) else {
+        guard writeQueueHead == writeQueue.count, fileQueue.isEmpty, !interest.contains(.write) else {
             writeQueue.append(buffer)
             pendingWriteBytes += buffer.readableBytes
             return
@@ -108,7 +122,7 @@ package final class SocketStream: ByteStream, Selectable {
         eventLoop.preconditionInEventLoop()
         guard state == .open, !bytes.isEmpty else { return }
         var written = 0
-        if writeQueueHead == writeQueue.count && !interest.contains(.write) {
+        if writeQueueHead == writeQueue.count && fileQueue.isEmpty && !interest.contains(.write) {
             do {
                 if case .processed(let count) = try socket.write(bytes) { written = count }
             } catch {
@@ -126,32 +140,31 @@ package final class SocketStream: ByteStream, Selectable {
         updateInterest(wantsWrite: true)
     }
 
-    /// Writes queued bytes until the queue is empty or the kernel pushes back.
+    package func write(_ region: FileRegion) {
+        eventLoop.preconditionInEventLoop()
+        guard state == .open, region.count > 0 else { return }
+        fileQueue.append(QueuedFile(position: writeQueue.count, file: region.file, offset: region.offset,
+                                    remaining: region.count))
+        pendingWriteBytes += region.count
+        if interest.contains(.write) == false { flush() }
+    }
+
+    /// Writes queued bytes and file regions, in order, until the queue is empty or the kernel pushes back.
     private func flush() {
-        while writeQueueHead < writeQueue.count {
-            let batch = writeQueue[writeQueueHead..<min(writeQueue.count, writeQueueHead + 64)]
-            let result: IOResult<Int>
-            do {
-                result = try socket.write(gathering: batch)
-            } catch {
-                close(error: error)
-                return
+        var fileBytesLeft = Self.fileBytesPerFlush
+        while true {
+            let boundary = fileQueue.first?.position ?? writeQueue.count
+            if writeQueueHead < boundary {
+                guard flushBuffers(upTo: boundary) else { return }
+                continue
             }
-            guard case .processed(var written) = result else {
+            guard !fileQueue.isEmpty else { break }
+            guard fileBytesLeft > 0 else {
                 updateInterest(wantsWrite: true)
                 return
             }
-            pendingWriteBytes -= written
-            while written > 0 {
-                let front = writeQueue[writeQueueHead].readableBytes
-                if written >= front {
-                    written -= front
-                    writeQueueHead += 1
-                } else {
-                    writeQueue[writeQueueHead].moveReaderIndex(forwardBy: written)
-                    written = 0
-                }
-            }
+            guard let sent = sendFirstFile(atMost: fileBytesLeft) else { return }
+            fileBytesLeft -= sent
         }
         writeQueue.removeAll(keepingCapacity: writeQueue.capacity <= 16)
         writeQueueHead = 0
@@ -159,6 +172,61 @@ package final class SocketStream: ByteStream, Selectable {
             try? socket.shutdown(.write)
         }
         updateInterest(wantsWrite: false)
+    }
+
+    /// Writes queued buffers before index `boundary` with one gathering write.
+    /// - Returns: Whether the caller may go on: false when the kernel pushed back or the stream closed.
+    private func flushBuffers(upTo boundary: Int) -> Bool {
+        let batch = writeQueue[writeQueueHead..<min(boundary, writeQueueHead + 64)]
+        let result: IOResult<Int>
+        do {
+            result = try socket.write(gathering: batch)
+        } catch {
+            close(error: error)
+            return false
+        }
+        guard case .processed(var written) = result else {
+            updateInterest(wantsWrite: true)
+            return false
+        }
+        pendingWriteBytes -= written
+        while written > 0 {
+            let front = writeQueue[writeQueueHead].readableBytes
+            if written >= front {
+                written -= front
+                writeQueueHead += 1
+            } else {
+                writeQueue[writeQueueHead].moveReaderIndex(forwardBy: written)
+                written = 0
+            }
+        }
+        return true
+    }
+
+    /// Sends the first queued file region with `sendfile(2)`, and drops it (and so its hold on the file) once sent.
+    /// - Returns: The bytes sent, or nil when the kernel pushed back or the stream closed.
+    private func sendFirstFile(atMost limit: Int) -> Int? {
+        let result: IOResult<Int>
+        do {
+            result = try Posix.sendfile(to: socket.rawDescriptor, from: fileQueue[0].file.rawDescriptor,
+                                        offset: &fileQueue[0].offset, count: min(fileQueue[0].remaining, limit))
+        } catch {
+            close(error: error)
+            return nil
+        }
+        switch result {
+        case .wouldBlock:
+            updateInterest(wantsWrite: true)
+            return nil
+        case .processed(0):
+            close(error: FileTruncatedError(path: fileQueue[0].file.path, offset: fileQueue[0].offset))
+            return nil
+        case .processed(let sent):
+            pendingWriteBytes -= sent
+            fileQueue[0].remaining -= sent
+            if fileQueue[0].remaining == 0 { fileQueue.removeFirst() }
+            return sent
+        }
     }
 
     package func shutdownWrite() {
@@ -279,6 +347,8 @@ package final class SocketStream: ByteStream, Selectable {
         eventLoop.deregister(socket.rawDescriptor, key: registrationKey)
         try? socket.close()
         writeQueue.removeAll()
+        // The regions' files close here unless a handler still holds them: a reset peer or a shutdown leaks none.
+        fileQueue.removeAll()
         pendingWriteBytes = 0
         readBuffer.releaseStorage()
         let delegate = self.delegate

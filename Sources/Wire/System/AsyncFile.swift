@@ -69,20 +69,7 @@ public final class AsyncFile: Sendable {
             case .truncate: O_WRONLY | O_CREAT | O_TRUNC
             case .createNew: O_WRONLY | O_CREAT | O_EXCL
             }
-            // O_NONBLOCK: a FIFO at the path must not hold the thread until a writer comes; fstat refuses it below.
-            let fd = try systemCall("open") { Glibc.open(path, flags | O_CLOEXEC | O_NONBLOCK, 0o644) }
-            var info = stat()
-            do throws(IOError) {
-                _ = try systemCall("fstat") { fstat(fd, &info) }
-            } catch {
-                try? Posix.close(fd)
-                throw error
-            }
-            guard (info.st_mode & S_IFMT) == S_IFREG else {
-                try? Posix.close(fd)
-                throw IOError(syscall: "open", errno: Errno(rawValue: EISDIR))
-            }
-            return fd
+            return try Posix.openRegularFile(path, flags: flags).descriptor
         }
         return AsyncFile(path: path, descriptor: descriptor, pool: pool)
     }
@@ -106,18 +93,7 @@ public final class AsyncFile: Sendable {
     /// - Throws: `IOError` from `pread(2)`.
     public func read(at offset: Int, upTo count: Int) async throws(IOError) -> ByteBuffer {
         guard count > 0, offset >= 0 else { return ByteBuffer() }
-        return try await perform { (fd) throws(IOError) -> ByteBuffer in
-            var buffer = ByteBuffer(capacity: count)
-            while buffer.readableBytes < count {
-                let done = buffer.readableBytes
-                let read = try buffer.withUnsafeWritableBytes { (space) throws(IOError) -> Int in
-                    try systemCall("pread") { pread(fd, space.baseAddress, min(space.count, count - done), off_t(offset + done)) }
-                }
-                if read == 0 { break }
-                buffer.moveWriterIndex(forwardBy: read)
-            }
-            return buffer
-        }
+        return try await perform { (fd) throws(IOError) -> ByteBuffer in try Posix.read(fd, at: offset, upTo: count) }
     }
 
     /// The file's size now.

@@ -2,7 +2,7 @@
 ///
 /// It cannot be copied, so there is never a second holder that could close it again or use it
 /// after close. It is closed by `close()` or, failing that, when its owner goes away.
-public struct FileDescriptor: ~Copyable {
+public struct FileDescriptor: ~Copyable, Sendable {
     /// The raw descriptor, or -1 once closed.
     public private(set) var rawValue: CInt
 

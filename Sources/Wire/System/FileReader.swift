@@ -1,6 +1,6 @@
 import Glibc
 
-/// A file opened for sequential reading: request bodies and static files.
+/// A file opened for sequential reading: request bodies sent from a file.
 final class FileReader {
     private var descriptor: FileDescriptor
     /// The file's size when opened.
@@ -10,21 +10,9 @@ final class FileReader {
     ///
     /// - Throws: `IOError` from `open(2)` or `fstat(2)`.
     init(path: String) throws(IOError) {
-        let fd = try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC) }
-        var opened = FileDescriptor(owning: fd)
-        var info = stat()
-        do {
-            _ = try systemCall("fstat") { fstat(fd, &info) }
-        } catch {
-            try? opened.close()
-            throw error
-        }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            try? opened.close()
-            throw IOError(syscall: "open", errno: Errno(rawValue: EISDIR))
-        }
-        size = Int(info.st_size)
-        descriptor = opened
+        let opened = try Posix.openRegularFile(path, flags: O_RDONLY)
+        size = opened.status.size
+        descriptor = FileDescriptor(owning: opened.descriptor)
     }
 
     /// Reads up to `count` bytes; an empty buffer at end of file.

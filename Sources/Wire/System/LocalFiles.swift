@@ -90,6 +90,17 @@ package enum LocalFiles {
         return String(cString: resolved)
     }
 
+    /// The real path (`realpath(3)`) of the directory `path` names.
+    ///
+    /// - Throws: `IOError` from `realpath` (`ENOENT`, `EACCES`…), or `ENOTDIR` when the path names something else.
+    package static func directoryRealPath(_ path: String) throws(IOError) -> String {
+        guard let resolved = realpath(path, nil) else { throw IOError(syscall: "realpath", errno: .current) }
+        defer { free(resolved) }
+        let real = String(cString: resolved)
+        guard kind(atPath: real) == .directory else { throw IOError(syscall: "realpath", errno: Errno(rawValue: ENOTDIR)) }
+        return real
+    }
+
     /// The working directory (`getcwd(3)`); nil if it was removed or its path is too long.
     package static func currentDirectory() -> String? {
         guard let path = getcwd(nil, 0) else { return nil }

@@ -73,9 +73,9 @@ struct ServeCommand: AsyncParsableCommand {
         let group = try EventLoopGroup(loopCount: loops ?? EventLoopGroup.coreCount, namePrefix: "wire-serve")
         let server: HTTPServer
         if let root {
-            // The real path: files are served only when their own real path lies under it.
-            guard let directory = LocalFiles.realPath(root) else { throw ValidationError("--root \(root) is not a directory") }
-            server = HTTPServer(configuration: configuration, group: group, handler: StaticFileHandler(root: directory))
+            let files: HTTPFileHandler
+            do { files = try HTTPFileHandler(root: root) } catch { throw ValidationError("--root \(root): \(error)") }
+            server = HTTPServer(configuration: configuration, group: group, handler: files)
         } else if echo {
             server = HTTPServer(configuration: configuration, group: group, handler: EchoHandler(maxBodySize: maxBodySize))
         } else {

@@ -11,13 +11,13 @@ enum ByteRanges: Equatable {
     static let maxRanges = 16
 
     static func parse(_ field: String, size: Int) -> ByteRanges {
-        let trimmed = field.trimmingOptionalWhitespace
+        let trimmed = field.trimmingOWS
         guard trimmed.lowercased().hasPrefix("bytes=") else { return .ignore }
         let specs = trimmed.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false)
         guard !specs.isEmpty, specs.count <= maxRanges else { return .ignore }
         var ranges: [ClosedRange<Int>] = []
         for spec in specs {
-            let parts = spec.trimmingOptionalWhitespace.split(separator: "-", maxSplits: 1,
+            let parts = String(spec).trimmingOWS.split(separator: "-", maxSplits: 1,
                                                                         omittingEmptySubsequences: false)
             guard parts.count == 2 else { return .ignore }
             let first = parts[0], last = parts[1]
