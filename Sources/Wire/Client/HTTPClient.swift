@@ -115,7 +115,7 @@ public final class HTTPClient: Sendable {
         var attempt = 0
         while true {
             let pipelinable = configuration.pipelining.maxInFlight > 1 && isPipelinable(method: method, headers: headers, body: body)
-            let lease = try await pool(for: url, via: socketPath).lease(pipelinable: pipelinable) { cancel in abort.setCurrent(cancel) }
+            let lease = try await lease(from: pool(for: url, via: socketPath), pipelinable: pipelinable, abort: abort)
             do {
                 // The exchange runs with the connection's loop as its executor: its awaits on the
                 // loop resume on the loop's own thread instead of hopping to a pool thread and back.
@@ -160,7 +160,11 @@ public final class HTTPClient: Sendable {
             throw HTTPClientError(.invalidURL, "https needs WireTLS: import WireTLS and set the configuration's tls property: \(url)")
         }
         if url.isTLS && socketPath != nil { throw HTTPClientError(.invalidURL, "https over a Unix socket is not supported: \(url)") }
-        let key = socketPath.map { ConnectionPool.Key(unixSocketPath: $0) } ?? ConnectionPool.Key(url, security: security?.poolKey)
+        let key: ConnectionPool.Key = if let path = socketPath ?? url.unixSocketPath {
+            ConnectionPool.Key(scheme: "http+unix", endpoint: .unixSocket(path: path))
+        } else {
+            ConnectionPool.Key(scheme: url.scheme, endpoint: .host(url.host, port: url.port ?? (url.isTLS ? 443 : 80)), security: security?.poolKey)
+        }
         return pools.withLock { pools in
             if let pool = pools[key] { return pool }
             let pool = ConnectionPool(key: key, configuration: .init(
@@ -170,6 +174,15 @@ public final class HTTPClient: Sendable {
                 parserConfiguration: configuration.parserConfiguration, security: security), group: group)
             pools[key] = pool
             return pool
+        }
+    }
+
+    /// Waits for a connection from `pool`; a deadline or cancellation (`abort`) ends the wait with its own error.
+    func lease(from pool: ConnectionPool, pipelinable: Bool = false, abort: AbortHandle) async throws(HTTPClientError) -> ConnectionPool.Lease {
+        do {
+            return try await pool.lease(pipelinable: pipelinable) { cancel in abort.setCurrent { _ in cancel() } }
+        } catch {
+            throw HTTPClientError(error, abortError: abort.error)
         }
     }
 

@@ -1,12 +1,10 @@
 /// One HTTP/1.1 client connection on its event loop: writes requests, parses responses, and
-/// tells its pool when it is free again or gone. It speaks to `any ByteStream`, so it runs the
+/// tells its owner (the pool) when it is free again or gone. It speaks to `any ByteStream`, so it runs the
 /// same over TCP, a Unix socket, or TLS.
 ///
 /// The decisions are `HTTP1ClientConnectionStateMachine`'s; this class performs them. Everything
 /// here runs on `loop`; tasks reach it through `LoopBound` and the async helpers at the bottom.
 final class HTTP1ClientConnection: ByteStreamDelegate {
-    typealias ID = ConnectionPoolStateMachine.ConnectionID
-
     /// The response head with its body stream, as handed to the waiting request.
     struct ResponseStart: Sendable {
         var head: HTTPResponseHead
@@ -55,7 +53,6 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         }
     }
 
-    let id: ID
     let loop: EventLoop
     private let stream: any ByteStream
     private var parser: HTTP1Parser
@@ -70,10 +67,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// to report: a TLS 1.3 server refuses a client certificate only after the handshake, and a
     /// peer may reset a connection just made, before the first request.
     private var idleCloseError: HTTPClientError?
-    /// Set by the pool: called once per started request when it is done with the connection,
+    /// Set by the owner (the pool, which knows it by an ID of its own): called once per started request when it is done with the connection,
     /// with whether the connection may be reused.
     var onRelease: ((HTTP1ClientConnection, _ reusable: Bool) -> Void)?
-    /// Set by the pool: called when a connection with no request in flight closes on its own.
+    /// Set by the owner: called when a connection with no request in flight closes on its own.
     var onIdleClose: ((HTTP1ClientConnection) -> Void)?
     private var bodyPausedReading = false
     /// When the peer last sent bytes (or the oldest request became the one awaiting them).
@@ -88,8 +85,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// High-water mark of queued request bytes before a streaming upload waits for the socket.
     static let writeHighWatermark = 256 * 1024
 
-    init(id: ID, stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration) {
-        self.id = id
+    init(stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration) {
         self.loop = stream.eventLoop
         self.stream = stream
         self.parser = HTTP1Parser(kind: .response, configuration: parserConfiguration)
