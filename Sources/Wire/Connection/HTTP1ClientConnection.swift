@@ -20,10 +20,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private final class Exchange {
         let id: ExchangeID
         let method: HTTPMethod
-        /// The promise of the response head, until it is delivered: then dropped, because the
-        /// promise holds the body, and the connection must not keep a body its reader let go of
+        /// Where the response head goes, until it is delivered: then dropped, because what it
+        /// captures holds the body, and the connection must not keep a body its reader let go of
         /// (dropping it unread is how a reader abandons a response).
-        var response: Promise<ResponseStart, HTTPClientError>?
+        var respond: ((Result<ResponseStart, HTTPClientError>) -> Void)?
         /// Whether the response head was delivered (or the request failed before it).
         var responseSettled = false
         var body: BodyChannel?
@@ -50,6 +50,14 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             self.method = method
             self.metrics = metrics
             self.readTimeout = readTimeout
+        }
+
+        /// Hands the response head (or the failure before it) over, once.
+        func settle(_ result: Result<ResponseStart, HTTPClientError>) {
+            responseSettled = true
+            let respond = respond
+            self.respond = nil
+            respond?(result)
         }
     }
 
@@ -78,6 +86,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private var readTimer: TimerQueue<() -> Void>.ID?
     /// The stream became a CONNECT tunnel and belongs to it now: this connection no longer closes it.
     private var handedOver = false
+    /// Response heads parsed during the read being handled, handed over when it has been: a small
+    /// response's body and end usually arrive in the same read, and its task then finds the body
+    /// complete instead of waking once for the head and again for each part of the body.
+    private var deliveries: [() -> Void] = []
+    private var isHandlingRead = false
 
     /// The request whose response is being read.
     private var oldest: Exchange? { exchanges.first }
@@ -112,8 +125,26 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         readTimeout: Duration,
         metrics: HTTPClientMetrics
     ) -> (Promise<ResponseStart, HTTPClientError>, ExchangeID) {
-        loop.preconditionInEventLoop()
         let promise = Promise<ResponseStart, HTTPClientError>()
+        let id = start(head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: requestComplete,
+                       readTimeout: readTimeout, metrics: metrics) { promise.complete($0) }
+        return (promise, id)
+    }
+
+    /// Starts a request as `start(head:...)` does, handing its response head (or the failure
+    /// before it) to `respond` on the loop, exactly once: a task that waits on one continuation
+    /// is resumed straight from the read that parsed the head.
+    func start(
+        head: ByteBuffer,
+        inlineBody: ByteBuffer?,
+        method: HTTPMethod,
+        keepAlive: Bool,
+        requestComplete: Bool,
+        readTimeout: Duration,
+        metrics: HTTPClientMetrics,
+        respond: @escaping (Result<ResponseStart, HTTPClientError>) -> Void
+    ) -> ExchangeID {
+        loop.preconditionInEventLoop()
         let id = nextExchangeID
         nextExchangeID += 1
         guard isUsable else {
@@ -122,15 +153,12 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             // pool holds the closed connection forever. Requests still in flight (a pipelined
             // lease behind a response that ends the connection) release it themselves.
             if exchanges.isEmpty { onRelease?(self, false) }
-            if let idleCloseError {
-                promise.fail(idleCloseError)
-                return (promise, id)
-            }
-            promise.fail(HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true))
-            return (promise, id)
+            respond(.failure(idleCloseError
+                ?? HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true)))
+            return id
         }
         let exchange = Exchange(id: id, method: method, metrics: metrics, readTimeout: readTimeout)
-        exchange.response = promise
+        exchange.respond = respond
         let reused = completedRequests > 0 || !exchanges.isEmpty
         exchanges.append(exchange)
         machine.requestStarted(keepAlive: keepAlive)
@@ -139,7 +167,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         if exchanges.count == 1 { becameOldest(exchange) }
         write(inlineBody.map { [head, $0] } ?? [head], exchange: exchange)
         if requestComplete { requestWritten(exchange) }
-        return (promise, id)
+        return id
     }
 
     private func findExchange(_ id: ExchangeID) -> Exchange? {
@@ -204,9 +232,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         guard let exchange = findExchange(id) else { return }
         guard exchange === oldest else {
             exchange.discarded = true
-            exchange.responseSettled = true
-            exchange.response?.fail(error)
-            exchange.response = nil
+            exchange.settle(.failure(error))
             return
         }
         perform(machine.failed(.abandoned), error: error)
@@ -222,6 +248,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     // MARK: Receiving
 
     func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
+        isHandlingRead = true
+        defer { deliverHeads() }
         if machine.bytesReceived() == .closeIdle {
             closeIdle()
             return
@@ -261,6 +289,15 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         }
     }
 
+    /// Hands over the response heads parsed during the read just handled.
+    private func deliverHeads() {
+        isHandlingRead = false
+        guard !deliveries.isEmpty else { return }
+        let ready = deliveries
+        deliveries.removeAll(keepingCapacity: true)
+        for deliver in ready { deliver() }
+    }
+
     private func handle(_ event: HTTP1ParserEvent, chunk: ByteBuffer?, exchange: Exchange, trailingBytes: Bool = false) {
         switch event {
         case .requestHead:
@@ -298,9 +335,14 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
                 exchange.continueWaiter = nil
                 waiter.resume(returning: false)
             }
-            exchange.responseSettled = true
-            exchange.response?.succeed(ResponseStart(head: head, body: HTTPBody(channel: channel)))
-            exchange.response = nil
+            let start = ResponseStart(head: head, body: HTTPBody(channel: channel))
+            if isHandlingRead, let respond = exchange.respond {
+                exchange.responseSettled = true
+                exchange.respond = nil
+                deliveries.append { respond(.success(start)) }
+            } else {
+                exchange.settle(.success(start))
+            }
         case .body:
             guard let chunk, let channel = exchange.body else { return }
             exchange.bodyBytes += chunk.readableBytes
@@ -333,9 +375,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         // Out of the pool before the request resumes, as a completed response is.
         onRelease?(self, false)
         failPipelined()
-        exchange.responseSettled = true
-        exchange.response?.succeed(ResponseStart(head: head, body: .empty, tunnel: tunnel))
-        exchange.response = nil
+        exchange.settle(.success(ResponseStart(head: head, body: .empty, tunnel: tunnel)))
     }
 
     func streamDidReachEnd(_ stream: any ByteStream) {
@@ -472,9 +512,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         if responseStarted {
             exchange.body?.fail(error)
         } else {
-            exchange.responseSettled = true
-            exchange.response?.fail(error)
-            exchange.response = nil
+            exchange.settle(.failure(error))
         }
         exchange.continueWaiter?.resume(returning: false)
         exchange.continueWaiter = nil

@@ -49,10 +49,21 @@ final class ConnectionPool: Sendable {
     }
 
     /// An established connection the machine holds.
+    ///
+    /// Its idle timer is re-armed lazily: a lease does not cancel it and a park does not arm
+    /// another while one is pending; when it fires it reports the timeout only if the machine
+    /// still wants one that is due, and otherwise re-arms for the time the machine wants. A busy
+    /// connection, leased and parked once per request, so costs no timer work per request (a
+    /// cancel from a request's thread is a hop onto the loop).
     private struct Entry {
         var connection: LoopBound<HTTP1ClientConnection>
         /// Until the first lease reports them.
         var setup: SetupTimings?
+        /// When the machine wants `idleTimeoutFired` (the last `scheduleIdleTimeout`); nil after
+        /// `cancelIdleTimeout`.
+        var idleDeadline: Deadline?
+        /// Whether a timer is pending (decided under the lock; its object may come a moment later).
+        var idleTimerArmed = false
         var idleTimer: Scheduled?
     }
 
@@ -70,7 +81,7 @@ final class ConnectionPool: Sendable {
         case resume(Waiter, Result<Lease, ConnectionPoolError>)
         case open(Machine.ConnectionID)
         case close(LoopBound<HTTP1ClientConnection>)
-        case scheduleIdleTimeout(Machine.ConnectionID, on: EventLoop, at: Deadline)
+        case armIdleTimer(Machine.ConnectionID, on: EventLoop, at: Deadline)
         case cancel(Scheduled)
     }
 
@@ -101,13 +112,18 @@ final class ConnectionPool: Sendable {
     /// flight when the pool pipelines. `registerCancel` receives a closure that abandons the wait
     /// (deadline or cancellation): the wait then fails with `.abandoned`.
     func lease(pipelinable: Bool = false, registerCancel: (@escaping @Sendable () -> Void) -> Void) async throws(ConnectionPoolError) -> Lease {
-        let id = state.withLock { state -> Machine.RequestID in
-            defer { state.nextRequestID += 1 }
-            return Machine.RequestID(value: state.nextRequestID)
-        }
-        registerCancel { [weak self] in self?.abandonWait(id) }
         let result = await withCheckedContinuation { (continuation: Waiter) in
-            run(registering: (id, continuation)) { $0.requestArrived(id, pipelinable: pipelinable, now: .now()) }
+            // One locked step numbers the request, registers its waiter and asks the machine; a
+            // request that got an idle connection at once has nothing left to cancel.
+            var id = Machine.RequestID(value: 0)
+            let waiting = run(registering: continuation) { machine, request in
+                id = request
+                return machine.requestArrived(request, pipelinable: pipelinable, now: .now())
+            }
+            if waiting {
+                let request = id
+                registerCancel { [weak self] in self?.abandonWait(request) }
+            }
         }
         return try result.get()
     }
@@ -137,8 +153,34 @@ final class ConnectionPool: Sendable {
         run { $0.shutDown() }
     }
 
-    private func idleTimeoutFired(_ id: Machine.ConnectionID) {
-        run(concerning: id) { state in state.idleTimeoutFired(id, now: .now()) }
+    /// A connection's idle timer fired: reports the timeout if the machine's is due, or arms
+    /// the timer again for the time the machine now wants.
+    private func idleTimerFired(_ id: Machine.ConnectionID) {
+        let now = Deadline.now()
+        let (due, rearm) = state.withLock { state -> (Bool, (EventLoop, Deadline)?) in
+            guard var entry = state.entries[id] else { return (false, nil) }
+            defer { state.entries[id] = entry }
+            entry.idleTimer = nil
+            entry.idleTimerArmed = false
+            guard let deadline = entry.idleDeadline else { return (false, nil) }
+            if deadline <= now { return (true, nil) }
+            // Parked again since this timer was set: wait for the time the machine wants now.
+            entry.idleTimerArmed = true
+            return (false, (entry.connection.loop, deadline))
+        }
+        if due { run(concerning: id) { $0.idleTimeoutFired(id, now: now) } }
+        if let (loop, deadline) = rearm { armIdleTimer(id, on: loop, at: deadline) }
+    }
+
+    private func armIdleTimer(_ id: Machine.ConnectionID, on loop: EventLoop, at deadline: Deadline) {
+        let timer = loop.schedule(at: deadline) { [weak self] in self?.idleTimerFired(id) }
+        let stale = state.withLock { state -> Bool in
+            guard state.entries[id] != nil else { return true }
+            state.entries[id]?.idleTimer = timer
+            return false
+        }
+        // Gone before its timer was set: the timer has nothing to close.
+        if stale { timer.cancel() }
     }
 
     /// A connection being opened is ready, or could not be: reports it to the machine, which
@@ -160,14 +202,24 @@ final class ConnectionPool: Sendable {
     /// - Parameters:
     ///   - id: The connection the event concerns: its entry goes if the machine no longer holds it.
     ///   - adopting: The entry of a connection just established, kept if the machine takes it.
-    ///   - registering: A request's waiter, registered in the same step as its arrival.
     ///   - connectFailure: What a request failed for lack of a connection is told.
-    private func run(concerning id: Machine.ConnectionID? = nil, adopting: Entry? = nil,
-                     registering: (Machine.RequestID, Waiter)? = nil, connectFailure: ConnectionPoolError? = nil,
+    private func run(concerning id: Machine.ConnectionID? = nil, adopting: Entry? = nil, connectFailure: ConnectionPoolError? = nil,
                      _ event: (inout Machine) -> [Machine.Action]) {
-        let effects = state.withLock { state -> [Effect] in
-            if let (request, waiter) = registering { state.waiters[request] = waiter }
-            var pending = event(&state.machine)
+        run(concerning: id, adopting: adopting, connectFailure: connectFailure, registering: nil) { machine, _ in event(&machine) }
+    }
+
+    /// `run`, numbering a new request and registering its waiter in the same locked step when
+    /// `registering` is given; returns whether that waiter still waits.
+    @discardableResult
+    private func run(concerning id: Machine.ConnectionID? = nil, adopting: Entry? = nil, connectFailure: ConnectionPoolError? = nil,
+                     registering waiter: Waiter?, _ event: (inout Machine, Machine.RequestID) -> [Machine.Action]) -> Bool {
+        let (effects, waiting) = state.withLock { state -> ([Effect], Bool) in
+            let request = Machine.RequestID(value: state.nextRequestID)
+            if let waiter {
+                state.nextRequestID += 1
+                state.waiters[request] = waiter
+            }
+            var pending = event(&state.machine, request)
             var effects: [Effect] = []
             var touched: [Machine.ConnectionID] = id.map { [$0] } ?? []
             if let id, let adopting, state.machine.tracks(id) { state.entries[id] = adopting }
@@ -208,14 +260,16 @@ final class ConnectionPool: Sendable {
                         effects.append(.close(adopting.connection))
                     }
                 case .scheduleIdleTimeout(let connection, let deadline):
-                    if let entry = state.entries[connection] {
-                        effects.append(.scheduleIdleTimeout(connection, on: entry.connection.loop, at: deadline))
+                    guard var entry = state.entries[connection] else { continue }
+                    entry.idleDeadline = deadline
+                    if !entry.idleTimerArmed {
+                        entry.idleTimerArmed = true
+                        effects.append(.armIdleTimer(connection, on: entry.connection.loop, at: deadline))
                     }
+                    state.entries[connection] = entry
                 case .cancelIdleTimeout(let connection):
-                    if let timer = state.entries[connection]?.idleTimer {
-                        state.entries[connection]?.idleTimer = nil
-                        effects.append(.cancel(timer))
-                    }
+                    // The pending timer stays: it finds nothing due when it fires.
+                    state.entries[connection]?.idleDeadline = nil
                 case .failRequest(let request, let failure):
                     guard let waiter = state.waiters.removeValue(forKey: request) else { continue }
                     let error: ConnectionPoolError = switch failure {
@@ -228,7 +282,7 @@ final class ConnectionPool: Sendable {
             for connection in touched where !state.machine.tracks(connection) {
                 if let timer = state.entries.removeValue(forKey: connection)?.idleTimer { effects.append(.cancel(timer)) }
             }
-            return effects
+            return (effects, waiter != nil && state.waiters[request] != nil)
         }
         for effect in effects {
             switch effect {
@@ -239,18 +293,12 @@ final class ConnectionPool: Sendable {
                 Task { await self.open(connection, on: loop) }
             case .close(let connection):
                 connection.loop.execute { connection.value.close() }
-            case .scheduleIdleTimeout(let connection, let loop, let deadline):
-                let timer = loop.schedule(at: deadline) { [weak self] in self?.idleTimeoutFired(connection) }
-                let stale = state.withLock { state -> Bool in
-                    guard state.entries[connection] != nil else { return true }
-                    state.entries[connection]?.idleTimer = timer
-                    return false
-                }
-                // Gone before its timer was set: the timer has nothing to close.
-                if stale { timer.cancel() }
+            case .armIdleTimer(let connection, let loop, let deadline):
+                armIdleTimer(connection, on: loop, at: deadline)
             case .cancel(let timer):
                 timer.cancel()
             }
         }
+        return waiting
     }
 }
