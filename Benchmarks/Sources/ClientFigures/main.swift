@@ -50,9 +50,12 @@ let completed = Atomic<Int>(0)
 let cpuBefore = processCPUSeconds()
 let start = Deadline.now()
 let end = start + .milliseconds(Int(seconds * 1000))
+// ON_LOOP=1: each request loop prefers one of the client's loops as its task executor (the way `wire get` runs its
+// transfers), so a request's hand-overs stay on the loop's thread.
+let onLoop = getenv("ON_LOOP").map { String(cString: $0) == "1" } ?? false
 try await withThrowingTaskGroup(of: Void.self) { tasks in
     for _ in 0..<connections {
-        tasks.addTask {
+        tasks.addTask(executorPreference: onLoop ? group.next() : nil) {
             while Deadline.now() < end {
                 _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1 << 16)
                 completed.wrappingAdd(1, ordering: .relaxed)

@@ -93,7 +93,7 @@ extension HTTPClient {
         let readTimeout = configuration.readTimeout
         var attempt = 0
         while true {
-            let lease = try await pool(for: url, via: nil).lease { cancel in abort.setCurrent(cancel) }
+            let lease = try await lease(from: pool(for: url, via: nil), abort: abort)
             metrics.update {
                 $0.timings.nameResolved = lease.nameResolution
                 $0.timings.connected = lease.connect

@@ -115,14 +115,10 @@ public final class HTTPClient: Sendable {
         var attempt = 0
         while true {
             let pipelinable = configuration.pipelining.maxInFlight > 1 && isPipelinable(method: method, headers: headers, body: body)
-            let lease = try await pool(for: url, via: socketPath).lease(pipelinable: pipelinable) { cancel in abort.setCurrent(cancel) }
+            let lease = try await lease(from: pool(for: url, via: socketPath), pipelinable: pipelinable, abort: abort)
             do {
-                // The exchange runs with the connection's loop as its executor: its awaits on the
-                // loop resume on the loop's own thread instead of hopping to a pool thread and back.
-                return try await withLoopPreference(lease.connection.loop) { () async throws(HTTPClientError) -> HTTPClientResponse in
-                    try await send(on: lease, url: url, method: method, headers: headers, body: body, metrics: metrics, abort: abort,
-                                   observation: observation)
-                }
+                return try await send(on: lease, url: url, method: method, headers: headers, body: body, metrics: metrics, abort: abort,
+                                      observation: observation)
             } catch {
                 // A pooled connection the server closed just as it was reused: the normal race
                 // with the server's idle timeout, not the user's problem — once. A pipelined
@@ -160,7 +156,11 @@ public final class HTTPClient: Sendable {
             throw HTTPClientError(.invalidURL, "https needs WireTLS: import WireTLS and set the configuration's tls property: \(url)")
         }
         if url.isTLS && socketPath != nil { throw HTTPClientError(.invalidURL, "https over a Unix socket is not supported: \(url)") }
-        let key = socketPath.map { ConnectionPool.Key(unixSocketPath: $0) } ?? ConnectionPool.Key(url, security: security?.poolKey)
+        let key: ConnectionPool.Key = if let path = socketPath ?? url.unixSocketPath {
+            ConnectionPool.Key(scheme: "http+unix", endpoint: .unixSocket(path: path))
+        } else {
+            ConnectionPool.Key(scheme: url.scheme, endpoint: .host(url.host, port: url.port ?? (url.isTLS ? 443 : 80)), security: security?.poolKey)
+        }
         return pools.withLock { pools in
             if let pool = pools[key] { return pool }
             let pool = ConnectionPool(key: key, configuration: .init(
@@ -173,16 +173,20 @@ public final class HTTPClient: Sendable {
         }
     }
 
+    /// Waits for a connection from `pool`; a deadline or cancellation (`abort`) ends the wait with its own error.
+    func lease(from pool: ConnectionPool, pipelinable: Bool = false, abort: AbortHandle) async throws(HTTPClientError) -> ConnectionPool.Lease {
+        do {
+            return try await pool.lease(pipelinable: pipelinable) { cancel in abort.setCurrent { _ in cancel() } }
+        } catch {
+            throw HTTPClientError(error, abortError: abort.error)
+        }
+    }
+
     // MARK: One exchange
 
     private func send(on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
                       metrics: HTTPClientMetrics, abort: AbortHandle,
                       observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
-        metrics.update {
-            $0.timings.nameResolved = lease.nameResolution
-            $0.timings.connected = lease.connect
-            $0.timings.secureConnected = lease.secureConnect
-        }
         var head = HTTPRequestHead(method: method, target: url.target, headers: headers)
         if !head.headers.contains(name: "host") { head.headers.add(name: "Host", value: url.hostHeader) }
         if let userAgent = configuration.userAgent, !head.headers.contains(name: "user-agent") {
@@ -228,7 +232,61 @@ public final class HTTPClient: Sendable {
         let connection = lease.connection
         let readTimeout = configuration.readTimeout
         let headBuffer = ByteBuffer(bytes: headBytes)
-        metrics.update { $0.requestHead = headBytes }
+        metrics.update {
+            $0.timings.nameResolved = lease.nameResolution
+            $0.timings.connected = lease.connect
+            $0.timings.secureConnected = lease.secureConnect
+            $0.requestHead = headBytes
+        }
+        if requestComplete {
+            // The whole request is written at once: the loop starts it, and the read that parses
+            // the response head resumes this task. One hand-over to the loop and one back, with
+            // no task executor switch and no promise.
+            typealias Outcome = (result: Result<HTTP1ClientConnection.ResponseStart, HTTPClientError>, started: Bool)
+            let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                connection.loop.execute({
+                    let value = connection.value
+                    metrics.update {
+                        $0.remoteAddress = value.remoteAddress
+                        $0.localAddress = value.localAddress
+                        $0.transportSecurity = value.securityInfo
+                    }
+                    let exchangeID = value.start(head: headBuffer, inlineBody: sendInline, method: method, keepAlive: keepAlive,
+                                                 requestComplete: true, readTimeout: readTimeout, metrics: metrics) { result in
+                        continuation.resume(returning: (result, true))
+                    }
+                    abort.setCurrent { error in connection.loop.execute { connection.value.abort(exchangeID, with: error) } }
+                }, ifClosed: {
+                    continuation.resume(returning: (.failure(HTTPClientError(.shutDown, "the event loop shut down")), false))
+                })
+            }
+            if outcome.started {
+                observation?.attemptStarted()
+                if let sendInline {
+                    let expected: Int? = if case .contentLength(let length) = framing { length } else { nil }
+                    observation?.bodySent(sendInline.readableBytes, expected: expected)
+                }
+            }
+            let start = try outcome.result.get()
+            observation?.tell(.responseHead(start.head))
+            return HTTPClientResponse(head: start.head, body: start.body, url: url, metrics: metrics)
+        }
+        // A body sent after the head: the exchange runs with the connection's loop as its executor,
+        // so its awaits on the loop (the drain between parts, 100 Continue) resume on the loop's
+        // own thread instead of hopping to a pool thread and back.
+        return try await withLoopPreference(connection.loop) { () async throws(HTTPClientError) -> HTTPClientResponse in
+            try await sendInParts(on: connection, url: url, method: method, body: body, inline: inline, file: file, framing: framing,
+                                  headBuffer: headBuffer, keepAlive: keepAlive, expectsContinue: expectsContinue, metrics: metrics,
+                                  abort: abort, observation: observation)
+        }
+    }
+
+    /// Sends a request whose body follows its head in parts (a file, a stream, or after `100 Continue`).
+    private func sendInParts(on connection: LoopBound<HTTP1ClientConnection>, url: HTTPURL, method: HTTPMethod, body: HTTPClientRequest.Body?,
+                             inline: ByteBuffer?, file: FileReader?, framing: HTTP1Serializer.BodyFraming, headBuffer: ByteBuffer,
+                             keepAlive: Bool, expectsContinue: Bool, metrics: HTTPClientMetrics, abort: AbortHandle,
+                             observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
+        let readTimeout = configuration.readTimeout
         let promise: Promise<HTTP1ClientConnection.ResponseStart, HTTPClientError>
         let exchangeID: HTTP1ClientConnection.ExchangeID
         do {
@@ -239,8 +297,8 @@ public final class HTTPClient: Sendable {
                     $0.localAddress = value.localAddress
                     $0.transportSecurity = value.securityInfo
                 }
-                return value.start(head: headBuffer, inlineBody: sendInline, method: method, keepAlive: keepAlive,
-                                   requestComplete: requestComplete, readTimeout: readTimeout, metrics: metrics)
+                return value.start(head: headBuffer, inlineBody: nil, method: method, keepAlive: keepAlive,
+                                   requestComplete: false, readTimeout: readTimeout, metrics: metrics)
             }
         } catch {
             throw HTTPClientError(.shutDown, "the event loop shut down")
@@ -248,35 +306,32 @@ public final class HTTPClient: Sendable {
         abort.setCurrent { error in connection.loop.execute { connection.value.abort(exchangeID, with: error) } }
         let expectedBodyBytes: Int? = if case .contentLength(let length) = framing { length } else { nil }
         observation?.attemptStarted()
-        if let sendInline { observation?.bodySent(sendInline.readableBytes, expected: expectedBodyBytes) }
         var bodyProgress: (@Sendable (Int) -> Void)?
         if let observation {
             bodyProgress = { @Sendable count in observation.bodySent(count, expected: expectedBodyBytes) }
         }
 
-        if !requestComplete {
-            var sendBody = true
-            if expectsContinue {
-                let continueTimeout = configuration.expectContinueTimeout
-                sendBody = await withCheckedContinuation { continuation in
-                    connection.loop.execute { connection.value.awaitContinue(timeout: continueTimeout, for: exchangeID, continuation: continuation) }
-                }
+        var sendBody = true
+        if expectsContinue {
+            let continueTimeout = configuration.expectContinueTimeout
+            sendBody = await withCheckedContinuation { continuation in
+                connection.loop.execute { connection.value.awaitContinue(timeout: continueTimeout, for: exchangeID, continuation: continuation) }
             }
-            if sendBody {
-                do {
-                    try await pumpBody(body, inline: inline, file: file, chunked: framing == .chunked, to: connection, exchange: exchangeID,
-                                       progress: bodyProgress)
-                } catch {
-                    // The server may have answered early (413, 401) and closed: prefer its answer.
-                    if promise.isCompleted, let start = try? await promise.get() {
-                        observation?.tell(.responseHead(start.head))
-                        return HTTPClientResponse(head: start.head, body: start.body, url: url, metrics: metrics)
-                    }
-                    // An abort (deadline, cancellation) closes the connection under the pump:
-                    // report the abort, not the write that it made fail.
-                    if let abortError = abort.error { throw abortError }
-                    throw error
+        }
+        if sendBody {
+            do {
+                try await pumpBody(body, inline: inline, file: file, chunked: framing == .chunked, to: connection, exchange: exchangeID,
+                                   progress: bodyProgress)
+            } catch {
+                // The server may have answered early (413, 401) and closed: prefer its answer.
+                if promise.isCompleted, let start = try? await promise.get() {
+                    observation?.tell(.responseHead(start.head))
+                    return HTTPClientResponse(head: start.head, body: start.body, url: url, metrics: metrics)
                 }
+                // An abort (deadline, cancellation) closes the connection under the pump:
+                // report the abort, not the write that it made fail.
+                if let abortError = abort.error { throw abortError }
+                throw error
             }
         }
         let start = try await promise.get()

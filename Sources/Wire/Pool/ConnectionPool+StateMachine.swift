@@ -77,8 +77,8 @@ struct ConnectionPoolStateMachine {
     private var isShutDown = false
 
     init(maxConnections: Int, idleTimeout: Duration, maxPipelined: Int = 1) {
-        // HTTPClient.init refuses such settings with a typed error (HTTPClientConfiguration.validate),
-        // so only a caller inside Wire bypassing it could trip these.
+        // The pool's user refuses such settings with a typed error before making a pool, so only a
+        // caller inside Wire bypassing that could trip these.
         precondition(maxConnections > 0, "a pool needs room for at least one connection")
         precondition(maxPipelined > 0, "a connection carries at least one request")
         self.maxConnections = maxConnections

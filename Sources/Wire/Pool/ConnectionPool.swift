@@ -1,39 +1,18 @@
 import Synchronization
 
-/// The keep-alive pool for one origin (scheme, host, port): hands connections to requests,
-/// opens new ones within the limit, parks released ones, and closes idle ones on time.
+/// The keep-alive pool for one origin (`Key`): hands connections to requests, opens new ones
+/// within the limit, parks released ones, and closes idle ones on time.
 ///
-/// Decisions are `ConnectionPoolStateMachine`'s, made under one lock; this shell performs the
-/// resulting actions after releasing it (connecting, closing, timers, resuming waiters), so no
-/// I/O or user code ever runs while the lock is held.
+/// Decisions are `ConnectionPoolStateMachine`'s, made under one lock. The machine is the one
+/// record of which connections the pool holds and in what state; this shell keeps only what a
+/// value type cannot hold, the objects, in one table that follows the machine: an established
+/// connection gets its entry when the machine takes it, and loses it, with its idle timer, in the
+/// same locked step in which the machine lets it go. Everything an action needs from the table is
+/// taken under that lock too, so no later step can find an entry gone; the work itself
+/// (connecting, closing, timers, resuming waiters) runs after the lock is released, so no I/O or
+/// user code ever runs while it is held.
 final class ConnectionPool: Sendable {
     typealias Machine = ConnectionPoolStateMachine
-
-    /// What identifies an origin's pool.
-    struct Key: Hashable, Sendable, CustomStringConvertible {
-        var scheme: String
-        var host: String
-        var port: Int?
-        /// The security settings' identity (`ClientTransportSecurity.poolKey`), for https.
-        var security: String?
-
-        init(_ url: HTTPURL, security: String? = nil) {
-            scheme = url.scheme
-            host = url.host
-            port = url.port
-            self.security = security
-        }
-
-        /// Every request to this pool goes to the Unix socket at `path`.
-        init(unixSocketPath path: String) {
-            scheme = "http+unix"
-            host = path
-            port = nil
-            security = nil
-        }
-
-        var description: String { port.map { "\(scheme)://\(host):\($0)" } ?? "\(scheme)://\(host)" }
-    }
 
     /// A connection handed to a request.
     struct Lease: Sendable {
@@ -62,25 +41,53 @@ final class ConnectionPool: Sendable {
         var security: (any ClientTransportSecurity)? = nil
     }
 
-    private struct Opened: Sendable {
-        var connection: LoopBound<HTTP1ClientConnection>
+    /// How long a new connection took to set up, reported by its first lease only.
+    struct SetupTimings: Sendable {
         var nameResolution: Duration?
         var connect: Duration
         var secureConnect: Duration?
-        var isFresh: Bool
     }
+
+    /// An established connection the machine holds.
+    ///
+    /// Its idle timer is re-armed lazily: a lease does not cancel it and a park does not arm
+    /// another while one is pending; when it fires it reports the timeout only if the machine
+    /// still wants one that is due, and otherwise re-arms for the time the machine wants. A busy
+    /// connection, leased and parked once per request, so costs no timer work per request (a
+    /// cancel from a request's thread is a hop onto the loop).
+    private struct Entry {
+        var connection: LoopBound<HTTP1ClientConnection>
+        /// Until the first lease reports them.
+        var setup: SetupTimings?
+        /// When the machine wants `idleTimeoutFired` (the last `scheduleIdleTimeout`); nil after
+        /// `cancelIdleTimeout`.
+        var idleDeadline: Deadline?
+        /// Whether a timer is pending (decided under the lock; its object may come a moment later).
+        var idleTimerArmed = false
+        var idleTimer: Scheduled?
+    }
+
+    private typealias Waiter = CheckedContinuation<Result<Lease, ConnectionPoolError>, Never>
 
     private struct State {
         var machine: Machine
-        var waiters: [Machine.RequestID: CheckedContinuation<Result<Lease, HTTPClientError>, Never>] = [:]
-        var connections: [Machine.ConnectionID: Opened] = [:]
-        var idleTimers: [Machine.ConnectionID: Scheduled] = [:]
+        var waiters: [Machine.RequestID: Waiter] = [:]
+        var entries: [Machine.ConnectionID: Entry] = [:]
         var nextRequestID = 0
     }
 
+    /// Work decided under the lock, done after releasing it.
+    private enum Effect {
+        case resume(Waiter, Result<Lease, ConnectionPoolError>)
+        case open(Machine.ConnectionID)
+        case close(LoopBound<HTTP1ClientConnection>)
+        case armIdleTimer(Machine.ConnectionID, on: EventLoop, at: Deadline)
+        case cancel(Scheduled)
+    }
+
     let key: Key
-    private let configuration: Configuration
-    private let group: EventLoopGroup
+    let configuration: Configuration
+    let group: EventLoopGroup
     private let state: Mutex<State>
 
     init(key: Key, configuration: Configuration, group: EventLoopGroup) {
@@ -96,222 +103,202 @@ final class ConnectionPool: Sendable {
         state.withLock { ($0.machine.connectionCount, $0.machine.idleCount, $0.machine.waiterCount) }
     }
 
+    /// How many connection objects the shell holds on to: for tests that check closed connections are let go.
+    var retainedConnectionCount: Int { state.withLock { $0.entries.count } }
+
     // MARK: Requests
 
     /// Waits for a connection. `pipelinable` lets the request share a connection with others in
     /// flight when the pool pipelines. `registerCancel` receives a closure that abandons the wait
-    /// (deadline or cancellation) with a given error.
-    func lease(pipelinable: Bool = false, registerCancel: (@escaping @Sendable (HTTPClientError) -> Void) -> Void) async throws(HTTPClientError) -> Lease {
-        let id = state.withLock { state -> Machine.RequestID in
-            defer { state.nextRequestID += 1 }
-            return Machine.RequestID(value: state.nextRequestID)
-        }
-        registerCancel { [weak self] error in self?.abandonWait(id, error: error) }
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Lease, HTTPClientError>, Never>) in
-            let actions = state.withLock { state -> [Machine.Action] in
-                state.waiters[id] = continuation
-                return state.machine.requestArrived(id, pipelinable: pipelinable, now: .now())
+    /// (deadline or cancellation): the wait then fails with `.abandoned`.
+    func lease(pipelinable: Bool = false, registerCancel: (@escaping @Sendable () -> Void) -> Void) async throws(ConnectionPoolError) -> Lease {
+        let result = await withCheckedContinuation { (continuation: Waiter) in
+            // One locked step numbers the request, registers its waiter and asks the machine; a
+            // request that got an idle connection at once has nothing left to cancel.
+            var id = Machine.RequestID(value: 0)
+            let waiting = run(registering: continuation) { machine, request in
+                id = request
+                return machine.requestArrived(request, pipelinable: pipelinable, now: .now())
             }
-            perform(actions)
+            if waiting {
+                let request = id
+                registerCancel { [weak self] in self?.abandonWait(request) }
+            }
         }
         return try result.get()
     }
 
-    private func abandonWait(_ id: Machine.RequestID, error: HTTPClientError) {
-        let continuation = state.withLock { state -> CheckedContinuation<Result<Lease, HTTPClientError>, Never>? in
-            guard let continuation = state.waiters.removeValue(forKey: id) else { return nil }
+    private func abandonWait(_ id: Machine.RequestID) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let waiter = state.waiters.removeValue(forKey: id) else { return nil }
             _ = state.machine.requestCancelled(id)
-            return continuation
+            return waiter
         }
-        continuation?.resume(returning: .failure(error))
+        waiter?.resume(returning: .failure(.abandoned))
     }
 
     /// A request is done with a connection.
     func release(_ id: Machine.ConnectionID, reusable: Bool) {
-        perform(state.withLock { state -> [Machine.Action] in
-            let actions = state.machine.connectionReleased(id, reusable: reusable, now: .now())
-            // A connection that closed while leased is forgotten when a holder lets go of it (a close
-            // action forgets it itself, after closing it).
-            if !state.machine.tracks(id) && !actions.contains(.closeConnection(id)) {
-                state.connections[id] = nil
-            }
-            return actions
-        })
+        run(concerning: id) { $0.connectionReleased(id, reusable: reusable, now: .now()) }
     }
 
-    /// An idle connection closed on its own.
+    /// A connection closed on its own. A leased one is forgotten at once too: its requests hold it
+    /// through their leases, and their releases are then ignored.
     func connectionClosed(_ id: Machine.ConnectionID) {
-        perform(state.withLock { state -> [Machine.Action] in
-            // An idle connection is forgotten at once, so a long-lived client does not keep every connection a
-            // server ever closed. A leased one may have a lease on its way to a request (decided, not yet
-            // delivered): its entry stays until that request releases it.
-            let leased = state.machine.isLeased(id)
-            let actions = state.machine.connectionClosed(id)
-            if !leased { state.connections[id] = nil }
-            return actions
-        })
+        run(concerning: id) { $0.connectionClosed(id) }
     }
-
-    /// How many connections the shell holds on to (open, or leased and closed but not yet released): for tests
-    /// that check closed connections are let go.
-    var retainedConnectionCount: Int { state.withLock { $0.connections.count } }
 
     /// Closes idle connections and fails waiters; leased connections close when released.
     func shutDown() {
-        perform(state.withLock { $0.machine.shutDown() })
+        run { $0.shutDown() }
     }
 
-    // MARK: Actions
+    /// A connection's idle timer fired: reports the timeout if the machine's is due, or arms
+    /// the timer again for the time the machine now wants.
+    private func idleTimerFired(_ id: Machine.ConnectionID) {
+        let now = Deadline.now()
+        let (due, rearm) = state.withLock { state -> (Bool, (EventLoop, Deadline)?) in
+            guard var entry = state.entries[id] else { return (false, nil) }
+            defer { state.entries[id] = entry }
+            entry.idleTimer = nil
+            entry.idleTimerArmed = false
+            guard let deadline = entry.idleDeadline else { return (false, nil) }
+            if deadline <= now { return (true, nil) }
+            // Parked again since this timer was set: wait for the time the machine wants now.
+            entry.idleTimerArmed = true
+            return (false, (entry.connection.loop, deadline))
+        }
+        if due { run(concerning: id) { $0.idleTimeoutFired(id, now: now) } }
+        if let (loop, deadline) = rearm { armIdleTimer(id, on: loop, at: deadline) }
+    }
 
-    private func perform(_ actions: [Machine.Action], connectError: HTTPClientError? = nil) {
-        for action in actions {
-            switch action {
-            case .lease(let connectionID, let requestID, let pipelined):
-                let (waiter, lease) = state.withLock { state -> (CheckedContinuation<Result<Lease, HTTPClientError>, Never>?, Lease?) in
-                    guard var opened = state.connections[connectionID] else { return (nil, nil) }
-                    let lease = Lease(connection: opened.connection, isNew: opened.isFresh, isPipelined: pipelined,
-                                      nameResolution: opened.isFresh ? opened.nameResolution : nil, connect: opened.isFresh ? opened.connect : nil,
-                                      secureConnect: opened.isFresh ? opened.secureConnect : nil)
-                    opened.isFresh = false
-                    state.connections[connectionID] = opened
-                    return (state.waiters.removeValue(forKey: requestID), lease)
+    private func armIdleTimer(_ id: Machine.ConnectionID, on loop: EventLoop, at deadline: Deadline) {
+        let timer = loop.schedule(at: deadline) { [weak self] in self?.idleTimerFired(id) }
+        let stale = state.withLock { state -> Bool in
+            guard state.entries[id] != nil else { return true }
+            state.entries[id]?.idleTimer = timer
+            return false
+        }
+        // Gone before its timer was set: the timer has nothing to close.
+        if stale { timer.cancel() }
+    }
+
+    /// A connection being opened is ready, or could not be: reports it to the machine, which
+    /// takes it (and the shell its entry) or has it closed.
+    func opened(_ id: Machine.ConnectionID, _ outcome: Result<(LoopBound<HTTP1ClientConnection>, SetupTimings), ConnectionPoolError>) {
+        switch outcome {
+        case .success(let (connection, setup)):
+            run(concerning: id, adopting: Entry(connection: connection, setup: setup)) { $0.connectionEstablished(id, now: .now()) }
+        case .failure(let error):
+            run(concerning: id, connectFailure: error) { $0.connectionFailed(id) }
+        }
+    }
+
+    // MARK: Running the machine
+
+    /// Feeds one event to the machine and performs its actions: what they need from the tables is
+    /// taken (and the tables updated) under the lock, the work is done after.
+    ///
+    /// - Parameters:
+    ///   - id: The connection the event concerns: its entry goes if the machine no longer holds it.
+    ///   - adopting: The entry of a connection just established, kept if the machine takes it.
+    ///   - connectFailure: What a request failed for lack of a connection is told.
+    private func run(concerning id: Machine.ConnectionID? = nil, adopting: Entry? = nil, connectFailure: ConnectionPoolError? = nil,
+                     _ event: (inout Machine) -> [Machine.Action]) {
+        run(concerning: id, adopting: adopting, connectFailure: connectFailure, registering: nil) { machine, _ in event(&machine) }
+    }
+
+    /// `run`, numbering a new request and registering its waiter in the same locked step when
+    /// `registering` is given; returns whether that waiter still waits.
+    @discardableResult
+    private func run(concerning id: Machine.ConnectionID? = nil, adopting: Entry? = nil, connectFailure: ConnectionPoolError? = nil,
+                     registering waiter: Waiter?, _ event: (inout Machine, Machine.RequestID) -> [Machine.Action]) -> Bool {
+        let (effects, waiting) = state.withLock { state -> ([Effect], Bool) in
+            let request = Machine.RequestID(value: state.nextRequestID)
+            if let waiter {
+                state.nextRequestID += 1
+                state.waiters[request] = waiter
+            }
+            var pending = event(&state.machine, request)
+            var effects: [Effect] = []
+            var touched: [Machine.ConnectionID] = id.map { [$0] } ?? []
+            if let id, let adopting, state.machine.tracks(id) { state.entries[id] = adopting }
+            var index = 0
+            while index < pending.count {
+                let action = pending[index]
+                index += 1
+                switch action {
+                case .lease(let connection, let request, let pipelined):
+                    guard var entry = state.entries[connection] else {
+                        // The machine leases only connections it holds, whose entries exist.
+                        if let waiter = state.waiters.removeValue(forKey: request) {
+                            effects.append(.resume(waiter, .failure(.connectionLost(origin: key))))
+                        }
+                        continue
+                    }
+                    guard let waiter = state.waiters.removeValue(forKey: request) else {
+                        // Waiters leave the machine and the table in one step, so this cannot happen; were it
+                        // to, the connection goes back.
+                        pending += state.machine.connectionReleased(connection, reusable: true, now: .now())
+                        continue
+                    }
+                    let setup = entry.setup
+                    entry.setup = nil
+                    state.entries[connection] = entry
+                    let lease = Lease(connection: entry.connection, isNew: setup != nil, isPipelined: pipelined,
+                                      nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect)
+                    effects.append(.resume(waiter, .success(lease)))
+                case .createConnection(let connection):
+                    effects.append(.open(connection))
+                case .closeConnection(let connection):
+                    touched.append(connection)
+                    if let entry = state.entries.removeValue(forKey: connection) {
+                        if let timer = entry.idleTimer { effects.append(.cancel(timer)) }
+                        effects.append(.close(entry.connection))
+                    } else if connection == id, let adopting {
+                        // Established after it was reported closed, or after shutdown: never taken.
+                        effects.append(.close(adopting.connection))
+                    }
+                case .scheduleIdleTimeout(let connection, let deadline):
+                    guard var entry = state.entries[connection] else { continue }
+                    entry.idleDeadline = deadline
+                    if !entry.idleTimerArmed {
+                        entry.idleTimerArmed = true
+                        effects.append(.armIdleTimer(connection, on: entry.connection.loop, at: deadline))
+                    }
+                    state.entries[connection] = entry
+                case .cancelIdleTimeout(let connection):
+                    // The pending timer stays: it finds nothing due when it fires.
+                    state.entries[connection]?.idleDeadline = nil
+                case .failRequest(let request, let failure):
+                    guard let waiter = state.waiters.removeValue(forKey: request) else { continue }
+                    let error: ConnectionPoolError = switch failure {
+                    case .connectFailed: connectFailure ?? .connectionLost(origin: key)
+                    case .shutDown: .shutDown
+                    }
+                    effects.append(.resume(waiter, .failure(error)))
                 }
-                if let waiter, let lease {
-                    waiter.resume(returning: .success(lease))
-                } else if let waiter {
-                    // The connection closed and was forgotten between the decision and now (another request
-                    // pipelined on it released it): fail this one rather than leave it waiting.
-                    waiter.resume(returning: .failure(HTTPClientError(
-                        .connectionReset, "the connection closed before the request could use it",
-                        failedBeforeResponse: true)))
-                } else if lease != nil {
-                    // The waiter gave up between the decision and now: give the connection back.
-                    release(connectionID, reusable: true)
-                }
-            case .createConnection(let connectionID):
+            }
+            for connection in touched where !state.machine.tracks(connection) {
+                if let timer = state.entries.removeValue(forKey: connection)?.idleTimer { effects.append(.cancel(timer)) }
+            }
+            return (effects, waiter != nil && state.waiters[request] != nil)
+        }
+        for effect in effects {
+            switch effect {
+            case .resume(let waiter, let result):
+                waiter.resume(returning: result)
+            case .open(let connection):
                 let loop = group.next()
-                Task { await self.open(connectionID, on: loop) }
-            case .closeConnection(let connectionID):
-                let opened = state.withLock { $0.connections.removeValue(forKey: connectionID) }
-                if let connection = opened?.connection {
-                    connection.loop.execute { connection.value.close() }
-                }
-            case .scheduleIdleTimeout(let connectionID, let deadline):
-                guard let loop = state.withLock({ $0.connections[connectionID]?.connection.loop }) else { continue }
-                let timer = loop.schedule(at: deadline) { [weak self] in self?.idleTimeoutFired(connectionID) }
-                state.withLock { $0.idleTimers[connectionID] = timer }
-            case .cancelIdleTimeout(let connectionID):
-                state.withLock { $0.idleTimers.removeValue(forKey: connectionID) }?.cancel()
-            case .failRequest(let requestID, let failure):
-                let waiter = state.withLock { $0.waiters.removeValue(forKey: requestID) }
-                let error: HTTPClientError = switch failure {
-                case .connectFailed: connectError ?? HTTPClientError(.connectFailed, "could not connect to \(key)")
-                case .shutDown: HTTPClientError(.shutDown, "the client is shut down")
-                }
-                waiter?.resume(returning: .failure(error))
+                Task { await self.open(connection, on: loop) }
+            case .close(let connection):
+                connection.loop.execute { connection.value.close() }
+            case .armIdleTimer(let connection, let loop, let deadline):
+                armIdleTimer(connection, on: loop, at: deadline)
+            case .cancel(let timer):
+                timer.cancel()
             }
         }
-    }
-
-    private func idleTimeoutFired(_ id: Machine.ConnectionID) {
-        perform(state.withLock { state -> [Machine.Action] in
-            state.idleTimers[id] = nil
-            return state.machine.idleTimeoutFired(id, now: .now())
-        })
-    }
-
-    /// Wraps the connected (and secured) stream in the HTTP connection and reports it established,
-    /// in one job on the stream's loop: no event of the stream can reach the pool in between (a
-    /// TLS stream delivers an alert or end of stream it already holds as soon as the connection
-    /// attaches). A stream that closed before this, while nobody listened, is a failed connect
-    /// with the error it closed with; one that closes after is an established connection closing.
-    private func attach(_ id: Machine.ConnectionID, to stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration,
-                        timings: (nameResolution: Duration?, connect: Duration, secureConnect: Duration?)) throws(HTTPClientError) {
-        stream.eventLoop.preconditionInEventLoop()
-        guard stream.isOpen else { throw Self.closedBeforeUse(stream.closeError) }
-        let connection = HTTP1ClientConnection(id: id, stream: stream, parserConfiguration: parserConfiguration)
-        connection.onRelease = { connection, reusable in self.release(connection.id, reusable: reusable) }
-        connection.onIdleClose = { connection in self.connectionClosed(connection.id) }
-        let opened = Opened(connection: LoopBound(connection, loop: stream.eventLoop), nameResolution: timings.nameResolution,
-                            connect: timings.connect, secureConnect: timings.secureConnect, isFresh: true)
-        perform(state.withLock { state -> [Machine.Action] in
-            state.connections[id] = opened
-            return state.machine.connectionEstablished(id, now: .now())
-        })
-    }
-
-    /// The error of a new connection whose stream closed before the pool could use it.
-    private static func closedBeforeUse(_ error: (any Error)?) -> HTTPClientError {
-        let prefix = "the connection closed before its first request"
-        switch error {
-        case let ioError as IOError:
-            let code: HTTPClientError.Code = ioError.errno == .connectionReset || ioError.errno == .brokenPipe ? .connectionReset : .connectFailed
-            return HTTPClientError(code, "\(prefix): \(ioError)", ioError: ioError, failedBeforeResponse: true)
-        case let error as EventLoopClosedError:
-            return HTTPClientError(.connectFailed, "\(prefix): \(error)", failedBeforeResponse: true)
-        case let error?:
-            // A security layer's error (a TLS alert, a truncated stream) keeps its precise reason.
-            return HTTPClientError(.tlsFailed, "\(prefix): \(error)", securityError: error, failedBeforeResponse: true)
-        case nil:
-            return HTTPClientError(.connectFailed, prefix, failedBeforeResponse: true)
-        }
-    }
-
-    /// Resolves, connects and wraps a new connection, then reports it to the state machine.
-    private func open(_ id: Machine.ConnectionID, on loop: EventLoop) async {
-        let started = Deadline.now()
-        var resolved: Deadline?
-        do {
-            let socket: LoopBound<Socket>
-            if let path = key.scheme == "http+unix" ? key.host : nil {
-                let address: SocketAddress
-                do { address = try SocketAddress(unixPath: path) } catch {
-                    throw ConnectError(reason: .failed, host: path, port: nil, attempts: [])
-                }
-                socket = try await Connector.connect(to: [address], host: path, port: nil, on: loop,
-                                                     deadline: .after(configuration.connectTimeout), timeout: configuration.connectTimeout)
-            } else {
-                let deadline = Deadline.after(configuration.connectTimeout)
-                // Bounded by the connect deadline and the loop's life, whatever the resolver does.
-                let addresses = try await Connector.resolve(host: key.host, port: key.port ?? 80, resolver: configuration.resolver,
-                                                            for: loop, deadline: deadline, timeout: configuration.connectTimeout)
-                resolved = .now()
-                socket = try await Connector.connect(to: addresses, host: key.host, port: key.port, on: loop,
-                                                     deadline: deadline, timeout: configuration.connectTimeout)
-            }
-            let connected = Deadline.now()
-            let parserConfiguration = configuration.parserConfiguration
-            let pool = self
-            var stream = try await loop.submit { () throws -> LoopBound<any ByteStream> in
-                LoopBound(try SocketStream(socket: socket.value, on: loop), loop: loop)
-            }
-            var secured: Deadline?
-            if let security = configuration.security {
-                // The handshake counts toward the connect timeout, as curl's does.
-                do {
-                    stream = try await security.secure(stream, host: key.host, port: key.port ?? 443,
-                                                       deadline: started + configuration.connectTimeout)
-                } catch {
-                    throw HTTPClientError(.tlsFailed, "\(error)", securityError: error)
-                }
-                secured = .now()
-            }
-            let secureStream = stream
-            let timings = (nameResolution: resolved.map { $0 - started }, connect: connected - started, secureConnect: secured.map { $0 - started })
-            try await loop.submit { () throws -> Void in
-                try pool.attach(id, to: secureStream.value, parserConfiguration: parserConfiguration, timings: timings)
-            }
-        } catch {
-            let clientError: HTTPClientError
-            if let error = error as? HTTPClientError {
-                clientError = error
-            } else if let connectError = error as? ConnectError {
-                let code: HTTPClientError.Code = connectError.reason == .timedOut ? .connectTimeout : .connectFailed
-                clientError = HTTPClientError(code, connectError.description, connectError: connectError)
-            } else {
-                clientError = HTTPClientError(.connectFailed, "\(error)", ioError: error as? IOError)
-            }
-            perform(state.withLock { $0.machine.connectionFailed(id) }, connectError: clientError)
-        }
+        return waiting
     }
 }

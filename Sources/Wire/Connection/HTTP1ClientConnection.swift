@@ -1,12 +1,10 @@
 /// One HTTP/1.1 client connection on its event loop: writes requests, parses responses, and
-/// tells its pool when it is free again or gone. It speaks to `any ByteStream`, so it runs the
+/// tells its owner (the pool) when it is free again or gone. It speaks to `any ByteStream`, so it runs the
 /// same over TCP, a Unix socket, or TLS.
 ///
 /// The decisions are `HTTP1ClientConnectionStateMachine`'s; this class performs them. Everything
 /// here runs on `loop`; tasks reach it through `LoopBound` and the async helpers at the bottom.
 final class HTTP1ClientConnection: ByteStreamDelegate {
-    typealias ID = ConnectionPoolStateMachine.ConnectionID
-
     /// The response head with its body stream, as handed to the waiting request.
     struct ResponseStart: Sendable {
         var head: HTTPResponseHead
@@ -22,10 +20,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private final class Exchange {
         let id: ExchangeID
         let method: HTTPMethod
-        /// The promise of the response head, until it is delivered: then dropped, because the
-        /// promise holds the body, and the connection must not keep a body its reader let go of
+        /// Where the response head goes, until it is delivered: then dropped, because what it
+        /// captures holds the body, and the connection must not keep a body its reader let go of
         /// (dropping it unread is how a reader abandons a response).
-        var response: Promise<ResponseStart, HTTPClientError>?
+        var respond: ((Result<ResponseStart, HTTPClientError>) -> Void)?
         /// Whether the response head was delivered (or the request failed before it).
         var responseSettled = false
         var body: BodyChannel?
@@ -53,9 +51,16 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             self.metrics = metrics
             self.readTimeout = readTimeout
         }
+
+        /// Hands the response head (or the failure before it) over, once.
+        func settle(_ result: Result<ResponseStart, HTTPClientError>) {
+            responseSettled = true
+            let respond = respond
+            self.respond = nil
+            respond?(result)
+        }
     }
 
-    let id: ID
     let loop: EventLoop
     private let stream: any ByteStream
     private var parser: HTTP1Parser
@@ -70,10 +75,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// to report: a TLS 1.3 server refuses a client certificate only after the handshake, and a
     /// peer may reset a connection just made, before the first request.
     private var idleCloseError: HTTPClientError?
-    /// Set by the pool: called once per started request when it is done with the connection,
+    /// Set by the owner (the pool, which knows it by an ID of its own): called once per started request when it is done with the connection,
     /// with whether the connection may be reused.
     var onRelease: ((HTTP1ClientConnection, _ reusable: Bool) -> Void)?
-    /// Set by the pool: called when a connection with no request in flight closes on its own.
+    /// Set by the owner: called when a connection with no request in flight closes on its own.
     var onIdleClose: ((HTTP1ClientConnection) -> Void)?
     private var bodyPausedReading = false
     /// When the peer last sent bytes (or the oldest request became the one awaiting them).
@@ -81,6 +86,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private var readTimer: TimerQueue<() -> Void>.ID?
     /// The stream became a CONNECT tunnel and belongs to it now: this connection no longer closes it.
     private var handedOver = false
+    /// Response heads parsed during the read being handled, handed over when it has been: a small
+    /// response's body and end usually arrive in the same read, and its task then finds the body
+    /// complete instead of waking once for the head and again for each part of the body.
+    private var deliveries: [() -> Void] = []
+    private var isHandlingRead = false
 
     /// The request whose response is being read.
     private var oldest: Exchange? { exchanges.first }
@@ -88,8 +98,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// High-water mark of queued request bytes before a streaming upload waits for the socket.
     static let writeHighWatermark = 256 * 1024
 
-    init(id: ID, stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration) {
-        self.id = id
+    init(stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration) {
         self.loop = stream.eventLoop
         self.stream = stream
         self.parser = HTTP1Parser(kind: .response, configuration: parserConfiguration)
@@ -116,8 +125,26 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         readTimeout: Duration,
         metrics: HTTPClientMetrics
     ) -> (Promise<ResponseStart, HTTPClientError>, ExchangeID) {
-        loop.preconditionInEventLoop()
         let promise = Promise<ResponseStart, HTTPClientError>()
+        let id = start(head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: requestComplete,
+                       readTimeout: readTimeout, metrics: metrics) { promise.complete($0) }
+        return (promise, id)
+    }
+
+    /// Starts a request as `start(head:...)` does, handing its response head (or the failure
+    /// before it) to `respond` on the loop, exactly once: a task that waits on one continuation
+    /// is resumed straight from the read that parsed the head.
+    func start(
+        head: ByteBuffer,
+        inlineBody: ByteBuffer?,
+        method: HTTPMethod,
+        keepAlive: Bool,
+        requestComplete: Bool,
+        readTimeout: Duration,
+        metrics: HTTPClientMetrics,
+        respond: @escaping (Result<ResponseStart, HTTPClientError>) -> Void
+    ) -> ExchangeID {
+        loop.preconditionInEventLoop()
         let id = nextExchangeID
         nextExchangeID += 1
         guard isUsable else {
@@ -126,15 +153,12 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             // pool holds the closed connection forever. Requests still in flight (a pipelined
             // lease behind a response that ends the connection) release it themselves.
             if exchanges.isEmpty { onRelease?(self, false) }
-            if let idleCloseError {
-                promise.fail(idleCloseError)
-                return (promise, id)
-            }
-            promise.fail(HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true))
-            return (promise, id)
+            respond(.failure(idleCloseError
+                ?? HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true)))
+            return id
         }
         let exchange = Exchange(id: id, method: method, metrics: metrics, readTimeout: readTimeout)
-        exchange.response = promise
+        exchange.respond = respond
         let reused = completedRequests > 0 || !exchanges.isEmpty
         exchanges.append(exchange)
         machine.requestStarted(keepAlive: keepAlive)
@@ -143,7 +167,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         if exchanges.count == 1 { becameOldest(exchange) }
         write(inlineBody.map { [head, $0] } ?? [head], exchange: exchange)
         if requestComplete { requestWritten(exchange) }
-        return (promise, id)
+        return id
     }
 
     private func findExchange(_ id: ExchangeID) -> Exchange? {
@@ -208,9 +232,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         guard let exchange = findExchange(id) else { return }
         guard exchange === oldest else {
             exchange.discarded = true
-            exchange.responseSettled = true
-            exchange.response?.fail(error)
-            exchange.response = nil
+            exchange.settle(.failure(error))
             return
         }
         perform(machine.failed(.abandoned), error: error)
@@ -226,6 +248,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     // MARK: Receiving
 
     func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
+        isHandlingRead = true
+        defer { deliverHeads() }
         if machine.bytesReceived() == .closeIdle {
             closeIdle()
             return
@@ -265,6 +289,15 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         }
     }
 
+    /// Hands over the response heads parsed during the read just handled.
+    private func deliverHeads() {
+        isHandlingRead = false
+        guard !deliveries.isEmpty else { return }
+        let ready = deliveries
+        deliveries.removeAll(keepingCapacity: true)
+        for deliver in ready { deliver() }
+    }
+
     private func handle(_ event: HTTP1ParserEvent, chunk: ByteBuffer?, exchange: Exchange, trailingBytes: Bool = false) {
         switch event {
         case .requestHead:
@@ -302,9 +335,14 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
                 exchange.continueWaiter = nil
                 waiter.resume(returning: false)
             }
-            exchange.responseSettled = true
-            exchange.response?.succeed(ResponseStart(head: head, body: HTTPBody(channel: channel)))
-            exchange.response = nil
+            let start = ResponseStart(head: head, body: HTTPBody(channel: channel))
+            if isHandlingRead, let respond = exchange.respond {
+                exchange.responseSettled = true
+                exchange.respond = nil
+                deliveries.append { respond(.success(start)) }
+            } else {
+                exchange.settle(.success(start))
+            }
         case .body:
             guard let chunk, let channel = exchange.body else { return }
             exchange.bodyBytes += chunk.readableBytes
@@ -337,9 +375,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         // Out of the pool before the request resumes, as a completed response is.
         onRelease?(self, false)
         failPipelined()
-        exchange.responseSettled = true
-        exchange.response?.succeed(ResponseStart(head: head, body: .empty, tunnel: tunnel))
-        exchange.response = nil
+        exchange.settle(.success(ResponseStart(head: head, body: .empty, tunnel: tunnel)))
     }
 
     func streamDidReachEnd(_ stream: any ByteStream) {
@@ -476,9 +512,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         if responseStarted {
             exchange.body?.fail(error)
         } else {
-            exchange.responseSettled = true
-            exchange.response?.fail(error)
-            exchange.response = nil
+            exchange.settle(.failure(error))
         }
         exchange.continueWaiter?.resume(returning: false)
         exchange.continueWaiter = nil

@@ -23,7 +23,7 @@ extension IOSuite {
             try await withTimeout(seconds: 20) {
                 let (connection, stream, first, second) = try await loop.submit {
                     let stream = PeerStream(on: loop)
-                    let connection = HTTP1ClientConnection(id: .init(value: 0), stream: stream, parserConfiguration: HTTP1ParserConfiguration())
+                    let connection = HTTP1ClientConnection(stream: stream, parserConfiguration: HTTP1ParserConfiguration())
                     let first = Self.get(connection)
                     let second = pipelined ? Self.get(connection) : nil
                     stream.receive("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfir")
@@ -57,7 +57,7 @@ extension IOSuite {
                 let size = 512 * 1024
                 let (stream, first) = try await loop.submit {
                     let stream = PeerStream(on: loop)
-                    let connection = HTTP1ClientConnection(id: .init(value: 0), stream: stream, parserConfiguration: HTTP1ParserConfiguration())
+                    let connection = HTTP1ClientConnection(stream: stream, parserConfiguration: HTTP1ParserConfiguration())
                     let first = Self.get(connection)
                     stream.receive("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n" + String(repeating: "a", count: size))
                     return (LoopBound(stream, loop: loop), first)

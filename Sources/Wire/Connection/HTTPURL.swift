@@ -32,14 +32,16 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         guard let separator = Self.schemeSeparator(in: text) else { throw invalid("no scheme") }
         let scheme = text[..<separator].lowercased()
         guard ["http", "https", "http+unix"].contains(scheme) else { throw invalid("unsupported scheme \(scheme)") }
-        var rest = text[text.index(separator, offsetBy: 3)...]
-        if let fragment = rest.firstIndex(of: "#") { rest = rest[..<fragment] }
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        // The delimiters are ASCII bytes (RFC 3986 §2.2), found in the UTF-8 view: a search by
+        // Character would pay for grapheme breaking on every request.
+        var rest = text[text.utf8.index(separator, offsetBy: 3)...]
+        if let fragment = rest.utf8.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<fragment] }
+        let authorityEnd = rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
         var authority = rest[..<authorityEnd]
         var target = String(rest[authorityEnd...])
-        if target.isEmpty || target.first == "?" { target = "/" + target }
+        if target.isEmpty || target.utf8.first == UInt8(ascii: "?") { target = "/" + target }
         guard !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { throw invalid("spaces or control characters in the path") }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) { authority = authority[authority.utf8.index(after: at)...] }
         guard !authority.isEmpty else { throw invalid("no host") }
 
         if scheme == "http+unix" {
@@ -55,17 +57,17 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
 
         var host: Substring
         var portText: Substring?
-        if authority.first == "[" {
-            guard let close = authority.firstIndex(of: "]") else { throw invalid("unclosed IPv6 bracket") }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
+        if authority.utf8.first == UInt8(ascii: "[") {
+            guard let close = authority.utf8.firstIndex(of: UInt8(ascii: "]")) else { throw invalid("unclosed IPv6 bracket") }
+            host = authority[authority.utf8.index(after: authority.startIndex)..<close]
+            let after = authority[authority.utf8.index(after: close)...]
             if !after.isEmpty {
-                guard after.first == ":" else { throw invalid("junk after IPv6 literal") }
-                portText = after.dropFirst()
+                guard after.utf8.first == UInt8(ascii: ":") else { throw invalid("junk after IPv6 literal") }
+                portText = after[after.utf8.index(after: after.startIndex)...]
             }
-        } else if let colon = authority.lastIndex(of: ":") {
+        } else if let colon = authority.utf8.lastIndex(of: UInt8(ascii: ":")) {
             host = authority[..<colon]
-            portText = authority[authority.index(after: colon)...]
+            portText = authority[authority.utf8.index(after: colon)...]
         } else {
             host = authority
         }
@@ -112,14 +114,18 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
 
     /// The index of `://` after a valid scheme name (RFC 3986 §3.1), if any.
     static func schemeSeparator(in text: String) -> String.Index? {
-        var index = text.startIndex
-        while index < text.endIndex {
-            let character = text[index]
-            if character == ":" {
-                return text[index...].hasPrefix("://") && index != text.startIndex ? index : nil
+        let bytes = text.utf8
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: ":") {
+                return bytes[index...].starts(with: "://".utf8) && index != bytes.startIndex ? index : nil
             }
-            guard character.isASCII, character.isLetter || character.isNumber || "+-.".contains(character) else { return nil }
-            index = text.index(after: index)
+            let isSchemeByte = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: ".")
+            guard isSchemeByte else { return nil }
+            index = bytes.index(after: index)
         }
         return nil
     }

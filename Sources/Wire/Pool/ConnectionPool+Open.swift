@@ -1,0 +1,87 @@
+extension ConnectionPool {
+    /// Resolves, connects, secures and wraps a new connection, then reports the outcome to the
+    /// machine (`opened`).
+    func open(_ id: Machine.ConnectionID, on loop: EventLoop) async {
+        let started = Deadline.now()
+        var resolved: Deadline?
+        do throws(ConnectionPoolError) {
+            let socket: LoopBound<Socket>
+            let deadline = Deadline.after(configuration.connectTimeout)
+            do throws(ConnectError) {
+                switch key.endpoint {
+                case .unixSocket(let path):
+                    let address: SocketAddress
+                    do { address = try SocketAddress(unixPath: path) } catch {
+                        throw ConnectError(reason: .failed, host: path, port: nil, attempts: [])
+                    }
+                    socket = try await Connector.connect(to: [address], host: path, port: nil, on: loop,
+                                                         deadline: deadline, timeout: configuration.connectTimeout)
+                case .host(let host, let port):
+                    // Bounded by the connect deadline and the loop's life, whatever the resolver does.
+                    let addresses = try await Connector.resolve(host: host, port: port, resolver: configuration.resolver,
+                                                                for: loop, deadline: deadline, timeout: configuration.connectTimeout)
+                    resolved = .now()
+                    socket = try await Connector.connect(to: addresses, host: host, port: port, on: loop,
+                                                         deadline: deadline, timeout: configuration.connectTimeout)
+                }
+            } catch {
+                throw .connectFailed(error)
+            }
+            let connected = Deadline.now()
+            var stream = try await Self.onLoop(loop) { () throws -> LoopBound<any ByteStream> in
+                LoopBound(try SocketStream(socket: socket.value, on: loop), loop: loop)
+            }
+            var secured: Deadline?
+            if let security = configuration.security, case .host(let host, let port) = key.endpoint {
+                // The handshake counts toward the connect timeout, as curl's does.
+                do {
+                    stream = try await security.secure(stream, host: host, port: port, deadline: started + configuration.connectTimeout)
+                } catch {
+                    throw .securityFailed(error)
+                }
+                secured = .now()
+            }
+            let secureStream = stream
+            let setup = SetupTimings(nameResolution: resolved.map { $0 - started }, connect: connected - started,
+                                     secureConnect: secured.map { $0 - started })
+            let parserConfiguration = configuration.parserConfiguration
+            try await Self.onLoop(loop) { () throws -> Void in
+                try self.attach(id, to: secureStream.value, parserConfiguration: parserConfiguration, setup: setup)
+            }
+        } catch {
+            opened(id, .failure(error))
+        }
+    }
+
+    /// Wraps the connected (and secured) stream in the HTTP connection and reports it established,
+    /// in one job on the stream's loop: no event of the stream can reach the pool in between (a
+    /// TLS stream delivers an alert or end of stream it already holds as soon as the connection
+    /// attaches). A stream that closed before this, while nobody listened, is a failed connect
+    /// with the error it closed with; one that closes after is an established connection closing.
+    private func attach(_ id: Machine.ConnectionID, to stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration,
+                        setup: SetupTimings) throws(ConnectionPoolError) {
+        stream.eventLoop.preconditionInEventLoop()
+        guard stream.isOpen else { throw .closedBeforeFirstRequest(stream.closeError) }
+        let connection = HTTP1ClientConnection(stream: stream, parserConfiguration: parserConfiguration)
+        connection.onRelease = { _, reusable in self.release(id, reusable: reusable) }
+        connection.onIdleClose = { _ in self.connectionClosed(id) }
+        opened(id, .success((LoopBound(connection, loop: stream.eventLoop), setup)))
+    }
+
+    /// Runs `body` on `loop`, keeping the pool's error type: a loop that closed is `.loopClosed`,
+    /// a stream that could not be made `.setupFailed`.
+    private static func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () throws -> T) async throws(ConnectionPoolError) -> T {
+        do {
+            return try await loop.submit(body)
+        } catch let error as ConnectionPoolError {
+            throw error
+        } catch let error as IOError {
+            throw .setupFailed(error)
+        } catch let error as EventLoopClosedError {
+            throw .loopClosed(error)
+        } catch {
+            // submit's body throws only the errors above.
+            throw .closedBeforeFirstRequest(error)
+        }
+    }
+}

@@ -1,0 +1,25 @@
+/// Why a pool could not hand a request a connection, with the error underneath kept whole (the
+/// connect attempts, the system call and errno, the security layer's reason). The pool's user
+/// (Client/) maps each case to its own public error.
+enum ConnectionPoolError: Error, Sendable {
+    /// Resolving the name or connecting failed or timed out; `ConnectError` says which, with
+    /// every address tried.
+    case connectFailed(ConnectError)
+    /// A system call failed while the connected socket was being set up as a stream.
+    case setupFailed(IOError)
+    /// The event loop closed while the connection was being set up.
+    case loopClosed(EventLoopClosedError)
+    /// The security layer (WireTLS) refused the connection: the handshake, the peer's certificate,
+    /// a pin or the trust hook; the layer's own error.
+    case securityFailed(any Error)
+    /// The new connection's stream closed before its first request, with the error it closed
+    /// with (nil for a clean close).
+    case closedBeforeFirstRequest((any Error)?)
+    /// A connection opened for the request was lost before it was established, with no error of
+    /// its own to report.
+    case connectionLost(origin: ConnectionPool.Key)
+    /// The pool is shut down.
+    case shutDown
+    /// The request stopped waiting (its `cancel` was called: a deadline, a cancelled task).
+    case abandoned
+}

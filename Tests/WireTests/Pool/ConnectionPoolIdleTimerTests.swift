@@ -1,0 +1,43 @@
+import Testing
+@testable import Wire
+
+/// The pool's idle timer is re-armed lazily (a lease does not cancel it, a park does not arm another while one is
+/// pending): a connection reused within its idle timeout must stay open, and one left idle must still close on time.
+extension IOSuite {
+    @Suite struct ConnectionPoolIdleTimerTests {
+        @Test func aConnectionReusedWithinItsIdleTimeoutStaysAndClosesOnceLeftIdle() async throws {
+            let group = try EventLoopGroup(loopCount: 1, namePrefix: "pool-idle")
+            let loop = group.next()
+            let server = try await ScriptedServer.start(on: loop) { _, _, _ in .respond(ScriptedServer.ok()) }
+            var configuration = HTTPClientConfiguration()
+            configuration.idleTimeout = .milliseconds(150)
+            let client = try HTTPClient(configuration: configuration, group: group)
+            let url = "http://127.0.0.1:\(server.address.port!)/"
+            @Sendable func pause(_ duration: Duration) async {
+                await withCheckedContinuation { continuation in _ = loop.schedule(in: duration) { continuation.resume() } }
+            }
+            try await withTimeout(seconds: 20) {
+                _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 10)
+                var lastStart = Deadline.now()
+                // Three more requests, 100 ms apart: 300 ms in all, twice the idle timeout, yet never idle that long.
+                for _ in 0..<3 {
+                    await pause(.milliseconds(100))
+                    lastStart = .now()
+                    let response = try await client.execute(HTTPClientRequest(url: url))
+                    _ = try await response.body.collect(upTo: 10)
+                    #expect(response.metrics.snapshot.isReusedConnection)
+                }
+                let pool = try client.pool(for: HTTPURL(url), via: nil)
+                #expect(pool.counts.connections == 1)
+                // Left idle now: closed by the timer, not before the timeout has passed since its last use (which
+                // began after `lastStart`).
+                while pool.counts.connections > 0 { await pause(.milliseconds(5)) }
+                #expect(Deadline.now() - lastStart >= .milliseconds(150))
+                #expect(client.retainedConnectionCount == 0)
+            }
+            await client.shutdown()
+            try await server.close()
+            await group.shutdownGracefully()
+        }
+    }
+}
