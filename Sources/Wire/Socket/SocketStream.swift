@@ -41,9 +41,9 @@ package final class SocketStream: ByteStream, Selectable {
     /// to `maximumReadSize` (see `ReadSizer`).
     package var readChunkSize: Int {
         get { sizer.minimum }
-        set { sizer = ReadSizer(minimum: newValue, maximum: Swift.max(newValue, Self.maximumReadSize)) }
+        set { sizer = ReadSizer(minimum: newValue) }
     }
-    @exclusivity(unchecked) private var sizer = ReadSizer(minimum: SocketStream.readSize, maximum: SocketStream.maximumReadSize)
+    @exclusivity(unchecked) private var sizer = ReadSizer(minimum: SocketStream.readSize)
 
     private enum State { case open, closed }
 
@@ -214,7 +214,7 @@ package final class SocketStream: ByteStream, Selectable {
                 if let delegate { delegate.streamDidReachEnd(self) } else { heldEndOfStream = true }
                 return
             case .processed(let count):
-                sizer.record(count)
+                sizer.record(count, maximum: Self.maximumReadSize)
                 // The delegate gets the buffer moved out of `self`: it may close the stream (and
                 // so touch `readBuffer`) while it holds it, which an inout borrow of the property
                 // would turn into an exclusivity violation.
