@@ -8,6 +8,12 @@ import Wire
 //
 //   ClientFigures PORT [CONNECTIONS=64] [SECONDS=4] [LOOPS=1]
 //
+// With --download, one GET through HTTPClient whose body is counted and dropped by a task on Swift's global
+// executor (not on the client's loop, as `wire get` reads it): the bulk row's library figure, the shape of
+// AHCClient --download.
+//
+//   ClientFigures --download URL
+//
 // Run it pinned to one core and the server to the other, e.g.
 //   taskset -c 1 .build/release/ClientFigures 18080 64 4
 // against nginx pinned with taskset -c 0; wrk on the same URL in the same run is the C floor.
@@ -23,9 +29,34 @@ func processCPUSeconds() -> Double {
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
+/// One GET of `url` whose body is streamed and dropped; prints the bytes received as a JSON line.
+func download(_ url: String) async throws {
+    let client = try HTTPClient()
+    let start = Deadline.now()
+    var bytes = 0
+    do {
+        let response = try await client.execute(HTTPClientRequest(url: url))
+        guard response.head.status.code == 200 else {
+            report("status \(response.head.status.code)")
+            exit(1)
+        }
+        for try await chunk in response.body { bytes += chunk.readableBytes }
+    } catch {
+        await client.shutdown()
+        throw error
+    }
+    let seconds = Double(Deadline.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    report(#"{"client":"Wire HTTPClient","bytes":\#(bytes),"seconds":\#(seconds)}"#)
+    await client.shutdown()
+}
+
 let arguments = CommandLine.arguments
+if arguments.count == 3 && arguments[1] == "--download" {
+    try await download(arguments[2])
+    exit(0)
+}
 guard arguments.count >= 2, let port = Int(arguments[1]) else {
-    report("usage: ClientFigures PORT [CONNECTIONS=64] [SECONDS=4] [LOOPS=1]")
+    report("usage: ClientFigures PORT [CONNECTIONS=64] [SECONDS=4] [LOOPS=1] | ClientFigures --download URL")
     exit(2)
 }
 let connections = arguments.count > 2 ? Int(arguments[2]) ?? 64 : 64

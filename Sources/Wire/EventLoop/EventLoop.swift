@@ -66,8 +66,9 @@ public final class EventLoop: @unchecked Sendable {
     /// lookup), told when the loop closes so that it can fail instead of waiting forever.
     private var closingHandlers: [UInt64: () -> Void] = [:]
     private var nextClosingHandlerID: UInt64 = 0
-    /// A read buffer lent to the loop's streams in turn (see `borrowReadBuffer`).
-    private var spareReadBuffer = ByteBuffer()
+    /// Read buffers lent to the loop's streams in turn (see `borrowReadBuffer`). Touched once or twice per read,
+    /// on the loop's thread only, by calls that call out to nothing: no dynamic exclusivity check needed.
+    @exclusivity(unchecked) private var readBuffers = ReadBufferPool(maximumCount: EventLoop.pooledReadBuffers, maximumCapacity: EventLoop.pooledReadBufferCapacity)
     private var lifeCycle = LifeCycle.running
     private var thread: PosixThread?
     private let stopped = Mutex(false)
@@ -108,26 +109,33 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: Work from any thread
 
-    /// A read buffer for one read on the loop's thread: the loop's spare if it has one, else an empty buffer.
-    /// Streams that go idle after each read give it back with `returnReadBuffer`, so a busy loop reads every
-    /// connection's requests into the same allocation and an idle connection holds none.
-    package func borrowReadBuffer() -> ByteBuffer {
+    /// How many read buffers the loop keeps for its streams: enough for a bulk transfer's reads in flight (the
+    /// chunks a body's consumer has not yet dropped) plus the one being read into.
+    static let pooledReadBuffers = 4
+    /// The largest read buffer the loop keeps (a stream's largest read); a larger one is released.
+    static let pooledReadBufferCapacity = 256 * 1024
+
+    /// An empty read buffer of at least `minimumCapacity` bytes, for reads on the loop's thread: one the loop
+    /// kept whose bytes nobody holds any more, else a new one. Streams give it back with `returnReadBuffer`
+    /// whenever it is empty and they go idle, or its bytes are still held (slices handed on), so a busy loop reads
+    /// every connection's requests into the same few allocations, a transfer reuses them from start to end, and
+    /// an idle connection holds none.
+    package func borrowReadBuffer(minimumCapacity: Int) -> ByteBuffer {
         preconditionInEventLoop()
-        var buffer = ByteBuffer()
-        swap(&buffer, &spareReadBuffer)
-        return buffer
+        return readBuffers.take(minimumCapacity: minimumCapacity)
     }
 
-    /// Takes back a read buffer that holds no unread bytes, leaving `buffer` empty. It becomes the loop's spare
-    /// only if nothing else shares its storage (a body chunk sliced from it keeps it) and it is not oversized.
+    /// The read buffer pool as it is now, for tests; loop thread only.
+    var readBufferPoolForTesting: ReadBufferPool {
+        preconditionInEventLoop()
+        return readBuffers
+    }
+
+    /// Takes back a read buffer that holds no unread bytes, leaving `buffer` empty. The loop keeps it (even while
+    /// a body chunk sliced from it is still held, to reuse once that is dropped) unless it is oversized.
     package func returnReadBuffer(_ buffer: inout ByteBuffer) {
         preconditionInEventLoop()
-        if buffer.isEmpty && spareReadBuffer.capacity == 0 && buffer.capacity <= 4 * SocketStream.readSize
-            && buffer.hasUniqueStorage() {
-            buffer.clear()
-            swap(&buffer, &spareReadBuffer)
-        }
-        buffer.releaseStorage()
+        readBuffers.give(&buffer)
     }
 
     /// Runs `task` on the loop's thread, after what is already queued.

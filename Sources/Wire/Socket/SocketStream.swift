@@ -39,8 +39,13 @@ package final class SocketStream: FileRegionStream, Selectable {
     /// connection's life rather than one per read, for a connection that is never idle for long (a load
     /// generator's). Costs `readChunkSize` bytes per connection while idle.
     @exclusivity(unchecked) package var keepsReadBuffer = false
-    /// How much one read(2) may take.
-    @exclusivity(unchecked) package var readChunkSize = SocketStream.readSize
+    /// How much one read(2) asks for at first and at least; reads that fill what they asked for double it, up
+    /// to `maximumReadSize` (see `ReadSizer`).
+    package var readChunkSize: Int {
+        get { sizer.minimum }
+        set { sizer = ReadSizer(minimum: newValue) }
+    }
+    @exclusivity(unchecked) private var sizer = ReadSizer(minimum: SocketStream.readSize)
 
     private enum State { case open, closed }
 
@@ -56,11 +61,20 @@ package final class SocketStream: FileRegionStream, Selectable {
     /// connections on it while the peer reads fast (the socket stays writable, so the loop comes straight back).
     static let fileBytesPerFlush = 2 << 20
 
-    /// How much one read(2) may take. Large enough for a whole response head plus body chunk;
+    /// How much one read(2) asks for at first. Large enough for a whole response head plus body chunk;
     /// the buffer only grows to this when the socket actually has that much.
     static let readSize = 64 * 1024
+    /// How much one read(2) asks for at most, once reads keep filling what they asked for (a bulk transfer):
+    /// fewer system calls and fewer wake-ups of the consumer per byte.
+    static let maximumReadSize = EventLoop.pooledReadBufferCapacity
+    /// What the current read size is (it adapts to how full the reads come back).
+    var currentReadSize: Int { sizer.current }
     /// Reads per readiness event before yielding to other connections (fairness).
     static let readsPerWakeup = 4
+    /// Bytes per readiness event before yielding: to other connections, and to the consumer of what was read (a
+    /// body's consumer on this loop runs only once the reads stop; reading past its buffer's high watermark first
+    /// would pause and resume the socket, two `epoll_ctl` calls, on every cycle).
+    static let bytesPerWakeup = 256 * 1024
 
     /// Takes ownership of a connected socket and registers it with `loop`; loop thread only.
     package init(socket: Socket, on loop: EventLoop) throws(IOError) {
@@ -246,11 +260,12 @@ package final class SocketStream: FileRegionStream, Selectable {
     }
 
     private func readAvailable() {
-        for _ in 0..<Self.readsPerWakeup where readingEnabled && state == .open {
+        var budget = Self.bytesPerWakeup
+        for _ in 0..<Self.readsPerWakeup where readingEnabled && state == .open && budget > 0 {
+            let maxBytes = prepareReadBuffer()
             let result: IOResult<Int>
             do {
-                if readBuffer.capacity == 0 { readBuffer = eventLoop.borrowReadBuffer() }
-                result = try socket.read(into: &readBuffer, maxBytes: readChunkSize)
+                result = try socket.read(into: &readBuffer, maxBytes: maxBytes)
             } catch {
                 close(error: error)
                 return
@@ -267,6 +282,7 @@ package final class SocketStream: FileRegionStream, Selectable {
                 if let delegate { delegate.streamDidReachEnd(self) } else { heldEndOfStream = true }
                 return
             case .processed(let count):
+                sizer.record(count, maximum: Self.maximumReadSize)
                 // The delegate gets the buffer moved out of `self`: it may close the stream (and
                 // so touch `readBuffer`) while it holds it, which an inout borrow of the property
                 // would turn into an exclusivity violation.
@@ -274,10 +290,34 @@ package final class SocketStream: FileRegionStream, Selectable {
                 swap(&delivered, &readBuffer)
                 delegate?.stream(self, didRead: &delivered)
                 if state == .open { swap(&delivered, &readBuffer) }
-                if count < readChunkSize { releaseReadBufferIfEmpty(); return }
+                // A short read emptied the socket: wait for readiness rather than spend a read on EAGAIN.
+                if count < maxBytes { releaseReadBufferIfEmpty(); return }
+                budget -= count
             }
         }
         releaseReadBufferIfEmpty()
+    }
+
+    /// Makes `readBuffer` ready for the next read and returns how much that read asks for. The delegate usually
+    /// keeps what it was handed as slices of the buffer (a body chunk), so its storage is still shared: rather
+    /// than let the read copy on write into a new allocation, the buffer goes back to the loop, which reuses it
+    /// once those slices are dropped, and a free one is borrowed (any unread bytes move into it).
+    private func prepareReadBuffer() -> Int {
+        let wanted = sizer.current
+        let unread = readBuffer.readableBytes
+        // Leftover bytes (a partial head or chunk line) stay in front: the read fills the rest of `wanted`,
+        // unless they are already most of it (a large head arriving in pieces), when the buffer grows.
+        let maxBytes = unread <= wanted / 2 ? wanted - unread : wanted
+        if readBuffer.capacity == 0 {
+            readBuffer = eventLoop.borrowReadBuffer(minimumCapacity: wanted)
+        } else if !readBuffer.hasUniqueStorage() || readBuffer.capacity < unread + maxBytes {
+            var fresh = eventLoop.borrowReadBuffer(minimumCapacity: Swift.max(wanted, unread + maxBytes))
+            fresh.writeBuffer(readBuffer)
+            readBuffer.moveReaderIndex(forwardBy: unread)
+            eventLoop.returnReadBuffer(&readBuffer)
+            readBuffer = fresh
+        }
+        return maxBytes
     }
 
     /// Hands a delegate that has just attached what arrived before it: the unread bytes, then the end of stream.

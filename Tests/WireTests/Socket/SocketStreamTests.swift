@@ -105,6 +105,42 @@ extension IOSuite {
             #expect(openDescriptorCount() == before)
         }
 
+        /// A bulk transfer read by a delegate that holds on to what it was handed (a body consumer behind the
+        /// socket): reads grow past the first size, each read takes a buffer from the loop instead of copying on
+        /// write into a new one, and the loop's few buffers serve the whole transfer.
+        @Test func bulkReadsGrowAndReuseTheLoopsBuffersWhileChunksAreHeld() async throws {
+            let before = openDescriptorCount()
+            try await withLoop { loop in
+                try await withTimeout(seconds: 30) {
+                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    let size = 32 * 1024 * 1024
+                    let startCounts = try await loop.submit { () -> (Int, Int) in
+                        pair.serverDelegate.value.keepsBytes = false
+                        pair.serverDelegate.value.slicesHeld = 2
+                        let pool = loop.readBufferPoolForTesting
+                        return (pool.taken, pool.created)
+                    }
+                    var payload = ByteBuffer(capacity: size)
+                    payload.writeBytes(repeatElement(0x5A, count: size))
+                    let finalPayload = payload
+                    try await loop.submit { pair.client.value.write(finalPayload) }
+                    await StreamPair.wait(pair.serverDelegate) { $0.receivedCount == size }
+                    let (reads, largest, taken, created) = try await loop.submit { () -> (Int, Int, Int, Int) in
+                        let delegate = pair.serverDelegate.value
+                        let pool = loop.readBufferPoolForTesting
+                        return (delegate.reads, delegate.largestRead, pool.taken - startCounts.0, pool.created - startCounts.1)
+                    }
+                    #expect(largest > SocketStream.readSize, "reads that fill what they ask for ask for more")
+                    #expect(largest <= SocketStream.maximumReadSize)
+                    #expect(taken >= reads, "every read after one whose bytes are still held takes a free buffer from the loop")
+                    #expect(created <= 12, "\(created) buffers allocated for \(reads) reads: the loop's buffers are reused")
+                    try await loop.submit { pair.serverDelegate.value.slicesHeld = 0 }
+                    try await pair.close()
+                }
+            }
+            #expect(openDescriptorCount() == before)
+        }
+
         @Test func peerResetGivesConnectionResetAndLeaksNothing() async throws {
             let before = openDescriptorCount()
             try await withLoop { loop in

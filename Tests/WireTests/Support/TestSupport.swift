@@ -99,10 +99,23 @@ final class RecordingDelegate: ByteStreamDelegate {
     var closed = false
     var closeError: (any Error)?
     var drained = 0
+    /// How many reads' bytes to keep as slices of the stream's buffer (the newest), as a body consumer that lags
+    /// behind the socket does; 0 keeps none.
+    var slicesHeld = 0
+    private(set) var heldSlices: [ByteBuffer] = []
+    /// How many reads delivered bytes, and the most one delivered.
+    private(set) var reads = 0
+    private(set) var largestRead = 0
     private var waiters: [(condition: (RecordingDelegate) -> Bool, resume: () -> Void)] = []
 
     func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
         receivedCount += buffer.readableBytes
+        reads += 1
+        largestRead = max(largestRead, buffer.readableBytes)
+        if slicesHeld > 0 {
+            heldSlices.append(buffer.slice(at: 0, length: buffer.readableBytes))
+            if heldSlices.count > slicesHeld { heldSlices.removeFirst() }
+        }
         if keepsBytes { received += buffer.readableBytesArray }
         buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
         check()
