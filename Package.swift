@@ -3,8 +3,8 @@ import PackageDescription
 
 /// Wire: a pure-Swift HTTP/1.1 stack for Linux, written from the socket up.
 ///
-/// Library targets depend on no Swift package: only libc (through `CWireLinux`) and,
-/// for TLS, the system's OpenSSL. The command-line tool may use swift-argument-parser and, for
+/// Library targets depend on no Swift package: only libc (through `CWireLinux`), for TLS the system's OpenSSL, and
+/// for `WireClient` the toolchain's FoundationEssentials. The command-line tool may use swift-argument-parser and, for
 /// `wire bench`'s latency percentiles, hdrhistogram-swift. `WireLoad`, the load engine of
 /// `wire bench` and `wire-profile`, is a target of its own above `Wire` and no product, so the
 /// library users link does not carry it.
@@ -18,6 +18,7 @@ let package = Package(
     products: [
         .library(name: "Wire", targets: ["Wire"]),
         .library(name: "WireTLS", targets: ["WireTLS"]),
+        .library(name: "WireClient", targets: ["WireClient"]),
         .executable(name: "wire", targets: ["wire"]),
     ],
     dependencies: [
@@ -43,6 +44,14 @@ let package = Package(
         .target(
             name: "WireTLS",
             dependencies: ["Wire", "CWireOpenSSL"],
+            swiftSettings: strictSettings
+        ),
+        // The manager layer (AFNetworking's design on Wire): sessions, tasks, request and response serializers.
+        // It may import the toolchain's FoundationEssentials (Data, URL, JSON and property-list coders) and only
+        // that: never Foundation, FoundationNetworking or a Swift package. Nothing in Wire or WireTLS imports it.
+        .target(
+            name: "WireClient",
+            dependencies: ["Wire", "WireTLS"],
             swiftSettings: strictSettings
         ),
         // The load engine behind `wire bench` and `wire-profile`: connections, workers and counters on
@@ -80,6 +89,12 @@ let package = Package(
             name: "WireTests",
             dependencies: ["Wire", "WireTLS", "WireLoad", "CWireLinux", "wire"],
             exclude: ["Resources"],
+            swiftSettings: strictSettings
+        ),
+        // Imports WireClient and Wire without @testable: the public API is all a user (or an acceptance test) has.
+        .testTarget(
+            name: "WireClientTests",
+            dependencies: ["WireClient", "Wire"],
             swiftSettings: strictSettings
         ),
     ],

@@ -1,0 +1,58 @@
+import FoundationEssentials
+import Wire
+
+/// A request as WireClient builds, serializes, adapts and sends it (NSURLRequest).
+///
+/// Every optional setting is "use the session's value" when nil; a request serializer copies the settings that were
+/// set on it (§3.2.3).
+public struct ClientRequest: Sendable {
+    /// The URL to fetch.
+    public var url: URL
+    /// The method, as given (serializers upper-case it only to look it up).
+    public var method: String
+    /// The header fields, in order.
+    public var headers: HTTPHeaders
+    /// The body, if any.
+    public var body: RequestBody?
+    /// The idle timeout: the longest silence allowed while connecting, sending or waiting for bytes.
+    public var timeoutInterval: Duration?
+    /// How the request may use the cache.
+    public var cachePolicy: CachePolicy?
+    /// Whether cookies are sent and stored for this request.
+    public var shouldHandleCookies: Bool?
+    /// Whether the request may go over a cellular interface.
+    public var allowsCellularAccess: Bool?
+    /// Whether the request may be pipelined (WireClient never pipelines; kept for fidelity).
+    public var shouldUsePipelining: Bool?
+    /// The connection's traffic class.
+    public var networkServiceType: NetworkServiceType?
+
+    /// Creates a request.
+    /// - Parameters:
+    ///   - url: The URL to fetch.
+    ///   - method: The method; GET by default.
+    ///   - headers: The header fields.
+    ///   - body: The body.
+    public init(url: URL, method: String = "GET", headers: HTTPHeaders = HTTPHeaders(), body: RequestBody? = nil) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of the field called `name` (case-insensitive).
+    /// - Parameter name: The field name.
+    /// - Returns: The value, or nil when absent.
+    public func value(forHTTPHeaderField name: String) -> String? {
+        headers.first(name: name)
+    }
+
+    /// Replaces every field called `name` (case-insensitive) with one holding `value`, or removes them when `value`
+    /// is nil.
+    /// - Parameters:
+    ///   - value: The new value, or nil to remove the field.
+    ///   - name: The field name.
+    public mutating func setValue(_ value: String?, forHTTPHeaderField name: String) {
+        if let value { headers.replaceOrAdd(name: name, value: value) } else { headers.remove(name: name) }
+    }
+}

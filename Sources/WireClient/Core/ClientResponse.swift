@@ -1,0 +1,95 @@
+import FoundationEssentials
+import Wire
+
+/// A received HTTP response head, as the serializers and completion handlers see it (NSHTTPURLResponse).
+public struct ClientResponse: Sendable, Hashable {
+    /// The URL that produced this response (after redirects, the last hop's).
+    public var url: URL
+    /// The status code.
+    public var statusCode: Int
+    /// The header fields, in wire order.
+    public var headers: HTTPHeaders
+    /// The media type of `Content-Type`: up to the first `;`, trimmed and lower-cased; nil without a
+    /// `Content-Type` or with an empty one.
+    public var mimeType: String?
+    /// The `charset` parameter of `Content-Type`, lower-cased and unquoted (NSURLResponse's `textEncodingName`).
+    public var textEncodingName: String?
+    /// The body length from `Content-Length`, or −1 when the length is unknown (absent, chunked or malformed).
+    public var expectedContentLength: Int64
+    /// Timings and byte counts of the exchange, when it went over the network.
+    public var metrics: HTTPClientMetrics.Snapshot?
+
+    /// Creates a response; `mimeType`, `textEncodingName` and `expectedContentLength` are derived from `headers`.
+    /// - Parameters:
+    ///   - url: The URL that produced the response.
+    ///   - statusCode: The status code.
+    ///   - headers: The header fields.
+    ///   - metrics: The exchange's metrics.
+    public init(url: URL, statusCode: Int, headers: HTTPHeaders = HTTPHeaders(), metrics: HTTPClientMetrics.Snapshot? = nil) {
+        self.url = url
+        self.statusCode = statusCode
+        self.headers = headers
+        self.metrics = metrics
+        let contentType = headers.first(name: "Content-Type").map(MediaType.init)
+        mimeType = contentType?.type
+        textEncodingName = contentType?.charset
+        expectedContentLength = Self.contentLength(headers)
+    }
+
+    /// The first value of the field called `name` (case-insensitive).
+    /// - Parameter name: The field name.
+    /// - Returns: The value, or nil when the field is absent.
+    public func value(forHTTPHeaderField name: String) -> String? {
+        headers.first(name: name)
+    }
+
+    /// `Content-Length` as NSURLResponse reads it: one run of decimal digits (repeated identical values allowed,
+    /// RFC 9110 §8.6); anything else, or a chunked body, is unknown.
+    private static func contentLength(_ headers: HTTPHeaders) -> Int64 {
+        if headers.containsToken("chunked", inFieldsNamed: "Transfer-Encoding") { return -1 }
+        var length: Int64?
+        for field in headers["Content-Length"] {
+            for item in field.split(separator: ",", omittingEmptySubsequences: false) {
+                let digits = item.trimmingSpaces
+                guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int64(digits),
+                    length == nil || length == value
+                else { return -1 }
+                length = value
+            }
+        }
+        return length ?? -1
+    }
+}
+
+/// A `Content-Type` value split into its media type and `charset`.
+struct MediaType {
+    /// The type and subtype, lower-cased; nil when empty.
+    var type: String?
+    /// The `charset` parameter, lower-cased and unquoted.
+    var charset: String?
+
+    init(_ value: String) {
+        var parts = value.split(separator: ";", omittingEmptySubsequences: false).makeIterator()
+        let essence = (parts.next() ?? "").trimmingSpaces.lowercased()
+        type = essence.isEmpty ? nil : essence
+        while let parameter = parts.next() {
+            guard let equals = parameter.firstIndex(of: "=") else { continue }
+            guard parameter[..<equals].trimmingSpaces.lowercased() == "charset" else { continue }
+            var charsetValue = parameter[parameter.index(after: equals)...].trimmingSpaces
+            if charsetValue.count >= 2, charsetValue.hasPrefix("\""), charsetValue.hasSuffix("\"") {
+                charsetValue = String(charsetValue.dropFirst().dropLast())
+            }
+            charset = charsetValue.isEmpty ? nil : charsetValue.lowercased()
+            break
+        }
+    }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces and horizontal tabs (HTTP's OWS).
+    var trimmingSpaces: String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}

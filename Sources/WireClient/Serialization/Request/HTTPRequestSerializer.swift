@@ -1,0 +1,189 @@
+import FoundationEssentials
+import Wire
+
+/// The form serializer (AFHTTPRequestSerializer): default headers, per-request settings, and parameters as a form
+/// query, in the URL for GET/HEAD/DELETE and as an `application/x-www-form-urlencoded` body otherwise (§3.2).
+///
+/// A value: copies are independent and complete (headers, settings, query block). `Codable` archives everything but
+/// the query block.
+public struct HTTPRequestSerializer: RequestSerializer, Codable {
+    /// The default headers, `Accept-Language` then `User-Agent` at first.
+    public private(set) var httpRequestHeaders: HTTPHeaders
+    /// Methods whose parameters go into the URL (looked up with the request's method upper-cased).
+    public var httpMethodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
+    /// Copied into each request when non-nil; nil means the session's value.
+    public var allowsCellularAccess: Bool?
+    /// Copied into each request when non-nil; nil means the session's value.
+    public var cachePolicy: CachePolicy?
+    /// Copied into each request when non-nil; nil means the session's value.
+    public var httpShouldHandleCookies: Bool?
+    /// Copied into each request when non-nil; nil means the session's value.
+    public var httpShouldUsePipelining: Bool?
+    /// Copied into each request when non-nil; nil means the session's value.
+    public var networkServiceType: NetworkServiceType?
+    /// Copied into each request when non-nil; nil means the session's value.
+    public var timeoutInterval: Duration?
+    /// The built-in query style in use when no custom serialization is installed.
+    public internal(set) var queryStringStyle: QueryStringSerializationStyle = .default
+    /// The custom query serialization, if installed (not archived).
+    var queryStringSerialization: (@Sendable (ClientRequest, Parameters) throws -> String?)?
+
+    /// Itself: the HTTP serializer holding the shared settings.
+    public var httpSerializer: HTTPRequestSerializer {
+        get { self }
+        set { self = newValue }
+    }
+
+    /// Creates a serializer with `Accept-Language` and `User-Agent` defaults.
+    /// - Parameters:
+    ///   - preferredLanguages: Languages for `Accept-Language`, most preferred first; the environment's by default.
+    ///   - applicationVersion: The version in `User-Agent`; `"unknown"` when nil.
+    ///   - product: The product in `User-Agent`; the executable's file name when nil.
+    ///   - system: The kernel release and machine in `User-Agent`; `uname(2)`'s by default.
+    public init(
+        preferredLanguages: [String] = PreferredLanguages.current,
+        applicationVersion: String? = nil,
+        product: String? = nil,
+        system: SystemIdentity = .current
+    ) {
+        httpRequestHeaders = HTTPHeaders()
+        httpRequestHeaders.add(name: "Accept-Language", value: PreferredLanguages.acceptLanguage(preferredLanguages))
+        httpRequestHeaders.add(
+            name: "User-Agent",
+            value: UserAgent.value(product: product ?? UserAgent.executableName, version: applicationVersion, system: system)
+        )
+    }
+
+    /// Applies the default headers and encodes `parameters` as a form query (§3.2.4–§3.2.8).
+    /// - Parameters:
+    ///   - request: The request to complete.
+    ///   - parameters: The parameters, or nil.
+    /// - Returns: The request with its query or body.
+    /// - Throws: `.requestSerializationFailed` when the parameters cannot be encoded or the custom block throws.
+    public func request(bySerializing request: ClientRequest, parameters: Parameters?) throws(ClientError) -> ClientRequest {
+        var request = request
+        applyDefaultHeaders(to: &request)
+        let encoded = try query(for: request, parameters: parameters)
+        if encodesParametersInURI(request.method) {
+            if let encoded, !encoded.isEmpty { request.url = try Self.url(request.url, appendingQuery: encoded) }
+        } else {
+            if request.value(forHTTPHeaderField: "Content-Type") == nil {
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            }
+            // AF #2864: an empty string is a valid x-www-form-urlencoded payload, so a body without parameters is empty.
+            request.body = .data(Data((encoded ?? "").utf8))
+        }
+        return request
+    }
+
+    /// Whether `method`'s parameters go into the URL.
+    func encodesParametersInURI(_ method: String) -> Bool {
+        httpMethodsEncodingParametersInURI.contains(method.uppercased())
+    }
+
+    /// Adds each default header the request lacks (case-insensitive), in order.
+    func applyDefaultHeaders(to request: inout ClientRequest) {
+        for field in httpRequestHeaders where !request.headers.contains(name: field.name) {
+            request.headers.add(name: field.name, value: field.value)
+        }
+    }
+
+    /// Copies the per-request settings that were set.
+    func applySettings(to request: inout ClientRequest) {
+        if let allowsCellularAccess { request.allowsCellularAccess = allowsCellularAccess }
+        if let cachePolicy { request.cachePolicy = cachePolicy }
+        if let httpShouldHandleCookies { request.shouldHandleCookies = httpShouldHandleCookies }
+        if let httpShouldUsePipelining { request.shouldUsePipelining = httpShouldUsePipelining }
+        if let networkServiceType { request.networkServiceType = networkServiceType }
+        if let timeoutInterval { request.timeoutInterval = timeoutInterval }
+    }
+
+    /// Replaces (or removes) a default header.
+    mutating func setHeader(_ value: String?, name: String) {
+        if let value { httpRequestHeaders.replaceOrAdd(name: name, value: value) } else { httpRequestHeaders.remove(name: name) }
+    }
+
+    /// The query for `parameters`: the custom block's, else the default style's; nil for no parameters.
+    private func query(for request: ClientRequest, parameters: Parameters?) throws(ClientError) -> String? {
+        guard let parameters else { return nil }
+        guard let queryStringSerialization else {
+            do {
+                return try queryString(from: parameters)
+            } catch {
+                throw Self.failure(error, request: request)
+            }
+        }
+        do {
+            return try queryStringSerialization(request, parameters)
+        } catch {
+            throw ClientError(.requestSerializationFailed, failingURL: request.url, underlying: error, failureReason: "The query-string serialization block failed.")
+        }
+    }
+
+    /// `error` with the request's URL attached.
+    static func failure(_ error: ClientError, request: ClientRequest) -> ClientError {
+        var error = error
+        error.failingURL = error.failingURL ?? request.url
+        return error
+    }
+
+    /// `url` with `query` appended (§3.2.5): `?query` without a query, `&query` after a non-empty one, `query` after a
+    /// bare `?`; the fragment is dropped.
+    static func url(_ url: URL, appendingQuery query: String) throws(ClientError) -> URL {
+        var text = Substring(url.absoluteString)
+        if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
+        if let question = text.firstIndex(of: "?") {
+            text += text.index(after: question) == text.endIndex ? query : "&" + query
+        } else {
+            text += "?" + query
+        }
+        guard let result = URL(string: String(text)) else {
+            throw ClientError(.requestSerializationFailed, failingURL: url, failureReason: "The URL with its query is not a valid URL.")
+        }
+        return result
+    }
+
+    // MARK: Codable
+
+    private enum CodingKeys: String, CodingKey {
+        case headers, queryStringStyle, httpMethodsEncodingParametersInURI, allowsCellularAccess, cachePolicy
+        case httpShouldHandleCookies, httpShouldUsePipelining, networkServiceType, timeoutInterval
+    }
+
+    /// Restores an archived serializer (without a custom query block).
+    /// - Parameter decoder: The decoder.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let fields = try container.decode([[String]].self, forKey: .headers)
+        httpRequestHeaders = HTTPHeaders()
+        for field in fields {
+            guard field.count == 2 else {
+                throw DecodingError.dataCorruptedError(forKey: .headers, in: container, debugDescription: "A header is a [name, value] pair.")
+            }
+            httpRequestHeaders.add(name: field[0], value: field[1])
+        }
+        queryStringStyle = try container.decode(QueryStringSerializationStyle.self, forKey: .queryStringStyle)
+        httpMethodsEncodingParametersInURI = Set(try container.decode([String].self, forKey: .httpMethodsEncodingParametersInURI))
+        allowsCellularAccess = try container.decodeIfPresent(Bool.self, forKey: .allowsCellularAccess)
+        cachePolicy = try container.decodeIfPresent(CachePolicy.self, forKey: .cachePolicy)
+        httpShouldHandleCookies = try container.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies)
+        httpShouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining)
+        networkServiceType = try container.decodeIfPresent(NetworkServiceType.self, forKey: .networkServiceType)
+        timeoutInterval = try container.decodeIfPresent(Duration.self, forKey: .timeoutInterval)
+    }
+
+    /// Archives the headers, the query style, the URI-method set and the settings that were set.
+    /// - Parameter encoder: The encoder.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(httpRequestHeaders.map { [$0.name, $0.value] }, forKey: .headers)
+        try container.encode(queryStringStyle, forKey: .queryStringStyle)
+        try container.encode(httpMethodsEncodingParametersInURI.sorted(), forKey: .httpMethodsEncodingParametersInURI)
+        try container.encodeIfPresent(allowsCellularAccess, forKey: .allowsCellularAccess)
+        try container.encodeIfPresent(cachePolicy, forKey: .cachePolicy)
+        try container.encodeIfPresent(httpShouldHandleCookies, forKey: .httpShouldHandleCookies)
+        try container.encodeIfPresent(httpShouldUsePipelining, forKey: .httpShouldUsePipelining)
+        try container.encodeIfPresent(networkServiceType, forKey: .networkServiceType)
+        try container.encodeIfPresent(timeoutInterval, forKey: .timeoutInterval)
+    }
+}
