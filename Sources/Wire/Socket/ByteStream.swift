@@ -72,11 +72,3 @@ package protocol ByteStreamDelegate: AnyObject {
     /// The stream closed, with the error that closed it or nil for an orderly close.
     func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?)
 }
-
-/// The error a stream closes with when its loop shuts down underneath it.
-public struct EventLoopClosedError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The loop's name.
-    public let loopName: String
-    /// `event loop wire-loop-0 shut down`.
-    public var description: String { "event loop \(loopName) shut down" }
-}
