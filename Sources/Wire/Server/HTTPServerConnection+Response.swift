@@ -103,25 +103,41 @@ extension HTTPServerConnection {
         self.exchange?.framing = framing
     }
 
-    private func writeBody(_ chunk: ByteBuffer, exchange: ExchangeContext) throws(HTTPServerError) {
-        let count = chunk.readableBytes
+    /// How body bytes go out under the exchange's framing: not at all (a bodyless response), as they are, or as one
+    /// chunk.
+    private enum BodyWrite { case skip, raw, chunk }
+
+    /// Checks that `count` body bytes may be written now, counts them against a declared length, and says how they
+    /// go out; shared by byte and file bodies so that both follow one set of framing rules.
+    private func admitBody(count: Int, exchange: ExchangeContext) throws(HTTPServerError) -> BodyWrite {
         switch exchange.framing {
         case .notStarted:
             throw HTTPServerError(.responseNotStarted, detail: "body bytes written before the head")
         case .ended:
             throw HTTPServerError(.responseAlreadyEnded, detail: "body bytes written after the end")
         case .bodyless:
-            return
+            return .skip
         case .length(let remaining):
             guard count <= remaining else {
                 throw HTTPServerError(.bodyLengthMismatch, detail: "\(count) bytes written with \(remaining) due")
             }
             self.exchange?.framing = .length(remaining: remaining - count)
-            if count > 0 { stream.write([chunk]) }
+            return count > 0 ? .raw : .skip
         case .untilClose:
-            if count > 0 { stream.write([chunk]) }
+            return count > 0 ? .raw : .skip
         case .chunked:
-            guard count > 0 else { return }
+            return count > 0 ? .chunk : .skip
+        }
+    }
+
+    private func writeBody(_ chunk: ByteBuffer, exchange: ExchangeContext) throws(HTTPServerError) {
+        let count = chunk.readableBytes
+        switch try admitBody(count: count, exchange: exchange) {
+        case .skip:
+            return
+        case .raw:
+            stream.write([chunk])
+        case .chunk:
             context.scratch.clear()
             HTTP1Serializer.appendChunkHead(size: count, to: &context.scratch)
             if count <= Self.coalescingLimit {
@@ -138,26 +154,14 @@ extension HTTPServerConnection {
         guard let fileStream = fileRegionStream else {
             throw HTTPServerError(.invalidResponse, detail: "a file region on a stream that cannot send files")
         }
-        let count = region.count
-        switch exchange.framing {
-        case .notStarted:
-            throw HTTPServerError(.responseNotStarted, detail: "body bytes written before the head")
-        case .ended:
-            throw HTTPServerError(.responseAlreadyEnded, detail: "body bytes written after the end")
-        case .bodyless:
+        switch try admitBody(count: region.count, exchange: exchange) {
+        case .skip:
             return
-        case .length(let remaining):
-            guard count <= remaining else {
-                throw HTTPServerError(.bodyLengthMismatch, detail: "\(count) bytes written with \(remaining) due")
-            }
-            self.exchange?.framing = .length(remaining: remaining - count)
+        case .raw:
             fileStream.write(region)
-        case .untilClose:
-            fileStream.write(region)
-        case .chunked:
-            guard count > 0 else { return }
+        case .chunk:
             context.scratch.clear()
-            HTTP1Serializer.appendChunkHead(size: count, to: &context.scratch)
+            HTTP1Serializer.appendChunkHead(size: region.count, to: &context.scratch)
             writeScratch()
             fileStream.write(region)
             stream.write([Self.crlf])
