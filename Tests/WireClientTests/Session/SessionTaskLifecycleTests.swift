@@ -209,3 +209,47 @@ struct SessionTaskLifecycleTests {
         }
     }
 }
+
+/// `TaskEvent`s: exactly once per real transition, in per-task order, only the manager's own tasks (§1.2.11).
+@Suite(.timeLimit(.minutes(1)))
+struct SessionEventTests {
+    @Test func eventsStreamOncePerRealTransitionAndOnlyForTheManagersTasks() async throws {
+        try await LoopbackServer.with(SessionTaskLifecycleTests.hello) { server in
+            let manager = SessionManager()
+            let other = SessionManager()
+            let otherLog = Recorder<String>()
+            other.eventMonitors = [RecordingMonitor(recorder: otherLog)]
+            let stream = manager.events
+            let secondStream = manager.events
+            let task = manager.dataTask(with: ClientRequest(url: server.url("/e")))
+            task.suspend()                 // suspended already: nothing
+            task.resume()
+            task.resume()                  // running already: nothing
+            task.suspend()
+            task.suspend()
+            task.resume()
+            var names: [String] = []
+            for await event in stream {
+                switch event {
+                case .didResume(let task): names.append("resume#\(task.taskIdentifier)")
+                case .didSuspend(let task): names.append("suspend#\(task.taskIdentifier)")
+                case .didComplete(let task, let info):
+                    names.append("complete#\(task.taskIdentifier) \(info.response?.statusCode ?? 0) \(info.data?.count ?? -1)")
+                default: names.append("other")
+                }
+                if names.last?.hasPrefix("complete") == true { break }
+            }
+            #expect(names == ["resume#1", "suspend#1", "resume#1", "complete#1 200 13"])
+            var second = 0
+            for await event in secondStream {
+                second += 1
+                if case .didComplete = event { break }
+            }
+            #expect(second == 4)   // every stream gets every event
+            task.resume()
+            task.cancel()
+            _ = try await other.data(for: ClientRequest(url: server.url("/other")))
+            #expect(await eventually { otherLog.all == ["didResume#1", "didComplete#1"] })
+        }
+    }
+}
