@@ -60,6 +60,9 @@ import WireClient
         #expect(empty.value == nil && empty.error == nil)
         let garbage = serializer.serialize(response: makeResponse(200, "application/x-plist"), data: Data("bplist00garbage".utf8))
         #expect(garbage.value == nil && garbage.error?.code == .responseSerializationFailed)
+        for text in ["<plist><dict><key>a</key></dict></plist>", "{ a = b; }", "word"] {
+            #expect(serializer.serialize(response: makeResponse(200, "application/x-plist"), data: Data(text.utf8)).error?.code == .responseSerializationFailed, "\(text)")
+        }
         let wrong = serializer.serialize(response: makeResponse(200, "text/xml"), data: Data(xml.utf8))
         #expect(wrong.value == nil && wrong.error?.code == .unacceptableContentType("text/xml"))
     }

@@ -63,15 +63,15 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     public func request(bySerializing request: ClientRequest, parameters: Parameters?) throws(ClientError) -> ClientRequest {
         var request = request
         applyDefaultHeaders(to: &request)
-        let query = try query(for: request, parameters: parameters)
+        let encoded = try query(for: request, parameters: parameters)
         if encodesParametersInURI(request.method) {
-            if let query, !query.isEmpty { request.url = try Self.url(request.url, appendingQuery: query) }
+            if let encoded, !encoded.isEmpty { request.url = try Self.url(request.url, appendingQuery: encoded) }
         } else {
             if request.value(forHTTPHeaderField: "Content-Type") == nil {
                 request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
             }
             // AF #2864: an empty string is a valid x-www-form-urlencoded payload, so a body without parameters is empty.
-            request.body = .data(Data((query ?? "").utf8))
+            request.body = .data(Data((encoded ?? "").utf8))
         }
         return request
     }

@@ -34,6 +34,9 @@ public struct ImageHeader: Sendable, Hashable {
         }
     }
 
+    /// A format and size as the per-format readers return them.
+    private typealias Size = (format: Format, width: Int, height: Int)
+
     /// The format.
     public var format: Format
     /// The width in pixels (at least 1).
@@ -64,7 +67,7 @@ public struct ImageHeader: Sendable, Hashable {
     /// - Returns: nil for an unknown signature, a truncated or malformed header, or a zero dimension.
     public init?(bytes: [UInt8]) {
         let reader = ByteReader(bytes: bytes)
-        let size: (format: Format, width: Int, height: Int)?
+        let size: Size?
         if reader.matches([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], at: 0) {
             size = Self.png(reader)
         } else if reader.matches([0xFF, 0xD8], at: 0) {
@@ -85,7 +88,7 @@ public struct ImageHeader: Sendable, Hashable {
     }
 
     /// PNG: the first chunk must be IHDR; width and height are big-endian at 16 and 20 (at most 2^31 − 1).
-    private static func png(_ reader: ByteReader) -> (Format, Int, Int)? {
+    private static func png(_ reader: ByteReader) -> Size? {
         guard reader.matches(Array("IHDR".utf8), at: 12), let width = reader.uint32BE(at: 16), let height = reader.uint32BE(at: 20),
             width <= 0x7FFF_FFFF, height <= 0x7FFF_FFFF
         else { return nil }
@@ -93,14 +96,14 @@ public struct ImageHeader: Sendable, Hashable {
     }
 
     /// GIF: the logical screen descriptor, little-endian at 6 and 8.
-    private static func gif(_ reader: ByteReader) -> (Format, Int, Int)? {
+    private static func gif(_ reader: ByteReader) -> Size? {
         guard let width = reader.uint16LE(at: 6), let height = reader.uint16LE(at: 8) else { return nil }
         return (.gif, Int(width), Int(height))
     }
 
     /// JPEG: walks the marker segments until a start-of-frame (SOF0–SOF15 except DHT C4, JPG C8 and DAC CC); stops at
     /// the start of scan or the end of image. Fill bytes (0xFF runs) and standalone markers are skipped.
-    private static func jpeg(_ reader: ByteReader) -> (Format, Int, Int)? {
+    private static func jpeg(_ reader: ByteReader) -> Size? {
         var position = 2
         while true {
             guard reader.byte(at: position) == 0xFF else { return nil }
@@ -125,7 +128,7 @@ public struct ImageHeader: Sendable, Hashable {
     }
 
     /// WebP: the first chunk after `WEBP` says which bitstream follows.
-    private static func webp(_ reader: ByteReader) -> (Format, Int, Int)? {
+    private static func webp(_ reader: ByteReader) -> Size? {
         if reader.matches(Array("VP8 ".utf8), at: 12) {
             // A key frame: 3-byte frame tag, start code 9D 01 2A, then 14-bit width and height (2 bits of scale each).
             guard reader.matches([0x9D, 0x01, 0x2A], at: 23), let width = reader.uint16LE(at: 26), let height = reader.uint16LE(at: 28) else {
@@ -147,7 +150,7 @@ public struct ImageHeader: Sendable, Hashable {
     }
 
     /// BMP: a 12-byte core header has 16-bit sizes; larger headers have signed 32-bit ones.
-    private static func bmp(_ reader: ByteReader) -> (Format, Int, Int)? {
+    private static func bmp(_ reader: ByteReader) -> Size? {
         guard let headerSize = reader.uint32LE(at: 14) else { return nil }
         if headerSize == 12 {
             guard let width = reader.uint16LE(at: 18), let height = reader.uint16LE(at: 20) else { return nil }
@@ -161,7 +164,7 @@ public struct ImageHeader: Sendable, Hashable {
     }
 
     /// ICO: at least one entry; the first entry's width and height bytes, 0 meaning 256.
-    private static func ico(_ reader: ByteReader) -> (Format, Int, Int)? {
+    private static func ico(_ reader: ByteReader) -> Size? {
         guard let count = reader.uint16LE(at: 4), count > 0, let width = reader.byte(at: 6), let height = reader.byte(at: 7) else { return nil }
         return (.ico, width == 0 ? 256 : Int(width), height == 0 ? 256 : Int(height))
     }

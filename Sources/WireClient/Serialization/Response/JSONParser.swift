@@ -15,7 +15,7 @@ struct JSONParser {
     }
 
     /// Nesting deeper than this fails rather than recursing further.
-    static let maximumDepth = 512
+    static let maximumDepth = 256
 
     private let bytes: [UInt8]
     private var position = 0

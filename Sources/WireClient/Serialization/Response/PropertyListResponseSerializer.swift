@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Property-list bodies, XML or binary, as `PropertyListValue` (AFPropertyListResponseSerializer, §4.2.6).
+/// Property-list bodies, XML or binary (not the legacy OpenStep text format), as `PropertyListValue` (AFPropertyListResponseSerializer, §4.2.6).
 public struct PropertyListResponseSerializer: ResponseSerializer, Codable, Hashable {
     /// Acceptable status codes; 200…299 by default.
     public var acceptableStatusCodes: Set<Int>? = successfulStatusCodes
@@ -22,7 +22,12 @@ public struct PropertyListResponseSerializer: ResponseSerializer, Codable, Hasha
         if let validation, validation.hasContentTypeFailure { return (nil, validation) }
         guard let data, !data.isEmpty else { return (nil, validation) }
         do {
-            return (try PropertyListDecoder().decode(PropertyListValue.self, from: data), validation)
+            var format = PropertyListDecoder.PropertyListFormat.xml
+            let value = try PropertyListDecoder().decode(PropertyListValue.self, from: data, format: &format)
+            // The decoder falls back to the legacy OpenStep text format, in which any bare word is a string; a body
+            // that is neither XML nor binary is not a property list this serializer accepts.
+            guard format != .openStep else { throw ClientError(.responseSerializationFailed, failureReason: "Not an XML or binary property list.") }
+            return (value, validation)
         } catch {
             return (nil, .parseFailure(error, response: response, data: data, validation: validation))
         }
