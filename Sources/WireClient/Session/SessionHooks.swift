@@ -7,6 +7,9 @@ public enum ResponseDisposition: Sendable, Hashable {
     case allow
     /// Stop: the task fails with `.cancelled`.
     case cancel
+    /// Receive the body into a file: a new download task (told to `dataTaskDidBecomeDownloadTask`) takes over the
+    /// exchange and the completion handler; the data task ends without completing.
+    case becomeDownload
 }
 
 /// The session-level hooks of a `SessionManager` (AFURLSessionManager's blocks), every one optional. They run on the
@@ -19,6 +22,7 @@ struct SessionHooks: Sendable {
     var taskDidComplete: (@Sendable (SessionTask, ClientError?) -> Void)?
     var taskDidFinishCollectingMetrics: (@Sendable (SessionTask, HTTPClientMetrics.Snapshot) -> Void)?
     var dataTaskDidReceiveResponse: (@Sendable (SessionTask, ClientResponse) -> ResponseDisposition)?
+    var dataTaskDidBecomeDownloadTask: (@Sendable (SessionTask, SessionTask) -> Void)?
     var dataTaskDidReceiveData: (@Sendable (SessionTask, Data) -> Void)?
     var downloadTaskDidFinishDownloading: (@Sendable (SessionTask, String) -> String?)?
     var downloadTaskDidWriteData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)?

@@ -46,6 +46,12 @@ extension SessionManager {
         set { state.withLock { $0.hooks.dataTaskDidReceiveResponse = newValue } }
     }
 
+    /// When a data task became a download task (`ResponseDisposition.becomeDownload`): `(dataTask, downloadTask)`.
+    public var dataTaskDidBecomeDownloadTask: (@Sendable (SessionTask, SessionTask) -> Void)? {
+        get { state.withLock { $0.hooks.dataTaskDidBecomeDownloadTask } }
+        set { state.withLock { $0.hooks.dataTaskDidBecomeDownloadTask = newValue } }
+    }
+
     /// With each piece of a data or upload task's body, in order, never while the task is suspended.
     public var dataTaskDidReceiveData: (@Sendable (SessionTask, Data) -> Void)? {
         get { state.withLock { $0.hooks.dataTaskDidReceiveData } }

@@ -10,6 +10,8 @@ struct TransferOutcome: Sendable {
     var temporaryFile: String?
     var error: ClientError?
     var metrics: HTTPClientMetrics.Snapshot?
+    /// The download task a data task became (`ResponseDisposition.becomeDownload`): the one that completes.
+    var replacement: (task: SessionTask, delegate: TaskDelegate)?
 }
 
 extension SessionManager {
@@ -55,7 +57,8 @@ extension SessionManager {
         slots.release(task.taskIdentifier)
         // `cancel()` cancels this Swift task; the completion (file move and removal, handlers) must still run whole.
         let finished = outcome
-        await Task { await self.complete(task, delegate, finished) }.value
+        let (completing, completingDelegate) = outcome.replacement ?? (task, delegate)
+        await Task { await self.complete(completing, completingDelegate, finished) }.value
     }
 
     /// Sends the request, follows redirects, and receives the final response's body.
@@ -130,15 +133,51 @@ extension SessionManager {
                 }
             }
             task.setResponse(clientResponse)
-            if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse,
-               await askDelegateQueue({ decide(task, clientResponse) }) == .cancel {
-                task.cancel()
-                outcome.error = task.cancelReason
-                return outcome
+            if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
+                switch await askDelegateQueue({ decide(task, clientResponse) }) {
+                case .allow:
+                    break
+                case .cancel:
+                    task.cancel()
+                    outcome.error = task.cancelReason
+                    return outcome
+                case .becomeDownload:
+                    await task.waitWhileSuspended()
+                    guard let download = becomeDownload(task, delegate, idle: idle) else {
+                        outcome.error = task.cancelReason ?? ClientError(.cancelled, failingURL: request.url,
+                                                                         failureReason: "the task was cancelled")
+                        return outcome
+                    }
+                    outcome.replacement = download
+                    if let became = hooks.dataTaskDidBecomeDownloadTask {
+                        await askDelegateQueue { became(task, download.task) }
+                    }
+                    await receiveBody(response.body, of: download.task, download.delegate, idle: idle, into: &outcome)
+                    return outcome
+                }
             }
             await receiveBody(response.body, of: task, delegate, idle: idle, into: &outcome)
             return outcome
         }
+    }
+
+    /// Turns a data task into a download task that receives the rest of the exchange (NSURLSession's
+    /// `becomeDownload`): a new task with the next identifier, running, with the data task's request, response and
+    /// completion handler (its delegate moves over, as in AF); the data task ends without a completion of its own.
+    /// - Returns: The download task and its delegate; nil when the data task was cancelled meanwhile.
+    private func becomeDownload(_ task: SessionTask, _ delegate: TaskDelegate,
+                                idle: IdleTimer) -> (task: SessionTask, delegate: TaskDelegate)? {
+        let identifier = nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
+        let download = SessionTask(identifier: identifier, kind: .download, request: task.originalRequest, manager: self)
+        guard task.handOver(to: download, idle: idle) else { return nil }
+        let moved = TaskDelegate(task: download, generation: delegate.generation, uploadProgress: delegate.uploadProgress,
+                                 downloadProgress: delegate.downloadProgress, completion: delegate.completion,
+                                 destination: nil, replacesExistingFile: false)
+        state.withLock { state in
+            state.delegates.removeValue(forKey: task.taskIdentifier)
+            state.delegates[identifier] = moved
+        }
+        return (download, moved)
     }
 
     /// The Wire request for one hop: additional headers filled in, the body gated by suspension, Wire's redirects

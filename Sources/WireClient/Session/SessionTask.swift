@@ -182,6 +182,33 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Hands a running data task's exchange over to `download` (`becomeDownload`): the download takes the current
+    /// request, response, progress, transfer and idle timer and starts running; this task completes silently (no
+    /// handler, no event) and lets go of its manager.
+    /// - Returns: False (and nothing changes) when this task was cancelled meanwhile.
+    func handOver(to download: SessionTask, idle: IdleTimer) -> Bool {
+        let taken = core.withLock { core -> Core? in
+            guard core.machine.state == .running, core.machine.apply(.complete) != nil else { return nil }
+            let snapshot = core
+            core.manager = nil
+            core.driver = nil
+            core.idleTimer = nil
+            return snapshot
+        }
+        guard let taken else { return false }
+        download.core.withLock { core in
+            _ = core.machine.apply(.resume)
+            core.started = true
+            core.currentRequest = taken.currentRequest
+            core.response = taken.response
+            core.uploadProgress = taken.uploadProgress
+            core.downloadProgress = taken.downloadProgress
+            core.driver = taken.driver
+            core.idleTimer = idle
+        }
+        return true
+    }
+
     /// Sets the error the task completed with (a failed move replaces success).
     func setError(_ error: ClientError?) {
         core.withLock { $0.error = error }

@@ -113,3 +113,37 @@ struct SessionDownloadTests {
         }
     }
 }
+
+/// A data task that becomes a download task (`ResponseDisposition.becomeDownload`, §1.2.12).
+@Suite(.timeLimit(.minutes(1)))
+struct SessionBecomeDownloadTests {
+    @Test func theDownloadTaskTakesOverTheExchangeAndTheCompletionHandler() async throws {
+        let folder = try SessionDownloadTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await LoopbackServer.with(SessionDownloadTests.handler) { server in
+            let manager = SessionManager()
+            manager.responseSerializer = HTTPResponseSerializer()
+            let events = Recorder<String>()
+            manager.eventMonitors = [RecordingMonitor(recorder: events)]
+            manager.dataTaskDidReceiveResponse = { _, _ in .becomeDownload }
+            let became = Recorder<String>()
+            manager.dataTaskDidBecomeDownloadTask = { data, download in
+                became.record("\(data.taskIdentifier)->\(download.taskIdentifier) \(download.kind) \(download.state)")
+            }
+            manager.downloadTaskDidFinishDownloading = { task, _ in folder + "/became-\(task.taskIdentifier)" }
+            let outcome = Recorder<String>()
+            let task = manager.dataTask(with: ClientRequest(url: server.url("/file"))) { response, value, error in
+                outcome.record("\(response?.statusCode ?? 0) \(value as? String ?? "nil") \(error == nil)")
+            }
+            task.resume()
+            #expect(await eventually { !outcome.all.isEmpty })
+            #expect(became.all == ["1->2 download running"])
+            #expect(outcome.all == ["200 \(folder)/became-2 true"])
+            #expect(task.state == .completed)
+            let contents = try String(contentsOfFile: folder + "/became-2", encoding: .utf8)
+            #expect(contents == SessionDownloadTests.body)
+            #expect(await eventually { events.all == ["didResume#1", "didMove#2", "didComplete#2"] })
+            #expect(manager.tasks.isEmpty)
+        }
+    }
+}
