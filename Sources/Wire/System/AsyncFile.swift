@@ -58,9 +58,11 @@ public final class AsyncFile: Sendable {
     /// - Parameters:
     ///   - path: The file's path.
     ///   - mode: Reading, appending, truncating or creating.
+    ///   - permissions: The mode bits a file created here gets (before the umask); 0644 by default, 0600 for a file
+    ///     only its owner may read (a download in progress in a shared temporary directory).
     /// - Returns: The open file.
     /// - Throws: `IOError` from `open(2)` or `fstat(2)`; `EISDIR` for anything but a regular file.
-    public static func open(_ path: String, mode: Mode) async throws(IOError) -> AsyncFile {
+    public static func open(_ path: String, mode: Mode, permissions: mode_t = 0o644) async throws(IOError) -> AsyncFile {
         let pool = BlockingPool.files
         let descriptor = try await pool.run { () throws(IOError) -> CInt in
             let flags: CInt = switch mode {
@@ -69,7 +71,7 @@ public final class AsyncFile: Sendable {
             case .truncate: O_WRONLY | O_CREAT | O_TRUNC
             case .createNew: O_WRONLY | O_CREAT | O_EXCL
             }
-            return try Posix.openRegularFile(path, flags: flags).descriptor
+            return try Posix.openRegularFile(path, flags: flags, mode: permissions).descriptor
         }
         return AsyncFile(path: path, descriptor: descriptor, pool: pool)
     }
@@ -136,6 +138,28 @@ public final class AsyncFile: Sendable {
             let fd = try systemCall("open") { Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
             defer { try? Posix.close(fd) }
             _ = try systemCall("fsync") { fsync(fd) }
+        }
+    }
+
+    /// Gives the file at `source` the name `destination` too (`link(2)`), never replacing one: with `remove(source)`
+    /// after it, a move that refuses to overwrite, which `rename(2)` cannot do.
+    /// - Throws: `IOError` from `link(2)`: `EEXIST` when `destination` exists, `EXDEV` across file systems, `EPERM`
+    ///   where the file system has no hard links.
+    public static func link(_ source: String, to destination: String) async throws(IOError) {
+        try await BlockingPool.files.run { () throws(IOError) in _ = try systemCall("link") { Glibc.link(source, destination) } }
+    }
+
+    /// Creates the directory `path` with `permissions` (before the umask) unless a directory is already there.
+    /// - Throws: `IOError` from `mkdir(2)` (`EEXIST` only when something other than a directory has the name),
+    ///   or from `stat(2)`.
+    public static func makeDirectory(_ path: String, permissions: mode_t = 0o755) async throws(IOError) {
+        try await BlockingPool.files.run { () throws(IOError) in
+            if Glibc.mkdir(path, permissions) == 0 { return }
+            let failure = Errno(rawValue: errno)
+            var info = stat()
+            guard failure.rawValue == EEXIST, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw IOError(syscall: "mkdir", errno: failure)
+            }
         }
     }
 

@@ -46,6 +46,34 @@ extension IOSuite {
             }
         }
 
+        @Test func createsWithPermissionsLinksWithoutReplacingAndMakesDirectories() async throws {
+            let folder = try Self.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let directory = folder + "/sub"
+            try await AsyncFile.makeDirectory(directory, permissions: 0o700)
+            try await AsyncFile.makeDirectory(directory, permissions: 0o700)   // already there: fine
+            let previous = umask(0)
+            defer { umask(previous) }
+            let path = directory + "/private"
+            try await AsyncFile.open(path, mode: .createNew, permissions: 0o600).close()
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            do {
+                try await AsyncFile.makeDirectory(path)
+                Issue.record("a directory made over a file")
+            } catch {
+                #expect(error.errno == Errno(rawValue: EEXIST) && error.syscall == "mkdir")
+            }
+            try await AsyncFile.link(path, to: directory + "/second")
+            #expect(FileManager.default.fileExists(atPath: directory + "/second"))
+            do {
+                try await AsyncFile.link(path, to: directory + "/second")
+                Issue.record("link replaced an existing file")
+            } catch {
+                #expect(error.errno == Errno(rawValue: EEXIST) && error.syscall == "link")
+            }
+        }
+
         @Test func createNewRefusesAnExistingFileAndOpeningADirectoryOrNothingFails() async throws {
             let folder = try Self.folder()
             defer { try? FileManager.default.removeItem(atPath: folder) }

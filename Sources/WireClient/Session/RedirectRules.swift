@@ -1,0 +1,59 @@
+import FoundationEssentials
+import Wire
+
+/// The request a redirect leads to (§1.2.13), before the redirect hook sees it: which statuses redirect, how the
+/// method and body change, and which credentials stay behind when the origin changes. A pure function.
+enum RedirectRules {
+    /// The statuses that redirect when they carry a `Location`.
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// What a response means for the next hop.
+    enum Outcome {
+        /// Not a redirect: deliver the response.
+        case deliver
+        /// Follow with this request; `keepsBody` when the body must be sent again.
+        case follow(ClientRequest, keepsBody: Bool)
+        /// A redirect that cannot be followed.
+        case fail(ClientError)
+    }
+
+    /// The next request after `request` was answered with `status` and `location`.
+    /// - Parameters:
+    ///   - request: The request that was answered.
+    ///   - status: The response status.
+    ///   - location: The response's `Location`, if any.
+    static func next(after request: ClientRequest, status: Int, location: String?) -> Outcome {
+        guard redirectStatuses.contains(status), let location, !location.isEmpty else { return .deliver }
+        guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
+              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
+        else {
+            return .fail(ClientError(.badURL, failingURL: request.url,
+                                     failureReason: "the redirect's Location \"\(location)\" is not an http or https URL"))
+        }
+        var next = request
+        next.url = target
+        let method = request.method.uppercased()
+        let becomesGET = switch status {
+        case 301, 302: method == "POST"
+        case 303: method != "HEAD" && method != "GET"
+        default: false
+        }
+        if becomesGET {
+            next.method = "GET"
+            next.body = nil
+            for name in ["Content-Type", "Content-Length", "Transfer-Encoding"] { next.headers.remove(name: name) }
+        }
+        if origin(of: request.url) != origin(of: target) {
+            next.headers.remove(name: "Authorization")
+            next.headers.remove(name: "Cookie")
+        }
+        return .follow(next, keepsBody: !becomesGET && request.body != nil)
+    }
+
+    /// Scheme, host and port (the default port filled in), lower-cased: what "the origin changes" compares.
+    static func origin(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
+    }
+}

@@ -1,0 +1,61 @@
+public import Wire
+public import WireTLS
+
+/// How a `SessionManager` behaves (NSURLSessionConfiguration, §13.2.1), for the features WireClient has.
+///
+/// ```swift
+/// var configuration = SessionConfiguration.default
+/// configuration.timeoutIntervalForRequest = .seconds(10)
+/// configuration.httpAdditionalHeaders = ["Accept": "application/json"]
+/// let manager = try SessionManager(configuration: configuration)
+/// ```
+public struct SessionConfiguration: Sendable {
+    /// The idle timeout: the longest silence allowed while connecting, sending or waiting for bytes. It restarts with
+    /// every byte and is paused while the task is suspended; expiry fails the task with `.timedOut`. A request's
+    /// `timeoutInterval` overrides it. Default 60 s.
+    public var timeoutIntervalForRequest: Duration = .seconds(60)
+    /// The total time a task may take from its first resume to its completion, suspension included; expiry fails it
+    /// with `.timedOut`. Default 7 days.
+    public var timeoutIntervalForResource: Duration = .seconds(7 * 24 * 3600)
+    /// Header fields added to every request that lacks a field of the same name.
+    public var httpAdditionalHeaders = HTTPHeaders()
+    /// Connections per origin at most; Wire's per-host pool limit of the session's own client. Default 6.
+    public var httpMaximumConnectionsPerHost = 6
+    /// The most bytes a data task buffers; a larger body fails the task with `.responseTooLarge`. Default 64 MiB.
+    public var maximumBufferedResponseSize = 64 * 1_048_576
+    /// Tasks of the session with a request on the wire at once; resumed tasks beyond it wait in resume order.
+    /// nil (the default): no limit but the per-host connection limit.
+    public var maximumConcurrentTasks: Int?
+    /// Redirect hops a task follows at most; one more fails it with `.tooManyRedirects`. Default 16.
+    public var maximumRedirects = 16
+    /// TLS for `https` URLs of the session's own client (trust roots, client certificate, versions). Default: the
+    /// system's roots, TLS 1.2 at least.
+    public var tls: TLSConfiguration? = TLSConfiguration()
+    /// A Wire client to adopt instead of making one: several managers on one client share its connections. The
+    /// session never shuts an adopted client down, and `httpMaximumConnectionsPerHost` and `tls` are then the
+    /// client's own. nil (the default): the session makes, owns and shuts down its own client.
+    public var httpClient: HTTPClient?
+
+    /// The defaults listed on each property.
+    public init() {}
+
+    /// The default configuration.
+    public static var `default`: SessionConfiguration { SessionConfiguration() }
+
+    /// A configuration that keeps nothing beyond the session. With no cookie store or cache built yet, it equals
+    /// `.default`.
+    public static var ephemeral: SessionConfiguration { SessionConfiguration() }
+
+    /// The Wire client configuration a session builds its own client with: the per-host limit, no redirects
+    /// (WireClient follows them itself), TLS. Wire's connect and read timeouts are set to the resource timeout: the
+    /// idle timeout is the session's own, per request and paused while a task is suspended.
+    var clientConfiguration: HTTPClientConfiguration {
+        var configuration = HTTPClientConfiguration()
+        configuration.maxConnectionsPerHost = httpMaximumConnectionsPerHost
+        configuration.connectTimeout = timeoutIntervalForResource
+        configuration.readTimeout = timeoutIntervalForResource
+        configuration.redirects = .disallow
+        configuration.tls = tls
+        return configuration
+    }
+}

@@ -1,0 +1,29 @@
+import FoundationEssentials
+import Wire
+
+/// What a data task does once its response head arrived (NSURLSessionResponseDisposition).
+public enum ResponseDisposition: Sendable, Hashable {
+    /// Go on receiving the body (the default).
+    case allow
+    /// Stop: the task fails with `.cancelled`.
+    case cancel
+    /// Receive the body into a file: a new download task (told to `dataTaskDidBecomeDownloadTask`) takes over the
+    /// exchange and the completion handler; the data task ends without completing.
+    case becomeDownload
+}
+
+/// The session-level hooks of a `SessionManager` (AFURLSessionManager's blocks), every one optional. They run on the
+/// manager's serial delegate queue, never on an event loop and never under a WireClient lock.
+struct SessionHooks: Sendable {
+    var sessionDidBecomeInvalid: (@Sendable (ClientError?) -> Void)?
+    var taskWillPerformHTTPRedirection: (@Sendable (SessionTask, ClientResponse, ClientRequest) -> ClientRequest?)?
+    var taskNeedNewBodyStream: (@Sendable (SessionTask) -> RequestBody?)?
+    var taskDidSendBodyData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)?
+    var taskDidComplete: (@Sendable (SessionTask, ClientError?) -> Void)?
+    var taskDidFinishCollectingMetrics: (@Sendable (SessionTask, HTTPClientMetrics.Snapshot) -> Void)?
+    var dataTaskDidReceiveResponse: (@Sendable (SessionTask, ClientResponse) -> ResponseDisposition)?
+    var dataTaskDidBecomeDownloadTask: (@Sendable (SessionTask, SessionTask) -> Void)?
+    var dataTaskDidReceiveData: (@Sendable (SessionTask, Data) -> Void)?
+    var downloadTaskDidFinishDownloading: (@Sendable (SessionTask, String) -> String?)?
+    var downloadTaskDidWriteData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)?
+}

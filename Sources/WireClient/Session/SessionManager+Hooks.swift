@@ -1,0 +1,72 @@
+import Synchronization
+public import FoundationEssentials
+public import Wire
+
+/// The session hooks (§1.2.12): settable at any time, read when each event happens; they run on the delegate queue.
+extension SessionManager {
+    /// Called once when the session became invalid (`invalidateSession`), after the last task's completion handler; the error is nil for an explicit invalidation.
+    public var sessionDidBecomeInvalid: (@Sendable (ClientError?) -> Void)? {
+        get { state.withLock { $0.hooks.sessionDidBecomeInvalid } }
+        set { state.withLock { $0.hooks.sessionDidBecomeInvalid = newValue } }
+    }
+
+    /// Asked before each redirect hop with the 3xx response and the request the redirect rules propose (method, body and credentials already adjusted); returns the request to send, or nil to stop and deliver the 3xx response itself.
+    public var taskWillPerformHTTPRedirection: (@Sendable (SessionTask, ClientResponse, ClientRequest) -> ClientRequest?)? {
+        get { state.withLock { $0.hooks.taskWillPerformHTTPRedirection } }
+        set { state.withLock { $0.hooks.taskWillPerformHTTPRedirection = newValue } }
+    }
+
+    /// Asked for the body to send again on a 307/308 redirect; nil replays the task's own body.
+    public var taskNeedNewBodyStream: (@Sendable (SessionTask) -> RequestBody?)? {
+        get { state.withLock { $0.hooks.taskNeedNewBodyStream } }
+        set { state.withLock { $0.hooks.taskNeedNewBodyStream = newValue } }
+    }
+
+    /// After body bytes went to the socket: `(task, bytesSent, totalBytesSent, totalBytesExpectedToSend)`, the total falling back to the request's `Content-Length` (−1 unknown).
+    public var taskDidSendBodyData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)? {
+        get { state.withLock { $0.hooks.taskDidSendBodyData } }
+        set { state.withLock { $0.hooks.taskDidSendBodyData = newValue } }
+    }
+
+    /// When a task's transfer ended, before its response is serialized and its completion handler runs; with the transport error, if any.
+    public var taskDidComplete: (@Sendable (SessionTask, ClientError?) -> Void)? {
+        get { state.withLock { $0.hooks.taskDidComplete } }
+        set { state.withLock { $0.hooks.taskDidComplete = newValue } }
+    }
+
+    /// With the last exchange's metrics, just before `taskDidComplete`.
+    public var taskDidFinishCollectingMetrics: (@Sendable (SessionTask, HTTPClientMetrics.Snapshot) -> Void)? {
+        get { state.withLock { $0.hooks.taskDidFinishCollectingMetrics } }
+        set { state.withLock { $0.hooks.taskDidFinishCollectingMetrics = newValue } }
+    }
+
+    /// When a data or upload task's final response head arrived: `.allow` (the default without a hook) or `.cancel`.
+    public var dataTaskDidReceiveResponse: (@Sendable (SessionTask, ClientResponse) -> ResponseDisposition)? {
+        get { state.withLock { $0.hooks.dataTaskDidReceiveResponse } }
+        set { state.withLock { $0.hooks.dataTaskDidReceiveResponse = newValue } }
+    }
+
+    /// When a data task became a download task (`ResponseDisposition.becomeDownload`): `(dataTask, downloadTask)`.
+    public var dataTaskDidBecomeDownloadTask: (@Sendable (SessionTask, SessionTask) -> Void)? {
+        get { state.withLock { $0.hooks.dataTaskDidBecomeDownloadTask } }
+        set { state.withLock { $0.hooks.dataTaskDidBecomeDownloadTask = newValue } }
+    }
+
+    /// With each piece of a data or upload task's body, in order, never while the task is suspended.
+    public var dataTaskDidReceiveData: (@Sendable (SessionTask, Data) -> Void)? {
+        get { state.withLock { $0.hooks.dataTaskDidReceiveData } }
+        set { state.withLock { $0.hooks.dataTaskDidReceiveData = newValue } }
+    }
+
+    /// Asked where a finished download's temporary file goes; a path here takes precedence over the task's `destination`, nil defers to it.
+    public var downloadTaskDidFinishDownloading: (@Sendable (SessionTask, String) -> String?)? {
+        get { state.withLock { $0.hooks.downloadTaskDidFinishDownloading } }
+        set { state.withLock { $0.hooks.downloadTaskDidFinishDownloading = newValue } }
+    }
+
+    /// After a download wrote body bytes to its file: `(task, bytesWritten, totalBytesWritten, totalBytesExpectedToWrite)` (−1 unknown).
+    public var downloadTaskDidWriteData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)? {
+        get { state.withLock { $0.hooks.downloadTaskDidWriteData } }
+        set { state.withLock { $0.hooks.downloadTaskDidWriteData = newValue } }
+    }
+}

@@ -1,0 +1,62 @@
+import Synchronization
+
+extension SessionManager {
+    /// Invalidates the session (NSURLSession's `invalidateAndCancel` / `finishTasksAndInvalidate`).
+    ///
+    /// - `cancelingTasks: true`: every unfinished task (running or suspended) completes with `.cancelled`.
+    /// - `cancelingTasks: false`: the tasks run on to completion (a suspended one keeps the session open until it is
+    ///   resumed and finishes, or is cancelled).
+    ///
+    /// Either way `sessionDidBecomeInvalid(nil)` and the `.sessionDidInvalidate` event fire once, after the last
+    /// task's completion handler returned, and the session's own client is shut down (its pooled connections close).
+    /// Without `resetSession`, new tasks then complete at once with `.sessionInvalidated`; with it, new tasks run on a
+    /// fresh session (a new pool) at once. Invalidating an invalidated session without reset does nothing.
+    /// - Parameters:
+    ///   - cancelingTasks: Whether the unfinished tasks are cancelled.
+    ///   - resetSession: Whether a new session replaces the invalidated one.
+    public func invalidateSession(cancelingTasks: Bool, resetSession: Bool = false) {
+        let (old, toCancel, idle) = state.withLock { state -> (SessionGeneration?, [SessionTask], Bool) in
+            guard let current = state.current else {
+                if resetSession {
+                    state.current = SessionGeneration(number: state.generations, configuration: configuration)
+                    state.generations += 1
+                }
+                return (nil, [], false)
+            }
+            state.draining[current.number] = current
+            if resetSession {
+                state.current = SessionGeneration(number: state.generations, configuration: configuration)
+                state.generations += 1
+            } else {
+                state.current = nil
+            }
+            let tasks = cancelingTasks
+                ? state.delegates.values.filter { $0.generation === current }.map(\.task).sorted { $0.taskIdentifier < $1.taskIdentifier }
+                : []
+            return (current, tasks, state.pending[current.number, default: 0] == 0)
+        }
+        guard let old else { return }
+        for task in toCancel { task.cancel() }
+        if idle { finishInvalidation(of: old) }
+    }
+
+    /// A task of `generation` delivered its completion: the last one of an invalidated session ends it.
+    func taskFinished(generation: SessionGeneration?) {
+        guard let generation else { return }
+        let ended = state.withLock { state -> Bool in
+            let left = state.pending[generation.number, default: 1] - 1
+            state.pending[generation.number] = left > 0 ? left : nil
+            return left <= 0 && state.draining[generation.number] != nil
+        }
+        if ended { finishInvalidation(of: generation) }
+    }
+
+    /// Shuts the invalidated session's client down and tells the hook and the monitors, once.
+    private func finishInvalidation(of generation: SessionGeneration) {
+        guard state.withLock({ $0.draining.removeValue(forKey: generation.number) }) != nil else { return }
+        Task { await generation.shutdown() }
+        let hook = hooks.sessionDidBecomeInvalid
+        onDelegateQueue { hook?(nil) }
+        emit(.sessionDidInvalidate(nil))
+    }
+}

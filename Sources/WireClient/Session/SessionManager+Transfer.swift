@@ -1,0 +1,299 @@
+import FoundationEssentials
+import Synchronization
+import Wire
+
+/// What a task's transfer ended with, before the download move and serialization.
+struct TransferOutcome: Sendable {
+    var response: ClientResponse?
+    var data: Data?
+    /// A download's temporary file, closed.
+    var temporaryFile: String?
+    var error: ClientError?
+    var metrics: HTTPClientMetrics.Snapshot?
+    /// The download task a data task became (`ResponseDisposition.becomeDownload`): the one that completes.
+    var replacement: (task: SessionTask, delegate: TaskDelegate)?
+}
+
+extension SessionManager {
+    /// A task was resumed (its `didResume` event is queued); the first time, it queues for a slot, in resume order,
+    /// and its transfer starts.
+    func taskDidResume(_ task: SessionTask, first: Bool) {
+        if first {
+            slots.enqueue(task.taskIdentifier)
+            startDriver(for: task)
+        }
+    }
+
+    /// Starts the Swift task that runs `task`'s transfer and completes it. It holds the manager until then.
+    func startDriver(for task: SessionTask) {
+        let driver = Task { await self.run(task) }
+        task.attach(driver: driver)
+    }
+
+    /// Runs the transfer under the resource timeout (from the first resume, waiting for a slot included) and the
+    /// idle timeout, then completes the task.
+    private func run(_ task: SessionTask) async {
+        guard let delegate = state.withLock({ $0.delegates[task.taskIdentifier] }) else { return }
+        var outcome = TransferOutcome()
+        let url = task.originalRequest.url
+        let resourceTimeout = configuration.timeoutIntervalForResource
+        let resource = Task { [weak task] in
+            guard (try? await Task.sleep(for: resourceTimeout)) != nil else { return }
+            task?.cancel(reason: ClientError(.timedOut, failingURL: url,
+                                             failureReason: "the task took longer than its \(resourceTimeout) resource timeout"))
+        }
+        if task.cancelReason == nil, await slots.wait(task.taskIdentifier), task.cancelReason == nil {
+            let idleTimeout = task.originalRequest.timeoutInterval ?? configuration.timeoutIntervalForRequest
+            let expired = ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(idleTimeout)")
+            let idle = IdleTimer(timeout: idleTimeout) { [weak task] in task?.cancel(reason: expired) }
+            task.setIdleTimer(idle)
+            outcome = await transfer(task, delegate, idle: idle)
+            idle.cancel()
+            task.setIdleTimer(nil)
+        } else {
+            outcome.error = task.cancelReason
+        }
+        resource.cancel()
+        slots.release(task.taskIdentifier)
+        // `cancel()` cancels this Swift task; the completion (file move and removal, handlers) must still run whole.
+        let finished = outcome
+        let (completing, completingDelegate) = outcome.replacement ?? (task, delegate)
+        await Task { await self.complete(completing, completingDelegate, finished) }.value
+    }
+
+    /// Sends the request, follows redirects, and receives the final response's body.
+    private func transfer(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer) async -> TransferOutcome {
+        var outcome = TransferOutcome()
+        guard let generation = delegate.generation else {
+            outcome.error = ClientError(.sessionInvalidated, failingURL: task.originalRequest.url, failureReason: "no session")
+            return outcome
+        }
+        let client: HTTPClient
+        do throws(HTTPClientError) {
+            client = try generation.client()
+        } catch {
+            outcome.error = .transport(error, url: task.originalRequest.url)
+            return outcome
+        }
+        var request = task.currentRequest
+        var hops = 0
+        while true {
+            if let reason = task.cancelReason {
+                outcome.error = reason
+                return outcome
+            }
+            let wireRequest: HTTPClientRequest
+            do {
+                wireRequest = try await makeWireRequest(request, for: task, delegate: delegate, idle: idle)
+            } catch {
+                outcome.error = error
+                return outcome
+            }
+            idle.touch()
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(wireRequest)
+            } catch {
+                outcome.error = task.cancelReason ?? .transport(error, url: request.url)
+                return outcome
+            }
+            idle.touch()
+            let clientResponse = ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
+                                                metrics: response.metrics.snapshot)
+            outcome.response = clientResponse
+            outcome.metrics = response.metrics.snapshot
+            switch RedirectRules.next(after: request, status: response.status.code, location: response.headers.first(name: "Location")) {
+            case .deliver:
+                break
+            case .fail(let error):
+                outcome.error = error
+                return outcome
+            case .follow(var proposed, let keepsBody):
+                hops += 1
+                guard hops <= configuration.maximumRedirects else {
+                    outcome.error = ClientError(.tooManyRedirects, failingURL: request.url, response: clientResponse,
+                                                failureReason: "more than \(configuration.maximumRedirects) redirects")
+                    return outcome
+                }
+                let hooks = self.hooks
+                if keepsBody, let needBody = hooks.taskNeedNewBodyStream, let body = await askDelegateQueue({ needBody(task) }) {
+                    proposed.body = body
+                }
+                var next: ClientRequest? = proposed
+                if let willRedirect = hooks.taskWillPerformHTTPRedirection {
+                    let offer = proposed
+                    next = await askDelegateQueue { willRedirect(task, clientResponse, offer) }
+                }
+                if let next {
+                    // The redirect's own body is small or absent; reading it lets the connection be reused.
+                    _ = try? await response.body.collect(upTo: 64 * 1024)
+                    task.setCurrentRequest(next)
+                    request = next
+                    continue
+                }
+            }
+            task.setResponse(clientResponse)
+            if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
+                switch await askDelegateQueue({ decide(task, clientResponse) }) {
+                case .allow:
+                    break
+                case .cancel:
+                    task.cancel()
+                    outcome.error = task.cancelReason
+                    return outcome
+                case .becomeDownload:
+                    await task.waitWhileSuspended()
+                    guard let download = becomeDownload(task, delegate, idle: idle) else {
+                        outcome.error = task.cancelReason ?? ClientError(.cancelled, failingURL: request.url,
+                                                                         failureReason: "the task was cancelled")
+                        return outcome
+                    }
+                    outcome.replacement = download
+                    if let became = hooks.dataTaskDidBecomeDownloadTask {
+                        await askDelegateQueue { became(task, download.task) }
+                    }
+                    await receiveBody(response.body, of: download.task, download.delegate, idle: idle, into: &outcome)
+                    return outcome
+                }
+            }
+            await receiveBody(response.body, of: task, delegate, idle: idle, into: &outcome)
+            return outcome
+        }
+    }
+
+    /// Turns a data task into a download task that receives the rest of the exchange (NSURLSession's
+    /// `becomeDownload`): a new task with the next identifier, running, with the data task's request, response and
+    /// completion handler (its delegate moves over, as in AF); the data task ends without a completion of its own.
+    /// - Returns: The download task and its delegate; nil when the data task was cancelled meanwhile.
+    private func becomeDownload(_ task: SessionTask, _ delegate: TaskDelegate,
+                                idle: IdleTimer) -> (task: SessionTask, delegate: TaskDelegate)? {
+        let identifier = nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
+        let download = SessionTask(identifier: identifier, kind: .download, request: task.originalRequest, manager: self)
+        guard task.handOver(to: download, idle: idle) else { return nil }
+        let moved = TaskDelegate(task: download, generation: delegate.generation, uploadProgress: delegate.uploadProgress,
+                                 downloadProgress: delegate.downloadProgress, completion: delegate.completion,
+                                 destination: nil, replacesExistingFile: false)
+        state.withLock { state in
+            state.delegates.removeValue(forKey: task.taskIdentifier)
+            state.delegates[identifier] = moved
+        }
+        return (download, moved)
+    }
+
+    /// The Wire request for one hop: additional headers filled in, the body gated by suspension, Wire's redirects
+    /// off, and an observer that turns Wire's events into upload progress and idle-timer activity.
+    private func makeWireRequest(_ request: ClientRequest, for task: SessionTask, delegate: TaskDelegate,
+                                 idle: IdleTimer) async throws(ClientError) -> HTTPClientRequest {
+        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
+            throw ClientError(.badURL, failingURL: request.url, failureReason: "WireClient fetches http and https URLs only")
+        }
+        var headers = request.headers
+        for field in configuration.httpAdditionalHeaders {
+            if !headers.contains(name: field.name) { headers.add(name: field.name, value: field.value) }
+        }
+        var wireRequest = HTTPClientRequest(url: request.url.absoluteString, method: HTTPMethod(request.method), headers: headers)
+        wireRequest.redirects = .disallow
+        let declared = headers.first(name: "Content-Length").flatMap { Int64($0) }
+        if let body = request.body {
+            let gated = try await GatedBody.make(body, declaredLength: declared, task: task, url: request.url)
+            wireRequest.body = gated.body
+            task.setUploadTotal(gated.length ?? declared ?? -1)
+        } else {
+            task.setUploadTotal(-1)
+        }
+        let hooks = self.hooks
+        let uploadProgress = delegate.uploadProgress
+        wireRequest.observer = { [weak self, weak task] event, _ in
+            guard let self, let task else { return }
+            switch event {
+            case .bodyBytesSent(let total, _):
+                idle.touch()
+                guard let sent = task.bodySent(total: Int64(total)) else { return }
+                let (delta, progress) = sent
+                guard hooks.taskDidSendBodyData != nil || uploadProgress != nil else { return }
+                self.onDelegateQueue {
+                    hooks.taskDidSendBodyData?(task, delta, progress.completedUnitCount, progress.totalUnitCount)
+                    uploadProgress?(progress)
+                }
+            case .responseHead:
+                idle.touch()
+            case .redirect, .retry:
+                break
+            }
+        }
+        return wireRequest
+    }
+
+    /// Reads the body, chunk by chunk, only while the task is not suspended: a suspended task stops pulling, so
+    /// Wire's body stream fills to its high watermark and the connection stops reading its socket.
+    private func receiveBody(_ body: HTTPBody, of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
+                             into outcome: inout TransferOutcome) async {
+        let url = task.currentRequest.url
+        let hooks = self.hooks
+        var file: AsyncFile?
+        if task.kind == .download {
+            do {
+                file = try await DownloadFile.create(url: url)
+                outcome.temporaryFile = file?.path
+            } catch {
+                outcome.error = error
+                return
+            }
+        }
+        var data = Data()
+        var iterator = body.makeAsyncIterator()
+        let limit = configuration.maximumBufferedResponseSize
+        while true {
+            await task.waitWhileSuspended()
+            if let reason = task.cancelReason {
+                outcome.error = reason
+                break
+            }
+            let chunk: ByteBuffer?
+            do {
+                chunk = try await iterator.next()
+            } catch {
+                outcome.error = task.cancelReason ?? .body(error, url: url)
+                break
+            }
+            guard let chunk else { break }
+            idle.touch()
+            let progress = task.bodyReceived(chunk.readableBytes)
+            if let file {
+                do {
+                    try await file.write(chunk)
+                } catch {
+                    outcome.error = ClientError(.cannotWriteToFile, failingURL: url, underlying: error,
+                                                failureReason: "cannot write the download to \(file.path): \(error)")
+                    break
+                }
+                await task.waitWhileSuspended()
+                if hooks.downloadTaskDidWriteData != nil || delegate.downloadProgress != nil {
+                    let count = Int64(chunk.readableBytes)
+                    await askDelegateQueue {
+                        hooks.downloadTaskDidWriteData?(task, count, progress.completedUnitCount, progress.totalUnitCount)
+                        delegate.downloadProgress?(progress)
+                    }
+                }
+            } else {
+                guard data.count + chunk.readableBytes <= limit else {
+                    // Dropping the iterator abandons the body: Wire closes the connection instead of reading on.
+                    outcome.error = ClientError(.responseTooLarge, failingURL: url, response: outcome.response, failureReason:
+                        "the body is larger than maximumBufferedResponseSize (\(limit) bytes); use a download task")
+                    break
+                }
+                let piece = Data(chunk.readableBytesArray)
+                data.append(piece)
+                await task.waitWhileSuspended()
+                if hooks.dataTaskDidReceiveData != nil || delegate.downloadProgress != nil {
+                    await askDelegateQueue {
+                        hooks.dataTaskDidReceiveData?(task, piece)
+                        delegate.downloadProgress?(progress)
+                    }
+                }
+            }
+        }
+        if let file { try? await file.close() }
+        if task.kind != .download { outcome.data = data }
+    }
+}

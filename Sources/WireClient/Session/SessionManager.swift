@@ -1,0 +1,161 @@
+public import Dispatch
+import FoundationEssentials
+import Synchronization
+import Wire
+
+/// Runs data, upload and download tasks on one Wire `HTTPClient` (AFURLSessionManager).
+///
+/// ```swift
+/// let manager = SessionManager()
+/// let task = manager.dataTask(with: ClientRequest(url: URL(string: "http://localhost:8080/users")!)) { response, value, error in
+///     print(response?.statusCode ?? 0, value ?? "nil", error.map { "\($0)" } ?? "")
+/// }
+/// task.resume()   // tasks start suspended
+/// ```
+///
+/// Hooks, data and progress callbacks and events run on the manager's serial delegate queue; response serialization
+/// on a concurrent processing queue; completion handlers on `completionQueue` (a private serial queue by default,
+/// never the main queue). None of them ever runs on a Wire event-loop thread or under a lock of the manager.
+///
+/// A task holds its manager until it completes; a manager with no unfinished task is freed when the caller lets go
+/// of it, and shuts its own client down.
+public final class SessionManager: Sendable {
+    /// The configuration the manager was made with.
+    public let configuration: SessionConfiguration
+    /// Where hooks, data and progress callbacks and events run: serial, so never two at once for one manager.
+    public let delegateQueue: DispatchQueue
+    /// Where response serializers run: concurrent across tasks.
+    let processingQueue: DispatchQueue
+    /// Where completion handlers run when `completionQueue` is nil.
+    let privateCompletionQueue: DispatchQueue
+    let nextIdentifier = Atomic<Int>(1)
+    let slots: TaskSlots
+
+    struct State {
+        /// The session new tasks run on; nil once invalidated without reset.
+        var current: SessionGeneration?
+        var generations = 0
+        /// Sessions invalidated and waiting for their last task, by generation number.
+        var draining: [Int: SessionGeneration] = [:]
+        /// Tasks of each session whose completion handler has not yet returned: generation number → count.
+        var pending: [Int: Int] = [:]
+        /// The unfinished tasks, by identifier.
+        var delegates: [Int: TaskDelegate] = [:]
+        var responseSerializer: any ResponseSerializer = JSONResponseSerializer()
+        var completionQueue: DispatchQueue?
+        var completionGroup: DispatchGroup?
+        var hooks = SessionHooks()
+        var monitors: [any SessionEventMonitor]
+        var streams: [Int: AsyncStream<TaskEvent>.Continuation] = [:]
+        var nextStream = 0
+    }
+
+    let state: Mutex<State>
+
+    /// Creates a manager.
+    /// - Parameters:
+    ///   - configuration: Timeouts, limits, TLS, an `HTTPClient` to adopt.
+    ///   - eventMonitors: Told of every `TaskEvent` of this manager, on the delegate queue.
+    public init(configuration: SessionConfiguration = .default, eventMonitors: [any SessionEventMonitor] = []) {
+        self.configuration = configuration
+        delegateQueue = DispatchQueue(label: "WireClient.SessionManager.delegate")
+        processingQueue = DispatchQueue(label: "WireClient.SessionManager.processing", attributes: .concurrent)
+        privateCompletionQueue = DispatchQueue(label: "WireClient.SessionManager.completion")
+        slots = TaskSlots(limit: configuration.maximumConcurrentTasks)
+        state = Mutex(State(current: SessionGeneration(number: 0, configuration: configuration), generations: 1,
+                            monitors: eventMonitors))
+    }
+
+    deinit {
+        // No task is unfinished (each holds the manager), so the sessions are idle: close their connections.
+        let (generations, streams) = state.withLock { state in
+            (Array(state.draining.values) + (state.current.map { [$0] } ?? []), Array(state.streams.values))
+        }
+        for stream in streams { stream.finish() }
+        let clients = generations.compactMap(\.ownClient)
+        if !clients.isEmpty {
+            Task { for client in clients { await client.shutdown() } }
+        }
+    }
+
+    // MARK: Settings
+
+    /// Serializes every task's response: `JSONResponseSerializer()` by default.
+    public var responseSerializer: any ResponseSerializer {
+        get { state.withLock { $0.responseSerializer } }
+        set { state.withLock { $0.responseSerializer = newValue } }
+    }
+
+    /// Where completion handlers run; nil (the default) is a private serial queue of the manager, not the main queue.
+    public var completionQueue: DispatchQueue? {
+        get { state.withLock { $0.completionQueue } }
+        set { state.withLock { $0.completionQueue = newValue } }
+    }
+
+    /// Entered before each completion handler is scheduled and left after it returns.
+    public var completionGroup: DispatchGroup? {
+        get { state.withLock { $0.completionGroup } }
+        set { state.withLock { $0.completionGroup = newValue } }
+    }
+
+    /// Told of every `TaskEvent` of this manager.
+    public var eventMonitors: [any SessionEventMonitor] {
+        get { state.withLock { $0.monitors } }
+        set { state.withLock { $0.monitors = newValue } }
+    }
+
+    /// A new stream of this manager's `TaskEvent`s from now on; it ends when the manager is freed or the consumer
+    /// stops iterating. Each access makes another stream, and every stream gets every event.
+    public var events: AsyncStream<TaskEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: TaskEvent.self)
+        let key = state.withLock { state -> Int in
+            state.nextStream += 1
+            state.streams[state.nextStream] = continuation
+            return state.nextStream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.streams.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    // MARK: Tasks
+
+    /// The unfinished tasks (suspended ones included), in creation order. Does not block on I/O.
+    public var tasks: [SessionTask] {
+        state.withLock { state in state.delegates.keys.sorted().compactMap { state.delegates[$0]?.task } }
+    }
+
+    /// The unfinished data tasks, in creation order.
+    public var dataTasks: [SessionTask] { tasks.filter { $0.kind == .data } }
+    /// The unfinished upload tasks, in creation order.
+    public var uploadTasks: [SessionTask] { tasks.filter { $0.kind == .upload } }
+    /// The unfinished download tasks, in creation order.
+    public var downloadTasks: [SessionTask] { tasks.filter { $0.kind == .download } }
+
+    // MARK: Events
+
+    /// Sends `event` to the monitors and streams, on the delegate queue (after everything queued before it).
+    func emit(_ event: TaskEvent) {
+        delegateQueue.async { [self] in
+            let (monitors, streams) = state.withLock { ($0.monitors, Array($0.streams.values)) }
+            for monitor in monitors { monitor.manager(self, didEmit: event) }
+            for stream in streams { stream.yield(event) }
+        }
+    }
+
+    /// Runs `body` on the delegate queue.
+    func onDelegateQueue(_ body: @escaping @Sendable () -> Void) {
+        delegateQueue.async(execute: body)
+    }
+
+    /// Runs `body` on the delegate queue and returns its result.
+    func askDelegateQueue<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            delegateQueue.async { continuation.resume(returning: body()) }
+        }
+    }
+
+    /// The hooks now.
+    var hooks: SessionHooks { state.withLock { $0.hooks } }
+}

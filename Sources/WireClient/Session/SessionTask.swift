@@ -1,0 +1,270 @@
+import FoundationEssentials
+import Synchronization
+
+/// One transfer of a `SessionManager`: a data, upload or download task (NSURLSessionTask).
+///
+/// A task starts suspended; `resume()` starts it, `suspend()` pauses it with real back-pressure (no byte is read
+/// from or written to its connection past what is buffered, no callback fires), `cancel()` ends it with
+/// `.cancelled`. Its completion handler runs exactly once. Every property is safe to read from any thread.
+public final class SessionTask: Sendable, CustomStringConvertible {
+    /// What a task transfers.
+    public enum Kind: Sendable, Hashable {
+        /// A request whose response body is buffered in memory.
+        case data
+        /// A request with a body from data, a file or a stream; the response is buffered like a data task's.
+        case upload
+        /// A request whose response body goes to a file.
+        case download
+    }
+
+    /// The task's state (`TaskStateMachine.State`).
+    public typealias State = TaskStateMachine.State
+
+    /// Unique within the manager: 1 for its first task, then the next integer; never reused.
+    public let taskIdentifier: Int
+    /// What the task transfers.
+    public let kind: Kind
+    /// The request as the task was created with.
+    public let originalRequest: ClientRequest
+
+    struct Core {
+        var machine = TaskStateMachine()
+        var currentRequest: ClientRequest
+        var response: ClientResponse?
+        var uploadProgress = TaskProgress()
+        var downloadProgress = TaskProgress()
+        var taskDescription: String?
+        var error: ClientError?
+        /// Why the task was cancelled (`.cancelled`, `.timedOut`, `.sessionInvalidated`); first reason wins.
+        var cancelReason: ClientError?
+        /// The manager, held until the task completes (§1.2.16).
+        var manager: SessionManager?
+        /// Whether the task was ever resumed (its transfer started).
+        var started = false
+        /// The transfer, once started; cancelled by `cancel()`.
+        var driver: Task<Void, Never>?
+        /// The idle timeout of the running transfer, paused while suspended.
+        var idleTimer: IdleTimer?
+        /// Waiting in `waitWhileSuspended()`.
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    let core: Mutex<Core>
+
+    init(identifier: Int, kind: Kind, request: ClientRequest, manager: SessionManager) {
+        taskIdentifier = identifier
+        self.kind = kind
+        originalRequest = request
+        core = Mutex(Core(currentRequest: request, manager: manager))
+    }
+
+    /// The state now.
+    public var state: State { core.withLock { $0.machine.state } }
+    /// The request now being sent: after a redirect, the request for the new location.
+    public var currentRequest: ClientRequest { core.withLock { $0.currentRequest } }
+    /// The final response, once its head arrived (during a redirect, nil until the last hop answers).
+    public var response: ClientResponse? { core.withLock { $0.response } }
+    /// Upload progress: body bytes written to the socket, of the body's length (−1 unknown).
+    public var uploadProgress: TaskProgress { core.withLock { $0.uploadProgress } }
+    /// Download progress: body bytes received on the wire, of `Content-Length` (−1 unknown).
+    public var downloadProgress: TaskProgress { core.withLock { $0.downloadProgress } }
+    /// Body bytes written to the socket so far.
+    public var countOfBytesSent: Int64 { uploadProgress.completedUnitCount }
+    /// The body's expected length, or −1.
+    public var countOfBytesExpectedToSend: Int64 { uploadProgress.totalUnitCount }
+    /// Body bytes received so far.
+    public var countOfBytesReceived: Int64 { downloadProgress.completedUnitCount }
+    /// The response's `Content-Length`, or −1.
+    public var countOfBytesExpectedToReceive: Int64 { downloadProgress.totalUnitCount }
+    /// The error the task completed with, if any.
+    public var error: ClientError? { core.withLock { $0.error } }
+    /// A label of the caller's choosing.
+    public var taskDescription: String? {
+        get { core.withLock { $0.taskDescription } }
+        set { core.withLock { $0.taskDescription = newValue } }
+    }
+
+    /// `kind #identifier METHOD URL (state)`.
+    public var description: String {
+        "\(kind) task #\(taskIdentifier) \(originalRequest.method) \(originalRequest.url.absoluteString) (\(state))"
+    }
+
+    /// Starts or continues the task (`suspended → running`); emits `didResume`. Does nothing in any other state.
+    public func resume() {
+        let (manager, first, waiters) = core.withLock { core -> (SessionManager?, Bool, [CheckedContinuation<Void, Never>]) in
+            guard core.machine.apply(.resume) != nil else { return (nil, false, []) }
+            let first = !core.started
+            core.started = true
+            core.idleTimer?.setPaused(false)
+            // Queued under the lock so that concurrent resume/suspend calls emit in the order they took effect.
+            core.manager?.emit(.didResume(self))
+            defer { core.waiters = [] }
+            return (core.manager, first, core.waiters)
+        }
+        guard let manager else { return }
+        manager.taskDidResume(self, first: first)
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Pauses a running task (`running → suspended`); emits `didSuspend`. Does nothing in any other state.
+    public func suspend() {
+        core.withLock { core in
+            guard core.machine.apply(.suspend) != nil else { return }
+            core.idleTimer?.setPaused(true)
+            // Queued under the lock: see `resume()`.
+            core.manager?.emit(.didSuspend(self))
+        }
+    }
+
+    /// Cancels the task: it completes (once) with `.cancelled`, also when it was never resumed. Does nothing once the
+    /// task is cancelling or completed.
+    public func cancel() {
+        cancel(reason: ClientError(.cancelled, failingURL: originalRequest.url, failureReason: "the task was cancelled"))
+    }
+
+    /// Cancels with `reason` as the task's error: `cancel()`, a timeout, invalidation.
+    func cancel(reason: ClientError) {
+        let (manager, start, driver, waiters) = core.withLock {
+            core -> (SessionManager?, Bool, Task<Void, Never>?, [CheckedContinuation<Void, Never>]) in
+            guard core.machine.apply(.cancel) != nil else { return (nil, false, nil, []) }
+            core.cancelReason = core.cancelReason ?? reason
+            let start = !core.started
+            core.started = true
+            defer { core.waiters = [] }
+            return (core.manager, start, core.driver, core.waiters)
+        }
+        guard let manager else { return }
+        for waiter in waiters { waiter.resume() }
+        driver?.cancel()
+        manager.slots.release(taskIdentifier)
+        // A task never resumed has no transfer to end: start one, which sees the reason and completes at once.
+        if start { manager.startDriver(for: self) }
+    }
+
+    /// Returns once the task is not suspended (running, cancelling or completed).
+    func waitWhileSuspended() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = core.withLock { core -> Bool in
+                guard core.machine.state == .suspended else { return true }
+                core.waiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// The reason the task was cancelled, if it was.
+    var cancelReason: ClientError? { core.withLock { $0.cancelReason } }
+
+    /// Records the transfer so `cancel()` can stop it; cancels it at once when the task was cancelled meanwhile.
+    func attach(driver: Task<Void, Never>) {
+        let cancelled = core.withLock { core -> Bool in
+            core.driver = driver
+            return core.cancelReason != nil
+        }
+        if cancelled { driver.cancel() }
+    }
+
+    /// Moves to `completed` once the task is not suspended (a transfer that ended while suspended completes on
+    /// resume: no callback while suspended). Only the task's transfer calls it, so it succeeds exactly once.
+    func markCompleted(error: ClientError?) async {
+        while true {
+            await waitWhileSuspended()
+            let done = core.withLock { core -> Bool in
+                if core.machine.apply(.complete) != nil {
+                    core.error = error
+                    core.idleTimer = nil
+                    return true
+                }
+                return core.machine.state == .completed
+            }
+            if done { return }
+        }
+    }
+
+    /// Hands a running data task's exchange over to `download` (`becomeDownload`): the download takes the current
+    /// request, response, progress, transfer and idle timer and starts running; this task completes silently (no
+    /// handler, no event) and lets go of its manager.
+    /// - Returns: False (and nothing changes) when this task was cancelled meanwhile.
+    func handOver(to download: SessionTask, idle: IdleTimer) -> Bool {
+        let taken = core.withLock { core -> Core? in
+            guard core.machine.state == .running, core.machine.apply(.complete) != nil else { return nil }
+            let snapshot = core
+            core.manager = nil
+            core.driver = nil
+            core.idleTimer = nil
+            return snapshot
+        }
+        guard let taken else { return false }
+        download.core.withLock { core in
+            _ = core.machine.apply(.resume)
+            core.started = true
+            core.currentRequest = taken.currentRequest
+            core.response = taken.response
+            core.uploadProgress = taken.uploadProgress
+            core.downloadProgress = taken.downloadProgress
+            core.driver = taken.driver
+            core.idleTimer = idle
+        }
+        return true
+    }
+
+    /// Sets the error the task completed with (a failed move replaces success).
+    func setError(_ error: ClientError?) {
+        core.withLock { $0.error = error }
+    }
+
+    /// Records the next hop's request.
+    func setCurrentRequest(_ request: ClientRequest) {
+        core.withLock { $0.currentRequest = request }
+    }
+
+    /// Records the final response and the download total it announces.
+    func setResponse(_ response: ClientResponse) {
+        core.withLock { core in
+            core.response = response
+            core.downloadProgress.totalUnitCount = response.expectedContentLength
+        }
+    }
+
+    /// Sets the upload total (−1 unknown).
+    func setUploadTotal(_ total: Int64) {
+        core.withLock { $0.uploadProgress.totalUnitCount = total }
+    }
+
+    /// `total` body bytes of this attempt are on the socket; the count never goes down (a replayed body counts
+    /// again only past what was already reported).
+    /// - Returns: The bytes newly counted and the snapshot, or nil when nothing new was counted.
+    func bodySent(total: Int64) -> (delta: Int64, progress: TaskProgress)? {
+        core.withLock { core in
+            guard total > core.uploadProgress.completedUnitCount else { return nil }
+            let delta = total - core.uploadProgress.completedUnitCount
+            core.uploadProgress.completedUnitCount = total
+            return (delta, core.uploadProgress)
+        }
+    }
+
+    /// `count` more body bytes were received; returns the snapshot.
+    func bodyReceived(_ count: Int) -> TaskProgress {
+        core.withLock { core in
+            core.downloadProgress.completedUnitCount += Int64(count)
+            return core.downloadProgress
+        }
+    }
+
+    /// Installs the transfer's idle timer (paused at once if the task is suspended); nil removes it.
+    func setIdleTimer(_ timer: IdleTimer?) {
+        core.withLock { core in
+            core.idleTimer = timer
+            if core.machine.state == .suspended { timer?.setPaused(true) }
+        }
+    }
+
+    /// Drops the references a completed task no longer needs (the manager, the transfer).
+    func release() {
+        core.withLock { core in
+            core.manager = nil
+            core.driver = nil
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import FoundationEssentials
+
+/// Called once when a task completes: the response, the serializer's value (a download: the destination path),
+/// the error. Value and error may both be set (a bad status with a parsable body).
+public typealias TaskCompletionHandler = @Sendable (ClientResponse?, (any Sendable)?, ClientError?) -> Void
+/// Called with a snapshot after every change of a task's upload or download progress.
+public typealias TaskProgressHandler = @Sendable (TaskProgress) -> Void
+/// Where a finished download goes: given the temporary file's path and the response, returns the destination path.
+public typealias DownloadDestination = @Sendable (String, ClientResponse) -> String
+
+/// What the manager keeps per unfinished task (AFURLSessionManagerTaskDelegate): the handlers and the session the
+/// task runs on. In the manager's map from insertion (before the task is returned) until the task completes.
+struct TaskDelegate: Sendable {
+    let task: SessionTask
+    /// The session the task runs on; nil when it was created on an invalidated session.
+    let generation: SessionGeneration?
+    let uploadProgress: TaskProgressHandler?
+    let downloadProgress: TaskProgressHandler?
+    /// The completion handler, given everything the task ended with.
+    let completion: (@Sendable (CompletionInfo) -> Void)?
+    let destination: DownloadDestination?
+    let replacesExistingFile: Bool
+}

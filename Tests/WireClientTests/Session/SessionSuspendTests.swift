@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import Wire
+import WireClient
+
+/// Suspend applies real back-pressure and silences callbacks; idle and resource timeouts (§1.2.6, §13.2.3).
+@Suite(.timeLimit(.minutes(1)))
+struct SessionSuspendTests {
+    static let total = 48 << 20
+
+    @Test func aSuspendedTaskStopsReadingAndFiresNoCallbackUntilResumed() async throws {
+        let written = Counter()
+        try await LoopbackServer.with({ _, writer in
+            try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(Self.total)"]))
+            let piece = ByteBuffer(bytes: [UInt8](repeating: 0x61, count: 64 * 1024))
+            for _ in 0..<(Self.total / piece.readableBytes) {
+                try await writer.write(piece)
+                written.add(piece.readableBytes)
+            }
+            try await writer.end()
+        }) { server in
+            var configuration = SessionConfiguration()
+            configuration.maximumBufferedResponseSize = 64 << 20
+            // Shorter than the suspension below: the idle timeout must be paused while suspended.
+            configuration.timeoutIntervalForRequest = .milliseconds(300)
+            let manager = SessionManager(configuration: configuration)
+            manager.responseSerializer = HTTPResponseSerializer()
+            let suspended = Counter()
+            let whileSuspended = Counter()
+            let chunks = Counter()
+            let received = Recorder<Int>()
+            manager.dataTaskDidReceiveData = { task, data in
+                if suspended.current == 1 { whileSuspended.add() }
+                chunks.add()
+                received.record(data.count)
+            }
+            let events = Recorder<String>()
+            manager.eventMonitors = [RecordingMonitor(recorder: events)]
+            let result = Recorder<Int>()
+            let task = manager.dataTask(with: ClientRequest(url: server.url("/large"))) { _, value, error in
+                result.record(error == nil ? (value as? Data)?.count ?? -1 : -2)
+            }
+            task.resume()
+            #expect(await eventually { chunks.current > 0 })
+            task.suspend()
+            #expect(task.state == .suspended)
+            // Callbacks handed to the delegate queue before the suspension may still run; none after `didSuspend`.
+            #expect(await eventually { events.all.contains("didSuspend#1") })
+            suspended.set(1)
+            // The server stalls: its writes stop once Wire's body buffer and the socket buffers are full.
+            var stable = 0
+            var last = -1
+            while stable < 20 {
+                let now = written.current
+                stable = now == last ? stable + 1 : 0
+                last = now
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            let stalledAt = written.current
+            #expect(stalledAt < Self.total / 2, "the client read \(stalledAt) bytes while suspended")
+            let progressWhileSuspended = task.countOfBytesReceived
+            #expect(whileSuspended.current == 0)
+            #expect(task.countOfBytesReceived == progressWhileSuspended)
+            suspended.set(0)
+            task.resume()
+            #expect(await eventually(within: .seconds(30)) { !result.all.isEmpty })
+            #expect(result.all == [Self.total])
+            #expect(received.all.reduce(0, +) == Self.total)
+            #expect(task.downloadProgress == TaskProgress(completedUnitCount: Int64(Self.total), totalUnitCount: Int64(Self.total)))
+        }
+    }
+
+    @Test func aSuspendedUploadStopsSendingItsBody() async throws {
+        let arrived = Counter()
+        try await LoopbackServer.with({ _, writer in try await writer.reply(200) }) { server in
+            let manager = SessionManager()
+            manager.responseSerializer = HTTPResponseSerializer()
+            let size = 32 << 20
+            let sentWhenSuspended = Counter(-1)
+            let afterSuspend = Counter()
+            let task = manager.uploadTask(with: ClientRequest(url: server.url("/up"), method: "POST"),
+                                          fromData: Data(repeating: 3, count: size), progress: { progress in
+                if sentWhenSuspended.current >= 0 { afterSuspend.add() }
+                arrived.set(Int(progress.completedUnitCount))
+            }, completionHandler: nil)
+            task.resume()
+            #expect(await eventually { arrived.current > 0 })
+            task.suspend()
+            // Let whatever was queued before the suspension drain: a probe on the delegate queue runs after it.
+            await withCheckedContinuation { continuation in manager.delegateQueue.async { continuation.resume() } }
+            sentWhenSuspended.set(Int(task.countOfBytesSent))
+            var stable = 0
+            var last: Int64 = -1
+            while stable < 20 {
+                let now = task.countOfBytesSent
+                stable = now == last ? stable + 1 : 0
+                last = now
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            #expect(task.countOfBytesSent < Int64(size) / 2, "sent \(task.countOfBytesSent) while suspended")
+            task.resume()
+            #expect(await eventually(within: .seconds(30)) { task.state == .completed })
+            #expect(task.error == nil)
+            #expect(task.countOfBytesSent == Int64(size))
+            #expect(server.requests.first?.body.count == size)
+        }
+    }
+
+    @Test func theRequestTimeoutIsAnIdleTimeoutAndTheResourceTimeoutIsTotal() async throws {
+        try await LoopbackServer.with({ request, writer in
+            if request.target == "/silent" {
+                try await Task.sleep(for: .seconds(20))
+            }
+            // Trickle: a byte every 100 ms for a second, never silent for the 400 ms idle timeout.
+            try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "10"]))
+            for _ in 0..<10 {
+                try await Task.sleep(for: .milliseconds(100))
+                try await writer.write(ByteBuffer(string: "x"))
+            }
+            try await writer.end()
+        }) { server in
+            var configuration = SessionConfiguration()
+            configuration.timeoutIntervalForRequest = .milliseconds(400)
+            let manager = SessionManager(configuration: configuration)
+            manager.responseSerializer = HTTPResponseSerializer()
+            let trickled = try await manager.data(for: ClientRequest(url: server.url("/trickle")))
+            #expect(trickled.data?.count == 10)   // 1 s in all, but never 400 ms without a byte
+            await #expect(throws: ClientError(.timedOut)) { try await manager.data(for: ClientRequest(url: server.url("/silent"))) }
+
+            var total = SessionConfiguration()
+            total.timeoutIntervalForResource = .milliseconds(500)
+            let bounded = SessionManager(configuration: total)
+            bounded.responseSerializer = HTTPResponseSerializer()
+            do throws(ClientError) {
+                _ = try await bounded.data(for: ClientRequest(url: server.url("/trickle")))
+                Issue.record("a 1 s transfer passed a 500 ms resource timeout")
+            } catch {
+                #expect(error.code == .timedOut)
+            }
+        }
+    }
+}
