@@ -85,16 +85,23 @@ let package = Package(
             dependencies: ["Wire", "WireLoad"],
             swiftSettings: strictSettings
         ),
+        // What both test targets share: the `.exclusiveIO` trait, which keeps their socket tests from overlapping (the
+        // descriptor counts of WireTests' I/O suites are per process).
+        .target(
+            name: "WireTestSupport",
+            path: "Tests/WireTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "WireTests",
-            dependencies: ["Wire", "WireTLS", "WireLoad", "CWireLinux", "wire"],
+            dependencies: ["Wire", "WireTLS", "WireLoad", "CWireLinux", "wire", "WireTestSupport"],
             exclude: ["Resources"],
             swiftSettings: strictSettings
         ),
         // Imports WireClient and Wire without @testable: the public API is all a user (or an acceptance test) has.
         .testTarget(
             name: "WireClientTests",
-            dependencies: ["WireClient", "Wire"],
+            dependencies: ["WireClient", "Wire", "WireTestSupport"],
             swiftSettings: strictSettings
         ),
     ],

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import WireTestSupport
 import Wire
 import WireClient
 
 /// Downloads go to a 0600 temporary file and are moved; a failed move fails the task loudly (§1.2.14).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionDownloadTests {
     static func folder() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("wireclient-download-\(UUID().uuidString)").path
@@ -115,7 +116,7 @@ struct SessionDownloadTests {
 }
 
 /// A data task that becomes a download task (`ResponseDisposition.becomeDownload`, §1.2.12).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionBecomeDownloadTests {
     @Test func theDownloadTaskTakesOverTheExchangeAndTheCompletionHandler() async throws {
         let folder = try SessionDownloadTests.folder()

@@ -1,11 +1,12 @@
 import Foundation
 import Synchronization
 import Testing
+import WireTestSupport
 import Wire
 import WireClient
 
 /// Invalidation both ways, reset, lifetime, the fd census, `maximumConcurrentTasks` and `batch` (§1.2.15–16, §12.2).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionInvalidationTests {
     /// `/hold` answers only when `gate` is opened; everything else at once.
     final class Gate: Sendable {

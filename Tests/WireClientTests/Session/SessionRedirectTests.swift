@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import WireTestSupport
 import Wire
 import WireClient
 
 /// Redirects followed by WireClient: method and body rules, credentials across origins, the hop limit, the hook
 /// (§1.2.13).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionRedirectTests {
     /// `/r/<status>` redirects to `/echo` (or to `Location` given in the query `?to=`); `/echo` answers with what it got.
     static func handler(_ request: LoopbackServer.Recorded, _ writer: HTTPResponseWriter) async throws {

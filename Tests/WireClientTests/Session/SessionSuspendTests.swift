@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import WireTestSupport
 import Wire
 import WireClient
 
 /// Suspend applies real back-pressure and silences callbacks; idle and resource timeouts (§1.2.6, §13.2.3).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionSuspendTests {
     static let total = 48 << 20
 

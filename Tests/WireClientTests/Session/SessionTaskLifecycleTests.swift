@@ -1,11 +1,12 @@
 import Dispatch
 import Foundation
 import Testing
+import WireTestSupport
 import Wire
 import WireClient
 
 /// Tasks start suspended, identifiers, callback order and threads, progress, completion exactly once (§1.2.2–9).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionTaskLifecycleTests {
     static let hello: @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void = { request, writer in
         try await writer.reply(200, #"{"path":"\#(request.target)"}"#, headers: ["Content-Type": "application/json"])
@@ -211,7 +212,7 @@ struct SessionTaskLifecycleTests {
 }
 
 /// `TaskEvent`s: exactly once per real transition, in per-task order, only the manager's own tasks (§1.2.11).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionEventTests {
     @Test func eventsStreamOncePerRealTransitionAndOnlyForTheManagersTasks() async throws {
         try await LoopbackServer.with(SessionTaskLifecycleTests.hello) { server in

@@ -1,11 +1,13 @@
 import Glibc
 import Synchronization
 import Testing
+import WireTestSupport
 @testable import Wire
 
 /// Tests that open sockets or threads run one at a time, so descriptor counts taken from
-/// `/proc/self/fd` before and after a test see only that test's descriptors.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+/// `/proc/self/fd` before and after a test see only that test's descriptors: serialized among themselves, and
+/// `.exclusiveIO` keeps the other test target's socket tests out while each runs.
+@Suite(.serialized, .timeLimit(.minutes(2)), .exclusiveIO)
 struct IOSuite {}
 
 /// The number of open descriptors of this process.
