@@ -96,7 +96,7 @@ import WireClient
                           body: .data(Data(Array("line1\r\nit's\n".utf8) + [0x00, 0xFF, 0xC3, 0x28, 0x01, 0x7F]))),
             ClientRequest(url: try base.resolve("/put"), method: "PUT", body: .data(Data("@not-a-file $x".utf8))),
             ClientRequest(url: try base.resolve("file"), method: "POST", body: .file(path: bodyFile)),
-            ClientRequest(url: try base.resolve("gone"), method: "DELETE", headers: headers),
+            ClientRequest(url: try base.resolve("gone#frag"), method: "DELETE", headers: headers),
             ClientRequest(url: try base.resolve("agent"), headers: ["User-Agent": "acme/2.0 (Linux)", "Accept": "application/json"]),
         ]
         // No default User-Agent: the client sends the request's fields, and only Host and Content-Length besides.
@@ -113,6 +113,8 @@ import WireClient
             let curl = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(recordings)/\(count + 1)")))
             count += 2
             #expect(Received(curl) == Received(wire), "\(request.curlDescription)")
+            // The fragment stays on the URL and is never sent.
+            #expect(!Received(wire).requestLine.contains("#"))
         }
         await client.shutdown()
     }
