@@ -1,0 +1,80 @@
+import FoundationEssentials
+import Wire
+
+/// The base URL of an `HTTPSessionManager`, normalised as §2.2 says, and the resolution of request paths against it.
+///
+/// ```swift
+/// let base = try BaseURL("http://example.com/v1")      // http://example.com/v1/
+/// try base.resolve("foo?bar=baz")                       // http://example.com/v1/foo?bar=baz
+/// try base.resolve("/foo")                              // http://example.com/foo
+/// ```
+public struct BaseURL: Sendable, Hashable {
+    /// The normalised base: a terminal `/` added to a non-empty path that lacks one, the query kept.
+    public let url: URL
+    /// The normalised base as RFC 3986 components.
+    public let reference: URIReference
+
+    /// Parses and normalises a base URL.
+    ///
+    /// The text first goes through `escapingDisallowedBytes(_:)`. A path that is non-empty and does not end in `/`
+    /// gets one (`http://h/v1?x=1` → `http://h/v1/?x=1`), so relative paths append below it as below a directory;
+    /// an empty path (`http://h`) is left alone.
+    /// - Parameter string: The base URL.
+    /// - Throws: `.badURL` when the text is not an absolute URL with an authority (a scheme and `//host`).
+    public init(_ string: String) throws(ClientError) {
+        guard var parsed = URIReference(parsing: Self.escapingDisallowedBytes(string)), parsed.scheme != nil,
+              let authority = parsed.authority, !authority.isEmpty
+        else { throw ClientError(.badURL, failureReason: "Not an absolute URL with a host: \(string)") }
+        if !parsed.path.isEmpty && !parsed.path.hasSuffix("/") { parsed.path += "/" }
+        reference = parsed
+        url = try Self.makeURL(parsed, from: string)
+    }
+
+    /// Resolves `reference` against the base by RFC 3986 §5.2 (strict parser, merge, dot-segment removal).
+    ///
+    /// The text first goes through `escapingDisallowedBytes(_:)`. An empty reference gives the base without its
+    /// fragment; a fragment of the reference is kept on the URL (as NSURL keeps it) and never sent: the request
+    /// target is the path and query alone.
+    /// - Parameter reference: A relative or absolute reference (`foo`, `/foo`, `../x?y`, `http://other/`).
+    /// - Returns: The target URL.
+    /// - Throws: `.badURL` when the reference's scheme is malformed or the result is not a URL.
+    public func resolve(_ reference: String) throws(ClientError) -> URL {
+        guard let parsed = URIReference(parsing: Self.escapingDisallowedBytes(reference)) else {
+            throw ClientError(.badURL, failureReason: "Not a URI reference: \(reference)")
+        }
+        return try Self.makeURL(parsed.resolved(against: self.reference), from: reference)
+    }
+
+    /// `text` with every byte that is neither unreserved, reserved (RFC 3986 §2.2) nor `%` percent-encoded as UTF-8
+    /// (space → `%20`, `é` → `%C3%A9`), and every `%` not followed by two hexadecimal digits written `%25`.
+    /// - Parameter text: A URL or reference as a caller wrote it.
+    /// - Returns: Text made only of URI characters.
+    public static func escapingDisallowedBytes(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        for (offset, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: "%") {
+                let escapes = offset + 2 < bytes.count && isHexDigit(bytes[offset + 1]) && isHexDigit(bytes[offset + 2])
+                output.append(contentsOf: escapes ? [byte] : Array("%25".utf8))
+            } else {
+                PercentEncoding.append(CollectionOfOne(byte), allowing: uriCharacters, to: &output)
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Unreserved and reserved characters: what may stand unescaped in a URI reference.
+    private static let uriCharacters = PercentEncoding.AllowedBytes(unreservedAnd: ":/?#[]@!$&'()*+,;=")
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66)
+    }
+
+    private static func makeURL(_ reference: URIReference, from original: String) throws(ClientError) -> URL {
+        guard let url = URL(string: reference.description) else {
+            throw ClientError(.badURL, failureReason: "Not a URL: \(original)")
+        }
+        return url
+    }
+}
