@@ -86,7 +86,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private var readTimer: TimerQueue<() -> Void>.ID?
     /// The stream became a CONNECT tunnel and belongs to it now: this connection no longer closes it.
     private var handedOver = false
-    /// Response heads parsed during the read being handled, handed over when it has been: a small
+    /// Response heads parsed during the read being handled, handed over at the end of the loop iteration: a small
     /// response's body and end usually arrive in the same read, and its task then finds the body
     /// complete instead of waking once for the head and again for each part of the body.
     private var deliveries: [() -> Void] = []
@@ -295,7 +295,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         guard !deliveries.isEmpty else { return }
         let ready = deliveries
         deliveries.removeAll(keepingCapacity: true)
-        for deliver in ready { deliver() }
+        // At the end of the loop iteration, with the heads of every other connection read in it: a task on
+        // another executor is woken once for the batch (the first resume wakes a worker, which finds the rest
+        // queued) instead of once per response, and on a shared core the loop is not preempted per response.
+        loop.executeSoon { for deliver in ready { deliver() } }
     }
 
     private func handle(_ event: HTTP1ParserEvent, chunk: ByteBuffer?, exchange: Exchange, trailingBytes: Bool = false) {
