@@ -28,7 +28,8 @@ package protocol Selectable: AnyObject {
 /// `EventLoopGroup` released without `shutdown()` are stopped by the group.
 public final class EventLoop: @unchecked Sendable {
     // Safe because `shared` is a Mutex and every other mutable member is touched only on the
-    // loop's own thread, which each entry point checks with `preconditionInEventLoop()`.
+    // loop's own thread, which each entry point checks with `preconditionInEventLoop()`, except
+    // `serialExecutor`, which is set once in `init` before the loop is visible to any other thread.
 
     private enum Work {
         case closure(@Sendable () -> Void)
