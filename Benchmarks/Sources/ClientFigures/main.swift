@@ -7,6 +7,7 @@ import Wire
 // (the shape AHCClient and URLSessionClient print, so run.sh reads all three alike).
 //
 //   ClientFigures PORT [CONNECTIONS=64] [SECONDS=4] [LOOPS=1]
+//   ON_LOOP=1 ClientFigures PORT ...    # the request tasks prefer the client's loop as their task executor
 //
 // With --download, one GET through HTTPClient whose body is counted and dropped by a task on Swift's global
 // executor (not on the client's loop, as `wire get` reads it): the bulk row's library figure, the shape of

@@ -254,38 +254,57 @@ final class BodyChannel: Sendable {
         return isFirst
     }
 
-    func next() async throws -> ByteBuffer? {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
-                enum Outcome { case chunk(ByteBuffer, resume: (@Sendable () -> Void)?), end, error(any Error), wait }
-                let outcome = state.withLock { state -> Outcome in
-                    if state.consumerGone { return .error(HTTPBodyError.cancelled) }
-                    if state.head < state.chunks.count {
-                        let chunk = state.chunks[state.head]
-                        state.head += 1
-                        state.bufferedBytes -= chunk.readableBytes
-                        if state.head == state.chunks.count {
-                            state.chunks.removeAll(keepingCapacity: state.chunks.capacity <= 64)
-                            state.head = 0
-                        }
-                        var resume: (@Sendable () -> Void)?
-                        if state.producerPaused && state.bufferedBytes < lowWatermark {
-                            state.producerPaused = false
-                            resume = state.onDemand
-                        }
-                        return .chunk(chunk, resume: resume)
-                    }
-                    switch state.ending {
-                    case .finished: return .end
-                    case .failed(let error): return .error(error)
-                    case .open:
-                        // Nothing buffered, so the producer is not paused (it resumed when the
-                        // buffer fell below the low watermark): wait for its next chunk.
-                        state.waiter = continuation
-                        return .wait
-                    }
+    private enum Outcome { case chunk(ByteBuffer, resume: (@Sendable () -> Void)?), end, error(any Error), wait }
+
+    /// What the consumer gets now: a buffered chunk, the end, the error, or `.wait` (then `waiter`, if given, is
+    /// stored to be resumed by the producer).
+    private func take(registering waiter: CheckedContinuation<ByteBuffer?, any Error>?) -> Outcome {
+        state.withLock { state -> Outcome in
+            if state.consumerGone { return .error(HTTPBodyError.cancelled) }
+            if state.head < state.chunks.count {
+                let chunk = state.chunks[state.head]
+                state.head += 1
+                state.bufferedBytes -= chunk.readableBytes
+                if state.head == state.chunks.count {
+                    state.chunks.removeAll(keepingCapacity: state.chunks.capacity <= 64)
+                    state.head = 0
                 }
-                switch outcome {
+                var resume: (@Sendable () -> Void)?
+                if state.producerPaused && state.bufferedBytes < lowWatermark {
+                    state.producerPaused = false
+                    resume = state.onDemand
+                }
+                return .chunk(chunk, resume: resume)
+            }
+            switch state.ending {
+            case .finished: return .end
+            case .failed(let error): return .error(error)
+            case .open:
+                // Nothing buffered, so the producer is not paused (it resumed when the
+                // buffer fell below the low watermark): wait for its next chunk.
+                if let waiter { state.waiter = waiter }
+                return .wait
+            }
+        }
+    }
+
+    func next() async throws -> ByteBuffer? {
+        // What is already here is taken without suspending: no continuation, no cancellation handler (a small
+        // response's body and end are in the channel when its task first reads it). A cancelled task goes the
+        // long way, where the handler abandons the body at once.
+        if !Task.isCancelled {
+            switch take(registering: nil) {
+            case .chunk(let chunk, let resume):
+                resume?()
+                return chunk
+            case .end: return nil
+            case .error(let error): throw error
+            case .wait: break
+            }
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
+                switch take(registering: continuation) {
                 case .chunk(let chunk, let resume):
                     resume?()
                     continuation.resume(returning: chunk)

@@ -188,10 +188,13 @@ public final class HTTPClient: Sendable {
                       metrics: HTTPClientMetrics, abort: AbortHandle,
                       observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
         var head = HTTPRequestHead(method: method, target: url.target, headers: headers)
-        if !head.headers.contains(name: "host") { head.headers.add(name: "Host", value: url.hostHeader) }
-        if let userAgent = configuration.userAgent, !head.headers.contains(name: "user-agent") {
-            head.headers.add(name: "User-Agent", value: userAgent)
-        }
+        let host = head.headers.contains(name: "host") ? nil : url.hostHeader
+        let userAgent = configuration.userAgent.flatMap { head.headers.contains(name: "user-agent") ? nil : $0 }
+        // One allocation for the fields added here, not one per growth step of each.
+        head.headers.reserveCapacity(addingFields: (host == nil ? 0 : 1) + (userAgent == nil ? 0 : 1),
+                                     bytes: (host.map { 4 + $0.utf8.count } ?? 0) + (userAgent.map { 10 + $0.utf8.count } ?? 0))
+        if let host { head.headers.add(name: "Host", value: host) }
+        if let userAgent { head.headers.add(name: "User-Agent", value: userAgent) }
         let framing: HTTP1Serializer.BodyFraming
         var inline: ByteBuffer?
         var file: FileReader?

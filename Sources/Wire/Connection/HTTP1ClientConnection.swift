@@ -84,9 +84,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// When the peer last sent bytes (or the oldest request became the one awaiting them).
     private var lastActivity = Deadline.now()
     private var readTimer: TimerQueue<() -> Void>.ID?
+    /// When `readTimer` fires; meaningful while it is set.
+    private var readTimerDeadline = Deadline.now()
     /// The stream became a CONNECT tunnel and belongs to it now: this connection no longer closes it.
     private var handedOver = false
-    /// Response heads parsed during the read being handled, handed over when it has been: a small
+    /// Response heads parsed during the read being handled, handed over at the end of the loop iteration: a small
     /// response's body and end usually arrive in the same read, and its task then finds the body
     /// complete instead of waking once for the head and again for each part of the body.
     private var deliveries: [() -> Void] = []
@@ -293,9 +295,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private func deliverHeads() {
         isHandlingRead = false
         guard !deliveries.isEmpty else { return }
-        let ready = deliveries
+        // At the end of the loop iteration, with the heads of every other connection read in it: a task on
+        // another executor is woken once for the batch (the first resume wakes a worker, which finds the rest
+        // queued) instead of once per response, and on a shared core the loop is not preempted per response.
+        for deliver in deliveries { loop.executeSoon(deliver) }
         deliveries.removeAll(keepingCapacity: true)
-        for deliver in ready { deliver() }
     }
 
     private func handle(_ event: HTTP1ParserEvent, chunk: ByteBuffer?, exchange: Exchange, trailingBytes: Bool = false) {
@@ -449,25 +453,34 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// `exchange` is now the one whose response is awaited: its read timeout starts now.
     private func becameOldest(_ exchange: Exchange) {
         lastActivity = .now()
-        if let timer = readTimer { loop.cancelOnLoop(timer) }
-        armReadTimer(exchange)
+        let due = lastActivity + exchange.readTimeout
+        if let timer = readTimer {
+            // A timer due no later keeps running: when it fires it finds the activity since and re-arms itself,
+            // so a busy connection costs no timer work (and no allocation) per request.
+            if readTimerDeadline <= due { return }
+            loop.cancelOnLoop(timer)
+        }
+        armReadTimer(at: due)
     }
 
-    /// One timer for the oldest request, re-armed lazily: reads only stamp `lastActivity`, so a
-    /// fast download costs no timer work per read.
-    private func armReadTimer(_ exchange: Exchange) {
-        let when = lastActivity + exchange.readTimeout
-        readTimer = loop.scheduleOnLoop(at: when) { [weak self, weak exchange] in
-            guard let self, let exchange, self.oldest === exchange else { return }
-            self.readTimer = nil
-            let idleFor = Deadline.now() - self.lastActivity
-            if idleFor >= exchange.readTimeout && !self.bodyPausedReading {
-                self.perform(self.machine.failed(.protocolOrIOError),
-                             error: HTTPClientError(.readTimeout, "no data from the server for \(exchange.readTimeout)", mayHaveBeenProcessed: exchange.wroteAnyByte))
-            } else {
-                if self.bodyPausedReading { self.lastActivity = .now() }
-                self.armReadTimer(exchange)
-            }
+    /// One timer per connection for the oldest request, re-armed lazily: reads only stamp `lastActivity` and a
+    /// request becoming the oldest only stamps it too, so neither a fast download nor a run of keep-alive requests
+    /// costs timer work per read or per request. A timer that fires with no request in flight stops.
+    private func armReadTimer(at when: Deadline) {
+        readTimerDeadline = when
+        readTimer = loop.scheduleOnLoop(at: when) { [weak self] in self?.readTimerFired() }
+    }
+
+    private func readTimerFired() {
+        readTimer = nil
+        guard let exchange = oldest, !machine.isClosed else { return }
+        let idleFor = Deadline.now() - lastActivity
+        if idleFor >= exchange.readTimeout && !bodyPausedReading {
+            perform(machine.failed(.protocolOrIOError),
+                    error: HTTPClientError(.readTimeout, "no data from the server for \(exchange.readTimeout)", mayHaveBeenProcessed: exchange.wroteAnyByte))
+        } else {
+            if bodyPausedReading { lastActivity = .now() }
+            armReadTimer(at: lastActivity + exchange.readTimeout)
         }
     }
 
@@ -555,8 +568,6 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// Removes the oldest request and starts the read timeout of the next one, if any.
     private func finishOldest(_ exchange: Exchange) {
         exchanges.removeFirst()
-        if let timer = readTimer { loop.cancelOnLoop(timer) }
-        readTimer = nil
         let bytes = exchange.bodyBytes
         exchange.metrics.update {
             $0.timings.lastByte = exchange.metrics.elapsed()

@@ -28,11 +28,17 @@ package protocol Selectable: AnyObject {
 /// `EventLoopGroup` released without `shutdown()` are stopped by the group.
 public final class EventLoop: @unchecked Sendable {
     // Safe because `shared` is a Mutex and every other mutable member is touched only on the
-    // loop's own thread, which each entry point checks with `preconditionInEventLoop()`.
+    // loop's own thread, which each entry point checks with `preconditionInEventLoop()`, except
+    // `serialExecutor`, which is set once in `init` before the loop is visible to any other thread.
 
     private enum Work {
         case closure(@Sendable () -> Void)
+        /// A job for the loop as a serial executor (an actor whose executor is the loop), run isolated to it.
         case job(UnownedJob)
+        /// A job for the loop as a task's preferred executor: nonisolated code, run without claiming the loop's
+        /// serial isolation. Run as isolated to the loop, every nonisolated await of such a task would give up the
+        /// thread and queue its continuation on the loop again: a hop through the queue per await, on the same thread.
+        case taskJob(UnownedJob)
     }
 
     private struct SharedState {
@@ -72,6 +78,9 @@ public final class EventLoop: @unchecked Sendable {
     private var lifeCycle = LifeCycle.running
     private var thread: PosixThread?
     private let stopped = Mutex(false)
+    /// The loop's identity as a serial executor (see `LoopSerialExecutor`). Set once in `init`, before the loop is
+    /// shared with another thread, and never again.
+    private var serialExecutor: LoopSerialExecutor!
 
     private static let doorbellKey: UInt64 = 0
 
@@ -83,6 +92,7 @@ public final class EventLoop: @unchecked Sendable {
         selector = try Epoll()
         doorbell = try EventFD()
         try selector.add(doorbell.rawValue, key: Self.doorbellKey, interest: .read)
+        serialExecutor = LoopSerialExecutor(loop: self)
         let started = Mutex(false)
         thread = try PosixThread(name: name) { [unowned self] in
             self.loopThread.store(UInt(bitPattern: Int(bitPattern: pthreadSelf())), ordering: .releasing)
@@ -346,6 +356,7 @@ public final class EventLoop: @unchecked Sendable {
         switch work {
         case .closure(let task): task()
         case .job(let job): job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+        case .taskJob(let job): job.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
 
@@ -446,19 +457,53 @@ public final class EventLoop: @unchecked Sendable {
 // MARK: Swift concurrency
 
 extension EventLoop: SerialExecutor, TaskExecutor {
-    /// Runs a Swift concurrency job on the loop's thread.
+    /// Runs a Swift concurrency job on the loop's thread: a job of a task that prefers this loop as its task
+    /// executor (`withTaskExecutorPreference(loop)`, `Task(executorPreference: loop)`), run as nonisolated code.
+    /// From the loop's own thread (a continuation resumed by a read, a task's next step) the job goes on a local
+    /// queue, with no lock and no doorbell, and runs in the same loop iteration after what is already queued.
     public func enqueue(_ job: consuming ExecutorJob) {
-        enqueue(.job(UnownedJob(job)))
+        enqueue(.taskJob(UnownedJob(job)))
+    }
+
+    /// Jobs of actors whose executor is this loop, which run isolated to the loop.
+    func enqueueIsolated(_ job: UnownedJob) {
+        enqueue(.job(job))
     }
 
     /// This loop as a serial executor (for an actor's `unownedExecutor`).
+    ///
+    /// Its identity is a companion object rather than the loop itself, because the runtime hands a serial
+    /// executor's jobs and a task executor's jobs to the same `enqueue`: the companion's are run isolated to the
+    /// loop, the loop's own (a preferring task's) as nonisolated code. The task executor's identity stays the loop,
+    /// which the runtime retains and releases for a task created with it as its preference.
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
-        UnownedSerialExecutor(ordinary: self)
+        UnownedSerialExecutor(ordinary: serialExecutor)
     }
 
     /// Traps unless the caller runs on the loop, which is what isolation to this executor means.
     public func checkIsolated() {
         preconditionInEventLoop()
+    }
+}
+
+/// The identity of an event loop as a serial executor: the runtime enqueues the jobs of an actor on the loop here,
+/// and they go to the loop's queue to run isolated to it (see `EventLoop.asUnownedSerialExecutor()`).
+final class LoopSerialExecutor: SerialExecutor {
+    /// Unowned: the loop owns this object, and an actor's executor must outlive the actor (the actor holds the loop).
+    unowned let loop: EventLoop
+
+    init(loop: EventLoop) { self.loop = loop }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        loop.enqueueIsolated(UnownedJob(job))
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    func checkIsolated() {
+        loop.preconditionInEventLoop()
     }
 }
 

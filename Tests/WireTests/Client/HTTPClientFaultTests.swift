@@ -97,6 +97,32 @@ extension IOSuite {
             }
         }
 
+        @Test func silenceAfterAnAnsweredRequestIsAReadTimeoutCountedFromTheNextRequest() async throws {
+            // The connection's read timer is re-armed lazily: the first request's timer is still running when the
+            // later ones start on the reused connection; when it fires, about 150 ms before the third request has
+            // waited its 300, it must re-arm for that request, counted from when it started, and then time it out.
+            var configuration = HTTPClientConfiguration()
+            configuration.readTimeout = .milliseconds(300)
+            try await Self.withServer(configuration: configuration, script: { _, request, _ in
+                request < 2 ? .respond(ScriptedServer.ok("fast")) : .silence
+            }) { client, server in
+                _ = try await client.execute(HTTPClientRequest(url: Self.url(server))).body.collect(upTo: 10)
+                let second = try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                #expect(second.metrics.snapshot.isReusedConnection)
+                _ = try await second.body.collect(upTo: 10)
+                // A gap in the scenario, not synchronisation: the first timer, due 300 ms after the first request,
+                // must fire while the third request has waited only about half its timeout.
+                try await Task.sleep(for: .milliseconds(150))
+                let started = Deadline.now()
+                let error = await #expect(throws: HTTPClientError.self) {
+                    try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                }
+                #expect(error?.code == .readTimeout)
+                let waited = Deadline.now() - started
+                #expect(waited >= .milliseconds(300) && waited < .seconds(5), "timed out after \(waited)")
+            }
+        }
+
         @Test func theTotalDeadlineCoversTheWholeRequest() async throws {
             try await Self.withServer(script: { _, _, _ in .silence }) { client, server in
                 let started = Deadline.now()

@@ -51,6 +51,24 @@ extension IOSuite {
             }
         }
 
+        @Test func requestsFromATaskPreferringTheClientsLoopStayOnItsThread() async throws {
+            try await Self.withPeer { client, base in
+                let loop = client.group.next()
+                let results = await withTaskExecutorPreference(loop) { () async -> [Bool] in
+                    var onLoop: [Bool] = []
+                    for size in [10, 100_000, 3] {
+                        // Every step resumes on the loop's thread: the response head, the body, the next lease.
+                        guard let response = try? await client.execute(HTTPClientRequest(url: "\(base)/bytes/\(size)")) else { return [] }
+                        onLoop.append(loop.inEventLoop)
+                        let body = try? await response.body.collect(upTo: 1 << 20)
+                        onLoop.append(loop.inEventLoop && body?.readableBytes == size)
+                    }
+                    return onLoop
+                }
+                #expect(results == Array(repeating: true, count: 6))
+            }
+        }
+
         @Test func headHasNoBodyAndKeepsTheConnection() async throws {
             try await Self.withPeer { client, base in
                 let head = try await client.execute(HTTPClientRequest(url: "\(base)/bytes/5000", method: .head))

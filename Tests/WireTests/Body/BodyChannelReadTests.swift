@@ -1,0 +1,43 @@
+import Testing
+@testable import Wire
+
+/// The consumer's side of `BodyChannel`: bytes already buffered are taken without waiting, yet a cancelled reader
+/// still hears that it was cancelled.
+@Suite(.timeLimit(.minutes(1)))
+struct BodyChannelReadTests {
+    @Test func bufferedChunksAndTheEndAreReadInOrder() async throws {
+        let channel = BodyChannel()
+        _ = channel.yield(ByteBuffer(string: "ab"))
+        _ = channel.yield(ByteBuffer(string: "cd"))
+        channel.finish()
+        let body = HTTPBody(channel: channel)
+        var iterator = body.makeAsyncIterator()
+        #expect(try await iterator.next() == ByteBuffer(string: "ab"))
+        #expect(try await iterator.next() == ByteBuffer(string: "cd"))
+        #expect(try await iterator.next() == nil)
+    }
+
+    @Test func aCancelledReaderIsToldSoEvenWithBytesBuffered() async throws {
+        let channel = BodyChannel()
+        _ = channel.yield(ByteBuffer(string: "buffered"))
+        channel.finish()
+        let body = HTTPBody(channel: channel)
+        let reader = Task {
+            // Wait for the cancellation first, so the read below starts in a cancelled task.
+            while !Task.isCancelled { await Task.yield() }
+            return try await body.collect(upTo: 100)
+        }
+        reader.cancel()
+        await #expect(throws: HTTPBodyError.cancelled) { try await reader.value }
+            }
+
+    @Test func aWaitingReaderIsResumedByTheNextChunk() async throws {
+        let channel = BodyChannel()
+        let body = HTTPBody(channel: channel)
+        let reader = Task { try await body.collect(upTo: 100) }
+        // Whether the reader is already waiting or not, the chunk and the end must reach it.
+        _ = channel.yield(ByteBuffer(string: "late"))
+        channel.finish()
+        #expect(try await reader.value == ByteBuffer(string: "late"))
+    }
+}
