@@ -53,6 +53,9 @@ public final class AuthenticationInterceptor<A: Authenticator>: Interceptor {
         set { state.withLock { $0.machine.replaceCredential(newValue) } }
     }
 
+    /// How many requests wait on the running refresh, the one performing it included (0 when none runs).
+    public var waitingRequestCount: Int { state.withLock { $0.machine.waiterCount } }
+
     /// Applies the current credential, refreshing it first (or waiting for the running refresh) when it requires
     /// a refresh.
     /// - Parameter request: The request.
