@@ -15,7 +15,7 @@ import FoundationEssentials
 ///    else `.notTransient`.
 /// 3. `attempt` (1 for the first failure) must be at most `maximumRetries`, else `.retriesExhausted`.
 /// 4. The delay: a decodable `Retry-After` on the response, when `honorsRetryAfter`, taken as is (no jitter) and
-///    refused as `.retryAfterTooLong` when longer than `maximumDelay`; otherwise (no field, or one that cannot be
+///    refused as `.retryAfterTooLong` when longer than `maximumRetryAfter` (by default `maximumDelay`); otherwise (no field, or one that cannot be
 ///    decoded) the backoff `baseDelay × multiplier^(attempt − 1)`, capped at `maximumDelay`, then jittered.
 /// 5. The budget, when given, must allow one more retry (which is then taken), else `.budgetExhausted`.
 public struct RetryPolicy: Sendable {
@@ -82,7 +82,8 @@ public struct RetryPolicy: Sendable {
     public var baseDelay: Duration
     /// The factor between one backoff and the next (1 for a fixed delay).
     public var multiplier: Double
-    /// The longest single delay: backoff is capped here; a longer `Retry-After` stops retrying.
+    /// The longest single delay: backoff is capped here; a longer `Retry-After` stops retrying (unless
+    /// `maximumRetryAfter` says otherwise).
     public var maximumDelay: Duration
     /// How the backoff is randomised.
     public var jitter: Jitter
@@ -96,6 +97,9 @@ public struct RetryPolicy: Sendable {
     public var retriesAllErrors: Bool
     /// Whether a response's `Retry-After` sets the delay.
     public var honorsRetryAfter: Bool
+    /// The longest `Retry-After` honoured (a longer one stops retrying); nil for `maximumDelay`. curl, for one,
+    /// caps its backoff at 10 minutes but waits as long as the server asks.
+    public var maximumRetryAfter: Duration?
 
     /// A policy; the defaults retry an idempotent request twice, after about 0.5 s and 1 s (full jitter), up to
     /// 30 s for one delay.
@@ -110,6 +114,7 @@ public struct RetryPolicy: Sendable {
     ///   - retryableErrorCodes: The error codes retried; `transientErrorCodes` by default.
     ///   - retriesAllErrors: Whether every failure is transient; false by default.
     ///   - honorsRetryAfter: Whether `Retry-After` sets the delay; true by default.
+    ///   - maximumRetryAfter: The longest `Retry-After` honoured; nil (the default) for `maximumDelay`.
     public init(
         maximumRetries: Int = 2,
         baseDelay: Duration = .milliseconds(500),
@@ -120,7 +125,8 @@ public struct RetryPolicy: Sendable {
         retryableStatusCodes: Set<Int> = RetryPolicy.transientStatusCodes,
         retryableErrorCodes: Set<ClientError.Code> = RetryPolicy.transientErrorCodes,
         retriesAllErrors: Bool = false,
-        honorsRetryAfter: Bool = true
+        honorsRetryAfter: Bool = true,
+        maximumRetryAfter: Duration? = nil
     ) {
         precondition(maximumRetries >= 0, "maximumRetries is 0 or more")
         precondition(baseDelay >= .zero && maximumDelay >= .zero, "retry delays are 0 or more")
@@ -135,6 +141,7 @@ public struct RetryPolicy: Sendable {
         self.retryableErrorCodes = retryableErrorCodes
         self.retriesAllErrors = retriesAllErrors
         self.honorsRetryAfter = honorsRetryAfter
+        self.maximumRetryAfter = maximumRetryAfter
     }
 
     /// Whether the failure is one this policy retries, whatever the count, delay and budget (rules 1 and 2).
@@ -166,7 +173,7 @@ public struct RetryPolicy: Sendable {
         if honorsRetryAfter, let field = response?.value(forHTTPHeaderField: "Retry-After"),
            let retryAfter = RetryAfter(field) {
             let delay = retryAfter.delay(from: date)
-            guard delay <= maximumDelay else { return .stop(.retryAfterTooLong) }
+            guard delay <= maximumRetryAfter ?? maximumDelay else { return .stop(.retryAfterTooLong) }
             outcome = .retry(after: delay, source: .retryAfter)
         } else {
             outcome = .retry(after: jittered(backoff(attempt: attempt), using: &generator), source: .backoff)
