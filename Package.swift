@@ -68,6 +68,8 @@ let package = Package(
                 "Wire",
                 "WireTLS",
                 "WireLoad",
+                // `wire get --retry` decides with WireClient's `RetryPolicy`.
+                "WireClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

@@ -89,6 +89,14 @@ enum FetchHelp {
           -E, --cert FILE           Present this client certificate (PEM, with intermediates); needs --key.
               --key FILE            The client certificate's private key (PEM).
               --tlsv1.2, --tlsv1.3  The lowest TLS version to use (the highest is 1.3).
+              --retry N             Retry a transfer that failed with a transient error (a timeout, an unknown host, \
+        HTTP 408, 429, 500, 502, 503 or 504) up to N times, waiting 1 s, then twice as long each time up to 10 \
+        minutes, or as long as the server's Retry-After says; warns on standard error before each retry.
+              --retry-delay SECONDS Wait this long before each retry instead (fractions allowed; 0: the backoff).
+              --retry-max-time SECONDS
+                                    Start no retry after this long since the first attempt (0: no limit).
+              --retry-all-errors    With --retry, retry every failure (with -f, HTTP 4xx too).
+              --retry-connrefused   With --retry, retry a refused connection too.
 
         Several URLs are fetched in turn over one keep-alive connection pool.
 

@@ -71,6 +71,24 @@ struct FetchOptions: Equatable, Sendable {
     var jsonSummary = false
     /// The TLS switches, for https URLs.
     var tls = TLSOptions()
+    /// curl's retry switches.
+    var retry = RetryOptions()
+
+    /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
+    struct RetryOptions: Equatable, Sendable {
+        /// `--retry N`: how many times a transfer that failed with a transient error is tried again; 0 for never.
+        var count = 0
+        /// `--retry-delay S`: a fixed wait before each retry instead of the doubling backoff; nil (or 0) for the
+        /// backoff.
+        var delay: Duration?
+        /// `--retry-max-time S`: no retry starts once this long has passed since the first attempt; nil (or 0) for
+        /// no limit.
+        var maxTime: Duration?
+        /// `--retry-all-errors`: every failure is transient.
+        var allErrors = false
+        /// `--retry-connrefused`: a refused connection is transient too.
+        var connectionRefused = false
+    }
 
     /// curl's TLS switches. Files are only named here; they are read when the client is made.
     struct TLSOptions: Equatable, Sendable {
@@ -101,6 +119,7 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.connectTimeout == rhs.connectTimeout && lhs.followRedirects == rhs.followRedirects
             && lhs.maxRedirects == rhs.maxRedirects && lhs.unixSocket == rhs.unixSocket && lhs.silent == rhs.silent
             && lhs.rate == rhs.rate && lhs.jsonSummary == rhs.jsonSummary && lhs.tls == rhs.tls
+            && lhs.retry == rhs.retry
     }
 
     /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
@@ -115,6 +134,8 @@ struct FetchOptions: Equatable, Sendable {
         case "--json-summary": jsonSummary = true
         case "-k", "--insecure": tls.insecure = true
         case "--no-verify-host": tls.noVerifyHost = true
+        case "--retry-all-errors": retry.allErrors = true
+        case "--retry-connrefused": retry.connectionRefused = true
         case "--tlsv1.2": tls.minimumVersion = tls.minimumVersion == "1.3" ? "1.3" : "1.2"
         case "--tlsv1.3": tls.minimumVersion = "1.3"
         default: return false
@@ -131,6 +152,7 @@ struct FetchOptions: Equatable, Sendable {
         "--max-redirs": "--max-redirs", "--unix-socket": "--unix-socket", "--rate": "--rate",
         "--cacert": "--cacert", "--pin": "--pin", "--pinnedpubkey": "--pin", "--pin-cert": "--pin-cert",
         "--cert": "--cert", "-E": "--cert", "--key": "--key",
+        "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -244,6 +266,16 @@ struct FetchOptions: Equatable, Sendable {
             tls.certificateFile = try Self.file(value, option: name)
         case "--key":
             tls.keyFile = try Self.file(value, option: name)
+        case "--retry":
+            guard let count = Int(value), count >= 0 else {
+                throw FetchUsageError(message: "--retry needs a whole number of retries, 0 or more, not '\(value)'")
+            }
+            retry.count = count
+        case "--retry-delay":
+            // Fractions as curl 8.16 takes them; 0 means the default backoff, as in curl.
+            retry.delay = try Self.seconds(value, option: name)
+        case "--retry-max-time":
+            retry.maxTime = try Self.seconds(value, option: name)
         default:
             preconditionFailure("option \(name) is in the table but not applied")
         }

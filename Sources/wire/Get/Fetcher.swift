@@ -56,14 +56,32 @@ struct Fetcher {
         for (index, url) in options.urls.enumerated() {
             await pacer.waitForTurn()
             let output = index < options.outputs.count ? options.outputs[index] : nil
-            do throws(TransferFailure) {
-                try await transfer(url, to: output, with: builder, client: client, summary: &summary)
-            } catch {
-                report(error)
-                status = error.status
+            var retry = TransferRetry(options.retry)
+            while true {
+                do throws(TransferFailure) {
+                    if let again = try await transfer(url, to: output, with: builder, client: client,
+                                                      summary: &summary, retry: &retry) {
+                        await wait(for: again)
+                        continue
+                    }
+                } catch {
+                    if let again = retry.retry(url: url, failure: error) {
+                        await wait(for: again)
+                        continue
+                    }
+                    report(error)
+                    status = error.status
+                }
+                break
             }
         }
         return status
+    }
+
+    /// curl's warning (unless `-s`), then the wait before a retry.
+    private func wait(for retry: TransferRetry.Retry) async {
+        if !options.silent { try? standardError.write(retry.warning) }
+        try? await Task.sleep(for: retry.delay)
     }
 
     /// The client's TLS settings for the command line's switches; https works without any, with
@@ -107,12 +125,14 @@ struct Fetcher {
         try? standardError.write(failure.line + "\n")
     }
 
-    /// One URL: the request, the head checks, then the body streamed to its destination.
+    /// One URL: the request, the head checks, then the body streamed to its destination; or, for a transient status
+    /// with `--retry` left, the retry to make (the body read and dropped, nothing written).
     private func transfer(_ url: String, to output: String?, with builder: RequestBuilder, client: HTTPClient,
-                          summary: inout JSONSummaryWriter?) async throws(TransferFailure) {
+                          summary: inout JSONSummaryWriter?,
+                          retry: inout TransferRetry) async throws(TransferFailure) -> TransferRetry.Retry? {
         if let target = options.connectTarget {
             try await connect(to: target, via: url, output: output, client: client)
-            return
+            return nil
         }
         let response: HTTPClientResponse
         do throws(TransferFailure) {
@@ -135,6 +155,11 @@ struct Fetcher {
                     + HeadText.verbose(HeadText.lines(of: response.head), prefix: "< ")
                 try? standardError.write(text)
             }
+            if let again = retry.retry(url: url, status: Int(response.status.code), headers: response.headers) {
+                // Read so the connection can serve the retry; a large body is dropped with its connection.
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                return again
+            }
             if options.failOnHTTPError && response.status.code >= 400 {
                 // A small error body is read so the connection can serve the next URL; a large one is dropped.
                 _ = try? await response.body.collect(upTo: 64 * 1024)
@@ -155,6 +180,7 @@ struct Fetcher {
         if options.verbose {
             try? standardError.write(HeadText.verboseTimings(response.metrics.snapshot))
         }
+        return nil
     }
 
     /// `-X CONNECT host:port PROXY`: asks the proxy for a tunnel and writes its answer's head (and the body of a

@@ -1,0 +1,243 @@
+import Synchronization
+import Testing
+@testable import Wire
+@testable import wire
+
+/// The request arrivals a scripted server saw, in order.
+final class Arrivals: Sendable {
+    private let times = Mutex<[ContinuousClock.Instant]>([])
+
+    /// Records one arrival now and returns its index (0 for the first).
+    func record() -> Int {
+        times.withLock {
+            $0.append(.now)
+            return $0.count - 1
+        }
+    }
+
+    var all: [ContinuousClock.Instant] { times.withLock { $0 } }
+}
+
+/// `--retry`, `--retry-delay`, `--retry-max-time` and `--retry-all-errors` as the options parse them and as
+/// `TransferRetry` decides, without a socket.
+@Suite struct TransferRetryTests {
+    @Test func optionsParseCurlsWay() throws {
+        let options = try FetchOptions(["--retry", "3", "--retry-delay=0.25", "--retry-max-time", "7",
+                                        "--retry-all-errors", "--retry-connrefused", "http://h/"],
+                                       requiresMethod: false)
+        #expect(options.retry == FetchOptions.RetryOptions(count: 3, delay: .milliseconds(250), maxTime: .seconds(7),
+                                                           allErrors: true, connectionRefused: true))
+        // 0 means the default backoff and no limit, as in curl.
+        let zero = try FetchOptions(["--retry-delay", "0", "--retry-max-time", "0", "http://h/"], requiresMethod: false)
+        #expect(zero.retry.delay == nil && zero.retry.maxTime == nil && zero.retry.count == 0)
+        for bad in [["--retry", "-1"], ["--retry", "two"], ["--retry-delay", "soon"], ["--retry-max-time", "-3"]] {
+            #expect(throws: FetchUsageError.self) { try FetchOptions(bad + ["http://h/"], requiresMethod: false) }
+        }
+    }
+
+    @Test func theDefaultBackoffDoublesFromOneSecondUpToTenMinutes() {
+        var retry = TransferRetry(.init(count: 12))
+        var delays: [Duration] = []
+        while let next = retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders()) { delays.append(next.delay) }
+        #expect(delays == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 600, 600].map { .seconds($0) })
+    }
+
+    @Test func warningsHaveCurlsShape() {
+        var retry = TransferRetry(.init(count: 2))
+        #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders())?.warning
+                == "Warning: Problem : HTTP error. Will retry in 1 seconds. 2 retries left.\n")
+        #expect(retry.retry(url: "http://h/", failure: TransferFailure(status: 28, message: "timed out"))?.warning
+                == "Warning: Problem : timeout. Will retry in 2 seconds. 1 retries left.\n")
+        #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders()) == nil)
+        var fixed = TransferRetry(.init(count: 1, delay: .milliseconds(250), allErrors: true))
+        #expect(fixed.retry(url: "http://h/", failure: TransferFailure(status: 52, message: "empty"))?.warning
+                == "Warning: Problem (retrying all errors). Will retry in 0.25 seconds. 1 retries left.\n")
+    }
+
+    @Test(arguments: [(Int32(28), true), (6, true), (7, false), (52, false), (56, false), (22, false), (35, false)])
+    func onlyTimeoutsAndUnknownHostsAreTransientFailures(status: Int32, transient: Bool) {
+        var retry = TransferRetry(.init(count: 1))
+        #expect((retry.retry(url: "http://h/", failure: TransferFailure(status: status, message: "")) != nil) == transient)
+        var refused = TransferRetry(.init(count: 1, connectionRefused: true))
+        #expect((refused.retry(url: "http://h/", failure: TransferFailure(status: status, message: "")) != nil)
+                == (transient || status == 7))
+        var all = TransferRetry(.init(count: 1, allErrors: true))
+        #expect(all.retry(url: "http://h/", failure: TransferFailure(status: status, message: "")) != nil)
+    }
+
+    @Test(arguments: [408, 429, 500, 502, 503, 504])
+    func transientStatusesAreRetried(status: Int) {
+        var retry = TransferRetry(.init(count: 1))
+        #expect(retry.retry(url: "http://h/", status: status, headers: HTTPHeaders()) != nil)
+    }
+
+    @Test(arguments: [200, 301, 400, 401, 404, 501, 505])
+    func otherStatusesAreAnswers(status: Int) {
+        var retry = TransferRetry(.init(count: 1, allErrors: true))
+        #expect(retry.retry(url: "http://h/", status: status, headers: HTTPHeaders()) == nil)
+    }
+
+    @Test func retryAfterSetsTheWaitHoweverLong() {
+        var retry = TransferRetry(.init(count: 2, delay: .milliseconds(100)))
+        var headers = HTTPHeaders()
+        headers.add(name: "Retry-After", value: "3600")
+        #expect(retry.retry(url: "http://h/", status: 429, headers: headers)?.delay == .seconds(3600))
+        headers.replaceOrAdd(name: "Retry-After", value: "later, please")
+        #expect(retry.retry(url: "http://h/", status: 429, headers: headers)?.delay == .milliseconds(100))
+    }
+
+    @Test func noRetryStartsPastTheMaximumTime() {
+        let start = ContinuousClock.now
+        var retry = TransferRetry(.init(count: 5, delay: .seconds(1), maxTime: .seconds(3)), now: start)
+        #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .seconds(1)) != nil)
+        // The wait would end after the limit.
+        #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .milliseconds(2500))
+                == nil)
+        #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .seconds(2)) != nil)
+        #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .seconds(3)) == nil)
+    }
+}
+
+extension IOSuite {
+    /// `wire get --retry` against a scripted loopback server, run as a process.
+    @Suite struct GetRetryToolTests {
+        static func withServer(
+            _ reply: @escaping @Sendable (_ index: Int) -> ScriptedServer.Reply,
+            _ body: (_ url: String, _ arrivals: Arrivals) async throws -> Void
+        ) async throws {
+            let group = try EventLoopGroup(loopCount: 1, namePrefix: "retry-peer")
+            let arrivals = Arrivals()
+            let server = try await ScriptedServer.start(on: group.next()) { _, _, _ in reply(arrivals.record()) }
+            do {
+                try await body("http://127.0.0.1:\(server.address.port!)/item", arrivals)
+            } catch {
+                try await server.close()
+                await group.shutdownGracefully()
+                throw error
+            }
+            try await server.close()
+            await group.shutdownGracefully()
+        }
+
+        static func unavailable(_ extra: String = "") -> ScriptedServer.Reply {
+            .respond("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\(extra)\r\nbusy")
+        }
+
+        static func warnings(_ run: WireToolRunner.Run) -> [Substring] {
+            run.errors.split(separator: "\n").filter { $0.hasPrefix("Warning: Problem") }
+        }
+
+        @Test func twoUnavailableAnswersThenTheBody() async throws {
+            try await Self.withServer({ $0 < 2 ? Self.unavailable() : .respond(ScriptedServer.ok("done")) }) { url, arrivals in
+                let run = try await WireToolRunner.run(["get", "--retry", "2", "--retry-delay", "0.05", url])
+                #expect(run.status == 0, "\(run.errors)")
+                #expect(run.text == "done")
+                #expect(Self.warnings(run) == [
+                    "Warning: Problem : HTTP error. Will retry in 0.05 seconds. 2 retries left.",
+                    "Warning: Problem : HTTP error. Will retry in 0.05 seconds. 1 retries left.",
+                ])
+                #expect(arrivals.all.count == 3)
+            }
+        }
+
+        @Test func retriesRunOutOnTheLastAnswer() async throws {
+            try await Self.withServer({ _ in Self.unavailable() }) { url, arrivals in
+                let run = try await WireToolRunner.run(["get", "--retry", "1", "--retry-delay", "0.05", url])
+                // As curl: the last answer is written and, without -f, is a success.
+                #expect(run.status == 0)
+                #expect(run.text == "busy")
+                #expect(Self.warnings(run).count == 1)
+                #expect(arrivals.all.count == 2)
+            }
+        }
+
+        @Test func retryAfterSecondsIsHonoured() async throws {
+            try await Self.withServer({ $0 == 0 ? Self.unavailable("Retry-After: 1\r\n") : .respond(ScriptedServer.ok("done")) }) { url, arrivals in
+                let run = try await WireToolRunner.run(["get", "--retry", "1", "--retry-delay", "0.05", url], seconds: 15)
+                #expect(run.status == 0, "\(run.errors)")
+                #expect(run.text == "done")
+                #expect(Self.warnings(run) == ["Warning: Problem : HTTP error. Will retry in 1 seconds. 1 retries left."])
+                let times = arrivals.all
+                #expect(times.count == 2)
+                if times.count == 2 { #expect(times[1] - times[0] >= .seconds(1)) }
+            }
+        }
+
+        @Test func aNotFoundIsAnAnswerAndNotRetried() async throws {
+            let notFound = ScriptedServer.Reply.respond("HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\ngone")
+            try await Self.withServer({ _ in notFound }) { url, arrivals in
+                let run = try await WireToolRunner.run(["get", "--retry", "3", "--retry-delay", "0.05", url])
+                #expect(run.status == 0)
+                #expect(run.text == "gone")
+                #expect(Self.warnings(run).isEmpty)
+                #expect(arrivals.all.count == 1)
+                // Nor with -f: 22 is not transient.
+                let failed = try await WireToolRunner.run(["get", "-f", "--retry", "3", "--retry-delay", "0.05", url])
+                #expect(failed.status == 22)
+                #expect(arrivals.all.count == 2)
+            }
+        }
+
+        @Test func retryAllErrorsRetriesWhatIsNotTransient() async throws {
+            // An empty reply (52), then a 404 (22 with -f), then the body.
+            let notFound = ScriptedServer.Reply.respond("HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\ngone")
+            let script: @Sendable (Int) -> ScriptedServer.Reply = {
+                switch $0 {
+                case 0: .close
+                case 1: notFound
+                default: .respond(ScriptedServer.ok("done"))
+                }
+            }
+            try await Self.withServer(script) { url, arrivals in
+                let run = try await WireToolRunner.run(["get", "-f", "--retry", "2", "--retry-delay", "0.05",
+                                                        "--retry-all-errors", url])
+                #expect(run.status == 0, "\(run.errors)")
+                #expect(run.text == "done")
+                #expect(Self.warnings(run) == [
+                    "Warning: Problem (retrying all errors). Will retry in 0.05 seconds. 2 retries left.",
+                    "Warning: Problem (retrying all errors). Will retry in 0.05 seconds. 1 retries left.",
+                ])
+                #expect(arrivals.all.count == 3)
+            }
+            // Without the switch, the empty reply is final.
+            try await Self.withServer(script) { url, arrivals in
+                let run = try await WireToolRunner.run(["get", "-f", "--retry", "2", "--retry-delay", "0.05", url])
+                #expect(run.status == 52)
+                #expect(arrivals.all.count == 1)
+            }
+        }
+
+        @Test func aTimeoutIsTransient() async throws {
+            try await Self.withServer({ $0 == 0 ? .silence : .respond(ScriptedServer.ok("done")) }) { url, arrivals in
+                let run = try await WireToolRunner.run(["get", "--max-time", "0.3", "--retry", "1",
+                                                        "--retry-delay", "0.05", url])
+                #expect(run.status == 0, "\(run.errors)")
+                #expect(run.text == "done")
+                #expect(Self.warnings(run) == ["Warning: Problem : timeout. Will retry in 0.05 seconds. 1 retries left."])
+                #expect(arrivals.all.count == 2)
+            }
+        }
+
+        @Test func retryMaxTimeStopsRetrying() async throws {
+            try await Self.withServer({ _ in Self.unavailable() }) { url, arrivals in
+                // Attempt 1 fails at about 0 s: 0 + 0.5 ≤ 0.9, retried; attempt 2 fails at 0.5 s or later:
+                // 0.5 + 0.5 > 0.9, not retried, though 3 retries are left.
+                let run = try await WireToolRunner.run(["get", "--retry", "5", "--retry-delay", "0.5",
+                                                        "--retry-max-time", "0.9", url])
+                #expect(run.status == 0)
+                #expect(run.text == "busy")
+                #expect(Self.warnings(run).count == 1)
+                #expect(arrivals.all.count == 2)
+            }
+        }
+
+        @Test func silentSuppressesTheWarnings() async throws {
+            try await Self.withServer({ $0 < 1 ? Self.unavailable() : .respond(ScriptedServer.ok("done")) }) { url, _ in
+                let run = try await WireToolRunner.run(["get", "-s", "--retry", "1", "--retry-delay", "0.05", url])
+                #expect(run.status == 0)
+                #expect(run.text == "done")
+                #expect(run.errors.isEmpty)
+            }
+        }
+    }
+}
