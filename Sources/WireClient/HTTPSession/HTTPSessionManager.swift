@@ -1,0 +1,153 @@
+public import Dispatch
+public import FoundationEssentials
+import Synchronization
+public import Wire
+
+/// AFHTTPSessionManager on Wire: a base URL, a request serializer and the HTTP verbs over a `SessionManager`.
+///
+/// Every verb resolves its path against the base URL (RFC 3986, after the percent-encoding pre-pass; see `BaseURL`),
+/// serializes the parameters with `requestSerializer` (into the URI for `httpMethodsEncodingParametersInURI`, GET,
+/// HEAD and DELETE by default, into the body otherwise), applies the per-call headers over what the serializer set,
+/// creates a data task on `session`, **resumes it**, and returns it. A request that cannot be built (a bad URL, a
+/// serializer error) gives nil, and `failure(nil, error)` runs once, after the verb returned, on the completion
+/// queue; nothing is sent.
+public final class HTTPSessionManager: Sendable {
+    /// The manager that runs the tasks: its configuration, hooks, events, queues and response serializer apply.
+    public let session: SessionManager
+    /// The base every path is resolved against, normalised (a non-empty path ends in `/`); nil when paths must be
+    /// absolute URLs.
+    public let baseURL: URL?
+
+    private let base: BaseURL?
+    private let serializer: Mutex<any RequestSerializer>
+
+    /// Creates a manager.
+    /// - Parameters:
+    ///   - baseURL: The base for relative paths; nil to use absolute URLs only.
+    ///   - configuration: The session's configuration.
+    /// - Throws: `ClientError` `.badURL` when `baseURL` is not an absolute http(s) URL with a host.
+    public init(baseURL: String? = nil, configuration: SessionConfiguration = .default) throws(ClientError) {
+        let base = try baseURL.map { (text) throws(ClientError) -> BaseURL in try BaseURL(text) }
+        self.base = base
+        self.baseURL = base?.url
+        session = SessionManager(configuration: configuration)
+        serializer = Mutex(HTTPRequestSerializer())
+    }
+
+    /// Builds every request: `HTTPRequestSerializer()` by default. Read and replaced under a lock, so a verb always
+    /// uses one whole serializer.
+    public var requestSerializer: any RequestSerializer {
+        get { serializer.withLock { $0 } }
+        set { serializer.withLock { $0 = newValue } }
+    }
+
+    /// Serializes every response: the session's, `JSONResponseSerializer()` by default.
+    public var responseSerializer: any ResponseSerializer {
+        get { session.responseSerializer }
+        set { session.responseSerializer = newValue }
+    }
+
+    /// Where completion, success and failure handlers run: the session's completion queue (a private serial queue
+    /// when nil, never the main queue).
+    public var completionQueue: DispatchQueue? {
+        get { session.completionQueue }
+        set { session.completionQueue = newValue }
+    }
+
+    // MARK: Building a request
+
+    /// The request a verb would send: the path resolved against the base URL, the serializer's settings, headers and
+    /// parameters, then `headers` over the serializer's fields (same names replaced, compared case-insensitively).
+    /// - Parameters:
+    ///   - method: The HTTP method.
+    ///   - path: A path relative to the base URL, or an absolute URL.
+    ///   - parameters: Encoded into the URI or the body as the serializer decides.
+    ///   - headers: Fields applied after serialization.
+    /// - Throws: `ClientError` `.badURL` or the serializer's `.requestSerializationFailed`.
+    public func request(method: String, path: String, parameters: Parameters? = nil,
+                        headers: HTTPHeaders? = nil) throws(ClientError) -> ClientRequest {
+        let url = try resolve(path)
+        let serializer = requestSerializer
+        var request = ClientRequest(url: url, method: method)
+        serializer.httpSerializer.applySettings(to: &request)
+        request = try serializer.request(bySerializing: request, parameters: parameters)
+        if let headers {
+            for name in Set(headers.indices.map { headers.name(at: $0).lowercased() }) {
+                request.headers.remove(name: name)
+            }
+            request.headers.add(contentsOf: headers)
+        }
+        return request
+    }
+
+    private func resolve(_ path: String) throws(ClientError) -> URL {
+        if let base { return try base.resolve(path) }
+        let escaped = BaseURL.escapingDisallowedBytes(path)
+        guard let url = URL(string: escaped), let scheme = url.scheme?.lowercased(),
+              ["http", "https", "http+unix"].contains(scheme) else {
+            throw ClientError(.badURL, failureReason: "Not an absolute http(s) URL, and the manager has no base URL: \(path)")
+        }
+        return url
+    }
+
+    // MARK: Tasks
+
+    /// A resumed data task for `method`; the shared body of every callback verb.
+    /// - Parameters:
+    ///   - method: The HTTP method.
+    ///   - path: A path relative to the base URL, or an absolute URL.
+    ///   - parameters: Encoded into the URI or the body as the serializer decides.
+    ///   - headers: Fields applied after serialization.
+    ///   - uploadProgress: Upload progress, on the delegate queue.
+    ///   - downloadProgress: Download progress, on the delegate queue.
+    ///   - success: The task and the serialized value, on the completion queue.
+    ///   - failure: The task (nil when the request could not be built) and the error, on the completion queue.
+    /// - Returns: The running task, or nil when the request could not be built.
+    @discardableResult
+    public func dataTask(method: String, path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
+                         uploadProgress: TaskProgressHandler? = nil, downloadProgress: TaskProgressHandler? = nil,
+                         success: (@Sendable (SessionTask, (any Sendable)?) -> Void)?,
+                         failure: (@Sendable (SessionTask?, ClientError) -> Void)?) -> SessionTask? {
+        let request: ClientRequest
+        do {
+            request = try self.request(method: method, path: path, parameters: parameters, headers: headers)
+        } catch {
+            deliverLater { failure?(nil, error) }
+            return nil
+        }
+        let slot = TaskSlot()
+        let task = session.dataTask(with: request, uploadProgress: uploadProgress, downloadProgress: downloadProgress) {
+            _, value, error in
+            guard let task = slot.take() else { return }
+            if let error {
+                failure?(task, error)
+            } else {
+                success?(task, value)
+            }
+        }
+        slot.set(task)
+        task.resume()
+        return task
+    }
+
+    /// Runs `body` once on the completion queue after the caller returned, inside the completion group.
+    private func deliverLater(_ body: @escaping @Sendable () -> Void) {
+        let queue = session.completionQueue ?? session.privateCompletionQueue
+        let group = session.completionGroup
+        group?.enter()
+        queue.async {
+            body()
+            group?.leave()
+        }
+    }
+}
+
+/// The task a completion handler reports, set right after the task is made (it starts suspended, so its handler
+/// cannot run before) and taken once, so the handler does not keep the task alive after it ran.
+private final class TaskSlot: Sendable {
+    private let task = Mutex<SessionTask?>(nil)
+
+    func set(_ value: SessionTask) { task.withLock { $0 = value } }
+
+    func take() -> SessionTask? { task.withLock { $0.take() } }
+}
