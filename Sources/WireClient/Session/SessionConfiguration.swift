@@ -48,9 +48,12 @@ public struct SessionConfiguration: Sendable {
 
     /// The Wire client configuration a session builds its own client with: the per-host limit, no redirects
     /// (WireClient follows them itself), TLS. Wire's connect and read timeouts are set to the resource timeout: the
-    /// idle timeout is the session's own, per request and paused while a task is suspended.
+    /// idle timeout is the session's own, per request and paused while a task is suspended. Wire adds no
+    /// `User-Agent` of its own: the request serializer sets one by default, and a request without one (a serializer
+    /// told to remove it) goes out without one.
     var clientConfiguration: HTTPClientConfiguration {
         var configuration = HTTPClientConfiguration()
+        configuration.userAgent = nil
         configuration.maxConnectionsPerHost = httpMaximumConnectionsPerHost
         configuration.connectTimeout = timeoutIntervalForResource
         configuration.readTimeout = timeoutIntervalForResource

@@ -119,6 +119,21 @@ extension HTTPSessionManagerBaseTests {
             }
         }
 
+        @Test func theUserAgentIsTheSerializersOrNone() async throws {
+            try await LoopbackServer.with({ _, writer in try await writer.reply(204) }) { server in
+                let manager = try HTTPSessionManager(baseURL: server.url("/").absoluteString)
+                _ = try await manager.get("default")
+                var serializer = HTTPRequestSerializer()
+                serializer.setValue(nil, forHTTPHeaderField: "User-Agent")
+                manager.requestSerializer = serializer
+                _ = try await manager.get("none")
+                let agents = server.requests.map { $0.headers["User-Agent"] }
+                #expect(agents.count == 2)
+                #expect(agents.first?.count == 1 && agents.first?.first?.hasPrefix("Wire/") != true, "\(agents)")
+                #expect(agents.last == [], "a removed User-Agent is not replaced by Wire's: \(agents)")
+            }
+        }
+
         @Test func callbackVerbsAreResumedAndReportTaskAndValue() async throws {
             try await LoopbackServer.with({ record, writer in
                 if record.target.hasPrefix("/missing") {
