@@ -115,9 +115,12 @@ public final class HTTPClient: Sendable {
         var attempt = 0
         while true {
             let pipelinable = configuration.pipelining.maxInFlight > 1 && isPipelinable(method: method, headers: headers, body: body)
+            // Made ready before it takes a connection: a request refused here holds none (it used to keep its lease,
+            // and with it one of the host's connections, for the client's life).
+            let prepared = try prepare(url: url, method: method, headers: headers, body: body)
             let lease = try await lease(from: pool(for: url, via: socketPath), pipelinable: pipelinable, abort: abort)
             do {
-                return try await send(on: lease, url: url, method: method, headers: headers, body: body, metrics: metrics, abort: abort,
+                return try await send(prepared, on: lease, url: url, method: method, body: body, metrics: metrics, abort: abort,
                                       observation: observation)
             } catch {
                 // A pooled connection the server closed just as it was reused: the normal race
@@ -184,9 +187,22 @@ public final class HTTPClient: Sendable {
 
     // MARK: One exchange
 
-    private func send(on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
-                      metrics: HTTPClientMetrics, abort: AbortHandle,
-                      observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
+    /// A request ready to be written: its serialized head, how its body is framed and where the body comes from.
+    private struct PreparedRequest {
+        let headBytes: [UInt8]
+        let framing: HTTP1Serializer.BodyFraming
+        let inline: ByteBuffer?
+        let file: FileReader?
+        let expectsContinue: Bool
+        let keepAlive: Bool
+        /// Whether the head (and any inline body) is the whole request, written at once.
+        let requestComplete: Bool
+    }
+
+    /// Serializes a request's head and opens its body file: everything that can refuse the request before it
+    /// takes a connection.
+    private func prepare(url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders,
+                         body: HTTPClientRequest.Body?) throws(HTTPClientError) -> PreparedRequest {
         var head = HTTPRequestHead(method: method, target: url.target, headers: headers)
         let host = head.headers.contains(name: "host") ? nil : url.hostHeader
         let userAgent = configuration.userAgent.flatMap { head.headers.contains(name: "user-agent") ? nil : $0 }
@@ -231,6 +247,15 @@ public final class HTTPClient: Sendable {
         let keepAlive = !head.headers.containsToken("close", inFieldsNamed: "connection")
         let streamed = switch body { case .stream, .replayable: true; default: false }
         let requestComplete = file == nil && !streamed && !expectsContinue
+        return PreparedRequest(headBytes: headBytes, framing: framing, inline: inline, file: file, expectsContinue: expectsContinue,
+                               keepAlive: keepAlive, requestComplete: requestComplete)
+    }
+
+    private func send(_ prepared: PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
+                      body: HTTPClientRequest.Body?, metrics: HTTPClientMetrics, abort: AbortHandle,
+                      observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
+        let (headBytes, framing, inline, file) = (prepared.headBytes, prepared.framing, prepared.inline, prepared.file)
+        let (expectsContinue, keepAlive, requestComplete) = (prepared.expectsContinue, prepared.keepAlive, prepared.requestComplete)
         let sendInline = requestComplete ? inline : nil
         let connection = lease.connection
         let readTimeout = configuration.readTimeout

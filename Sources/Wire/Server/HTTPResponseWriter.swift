@@ -70,7 +70,8 @@ public struct HTTPResponseWriter: Sendable {
     ///
     /// On a plain connection the kernel sends them from the page cache (`sendfile(2)`), never copying them into the
     /// process; the call returns once they are nearly all sent. On a TLS connection, which must encrypt them, the file
-    /// is read 64 KiB at a time on the connection's loop and each piece written like `write(_:)`'s bytes.
+    /// is read 64 KiB at a time on the connection's loop and each piece written like `write(_:)`'s bytes; nothing is read
+    /// for a response that takes no body (a HEAD request's, a 304).
     /// - Parameter region: The bytes; the region keeps its file open until they are sent or the connection closes.
     /// - Throws: `HTTPServerError` as `write(_:)` does; `IOError` from reading the file, or `FileTruncatedError`
     ///   when it ends before the region does (on a plain connection that closes the connection instead).
@@ -80,6 +81,8 @@ public struct HTTPResponseWriter: Sendable {
             try await send(.file(region))
             return
         }
+        // A response that takes no body (HEAD, 304) would drop every piece: read none of the file.
+        if await dropsBody() { return }
         var offset = region.offset
         let end = region.offset + region.count
         while offset < end {
@@ -136,6 +139,15 @@ public struct HTTPResponseWriter: Sendable {
                 }
             }
         }
+    }
+
+    /// Whether the response takes no body (HEAD, 304), asked on the connection's loop; false once the exchange is
+    /// over (the next write then throws).
+    private func dropsBody() async -> Bool {
+        let connection = self.connection
+        let id = exchangeID
+        if connection.loop.inEventLoop { return connection.value.dropsBody(exchangeID: id) }
+        return (try? await connection.loop.submit { connection.value.dropsBody(exchangeID: id) }) ?? false
     }
 
     /// Tells the connection the handler is done; runs on the handler's task.

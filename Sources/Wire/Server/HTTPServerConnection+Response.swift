@@ -40,6 +40,13 @@ extension HTTPServerConnection {
         return stream.pendingWriteBytes > Self.writeHighWatermark
     }
 
+    /// Whether exchange `id`'s response takes no body (a HEAD request's, a 304's), so that body bytes written to it
+    /// are dropped: a writer that would have to produce them (by reading a file) need not.
+    func dropsBody(exchangeID id: UInt64) -> Bool {
+        guard let current = exchange, current.id == id else { return false }
+        return current.framing == .bodyless
+    }
+
     /// Writes a handler's immediate response to exchange `id`: `writeResponsePart(.whole(...))` without wrapping
     /// the response in a part, which would copy its head.
     func writeImmediateResponse(_ response: HTTPServerResponse, exchangeID id: UInt64) throws(HTTPServerError) {

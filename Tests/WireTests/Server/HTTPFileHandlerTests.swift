@@ -117,6 +117,10 @@ extension IOSuite {
                 #expect(try Data(contentsOf: URL(fileURLWithPath: multi)) == expected)
                 let outside = try await runCurl(["-s", "-r", "\(size)-", "-w", "%{http_code}", "-o", "/dev/null", url])
                 #expect(outside.stdout == "416")
+                // Overlapping ranges asking for the file many times over: it is sent once, whole.
+                let overlapping = try await runCurl(["-s", "-r", Array(repeating: "0-", count: 16).joined(separator: ","),
+                                                     "-w", "%{http_code} %{size_download}", "-o", "/dev/null", url])
+                #expect(overlapping.stdout == "200 \(size)")
 
                 // HEAD: the GET's fields, no body.
                 let head = try await runCurl(["-s", "-I", "-w", "%{size_download}", url])
@@ -234,6 +238,45 @@ extension IOSuite {
                 // No byte of a TLS connection may leave by sendfile: it would go out unencrypted.
                 #expect(SendFileStatistics.bytesSent.load(ordering: .relaxed) == before)
             }
+        }
+    }
+
+    /// A handler of its own answering HEAD with `respond(_:file:)`: on TLS, where file bodies are read rather than sent
+    /// by the kernel, the writer must not read a file whose every byte the response would drop.
+    @Suite struct HTTPFileRegionHeadTests {
+        @Test func headOverTLSReadsNoneOfTheFile() async throws {
+            let pki = try TestPKI.shared()
+            let site = try HTTPFileHandlerTests.Site()
+            defer { site.remove() }
+            let hugePath = site.hugePath
+            let failures = Mutex<[String]>([])
+            let harness = try await ServerHarness.start(configure: { configuration in
+                configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
+            }) { request, response in
+                let file = try RegularFile(path: hugePath)
+                // Emptied once open: a writer that reads any of it fails with FileTruncatedError.
+                #expect(truncate(hugePath, 0) == 0)
+                defer { _ = truncate(hugePath, 256 << 20) }
+                do {
+                    try await response.respond(HTTPResponseHead(status: .ok), file: file.region())
+                } catch {
+                    failures.withLock { $0.append("\(request.method): \(error)") }
+                    throw error
+                }
+            }
+            do {
+                try await withTimeout(seconds: 30) {
+                    let head = try await runCurl(["-sS", "-I", "--cacert", pki.rootCertificate,
+                                                  "https://localhost:\(harness.port)/huge.bin"])
+                    #expect(head.stdout.hasPrefix("HTTP/1.1 200"), "\(head.stderr)")
+                    #expect(head.stdout.contains("Content-Length: \(256 << 20)\r\n"))
+                }
+            } catch {
+                await harness.stop()
+                throw error
+            }
+            await harness.stop()
+            #expect(failures.withLock { $0 } == [])
         }
     }
 

@@ -10,6 +10,10 @@ enum ByteRanges: Equatable {
     /// At most this many ranges per request; more is a denial-of-service shape (RFC 9110 §14.2), served whole.
     static let maxRanges = 16
 
+    /// The ranges `field` asks of a file of `size` bytes. Several ranges that together ask for more bytes than the
+    /// file holds must overlap (`bytes=0-,0-,0-…`): answered in parts they would send the file up to `maxRanges`
+    /// times for one small request, so they are ignored and the file is served once, whole (RFC 9110 §14.2 lets a
+    /// server ignore overlapping ranges).
     static func parse(_ field: String, size: Int) -> ByteRanges {
         let trimmed = field.trimmingOWS
         guard trimmed.lowercased().hasPrefix("bytes=") else { return .ignore }
@@ -38,7 +42,10 @@ enum ByteRanges: Equatable {
             }
             if start < size { ranges.append(start...end) }
         }
-        return ranges.isEmpty ? .unsatisfiable : .satisfiable(ranges)
+        guard !ranges.isEmpty else { return .unsatisfiable }
+        // Each range is clipped to the file, so the sum cannot overflow (at most `maxRanges` times the size).
+        guard ranges.count == 1 || ranges.reduce(0, { $0 + $1.count }) <= size else { return .ignore }
+        return .satisfiable(ranges)
     }
 }
 
