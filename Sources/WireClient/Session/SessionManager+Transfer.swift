@@ -78,6 +78,8 @@ extension SessionManager {
         var request = task.currentRequest
         var hops = 0
         while true {
+            // A task suspended before its request (or the next hop's) went out sends nothing until it is resumed.
+            await task.waitWhileSuspended()
             if let reason = task.cancelReason {
                 outcome.error = reason
                 return outcome

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+import WireTestSupport
+import Wire
+import WireClient
+
+/// Races and lifecycle corners found in review: a suspended task that has not sent yet, the timeouts of a data task
+/// that became a download, and cancelling invalidation after a finishing one (§1.2.6, §1.2.12, §1.2.15, §13.2.3).
+@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+struct SessionReviewTests {
+    @Test func aTaskSuspendedBeforeItsRequestWentOutSendsNothingUntilResumed() async throws {
+        try await LoopbackServer.with({ request, writer in try await writer.reply(200, request.target) }) { server in
+            let manager = SessionManager()
+            manager.responseSerializer = HTTPResponseSerializer()
+            let outcome = Recorder<String>()
+            let task = manager.dataTask(with: ClientRequest(url: server.url("/paused"))) { _, value, error in
+                outcome.record("\((value as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "nil") \(error == nil)")
+            }
+            task.resume()
+            task.suspend()
+            #expect(task.state == .suspended)
+            // Another request on the same manager goes through meanwhile; the suspended one must not reach the server.
+            let probe = try await manager.data(for: ClientRequest(url: server.url("/probe")))
+            #expect(probe.response?.statusCode == 200)
+            let leaked = await eventually(within: .milliseconds(500)) { server.requests.contains { $0.target == "/paused" } }
+            #expect(!leaked, "a suspended task sent its request")
+            #expect(outcome.all.isEmpty)
+            task.resume()
+            #expect(await eventually { outcome.all == ["/paused true"] })
+        }
+    }
+}
