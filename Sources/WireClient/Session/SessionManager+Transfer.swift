@@ -39,13 +39,13 @@ extension SessionManager {
         let resourceTimeout = configuration.timeoutIntervalForResource
         let resource = Task { [weak task] in
             guard (try? await Task.sleep(for: resourceTimeout)) != nil else { return }
-            task?.cancel(reason: ClientError(.timedOut, failingURL: url,
-                                             failureReason: "the task took longer than its \(resourceTimeout) resource timeout"))
+            task?.cancelTransfer(reason: ClientError(.timedOut, failingURL: url,
+                                                     failureReason: "the task took longer than its \(resourceTimeout) resource timeout"))
         }
         if task.cancelReason == nil, await slots.wait(task.taskIdentifier), task.cancelReason == nil {
             let idleTimeout = task.originalRequest.timeoutInterval ?? configuration.timeoutIntervalForRequest
             let expired = ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(idleTimeout)")
-            let idle = IdleTimer(timeout: idleTimeout) { [weak task] in task?.cancel(reason: expired) }
+            let idle = IdleTimer(timeout: idleTimeout) { [weak task] in task?.cancelTransfer(reason: expired) }
             task.setIdleTimer(idle)
             outcome = await transfer(task, delegate, idle: idle)
             idle.cancel()

@@ -29,4 +29,31 @@ struct SessionReviewTests {
             #expect(await eventually { outcome.all == ["/paused true"] })
         }
     }
+
+    @Test func aDataTaskThatBecameADownloadStillTimesOutWhenTheServerStalls() async throws {
+        let gate = SessionInvalidationTests.Gate()
+        try await LoopbackServer.with({ _, writer in
+            try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "1000"]))
+            try await writer.write(ByteBuffer(bytes: [UInt8](repeating: 0x61, count: 10)))
+            await gate.wait()
+        }) { server in
+            var configuration = SessionConfiguration()
+            configuration.timeoutIntervalForRequest = .milliseconds(300)
+            let manager = SessionManager(configuration: configuration)
+            manager.responseSerializer = HTTPResponseSerializer()
+            manager.dataTaskDidReceiveResponse = { _, _ in .becomeDownload }
+            let became = Recorder<Int>()
+            manager.dataTaskDidBecomeDownloadTask = { _, download in became.record(download.taskIdentifier) }
+            let outcome = Recorder<ClientError.Code?>()
+            let task = manager.dataTask(with: ClientRequest(url: server.url("/stall"))) { _, _, error in
+                outcome.record(error?.code)
+            }
+            task.resume()
+            #expect(await eventually { !outcome.all.isEmpty })
+            #expect(outcome.all == [.timedOut])
+            #expect(became.all == [2])
+            #expect(await eventually { manager.tasks.isEmpty })
+            gate.open()
+        }
+    }
 }
