@@ -56,4 +56,24 @@ struct SessionReviewTests {
             gate.open()
         }
     }
+
+    @Test func invalidatingWithCancelAfterFinishingInvalidationCancelsTheTasksLeft() async throws {
+        let manager = SessionManager()
+        let log = Recorder<String>()
+        manager.eventMonitors = [RecordingMonitor(recorder: log)]
+        manager.sessionDidBecomeInvalid = { _ in log.record("hook") }
+        // Never resumed, so it sends nothing; it keeps the finishing session open.
+        let left = manager.dataTask(with: ClientRequest(url: URL(string: "http://127.0.0.1:9/left")!)) { _, _, error in
+            log.record("left \(error?.code == .cancelled)")
+        }
+        manager.invalidateSession(cancelingTasks: false)
+        #expect(!log.all.contains("hook"))
+        manager.invalidateSession(cancelingTasks: true)
+        #expect(await eventually { log.all.contains("sessionDidInvalidate") })
+        let all = log.all
+        #expect(all.filter { $0 == "left true" }.count == 1)
+        #expect(all.filter { $0 == "hook" }.count == 1 && all.filter { $0 == "sessionDidInvalidate" }.count == 1)
+        #expect((all.firstIndex(of: "hook") ?? -1) > (all.firstIndex(of: "left true") ?? Int.max))
+        #expect(left.state == .completed && manager.tasks.isEmpty)
+    }
 }
