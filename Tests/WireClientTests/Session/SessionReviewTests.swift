@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 import WireTestSupport
@@ -75,5 +76,24 @@ struct SessionReviewTests {
         #expect(all.filter { $0 == "hook" }.count == 1 && all.filter { $0 == "sessionDidInvalidate" }.count == 1)
         #expect((all.firstIndex(of: "hook") ?? -1) > (all.firstIndex(of: "left true") ?? Int.max))
         #expect(left.state == .completed && manager.tasks.isEmpty)
+    }
+
+    @Test func aDownloadsDestinationIsAskedOnTheDelegateQueue() async throws {
+        let folder = try SessionDownloadTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await LoopbackServer.with(SessionDownloadTests.handler) { server in
+            let manager = SessionManager()
+            manager.responseSerializer = HTTPResponseSerializer()
+            let key = DispatchSpecificKey<Int>()
+            manager.delegateQueue.setSpecific(key: key, value: 1)
+            let queues = Recorder<Bool>()
+            let destination = folder + "/file.bin"
+            let result = try await manager.download(for: ClientRequest(url: server.url("/file"))) { _, _ in
+                queues.record(DispatchQueue.getSpecific(key: key) == 1)
+                return destination
+            }
+            #expect(result.value as? String == destination)
+            #expect(queues.all == [true], "the destination was asked off the delegate queue")
+        }
     }
 }
