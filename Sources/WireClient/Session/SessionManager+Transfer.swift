@@ -118,13 +118,13 @@ extension SessionManager {
                     return outcome
                 }
                 let hooks = self.hooks
-                if keepsBody, let needBody = hooks.taskNeedNewBodyStream, let body = await askDelegateQueue({ needBody(task) }) {
+                if keepsBody, let needBody = hooks.taskNeedNewBodyStream, let body = await askCaller(idle, { needBody(task) }) {
                     proposed.body = body
                 }
                 var next: ClientRequest? = proposed
                 if let willRedirect = hooks.taskWillPerformHTTPRedirection {
                     let offer = proposed
-                    next = await askDelegateQueue { willRedirect(task, clientResponse, offer) }
+                    next = await askCaller(idle) { willRedirect(task, clientResponse, offer) }
                 }
                 if let next {
                     // The redirect's own body is small or absent; reading it lets the connection be reused.
@@ -136,7 +136,7 @@ extension SessionManager {
             }
             task.setResponse(clientResponse)
             if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
-                switch await askDelegateQueue({ decide(task, clientResponse) }) {
+                switch await askCaller(idle, { decide(task, clientResponse) }) {
                 case .allow:
                     break
                 case .cancel:
@@ -152,7 +152,7 @@ extension SessionManager {
                     }
                     outcome.replacement = download
                     if let became = hooks.dataTaskDidBecomeDownloadTask {
-                        await askDelegateQueue { became(task, download.task) }
+                        await askCaller(idle) { became(task, download.task) }
                     }
                     await receiveBody(response.body, of: download.task, download.delegate, idle: idle, into: &outcome)
                     return outcome
@@ -161,6 +161,15 @@ extension SessionManager {
             await receiveBody(response.body, of: task, delegate, idle: idle, into: &outcome)
             return outcome
         }
+    }
+
+    /// Runs a hook on the delegate queue with the idle timeout held: time spent waiting for the caller is not silence
+    /// of the peer.
+    private func askCaller<T: Sendable>(_ idle: IdleTimer, _ body: @escaping @Sendable () -> T) async -> T {
+        idle.beginHold()
+        let answer = await askDelegateQueue(body)
+        idle.endHold()
+        return answer
     }
 
     /// Turns a data task into a download task that receives the rest of the exchange (NSURLSession's
@@ -272,7 +281,7 @@ extension SessionManager {
                 await task.waitWhileSuspended()
                 if hooks.downloadTaskDidWriteData != nil || delegate.downloadProgress != nil {
                     let count = Int64(chunk.readableBytes)
-                    await askDelegateQueue {
+                    await askCaller(idle) {
                         hooks.downloadTaskDidWriteData?(task, count, progress.completedUnitCount, progress.totalUnitCount)
                         delegate.downloadProgress?(progress)
                     }
@@ -288,7 +297,7 @@ extension SessionManager {
                 data.append(piece)
                 await task.waitWhileSuspended()
                 if hooks.dataTaskDidReceiveData != nil || delegate.downloadProgress != nil {
-                    await askDelegateQueue {
+                    await askCaller(idle) {
                         hooks.dataTaskDidReceiveData?(task, piece)
                         delegate.downloadProgress?(progress)
                     }

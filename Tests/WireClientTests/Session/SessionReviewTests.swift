@@ -96,4 +96,35 @@ struct SessionReviewTests {
             #expect(queues.all == [true], "the destination was asked off the delegate queue")
         }
     }
+
+    @Test func waitingForTheDelegateQueueIsNotIdleTime() async throws {
+        try await LoopbackServer.with({ request, writer in try await writer.reply(200, request.target) }) { server in
+            var configuration = SessionConfiguration()
+            configuration.timeoutIntervalForRequest = .milliseconds(300)
+            let manager = SessionManager(configuration: configuration)
+            manager.responseSerializer = HTTPResponseSerializer()
+            let entered = Counter()
+            // One task's hook is slow (a caller doing real work, simulated by blocking): the serial delegate queue is
+            // busy well past the idle timeout while the other task's response has already arrived.
+            manager.dataTaskDidReceiveResponse = { task, _ in
+                if task.originalRequest.url.path == "/slow" {
+                    entered.set(1)
+                    usleep(900_000)
+                }
+                return .allow
+            }
+            let outcome = Recorder<String>()
+            let slow = manager.dataTask(with: ClientRequest(url: server.url("/slow"))) { _, _, error in
+                outcome.record("slow \(error?.code == nil)")
+            }
+            let victim = manager.dataTask(with: ClientRequest(url: server.url("/victim"))) { _, value, error in
+                outcome.record("victim \((value as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "nil") \(error.map { "\($0.code)" } ?? "ok")")
+            }
+            slow.resume()
+            #expect(await eventually { entered.current == 1 })
+            victim.resume()
+            #expect(await eventually { outcome.all.count == 2 })
+            #expect(Set(outcome.all) == ["slow true", "victim /victim ok"])
+        }
+    }
 }
