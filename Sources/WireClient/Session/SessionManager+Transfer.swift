@@ -100,6 +100,12 @@ extension SessionManager {
                 return outcome
             }
             idle.touch()
+            // A head that arrived while the task was suspended is told (redirect and response hooks) after resume.
+            await task.waitWhileSuspended()
+            if let reason = task.cancelReason {
+                outcome.error = reason
+                return outcome
+            }
             let clientResponse = ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
                                                 metrics: response.metrics.snapshot)
             outcome.response = clientResponse

@@ -127,4 +127,31 @@ struct SessionReviewTests {
             #expect(Set(outcome.all) == ["slow true", "victim /victim ok"])
         }
     }
+
+    @Test func aResponseThatArrivesWhileSuspendedIsToldOnlyAfterResume() async throws {
+        let gate = SessionInvalidationTests.Gate()
+        try await LoopbackServer.with(SessionInvalidationTests.holding(gate)) { server in
+            let manager = SessionManager()
+            manager.responseSerializer = HTTPResponseSerializer()
+            let log = Recorder<String>()
+            manager.eventMonitors = [RecordingMonitor(recorder: log)]
+            manager.dataTaskDidReceiveResponse = { task, _ in
+                log.record("response while \(task.state)")
+                return .allow
+            }
+            let task = manager.dataTask(with: ClientRequest(url: server.url("/hold"))) { _, value, error in
+                log.record("done \((value as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "nil") \(error == nil)")
+            }
+            task.resume()
+            #expect(await eventually { server.requests.count == 1 })
+            task.suspend()
+            gate.open()
+            let early = await eventually(within: .milliseconds(500)) { log.all.contains { $0.hasPrefix("response") } }
+            #expect(!early, "a hook ran while the task was suspended: \(log.all)")
+            task.resume()
+            #expect(await eventually { log.all.contains("didComplete#1") })
+            #expect(log.all == ["didResume#1", "didSuspend#1", "didResume#1", "response while running", "done ok true",
+                                "didComplete#1"])
+        }
+    }
 }
