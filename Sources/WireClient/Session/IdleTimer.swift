@@ -6,6 +6,8 @@ final class IdleTimer: Sendable {
     private struct State {
         var lastActivity: ContinuousClock.Instant
         var paused = false
+        /// Waits on the caller's side (hooks on the delegate queue) under way: not network silence.
+        var holds = 0
     }
 
     private let timeout: Duration
@@ -32,7 +34,7 @@ final class IdleTimer: Sendable {
     private func check() -> ContinuousClock.Instant?? {
         let snapshot = state.withLock { $0 }
         let now = ContinuousClock.now
-        if snapshot.paused { return .some(now + timeout) }
+        if snapshot.paused || snapshot.holds > 0 { return .some(now + timeout) }
         let deadline = snapshot.lastActivity + timeout
         return now >= deadline ? .some(nil) : .some(deadline)
     }
@@ -46,6 +48,20 @@ final class IdleTimer: Sendable {
     func setPaused(_ paused: Bool) {
         state.withLock { state in
             state.paused = paused
+            state.lastActivity = .now
+        }
+    }
+
+    /// The transfer waits for the caller (a hook on the busy delegate queue): the timeout stops counting until
+    /// `endHold()`, so a slow hook, this task's or another's, never looks like a silent server.
+    func beginHold() {
+        state.withLock { $0.holds += 1 }
+    }
+
+    /// The caller answered: the timeout starts again from now.
+    func endHold() {
+        state.withLock { state in
+            state.holds -= 1
             state.lastActivity = .now
         }
     }

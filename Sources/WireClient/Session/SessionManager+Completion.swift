@@ -15,13 +15,14 @@ extension SessionManager {
         var failure = outcome.error
         var movedTo: String?
         if task.kind == .download, failure == nil, let temporary = outcome.temporaryFile, let response = outcome.response {
-            let fromHook: String?
-            if let finish = hooks.downloadTaskDidFinishDownloading {
-                fromHook = await askDelegateQueue { finish(task, temporary) }
-            } else {
-                fromHook = nil
+            // The manager hook first, then the task's own block: both on the delegate queue, like every hook.
+            let finish = hooks.downloadTaskDidFinishDownloading
+            let taskDestination = delegate.destination
+            var chosen: String?
+            if finish != nil || taskDestination != nil {
+                chosen = await askDelegateQueue { finish?(task, temporary) ?? taskDestination?(temporary, response) }
             }
-            if let destination = fromHook ?? delegate.destination?(temporary, response) {
+            if let destination = chosen {
                 do {
                     try await DownloadFile.move(temporary, to: destination, replacing: delegate.replacesExistingFile,
                                                 url: response.url)

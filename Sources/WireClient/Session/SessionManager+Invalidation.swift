@@ -10,34 +10,32 @@ extension SessionManager {
     /// Either way `sessionDidBecomeInvalid(nil)` and the `.sessionDidInvalidate` event fire once, after the last
     /// task's completion handler returned, and the session's own client is shut down (its pooled connections close).
     /// Without `resetSession`, new tasks then complete at once with `.sessionInvalidated`; with it, new tasks run on a
-    /// fresh session (a new pool) at once. Invalidating an invalidated session without reset does nothing.
+    /// fresh session (a new pool) at once. Invalidating again cancels, when asked to, the tasks an earlier invalidation
+    /// without cancelling let run on; it tells nothing more.
     /// - Parameters:
     ///   - cancelingTasks: Whether the unfinished tasks are cancelled.
     ///   - resetSession: Whether a new session replaces the invalidated one.
     public func invalidateSession(cancelingTasks: Bool, resetSession: Bool = false) {
         let (old, toCancel, idle) = state.withLock { state -> (SessionGeneration?, [SessionTask], Bool) in
-            guard let current = state.current else {
-                if resetSession {
-                    state.current = SessionGeneration(number: state.generations, configuration: configuration)
-                    state.generations += 1
-                }
-                return (nil, [], false)
-            }
-            state.draining[current.number] = current
+            let current = state.current
+            if let current { state.draining[current.number] = current }
             if resetSession {
                 state.current = SessionGeneration(number: state.generations, configuration: configuration)
                 state.generations += 1
             } else {
                 state.current = nil
             }
+            // Cancelling reaches the tasks still running on a session that was invalidated earlier without cancelling
+            // (finishTasksAndInvalidate, then invalidateAndCancel), not only the current session's.
             let tasks = cancelingTasks
-                ? state.delegates.values.filter { $0.generation === current }.map(\.task).sorted { $0.taskIdentifier < $1.taskIdentifier }
+                ? state.delegates.values.filter { delegate in
+                    delegate.generation.map { state.draining[$0.number] === $0 } ?? false
+                }.map(\.task).sorted { $0.taskIdentifier < $1.taskIdentifier }
                 : []
-            return (current, tasks, state.pending[current.number, default: 0] == 0)
+            return (current, tasks, current.map { state.pending[$0.number, default: 0] == 0 } ?? false)
         }
-        guard let old else { return }
         for task in toCancel { task.cancel() }
-        if idle { finishInvalidation(of: old) }
+        if let old, idle { finishInvalidation(of: old) }
     }
 
     /// A task of `generation` delivered its completion: the last one of an invalidated session ends it.

@@ -39,13 +39,13 @@ extension SessionManager {
         let resourceTimeout = configuration.timeoutIntervalForResource
         let resource = Task { [weak task] in
             guard (try? await Task.sleep(for: resourceTimeout)) != nil else { return }
-            task?.cancel(reason: ClientError(.timedOut, failingURL: url,
-                                             failureReason: "the task took longer than its \(resourceTimeout) resource timeout"))
+            task?.cancelTransfer(reason: ClientError(.timedOut, failingURL: url,
+                                                     failureReason: "the task took longer than its \(resourceTimeout) resource timeout"))
         }
         if task.cancelReason == nil, await slots.wait(task.taskIdentifier), task.cancelReason == nil {
             let idleTimeout = task.originalRequest.timeoutInterval ?? configuration.timeoutIntervalForRequest
             let expired = ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(idleTimeout)")
-            let idle = IdleTimer(timeout: idleTimeout) { [weak task] in task?.cancel(reason: expired) }
+            let idle = IdleTimer(timeout: idleTimeout) { [weak task] in task?.cancelTransfer(reason: expired) }
             task.setIdleTimer(idle)
             outcome = await transfer(task, delegate, idle: idle)
             idle.cancel()
@@ -78,6 +78,8 @@ extension SessionManager {
         var request = task.currentRequest
         var hops = 0
         while true {
+            // A task suspended before its request (or the next hop's) went out sends nothing until it is resumed.
+            await task.waitWhileSuspended()
             if let reason = task.cancelReason {
                 outcome.error = reason
                 return outcome
@@ -98,6 +100,12 @@ extension SessionManager {
                 return outcome
             }
             idle.touch()
+            // A head that arrived while the task was suspended is told (redirect and response hooks) after resume.
+            await task.waitWhileSuspended()
+            if let reason = task.cancelReason {
+                outcome.error = reason
+                return outcome
+            }
             let clientResponse = ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
                                                 metrics: response.metrics.snapshot)
             outcome.response = clientResponse
@@ -116,13 +124,13 @@ extension SessionManager {
                     return outcome
                 }
                 let hooks = self.hooks
-                if keepsBody, let needBody = hooks.taskNeedNewBodyStream, let body = await askDelegateQueue({ needBody(task) }) {
+                if keepsBody, let needBody = hooks.taskNeedNewBodyStream, let body = await askCaller(idle, { needBody(task) }) {
                     proposed.body = body
                 }
                 var next: ClientRequest? = proposed
                 if let willRedirect = hooks.taskWillPerformHTTPRedirection {
                     let offer = proposed
-                    next = await askDelegateQueue { willRedirect(task, clientResponse, offer) }
+                    next = await askCaller(idle) { willRedirect(task, clientResponse, offer) }
                 }
                 if let next {
                     // The redirect's own body is small or absent; reading it lets the connection be reused.
@@ -134,7 +142,7 @@ extension SessionManager {
             }
             task.setResponse(clientResponse)
             if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
-                switch await askDelegateQueue({ decide(task, clientResponse) }) {
+                switch await askCaller(idle, { decide(task, clientResponse) }) {
                 case .allow:
                     break
                 case .cancel:
@@ -150,7 +158,7 @@ extension SessionManager {
                     }
                     outcome.replacement = download
                     if let became = hooks.dataTaskDidBecomeDownloadTask {
-                        await askDelegateQueue { became(task, download.task) }
+                        await askCaller(idle) { became(task, download.task) }
                     }
                     await receiveBody(response.body, of: download.task, download.delegate, idle: idle, into: &outcome)
                     return outcome
@@ -159,6 +167,15 @@ extension SessionManager {
             await receiveBody(response.body, of: task, delegate, idle: idle, into: &outcome)
             return outcome
         }
+    }
+
+    /// Runs a hook on the delegate queue with the idle timeout held: time spent waiting for the caller is not silence
+    /// of the peer.
+    private func askCaller<T: Sendable>(_ idle: IdleTimer, _ body: @escaping @Sendable () -> T) async -> T {
+        idle.beginHold()
+        let answer = await askDelegateQueue(body)
+        idle.endHold()
+        return answer
     }
 
     /// Turns a data task into a download task that receives the rest of the exchange (NSURLSession's
@@ -270,7 +287,7 @@ extension SessionManager {
                 await task.waitWhileSuspended()
                 if hooks.downloadTaskDidWriteData != nil || delegate.downloadProgress != nil {
                     let count = Int64(chunk.readableBytes)
-                    await askDelegateQueue {
+                    await askCaller(idle) {
                         hooks.downloadTaskDidWriteData?(task, count, progress.completedUnitCount, progress.totalUnitCount)
                         delegate.downloadProgress?(progress)
                     }
@@ -286,7 +303,7 @@ extension SessionManager {
                 data.append(piece)
                 await task.waitWhileSuspended()
                 if hooks.dataTaskDidReceiveData != nil || delegate.downloadProgress != nil {
-                    await askDelegateQueue {
+                    await askCaller(idle) {
                         hooks.dataTaskDidReceiveData?(task, piece)
                         delegate.downloadProgress?(progress)
                     }

@@ -47,6 +47,8 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         var idleTimer: IdleTimer?
         /// Waiting in `waitWhileSuspended()`.
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// The download task this data task handed its exchange over to (`becomeDownload`).
+        weak var successor: SessionTask?
     }
 
     let core: Mutex<Core>
@@ -141,6 +143,13 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         if start { manager.startDriver(for: self) }
     }
 
+    /// Ends the transfer this task started, for its timeouts: cancels this task, or the download task it handed the
+    /// exchange over to (whose completion is now the transfer's).
+    func cancelTransfer(reason: ClientError) {
+        let successor = core.withLock { core in core.machine.state == .completed ? core.successor : nil }
+        (successor ?? self).cancel(reason: reason)
+    }
+
     /// Returns once the task is not suspended (running, cancelling or completed).
     func waitWhileSuspended() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -190,6 +199,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         let taken = core.withLock { core -> Core? in
             guard core.machine.state == .running, core.machine.apply(.complete) != nil else { return nil }
             let snapshot = core
+            core.successor = download
             core.manager = nil
             core.driver = nil
             core.idleTimer = nil
