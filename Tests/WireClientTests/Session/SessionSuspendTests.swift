@@ -99,6 +99,7 @@ struct SessionSuspendTests {
                 try await Task.sleep(for: .milliseconds(25))
             }
             #expect(task.countOfBytesSent < Int64(size) / 2, "sent \(task.countOfBytesSent) while suspended")
+            #expect(afterSuspend.current == 0, "upload progress reported while suspended")
             task.resume()
             #expect(await eventually(within: .seconds(30)) { task.state == .completed })
             #expect(task.error == nil)
