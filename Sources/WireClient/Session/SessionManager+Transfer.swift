@@ -218,20 +218,13 @@ extension SessionManager {
         } else {
             task.setUploadTotal(-1)
         }
-        let hooks = self.hooks
-        let uploadProgress = delegate.uploadProgress
         wireRequest.observer = { [weak self, weak task] event, _ in
             guard let self, let task else { return }
             switch event {
             case .bodyBytesSent(let total, _):
                 idle.touch()
                 guard let sent = task.bodySent(total: Int64(total)) else { return }
-                let (delta, progress) = sent
-                guard hooks.taskDidSendBodyData != nil || uploadProgress != nil else { return }
-                self.onDelegateQueue {
-                    hooks.taskDidSendBodyData?(task, delta, progress.completedUnitCount, progress.totalUnitCount)
-                    uploadProgress?(progress)
-                }
+                self.reportUploadProgress(of: task, delta: sent.delta, progress: sent.progress)
             case .responseHead:
                 idle.touch()
             case .redirect, .retry:
@@ -239,6 +232,17 @@ extension SessionManager {
             }
         }
         return wireRequest
+    }
+
+    /// Tells `taskDidSendBodyData` and the task's upload progress handler, on the delegate queue.
+    func reportUploadProgress(of task: SessionTask, delta: Int64, progress: TaskProgress) {
+        let hooks = self.hooks
+        let uploadProgress = state.withLock { $0.delegates[task.taskIdentifier]?.uploadProgress }
+        guard hooks.taskDidSendBodyData != nil || uploadProgress != nil else { return }
+        onDelegateQueue {
+            hooks.taskDidSendBodyData?(task, delta, progress.completedUnitCount, progress.totalUnitCount)
+            uploadProgress?(progress)
+        }
     }
 
     /// Reads the body, chunk by chunk, only while the task is not suspended: a suspended task stops pulling, so

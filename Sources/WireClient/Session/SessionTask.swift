@@ -49,6 +49,9 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         var waiters: [CheckedContinuation<Void, Never>] = []
         /// The download task this data task handed its exchange over to (`becomeDownload`).
         weak var successor: SessionTask?
+        /// Body bytes Wire wrote while the task was suspended (they were already on their way): reported at resume,
+        /// since no progress callback may run while a task is suspended.
+        var deferredUploadTotal: Int64?
     }
 
     let core: Mutex<Core>
@@ -93,17 +96,23 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     /// Starts or continues the task (`suspended → running`); emits `didResume`. Does nothing in any other state.
     public func resume() {
-        let (manager, first, waiters) = core.withLock { core -> (SessionManager?, Bool, [CheckedContinuation<Void, Never>]) in
-            guard core.machine.apply(.resume) != nil else { return (nil, false, []) }
+        let (manager, first, waiters, deferred) = core.withLock { core in
+            guard core.machine.apply(.resume) != nil else {
+                return (SessionManager?.none, false, [CheckedContinuation<Void, Never>](),
+                        (delta: Int64, progress: TaskProgress)?.none)
+            }
             let first = !core.started
             core.started = true
             core.idleTimer?.setPaused(false)
             // Queued under the lock so that concurrent resume/suspend calls emit in the order they took effect.
             core.manager?.emit(.didResume(self))
+            let deferred = core.deferredUploadTotal.flatMap { Self.advanceUpload(&core, to: $0) }
+            core.deferredUploadTotal = nil
             defer { core.waiters = [] }
-            return (core.manager, first, core.waiters)
+            return (core.manager, first, core.waiters, deferred)
         }
         guard let manager else { return }
+        if let deferred { manager.reportUploadProgress(of: self, delta: deferred.delta, progress: deferred.progress) }
         manager.taskDidResume(self, first: first)
         for waiter in waiters { waiter.resume() }
     }
@@ -247,11 +256,20 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     /// - Returns: The bytes newly counted and the snapshot, or nil when nothing new was counted.
     func bodySent(total: Int64) -> (delta: Int64, progress: TaskProgress)? {
         core.withLock { core in
-            guard total > core.uploadProgress.completedUnitCount else { return nil }
-            let delta = total - core.uploadProgress.completedUnitCount
-            core.uploadProgress.completedUnitCount = total
-            return (delta, core.uploadProgress)
+            if core.machine.state == .suspended {
+                core.deferredUploadTotal = max(core.deferredUploadTotal ?? 0, total)
+                return nil
+            }
+            return Self.advanceUpload(&core, to: total)
         }
+    }
+
+    /// Moves the upload count to `total`; the step and the snapshot, or nil when nothing moved.
+    private static func advanceUpload(_ core: inout Core, to total: Int64) -> (delta: Int64, progress: TaskProgress)? {
+        guard total > core.uploadProgress.completedUnitCount else { return nil }
+        let delta = total - core.uploadProgress.completedUnitCount
+        core.uploadProgress.completedUnitCount = total
+        return (delta, core.uploadProgress)
     }
 
     /// `count` more body bytes were received; returns the snapshot.
