@@ -26,6 +26,9 @@ public struct ClientRequest: Sendable {
     public var shouldUsePipelining: Bool?
     /// The connection's traffic class.
     public var networkServiceType: NetworkServiceType?
+    /// This request's own adapters and retriers, consulted after the manager's (`SessionManager.interceptor`); nil
+    /// for none.
+    public var interceptor: (any Interceptor)?
 
     /// Creates a request.
     /// - Parameters:

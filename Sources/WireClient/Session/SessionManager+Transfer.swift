@@ -47,7 +47,7 @@ extension SessionManager {
             let expired = ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(idleTimeout)")
             let idle = IdleTimer(timeout: idleTimeout) { [weak task] in task?.cancelTransfer(reason: expired) }
             task.setIdleTimer(idle)
-            outcome = await transfer(task, delegate, idle: idle)
+            outcome = await attempts(task, delegate, idle: idle)
             idle.cancel()
             task.setIdleTimer(nil)
         } else {
@@ -59,6 +59,68 @@ extension SessionManager {
         let finished = outcome
         let (completing, completingDelegate) = outcome.replacement ?? (task, delegate)
         await Task { await self.complete(completing, completingDelegate, finished) }.value
+    }
+
+    /// Runs attempts of the transfer until one is kept: each sends the original request through the adapters, and a
+    /// failed one (a transport error, or a status the response serializer would refuse) goes to the retriers.
+    private func attempts(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer) async -> TransferOutcome {
+        let manager = state.withLock { $0.interceptor }
+        guard manager != nil || task.originalRequest.interceptor != nil else {
+            return await transfer(task, delegate, idle: idle)
+        }
+        let chain = InterceptorChain.combining(manager: manager, request: task.originalRequest.interceptor)
+        var attempt = 0
+        while true {
+            if let reason = task.cancelReason { return TransferOutcome(error: reason) }
+            do {
+                idle.beginHold()
+                let adapted = try await chain.adapt(task.originalRequest)
+                idle.endHold()
+                task.beginAttempt(with: adapted)
+            } catch {
+                idle.endHold()
+                let failure = error as? ClientError
+                    ?? ClientError(.requestSerializationFailed, failingURL: task.originalRequest.url, underlying: error,
+                                   failureReason: "an adapter refused the request")
+                return TransferOutcome(error: task.cancelReason ?? failure)
+            }
+            let outcome = await transfer(task, delegate, idle: idle)
+            guard outcome.replacement == nil, task.cancelReason == nil, let failure = retryableFailure(of: outcome) else {
+                return outcome
+            }
+            attempt += 1
+            idle.beginHold()
+            let decision = await chain.retry(task.currentRequest, attempt: attempt, response: outcome.response, error: failure)
+            let delay: Duration
+            switch decision {
+            case .doNotRetry:
+                idle.endHold()
+                return outcome
+            case .doNotRetryWithError(let error):
+                idle.endHold()
+                var replaced = outcome
+                replaced.error = error
+                return replaced
+            case .retry:
+                delay = .zero
+            case .retryAfter(let wait):
+                delay = wait
+            }
+            if let file = outcome.temporaryFile { try? await AsyncFile.remove(file) }
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            idle.endHold()
+        }
+    }
+
+    /// What a retrier is asked about: the attempt's error, or, for a response the serializer's status validation
+    /// would refuse, `.unacceptableStatusCode` carrying it; nil for an attempt that succeeded.
+    private func retryableFailure(of outcome: TransferOutcome) -> ClientError? {
+        if let error = outcome.error { return error }
+        guard let response = outcome.response else { return nil }
+        let acceptable = responseSerializer.acceptableStatusCodes
+        guard let acceptable, !acceptable.contains(response.statusCode) else { return nil }
+        return ClientError(.unacceptableStatusCode(response.statusCode), failingURL: response.url, response: response,
+                           responseData: outcome.data, failureReason: "status \(response.statusCode)")
     }
 
     /// Sends the request, follows redirects, and receives the final response's body.

@@ -42,6 +42,7 @@ public final class SessionManager: Sendable {
         /// The unfinished tasks, by identifier.
         var delegates: [Int: TaskDelegate] = [:]
         var responseSerializer: any ResponseSerializer = JSONResponseSerializer()
+        var interceptor: (any Interceptor)?
         var completionQueue: DispatchQueue?
         var completionGroup: DispatchGroup?
         var hooks = SessionHooks()
@@ -84,6 +85,18 @@ public final class SessionManager: Sendable {
     public var responseSerializer: any ResponseSerializer {
         get { state.withLock { $0.responseSerializer } }
         set { state.withLock { $0.responseSerializer = newValue } }
+    }
+
+    /// Adapts every task's request before each attempt and decides whether a failed attempt is retried (a
+    /// `RetryInterceptor`, an `AuthenticationInterceptor`, or a chain of them); the request's own `interceptor`
+    /// comes after it. Nil (the default): requests go out as they are and nothing is retried.
+    ///
+    /// A retried task starts again from its original request (redirects followed again, the adapters run again),
+    /// after the delay the retrier asked for; its progress starts again from zero with each attempt. The resource
+    /// timeout counts the whole, delays included; the idle timeout does not run during a delay.
+    public var interceptor: (any Interceptor)? {
+        get { state.withLock { $0.interceptor } }
+        set { state.withLock { $0.interceptor = newValue } }
     }
 
     /// Where completion handlers run; nil (the default) is a private serial queue of the manager, not the main queue.

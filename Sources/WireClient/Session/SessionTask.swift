@@ -233,6 +233,17 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         core.withLock { $0.error = error }
     }
 
+    /// Prepares another attempt: the request it sends, progress from zero (the totals unknown until it reports them).
+    func beginAttempt(with request: ClientRequest) {
+        core.withLock { core in
+            core.currentRequest = request
+            core.response = nil
+            core.uploadProgress = TaskProgress()
+            core.downloadProgress = TaskProgress()
+            core.deferredUploadTotal = nil
+        }
+    }
+
     /// Records the next hop's request.
     func setCurrentRequest(_ request: ClientRequest) {
         core.withLock { $0.currentRequest = request }
