@@ -3,7 +3,8 @@ import Glibc
 import Wire
 
 /// `wire demo`: Wire's main job with no network: an embedded server on loopback and real
-/// requests through the client's keep-alive pool, with what happened to each.
+/// requests through the client's keep-alive pool, with what happened to each; then the same server through
+/// WireClient's `HTTPSessionManager` (`DemoCommand+Manager.swift`).
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
@@ -59,14 +60,18 @@ struct DemoCommand: AsyncParsableCommand {
         print("")
         print("malformed request (space before the colon, a smuggling vector) → \(try Self.sendRaw("GET / HTTP/1.1\r\nHost : x\r\n\r\n", to: address))")
 
+        failures += try await Self.runManager(base: base)
+
         await client.shutdown()
         await server.shutdown(gracePeriod: .seconds(2))
         await group.shutdownGracefully()
         if failures > 0 { throw ExitCode(1) }
     }
 
-    /// The demo's server: `/hello`, `/echo` (POST), `/stream` (chunked), 404 otherwise.
+    /// The demo's server: `/hello`, `/echo` (POST), `/stream` (chunked), the manager's `/user` and `/flaky`, 404
+    /// otherwise.
     @Sendable static func handle(_ request: HTTPServerRequest, _ response: HTTPResponseWriter) async throws {
+        if try await handleManagerRoutes(request.head.target, response) { return }
         switch request.head.target {
         case "/hello":
             var head = HTTPResponseHead(status: .ok)
