@@ -280,13 +280,23 @@ extension SessionManager {
         } else {
             task.setUploadTotal(-1)
         }
-        wireRequest.observer = { [weak self, weak task] event, _ in
-            guard let self, let task else { return }
+        let hooks = self.hooks
+        let uploadProgress = delegate.uploadProgress
+        if hooks.taskDidSendBodyData != nil || uploadProgress != nil {
+            task.setUploadReporter { [weak self, weak task] delta, progress in
+                guard let self, let task else { return }
+                self.onDelegateQueue {
+                    hooks.taskDidSendBodyData?(task, delta, progress.completedUnitCount, progress.totalUnitCount)
+                    uploadProgress?(progress)
+                }
+            }
+        }
+        wireRequest.observer = { [weak task] event, _ in
+            guard let task else { return }
             switch event {
             case .bodyBytesSent(let total, _):
                 idle.touch()
-                guard let sent = task.bodySent(total: Int64(total)) else { return }
-                self.reportUploadProgress(of: task, delta: sent.delta, progress: sent.progress)
+                task.bodySent(total: Int64(total))
             case .responseHead:
                 idle.touch()
             case .redirect, .retry:
@@ -294,17 +304,6 @@ extension SessionManager {
             }
         }
         return wireRequest
-    }
-
-    /// Tells `taskDidSendBodyData` and the task's upload progress handler, on the delegate queue.
-    func reportUploadProgress(of task: SessionTask, delta: Int64, progress: TaskProgress) {
-        let hooks = self.hooks
-        let uploadProgress = state.withLock { $0.delegates[task.taskIdentifier]?.uploadProgress }
-        guard hooks.taskDidSendBodyData != nil || uploadProgress != nil else { return }
-        onDelegateQueue {
-            hooks.taskDidSendBodyData?(task, delta, progress.completedUnitCount, progress.totalUnitCount)
-            uploadProgress?(progress)
-        }
     }
 
     /// Reads the body, chunk by chunk, only while the task is not suspended: a suspended task stops pulling, so

@@ -52,6 +52,9 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         /// Body bytes Wire wrote while the task was suspended (they were already on their way): reported at resume,
         /// since no progress callback may run while a task is suspended.
         var deferredUploadTotal: Int64?
+        /// Queues the upload-progress callbacks on the delegate queue (set by the transfer). Called under this lock,
+        /// so a report and a `suspend()` are queued in the order they happened: none lands after `didSuspend`.
+        var uploadReporter: (@Sendable (_ delta: Int64, _ progress: TaskProgress) -> Void)?
     }
 
     let core: Mutex<Core>
@@ -96,23 +99,21 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     /// Starts or continues the task (`suspended → running`); emits `didResume`. Does nothing in any other state.
     public func resume() {
-        let (manager, first, waiters, deferred) = core.withLock { core in
-            guard core.machine.apply(.resume) != nil else {
-                return (SessionManager?.none, false, [CheckedContinuation<Void, Never>](),
-                        (delta: Int64, progress: TaskProgress)?.none)
-            }
+        let (manager, first, waiters) = core.withLock { core -> (SessionManager?, Bool, [CheckedContinuation<Void, Never>]) in
+            guard core.machine.apply(.resume) != nil else { return (nil, false, []) }
             let first = !core.started
             core.started = true
             core.idleTimer?.setPaused(false)
             // Queued under the lock so that concurrent resume/suspend calls emit in the order they took effect.
             core.manager?.emit(.didResume(self))
-            let deferred = core.deferredUploadTotal.flatMap { Self.advanceUpload(&core, to: $0) }
+            if let deferred = core.deferredUploadTotal.flatMap({ Self.advanceUpload(&core, to: $0) }) {
+                core.uploadReporter?(deferred.delta, deferred.progress)
+            }
             core.deferredUploadTotal = nil
             defer { core.waiters = [] }
-            return (core.manager, first, core.waiters, deferred)
+            return (core.manager, first, core.waiters)
         }
         guard let manager else { return }
-        if let deferred { manager.reportUploadProgress(of: self, delta: deferred.delta, progress: deferred.progress) }
         manager.taskDidResume(self, first: first)
         for waiter in waiters { waiter.resume() }
     }
@@ -265,14 +266,19 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     /// `total` body bytes of this attempt are on the socket; the count never goes down (a replayed body counts
     /// again only past what was already reported).
     /// - Returns: The bytes newly counted and the snapshot, or nil when nothing new was counted.
-    func bodySent(total: Int64) -> (delta: Int64, progress: TaskProgress)? {
+    func bodySent(total: Int64) {
         core.withLock { core in
             if core.machine.state == .suspended {
                 core.deferredUploadTotal = max(core.deferredUploadTotal ?? 0, total)
-                return nil
+            } else if let sent = Self.advanceUpload(&core, to: total) {
+                core.uploadReporter?(sent.delta, sent.progress)
             }
-            return Self.advanceUpload(&core, to: total)
         }
+    }
+
+    /// Installs what `bodySent` and `resume()` call to queue upload-progress callbacks.
+    func setUploadReporter(_ reporter: @escaping @Sendable (_ delta: Int64, _ progress: TaskProgress) -> Void) {
+        core.withLock { $0.uploadReporter = reporter }
     }
 
     /// Moves the upload count to `total`; the step and the snapshot, or nil when nothing moved.
