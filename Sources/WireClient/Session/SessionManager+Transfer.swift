@@ -364,10 +364,13 @@ extension SessionManager {
                         "the body is larger than maximumBufferedResponseSize (\(limit) bytes); use a download task")
                     break
                 }
-                let piece = Data(chunk.readableBytesArray)
-                data.append(piece)
+                data.append(chunk)
                 await task.waitWhileSuspended()
                 if hooks.dataTaskDidReceiveData != nil || delegate.downloadProgress != nil {
+                    // The chunk as a `Data` of its own (a hook may keep it), made only when a hook will see it.
+                    var copy = Data()
+                    if hooks.dataTaskDidReceiveData != nil { copy.append(chunk) }
+                    let piece = copy
                     await askCaller(idle) {
                         hooks.dataTaskDidReceiveData?(task, piece)
                         delegate.downloadProgress?(progress)
