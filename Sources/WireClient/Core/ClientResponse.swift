@@ -50,7 +50,7 @@ public struct ClientResponse: Sendable, Hashable {
         var length: Int64?
         for field in headers["Content-Length"] {
             for item in field.split(separator: ",", omittingEmptySubsequences: false) {
-                let digits = item.trimmingSpaces
+                let digits = item.trimmingOWS
                 guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int64(digits),
                     length == nil || length == value
                 else { return -1 }
@@ -70,26 +70,17 @@ struct MediaType {
 
     init(_ value: String) {
         var parts = value.split(separator: ";", omittingEmptySubsequences: false).makeIterator()
-        let essence = (parts.next() ?? "").trimmingSpaces.lowercased()
+        let essence = (parts.next() ?? "").trimmingOWS.lowercased()
         type = essence.isEmpty ? nil : essence
         while let parameter = parts.next() {
             guard let equals = parameter.firstIndex(of: "=") else { continue }
-            guard parameter[..<equals].trimmingSpaces.lowercased() == "charset" else { continue }
-            var charsetValue = parameter[parameter.index(after: equals)...].trimmingSpaces
+            guard parameter[..<equals].trimmingOWS.lowercased() == "charset" else { continue }
+            var charsetValue = parameter[parameter.index(after: equals)...].trimmingOWS
             if charsetValue.count >= 2, charsetValue.hasPrefix("\""), charsetValue.hasSuffix("\"") {
                 charsetValue = String(charsetValue.dropFirst().dropLast())
             }
             charset = charsetValue.isEmpty ? nil : charsetValue.lowercased()
             break
         }
-    }
-}
-
-extension StringProtocol {
-    /// The text without leading and trailing spaces and horizontal tabs (HTTP's OWS).
-    var trimmingSpaces: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
     }
 }

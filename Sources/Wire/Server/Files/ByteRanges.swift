@@ -21,7 +21,7 @@ enum ByteRanges: Equatable {
         guard !specs.isEmpty, specs.count <= maxRanges else { return .ignore }
         var ranges: [ClosedRange<Int>] = []
         for spec in specs {
-            let parts = String(spec).trimmingOWS.split(separator: "-", maxSplits: 1,
+            let parts = spec.trimmingOWS.split(separator: "-", maxSplits: 1,
                                                                         omittingEmptySubsequences: false)
             guard parts.count == 2 else { return .ignore }
             let first = parts[0], last = parts[1]

@@ -32,22 +32,11 @@ struct FileValidators {
     /// Whether an If-None-Match list holds `*` or `etag` (weak comparison, RFC 9110 §8.8.3.2).
     static func etagList(_ list: String, matches etag: String) -> Bool {
         for item in list.split(separator: ",") {
-            var tag = Substring(String(item).trimmingOWS)
+            var tag = Substring(item.trimmingOWS)
             if tag == "*" { return true }
             if tag.hasPrefix("W/") { tag.removeFirst(2) }
             if tag == etag { return true }
         }
         return false
-    }
-}
-
-extension String {
-    /// The string without leading and trailing spaces and tabs (HTTP's optional whitespace, RFC 9110 §5.6.3).
-    var trimmingOWS: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
-            return ""
-        }
-        return String(self[first...last])
     }
 }
