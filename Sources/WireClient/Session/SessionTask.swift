@@ -162,6 +162,8 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     /// Returns once the task is not suspended (running, cancelling or completed).
     func waitWhileSuspended() async {
+        // The common case, a running task, costs one lock and no continuation (this runs twice per body chunk).
+        guard core.withLock({ $0.machine.state == .suspended }) else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = core.withLock { core -> Bool in
                 guard core.machine.state == .suspended else { return true }
