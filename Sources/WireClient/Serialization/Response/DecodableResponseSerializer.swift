@@ -25,13 +25,8 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseSeri
     ///   - data: The body.
     /// - Returns: A `T` or nil, and the error.
     public func serialize(response: ClientResponse?, data: Data?) -> SerializedResponse {
-        let validation = validate(response: response, data: data)
-        if let validation, validation.hasContentTypeFailure { return (nil, validation) }
-        guard let data, !data.isEmpty, data != Data([0x20]) else { return (nil, validation) }
-        do {
-            return (try makeDecoder().decode(T.self, from: data), validation)
-        } catch {
-            return (nil, .parseFailure(error, response: response, data: data, validation: validation))
+        serializeBody(response: response, data: data, singleSpaceIsEmpty: true) { data in
+            try makeDecoder().decode(T.self, from: data)
         }
     }
 }

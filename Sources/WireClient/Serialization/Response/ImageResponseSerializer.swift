@@ -23,13 +23,11 @@ public struct ImageResponseSerializer: ResponseSerializer, Codable, Hashable {
     ///   - data: The body.
     /// - Returns: The image and the error.
     public func serialize(response: ClientResponse?, data: Data?) -> SerializedResponse {
-        let validation = validate(response: response, data: data)
-        if let validation, validation.hasContentTypeFailure { return (nil, validation) }
-        guard let data, !data.isEmpty else { return (nil, validation) }
-        guard let image = ImageData(data: data, scale: imageScale) else {
-            let cause = ClientError(.responseSerializationFailed, failureReason: "The image header is not one of PNG, JPEG, GIF, WebP, BMP or ICO, or is malformed.")
-            return (nil, .parseFailure(cause, response: response, data: data, validation: validation))
+        serializeBody(response: response, data: data) { data in
+            guard let image = ImageData(data: data, scale: imageScale) else {
+                throw ClientError(.responseSerializationFailed, failureReason: "The image header is not one of PNG, JPEG, GIF, WebP, BMP or ICO, or is malformed.")
+            }
+            return image
         }
-        return (image, validation)
     }
 }

@@ -39,14 +39,9 @@ public struct JSONResponseSerializer: ResponseSerializer, Codable, Hashable {
     ///   - data: The body.
     /// - Returns: A `JSONValue` or nil, and the error.
     public func serialize(response: ClientResponse?, data: Data?) -> SerializedResponse {
-        let validation = validate(response: response, data: data)
-        if let validation, validation.hasContentTypeFailure { return (nil, validation) }
-        guard let data, !data.isEmpty, data != Data([0x20]) else { return (nil, validation) }
-        do {
+        serializeBody(response: response, data: data, singleSpaceIsEmpty: true) { data in
             let value = try JSONParser.parse(Array(data), allowsFragments: readingOptions.contains(.allowsFragments))
-            return (removesKeysWithNullValues ? value.removingKeysWithNullValues : value, validation)
-        } catch {
-            return (nil, .parseFailure(error, response: response, data: data, validation: validation))
+            return removesKeysWithNullValues ? value.removingKeysWithNullValues : value
         }
     }
 }

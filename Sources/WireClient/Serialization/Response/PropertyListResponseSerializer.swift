@@ -18,18 +18,13 @@ public struct PropertyListResponseSerializer: ResponseSerializer, Codable, Hasha
     ///   - data: The body.
     /// - Returns: The value and the error.
     public func serialize(response: ClientResponse?, data: Data?) -> SerializedResponse {
-        let validation = validate(response: response, data: data)
-        if let validation, validation.hasContentTypeFailure { return (nil, validation) }
-        guard let data, !data.isEmpty else { return (nil, validation) }
-        do {
+        serializeBody(response: response, data: data) { data in
             var format = PropertyListDecoder.PropertyListFormat.xml
             let value = try PropertyListDecoder().decode(PropertyListValue.self, from: data, format: &format)
             // The decoder falls back to the legacy OpenStep text format, in which any bare word is a string; a body
             // that is neither XML nor binary is not a property list this serializer accepts.
             guard format != .openStep else { throw ClientError(.responseSerializationFailed, failureReason: "Not an XML or binary property list.") }
-            return (value, validation)
-        } catch {
-            return (nil, .parseFailure(error, response: response, data: data, validation: validation))
+            return value
         }
     }
 }

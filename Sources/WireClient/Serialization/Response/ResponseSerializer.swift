@@ -49,6 +49,28 @@ extension ResponseSerializer {
         }
         return contentTypeError
     }
+
+    /// The frame every body-parsing serializer shares: validate; a content-type failure stops (value nil); an empty
+    /// body (and, with `singleSpaceIsEmpty`, a body of exactly one space) is nil with the validation error alone;
+    /// otherwise `parse`'s value with the validation error, or, when `parse` throws, `.responseSerializationFailed`
+    /// chained to the validation error.
+    /// - Parameters:
+    ///   - response: The response.
+    ///   - data: The body.
+    ///   - singleSpaceIsEmpty: Whether a one-space body counts as empty (Rails' `head :ok`, for JSON).
+    ///   - parse: Turns a non-empty body into the value.
+    /// - Returns: The value or nil, and the error.
+    func serializeBody(response: ClientResponse?, data: Data?, singleSpaceIsEmpty: Bool = false,
+                       _ parse: (Data) throws -> (any Sendable)?) -> SerializedResponse {
+        let validation = validate(response: response, data: data)
+        if let validation, validation.hasContentTypeFailure { return (nil, validation) }
+        guard let data, !data.isEmpty, !(singleSpaceIsEmpty && data == Data([0x20])) else { return (nil, validation) }
+        do {
+            return (try parse(data), validation)
+        } catch {
+            return (nil, .parseFailure(error, response: response, data: data, validation: validation))
+        }
+    }
 }
 
 extension ClientError {

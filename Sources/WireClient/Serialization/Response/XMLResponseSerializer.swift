@@ -17,9 +17,6 @@ public struct XMLResponseSerializer: ResponseSerializer, Codable, Hashable {
     ///   - data: The body.
     /// - Returns: The document and the error.
     public func serialize(response: ClientResponse?, data: Data?) -> SerializedResponse {
-        let validation = validate(response: response, data: data)
-        if let validation, validation.hasContentTypeFailure { return (nil, validation) }
-        guard let data, !data.isEmpty else { return (nil, validation) }
-        return (XMLData(data: data), validation)
+        serializeBody(response: response, data: data) { data in XMLData(data: data) }
     }
 }
