@@ -67,9 +67,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         if encodesParametersInURI(request.method) {
             if let encoded, !encoded.isEmpty { request.url = try Self.url(request.url, appendingQuery: encoded) }
         } else {
-            if request.value(forHTTPHeaderField: "Content-Type") == nil {
-                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-            }
+            Self.setContentType("application/x-www-form-urlencoded", ifAbsentIn: &request)
             // AF #2864: an empty string is a valid x-www-form-urlencoded payload, so a body without parameters is empty.
             request.body = .data(Data((encoded ?? "").utf8))
         }
@@ -185,5 +183,32 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         try container.encodeIfPresent(httpShouldUsePipelining, forKey: .httpShouldUsePipelining)
         try container.encodeIfPresent(networkServiceType, forKey: .networkServiceType)
         try container.encodeIfPresent(timeoutInterval, forKey: .timeoutInterval)
+    }
+}
+
+extension HTTPRequestSerializer {
+    /// The frame the body serializers (JSON, property list) share: for a method in
+    /// `httpMethodsEncodingParametersInURI` the parameters go into the query as this serializer puts them; otherwise
+    /// the default headers, and, when there are parameters, the body `encode` makes with `contentType` unless the
+    /// request has a `Content-Type`.
+    func request(_ request: ClientRequest, parameters: Parameters?, contentType: String,
+                 encode: (Parameters) throws(ClientError) -> Data) throws(ClientError) -> ClientRequest {
+        if encodesParametersInURI(request.method) {
+            return try self.request(bySerializing: request, parameters: parameters)
+        }
+        var request = request
+        applyDefaultHeaders(to: &request)
+        guard let parameters else { return request }
+        let body = try encode(parameters)
+        Self.setContentType(contentType, ifAbsentIn: &request)
+        request.body = .data(body)
+        return request
+    }
+
+    /// Adds `Content-Type: type` unless the request has one.
+    static func setContentType(_ type: String, ifAbsentIn request: inout ClientRequest) {
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.headers.add(name: "Content-Type", value: type)
+        }
     }
 }

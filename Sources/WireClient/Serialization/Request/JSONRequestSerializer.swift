@@ -39,29 +39,21 @@ public struct JSONRequestSerializer: RequestSerializer, Codable {
     /// - Returns: The serialized request.
     /// - Throws: `.requestSerializationFailed` (−1016) for another top level, NaN, an infinity or `.data`.
     public func request(bySerializing request: ClientRequest, parameters: Parameters?) throws(ClientError) -> ClientRequest {
-        if httpSerializer.encodesParametersInURI(request.method) {
-            return try httpSerializer.request(bySerializing: request, parameters: parameters)
-        }
-        var request = request
-        httpSerializer.applyDefaultHeaders(to: &request)
-        guard let parameters else { return request }
-        switch parameters {
-        case .dictionary, .array: break
-        default:
-            throw ClientError(.requestSerializationFailed, failingURL: request.url, failureReason: "The `parameters` argument is not valid JSON.")
-        }
+        let url = request.url
         let writer = JSONWriter(prettyPrinted: writingOptions.contains(.prettyPrinted), escapesSlashes: !writingOptions.contains(.withoutEscapingSlashes))
-        let body: [UInt8]
-        do {
-            body = try writer.write(parameters)
-        } catch {
-            throw ClientError(.requestSerializationFailed, failingURL: request.url, underlying: error, failureReason: "The `parameters` argument is not valid JSON.")
+        return try httpSerializer.request(request, parameters: parameters, contentType: "application/json") {
+            (parameters) throws(ClientError) -> Data in
+            switch parameters {
+            case .dictionary, .array: break
+            default:
+                throw ClientError(.requestSerializationFailed, failingURL: url, failureReason: "The `parameters` argument is not valid JSON.")
+            }
+            do {
+                return Data(try writer.write(parameters))
+            } catch {
+                throw ClientError(.requestSerializationFailed, failingURL: url, underlying: error, failureReason: "The `parameters` argument is not valid JSON.")
+            }
         }
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.headers.add(name: "Content-Type", value: "application/json")
-        }
-        request.body = .data(Data(body))
-        return request
     }
 
     /// Serializes an `Encodable` value: it is encoded with `encoder`, read back as parameters, and serialized as

@@ -35,28 +35,21 @@ public struct PropertyListRequestSerializer: RequestSerializer, Codable {
     /// - Throws: `.requestSerializationFailed` for `.null` anywhere (property lists have no null) or a value the
     ///   encoder refuses.
     public func request(bySerializing request: ClientRequest, parameters: Parameters?) throws(ClientError) -> ClientRequest {
-        if httpSerializer.encodesParametersInURI(request.method) {
-            return try httpSerializer.request(bySerializing: request, parameters: parameters)
+        let url = request.url
+        let outputFormat: PropertyListDecoder.PropertyListFormat = format == .xml ? .xml : .binary
+        return try httpSerializer.request(request, parameters: parameters, contentType: "application/x-plist") {
+            (parameters) throws(ClientError) -> Data in
+            guard !Self.containsNull(parameters) else {
+                throw ClientError(.requestSerializationFailed, failingURL: url, failureReason: "A property list cannot hold a null value.")
+            }
+            let encoder = PropertyListEncoder()
+            encoder.outputFormat = outputFormat
+            do {
+                return try encoder.encode(parameters)
+            } catch {
+                throw ClientError(.requestSerializationFailed, failingURL: url, underlying: error, failureReason: "The parameters are not a valid property list.")
+            }
         }
-        var request = request
-        httpSerializer.applyDefaultHeaders(to: &request)
-        guard let parameters else { return request }
-        guard !Self.containsNull(parameters) else {
-            throw ClientError(.requestSerializationFailed, failingURL: request.url, failureReason: "A property list cannot hold a null value.")
-        }
-        let encoder = PropertyListEncoder()
-        encoder.outputFormat = format == .xml ? .xml : .binary
-        let body: Data
-        do {
-            body = try encoder.encode(parameters)
-        } catch {
-            throw ClientError(.requestSerializationFailed, failingURL: request.url, underlying: error, failureReason: "The parameters are not a valid property list.")
-        }
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.headers.add(name: "Content-Type", value: "application/x-plist")
-        }
-        request.body = .data(body)
-        return request
     }
 
     private static func containsNull(_ value: ParameterValue) -> Bool {
