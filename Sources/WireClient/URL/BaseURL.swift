@@ -53,23 +53,25 @@ public struct BaseURL: Sendable, Hashable {
         let bytes = Array(text.utf8)
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
-        for (offset, byte) in bytes.enumerated() {
-            if byte == UInt8(ascii: "%") {
-                let escapes = offset + 2 < bytes.count && isHexDigit(bytes[offset + 1]) && isHexDigit(bytes[offset + 2])
-                output.append(contentsOf: escapes ? [byte] : Array("%25".utf8))
+        // Runs between `%` signs go through the escaper whole; each `%` stays when an escape follows it.
+        var runStart = 0
+        for offset in bytes.indices where bytes[offset] == UInt8(ascii: "%") {
+            PercentEncoding.append(bytes[runStart..<offset], allowing: uriCharacters, to: &output)
+            let escapes = offset + 2 < bytes.count
+                && PercentEncoding.hexValue(bytes[offset + 1]) != nil && PercentEncoding.hexValue(bytes[offset + 2]) != nil
+            if escapes {
+                output.append(UInt8(ascii: "%"))
             } else {
-                PercentEncoding.append(CollectionOfOne(byte), allowing: uriCharacters, to: &output)
+                output.append(contentsOf: "%25".utf8)
             }
+            runStart = offset + 1
         }
+        PercentEncoding.append(bytes[runStart...], allowing: uriCharacters, to: &output)
         return String(decoding: output, as: UTF8.self)
     }
 
     /// Unreserved and reserved characters: what may stand unescaped in a URI reference.
     private static let uriCharacters = PercentEncoding.AllowedBytes(unreservedAnd: ":/?#[]@!$&'()*+,;=")
-
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66)
-    }
 
     private static func makeURL(_ reference: URIReference, from original: String) throws(ClientError) -> URL {
         guard let url = URL(string: reference.description) else {
