@@ -77,20 +77,15 @@ extension JSONValue: Codable {
     public func encode(to encoder: any Encoder) throws {
         switch self {
         case .null:
-            var container = encoder.singleValueContainer()
-            try container.encodeNil()
+            try encoder.encodeSingle(String?.none)
         case .bool(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
+            try encoder.encodeSingle(value)
         case .int(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
+            try encoder.encodeSingle(value)
         case .double(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
+            try encoder.encodeSingle(value)
         case .string(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
+            try encoder.encodeSingle(value)
         case .array(let elements):
             var container = encoder.unkeyedContainer()
             for element in elements { try container.encode(element) }

@@ -75,23 +75,17 @@ extension ParameterValue: Encodable {
     public func encode(to encoder: any Encoder) throws {
         switch self {
         case .string(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
+            try encoder.encodeSingle(value)
         case .int(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
+            try encoder.encodeSingle(value)
         case .double(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
+            try encoder.encodeSingle(value)
         case .bool(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
+            try encoder.encodeSingle(value)
         case .null:
-            var container = encoder.singleValueContainer()
-            try container.encodeNil()
+            try encoder.encodeSingle(String?.none)
         case .data(let value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
+            try encoder.encodeSingle(value)
         case .array(let values):
             var container = encoder.unkeyedContainer()
             for value in values { try container.encode(value) }
@@ -99,6 +93,15 @@ extension ParameterValue: Encodable {
             var container = encoder.container(keyedBy: AnyCodingKey.self)
             for (key, value) in values { try container.encode(value, forKey: AnyCodingKey(key)) }
         }
+    }
+}
+
+extension Encoder {
+    /// Encodes `value` alone in a single-value container, nil as null: the leaf cases of `ParameterValue`'s and
+    /// `JSONValue`'s encoding.
+    func encodeSingle(_ value: (some Encodable)?) throws {
+        var container = singleValueContainer()
+        if let value { try container.encode(value) } else { try container.encodeNil() }
     }
 }
 
