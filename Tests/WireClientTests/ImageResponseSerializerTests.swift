@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Testing
+import WireTestSupport
 import Wire
 import WireClient
 
@@ -104,7 +105,7 @@ enum ImageFixtures {
             }
             #expect(ImageHeader(bytes: sample) != nil)
         }
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         for round in 0..<20_000 {
             var bytes = samples[round % samples.count]
             for _ in 0..<1 + Int(generator.next() % 6) {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Testing
+import WireTestSupport
 import Wire
 import WireClient
 
@@ -126,7 +127,7 @@ import WireClient
         for length in 0...text.count {
             _ = JSONResponseSerializer().serialize(response: makeResponse(), data: Data(text.prefix(length)))
         }
-        var generator = SplitMix(seed: 13)
+        var generator = SplitMix64(seed: 13)
         for _ in 0..<3_000 {
             var bytes = text
             for _ in 0..<1 + Int(generator.next() % 4) {
@@ -161,20 +162,5 @@ import WireClient
             return decoder
         }
         #expect(snake.serialize(response: makeResponse(), data: Data(#"{"name":"b","age":1}"#.utf8)).value as? User == User(name: "b", age: 1))
-    }
-}
-
-/// A small deterministic generator for mutation tests (SplitMix64).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

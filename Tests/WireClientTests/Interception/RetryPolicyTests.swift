@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Testing
+import WireTestSupport
 import Wire
 import WireClient
 
@@ -14,7 +15,7 @@ import WireClient
     func evaluate(_ policy: RetryPolicy = plain, method: String = "GET", attempt: Int = 1,
                   response: ClientResponse? = nil, error: ClientError, budget: inout RetryBudget?,
                   now: Duration = .zero) -> RetryPolicy.Outcome {
-        var generator = SeededGenerator(seed: 1)
+        var generator = SplitMix64(seed: 1)
         return policy.evaluate(Fixtures.request(method), attempt: attempt, response: response, error: error,
                                now: now, date: Self.date, budget: &budget, using: &generator)
     }
@@ -123,7 +124,7 @@ import WireClient
     @Test(arguments: [RetryPolicy.Jitter.full, .equal])
     func jitterStaysWithinItsBounds(jitter: RetryPolicy.Jitter) {
         let policy = RetryPolicy(maximumRetries: 10, baseDelay: .seconds(1), maximumDelay: .seconds(60), jitter: jitter)
-        var generator = SeededGenerator(seed: 42)
+        var generator = SplitMix64(seed: 42)
         var budget: RetryBudget? = nil
         var seen = Set<Duration>()
         for attempt in 1...5 {
@@ -143,8 +144,8 @@ import WireClient
         }
         // Really random: many different delays, and the same seed gives the same sequence.
         #expect(seen.count > 900)
-        var first = SeededGenerator(seed: 7)
-        var second = SeededGenerator(seed: 7)
+        var first = SplitMix64(seed: 7)
+        var second = SplitMix64(seed: 7)
         let one = policy.evaluate(Fixtures.request(), attempt: 3, response: nil, error: ClientError(.timedOut),
                                   now: .zero, date: Self.date, budget: &budget, using: &first)
         let two = policy.evaluate(Fixtures.request(), attempt: 3, response: nil, error: ClientError(.timedOut),
@@ -184,7 +185,7 @@ import WireClient
         let clock = ManualClock()
         let interceptor = RetryInterceptor(
             policy: Self.plain, budget: RetryBudget(ratio: 0, minimumRetries: 2, window: .seconds(10)),
-            clock: clock, wallClock: { Self.date }, generator: SeededGenerator(seed: 3))
+            clock: clock, wallClock: { Self.date }, generator: SplitMix64(seed: 3))
         let request = try await interceptor.adapt(Fixtures.request())
         let response = Fixtures.response(503, retryAfter: "Tue, 14 Nov 2023 22:13:22 GMT")
         #expect(await interceptor.retry(request, attempt: 1, response: response, error: Fixtures.statusError(response))

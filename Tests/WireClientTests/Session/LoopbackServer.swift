@@ -72,17 +72,6 @@ extension HTTPResponseWriter {
     }
 }
 
-/// Waits, without sleeping as synchronisation, until `condition` holds: it re-checks after yielding, bounded by
-/// `timeout`; false when it never held.
-func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
-
 /// Collects what happens, in order, from any thread.
 final class Recorder<Element: Sendable>: Sendable {
     private let items = Mutex<[Element]>([])

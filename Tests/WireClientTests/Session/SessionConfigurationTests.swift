@@ -38,7 +38,7 @@ struct SessionConfigurationTests {
             } catch {
                 #expect(error.code == .responseTooLarge && error.urlErrorCode == -1103)
             }
-            #expect(await eventually { server.openConnections == 0 })
+            #expect(await eventually(within: .seconds(10)) { server.openConnections == 0 })
             withExtendedLifetime(manager) {}
             // Exactly at the limit is fine.
             configuration.maximumBufferedResponseSize = 200_000
@@ -76,7 +76,7 @@ struct SessionConfigurationTests {
                 finished.record((value as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "\(String(describing: error))")
             }
             task.resume()
-            #expect(await eventually { !finished.all.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { !finished.all.isEmpty })
             #expect(finished.all == ["- - 300000"])
             #expect(server.requests.last?.body == [UInt8](repeating: 9, count: 300_000))
             #expect(progress.all.last == TaskProgress(completedUnitCount: 300_000, totalUnitCount: 300_000))
@@ -105,7 +105,7 @@ struct SessionConfigurationTests {
             manager.dataTask(with: ClientRequest(url: server.url("/q"))) { _, _, _ in
                 seen.record("default main:\(Thread.isMainThread)")
             }.resume()
-            #expect(await eventually { seen.all == ["default main:false"] })
+            #expect(await eventually(within: .seconds(10)) { seen.all == ["default main:false"] })
             let key = DispatchSpecificKey<String>()
             let queue = DispatchQueue(label: "test.completion")
             queue.setSpecific(key: key, value: "mine")
@@ -113,7 +113,7 @@ struct SessionConfigurationTests {
             manager.dataTask(with: ClientRequest(url: server.url("/q"))) { _, _, _ in
                 seen.record("custom \(DispatchQueue.getSpecific(key: key) ?? "other")")
             }.resume()
-            #expect(await eventually { seen.all.count == 2 })
+            #expect(await eventually(within: .seconds(10)) { seen.all.count == 2 })
             #expect(seen.all.last == "custom mine")
         }
     }
@@ -127,10 +127,10 @@ struct SessionConfigurationTests {
             manager.responseSerializer = HTTPResponseSerializer()
             let tasks = (0..<4).map { manager.dataTask(with: ClientRequest(url: server.url("/hold/\($0)"))) }
             for task in tasks { task.resume() }
-            #expect(await eventually { server.requests.count == 2 })
+            #expect(await eventually(within: .seconds(10)) { server.requests.count == 2 })
             #expect(server.openConnections == 2)
             gate.open()
-            #expect(await eventually { manager.tasks.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty })
             #expect(server.requests.count == 4)
             #expect(tasks.allSatisfy { $0.error == nil })
         }

@@ -47,7 +47,7 @@ struct SessionDownloadTests {
             #expect(recorded.first?.hasSuffix(".download") == true && recorded.first?.contains("/WireClient/") == true)
             #expect(recorded.last == "\(0o600)")
             #expect(!FileManager.default.fileExists(atPath: recorded[0]))
-            #expect(await eventually { events.all == ["didResume#1", "didMove#1", "didComplete#1"] })
+            #expect(await eventually(within: .seconds(10)) { events.all == ["didResume#1", "didMove#1", "didComplete#1"] })
         }
     }
 
@@ -69,10 +69,10 @@ struct SessionDownloadTests {
                 _, value, error in outcome.record("\(value == nil) \(error?.code == .cannotMoveFile) \(error?.urlErrorCode ?? 0)")
             }
             task.resume()
-            #expect(await eventually { !outcome.all.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { !outcome.all.isEmpty })
             #expect(outcome.all == ["true true -3005"])
             #expect(!FileManager.default.fileExists(atPath: folder + "/unused"))
-            #expect(await eventually { events.all == ["didResume#1", "didFailToMove#1", "didComplete#1"] })
+            #expect(await eventually(within: .seconds(10)) { events.all == ["didResume#1", "didFailToMove#1", "didComplete#1"] })
             let temporaryPath = try #require(temporary.all.first)
             #expect(!FileManager.default.fileExists(atPath: temporaryPath))
         }
@@ -108,7 +108,7 @@ struct SessionDownloadTests {
                 _, value, error in outcome.record("\(value as? String ?? "nil") \(error.map { "\($0.code)" } ?? "nil")")
             }
             task.resume()
-            #expect(await eventually { !outcome.all.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { !outcome.all.isEmpty })
             #expect(outcome.all == ["\(folder)/404 unacceptableStatusCode(404)"])
             #expect(FileManager.default.fileExists(atPath: folder + "/404"))
         }
@@ -137,13 +137,13 @@ struct SessionBecomeDownloadTests {
                 outcome.record("\(response?.statusCode ?? 0) \(value as? String ?? "nil") \(error == nil)")
             }
             task.resume()
-            #expect(await eventually { !outcome.all.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { !outcome.all.isEmpty })
             #expect(became.all == ["1->2 download running"])
             #expect(outcome.all == ["200 \(folder)/became-2 true"])
             #expect(task.state == .completed)
             let contents = try String(contentsOfFile: folder + "/became-2", encoding: .utf8)
             #expect(contents == SessionDownloadTests.body)
-            #expect(await eventually { events.all == ["didResume#1", "didMove#2", "didComplete#2"] })
+            #expect(await eventually(within: .seconds(10)) { events.all == ["didResume#1", "didMove#2", "didComplete#2"] })
             #expect(manager.tasks.isEmpty)
         }
     }

@@ -52,9 +52,9 @@ struct SessionInvalidationTests {
                 log.record("suspended \(error?.code == .cancelled)")
             }
             running.resume()
-            #expect(await eventually { server.requests.count == 1 })
+            #expect(await eventually(within: .seconds(10)) { server.requests.count == 1 })
             manager.invalidateSession(cancelingTasks: true)
-            #expect(await eventually { log.all.contains("sessionDidInvalidate") })
+            #expect(await eventually(within: .seconds(10)) { log.all.contains("sessionDidInvalidate") })
             let all = log.all
             let handlers = all.filter { $0.hasPrefix("running") || $0.hasPrefix("suspended") }
             #expect(Set(handlers) == ["running true", "suspended true"])
@@ -67,7 +67,7 @@ struct SessionInvalidationTests {
             // Invalidating again does nothing.
             manager.invalidateSession(cancelingTasks: true)
             gate.open()
-            #expect(await eventually { server.openConnections == 0 })
+            #expect(await eventually(within: .seconds(10)) { server.openConnections == 0 })
             #expect(log.all.filter { $0 == "sessionDidInvalidate" }.count == 1)
         }
     }
@@ -87,18 +87,18 @@ struct SessionInvalidationTests {
                 log.record("suspended \(error == nil)")
             }
             running.resume()
-            #expect(await eventually { server.requests.count == 1 })
+            #expect(await eventually(within: .seconds(10)) { server.requests.count == 1 })
             manager.invalidateSession(cancelingTasks: false)
             await #expect(throws: ClientError(.sessionInvalidated)) { try await manager.data(for: ClientRequest(url: server.url("/new"))) }
             gate.open()
-            #expect(await eventually { log.all.contains("running ok true") })
+            #expect(await eventually(within: .seconds(10)) { log.all.contains("running ok true") })
             // The suspended task keeps the session open until it is resumed and finishes.
             #expect(!log.all.contains("hook"))
             suspended.resume()
-            #expect(await eventually { log.all.contains("sessionDidInvalidate") })
+            #expect(await eventually(within: .seconds(10)) { log.all.contains("sessionDidInvalidate") })
             let all = log.all
             #expect(all.firstIndex(of: "hook")! > all.firstIndex(of: "suspended true")!)
-            #expect(await eventually { server.openConnections == 0 })
+            #expect(await eventually(within: .seconds(10)) { server.openConnections == 0 })
 
             manager.invalidateSession(cancelingTasks: false, resetSession: true)
             let fresh = try await manager.data(for: ClientRequest(url: server.url("/fresh")))
@@ -118,13 +118,13 @@ struct SessionInvalidationTests {
                 let task = manager.dataTask(with: ClientRequest(url: server.url("/a"))) { _, _, error in finished.record(error == nil) }
                 weakTask = task
                 task.resume()
-                #expect(await eventually { finished.all == [true] })
+                #expect(await eventually(within: .seconds(10)) { finished.all == [true] })
                 #expect(server.openConnections == 1)   // kept alive in the pool
                 withExtendedLifetime(manager) {}
             }
             // Nothing else holds the manager: it goes, shutting its own client (and pooled connection) down.
-            #expect(await eventually { weakManager == nil && weakTask == nil })
-            #expect(await eventually { server.openConnections == 0 })
+            #expect(await eventually(within: .seconds(10)) { weakManager == nil && weakTask == nil })
+            #expect(await eventually(within: .seconds(10)) { server.openConnections == 0 })
         }
     }
 
@@ -139,11 +139,11 @@ struct SessionInvalidationTests {
                 weakManager = manager
                 manager.dataTask(with: ClientRequest(url: server.url("/hold"))) { _, _, error in finished.record(error == nil) }.resume()
             }
-            #expect(await eventually { server.requests.count == 1 })
+            #expect(await eventually(within: .seconds(10)) { server.requests.count == 1 })
             #expect(weakManager != nil)
             gate.open()
-            #expect(await eventually { finished.all == [true] })
-            #expect(await eventually { weakManager == nil })
+            #expect(await eventually(within: .seconds(10)) { finished.all == [true] })
+            #expect(await eventually(within: .seconds(10)) { weakManager == nil })
         }
     }
 
@@ -160,18 +160,18 @@ struct SessionInvalidationTests {
             let tasks = [3, 0, 4, 1, 2].map { manager.dataTask(with: ClientRequest(url: server.url("/\($0)"))) }
             for task in tasks { task.resume() }
             #expect(tasks.allSatisfy { $0.state == .running })
-            #expect(await eventually { server.requests.count == 2 })
+            #expect(await eventually(within: .seconds(10)) { server.requests.count == 2 })
             #expect(server.requests.map(\.target) == ["/3", "/0"] || server.requests.map(\.target) == ["/0", "/3"])
             gates[0].open()
-            #expect(await eventually { server.requests.count == 3 })
+            #expect(await eventually(within: .seconds(10)) { server.requests.count == 3 })
             #expect(server.requests.last?.target == "/4")
             gates[3].open()
             gates[4].open()
-            #expect(await eventually { server.requests.count == 5 })
+            #expect(await eventually(within: .seconds(10)) { server.requests.count == 5 })
             #expect(Array(server.requests.map(\.target).suffix(2)) == ["/1", "/2"] || Array(server.requests.map(\.target).suffix(2)) == ["/2", "/1"])
             gates[1].open()
             gates[2].open()
-            #expect(await eventually { manager.tasks.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty })
             #expect(tasks.allSatisfy { $0.error == nil })
         }
     }
@@ -191,7 +191,7 @@ struct SessionInvalidationTests {
             #expect(progress.all == [[1, 3], [2, 3], [3, 3]])
             let empty = Recorder<Int>()
             manager.batch([], progress: { _, _ in empty.record(-1) }) { empty.record($0.count) }
-            #expect(await eventually { empty.all == [0] })
+            #expect(await eventually(within: .seconds(10)) { empty.all == [0] })
         }
     }
 }

@@ -27,7 +27,7 @@ struct SessionReviewTests {
             #expect(!leaked, "a suspended task sent its request")
             #expect(outcome.all.isEmpty)
             task.resume()
-            #expect(await eventually { outcome.all == ["/paused true"] })
+            #expect(await eventually(within: .seconds(10)) { outcome.all == ["/paused true"] })
         }
     }
 
@@ -50,10 +50,10 @@ struct SessionReviewTests {
                 outcome.record(error?.code)
             }
             task.resume()
-            #expect(await eventually { !outcome.all.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { !outcome.all.isEmpty })
             #expect(outcome.all == [.timedOut])
             #expect(became.all == [2])
-            #expect(await eventually { manager.tasks.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty })
             gate.open()
         }
     }
@@ -70,7 +70,7 @@ struct SessionReviewTests {
         manager.invalidateSession(cancelingTasks: false)
         #expect(!log.all.contains("hook"))
         manager.invalidateSession(cancelingTasks: true)
-        #expect(await eventually { log.all.contains("sessionDidInvalidate") })
+        #expect(await eventually(within: .seconds(10)) { log.all.contains("sessionDidInvalidate") })
         let all = log.all
         #expect(all.filter { $0 == "left true" }.count == 1)
         #expect(all.filter { $0 == "hook" }.count == 1 && all.filter { $0 == "sessionDidInvalidate" }.count == 1)
@@ -121,9 +121,9 @@ struct SessionReviewTests {
                 outcome.record("victim \((value as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "nil") \(error.map { "\($0.code)" } ?? "ok")")
             }
             slow.resume()
-            #expect(await eventually { entered.current == 1 })
+            #expect(await eventually(within: .seconds(10)) { entered.current == 1 })
             victim.resume()
-            #expect(await eventually { outcome.all.count == 2 })
+            #expect(await eventually(within: .seconds(10)) { outcome.all.count == 2 })
             #expect(Set(outcome.all) == ["slow true", "victim /victim ok"])
         }
     }
@@ -143,13 +143,13 @@ struct SessionReviewTests {
                 log.record("done \((value as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "nil") \(error == nil)")
             }
             task.resume()
-            #expect(await eventually { server.requests.count == 1 })
+            #expect(await eventually(within: .seconds(10)) { server.requests.count == 1 })
             task.suspend()
             gate.open()
             let early = await eventually(within: .milliseconds(500)) { log.all.contains { $0.hasPrefix("response") } }
             #expect(!early, "a hook ran while the task was suspended: \(log.all)")
             task.resume()
-            #expect(await eventually { log.all.contains("didComplete#1") })
+            #expect(await eventually(within: .seconds(10)) { log.all.contains("didComplete#1") })
             #expect(log.all == ["didResume#1", "didSuspend#1", "didResume#1", "response while running", "done ok true",
                                 "didComplete#1"])
         }

@@ -42,11 +42,11 @@ struct SessionSuspendTests {
                 result.record(error == nil ? (value as? Data)?.count ?? -1 : -2)
             }
             task.resume()
-            #expect(await eventually { chunks.current > 0 })
+            #expect(await eventually(within: .seconds(10)) { chunks.current > 0 })
             task.suspend()
             #expect(task.state == .suspended)
             // Callbacks handed to the delegate queue before the suspension may still run; none after `didSuspend`.
-            #expect(await eventually { events.all.contains("didSuspend#1") })
+            #expect(await eventually(within: .seconds(10)) { events.all.contains("didSuspend#1") })
             suspended.set(1)
             // The server stalls: its writes stop once Wire's body buffer and the socket buffers are full.
             var stable = 0
@@ -85,7 +85,7 @@ struct SessionSuspendTests {
                 arrived.set(Int(progress.completedUnitCount))
             }, completionHandler: nil)
             task.resume()
-            #expect(await eventually { arrived.current > 0 })
+            #expect(await eventually(within: .seconds(10)) { arrived.current > 0 })
             task.suspend()
             // Let whatever was queued before the suspension drain: a probe on the delegate queue runs after it.
             await withCheckedContinuation { continuation in manager.delegateQueue.async { continuation.resume() } }

@@ -27,7 +27,7 @@ struct SessionTaskLifecycleTests {
             #expect(result.response?.statusCode == 200)
             #expect(server.requests.map(\.target) == ["/resumed"])
             for task in [idle, upload, download] { task.cancel() }
-            #expect(await eventually { manager.tasks.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty })
         }
     }
 
@@ -46,7 +46,7 @@ struct SessionTaskLifecycleTests {
         #expect(Set(ids) == Set(1...2000))
         #expect(manager.tasks.map(\.taskIdentifier) == Array(1...2000))   // creation order
         manager.invalidateSession(cancelingTasks: true, resetSession: true)
-        #expect(await eventually { manager.tasks.isEmpty })
+        #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty })
         // Never reused, not even after a reset.
         #expect(manager.dataTask(with: request).taskIdentifier == 2001)
         manager.invalidateSession(cancelingTasks: true)
@@ -89,10 +89,10 @@ struct SessionTaskLifecycleTests {
                 done.record(error == nil && (value as? Data)?.count == 300_000)
             }
             task.resume()
-            #expect(await eventually { !done.all.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { !done.all.isEmpty })
             await withCheckedContinuation { continuation in group.notify(queue: .global()) { continuation.resume() } }
             #expect(done.all == [true])
-            #expect(await eventually { log.all.last == "didComplete#1" })
+            #expect(await eventually(within: .seconds(10)) { log.all.last == "didComplete#1" })
             #expect(onLoop.all.isEmpty)
             // didResume → upload progress → response → data → metrics → taskDidComplete → completion → didComplete.
             var compact: [String] = []
@@ -130,7 +130,7 @@ struct SessionTaskLifecycleTests {
             #expect(task.uploadProgress == TaskProgress(completedUnitCount: 0, totalUnitCount: -1))
             #expect(task.downloadProgress.totalUnitCount == -1)
             task.resume()
-            #expect(await eventually { task.state == .completed && !finished.all.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { task.state == .completed && !finished.all.isEmpty })
             #expect(finished.all == [uploads.all.count])   // every progress call came before the completion handler
             #expect(uploads.all.last == TaskProgress(completedUnitCount: 100_000, totalUnitCount: 100_000))
             #expect(zip(uploads.all, uploads.all.dropFirst()).allSatisfy { $0.completedUnitCount <= $1.completedUnitCount })
@@ -143,13 +143,13 @@ struct SessionTaskLifecycleTests {
             let known = manager.dataTask(with: ClientRequest(url: server.url("/length")), downloadProgress: { downloads.record($0) },
                                          completionHandler: nil)
             known.resume()
-            #expect(await eventually { known.state == .completed })
+            #expect(await eventually(within: .seconds(10)) { known.state == .completed })
             #expect(downloads.all.last == TaskProgress(completedUnitCount: 150_000, totalUnitCount: 150_000))
             let unknown = Recorder<TaskProgress>()
             let chunked = manager.dataTask(with: ClientRequest(url: server.url("/chunked")), downloadProgress: { unknown.record($0) },
                                            completionHandler: nil)
             chunked.resume()
-            #expect(await eventually { chunked.state == .completed })
+            #expect(await eventually(within: .seconds(10)) { chunked.state == .completed })
             #expect(unknown.all.last == TaskProgress(completedUnitCount: 150_000, totalUnitCount: -1))
 
             // A streamed body of unknown length takes its total from Content-Length.
@@ -163,7 +163,7 @@ struct SessionTaskLifecycleTests {
                 }
             }), progress: { streamUploads.record($0) }, completionHandler: nil)
             stream.resume()
-            #expect(await eventually { stream.state == .completed })
+            #expect(await eventually(within: .seconds(10)) { stream.state == .completed })
             #expect(stream.error == nil)
             #expect(streamUploads.all.last == TaskProgress(completedUnitCount: 5, totalUnitCount: 5))
         }
@@ -193,9 +193,9 @@ struct SessionTaskLifecycleTests {
                     group.addTask { if index % 3 == 0 { task.cancel() } }
                 }
             }
-            #expect(await eventually { Set(calls.all).count == 60 && manager.tasks.isEmpty })
+            #expect(await eventually(within: .seconds(10)) { Set(calls.all).count == 60 && manager.tasks.isEmpty })
             #expect(calls.all.count == 60)
-            #expect(await eventually { events.all.filter { $0.hasPrefix("didComplete") }.count == 60 })
+            #expect(await eventually(within: .seconds(10)) { events.all.filter { $0.hasPrefix("didComplete") }.count == 60 })
             for task in tasks {
                 #expect(task.state == .completed)
                 #expect(events.all.filter { $0 == "didComplete#\(task.taskIdentifier)" }.count == 1)
@@ -206,7 +206,7 @@ struct SessionTaskLifecycleTests {
             for task in tasks { task.resume(); task.suspend(); task.cancel() }
             let probe = try await manager.data(for: ClientRequest(url: server.url("/probe")))
             #expect(probe.response?.statusCode == 200)
-            #expect(await eventually { events.all.count == before + 2 })   // the probe's didResume and didComplete only
+            #expect(await eventually(within: .seconds(10)) { events.all.count == before + 2 })   // the probe's didResume and didComplete only
         }
     }
 }
@@ -250,7 +250,7 @@ struct SessionEventTests {
             task.resume()
             task.cancel()
             _ = try await other.data(for: ClientRequest(url: server.url("/other")))
-            #expect(await eventually { otherLog.all == ["didResume#1", "didComplete#1"] })
+            #expect(await eventually(within: .seconds(10)) { otherLog.all == ["didResume#1", "didComplete#1"] })
         }
     }
 }

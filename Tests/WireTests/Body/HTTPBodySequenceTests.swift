@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+import WireTestSupport
 import Wire
 
 /// `HTTPBody(_:)` from an async sequence and `HTTPClientResponse`'s public initialiser, through the public API only.
@@ -53,7 +54,7 @@ struct HTTPBodySequenceTests {
         let tally = CountingChunks.Tally()
         var body: HTTPBody? = HTTPBody(CountingChunks(tally: tally))
         // 256 KiB of high watermark: the producer pauses after about five 64 KiB chunks and asks for no more.
-        #expect(await eventually(within: 10) { tally.requested.load(ordering: .sequentiallyConsistent) >= 5 })
+        #expect(await eventually(within: .seconds(10)) { tally.requested.load(ordering: .sequentiallyConsistent) >= 5 })
         for _ in 0..<2000 { await Task.yield() }
         let paused = tally.requested.load(ordering: .sequentiallyConsistent)
         #expect(paused <= 6, "the producer ran ahead to \(paused) chunks")
@@ -64,7 +65,7 @@ struct HTTPBodySequenceTests {
         // Dropping the body ends the iteration.
         body = nil
         _ = consume iterator
-        #expect(await eventually(within: 10) { tally.ended.load(ordering: .sequentiallyConsistent) })
+        #expect(await eventually(within: .seconds(10)) { tally.ended.load(ordering: .sequentiallyConsistent) })
     }
 
     @Test func aResponseMadeWithoutTheNetworkCarriesItsHeadAndBody() async throws {

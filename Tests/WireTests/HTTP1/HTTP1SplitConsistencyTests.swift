@@ -1,4 +1,5 @@
 import Testing
+import WireTestSupport
 
 @testable import Wire
 
@@ -6,18 +7,6 @@ import Testing
 /// Inputs are deterministic mutations of valid messages, so the whole-buffer fast paths and the resumable slow
 /// paths are both exercised on malformed bytes.
 struct HTTP1SplitConsistencyTests {
-    /// A small deterministic generator (SplitMix64), so failures reproduce.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let seeds: [(String, HTTP1Parser.Kind)] = [
         ("GET /a?b=c HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nConnection: keep-alive\r\n\r\n", .request),
         ("POST /u HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;x=\"y\"\r\nhello\r\n0\r\nT: 1\r\n\r\n", .request),
@@ -30,7 +19,7 @@ struct HTTP1SplitConsistencyTests {
 
     @Test(arguments: [HTTP1ParserConfiguration.strict, .lenient])
     func mutatedInputsParseTheSameAtAnySplit(configuration: HTTP1ParserConfiguration) {
-        var random = SplitMix(state: 0x5EED)
+        var random = SplitMix64(seed: 0x5EED)
         for round in 0..<1500 {
             let (text, kind) = HTTP1SplitConsistencyTests.seeds[round % HTTP1SplitConsistencyTests.seeds.count]
             var bytes = Array(text.utf8)

@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+import WireTestSupport
 @testable import Wire
 
 extension IOSuite {

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import WireTestSupport
 @testable import Wire
 @testable import WireTLS
 

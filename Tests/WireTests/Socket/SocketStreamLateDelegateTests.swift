@@ -1,4 +1,5 @@
 import Testing
+import WireTestSupport
 @testable import Wire
 
 extension IOSuite {
