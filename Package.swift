@@ -96,7 +96,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WireTests",
-            dependencies: ["Wire", "WireTLS", "WireLoad", "CWireLinux", "wire", "WireTestSupport"],
+            dependencies: ["Wire", "WireTLS", "WireLoad", "WireClient", "CWireLinux", "wire", "WireTestSupport"],
             exclude: ["Resources"],
             swiftSettings: strictSettings
         ),

@@ -1,5 +1,6 @@
 import Histogram
 import Wire
+import WireClient
 import WireLoad
 
 /// The figures of one `wire bench` run, in the units they are reported in, for the text report

@@ -1,16 +1,10 @@
-/// A JSON document built in memory and written with sorted keys and two-space indentation, for summaries small
-/// enough to hold whole (`wire bench --json`). Streams of body bytes use their own writers.
-enum JSONValue: Equatable {
-    case null
-    case bool(Bool)
-    case int(Int)
-    /// Written with a fraction or exponent (`2.0`, `1e-05`), so readers see a floating-point number; not finite is
-    /// `null`, which JSON has no number for.
-    case double(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
+import WireClient
 
+/// The tool's writing of a JSON document built in memory (WireClient's `JSONValue`, the one JSON tree of the
+/// package): sorted keys and two-space indentation, for summaries small enough to hold whole (`wire bench --json`).
+/// A `.double` is written with a fraction or exponent (`2.0`, `1e-05`), so readers see a floating-point number; not
+/// finite is `null`, which JSON has no number for. Streams of body bytes use their own writers.
+extension JSONValue {
     /// The document, pretty-printed, without a final newline.
     var text: String {
         var output: [UInt8] = []

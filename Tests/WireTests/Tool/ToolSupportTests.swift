@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import wire
+import WireClient
 
 /// The small pieces that replace Foundation in the `wire` tool, checked against Foundation itself.
 struct ToolSupportTests {
