@@ -60,8 +60,11 @@ public final class EventLoop: @unchecked Sendable {
     private let kernelThreadID = Atomic<Int32>(0)
     private var selector: Epoll
     @exclusivity(unchecked) private var readyEvents: [ReadinessEvent] = []
-    // Guarded by `shared`'s lock once the loop runs: ringing and closing must not interleave.
+    // Rung by other threads outside `shared`'s lock, closed by the loop only once `ringers` is back to zero after
+    // `isClosed` was set: ringing and closing never interleave.
     private var doorbell: EventFD
+    /// Threads between counting themselves in under the lock and finishing their ring of the doorbell.
+    private let ringers = Atomic<Int>(0)
     private var timers = TimerQueue<() -> Void>()
     /// Work queued from the loop's own thread: no lock, no doorbell.
     private var localWork: [() -> Void] = []
@@ -186,17 +189,25 @@ public final class EventLoop: @unchecked Sendable {
             localJobs.append(work)
             return true
         }
-        return shared.withLock { state in
-            guard !state.isClosed else { return false }
+        let ring = shared.withLock { state -> Bool? in
+            guard !state.isClosed else { return nil }
             state.work.append(work)
-            guard !state.wakeupPending else { return true }
+            guard !state.wakeupPending else { return false }
             state.wakeupPending = true
-            // Rung under the lock so `close()` cannot close the eventfd in between (a write to a
-            // closed, possibly reused, descriptor). At most once per loop iteration.
-            // Ringing from the loop's own thread is needed too: the loop may be about to sleep.
-            doorbell.signal()
+            // Counted in under the lock, where `close()` sets `isClosed`: it waits for this ring before closing the
+            // eventfd, so the write never reaches a closed, possibly reused, descriptor.
+            ringers.wrappingAdd(1, ordering: .relaxed)
             return true
         }
+        guard let ring else { return false }
+        if ring {
+            // Rung after the lock is released, at most once per loop iteration: the woken loop takes the lock at
+            // once, and on a shared core it would otherwise find it held by this thread, preempted by the very
+            // wake-up it caused, and spin.
+            doorbell.signal()
+            ringers.wrappingSubtract(1, ordering: .releasing)
+        }
+        return true
     }
 
     // MARK: Timers
@@ -436,10 +447,12 @@ public final class EventLoop: @unchecked Sendable {
             // last batch was taken: dropped, it would leave a task awaiting `submit` waiting forever.
             let late = shared.withLock { state -> [Work] in
                 state.isClosed = true
-                doorbell.close()
                 defer { state.work.removeAll() }
                 return state.work
             }
+            // No thread counts itself in from now on; one that did may still be writing to the doorbell.
+            while ringers.load(ordering: .acquiring) > 0 { sched_yield_() }
+            doorbell.close()
             queueClosed = true
             localJobs.append(contentsOf: late)
         }
