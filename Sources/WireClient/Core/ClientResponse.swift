@@ -17,7 +17,13 @@ public struct ClientResponse: Sendable, Hashable {
     /// The body length from `Content-Length`, or −1 when the length is unknown (absent, chunked or malformed).
     public var expectedContentLength: Int64
     /// Timings and byte counts of the exchange, when it went over the network.
-    public var metrics: HTTPClientMetrics.Snapshot?
+    public var metrics: HTTPClientMetrics.Snapshot? {
+        get { metricsBox?.value }
+        set { metricsBox = newValue.map(Boxed.init) }
+    }
+    /// The metrics behind a reference: a snapshot is some 300 bytes (two socket addresses), and responses are copied
+    /// through every step of a task.
+    private var metricsBox: Boxed<HTTPClientMetrics.Snapshot>?
 
     /// Creates a response; `mimeType`, `textEncodingName` and `expectedContentLength` are derived from `headers`.
     /// - Parameters:
@@ -29,7 +35,7 @@ public struct ClientResponse: Sendable, Hashable {
         self.url = url
         self.statusCode = statusCode
         self.headers = headers
-        self.metrics = metrics
+        metricsBox = metrics.map(Boxed.init)
         let contentType = headers.first(name: "Content-Type").map(MediaType.init)
         mimeType = contentType?.type
         textEncodingName = contentType?.charset
@@ -47,8 +53,14 @@ public struct ClientResponse: Sendable, Hashable {
     /// RFC 9110 §8.6); anything else, or a chunked body, is unknown.
     private static func contentLength(_ headers: HTTPHeaders) -> Int64 {
         if headers.containsToken("chunked", inFieldsNamed: "Transfer-Encoding") { return -1 }
+        let fields = headers["Content-Length"]
+        // The common case, one field of digits: no split.
+        if fields.count == 1, let only = fields.first, !only.isEmpty, only.utf8.count <= 18,
+           only.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            return Int64(only) ?? -1
+        }
         var length: Int64?
-        for field in headers["Content-Length"] {
+        for field in fields {
             for item in field.split(separator: ",", omittingEmptySubsequences: false) {
                 let digits = item.trimmingOWS
                 guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int64(digits),
@@ -69,6 +81,14 @@ struct MediaType {
     var charset: String?
 
     init(_ value: String) {
+        // The common case, a bare lower-case essence ("application/json"): no split, no new string.
+        if value.utf8.allSatisfy({ byte in
+            byte != UInt8(ascii: ";") && byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t")
+                && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+        }) {
+            type = value.isEmpty ? nil : value
+            return
+        }
         var parts = value.split(separator: ";", omittingEmptySubsequences: false).makeIterator()
         let essence = (parts.next() ?? "").trimmingOWS.lowercased()
         type = essence.isEmpty ? nil : essence

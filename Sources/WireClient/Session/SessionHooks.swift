@@ -27,3 +27,18 @@ struct SessionHooks: Sendable {
     var downloadTaskDidFinishDownloading: (@Sendable (SessionTask, String) -> String?)?
     var downloadTaskDidWriteData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)?
 }
+
+/// The hooks as a transfer reads them: one reference to an immutable copy, so that reading them (several times per
+/// task) retains one object instead of copying eleven closures.
+@dynamicMemberLookup
+final class SessionHooksSnapshot: Sendable {
+    let value: SessionHooks
+
+    init(_ value: SessionHooks) {
+        self.value = value
+    }
+
+    subscript<T>(dynamicMember keyPath: KeyPath<SessionHooks, T>) -> T {
+        value[keyPath: keyPath]
+    }
+}

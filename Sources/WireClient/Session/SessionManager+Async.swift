@@ -6,21 +6,21 @@ extension SessionManager {
     /// - Throws: `ClientError`: transport, validation or serialization (the error carries the response and data).
     ///   Cancelling the calling Swift task cancels the transfer.
     public func data(for request: ClientRequest) async throws(ClientError) -> DataResult {
-        try await run { completion in self.makeTask(.data, request, completionInfo: completion) }
+        try await run { completion in self.makeTask(.data, request, completionInfo: completion, completesInline: true) }
     }
 
     /// Uploads `data` as the body of `request` and returns the serialized response.
     public func upload(for request: ClientRequest, fromData data: Data) async throws(ClientError) -> DataResult {
         var request = request
         request.body = .data(data)
-        return try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion) }
+        return try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion, completesInline: true) }
     }
 
     /// Uploads the file at `path` as the body of `request` and returns the serialized response.
     public func upload(for request: ClientRequest, fromFile path: String) async throws(ClientError) -> DataResult {
         var request = request
         request.body = .file(path: path)
-        return try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion) }
+        return try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion, completesInline: true) }
     }
 
     /// Downloads `request`'s response body to `destination`; the result's value is the destination path.
@@ -28,7 +28,7 @@ extension SessionManager {
                          replacesExistingFile: Bool = false) async throws(ClientError) -> DataResult {
         try await run { completion in
             self.makeTask(.download, request, completionInfo: completion, destination: destination,
-                          replacesExistingFile: replacesExistingFile)
+                          replacesExistingFile: replacesExistingFile, completesInline: true)
         }
     }
 

@@ -5,7 +5,7 @@ import Wire
 
 extension SessionManager {
     /// Completes `task` once, in the order of §1.2.8: the download move, `taskDidFinishCollectingMetrics` and
-    /// `taskDidComplete` on the delegate queue, serialization on the processing queue (skipped after a transport
+    /// `taskDidComplete` on the delegate queue, serialization in this Swift task (skipped after a transport
     /// error), the completion handler on the completion queue (inside the group), then the temporary file's removal,
     /// the `didComplete` event, and the session's invalidation if this was its last task.
     func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: TransferOutcome) async {
@@ -39,18 +39,20 @@ extension SessionManager {
         let transportError = outcome.error
         let finalError = failure
         let metrics = outcome.metrics
-        await askDelegateQueue {
-            if let metrics { hooks.taskDidFinishCollectingMetrics?(task, metrics) }
-            hooks.taskDidComplete?(task, finalError)
+        if hooks.taskDidFinishCollectingMetrics != nil || hooks.taskDidComplete != nil {
+            await askDelegateQueue {
+                if let metrics { hooks.taskDidFinishCollectingMetrics?(task, metrics) }
+                hooks.taskDidComplete?(task, finalError)
+            }
         }
         var value: (any Sendable)?
         if transportError == nil {
             let serializer = responseSerializer
             let response = outcome.response
             let data = task.kind == .download ? nil : outcome.data
-            let serialized = await withCheckedContinuation { (continuation: CheckedContinuation<SerializedResponse, Never>) in
-                processingQueue.async { continuation.resume(returning: serializer.serialize(response: response, data: data)) }
-            }
+            // Here, in the task's driver on Swift's global executor: off the delegate queue and every event loop, and
+            // concurrent across tasks, which is all a processing queue would give, without two thread hops.
+            let serialized = serializer.serialize(response: response, data: data)
             if task.kind == .download {
                 value = movedTo
                 if failure == nil { failure = serialized.error }
@@ -71,6 +73,11 @@ extension SessionManager {
 
     /// Calls the completion handler on the completion queue, inside the completion group, and returns after it did.
     private func deliver(_ info: CompletionInfo, to delegate: TaskDelegate) async {
+        if delegate.completesInline {
+            // The `async` forms' own handler: it only resumes the caller's continuation.
+            delegate.completion?(info)
+            return
+        }
         let (queue, group) = state.withLock { ($0.completionQueue ?? privateCompletionQueue, $0.completionGroup) }
         let completion = delegate.completion
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -83,13 +83,15 @@ extension SessionManager {
     /// Makes a task whose completion handler gets the whole `CompletionInfo` (the `async` forms need the data).
     func makeTask(_ kind: SessionTask.Kind, _ request: ClientRequest, uploadProgress: TaskProgressHandler? = nil,
                   downloadProgress: TaskProgressHandler? = nil, completionInfo completion: (@Sendable (CompletionInfo) -> Void)?,
-                  destination: DownloadDestination? = nil, replacesExistingFile: Bool = false) -> SessionTask {
+                  destination: DownloadDestination? = nil, replacesExistingFile: Bool = false,
+                  completesInline: Bool = false) -> SessionTask {
         let identifier = nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         let task = SessionTask(identifier: identifier, kind: kind, request: request, manager: self)
         let invalid = state.withLock { state -> Bool in
             state.delegates[identifier] = TaskDelegate(
                 task: task, generation: state.current, uploadProgress: uploadProgress, downloadProgress: downloadProgress,
-                completion: completion, destination: destination, replacesExistingFile: replacesExistingFile)
+                completion: completion, destination: destination, replacesExistingFile: replacesExistingFile,
+                completesInline: completesInline)
             if let current = state.current { state.pending[current.number, default: 0] += 1 }
             return state.current == nil
         }

@@ -9,7 +9,8 @@ struct TransferOutcome: Sendable {
     /// A download's temporary file, closed.
     var temporaryFile: String?
     var error: ClientError?
-    var metrics: HTTPClientMetrics.Snapshot?
+    /// The last response's metrics.
+    var metrics: HTTPClientMetrics.Snapshot? { response?.metrics }
     /// The download task a data task became (`ResponseDisposition.becomeDownload`): the one that completes.
     var replacement: (task: SessionTask, delegate: TaskDelegate)?
 }
@@ -26,6 +27,8 @@ extension SessionManager {
 
     /// Starts the Swift task that runs `task`'s transfer and completes it. It holds the manager until then.
     func startDriver(for task: SessionTask) {
+        // An unstructured task inherits no task-executor preference: the driver, and the serialization it runs, are
+        // on Swift's global executor even when the caller prefers an event loop.
         let driver = Task { await self.run(task) }
         task.attach(driver: driver)
     }
@@ -37,15 +40,15 @@ extension SessionManager {
         var outcome = TransferOutcome()
         let url = task.originalRequest.url
         let resourceTimeout = configuration.timeoutIntervalForResource
-        let resource = Task { [weak task] in
-            guard (try? await Task.sleep(for: resourceTimeout)) != nil else { return }
+        let resource = timeouts.add(idleTimeout: nil, reference: .now + resourceTimeout) { [weak task] in
             task?.cancelTransfer(reason: ClientError(.timedOut, failingURL: url,
                                                      failureReason: "the task took longer than its \(resourceTimeout) resource timeout"))
         }
         if task.cancelReason == nil, await slots.wait(task.taskIdentifier), task.cancelReason == nil {
             let idleTimeout = task.originalRequest.timeoutInterval ?? configuration.timeoutIntervalForRequest
-            let expired = ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(idleTimeout)")
-            let idle = IdleTimer(timeout: idleTimeout) { [weak task] in task?.cancelTransfer(reason: expired) }
+            let idle = IdleTimer(timeout: idleTimeout, watch: timeouts) { [weak task] in
+                task?.cancelTransfer(reason: ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(idleTimeout)"))
+            }
             task.setIdleTimer(idle)
             outcome = await attempts(task, delegate, idle: idle)
             idle.cancel()
@@ -53,12 +56,12 @@ extension SessionManager {
         } else {
             outcome.error = task.cancelReason
         }
-        resource.cancel()
+        timeouts.remove(resource)
         slots.release(task.taskIdentifier)
-        // `cancel()` cancels this Swift task; the completion (file move and removal, handlers) must still run whole.
-        let finished = outcome
         let (completing, completingDelegate) = outcome.replacement ?? (task, delegate)
-        await Task { await self.complete(completing, completingDelegate, finished) }.value
+        // `cancel()` may have cancelled this Swift task: the completion still runs whole, since nothing in it observes
+        // cancellation (its waits are continuations and pool work).
+        await complete(completing, completingDelegate, outcome)
     }
 
     /// Runs attempts of the transfer until one is kept: each sends the original request through the adapters, and a
@@ -171,7 +174,6 @@ extension SessionManager {
             let clientResponse = ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
                                                 metrics: response.metrics.snapshot)
             outcome.response = clientResponse
-            outcome.metrics = response.metrics.snapshot
             switch RedirectRules.next(after: request, status: response.status.code, location: response.headers.first(name: "Location")) {
             case .deliver:
                 break
@@ -251,7 +253,8 @@ extension SessionManager {
         guard task.handOver(to: download, idle: idle) else { return nil }
         let moved = TaskDelegate(task: download, generation: delegate.generation, uploadProgress: delegate.uploadProgress,
                                  downloadProgress: delegate.downloadProgress, completion: delegate.completion,
-                                 destination: nil, replacesExistingFile: false)
+                                 destination: nil, replacesExistingFile: false,
+                                 completesInline: delegate.completesInline)
         state.withLock { state in
             state.delegates.removeValue(forKey: task.taskIdentifier)
             state.delegates[identifier] = moved

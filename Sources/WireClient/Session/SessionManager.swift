@@ -14,7 +14,7 @@ import Wire
 /// ```
 ///
 /// Hooks, data and progress callbacks and events run on the manager's serial delegate queue; response serialization
-/// on a concurrent processing queue; completion handlers on `completionQueue` (a private serial queue by default,
+/// in the task's own Swift task on Swift's global executor, concurrently across tasks; completion handlers on `completionQueue` (a private serial queue by default,
 /// never the main queue). None of them ever runs on a Wire event-loop thread or under a lock of the manager.
 ///
 /// A task holds its manager until it completes; a manager with no unfinished task is freed when the caller lets go
@@ -25,11 +25,14 @@ public final class SessionManager: Sendable {
     /// Where hooks, data and progress callbacks and events run: serial, so never two at once for one manager.
     public let delegateQueue: DispatchQueue
     /// Where response serializers run: concurrent across tasks.
-    let processingQueue: DispatchQueue
     /// Where completion handlers run when `completionQueue` is nil.
     let privateCompletionQueue: DispatchQueue
     let nextIdentifier = Atomic<Int>(1)
     let slots: TaskSlots
+    /// The idle and resource timeouts of the manager's tasks, under one sleeping Swift task.
+    let timeouts = TimeoutWatch()
+    /// How many monitors and event streams there are (kept under the state lock, read without it by `emit`).
+    let listeners = Atomic<Int>(0)
 
     struct State {
         /// The session new tasks run on; nil once invalidated without reset.
@@ -45,7 +48,12 @@ public final class SessionManager: Sendable {
         var interceptor: (any Interceptor)?
         var completionQueue: DispatchQueue?
         var completionGroup: DispatchGroup?
-        var hooks = SessionHooks()
+        /// The hooks, set one by one through the public properties; read whole as `hooksSnapshot`.
+        var hooks: SessionHooks {
+            get { hooksSnapshot.value }
+            set { hooksSnapshot = SessionHooksSnapshot(newValue) }
+        }
+        var hooksSnapshot = SessionHooksSnapshot(SessionHooks())
         var monitors: [any SessionEventMonitor]
         var streams: [Int: AsyncStream<TaskEvent>.Continuation] = [:]
         var nextStream = 0
@@ -60,11 +68,11 @@ public final class SessionManager: Sendable {
     public init(configuration: SessionConfiguration = .default, eventMonitors: [any SessionEventMonitor] = []) {
         self.configuration = configuration
         delegateQueue = DispatchQueue(label: "WireClient.SessionManager.delegate")
-        processingQueue = DispatchQueue(label: "WireClient.SessionManager.processing", attributes: .concurrent)
         privateCompletionQueue = DispatchQueue(label: "WireClient.SessionManager.completion")
         slots = TaskSlots(limit: configuration.maximumConcurrentTasks)
         state = Mutex(State(current: SessionGeneration(number: 0, configuration: configuration), generations: 1,
                             monitors: eventMonitors))
+        listeners.store(eventMonitors.count, ordering: .releasing)
     }
 
     deinit {
@@ -114,7 +122,12 @@ public final class SessionManager: Sendable {
     /// Told of every `TaskEvent` of this manager.
     public var eventMonitors: [any SessionEventMonitor] {
         get { state.withLock { $0.monitors } }
-        set { state.withLock { $0.monitors = newValue } }
+        set {
+            state.withLock { state in
+                state.monitors = newValue
+                listeners.store(state.monitors.count + state.streams.count, ordering: .releasing)
+            }
+        }
     }
 
     /// A new stream of this manager's `TaskEvent`s from now on; it ends when the manager is freed or the consumer
@@ -124,10 +137,15 @@ public final class SessionManager: Sendable {
         let key = state.withLock { state -> Int in
             state.nextStream += 1
             state.streams[state.nextStream] = continuation
+            listeners.store(state.monitors.count + state.streams.count, ordering: .releasing)
             return state.nextStream
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.streams.removeValue(forKey: key) }
+            guard let self else { return }
+            state.withLock { state in
+                state.streams[key] = nil
+                listeners.store(state.monitors.count + state.streams.count, ordering: .releasing)
+            }
         }
         return stream
     }
@@ -150,6 +168,8 @@ public final class SessionManager: Sendable {
 
     /// Sends `event` to the monitors and streams, on the delegate queue (after everything queued before it).
     func emit(_ event: TaskEvent) {
+        // Nobody listening (the common case of a service): no hop to the delegate queue for nothing.
+        guard listeners.load(ordering: .acquiring) > 0 else { return }
         delegateQueue.async { [self] in
             let (monitors, streams) = state.withLock { ($0.monitors, Array($0.streams.values)) }
             for monitor in monitors { monitor.manager(self, didEmit: event) }
@@ -170,5 +190,5 @@ public final class SessionManager: Sendable {
     }
 
     /// The hooks now.
-    var hooks: SessionHooks { state.withLock { $0.hooks } }
+    var hooks: SessionHooksSnapshot { state.withLock { $0.hooksSnapshot } }
 }

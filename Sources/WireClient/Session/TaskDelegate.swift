@@ -20,4 +20,7 @@ struct TaskDelegate: Sendable {
     let completion: (@Sendable (CompletionInfo) -> Void)?
     let destination: DownloadDestination?
     let replacesExistingFile: Bool
+    /// The completion belongs to an `async` form (it resumes the caller's continuation): it runs where the task
+    /// completes, without the completion queue's hop or group.
+    var completesInline = false
 }

@@ -45,7 +45,11 @@ public struct CompletionInfo: Sendable {
     /// The transport, move or serialization error, if any.
     public var error: ClientError?
     /// Timings and byte counts of the last exchange.
-    public var metrics: HTTPClientMetrics.Snapshot?
+    public var metrics: HTTPClientMetrics.Snapshot? {
+        get { metricsBox?.value }
+        set { metricsBox = newValue.map(Boxed.init) }
+    }
+    private var metricsBox: Boxed<HTTPClientMetrics.Snapshot>?
 
     /// Creates completion information.
     public init(response: ClientResponse? = nil, value: (any Sendable)? = nil, data: Data? = nil, downloadPath: String? = nil,

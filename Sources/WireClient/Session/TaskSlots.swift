@@ -19,6 +19,8 @@ final class TaskSlots: Sendable {
 
     /// Takes a slot for `id` at once if one is free, else queues it.
     func enqueue(_ id: Int) {
+        // Without a limit every task holds a slot at once: nothing to track.
+        guard limit != nil else { return }
         state.withLock { state in
             if let limit, state.holders.count >= limit {
                 state.waiting.append(id)
@@ -30,7 +32,10 @@ final class TaskSlots: Sendable {
 
     /// Returns true once `id` holds a slot; false when it was abandoned while waiting.
     func wait(_ id: Int) async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        guard limit != nil else { return true }
+        // The common case, a slot taken at `enqueue`: no continuation.
+        if state.withLock({ $0.holders.contains(id) }) { return true }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let answer = state.withLock { state -> Bool? in
                 if state.holders.contains(id) { return true }
                 guard state.waiting.contains(id) else { return false }
@@ -43,6 +48,7 @@ final class TaskSlots: Sendable {
 
     /// Gives back `id`'s slot, or takes it out of the queue (its waiter hears false); the next waiter gets the slot.
     func release(_ id: Int) {
+        guard limit != nil else { return }
         var wake: [(CheckedContinuation<Bool, Never>, Bool)] = []
         state.withLock { state in
             if let index = state.waiting.firstIndex(of: id) {

@@ -50,6 +50,8 @@ public struct BaseURL: Sendable, Hashable {
     /// - Parameter text: A URL or reference as a caller wrote it.
     /// - Returns: Text made only of URI characters.
     public static func escapingDisallowedBytes(_ text: String) -> String {
+        // The common case, nothing to escape and no `%` to look at: the text itself, with no copy.
+        if text.utf8.allSatisfy({ uriCharacters.contains($0) }) { return text }
         let bytes = Array(text.utf8)
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
