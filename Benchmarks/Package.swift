@@ -30,6 +30,15 @@ let package = Package(
             name: "ClientFigures",
             dependencies: [.product(name: "Wire", package: wirePackage)]
         ),
+        // Manager-layer figures: the same GET through HTTPClient and through WireClient's HTTPSessionManager (data,
+        // JSON and Decodable serializers), CPU per request, for issue 13's ratio.
+        .executableTarget(
+            name: "ManagerFigures",
+            dependencies: [
+                .product(name: "Wire", package: wirePackage),
+                .product(name: "WireClient", package: wirePackage),
+            ]
+        ),
         // Peer client: AsyncHTTPClient's keep-alive requests/s and CPU per request, for run.sh's client rows.
         .executableTarget(
             name: "AHCClient",
