@@ -16,6 +16,8 @@ import WireClient
 //   data       HTTPSessionManager.get with HTTPResponseSerializer (status and content-type checks, Data back)
 //   json       HTTPSessionManager.get with JSONResponseSerializer (a JSONValue tree)
 //   decodable  HTTPSessionManager.get with DecodableResponseSerializer<User> (JSONDecoder into a struct)
+// and, to take the difference apart: observed (client with a request observer, as the manager sets one), hopped
+// (client inside a Task of its own, as a manager's driver), iterated (client with the body read chunk by chunk).
 //
 // Run it pinned to one core and nginx to the other, alternating the modes, e.g.
 //   taskset -c 1 .build/release/ManagerFigures data http://127.0.0.1:18080/user.json 64 4
