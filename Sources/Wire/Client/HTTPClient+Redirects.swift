@@ -41,20 +41,15 @@ extension HTTPClient {
                 response.body.channel.cancel()
                 throw error
             }
-            // RFC 9110 §15.4: 303 turns every method but HEAD into GET; 301/302 turn POST into GET
-            // (what every client does); 307/308 keep method and body.
             var nextMethod = method
             var nextBody = body
-            switch response.status.code {
-            case 303 where method != .head, 301 where method == .post, 302 where method == .post:
+            let becomesGET = RedirectRewrite.becomesGET(status: response.status.code, method: method.rawValue)
+            if becomesGET {
                 nextMethod = .get
                 nextBody = nil
-                for name in ["content-length", "content-type", "transfer-encoding", "content-encoding"] { headers.remove(name: name) }
-            default:
-                if let nextBodyValue = nextBody, !nextBodyValue.isReplayable {
-                    // A streamed body cannot be sent twice: give the redirect to the caller.
-                    return response
-                }
+            } else if let nextBodyValue = nextBody, !nextBodyValue.isReplayable {
+                // A streamed body cannot be sent twice: give the redirect to the caller.
+                return response
             }
             let proposal = HTTPClientConfiguration.RedirectHop(from: url, to: next, status: response.status, method: nextMethod)
             do {
@@ -78,12 +73,7 @@ extension HTTPClient {
                 response.body.channel.cancel()
                 throw HTTPClientError(.redirectRefused, "redirect to \(next) refused: \(error)")
             }
-            if !next.isSameOrigin(as: url) {
-                // Credentials belong to the origin they were given to.
-                headers.remove(name: "authorization")
-                headers.remove(name: "cookie")
-                headers.remove(name: "proxy-authorization")
-            }
+            RedirectRewrite.rewrite(&headers, droppingBody: becomesGET, leavingOrigin: !next.isSameOrigin(as: url))
             // Read a small redirect body so the connection can be reused; drop a large one.
             do { _ = try await response.body.collect(upTo: 64 * 1024) } catch {}
             redirects += 1

@@ -2,11 +2,9 @@ import FoundationEssentials
 import Wire
 
 /// The request a redirect leads to (§1.2.13), before the redirect hook sees it: which statuses redirect, how the
-/// method and body change, and which credentials stay behind when the origin changes. A pure function.
+/// method and body change, and which credentials stay behind when the origin changes (Wire's `RedirectRewrite`, the
+/// rules its own client follows). A pure function.
 enum RedirectRules {
-    /// The statuses that redirect when they carry a `Location`.
-    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
-
     /// What a response means for the next hop.
     enum Outcome {
         /// Not a redirect: deliver the response.
@@ -23,7 +21,7 @@ enum RedirectRules {
     ///   - status: The response status.
     ///   - location: The response's `Location`, if any.
     static func next(after request: ClientRequest, status: Int, location: String?) -> Outcome {
-        guard redirectStatuses.contains(status), let location, !location.isEmpty else { return .deliver }
+        guard RedirectRewrite.statuses.contains(status), let location, !location.isEmpty else { return .deliver }
         guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
         else {
@@ -32,21 +30,14 @@ enum RedirectRules {
         }
         var next = request
         next.url = target
-        let method = request.method.uppercased()
-        let becomesGET = switch status {
-        case 301, 302: method == "POST"
-        case 303: method != "HEAD" && method != "GET"
-        default: false
-        }
+        // Methods are case-sensitive (RFC 9110 §9.1), but NSURLRequest upper-cases what it is given: so does this.
+        let becomesGET = RedirectRewrite.becomesGET(status: status, method: request.method.uppercased())
         if becomesGET {
             next.method = "GET"
             next.body = nil
-            for name in ["Content-Type", "Content-Length", "Transfer-Encoding"] { next.headers.remove(name: name) }
         }
-        if origin(of: request.url) != origin(of: target) {
-            next.headers.remove(name: "Authorization")
-            next.headers.remove(name: "Cookie")
-        }
+        RedirectRewrite.rewrite(&next.headers, droppingBody: becomesGET,
+                                leavingOrigin: origin(of: request.url) != origin(of: target))
         return .follow(next, keepsBody: !becomesGET && request.body != nil)
     }
 

@@ -25,6 +25,7 @@ struct SessionRedirectTests {
     static func post(_ url: URL, method: String = "POST") -> ClientRequest {
         var request = ClientRequest(url: url, method: method, body: .data(Data("payload".utf8)))
         request.setValue("text/plain", forHTTPHeaderField: "Content-Type")
+        request.setValue("identity", forHTTPHeaderField: "Content-Encoding")
         return request
     }
 
@@ -44,6 +45,9 @@ struct SessionRedirectTests {
             #expect(final.target == "/echo")
             if expected.hasPrefix("GET") {
                 #expect(!final.headers.contains(name: "Content-Type") && !final.headers.contains(name: "Content-Length"))
+                #expect(!final.headers.contains(name: "Content-Encoding"))
+            } else {
+                #expect(final.headers.first(name: "Content-Encoding") == "identity")
             }
         }
     }
@@ -65,10 +69,12 @@ struct SessionRedirectTests {
                 var sameOrigin = ClientRequest(url: server.url("/r/302"))
                 sameOrigin.setValue("Bearer secret", forHTTPHeaderField: "Authorization")
                 sameOrigin.setValue("session=1", forHTTPHeaderField: "Cookie")
+                sameOrigin.setValue("Basic cHJveHk6cw==", forHTTPHeaderField: "Proxy-Authorization")
                 sameOrigin.setValue("kept", forHTTPHeaderField: "X-Other")
                 _ = try await manager.data(for: sameOrigin)
                 #expect(server.requests.last?.headers.first(name: "Authorization") == "Bearer secret")
                 #expect(server.requests.last?.headers.first(name: "Cookie") == "session=1")
+                #expect(server.requests.last?.headers.first(name: "Proxy-Authorization") == "Basic cHJveHk6cw==")
 
                 var crossOrigin = sameOrigin
                 let target = other.url("/echo").absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
@@ -77,6 +83,7 @@ struct SessionRedirectTests {
                 let arrived = try #require(other.requests.last)
                 #expect(arrived.target == "/echo")
                 #expect(!arrived.headers.contains(name: "Authorization") && !arrived.headers.contains(name: "Cookie"))
+                #expect(!arrived.headers.contains(name: "Proxy-Authorization"))
                 #expect(arrived.headers.first(name: "X-Other") == "kept")
             }
         }
