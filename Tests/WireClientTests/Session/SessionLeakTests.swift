@@ -1,0 +1,126 @@
+import Foundation
+import Synchronization
+import Testing
+import Wire
+import WireClient
+import WireTestSupport
+
+/// Issue 13's quality bar: bad input gets a typed error and leaks nothing. Each case runs a task into one failure, then
+/// invalidates the manager; afterwards the process has the descriptors it had before (the manager's connections are
+/// closed, and the server's ends of them), no download is left in WireClient's temporary folder, and the manager holds
+/// no task.
+@Suite(.serialized, .timeLimit(.minutes(2)), .exclusiveIO)
+struct SessionLeakTests {
+    enum Case: String, CaseIterable, Sendable {
+        case malformedJSON, wrongContentType, bodyOverTheLimit, stallMidBody, redirectLoop, undecodableRetryAfter
+        case unwritableDestination
+    }
+
+    /// The answers the cases need; `/stall` waits on `gate` after ten of its thousand bytes.
+    static func handler(gate: SessionInvalidationTests.Gate) -> @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void {
+        { request, writer in
+            switch request.target {
+            case "/malformedJSON": try await writer.reply(200, #"{"a": [1, 2"#, headers: ["Content-Type": "application/json"])
+            case "/wrongContentType": try await writer.reply(200, "<p>hi</p>", headers: ["Content-Type": "text/html"])
+            case "/bodyOverTheLimit": try await writer.reply(200, String(repeating: "x", count: 64 * 1024))
+            case "/stallMidBody":
+                try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "1000"]))
+                try await writer.write(ByteBuffer(bytes: [UInt8](repeating: 0x61, count: 10)))
+                await gate.wait()
+            case "/redirectLoop": try await writer.reply(302, headers: ["Location": "/redirectLoop"])
+            case "/undecodableRetryAfter": try await writer.reply(503, "busy", headers: ["Retry-After": "after lunch"])
+            default: try await writer.reply(200, #"{"ok":true}"#, headers: ["Content-Type": "application/json"])
+            }
+        }
+    }
+
+    static func descriptors() -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
+    }
+
+    static func temporaryDownloads() -> Set<String> {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let folder = (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/WireClient"
+        return Set((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+    }
+
+    /// The descriptor count once it holds still (a previous test's sockets may still be closing).
+    static func settledDescriptors() async -> Int {
+        var count = descriptors()
+        for _ in 0..<100 {
+            try? await Task.sleep(for: .milliseconds(5))
+            let next = descriptors()
+            if next == count { return count }
+            count = next
+        }
+        return count
+    }
+
+    /// Runs `body` with a manager of its own, invalidates it, and waits for its client to close.
+    static func withManager(_ configure: (inout SessionConfiguration) -> Void = { _ in },
+                            _ body: (SessionManager) async throws -> Void) async throws {
+        var configuration = SessionConfiguration()
+        configure(&configuration)
+        let manager = SessionManager(configuration: configuration)
+        let invalidated = Recorder<Bool>()
+        manager.sessionDidBecomeInvalid = { _ in invalidated.record(true) }
+        try await body(manager)
+        #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty }, "a task outlived its completion")
+        manager.invalidateSession(cancelingTasks: true)
+        #expect(await eventually(within: .seconds(10)) { !invalidated.all.isEmpty })
+    }
+
+    @Test(arguments: Case.allCases)
+    func aFailureLeaksNothing(_ failure: Case) async throws {
+        let gate = SessionInvalidationTests.Gate()
+        try await LoopbackServer.with(Self.handler(gate: gate)) { server in
+            // One request first, so that descriptors opened once per process (the runtime's timers) are counted.
+            try await Self.withManager { manager in _ = try await manager.data(for: ClientRequest(url: server.url("/ok"))) }
+            #expect(await eventually(within: .seconds(10)) { server.requests.count == 1 && Self.descriptors() > 0 })
+            let before = await Self.settledDescriptors()
+            let downloadsBefore = Self.temporaryDownloads()
+
+            try await Self.withManager({ configuration in
+                configuration.maximumBufferedResponseSize = 1024
+                configuration.timeoutIntervalForRequest = .milliseconds(300)
+                configuration.maximumRedirects = 3
+            }) { manager in
+                let url = server.url("/" + failure.rawValue)
+                let code: ClientError.Code?
+                switch failure {
+                case .unwritableDestination:
+                    do {
+                        _ = try await manager.download(for: ClientRequest(url: server.url("/file"))) { _, _ in
+                            "/proc/self/no-such-folder/file"
+                        }
+                        code = nil
+                    } catch { code = (error as? ClientError)?.code }
+                case .undecodableRetryAfter:
+                    manager.interceptor = RetryInterceptor(policy: RetryPolicy(maximumRetries: 1, baseDelay: .milliseconds(1),
+                                                                              jitter: .none))
+                    do { _ = try await manager.data(for: ClientRequest(url: url)); code = nil } catch { code = (error as? ClientError)?.code }
+                default:
+                    do { _ = try await manager.data(for: ClientRequest(url: url)); code = nil } catch { code = (error as? ClientError)?.code }
+                }
+                let expected: ClientError.Code = switch failure {
+                case .malformedJSON: .responseSerializationFailed
+                case .wrongContentType: .unacceptableContentType("text/html")
+                case .bodyOverTheLimit: .responseTooLarge
+                case .stallMidBody: .timedOut
+                case .redirectLoop: .tooManyRedirects
+                case .undecodableRetryAfter: .unacceptableStatusCode(503)
+                case .unwritableDestination: .cannotMoveFile
+                }
+                #expect(code == expected)
+                if failure == .undecodableRetryAfter {
+                    // The unreadable Retry-After falls back to the backoff: retried once, not refused and not stuck.
+                    #expect(server.requests.filter { $0.target == "/undecodableRetryAfter" }.count == 2)
+                }
+            }
+            gate.open()
+            let after = await eventually(within: .seconds(10)) { Self.descriptors() <= before }
+            #expect(after, "descriptors: \(before) before, \(Self.descriptors()) after")
+            #expect(Self.temporaryDownloads().subtracting(downloadsBefore).isEmpty, "a temporary download was left behind")
+        }
+    }
+}
