@@ -130,13 +130,7 @@ extension SessionManager {
             outcome.error = ClientError(.sessionInvalidated, failingURL: task.originalRequest.url, failureReason: "no session")
             return outcome
         }
-        let client: HTTPClient
-        do throws(HTTPClientError) {
-            client = try generation.client()
-        } catch {
-            outcome.error = .transport(error, url: task.originalRequest.url)
-            return outcome
-        }
+        let trust = sessionTrust
         var request = task.currentRequest
         var hops = 0
         while true {
@@ -156,6 +150,8 @@ extension SessionManager {
             idle.touch()
             let response: HTTPClientResponse
             do {
+                // Per hop: a redirect may lead to a host under another security policy.
+                let client = try generation.client(for: request.url, trust: trust)
                 response = try await client.execute(wireRequest)
             } catch {
                 outcome.error = task.cancelReason ?? .transport(error, url: request.url)

@@ -46,6 +46,7 @@ public final class SessionManager: Sendable {
         var completionQueue: DispatchQueue?
         var completionGroup: DispatchGroup?
         var hooks = SessionHooks()
+        var securityPolicies = HostSecurityPolicies()
         var monitors: [any SessionEventMonitor]
         var streams: [Int: AsyncStream<TaskEvent>.Continuation] = [:]
         var nextStream = 0
@@ -73,7 +74,7 @@ public final class SessionManager: Sendable {
             (Array(state.draining.values) + (state.current.map { [$0] } ?? []), Array(state.streams.values))
         }
         for stream in streams { stream.finish() }
-        let clients = generations.compactMap(\.ownClient)
+        let clients = generations.flatMap(\.ownClients)
         if !clients.isEmpty {
             Task { for client in clients { await client.shutdown() } }
         }
