@@ -134,6 +134,14 @@ extension SessionManager {
         var request = task.currentRequest
         var hops = 0
         while true {
+            // Per hop: a redirect may lead to a host under another security policy.
+            let client: HTTPClient
+            do throws(HTTPClientError) {
+                client = try generation.client(for: request.url, trust: trust)
+            } catch {
+                outcome.error = .transport(error, url: request.url)
+                return outcome
+            }
             // A task suspended before its request (or the next hop's) went out sends nothing until it is resumed.
             await task.waitWhileSuspended()
             if let reason = task.cancelReason {
@@ -150,8 +158,6 @@ extension SessionManager {
             idle.touch()
             let response: HTTPClientResponse
             do {
-                // Per hop: a redirect may lead to a host under another security policy.
-                let client = try generation.client(for: request.url, trust: trust)
                 response = try await client.execute(wireRequest)
             } catch {
                 outcome.error = task.cancelReason ?? .transport(error, url: request.url)
