@@ -57,12 +57,10 @@ public struct HostSecurityPolicies: Sendable, Hashable, Codable {
         return best?.policy ?? defaultPolicy
     }
 
-    /// Whether every policy is the default policy with no host rule: the handshake's own verdict is then enough.
-    var isDefault: Bool { policies.isEmpty && defaultPolicy == .default }
-
-    /// Whether any policy pins: TLS session resumption is then switched off, so every connection is pinned on a
-    /// full handshake (OpenSSL keeps no verified chain for a resumed session).
-    var pins: Bool { ([defaultPolicy] + policies.values).contains { $0.pinningMode != .none } }
+    /// Whether TLS sessions may be resumed: only when every host is under the default policy, which the handshake's
+    /// own verdict settles. Any other policy needs the chains on every connection (OpenSSL keeps no verified chain
+    /// for a resumed session), so each connection gets a full handshake.
+    var allowsSessionResumption: Bool { policies.isEmpty && defaultPolicy == .default }
 
     private static func normalised(_ host: String) -> String {
         let lower = host.lowercased()

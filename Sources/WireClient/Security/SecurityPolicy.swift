@@ -27,8 +27,8 @@ public import FoundationEssentials
 ///   nothing pinned, report-only without pinning, pins that are not certificates or `sha256/` hashes.
 ///
 /// Public-key pins are SHA-256 over the DER SubjectPublicKeyInfo (`sha256/<base64>`, WireTLS's
-/// `Certificate.pin`), not raw keys. Pinning policies switch TLS session resumption off, so every connection
-/// is verified and pinned on a full handshake.
+/// `Certificate.pin`), not raw keys. Any policy other than the default switches TLS session resumption off, so
+/// every connection is verified and pinned on a full handshake.
 public struct SecurityPolicy: Sendable, Hashable, Codable {
     /// What is pinned (AFSSLPinningMode).
     public enum PinningMode: String, Sendable, Hashable, Codable {

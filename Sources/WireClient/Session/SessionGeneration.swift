@@ -76,7 +76,7 @@ struct SessionTrust: Sendable {
         let policies = self.policies
         let evaluate = self.evaluate
         tls.deferredTrustEvaluation = { context in await evaluate(context, policies, roots) }
-        if policies.pins { tls.resumesSessions = false }
+        if !policies.allowsSessionResumption { tls.resumesSessions = false }
         var configuration = configuration
         configuration.tls = tls
         return configuration
