@@ -61,10 +61,19 @@ extension SessionManager {
                 for monitor in eventMonitors { monitor.manager(self, didRecordPinMismatch: report) }
             }
         }
-        return Self.refusal(of: outcome)
+        return Self.refusal(of: outcome).map { Self.naming(context.peerChain, in: $0) }
     }
 
     private static func refusal(of outcome: TrustOutcome) -> TLSError? {
         if case .refused(let error) = outcome { error } else { nil }
+    }
+
+    /// A refusal that lists no pins (a verdict, not a pin mismatch) gains the pins and subjects of what the server
+    /// sent, so that the task's error shows which certificates were refused.
+    private static func naming(_ sent: CertificateChain, in error: TLSError) -> TLSError {
+        guard error.pins.isEmpty, !sent.certificates.isEmpty else { return error }
+        let listed = sent.certificates.map { "\($0.pin) (\($0.subject))" }.joined(separator: ", ")
+        return TLSError(error.reason, "\(error.detail); the server sent: \(listed)", subject: error.subject, host: error.host,
+                        alert: error.alert, openSSLErrors: error.openSSLErrors)
     }
 }

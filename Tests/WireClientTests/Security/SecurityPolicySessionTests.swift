@@ -84,7 +84,12 @@ struct SecurityPolicySessionTests {
         let pki = try TestCertificates.shared()
         try await TLSLoopbackServer.with(chain: pki.selfSigned, key: pki.selfSignedKey) { server in
             let plain = try manager(pki)
-            #expect(refusal(await fetch(plain, server.url()), server.url())?.reason == .selfSigned)
+            let untrusted = await fetch(plain, server.url())
+            #expect(refusal(untrusted, server.url())?.reason == .selfSigned)
+            let sentPin = try Certificate.load(file: pki.selfSigned)[0].pin
+            if case .failure(let error) = untrusted {
+                #expect(error.failureReason?.contains(sentPin) == true, "the error names the refused certificate: \(error)")
+            }
             let pinned = try manager(pki, policy: SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [try pki.der(pki.selfSigned)]))
             #expect(try await fetch(pinned, server.url()).get() == "ok")
             let other = try manager(pki, policy: SecurityPolicy(pinningMode: .certificate,
