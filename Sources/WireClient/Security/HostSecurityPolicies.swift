@@ -17,9 +17,9 @@ public struct HostSecurityPolicies: Sendable, Hashable, Codable {
     /// The policies by pattern, as given (normalised to lower case without a trailing dot).
     public let policies: [String: SecurityPolicy]
 
-    /// Every host under `defaultPolicy`.
-    public init(defaultPolicy: SecurityPolicy = .default) {
-        self.defaultPolicy = defaultPolicy
+    /// Every host under `SecurityPolicy.default`.
+    public init() {
+        defaultPolicy = .default
         policies = [:]
     }
 
@@ -27,21 +27,30 @@ public struct HostSecurityPolicies: Sendable, Hashable, Codable {
     /// - Throws: `ClientError` with code `.invalidSecurityPolicy` for a malformed pattern, two patterns that are the
     ///   same host, or a policy that `SecurityPolicy.validate()` refuses.
     public init(defaultPolicy: SecurityPolicy = .default, policies: [String: SecurityPolicy]) throws(ClientError) {
-        try defaultPolicy.validate()
         var normalised: [String: SecurityPolicy] = [:]
         for (pattern, policy) in policies {
             let key = Self.normalised(pattern)
-            guard Self.isValidPattern(key) else {
-                throw ClientError(.invalidSecurityPolicy, failureReason: "invalid security policy: \"\(pattern)\" is not a host pattern")
-            }
             guard normalised[key] == nil else {
                 throw ClientError(.invalidSecurityPolicy, failureReason: "invalid security policy: \"\(pattern)\" is given twice")
             }
-            try policy.validate()
             normalised[key] = policy
         }
         self.defaultPolicy = defaultPolicy
         self.policies = normalised
+        try validate()
+    }
+
+    /// Checks every pattern and every policy (`SecurityPolicy.validate()`); the manager calls it whenever policies
+    /// are set, decoded ones included.
+    /// - Throws: `ClientError` with code `.invalidSecurityPolicy` naming the pattern or the rule.
+    public func validate() throws(ClientError) {
+        try defaultPolicy.validate()
+        for (pattern, policy) in policies {
+            guard Self.isValidPattern(pattern), pattern == Self.normalised(pattern) else {
+                throw ClientError(.invalidSecurityPolicy, failureReason: "invalid security policy: \"\(pattern)\" is not a host pattern")
+            }
+            try policy.validate()
+        }
     }
 
     /// The policy for `host`: its exact pattern, else the longest matching wildcard, else `defaultPolicy`.

@@ -18,8 +18,11 @@ extension SessionManager {
         state.withLock { $0.securityPolicies = $0.securityPolicies.replacingDefault(with: policy) }
     }
 
-    /// Makes `policies` the policies of every host (validated when they were made), as `setSecurityPolicy(_:)` does.
-    public func setSecurityPolicies(_ policies: HostSecurityPolicies) {
+    /// Makes `policies` the policies of every host, as `setSecurityPolicy(_:)` does.
+    /// - Throws: `ClientError` with code `.invalidSecurityPolicy` when `policies.validate()` refuses them (decoded
+    ///   policies are checked here); the policies in force are then unchanged.
+    public func setSecurityPolicies(_ policies: HostSecurityPolicies) throws(ClientError) {
+        try policies.validate()
         state.withLock { $0.securityPolicies = policies }
     }
 

@@ -155,11 +155,11 @@ struct SecurityPolicySessionTests {
         try await TLSLoopbackServer.with(chain: pki.selfSigned, key: pki.selfSignedKey) { server in
             let manager = try manager(pki)
             let pinned = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [try pki.der(pki.selfSigned)])
-            manager.setSecurityPolicies(try HostSecurityPolicies(policies: ["127.0.0.1": pinned]))
+            try manager.setSecurityPolicies(try HostSecurityPolicies(policies: ["127.0.0.1": pinned]))
             #expect(try await fetch(manager, server.url(host: "127.0.0.1")).get() == "ok")
             let other = server.url(host: "localhost")
             #expect(refusal(await fetch(manager, other), other)?.reason == .selfSigned, "localhost falls to the default policy")
-            manager.setSecurityPolicies(try HostSecurityPolicies(policies: ["localhost": pinned]))
+            try manager.setSecurityPolicies(try HostSecurityPolicies(policies: ["localhost": pinned]))
             #expect(try await fetch(manager, other).get() == "ok")
         }
     }

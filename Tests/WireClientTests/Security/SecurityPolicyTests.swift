@@ -119,6 +119,12 @@ struct SecurityPolicyTests {
         let map = try HostSecurityPolicies(policies: ["*.example.com": policy])
         let decoded = try JSONDecoder().decode(HostSecurityPolicies.self, from: JSONEncoder().encode(map))
         #expect(decoded == map && decoded.policy(forHost: "a.example.com") == policy)
+        // Decoding does not validate; setting does.
+        let forged = Data(#"{"defaultPolicy":{"pinningMode":"none","pinnedCertificates":[],"pinnedPublicKeyHashes":[],"allowInvalidCertificates":true,"validatesDomainName":true,"pinEnforcement":"enforced"},"policies":{}}"#.utf8)
+        let unsafe = try JSONDecoder().decode(HostSecurityPolicies.self, from: forged)
+        let manager = SessionManager()
+        #expect(throws: ClientError.self) { try manager.setSecurityPolicies(unsafe) }
+        #expect(manager.securityPolicies == HostSecurityPolicies())
     }
 
     @Test func publicKeyPinsAreMatchedAgainstTheVerifiedChainNeverTheSentList() throws {
