@@ -103,7 +103,7 @@ let package = Package(
         // Imports WireClient and Wire without @testable: the public API is all a user (or an acceptance test) has.
         .testTarget(
             name: "WireClientTests",
-            dependencies: ["WireClient", "Wire", "WireTestSupport"],
+            dependencies: ["WireClient", "Wire", "WireTLS", "WireTestSupport"],
             swiftSettings: strictSettings
         ),
     ],

@@ -72,6 +72,21 @@ static inline X509 *c_wire_tls_stack_at(const STACK_OF(X509) *stack, int index) 
     return sk_X509_value(stack, index);
 }
 
+/// A new, empty certificate stack (free with c_wire_tls_stack_free), or NULL.
+static inline STACK_OF(X509) *c_wire_tls_stack_new(void) {
+    return sk_X509_new_null();
+}
+
+/// Appends `cert` to a stack, which takes the caller's reference; 0 on failure (the caller keeps it then).
+static inline int c_wire_tls_stack_push(STACK_OF(X509) *stack, X509 *cert) {
+    return sk_X509_push(stack, cert) > 0;
+}
+
+/// Frees a stack and the certificates it owns.
+static inline void c_wire_tls_stack_free(STACK_OF(X509) *stack) {
+    sk_X509_pop_free(stack, X509_free);
+}
+
 /// The subject alternative names of a certificate (free with c_wire_tls_names_free), or NULL.
 static inline GENERAL_NAMES *c_wire_tls_alt_names(X509 *cert) {
     return (GENERAL_NAMES *)X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);

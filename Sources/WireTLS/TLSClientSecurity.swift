@@ -36,21 +36,29 @@ final class TLSClientSecurity: ClientTransportSecurity {
             throw error
         }
         let loop = stream.loop
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<LoopBound<any ByteStream>, any Error>) in
+        let (secured, trust) = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<(LoopBound<any ByteStream>, TrustContext?), any Error>) in
             loop.execute {
                 self.start(stream.value, context: context, host: host, port: port, deadline: deadline) { result in
-                    continuation.resume(with: result.map { LoopBound($0, loop: loop) })
+                    continuation.resume(with: result.map { (LoopBound($0.0, loop: loop), $0.1) })
                 }
             }
         }
+        if let evaluate = configuration.deferredTrustEvaluation, let trust, let refusal = await evaluate(trust) {
+            try? await loop.submit { secured.value.close(error: refusal) }
+            throw refusal
+        }
+        return secured
     }
 
     /// Creates the TLS stream and starts its handshake; loop thread only.
     func start(_ lower: any ByteStream, context: SSLContext, host: String, port: Int, deadline: Deadline,
-               completion: @escaping (Result<any ByteStream, TLSError>) -> Void) {
+               completion: @escaping (Result<(any ByteStream, TrustContext?), TLSError>) -> Void) {
         let connection: SSLConnection
+        let defers = configuration.deferredTrustEvaluation != nil
         do {
-            connection = try SSLConnection(client: context, host: host, verification: configuration.certificateVerification)
+            connection = try SSLConnection(client: context, host: host, verification: configuration.certificateVerification,
+                                           deferringVerdict: defers)
         } catch {
             lower.close(error: error)
             completion(.failure(error))
@@ -73,7 +81,12 @@ final class TLSClientSecurity: ClientTransportSecurity {
                         completion: { result in
                             switch result {
                             case .success:
-                                if let stream = tls { completion(.success(stream)) }
+                                // The deferred evaluator runs off the loop: what it needs is read here, on it.
+                                let trust = defers ? TrustContext(
+                                    host: host, port: port, verifiedChain: CertificateChain(connection.verifiedChain()),
+                                    peerChain: CertificateChain(connection.peerChain()), verdict: connection.verdict,
+                                    verification: configuration.certificateVerification) : nil
+                                if let stream = tls { completion(.success((stream, trust))) }
                             case .failure(let error):
                                 completion(.failure(error))
                             }

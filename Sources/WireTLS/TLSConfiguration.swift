@@ -71,6 +71,17 @@ public struct TrustContext: Sendable {
     public let verdict: TLSError?
     /// The verification mode the connection used.
     public let verification: CertificateVerification
+
+    /// A context as a handshake would make it (for evaluators tested without a connection).
+    public init(host: String, port: Int, verifiedChain: CertificateChain, peerChain: CertificateChain, verdict: TLSError?,
+                verification: CertificateVerification) {
+        self.host = host
+        self.port = port
+        self.verifiedChain = verifiedChain
+        self.peerChain = peerChain
+        self.verdict = verdict
+        self.verification = verification
+    }
 }
 
 /// A trust hook's answer.
@@ -110,6 +121,15 @@ public struct TLSConfiguration: Sendable {
     /// A hook that sees the chains and OpenSSL's verdict after the handshake and may refuse the
     /// connection; it runs after pinning, on the connection's event loop, so it must not block.
     public var trustEvaluation: (@Sendable (TrustContext) -> TrustDecision)?
+    /// An evaluator that makes the trust decision itself, for callers that must not run on an event loop
+    /// (user hooks) or that decide with other anchors than `trustRoots` (pinned certificates).
+    ///
+    /// When set, OpenSSL's verdict no longer stops the handshake by itself: it is handed over in
+    /// `TrustContext.verdict` (computed as `certificateVerification` says, the host name included unless it is
+    /// `.noHostnameVerification`), and the evaluator decides: nil uses the connection, an error closes it and
+    /// fails the request with that error. It runs after the handshake, after `pinning` and `trustEvaluation`,
+    /// off the event loop, and before the connection carries any HTTP byte or enters a pool.
+    public var deferredTrustEvaluation: (@Sendable (TrustContext) async -> TLSError?)?
     /// Whether sessions are resumed on later connections to the same host and port. Default on.
     public var resumesSessions = true
 

@@ -31,9 +31,11 @@ public struct SessionConfiguration: Sendable {
     /// TLS for `https` URLs of the session's own client (trust roots, client certificate, versions). Default: the
     /// system's roots, TLS 1.2 at least.
     public var tls: TLSConfiguration? = TLSConfiguration()
-    /// A Wire client to adopt instead of making one: several managers on one client share its connections. The
-    /// session never shuts an adopted client down, and `httpMaximumConnectionsPerHost` and `tls` are then the
-    /// client's own. nil (the default): the session makes, owns and shuts down its own client.
+    /// A Wire client to adopt instead of making one: several managers on one client share its `http` connections.
+    /// The session never shuts an adopted client down, and `httpMaximumConnectionsPerHost` and `tls` are then the
+    /// client's own. `https` requests go through a client the session makes from the adopted client's configuration
+    /// with the session's security policy and trust hook applied, so an adopted client cannot bypass them. nil (the
+    /// default): the session makes, owns and shuts down its own client.
     public var httpClient: HTTPClient?
 
     /// The defaults listed on each property.

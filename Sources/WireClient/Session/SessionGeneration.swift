@@ -1,15 +1,29 @@
+import FoundationEssentials
 import Synchronization
 import Wire
+import WireTLS
 
 /// One session of a manager: the Wire client its tasks run on. `invalidateSession(resetSession: true)` starts a new
 /// generation (a new pool) while the old one drains. The client is made on first use, so making a manager cannot
 /// fail; a client that cannot start fails the task that needed it.
+///
+/// The client's TLS layer enforces the security policies it was made with; when the manager's policies change, the
+/// next request gets a new client (a new TLS layer, new pools, no session resumption across policies) and the old
+/// one is retired: it finishes what it runs and is shut down with the generation.
 final class SessionGeneration: Sendable {
     /// 0 for the manager's first session, then 1, 2, …
     let number: Int
     private let configuration: HTTPClientConfiguration
     private let adopted: HTTPClient?
-    private let made = Mutex<Result<HTTPClient, HTTPClientError>?>(nil)
+
+    private struct Clients {
+        /// The client for the current policies, with the policies it enforces.
+        var current: (policies: HostSecurityPolicies, result: Result<HTTPClient, HTTPClientError>)?
+        /// Clients made for earlier policies.
+        var retired: [HTTPClient] = []
+    }
+
+    private let made = Mutex(Clients())
 
     init(number: Int, configuration: SessionConfiguration) {
         self.number = number
@@ -17,27 +31,54 @@ final class SessionGeneration: Sendable {
         adopted = configuration.httpClient
     }
 
-    /// The client: the adopted one, or the generation's own (made now if it was not yet).
-    func client() throws(HTTPClientError) -> HTTPClient {
-        if let adopted { return adopted }
-        let result = made.withLock { made -> Result<HTTPClient, HTTPClientError> in
-            if let made { return made }
+    /// The client for `url` under `trust`: an adopted client serves `http` as it is; `https` always goes through a
+    /// client whose TLS layer applies `trust` (made from the adopted client's configuration when there is one, so
+    /// an adopted client's own TLS settings can never bypass the session's security policy).
+    func client(for url: URL, trust: SessionTrust) throws(HTTPClientError) -> HTTPClient {
+        if let adopted, url.scheme?.lowercased() != "https" { return adopted }
+        let base = adopted?.configuration ?? configuration
+        let result = made.withLock { clients -> Result<HTTPClient, HTTPClientError> in
+            if let current = clients.current, current.policies == trust.policies { return current.result }
+            if case .success(let old) = clients.current?.result { clients.retired.append(old) }
+            let configuration = trust.applied(to: base)
             let result = Result { () throws(HTTPClientError) -> HTTPClient in try HTTPClient(configuration: configuration) }
-            made = result
+            clients.current = (trust.policies, result)
             return result
         }
         return try result.get()
     }
 
-    /// The client the generation made itself, if it made one (an adopted client is never shut down by the session).
-    var ownClient: HTTPClient? {
-        made.withLock { made in
-            if case .success(let client) = made { client } else { nil }
+    /// The clients the generation made itself (an adopted client is never shut down by the session).
+    var ownClients: [HTTPClient] {
+        made.withLock { clients in
+            var own = clients.retired
+            if case .success(let client) = clients.current?.result { own.append(client) }
+            return own
         }
     }
 
-    /// Shuts the generation's own client down (its pooled connections close); nothing for an adopted client.
+    /// Shuts the generation's own clients down (their pooled connections close); nothing for an adopted client.
     func shutdown() async {
-        await ownClient?.shutdown()
+        for client in ownClients { await client.shutdown() }
+    }
+}
+
+/// What a session's TLS layer enforces: the host policies it is made for, and the manager's evaluation of a
+/// handshake (the trust hook first, then the policy).
+struct SessionTrust: Sendable {
+    let policies: HostSecurityPolicies
+    let evaluate: @Sendable (TrustContext, HostSecurityPolicies, TrustRoots) async -> TLSError?
+
+    /// `configuration` with its TLS layer deciding through `evaluate` (no-op without WireTLS's `tls`).
+    func applied(to configuration: HTTPClientConfiguration) -> HTTPClientConfiguration {
+        guard var tls = configuration.tls else { return configuration }
+        let roots = tls.trustRoots
+        let policies = self.policies
+        let evaluate = self.evaluate
+        tls.deferredTrustEvaluation = { context in await evaluate(context, policies, roots) }
+        if !policies.allowsSessionResumption { tls.resumesSessions = false }
+        var configuration = configuration
+        configuration.tls = tls
+        return configuration
     }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Wire
+import WireTLS
 
 /// What a data task does once its response head arrived (NSURLSessionResponseDisposition).
 public enum ResponseDisposition: Sendable, Hashable {
@@ -16,6 +17,7 @@ public enum ResponseDisposition: Sendable, Hashable {
 /// manager's serial delegate queue, never on an event loop and never under a WireClient lock.
 struct SessionHooks: Sendable {
     var sessionDidBecomeInvalid: (@Sendable (ClientError?) -> Void)?
+    var sessionDidReceiveServerTrustChallenge: (@Sendable (TrustContext) -> ServerTrustDisposition)?
     var taskWillPerformHTTPRedirection: (@Sendable (SessionTask, ClientResponse, ClientRequest) -> ClientRequest?)?
     var taskNeedNewBodyStream: (@Sendable (SessionTask) -> RequestBody?)?
     var taskDidSendBodyData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)?

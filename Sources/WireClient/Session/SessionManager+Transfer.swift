@@ -133,16 +133,18 @@ extension SessionManager {
             outcome.error = ClientError(.sessionInvalidated, failingURL: task.originalRequest.url, failureReason: "no session")
             return outcome
         }
-        let client: HTTPClient
-        do throws(HTTPClientError) {
-            client = try generation.client()
-        } catch {
-            outcome.error = .transport(error, url: task.originalRequest.url)
-            return outcome
-        }
+        let trust = sessionTrust
         var request = task.currentRequest
         var hops = 0
         while true {
+            // Per hop: a redirect may lead to a host under another security policy.
+            let client: HTTPClient
+            do throws(HTTPClientError) {
+                client = try generation.client(for: request.url, trust: trust)
+            } catch {
+                outcome.error = .transport(error, url: request.url)
+                return outcome
+            }
             // A task suspended before its request (or the next hop's) went out sends nothing until it is resumed.
             await task.waitWhileSuspended()
             if let reason = task.cancelReason {

@@ -54,6 +54,7 @@ public final class SessionManager: Sendable {
             set { hooksSnapshot = SessionHooksSnapshot(newValue) }
         }
         var hooksSnapshot = SessionHooksSnapshot(SessionHooks())
+        var securityPolicies = HostSecurityPolicies()
         var monitors: [any SessionEventMonitor]
         var streams: [Int: AsyncStream<TaskEvent>.Continuation] = [:]
         var nextStream = 0
@@ -81,7 +82,7 @@ public final class SessionManager: Sendable {
             (Array(state.draining.values) + (state.current.map { [$0] } ?? []), Array(state.streams.values))
         }
         for stream in streams { stream.finish() }
-        let clients = generations.compactMap(\.ownClient)
+        let clients = generations.flatMap(\.ownClients)
         if !clients.isEmpty {
             Task { for client in clients { await client.shutdown() } }
         }

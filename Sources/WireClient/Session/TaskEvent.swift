@@ -71,4 +71,7 @@ public protocol SessionEventMonitor: Sendable {
     ///   - event: What happened.
     ///   - manager: The manager whose task (or session) it happened to.
     func manager(_ manager: SessionManager, didEmit event: TaskEvent)
+
+    /// Called once per connection that a report-only security policy let through despite a pin mismatch.
+    func manager(_ manager: SessionManager, didRecordPinMismatch report: PinMismatchReport)
 }

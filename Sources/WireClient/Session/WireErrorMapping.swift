@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Wire
+import WireTLS
 
 extension ClientError {
     /// The WireClient error for a Wire client failure (§14.1), carrying it as `underlying`.
@@ -20,12 +21,23 @@ extension ClientError {
         case .tooManyRedirects: .tooManyRedirects
         case .cancelled, .shutDown: .cancelled
         case .bodyTooLarge: .responseTooLarge
-        case .tlsFailed: .secureConnectionFailed
+        case .tlsFailed: isTrustRefusal(error.securityError) ? .serverCertificateUntrusted : .secureConnectionFailed
         case .invalidRequest: .requestSerializationFailed
         case .startFailed, .invalidConfiguration: .cannotConnectToHost
         default: .networkConnectionLost
         }
+        if code == .serverCertificateUntrusted, let tls = error.securityError {
+            // §6.2.6: the TLSError itself, which names the rule and lists the chain's pins.
+            return ClientError(code, failingURL: url, underlying: tls, failureReason: "The certificate for this server is invalid: \(tls)")
+        }
         return ClientError(code, failingURL: url, underlying: error, failureReason: error.detail)
+    }
+
+    /// Whether a TLS failure is a verdict on the server's certificate (a trust refusal, −1202) rather than a failed
+    /// handshake (−1200).
+    private static func isTrustRefusal(_ error: (any Error)?) -> Bool {
+        guard let tls = error as? TLSError else { return false }
+        return tls.reason.isCertificateVerdict || tls.reason == .pinMismatch
     }
 
     /// The WireClient error for a failure while reading a response body.

@@ -47,12 +47,13 @@ final class SSLConnection {
     /// Takes a new session (a reference the receiver now owns) for later resumption.
     var onNewSession: ((OpaquePointer) -> Void)?
 
-    /// A client connection to `host`, verifying as `verification` says.
-    init(client context: SSLContext, host: String, verification: CertificateVerification) throws(TLSError) {
+    /// A client connection to `host`, verifying as `verification` says; with `deferringVerdict` a
+    /// verification failure is only recorded, for a deferred evaluator to decide on.
+    init(client context: SSLContext, host: String, verification: CertificateVerification, deferringVerdict: Bool = false) throws(TLSError) {
         (ssl, readBIO, writeBIO) = try Self.makeSSL(context)
         isClient = true
         self.host = host
-        enforcesVerification = verification != .none
+        enforcesVerification = verification != .none && !deferringVerdict
         attach()
         SSL_set_connect_state(ssl)
         let isIPAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
