@@ -54,6 +54,7 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
 
     private let state: Mutex<DownloadQueue<Requester>>
     private let shouldCacheHook = Mutex<ShouldCache?>(nil)
+    let slots = SlotRegistry<Value>()
 
     /// Creates a downloader.
     /// - Parameters:
