@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import WireTestSupport
 import WireClient
 
 /// §10: the purge arithmetic, LRU order with reads counting, request keys, the oversize refusal, image costs, and
@@ -194,7 +195,8 @@ struct AutoPurgingCacheTests {
                 == nil)
     }
 
-    @Test func theLinuxSourceArmsPSIWhereTheKernelHasItAndStopsCleanly() throws {
+    // Opens descriptors and a thread: alone among the I/O tests, whose descriptor census it would disturb.
+    @Test(.exclusiveIO) func theLinuxSourceArmsPSIWhereTheKernelHasItAndStopsCleanly() throws {
         let source = LinuxMemoryPressureSource()
         #expect(!source.isWatching)
         source.start {}
