@@ -93,17 +93,21 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
             failure?(request, nil, ClientError(.badURL, failingURL: request.url, failureReason: "The URL has no host"))
             return
         }
-        let isLoadingSameURL = state.withLock { $0.active?.url == request.url }
-        if isLoadingSameURL { return }
-        cancel()
+        let id = UUID()
+        // Supersede the active load in one step, so that of two concurrent loads each cancels what it replaced.
+        let superseded = state.withLock { state -> (isSameURL: Bool, receipt: DownloadReceipt?) in
+            if state.active?.url == request.url { return (true, nil) }
+            defer { state.active = Active(id: id, url: request.url, receipt: nil) }
+            return (false, state.active?.receipt)
+        }
+        if superseded.isSameURL { return }
+        if let receipt = superseded.receipt { downloader.cancel(receipt) }
         if let cached = downloader.cache?.value(for: request) {
+            guard finish(id) else { return }
             if let success { success(request, nil, cached) } else { setValue(cached) }
             return
         }
         if let placeholder { setValue(placeholder) }
-        let id = UUID()
-        // Recorded before the download starts, so that its handlers (on another queue) find themselves current.
-        state.withLock { $0.active = Active(id: id, url: request.url, receipt: nil) }
         let receipt = downloader.download(request, receiptID: id, success: { [weak self] request, response, value in
             guard let self, self.finish(id) else { return }
             if let success { success(request, response, value) } else { self.setValue(value) }
@@ -111,9 +115,13 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
             guard let self, self.finish(id) else { return }
             failure?(request, response, error)
         })
-        state.withLock { state in
-            if state.active?.id == id { state.active?.receipt = receipt }
+        let isCurrent = state.withLock { state -> Bool in
+            guard state.active?.id == id else { return false }
+            state.active?.receipt = receipt
+            return true
         }
+        // Superseded while starting (a concurrent load or cancel saw no receipt yet): nobody else can cancel it.
+        if !isCurrent, let receipt { downloader.cancel(receipt) }
     }
 
     /// Cancels the active download (its callbacks never come); the value stays.

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 import Testing
@@ -36,6 +37,25 @@ struct ResourceSlotTests {
             #expect(slot.activeReceipt == nil)
             #expect(delivered.all.isEmpty)
             #expect(shown.all == ["P", "/hold/b"])
+        }
+    }
+
+    @Test func concurrentLoadsLeaveOneDownloadAndCancelEveryOther() async throws {
+        let held = HeldResponses()
+        try await LoopbackServer.with(held.handler) { server in
+            let downloader = makeDownloader()
+            let slot = ResourceSlot(downloader: downloader)
+            DispatchQueue.concurrentPerform(iterations: 50) { index in
+                slot.load(url: server.url("/hold/c\(index)"))
+            }
+            let survivor = try #require(slot.activeReceipt)
+            // Every superseded download was cancelled, queued or running: only the survivor is left.
+            #expect(await eventually(within: .seconds(10)) {
+                downloader.queuedDownloadCount == 0 && downloader.activeDownloadCount == 1
+            })
+            held.openAll()
+            #expect(await eventually(within: .seconds(10)) { slot.value != nil })
+            #expect(text(slot.value) == survivor.task.originalRequest.url.path)
         }
     }
 
