@@ -130,7 +130,7 @@ struct MultipartUploadTests {
     func theThresholdSendsThroughATemporaryFileOrFromMemory(threshold: Int64) async throws {
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         let spillFolder = (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/WireClient"
-        func spilled() -> [String] {
+        @Sendable func spilled() -> [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: spillFolder)) ?? []).filter { $0.hasSuffix(".multipart") }
         }
         let before = spilled()
@@ -138,7 +138,12 @@ struct MultipartUploadTests {
         form.appendPart(formData: Data("1".utf8), name: "a")
         form.appendPart(fileData: patternedBytes(100_000), name: "b", fileName: "b.bin", mimeType: "application/octet-stream")
         let expected = try await collect(form.body)
-        try await LoopbackServer.with({ _, writer in try await writer.reply(200, "ok") }) { server in
+        // What the spill folder holds while the server has the request: the spill file exists exactly when used.
+        let seen = Recorder<[String]>()
+        try await LoopbackServer.with({ _, writer in
+            seen.record(spilled())
+            try await writer.reply(200, "ok")
+        }) { server in
             let manager = SessionManager()
             manager.responseSerializer = HTTPResponseSerializer()
             let result = try await manager.upload(for: ClientRequest(url: server.url("/up"), method: "POST"), multipartFormData: form,
@@ -147,6 +152,7 @@ struct MultipartUploadTests {
             #expect(server.requests.first.map { Data($0.body) } == expected)
             #expect(server.requests.first?.headers.first(name: "Content-Type") == "multipart/form-data; boundary=S")
         }
+        #expect(seen.all.first.map { Set($0).subtracting(before).count } == (threshold == 1 ? 1 : 0))
         // The spill file (in $TMPDIR/WireClient) is gone once the task completed.
         #expect(spilled() == before)
     }
