@@ -126,6 +126,29 @@ struct MultipartUploadTests {
         }
     }
 
+    @Test func aRetrySendsTheWholeBodyAgain() async throws {
+        let form = MultipartFormData(boundary: "T")
+        let streamed = patternedBytes(90_000, seed: 4)
+        form.appendPart(formData: Data("x".utf8), name: "a")
+        form.appendPart(stream: { stream(of: streamed, chunkSize: 30_000) }, name: "s", fileName: "s.bin", length: 90_000,
+                        mimeType: "application/octet-stream")
+        let expected = try await collect(form.body)
+        let attempts = Counter()
+        try await LoopbackServer.with({ _, writer in
+            try await writer.reply(attempts.add() == 1 ? 503 : 200, "x")
+        }) { server in
+            let manager = SessionManager()
+            manager.responseSerializer = HTTPResponseSerializer()
+            manager.interceptor = RetryInterceptor(policy: RetryPolicy(baseDelay: .milliseconds(1), jitter: .none, retryableMethods: nil))
+            var request = ClientRequest(url: server.url("/up"), method: "POST")
+            form.attach(to: &request)
+            let result = try await manager.data(for: request)
+            #expect(result.response?.statusCode == 200)
+            #expect(server.requests.count == 2)
+            #expect(server.requests.allSatisfy { Data($0.body) == expected })
+        }
+    }
+
     @Test(arguments: [Int64(1), MultipartFormData.encodingMemoryThreshold])
     func theThresholdSendsThroughATemporaryFileOrFromMemory(threshold: Int64) async throws {
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
