@@ -138,7 +138,7 @@ server.serve_forever()
             if found == nil { usleep(10_000) }
         }
         guard let found else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             throw ReceiverError.didNotStart
         }
         port = found
@@ -156,8 +156,9 @@ server.serve_forever()
 
     /// Stops the receiver and removes its folder.
     func stop() {
-        // No wait: Foundation reaps the child, and waitUntilExit would spin a run loop inside an async test.
-        if process.isRunning { process.terminate() }
+        // SIGKILL, not terminate(): the child inherits the spawning thread's signal mask, in which SIGTERM may be
+        // blocked. No wait: Foundation reaps the child, and waitUntilExit would spin a run loop in an async test.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(atPath: folder)
     }
 
