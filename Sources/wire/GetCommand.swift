@@ -61,6 +61,8 @@ enum FetchHelp {
           -I, --head                Send HEAD and write only the response head (with -X, that method, body dropped).
           -H, --header 'Name: value'
                                     Add a header field (repeatable).
+          -F, --form NAME=VALUE|NAME=@FILE[;type=T][;filename=F]|NAME=<FILE
+                                    Send a multipart form (POST unless -X), as curl builds it; repeatable.
           -d, --data DATA|@FILE     Send DATA (a file without its line ends with @FILE; @- reads standard input); \
         POST unless -X; several are joined with '&'.
               --data-binary DATA|@FILE

@@ -33,9 +33,7 @@ public enum RequestBody: Sendable {
             return .file(path: path)
         case .stream(let length, let makeStream):
             let wireLength = length.flatMap { Int(exactly: $0) }
-            return .replayable(length: wireLength) {
-                makeStream().map { ByteBuffer(bytes: $0) }
-            }
+            return .replayable(length: wireLength, makeChunks: { StreamedBody.chunks(of: makeStream(), length: length) })
         }
     }
 }

@@ -80,7 +80,7 @@ public final class HTTPSessionManager: Sendable {
         return request
     }
 
-    private func resolve(_ path: String) throws(ClientError) -> URL {
+    func resolve(_ path: String) throws(ClientError) -> URL {
         if let base { return try base.resolve(path) }
         let escaped = BaseURL.escapingDisallowedBytes(path)
         guard let url = URL(string: escaped), let scheme = url.scheme?.lowercased(),
@@ -131,7 +131,7 @@ public final class HTTPSessionManager: Sendable {
     }
 
     /// Runs `body` once on the completion queue after the caller returned, inside the completion group.
-    private func deliverLater(_ body: @escaping @Sendable () -> Void) {
+    func deliverLater(_ body: @escaping @Sendable () -> Void) {
         let queue = session.completionQueue ?? session.privateCompletionQueue
         let group = session.completionGroup
         group?.enter()
@@ -144,7 +144,7 @@ public final class HTTPSessionManager: Sendable {
 
 /// The task a completion handler reports, set right after the task is made (it starts suspended, so its handler
 /// cannot run before) and taken once, so the handler does not keep the task alive after it ran.
-private final class TaskSlot: Sendable {
+final class TaskSlot: Sendable {
     private let task = Mutex<SessionTask?>(nil)
 
     func set(_ value: SessionTask) { task.withLock { $0 = value } }

@@ -32,12 +32,12 @@ enum GatedBody {
         case .stream(let streamLength, let makeStream):
             let length = streamLength ?? declaredLength
             let wireLength = length.flatMap { Int(exactly: $0) }
-            return (.replayable(length: wireLength) {
-                makeStream().map { (chunk: Data) async -> ByteBuffer in
-                    await task.waitWhileSuspended()
-                    return ByteBuffer(bytes: chunk)
-                }
-            }, length)
+            // A stream that breaks its declared length (a multipart part, a caller's stream) fails the task with
+            // that error, and the cancel closes the connection: the server sees a truncated message.
+            return (.replayable(length: wireLength, makeChunks: {
+                StreamedBody.chunks(of: makeStream(), length: length, gate: { await task.waitWhileSuspended() },
+                                    failed: { error in task.cancelTransfer(reason: error.failing(url)) })
+            }), length)
         }
     }
 

@@ -33,7 +33,7 @@ extension SessionManager {
     }
 
     /// Makes a task with `make`, resumes it, and waits for its completion handler; a cancelled caller cancels it.
-    private func run(_ make: @escaping @Sendable (@escaping @Sendable (CompletionInfo) -> Void) -> SessionTask)
+    func run(_ make: @escaping @Sendable (@escaping @Sendable (CompletionInfo) -> Void) -> SessionTask)
         async throws(ClientError) -> DataResult {
         let made = Locked<(task: SessionTask?, cancelled: Bool)>((nil, false))
         let result = await withTaskCancellationHandler {

@@ -45,6 +45,8 @@ struct FetchOptions: Equatable, Sendable {
     var headers: [(name: String, value: String)] = []
     /// Request data from `-d` and `--data-binary`, in order.
     var data: [DataPart] = []
+    /// Multipart form fields from `-F`, in order.
+    var form: [FormPart] = []
     /// Output files from `-o`, paired with the URLs in order; `-` is standard output.
     var outputs: [String] = []
     /// `-i`: write the response head before the body.
@@ -119,7 +121,7 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.connectTimeout == rhs.connectTimeout && lhs.followRedirects == rhs.followRedirects
             && lhs.maxRedirects == rhs.maxRedirects && lhs.unixSocket == rhs.unixSocket && lhs.silent == rhs.silent
             && lhs.rate == rhs.rate && lhs.jsonSummary == rhs.jsonSummary && lhs.tls == rhs.tls
-            && lhs.retry == rhs.retry
+            && lhs.retry == rhs.retry && lhs.form == rhs.form
     }
 
     /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
@@ -145,7 +147,7 @@ struct FetchOptions: Equatable, Sendable {
 
     /// Options that take a value, long spellings first; the short ones may have the value attached (`-XPOST`).
     private static let valued: [String: String] = [
-        "-X": "--request", "-H": "--header", "-d": "--data", "-o": "--output",
+        "-X": "--request", "-H": "--header", "-d": "--data", "-o": "--output", "-F": "--form", "--form": "--form",
         "--request": "--request", "--header": "--header", "--data": "--data", "--data-binary": "--data-binary",
         "--output": "--output", "--max-time": "--max-time", "-m": "--max-time",
         "--connect-timeout": "--connect-timeout",
@@ -239,6 +241,8 @@ struct FetchOptions: Equatable, Sendable {
             data.append(value.hasPrefix("@") ? .textFile(String(value.dropFirst())) : .text(value))
         case "--data-binary":
             data.append(value.hasPrefix("@") ? .binaryFile(String(value.dropFirst())) : .binary(value))
+        case "--form":
+            form.append(try FormPart(value))
         case "--output":
             guard !value.isEmpty else { throw FetchUsageError(message: "-o needs a file name") }
             outputs.append(value)
@@ -298,6 +302,10 @@ struct FetchOptions: Equatable, Sendable {
         }
         guard !urls.isEmpty else { throw FetchUsageError(message: "no URL given") }
         if requiresMethod && method == nil { throw FetchUsageError(message: "wire request needs -X METHOD") }
+        if !form.isEmpty && (headOnly || !data.isEmpty) {
+            // curl: "You can only select one HTTP request method!"
+            throw FetchUsageError(message: "choose one method: -F sends a multipart POST, -d/--data-binary a form POST, -I HEAD")
+        }
         if headOnly && !data.isEmpty {
             // curl refuses the pair too: -d asks for POST, -I for HEAD.
             throw FetchUsageError(message: "choose one method: -I/--head asks for HEAD, -d/--data-binary for POST")

@@ -1,5 +1,6 @@
 import Glibc
 import Wire
+import WireClient
 
 /// Turns the options into one `HTTPClientRequest` per URL: the method curl would pick, the header fields, the body
 /// (read once, shared by every URL), and the `--unix-socket` rewrite.
@@ -12,6 +13,8 @@ struct RequestBuilder: Sendable {
         case bytes(ByteBuffer)
         /// A file streamed from disk as the socket takes it (`--data-binary @file`), with its size.
         case file(path: String, size: Int)
+        /// A multipart form (`-F`), streamed part by part with its exact length.
+        case form(MultipartFormData)
     }
 
     /// One request, ready to execute.
@@ -31,7 +34,7 @@ struct RequestBuilder: Sendable {
     /// - Throws: `TransferFailure` with curl's read-error status (26) when a data file cannot be read.
     init(options: FetchOptions) throws(TransferFailure) {
         self.options = options
-        body = try Self.prepareBody(options.data)
+        body = options.form.isEmpty ? try Self.prepareBody(options.data) : .form(try FormPart.form(of: options.form))
         // curl's choice: -X names the method outright; otherwise -I is HEAD, data is POST, nothing is GET.
         if let explicit = options.method {
             method = explicit
@@ -57,7 +60,9 @@ struct RequestBuilder: Sendable {
             throw TransferFailure(status: ExitStatus.malformedURL, message: "https over --unix-socket is not supported: \(text)")
         }
         for field in options.headers { headers.add(name: field.name, value: field.value) }
-        if !options.data.isEmpty, !headers.contains(name: "content-type") {
+        if case .form(let form) = body, !headers.contains(name: "content-type") {
+            headers.add(name: "Content-Type", value: form.contentType)
+        } else if !options.data.isEmpty, !headers.contains(name: "content-type") {
             // curl labels data from -d and --data-binary alike as a form unless told otherwise.
             headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         }
@@ -65,6 +70,7 @@ struct RequestBuilder: Sendable {
         case .none: nil
         case .bytes(let bytes): .bytes(bytes)
         case .file(let path, _): .file(path: path)
+        case .form(let form): form.body.wireBody
         }
         var request = HTTPClientRequest(url: absolute, method: method, headers: headers, body: requestBody)
         // The socket replaces the connection, not the request: the server still sees the URL's
