@@ -28,6 +28,9 @@ public struct SessionConfiguration: Sendable {
     public var maximumConcurrentTasks: Int?
     /// Redirect hops a task follows at most; one more fails it with `.tooManyRedirects`. Default 16.
     public var maximumRedirects = 16
+    /// Which URLs may be fetched at all (ATS-like, checked before any socket and at every redirect hop); everything
+    /// by default.
+    public var transportSecurity = TransportSecurityPolicy.allowsArbitraryLoads
     /// TLS for `https` URLs of the session's own client (trust roots, client certificate, versions). Default: the
     /// system's roots, TLS 1.2 at least.
     public var tls: TLSConfiguration? = TLSConfiguration()

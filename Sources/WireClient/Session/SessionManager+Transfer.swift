@@ -271,6 +271,8 @@ extension SessionManager {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
             throw ClientError(.badURL, failingURL: request.url, failureReason: "WireClient fetches http and https URLs only")
         }
+        // Before any socket, for the first request and every redirect hop alike.
+        try configuration.transportSecurity.check(request.url)
         var headers = request.headers
         for field in configuration.httpAdditionalHeaders {
             if !headers.contains(name: field.name) { headers.add(name: field.name, value: field.value) }
