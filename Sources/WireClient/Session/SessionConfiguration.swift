@@ -31,6 +31,8 @@ public struct SessionConfiguration: Sendable {
     /// Which URLs may be fetched at all (ATS-like, checked before any socket and at every redirect hop); everything
     /// by default.
     public var transportSecurity = TransportSecurityPolicy.allowsArbitraryLoads
+    /// Credentials for `.performDefaultHandling` of an authentication challenge; none by default.
+    public var credentialStorage: CredentialStorage?
     /// TLS for `https` URLs of the session's own client (trust roots, client certificate, versions). Default: the
     /// system's roots, TLS 1.2 at least.
     public var tls: TLSConfiguration? = TLSConfiguration()

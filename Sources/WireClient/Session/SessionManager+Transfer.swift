@@ -136,6 +136,7 @@ extension SessionManager {
         let trust = sessionTrust
         var request = task.currentRequest
         var hops = 0
+        var challenges = ChallengeLedger()
         while true {
             // Per hop: a redirect may lead to a host under another security policy.
             let client: HTTPClient
@@ -206,6 +207,19 @@ extension SessionManager {
                     continue
                 }
             }
+            if let answer = await answerChallenge(clientResponse, to: request, of: task, idle: idle, ledger: &challenges) {
+                switch answer {
+                case .replay(let next):
+                    _ = try? await response.body.collect(upTo: 64 * 1024)
+                    task.setCurrentRequest(next)
+                    request = next
+                    continue
+                case .cancel:
+                    task.cancel()
+                    outcome.error = task.cancelReason
+                    return outcome
+                }
+            }
             task.setResponse(clientResponse)
             if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
                 switch await askCaller(idle, { decide(task, clientResponse) }) {
@@ -237,7 +251,7 @@ extension SessionManager {
 
     /// Runs a hook on the delegate queue with the idle timeout held: time spent waiting for the caller is not silence
     /// of the peer.
-    private func askCaller<T: Sendable>(_ idle: IdleTimer, _ body: @escaping @Sendable () -> T) async -> T {
+    func askCaller<T: Sendable>(_ idle: IdleTimer, _ body: @escaping @Sendable () -> T) async -> T {
         idle.beginHold()
         let answer = await askDelegateQueue(body)
         idle.endHold()
