@@ -52,3 +52,17 @@ extension [UInt8] {
         Swift.withUnsafeBytes(of: value) { append(contentsOf: $0) }
     }
 }
+
+extension SocketAddress {
+    /// The IP address's bytes in network order (4 or 16), nil for a Unix-domain address: what a route lookup asks.
+    package var ipAddressBytes: [UInt8]? {
+        switch storage {
+        case .v4(let address, _):
+            return Swift.withUnsafeBytes(of: address) { Array($0) }  // s_addr is already in network order
+        case .v6(let high, let low, _, _):
+            return Swift.withUnsafeBytes(of: high.bigEndian) { Array($0) } + Swift.withUnsafeBytes(of: low.bigEndian) { Array($0) }
+        case .unix:
+            return nil
+        }
+    }
+}

@@ -155,3 +155,8 @@ package enum RouteNetlinkExchangeError: Error, Hashable, Sendable, CustomStringC
         }
     }
 }
+
+extension IOError {
+    /// Whether a netlink socket reported `ENOBUFS`: its receive buffer overflowed and notifications were lost.
+    package var isNetlinkOverflow: Bool { errno.rawValue == ENOBUFS }
+}
