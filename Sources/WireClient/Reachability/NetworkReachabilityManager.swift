@@ -54,7 +54,7 @@ public final class NetworkReachabilityManager: Sendable {
 
     private struct Run {
         var watch: (any ReachabilityWatch)?
-        var worker: Task<Void, Never>
+        var worker: Task<Void, Never>?
         var triggers: AsyncStream<Void>.Continuation
         var hasDeliveredFirst = false
     }
@@ -139,26 +139,26 @@ public final class NetworkReachabilityManager: Sendable {
             watch = nil
         }
         trigger.yield()  // the first evaluation, delivered whatever it finds
-        let generation = state.withLock { state -> UInt64 in
+        // The run is in place before its worker starts, so that the first evaluation finds it.
+        let (generation, displaced) = state.withLock { state -> (UInt64, Run?) in
             state.generation += 1
-            return state.generation
+            // A run another thread started since our `stopMonitoring()` gives way to this one.
+            defer { state.run = Run(watch: watch, worker: nil, triggers: trigger) }
+            return (state.generation, state.run)
         }
+        if let displaced { Self.end(displaced) }
         let worker = Task { [weak self] in
             for await _ in triggers {
                 guard let self, !Task.isCancelled else { return }
                 await self.evaluate(watch: watch, generation: generation)
             }
         }
-        let stale = state.withLock { state -> (any ReachabilityWatch)? in
-            guard state.generation == generation else { return watch }  // stopped meanwhile
-            state.run = Run(watch: watch, worker: worker, triggers: trigger)
-            return nil
+        let isCurrent = state.withLock { state -> Bool in
+            guard state.generation == generation else { return false }  // stopped meanwhile
+            state.run?.worker = worker
+            return true
         }
-        if let stale {
-            stale.stop()
-            worker.cancel()
-            trigger.finish()
-        }
+        if !isCurrent { worker.cancel() }
     }
 
     /// Stops watching: no callback after it returns (one already running may finish); the last status is kept.
@@ -168,8 +168,11 @@ public final class NetworkReachabilityManager: Sendable {
             defer { state.run = nil }
             return state.run
         }
-        guard let run else { return }
-        run.worker.cancel()
+        if let run { Self.end(run) }
+    }
+
+    private static func end(_ run: Run) {
+        run.worker?.cancel()
         run.triggers.finish()
         run.watch?.stop()
     }
