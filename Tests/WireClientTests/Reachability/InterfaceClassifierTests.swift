@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WireClient
+import WireTestSupport
 
 /// Interface kinds from a sysfs fixture tree (spec §7.2 item 2), and the procfs/sysfs snapshot of the polling
 /// fallback, from fixture files.
@@ -87,5 +88,38 @@ import WireClient
         #expect(path == ReachabilityPath(status: .reachableViaWiFi, interfaceName: "eth0", interfaceKind: .wired, hasIPv4Route: true, hasIPv6Route: true))
         let loopback = ReachabilitySnapshot.IPAddress(bytes: [UInt8](repeating: 0, count: 15) + [1])!
         #expect(ReachabilityEvaluator.path(for: .addresses([loopback]), in: snapshot).interfaceKind == .loopback)
+    }
+}
+
+/// The fallback when netlink is unavailable: the manager polls procfs and sysfs (here fixture trees) every
+/// interval of the injected clock and reports the change it finds.
+@Suite(.exclusiveIO, .timeLimit(.minutes(1)))
+struct PollingFallbackTests {
+    @Test func pollingFollowsTheFiles() async throws {
+        let root = try InterfaceClassifierTests.makeTree([
+            "eth0": ["type": "1\n", "ifindex": "2\n", "flags": "0x1043\n", "operstate": "up\n"],
+        ])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: "\(root)/net", withIntermediateDirectories: true)
+        let header = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+        let connected = "eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"
+        let defaultRoute = "eth0\t00000000\t010200C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
+        try (header + connected + defaultRoute).write(toFile: "\(root)/net/route", atomically: true, encoding: .utf8)
+        let source = SystemReachabilitySource(
+            classifier: InterfaceClassifier(sysfsRoot: root), procRoot: root, pollingInterval: .milliseconds(20), usesNetlink: false
+        )
+        let manager = NetworkReachabilityManager(source: source)
+        let recorder = ReachabilityRecorder(manager)
+        manager.startMonitoring()
+        defer { manager.stopMonitoring() }
+        #expect(await recorder.waitForLast(.reachableViaWiFi) != nil)
+        #expect(manager.path.interfaceName == "eth0")
+        try (header + connected).write(toFile: "\(root)/net/route", atomically: true, encoding: .utf8)
+        #expect(await recorder.waitForLast(.notReachable) != nil)
+        try "0x1002\n".write(toFile: "\(root)/class/net/eth0/flags", atomically: true, encoding: .utf8)
+        try (header + connected + defaultRoute).write(toFile: "\(root)/net/route", atomically: true, encoding: .utf8)
+        // The route is back but the interface is down: still not reachable, and no repeated callback.
+        try await Task.sleep(for: .milliseconds(100))  // several polls; a window for a wrong delivery
+        #expect(recorder.statuses == [.reachableViaWiFi, .notReachable])
     }
 }
