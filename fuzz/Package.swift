@@ -52,6 +52,11 @@ let package = Package(
             name: "FuzzConnectionPool",
             dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
         ),
+        // The routing netlink parser of reachability (package access in Wire, hence @testable and -enable-testing).
+        .executableTarget(
+            name: "FuzzRouteNetlink",
+            dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/netlink.h>
+#include <sched.h>
 #include "CWireLinux.h"
 
 int c_wire_epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct timespec *timeout) {
@@ -29,3 +31,13 @@ size_t c_wire_heap_bytes_in_use(void) {
 }
 
 int c_wire_getrusage_thread(struct rusage *usage) { return getrusage(RUSAGE_THREAD, usage); }
+
+int c_wire_netlink_bind(int fd, uint32_t groups) {
+    struct sockaddr_nl address;
+    memset(&address, 0, sizeof address);
+    address.nl_family = AF_NETLINK;
+    address.nl_groups = groups;
+    return bind(fd, (struct sockaddr *)&address, sizeof address);
+}
+
+int c_wire_setns_network(int fd) { return setns(fd, CLONE_NEWNET); }

@@ -68,4 +68,11 @@ size_t c_wire_heap_bytes_in_use(void);
 /// getrusage(RUSAGE_THREAD): the calling thread's resource usage.
 int c_wire_getrusage_thread(struct rusage *usage);
 
+/// bind(2) of a netlink socket to the kernel-assigned port with the multicast `groups` (a `sockaddr_nl`, whose
+/// header would clash with Glibc's module here).
+int c_wire_netlink_bind(int fd, uint32_t groups);
+
+/// setns(2) into the network namespace open at `fd` (CLONE_NEWNET), for the calling thread only.
+int c_wire_setns_network(int fd);
+
 #endif

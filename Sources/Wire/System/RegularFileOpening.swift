@@ -1,3 +1,4 @@
+import CWireLinux
 import Glibc
 
 /// What `fstat(2)` said of a regular file when it was opened.
