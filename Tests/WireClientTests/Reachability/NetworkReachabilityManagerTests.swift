@@ -60,7 +60,8 @@ struct NetworkReachabilityManagerTests {
         #expect(await recorder.waitForLast(.reachableViaWWAN) != nil)
         #expect(manager.path.isExpensive)
         #expect(recorder.statuses == [.notReachable, .reachableViaWiFi, .reachableViaWWAN])
-        #expect(recorder.paths.map(\.interfaceName) == [nil, "eth0", "wlan0", "wwan0"])
+        // Paths come through their own stream, which may trail the status callback.
+        #expect(await eventually(within: .seconds(5)) { recorder.paths.map(\.interfaceName) == [nil, "eth0", "wlan0", "wwan0"] })
 
         // A restart delivers the unchanged status again, at once.
         manager.startMonitoring()
