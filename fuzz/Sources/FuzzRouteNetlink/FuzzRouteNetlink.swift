@@ -7,7 +7,8 @@ import FuzzSupport
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRouteNetlink(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let datagram = Array(UnsafeBufferPointer(start: data, count: data == nil ? 0 : size))
-    do {
+    // The parser throws only RouteNetlinkParseError (typed throws): there is no other error to handle.
+    do throws(RouteNetlinkParseError) {
         let messages = try RouteNetlinkParser.messages(in: datagram)
         // Netlink pads every message to 4 bytes; a done message appended after the padding must be read as one more.
         var extended = datagram
@@ -17,10 +18,8 @@ public func fuzzRouteNetlink(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
         }
         let again = try RouteNetlinkParser.messages(in: extended)
         precondition(Array(again.dropLast()) == messages && again.last?.payload == .done, "appending a message changed the parse")
-    } catch let error as RouteNetlinkParseError {
-        precondition(error.offset >= 0 && error.offset <= datagram.count, "error offset \(error.offset) outside \(datagram.count) bytes")
     } catch {
-        preconditionFailure("untyped error \(error)")
+        precondition(error.offset >= 0 && error.offset <= datagram.count, "error offset \(error.offset) outside \(datagram.count) bytes")
     }
     return 0
 }
