@@ -19,26 +19,11 @@ extension HTTPSessionManager {
     public func post(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil, boundary: String? = nil,
                      constructingBody: ((MultipartFormData) throws -> Void)?, progress: TaskProgressHandler? = nil,
                      success: Success?, failure: Failure?) -> SessionTask? {
-        let request: ClientRequest
-        do {
-            request = try multipartRequest(path, parameters: parameters, headers: headers, boundary: boundary,
-                                           constructingBody: constructingBody)
-        } catch {
-            deliverLater { failure?(nil, error) }
-            return nil
+        resumedTask(.upload, uploadProgress: progress, downloadProgress: nil, success: success,
+                    failure: failure) { () throws(ClientError) in
+            try multipartRequest(path, parameters: parameters, headers: headers, boundary: boundary,
+                                 constructingBody: constructingBody)
         }
-        let slot = TaskSlot()
-        let task = session.makeTask(.upload, request, uploadProgress: progress) { _, value, error in
-            guard let task = slot.take() else { return }
-            if let error {
-                failure?(task, error)
-            } else {
-                success?(task, value)
-            }
-        }
-        slot.set(task)
-        task.resume()
-        return task
     }
 
     /// POST `path` with a multipart body, as an `async` call: the serialized value, the response and the body.

@@ -108,15 +108,27 @@ public final class HTTPSessionManager: Sendable {
                          uploadProgress: TaskProgressHandler? = nil, downloadProgress: TaskProgressHandler? = nil,
                          success: (@Sendable (SessionTask, (any Sendable)?) -> Void)?,
                          failure: (@Sendable (SessionTask?, ClientError) -> Void)?) -> SessionTask? {
+        resumedTask(.data, uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success,
+                    failure: failure) { () throws(ClientError) in
+            try self.request(method: method, path: path, parameters: parameters, headers: headers)
+        }
+    }
+
+    /// A resumed task of `kind` for the request `build` makes, reporting to `success` or `failure`: the shared body
+    /// of every callback verb. A request that cannot be built reaches `failure(nil, error)` once, later.
+    func resumedTask(_ kind: SessionTask.Kind, uploadProgress: TaskProgressHandler?, downloadProgress: TaskProgressHandler?,
+                     success: (@Sendable (SessionTask, (any Sendable)?) -> Void)?,
+                     failure: (@Sendable (SessionTask?, ClientError) -> Void)?,
+                     build: () throws(ClientError) -> ClientRequest) -> SessionTask? {
         let request: ClientRequest
         do {
-            request = try self.request(method: method, path: path, parameters: parameters, headers: headers)
+            request = try build()
         } catch {
             deliverLater { failure?(nil, error) }
             return nil
         }
         let slot = TaskSlot()
-        let task = session.dataTask(with: request, uploadProgress: uploadProgress, downloadProgress: downloadProgress) {
+        let task = session.makeTask(kind, request, uploadProgress: uploadProgress, downloadProgress: downloadProgress) {
             _, value, error in
             guard let task = slot.take() else { return }
             if let error {
