@@ -65,6 +65,19 @@ import WireTestSupport
         #expect(try RouteNetlinkParser.messages(in: Self.message(type: 2, body: error + [UInt8](repeating: 0, count: 16))).first?.payload == .error(errno: 101))
     }
 
+    @Test func routesOfOtherFamiliesAreSkippedNotRefused() throws {
+        // An AF_UNSPEC dump lists multicast (128) and MPLS (28) routes beside the IP ones: the datagram still parses.
+        let multicast = Self.message(type: 24, body: Self.rtmsg(family: 128) + Self.attribute(1, [1, 2, 3, 4]))
+        let mpls = Self.message(type: 25, body: Self.rtmsg(family: 28) + Self.attribute(5, [0, 0, 1]))
+        let messages = try RouteNetlinkParser.messages(in: multicast + Self.route + mpls)
+        #expect(messages.map(\.payload) == [.other(type: 24), messages[1].payload, .other(type: 25)])
+        guard case .route(let route, _) = messages[1].payload else {
+            Issue.record("the IPv4 route between them was not read")
+            return
+        }
+        #expect(route.family == 2 && route.gateway == [10, 0, 0, 1])
+    }
+
     @Test func framingErrorsAreTypedWithTheirOffset() {
         func failure(_ datagram: [UInt8]) -> RouteNetlinkParseError? {
             do {
@@ -88,13 +101,11 @@ import WireTestSupport
             == RouteNetlinkParseError(offset: 32, reason: .badAttributeLength(declared: 2, remaining: 4)))
         #expect(failure(Self.message(type: 16, body: Self.ifinfo(index: 1) + [1, 0]))
             == RouteNetlinkParseError(offset: 32, reason: .badAttributeLength(declared: 2, remaining: 2)))
-        // A gateway of 3 bytes for IPv4, an operational state of 0 bytes, an unknown family with an address.
+        // A gateway of 3 bytes for IPv4, an operational state of 0 bytes.
         #expect(failure(Self.message(type: 24, body: Self.rtmsg() + Self.attribute(5, [10, 0, 1])))
             == RouteNetlinkParseError(offset: 28, reason: .badAttributeSize(type: 5, size: 3)))
         #expect(failure(Self.message(type: 16, body: Self.ifinfo(index: 1) + Self.attribute(16, [])))
             == RouteNetlinkParseError(offset: 32, reason: .badAttributeSize(type: 16, size: 0)))
-        #expect(failure(Self.message(type: 24, body: Self.rtmsg(family: 7) + Self.attribute(1, [1, 2, 3, 4])))
-            == RouteNetlinkParseError(offset: 28, reason: .unknownFamily(7)))
         // A multipath next hop shorter than its header.
         #expect(failure(Self.message(type: 24, body: Self.rtmsg() + Self.attribute(9, [4, 0, 0, 0])))
             == RouteNetlinkParseError(offset: 32, reason: .badAttributeLength(declared: 4, remaining: 4)))

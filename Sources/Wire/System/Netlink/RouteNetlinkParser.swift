@@ -37,6 +37,11 @@ package enum RouteNetlinkParser {
     static func aligned(_ length: Int) -> Int { (length + alignment - 1) & ~(alignment - 1) }
 
     private static func decode(type: UInt16, datagram: [UInt8], body: Range<Int>) throws(RouteNetlinkParseError) -> RouteNetlinkMessage.Payload {
+        // An address or route of another family (an AF_UNSPEC dump also lists MPLS and multicast routes, families 28
+        // and 128): not an IP path, and no reason to refuse the datagram around it.
+        if [20, 21, 24, 25].contains(type), let family = body.isEmpty ? nil : datagram[body.lowerBound], family != 2, family != 10 {
+            return .other(type: type)
+        }
         switch type {
         case 1: return .other(type: type)  // NLMSG_NOOP
         case 2:  // NLMSG_ERROR: a negative errno, then the request's header
