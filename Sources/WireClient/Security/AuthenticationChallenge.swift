@@ -73,10 +73,27 @@ public struct AuthenticationChallenge: Sendable {
     private static func realmParameter(of parameters: Substring) -> String? {
         let bytes = Array(parameters.utf8)
         let key = Array("realm=".utf8)
-        guard bytes.count >= key.count, let start = (0...(bytes.count - key.count)).first(where: { offset in
-            // ASCII case folding: `| 0x20` lower-cases letters and leaves `=` as it is.
-            (0..<key.count).allSatisfy { bytes[offset + $0] | 0x20 == key[$0] | 0x20 }
-        }) else { return nil }
+        // Only a parameter name counts: `realm=` at the start or after a comma or whitespace, outside a quoted string
+        // (not inside another parameter's value, nor the tail of `xrealm=`).
+        var start: Int?
+        var quoted = false
+        var escaping = false
+        var offset = 0
+        while offset + key.count <= bytes.count {
+            let byte = bytes[offset]
+            if quoted {
+                if escaping { escaping = false } else if byte == UInt8(ascii: "\\") { escaping = true } else if byte == UInt8(ascii: "\"") { quoted = false }
+            } else if byte == UInt8(ascii: "\"") {
+                quoted = true
+            } else if offset == 0 || [UInt8(ascii: ","), UInt8(ascii: " "), UInt8(ascii: "\t")].contains(bytes[offset - 1]),
+                      // ASCII case folding: `| 0x20` lower-cases letters and leaves `=` as it is.
+                      (0..<key.count).allSatisfy({ bytes[offset + $0] | 0x20 == key[$0] | 0x20 }) {
+                start = offset
+                break
+            }
+            offset += 1
+        }
+        guard let start else { return nil }
         let value = Substring(decoding: bytes[(start + key.count)...], as: UTF8.self)
         guard value.first == "\"" else {
             let token = value.prefix { $0 != "," && $0 != " " && $0 != "\t" }

@@ -107,7 +107,8 @@ struct AuthenticationChallengeTests {
             if request.headers.first(name: "Authorization") == "Bearer t0ken" {
                 try await writer.reply(200, "ok")
             } else {
-                try await writer.reply(401, headers: ["WWW-Authenticate": "Bearer realm=api, error=\"invalid_token\""])
+                // `realm=` inside another parameter's quoted value, or ending another name, is not the realm.
+                try await writer.reply(401, headers: ["WWW-Authenticate": #"Bearer error="invalid realm=evil", xrealm=no, realm=api"#])
             }
         }) { server in
             let manager = Self.manager()
