@@ -1,0 +1,138 @@
+import Foundation
+import Glibc
+
+/// One nginx in a temporary prefix folder, listening on a free loopback port, for tests that meet a real server
+/// (ranges, compression, caching headers). CI installs nginx-light; suites check `TestNginx.isInstalled` first.
+///
+/// nginx ignores its standard input, and a child spawned from a test thread inherits that thread's signal mask, where
+/// SIGTERM may be blocked. So a shell runs it and a watcher SIGKILLs it once the pipe to the shell closes: on `stop()`,
+/// or when the test process ends however it ends.
+public final class TestNginx: Sendable {
+    /// Where Debian's nginx lives.
+    public static let executable = "/usr/sbin/nginx"
+    /// Whether nginx is installed.
+    public static var isInstalled: Bool { access(executable, X_OK) == 0 }
+
+    /// The prefix folder: `conf/`, `logs/`, `html/` (the document root), `tmp/`.
+    public let prefix: String
+    /// The loopback port nginx listens on.
+    public let port: Int
+    /// The document root: files placed here are served at `/<name>`.
+    public var root: String { prefix + "/html" }
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    private let process: Process
+    private let keepAlive: Pipe
+
+    /// Starts nginx and waits (at most 10 s) until it accepts connections.
+    /// - Parameters:
+    ///   - files: Document-root files, by name (no folders), with their contents.
+    ///   - httpDirectives: Extra lines for the `http` block (`gzip on;`, `gzip_types …;`).
+    ///   - serverDirectives: Extra lines for the `server` block (`location`s, `add_header`s).
+    public init(files: [String: Data] = [:], httpDirectives: String = "", serverDirectives: String = "") throws {
+        prefix = NSTemporaryDirectory() + "wire-nginx-\(UUID().uuidString)"
+        for folder in ["conf", "logs", "html", "tmp"] {
+            try FileManager.default.createDirectory(atPath: prefix + "/" + folder, withIntermediateDirectories: true)
+        }
+        for (name, contents) in files {
+            try contents.write(to: URL(fileURLWithPath: prefix + "/html/" + name))
+        }
+        port = try Self.freePort()
+        let configuration = """
+            daemon off;
+            master_process off;
+            worker_processes 1;
+            pid \(prefix)/logs/nginx.pid;
+            error_log \(prefix)/logs/error.log;
+            events { worker_connections 256; }
+            http {
+                access_log \(prefix)/logs/access.log;
+                client_body_temp_path \(prefix)/tmp/body;
+                proxy_temp_path \(prefix)/tmp/proxy;
+                fastcgi_temp_path \(prefix)/tmp/fastcgi;
+                uwsgi_temp_path \(prefix)/tmp/uwsgi;
+                scgi_temp_path \(prefix)/tmp/scgi;
+                \(httpDirectives)
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(prefix)/html;
+                    \(serverDirectives)
+                }
+            }
+            """
+        try configuration.write(toFile: prefix + "/conf/nginx.conf", atomically: true, encoding: .utf8)
+        let script = #"exec 3<&0; "$0" "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) & wait $pid"#
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script, Self.executable, "-p", prefix, "-e", prefix + "/logs/error.log",
+                             "-c", prefix + "/conf/nginx.conf"]
+        keepAlive = Pipe()
+        process.standardInput = keepAlive
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while !Self.accepts(port) {
+            guard process.isRunning, Date() < deadline else {
+                let log = (try? String(contentsOfFile: prefix + "/logs/error.log", encoding: .utf8)) ?? ""
+                stop()
+                throw DidNotStart(log: log)
+            }
+            usleep(10_000)
+        }
+    }
+
+    /// nginx exited, or did not listen within 10 s; `log` is its error log.
+    public struct DidNotStart: Error, CustomStringConvertible {
+        /// nginx's error log.
+        public let log: String
+        /// The log, for the test's failure message.
+        public var description: String { "nginx did not start: \(log)" }
+    }
+
+    /// Stops nginx and removes the prefix folder. Closing the pipe makes the shell's watcher SIGKILL nginx; the shell
+    /// itself is killed too, since with SIGCHLD blocked (inherited) its `wait` would never return.
+    public func stop() {
+        try? keepAlive.fileHandleForWriting.close()
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: prefix)
+    }
+
+    /// A port the kernel had free a moment ago.
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+        defer { close(descriptor) }
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRINUSE) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Whether a connect to the port succeeds now.
+    private static func accepts(_ port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+}
