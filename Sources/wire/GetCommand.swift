@@ -67,6 +67,13 @@ enum FetchHelp {
         POST unless -X; several are joined with '&'.
               --data-binary DATA|@FILE
                                     Send DATA, or FILE's exact bytes streamed from disk.
+              --data-raw DATA       Send DATA as given, '@' included.
+              --data-urlencode [NAME]=CONTENT|[NAME]@FILE|CONTENT
+                                    Send CONTENT (or FILE's whole contents) percent-encoded, as curl does.
+              --json DATA|@FILE     Send JSON (pieces concatenated), with Content-Type and Accept application/json.
+          -G, --get                 Put the data in the URL's query and send GET (HEAD with -I).
+          -u, --user USER:PASSWORD  Send Basic credentials (unless -H gives an Authorization field).
+          -T, --upload-file FILE    PUT FILE (streamed from disk; - reads standard input); a URL ending in '/'         gets the file's name.
           -o, --output FILE         Write the body to FILE (repeatable: each -o pairs with one URL, in order; - is \
         standard output).
           -i, --include             Write the response head before the body.

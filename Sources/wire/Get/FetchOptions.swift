@@ -23,6 +23,11 @@ struct FetchOptions: Equatable, Sendable {
         case binary(String)
         /// `--data-binary @file`: the file's exact bytes, streamed from disk.
         case binaryFile(String)
+        /// `--data-urlencode SPEC`: curl's five forms (`content`, `=content`, `name=content`, `@file`,
+        /// `name@file`), the content percent-encoded when the request is built.
+        case urlEncoded(String)
+        /// `--json text` or `--json @file`: JSON pieces, concatenated without a separator as curl does.
+        case json(String)
     }
 
     /// A limit on how often requests start.
@@ -47,6 +52,12 @@ struct FetchOptions: Equatable, Sendable {
     var data: [DataPart] = []
     /// Multipart form fields from `-F`, in order.
     var form: [FormPart] = []
+    /// `-G`/`--get`: the data goes into the URL's query and the request is a GET (HEAD with `-I`).
+    var dataInQuery = false
+    /// `-u user:password`: Basic credentials sent with every request (unless `-H Authorization` is given).
+    var credentials: (user: String, password: String)?
+    /// `-T FILE`: the file sent as the body of a PUT (`-` for standard input).
+    var uploadFile: String?
     /// Output files from `-o`, paired with the URLs in order; `-` is standard output.
     var outputs: [String] = []
     /// `-i`: write the response head before the body.
@@ -121,7 +132,9 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.connectTimeout == rhs.connectTimeout && lhs.followRedirects == rhs.followRedirects
             && lhs.maxRedirects == rhs.maxRedirects && lhs.unixSocket == rhs.unixSocket && lhs.silent == rhs.silent
             && lhs.rate == rhs.rate && lhs.jsonSummary == rhs.jsonSummary && lhs.tls == rhs.tls
-            && lhs.retry == rhs.retry && lhs.form == rhs.form
+            && lhs.retry == rhs.retry && lhs.form == rhs.form && lhs.dataInQuery == rhs.dataInQuery
+            && lhs.credentials.map { [$0.user, $0.password] } == rhs.credentials.map { [$0.user, $0.password] }
+            && lhs.uploadFile == rhs.uploadFile
     }
 
     /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
@@ -134,6 +147,7 @@ struct FetchOptions: Equatable, Sendable {
         case "-L", "--location": followRedirects = true
         case "-s", "--silent": silent = true
         case "--json-summary": jsonSummary = true
+        case "-G", "--get": dataInQuery = true
         case "-k", "--insecure": tls.insecure = true
         case "--no-verify-host": tls.noVerifyHost = true
         case "--retry-all-errors": retry.allErrors = true
@@ -155,6 +169,8 @@ struct FetchOptions: Equatable, Sendable {
         "--cacert": "--cacert", "--pin": "--pin", "--pinnedpubkey": "--pin", "--pin-cert": "--pin-cert",
         "--cert": "--cert", "-E": "--cert", "--key": "--key",
         "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
+        "--data-raw": "--data-raw", "--data-urlencode": "--data-urlencode", "--json": "--json",
+        "-u": "--user", "--user": "--user", "-T": "--upload-file", "--upload-file": "--upload-file",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -241,6 +257,21 @@ struct FetchOptions: Equatable, Sendable {
             data.append(value.hasPrefix("@") ? .textFile(String(value.dropFirst())) : .text(value))
         case "--data-binary":
             data.append(value.hasPrefix("@") ? .binaryFile(String(value.dropFirst())) : .binary(value))
+        case "--data-raw":
+            // -d without the meaning of '@'.
+            data.append(.text(value))
+        case "--data-urlencode":
+            data.append(.urlEncoded(value))
+        case "--json":
+            data.append(.json(value))
+        case "--user":
+            // curl would prompt for a missing password; a tool run from scripts asks for it outright.
+            guard let colon = value.firstIndex(of: ":") else {
+                throw FetchUsageError(message: "-u needs user:password (wire does not prompt for a password)")
+            }
+            credentials = (String(value[..<colon]), String(value[value.index(after: colon)...]))
+        case "--upload-file":
+            uploadFile = try Self.file(value, option: "-T")
         case "--form":
             form.append(try FormPart(value))
         case "--output":
@@ -306,7 +337,17 @@ struct FetchOptions: Equatable, Sendable {
             // curl: "You can only select one HTTP request method!"
             throw FetchUsageError(message: "choose one method: -F sends a multipart POST, -d/--data-binary a form POST, -I HEAD")
         }
-        if headOnly && !data.isEmpty {
+        let isJSON = data.contains { if case .json = $0 { true } else { false } }
+        if isJSON && data.contains(where: { if case .json = $0 { false } else { true } }) {
+            throw FetchUsageError(message: "--json sends one JSON body and cannot be combined with -d or --data-*")
+        }
+        if dataInQuery && !form.isEmpty {
+            throw FetchUsageError(message: "choose one method: -G puts data in the query of a GET, -F sends a multipart POST")
+        }
+        if uploadFile != nil && (!form.isEmpty || !data.isEmpty || headOnly) {
+            throw FetchUsageError(message: "choose one body: -T uploads a file with PUT; -d, -G, -F and -I ask for other methods")
+        }
+        if headOnly && !data.isEmpty && !dataInQuery {
             // curl refuses the pair too: -d asks for POST, -I for HEAD.
             throw FetchUsageError(message: "choose one method: -I/--head asks for HEAD, -d/--data-binary for POST")
         }
@@ -324,7 +365,7 @@ struct FetchOptions: Equatable, Sendable {
             throw FetchUsageError(message: "choose --pin or --pin-cert, not both")
         }
         let streamsFile = data.contains { if case .binaryFile = $0 { true } else { false } }
-        if streamsFile && data.count > 1 {
+        if streamsFile && data.count > 1 && !dataInQuery {
             throw FetchUsageError(
                 message: "--data-binary @file is streamed from disk and cannot be combined with other data")
         }

@@ -28,18 +28,33 @@ struct RequestBuilder: Sendable {
     let options: FetchOptions
     let body: Body
     let method: HTTPMethod
+    /// With `-G`: the data, joined with `&`, for every URL's query.
+    let query: String?
 
     /// Reads the data options once.
     ///
-    /// - Throws: `TransferFailure` with curl's read-error status (26) when a data file cannot be read.
+    /// - Throws: `TransferFailure` with curl's read-error status (26) when a data file or the `-T` file cannot be
+    ///   read.
     init(options: FetchOptions) throws(TransferFailure) {
         self.options = options
-        body = options.form.isEmpty ? try Self.prepareBody(options.data) : .form(try FormPart.form(of: options.form))
-        // curl's choice: -X names the method outright; otherwise -I is HEAD, data is POST, nothing is GET.
+        if options.dataInQuery {
+            query = options.data.isEmpty ? nil : String(decoding: try Self.joined(options.data).readableBytesArray, as: UTF8.self)
+            body = .none
+        } else if let file = options.uploadFile {
+            query = nil
+            body = try Self.upload(file)
+        } else {
+            query = nil
+            body = options.form.isEmpty ? try Self.prepareBody(options.data) : .form(try FormPart.form(of: options.form))
+        }
+        // curl's choice: -X names the method outright; otherwise -I is HEAD, -T is PUT, data is POST (a GET with
+        // -G), nothing is GET.
         if let explicit = options.method {
             method = explicit
         } else if options.headOnly {
             method = .head
+        } else if options.uploadFile != nil {
+            method = .put
         } else if case .none = body {
             method = .get
         } else {
@@ -52,7 +67,17 @@ struct RequestBuilder: Sendable {
     /// - Throws: `TransferFailure` with status 3 when the URL is malformed.
     func plan(for text: String) throws(TransferFailure) -> Plan {
         // curl's habit: a URL without a scheme is http.
-        let absolute = HTTPURL.hasScheme(text) ? text : "http://" + text
+        var absolute = HTTPURL.hasScheme(text) ? text : "http://" + text
+        if let file = options.uploadFile, file != "-", absolute.hasSuffix("/") {
+            // -T to a URL without a file part: curl names the target after the local file.
+            absolute += Self.percentEncoded(Array((file.split(separator: "/").last ?? Substring(file)).utf8))
+        }
+        if let query {
+            // -G: before the fragment, after any query the URL already has.
+            let fragment = absolute.firstIndex(of: "#").map { String(absolute[$0...]) } ?? ""
+            let base = String(absolute.dropLast(fragment.count))
+            absolute = base + (base.contains("?") ? "&" : "?") + query + fragment
+        }
         let url: HTTPURL
         do { url = try HTTPURL(absolute) } catch { throw TransferFailure(error) }
         var headers = HTTPHeaders()
@@ -60,11 +85,19 @@ struct RequestBuilder: Sendable {
             throw TransferFailure(status: ExitStatus.malformedURL, message: "https over --unix-socket is not supported: \(text)")
         }
         for field in options.headers { headers.add(name: field.name, value: field.value) }
+        if let credentials = options.credentials, !headers.contains(name: "authorization") {
+            let token = Base64Encoder.encode(Array("\(credentials.user):\(credentials.password)".utf8))
+            headers.add(name: "Authorization", value: "Basic " + token)
+        }
+        let sendsJSON = options.data.contains { if case .json = $0 { true } else { false } }
+        if sendsJSON, !headers.contains(name: "accept") {
+            headers.add(name: "Accept", value: "application/json")
+        }
         if case .form(let form) = body, !headers.contains(name: "content-type") {
             headers.add(name: "Content-Type", value: form.contentType)
-        } else if !options.data.isEmpty, !headers.contains(name: "content-type") {
-            // curl labels data from -d and --data-binary alike as a form unless told otherwise.
-            headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        } else if !options.data.isEmpty, query == nil, !headers.contains(name: "content-type") {
+            // curl labels data from -d and --data-binary alike as a form unless told otherwise; --json as JSON.
+            headers.add(name: "Content-Type", value: sendsJSON ? "application/json" : "application/x-www-form-urlencoded")
         }
         let requestBody: HTTPClientRequest.Body? = switch body {
         case .none: nil
@@ -84,23 +117,34 @@ struct RequestBuilder: Sendable {
     private static func prepareBody(_ parts: [FetchOptions.DataPart]) throws(TransferFailure) -> Body {
         guard !parts.isEmpty else { return .none }
         if parts.count == 1, case .binaryFile(let path) = parts[0] {
-            // Checked now so a missing file fails before any connection, with curl's read-error status.
-            var status = stat()
-            guard stat(path, &status) == 0 else {
-                let code = errno
-                throw TransferFailure(status: ExitStatus.readError,
-                                      message: "cannot read \(path): \(systemErrorText(code))")
-            }
-            guard status.st_mode & S_IFMT == S_IFREG, access(path, R_OK) == 0 else {
-                throw TransferFailure(status: ExitStatus.readError,
-                                      message: "cannot read \(path): not a readable regular file")
-            }
-            return .file(path: path, size: Int(status.st_size))
+            return try regularFile(path)
         }
-        // curl joins several -d values with '&'.
+        return .bytes(try joined(parts))
+    }
+
+    /// The body of `-T`: a regular file streamed from disk, or standard input read whole.
+    private static func upload(_ path: String) throws(TransferFailure) -> Body {
+        path == "-" ? .bytes(ByteBuffer(bytes: try contents(of: path))) : try regularFile(path)
+    }
+
+    /// A file to stream, checked now so a missing one fails before any connection, with curl's read-error status.
+    private static func regularFile(_ path: String) throws(TransferFailure) -> Body {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            let code = errno
+            throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): \(systemErrorText(code))")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG, access(path, R_OK) == 0 else {
+            throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): not a readable regular file")
+        }
+        return .file(path: path, size: Int(status.st_size))
+    }
+
+    /// The data parts as one buffer: curl joins `-d`-style pieces with `&` and `--json` pieces with nothing.
+    private static func joined(_ parts: [FetchOptions.DataPart]) throws(TransferFailure) -> ByteBuffer {
         var joined = ByteBuffer()
         for (position, part) in parts.enumerated() {
-            if position > 0 { joined.writeInteger(UInt8(ascii: "&")) }
+            if position > 0, !isJSON(part) { joined.writeInteger(UInt8(ascii: "&")) }
             switch part {
             case .text(let text), .binary(let text):
                 joined.writeString(text)
@@ -109,9 +153,56 @@ struct RequestBuilder: Sendable {
                 joined.writeBytes(try contents(of: path).filter { $0 != 0x0A && $0 != 0x0D })
             case .binaryFile(let path):
                 joined.writeBytes(try contents(of: path))
+            case .urlEncoded(let spec):
+                joined.writeString(try urlEncoded(spec))
+            case .json(let text):
+                if text.hasPrefix("@") {
+                    joined.writeBytes(try contents(of: String(text.dropFirst())))
+                } else {
+                    joined.writeString(text)
+                }
             }
         }
-        return .bytes(joined)
+        return joined
+    }
+
+    private static func isJSON(_ part: FetchOptions.DataPart) -> Bool {
+        if case .json = part { true } else { false }
+    }
+
+    /// `--data-urlencode`'s forms, split at the first `=` or `@` as curl splits them: `=content` and `content` send
+    /// the encoded content, `name=content` the name (as given) and the encoded content, `@file` and `name@file` the
+    /// same with the file's whole contents.
+    static func urlEncoded(_ spec: String) throws(TransferFailure) -> String {
+        guard let split = spec.firstIndex(where: { $0 == "=" || $0 == "@" }) else {
+            return percentEncoded(Array(spec.utf8), spaceAsPlus: true)
+        }
+        let name = String(spec[..<split])
+        let rest = String(spec[spec.index(after: split)...])
+        let content = spec[split] == "=" ? Array(rest.utf8) : try contents(of: rest)
+        let encoded = percentEncoded(content, spaceAsPlus: true)
+        return name.isEmpty ? encoded : name + "=" + encoded
+    }
+
+    /// curl's escaping: every byte but the RFC 3986 unreserved ones as `%XX`, upper-case; a space as `+` in form
+    /// data (`--data-urlencode`, as curl 7.88 sends it) and as `%20` in a path.
+    static func percentEncoded(_ bytes: [UInt8], spaceAsPlus: Bool = false) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: "~"):
+                output.append(byte)
+            case UInt8(ascii: " ") where spaceAsPlus:
+                output.append(UInt8(ascii: "+"))
+            default:
+                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 
     private static func contents(of path: String) throws(TransferFailure) -> [UInt8] {

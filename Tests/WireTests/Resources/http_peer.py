@@ -10,6 +10,8 @@ leaves it running). Paths:
   /redirect/N/CODE  CODE redirect to /redirect/N-1/CODE, and at 0 to /echo
   /close            200, Connection: close
   /headers          200 with the request's header fields, one 'name: value' per line
+  /inspect...       200 with the method, the request target, the Content-Type, Accept, Authorization and
+                    Content-Length fields, and the body, one per line
 """
 import http.server
 import socketserver
@@ -77,6 +79,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             # send_header encodes Latin-1, so each code point below 256 goes out as that one byte: 0x80, the UTF-8
             # of "é" (0xC3 0xA9) and 0xFF, as obs-text in a field value (RFC 9110 §5.5).
             self.send(200, b"ok", [("X-Obs", "a\x80b\xc3\xa9c\xff")])
+        elif parts[0] == "inspect":
+            fields = ["%s: %s" % (name, self.headers.get(name, "-"))
+                      for name in ("Content-Type", "Accept", "Authorization", "Content-Length")]
+            text = "\n".join([self.command + " " + self.path] + fields) + "\n"
+            self.send(200, text.encode() + received)
         elif parts[0] == "headers":
             text = "".join("%s: %s\n" % (k, v) for k, v in self.headers.items())
             self.send(200, text.encode())
