@@ -39,6 +39,15 @@ let package = Package(
                 .product(name: "WireClient", package: wirePackage),
             ]
         ),
+        // Large-body figures: a streamed multipart upload and a download task of 1 GiB, and the sink server they
+        // upload to, for issue 14's rows beside curl -F and curl -o.
+        .executableTarget(
+            name: "TransferFigures",
+            dependencies: [
+                .product(name: "Wire", package: wirePackage),
+                .product(name: "WireClient", package: wirePackage),
+            ]
+        ),
         // Peer client: AsyncHTTPClient's keep-alive requests/s and CPU per request, for run.sh's client rows.
         .executableTarget(
             name: "AHCClient",

@@ -147,7 +147,7 @@ public final class HTTPClient: Sendable {
         switch body {
         case .none: return true
         case .bytes(let bytes): return configuration.expectContinueThreshold.map { bytes.readableBytes < $0 } ?? true
-        case .file, .stream, .replayable: return false
+        case .file, .stream, .replayable, .segments: return false
         }
     }
 
@@ -229,6 +229,8 @@ public final class HTTPClient: Sendable {
             framing = .contentLength(file!.size)
         case .stream(let length, _), .replayable(let length, _):
             framing = length.map { .contentLength($0) } ?? .chunked
+        case .segments(let segments, _):
+            framing = .contentLength(segments.reduce(0) { $0 + $1.count })
         }
         if let threshold = configuration.expectContinueThreshold, body != nil, !head.headers.contains(name: "expect") {
             let length: Int? = switch framing {
@@ -245,7 +247,7 @@ public final class HTTPClient: Sendable {
         }
         let expectsContinue = head.headers.containsToken("100-continue", inFieldsNamed: "expect") && body != nil
         let keepAlive = !head.headers.containsToken("close", inFieldsNamed: "connection")
-        let streamed = switch body { case .stream, .replayable: true; default: false }
+        let streamed = switch body { case .stream, .replayable, .segments: true; default: false }
         let requestComplete = file == nil && !streamed && !expectsContinue
         return PreparedRequest(headBytes: headBytes, framing: framing, inline: inline, file: file, expectsContinue: expectsContinue,
                                keepAlive: keepAlive, requestComplete: requestComplete)
@@ -408,6 +410,8 @@ public final class HTTPClient: Sendable {
                 try await write(chunk, last: last)
                 if last { break }
             }
+        case .segments(let segments, let pause):
+            try await pumpSegments(segments, pause: pause, to: connection, exchange: exchange, write: write, progress: progress)
         case .replayable(_, let makeChunks):
             try await pumpBody(.stream(length: nil, makeChunks()), inline: nil, file: nil, chunked: chunked, to: connection, exchange: exchange,
                                progress: progress)

@@ -49,6 +49,13 @@ public struct HTTPClientRequest: Sendable {
         /// upload progress).
         case replayable(length: Int?, makeChunks: @Sendable () -> AsyncThrowingStream<ByteBuffer, any Error>)
 
+        /// Bytes in memory and whole files, sent one after another with a `Content-Length` of their total (a
+        /// multipart form whose parts are data and files). On a plain connection the kernel sends the files from the
+        /// page cache (`sendfile(2)`), a region of up to 4 MiB at a time; on a TLS connection they are read and
+        /// encrypted. Each attempt opens the files anew, so the body is replayable. `pause`, when given, is awaited
+        /// before each piece goes out: a caller holds an upload there while it is suspended.
+        case segments([BodySegment], pause: (@Sendable () async -> Void)? = nil)
+
         /// A replayable body from any async sequence of chunks, made anew by `makeChunks` for each attempt.
         public static func replayable<S: AsyncSequence & Sendable>(length: Int? = nil, _ makeChunks: @escaping @Sendable () -> S) -> Body
         where S.Element == ByteBuffer {
@@ -81,16 +88,33 @@ public struct HTTPClientRequest: Sendable {
         var streamLength: Int? {
             switch self {
             case .stream(let length, _), .replayable(let length, _): length
-            case .bytes, .file: nil
+            case .bytes, .file, .segments: nil
             }
         }
 
         /// Whether the body can be sent again (for a retry or a 307/308 redirect).
         var isReplayable: Bool {
             switch self {
-            case .bytes, .file, .replayable: true
+            case .bytes, .file, .replayable, .segments: true
             case .stream: false
             }
+        }
+    }
+}
+
+/// One piece of a `.segments` body.
+public enum BodySegment: Sendable {
+    /// Bytes in memory.
+    case bytes(ByteBuffer)
+    /// The whole file at `path`, which must hold exactly `size` bytes when the attempt opens it: a file that changed
+    /// since the body was made fails the request instead of sending another length than the one declared.
+    case file(path: String, size: Int)
+
+    /// The segment's length in bytes.
+    public var count: Int {
+        switch self {
+        case .bytes(let bytes): bytes.readableBytes
+        case .file(_, let size): size
         }
     }
 }

@@ -205,6 +205,32 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         }
     }
 
+    /// Whether the stream can send file regions itself (`sendfile(2)` on a plain socket; not TLS).
+    var takesFileRegions: Bool {
+        loop.preconditionInEventLoop()
+        return stream is any FileRegionStream
+    }
+
+    /// Writes a region of a file of a `.segments` body (only when `takesFileRegions`); completes once the socket has
+    /// room for more.
+    func writeBodyRegion(_ region: FileRegion, isLast: Bool, for id: ExchangeID,
+                         continuation: CheckedContinuation<Result<Void, HTTPClientError>, Never>) {
+        loop.preconditionInEventLoop()
+        guard let exchange = findExchange(id), stream.isOpen, !machine.isClosed, let regions = stream as? any FileRegionStream else {
+            continuation.resume(returning: .failure(HTTPClientError(.writeFailed, "the connection closed while the request body was being sent",
+                                                                    mayHaveBeenProcessed: true)))
+            return
+        }
+        exchange.wroteAnyByte = true
+        regions.write(region)
+        if isLast { requestWritten(exchange) }
+        if stream.pendingWriteBytes > Self.writeHighWatermark {
+            exchange.drainWaiter = continuation
+        } else {
+            continuation.resume(returning: .success(()))
+        }
+    }
+
     /// Waits for `100 Continue` (true), or a final response or the timeout (false: send the
     /// body anyway after a timeout, per RFC 9110 §10.1.1, or skip it if a final response came).
     func awaitContinue(timeout: Duration, for id: ExchangeID, continuation: CheckedContinuation<Bool, Never>) {

@@ -40,6 +40,10 @@ extension ClientRequest {
         case .file(let path):
             sendsBody = true
             words += [word("--data-binary"), word("@" + path)]
+        case .composite(let pieces):
+            sendsBody = false
+            let size = pieces.reduce(Int64(0)) { $0 + $1.count }
+            suffix = " # body: \(pieces.count) pieces (\(size) bytes), not included"
         case .stream(let length, _):
             sendsBody = false
             let size = length.map { "\($0) bytes" } ?? "unknown length"

@@ -42,8 +42,8 @@ actor MultipartBodyReader {
         state = State(encoder: MultipartEncoder(boundary: boundary, headerBlocks: parts.map(\.headerBytes)))
     }
 
-    /// The most a chunk holds: Wire's piece size, or the throttle's packet size when smaller.
-    private var chunkSize: Int { max(1, min(64 * 1024, throttle.packetSize)) }
+    /// The most a chunk holds: 256 KiB (the body high watermark of a Wire connection), or the throttle's packet size when smaller.
+    private var chunkSize: Int { max(1, min(256 * 1024, throttle.packetSize)) }
 
     /// The next chunk, or nil at the end of the body.
     /// - Throws: `ClientError` `.bodyLengthMismatch` when a file's size changed since it was appended or a stream

@@ -39,6 +39,8 @@ extension MultipartFormData {
             stream = AsyncThrowingStream { $0.yield(data); $0.finish() }
         case .stream(_, let make):
             stream = make()
+        case .composite(let pieces):
+            stream = Self.stream(of: pieces)
         case .file(let path):
             throw ClientError(.requestSerializationFailed, failureReason: "the body is already the file \(path)")
         }
@@ -58,6 +60,52 @@ extension MultipartFormData {
             } catch {
                 throw ClientError(.cannotWriteToFile, underlying: error, failureReason: "cannot write \(file.path): \(error)")
             }
+        }
+    }
+
+    /// The pieces' bytes in order, files read in 1 MiB pieces at offsets; a file that ends early or runs longer than
+    /// its size fails with `.bodyLengthMismatch`.
+    static func stream(of pieces: [RequestBody.Piece]) -> AsyncThrowingStream<Data, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for piece in pieces {
+                        switch piece {
+                        case .data(let data):
+                            continuation.yield(data)
+                        case .file(let path, let size):
+                            try await yieldFile(path, size: size, to: continuation)
+                        }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    private static func yieldFile(_ path: String, size: Int64,
+                                  to continuation: AsyncThrowingStream<Data, any Error>.Continuation) async throws {
+        let file: AsyncFile
+        do { file = try await AsyncFile.open(path, mode: .read) } catch {
+            throw ClientError(.fileNotReachable, underlying: error, failureReason: "cannot open the part file \(path): \(error)")
+        }
+        defer { Task { try? await file.close() } }
+        guard Int64(try await file.size()) == size else {
+            throw ClientError(.bodyLengthMismatch, failureReason: "the part file \(path) no longer has the \(size) bytes it had")
+        }
+        var offset: Int64 = 0
+        while offset < size {
+            let piece = try await file.read(at: Int(offset), upTo: Int(min(1 << 20, size - offset)))
+            guard piece.readableBytes > 0 else {
+                throw ClientError(.bodyLengthMismatch, failureReason: "the part file \(path) ended at byte \(offset) of \(size)")
+            }
+            var data = Data()
+            data.append(piece)
+            continuation.yield(data)
+            offset += Int64(piece.readableBytes)
         }
     }
 }

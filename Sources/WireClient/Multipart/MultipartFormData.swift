@@ -181,9 +181,19 @@ public final class MultipartFormData: Sendable {
     /// `multipart/form-data; boundary=<boundary>`.
     public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
 
-    /// The body as a replayable stream of the parts appended so far, with its exact length: each pass (each call
-    /// of the stream factory) reads every part from its start.
+    /// The body of the parts appended so far, with its exact length, replayable: without throttling and stream
+    /// parts, pieces of data and files (`.composite`, files sent by the kernel on plain connections); otherwise a
+    /// stream whose every pass (each call of the stream factory) reads every part from its start.
     public var body: RequestBody {
+        let (parts, throttle) = state.withLock { ($0.parts, $0.throttle) }
+        if throttle.packetSize == .max, throttle.delay == .zero, let pieces = Self.pieces(boundary: boundary, parts: parts) {
+            return .composite(pieces)
+        }
+        return streamedBody
+    }
+
+    /// The body as a stream read part by part (`MultipartBodyReader`), throttled if asked.
+    var streamedBody: RequestBody {
         let (parts, throttle) = state.withLock { ($0.parts, $0.throttle) }
         let boundary = boundary
         let clock = clock
@@ -205,3 +215,38 @@ public final class MultipartFormData: Sendable {
         request.setValue(String(body.knownLength ?? 0), forHTTPHeaderField: "Content-Length")
     }
 }
+
+extension MultipartFormData {
+    /// The body as pieces: the encoder's bytes merged into one piece between two files; nil when a part is a stream.
+    static func pieces(boundary: String, parts: [MultipartPart]) -> [RequestBody.Piece]? {
+        var encoder = MultipartEncoder(boundary: boundary, headerBlocks: parts.map(\.headerBytes))
+        var pieces: [RequestBody.Piece] = []
+        var pending = Data()
+        while true {
+            switch encoder.next() {
+            case .bytes(let bytes):
+                pending.append(bytes)
+            case .body(let index):
+                switch parts[index].source {
+                case .data(let data) where data.count >= 64 * 1024:
+                    // Large data goes as a piece of its own, not copied into the bytes around it.
+                    if !pending.isEmpty { pieces.append(.data(pending)) }
+                    pending = Data()
+                    pieces.append(.data(data))
+                case .data(let data):
+                    pending.append(data)
+                case .file(let path, let size):
+                    if !pending.isEmpty { pieces.append(.data(pending)) }
+                    pending = Data()
+                    pieces.append(.file(path: path, size: size))
+                case .stream:
+                    return nil
+                }
+            case .finished:
+                if !pending.isEmpty { pieces.append(.data(pending)) }
+                return pieces
+            }
+        }
+    }
+}
+

@@ -19,16 +19,20 @@ enum GatedBody {
             let bytes = ByteBuffer(bytes: data)
             return (.replayable(length: bytes.readableBytes, makeChunks: { pieces(of: bytes, task: task) }), Int64(bytes.readableBytes))
         case .file(let path):
-            let size: Int
-            do {
-                let file = try await AsyncFile.open(path, mode: .read)
-                size = try await file.size()
-                try await file.close()
-            } catch {
-                throw ClientError(.fileNotReachable, failingURL: url, underlying: error,
-                                  failureReason: "cannot read the upload file \(path): \(error)")
+            let size = try await fileSize(path, url: url)
+            return (.segments([.file(path: path, size: size)], pause: { await task.waitWhileSuspended() }), Int64(size))
+        case .composite(let pieces):
+            // Each file is checked now, for every attempt: one that changed since the body was made would send
+            // another length than the one declared.
+            for case .file(let path, let size) in pieces {
+                let now = try await fileSize(path, url: url)
+                guard Int64(now) == size else {
+                    throw ClientError(.bodyLengthMismatch, failingURL: url, failureReason:
+                        "the part file \(path) has \(now) bytes, \(size) when it was appended")
+                }
             }
-            return (.replayable(length: size, makeChunks: { filePieces(path, size: size, task: task) }), Int64(size))
+            let length = pieces.reduce(Int64(0)) { $0 + $1.count }
+            return (.segments(pieces.map(\.segment), pause: { await task.waitWhileSuspended() }), length)
         case .stream(let streamLength, let makeStream):
             let length = streamLength ?? declaredLength
             let wireLength = length.flatMap { Int(exactly: $0) }
@@ -38,6 +42,20 @@ enum GatedBody {
                 StreamedBody.chunks(of: makeStream(), length: length, gate: { await task.waitWhileSuspended() },
                                     failed: { error in task.cancelTransfer(reason: error.failing(url)) })
             }), length)
+        }
+    }
+
+    /// The size of the file at `path` now.
+    /// - Throws: `.fileNotReachable` when it cannot be opened.
+    private static func fileSize(_ path: String, url: URL) async throws(ClientError) -> Int {
+        do {
+            let file = try await AsyncFile.open(path, mode: .read)
+            let size = try await file.size()
+            try await file.close()
+            return size
+        } catch {
+            throw ClientError(.fileNotReachable, failingURL: url, underlying: error,
+                              failureReason: "cannot read the upload file \(path): \(error)")
         }
     }
 
@@ -53,45 +71,5 @@ enum GatedBody {
                 return bytes.slice(at: offset, length: count)
             }
         })
-    }
-
-    /// The file's first `size` bytes in pieces read on Wire's file threads when Wire asks for them, each after the
-    /// task is not suspended. The file is opened at the first piece and closed at the end (or when the stream is
-    /// dropped: `AsyncFile` closes its descriptor when released).
-    private static func filePieces(_ path: String, size: Int, task: SessionTask) -> AsyncThrowingStream<ByteBuffer, any Error> {
-        let cursor = FileCursor(path: path)
-        return AsyncThrowingStream(unfolding: {
-            await task.waitWhileSuspended()
-            return try await cursor.next(upTo: size)
-        })
-    }
-}
-
-/// Where a file body's reading is: the open file and the offset. The stream's unfolding closure calls `next` one
-/// at a time.
-private final class FileCursor: Sendable {
-    private let path: String
-    private let state = Mutex<(file: AsyncFile?, offset: Int)>((nil, 0))
-
-    init(path: String) {
-        self.path = path
-    }
-
-    /// The next piece of at most `GatedBody.pieceSize` bytes below `size`, or nil at the end (the file then closed).
-    func next(upTo size: Int) async throws -> ByteBuffer? {
-        var (file, offset) = state.withLock { $0 }
-        if file == nil {
-            file = try await AsyncFile.open(path, mode: .read)
-        }
-        guard let file else { return nil }
-        let piece = offset < size ? try await file.read(at: offset, upTo: min(GatedBody.pieceSize, size - offset)) : ByteBuffer()
-        if piece.readableBytes == 0 {
-            try await file.close()
-            state.withLock { $0 = (nil, size) }
-            return nil
-        }
-        offset += piece.readableBytes
-        state.withLock { $0 = (file, offset) }
-        return piece
     }
 }

@@ -51,7 +51,7 @@ extension SessionManager {
 extension MultipartFormData {
     /// The whole body in memory (one pass), for small forms.
     func encoded() async throws(ClientError) -> Data {
-        guard case .stream(_, let make) = body else { return Data() }
+        guard case .stream(_, let make) = streamedBody else { return Data() }
         var data = Data()
         do {
             for try await chunk in make() { data.append(chunk) }

@@ -1,11 +1,12 @@
 import Foundation
+import Synchronization
 import Testing
 import Wire
 import WireClient
 import WireTestSupport
 
-/// A 256 MiB file part sent with flat memory: the body is read a piece at a time as the socket takes it, so the
-/// process's peak resident size grows by far less than the file (§5.2.7).
+/// A 256 MiB file part sent with flat memory: the kernel sends the file from the page cache (`sendfile(2)`) as the
+/// socket takes it, so the process's peak resident size grows by far less than the file (§5.2.7).
 @Suite(.timeLimit(.minutes(3)), .exclusiveIO)
 struct MultipartLargeUploadTests {
     static let size = 256 << 20
@@ -23,6 +24,7 @@ struct MultipartLargeUploadTests {
         manager.responseSerializer = HTTPResponseSerializer()
 
         let baseline = try Memory.resetPeak()
+        let sentByKernel = SendFileStatistics.bytesSent.load(ordering: .relaxed)
         let result = try await manager.post(receiver.url().absoluteString, parameters: ["kind": "large"]) { form in
             try form.appendPart(fileAt: path, name: "file")
         }
@@ -32,6 +34,8 @@ struct MultipartLargeUploadTests {
         #expect(report.parts.last?.size == Self.size)
         #expect(report.parts.last?.sha256 == digest)
         #expect(report.received == report.contentLength)
+        // On a plain connection the kernel sent the file from the page cache, not the process.
+        #expect(SendFileStatistics.bytesSent.load(ordering: .relaxed) - sentByKernel >= Self.size)
         // The whole file in memory would be 262,144 KiB; a streamed body stays within a few MiB of buffers.
         #expect(peak - baseline < 48 * 1024, "peak RSS grew by \(peak - baseline) KiB")
     }

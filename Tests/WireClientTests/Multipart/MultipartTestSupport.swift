@@ -14,6 +14,22 @@ func collect(_ body: RequestBody?) async throws -> Data {
         return data
     case .file(let path):
         return try Data(contentsOf: URL(fileURLWithPath: path))
+    case .composite(let pieces):
+        // What a session checks before it sends pieces: each file still has the size it had when appended.
+        var data = Data()
+        for piece in pieces {
+            switch piece {
+            case .data(let bytes):
+                data.append(bytes)
+            case .file(let path, let size):
+                guard let contents = try? Data(contentsOf: URL(fileURLWithPath: path)) else {
+                    throw ClientError(.fileNotReachable)
+                }
+                guard Int64(contents.count) == size else { throw ClientError(.bodyLengthMismatch) }
+                data.append(contents)
+            }
+        }
+        return data
     }
 }
 

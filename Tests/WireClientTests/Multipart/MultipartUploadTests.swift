@@ -90,6 +90,30 @@ struct MultipartUploadTests {
         }
     }
 
+    @Test func aFilePartThatChangedSinceItWasAppendedFailsTheTaskBeforeAnyRequest() async throws {
+        try await LoopbackServer.with({ _, writer in try await writer.reply(200, "ok") }) { server in
+            let folder = try makeTemporaryFolder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let path = folder + "/grows.bin"
+            try patternedBytes(3_000).write(to: URL(fileURLWithPath: path))
+            let form = MultipartFormData()
+            try form.appendPart(fileAt: path, name: "f")
+            try patternedBytes(5_000).write(to: URL(fileURLWithPath: path))
+            var request = ClientRequest(url: server.url("/up"), method: "POST")
+            form.attach(to: &request)
+            let session = SessionManager()
+            do {
+                _ = try await session.data(for: request)
+                Issue.record("the upload succeeded")
+            } catch {
+                let failure = error as? ClientError
+                #expect(failure?.code == .bodyLengthMismatch)
+                #expect(failure?.failingURL == server.url("/up"))
+            }
+            #expect(server.requests.isEmpty)
+        }
+    }
+
     @Test func a307ReplaysTheWholeBodyFromItsFileAndStream() async throws {
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

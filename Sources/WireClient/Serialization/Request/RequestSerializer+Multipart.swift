@@ -74,7 +74,7 @@ extension RequestSerializer {
     ///   I/O error; a part's `.fileNotReachable` or `.bodyLengthMismatch`.
     public func writeMultipartBody(of request: ClientRequest, toFile path: String) async throws(ClientError) -> ClientRequest {
         let type = request.value(forHTTPHeaderField: "Content-Type")?.lowercased() ?? ""
-        guard type.hasPrefix("multipart/form-data"), let body = request.body, case .stream = body else {
+        guard type.hasPrefix("multipart/form-data"), let body = request.body, body.isStreamedOrComposite else {
             throw ClientError(.requestSerializationFailed, failingURL: request.url,
                               failureReason: "The request has no multipart body to write to a file.")
         }
@@ -86,5 +86,15 @@ extension RequestSerializer {
         var written = request
         written.body = nil
         return written
+    }
+}
+
+extension RequestBody {
+    /// Whether the body is one a multipart form makes: a stream, or pieces of data and files.
+    var isStreamedOrComposite: Bool {
+        switch self {
+        case .stream, .composite: true
+        case .data, .file: false
+        }
     }
 }
