@@ -75,6 +75,8 @@ struct FetchOptions: Equatable, Sendable {
     var tls = TLSOptions()
     /// curl's retry switches.
     var retry = RetryOptions()
+    /// `-C -`/`--continue-at -`: continue each output file from its size (`Range: bytes=<size>-`) and append.
+    var continuesOutput = false
 
     /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
     struct RetryOptions: Equatable, Sendable {
@@ -121,7 +123,7 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.connectTimeout == rhs.connectTimeout && lhs.followRedirects == rhs.followRedirects
             && lhs.maxRedirects == rhs.maxRedirects && lhs.unixSocket == rhs.unixSocket && lhs.silent == rhs.silent
             && lhs.rate == rhs.rate && lhs.jsonSummary == rhs.jsonSummary && lhs.tls == rhs.tls
-            && lhs.retry == rhs.retry && lhs.form == rhs.form
+            && lhs.retry == rhs.retry && lhs.form == rhs.form && lhs.continuesOutput == rhs.continuesOutput
     }
 
     /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
@@ -155,6 +157,7 @@ struct FetchOptions: Equatable, Sendable {
         "--cacert": "--cacert", "--pin": "--pin", "--pinnedpubkey": "--pin", "--pin-cert": "--pin-cert",
         "--cert": "--cert", "-E": "--cert", "--key": "--key",
         "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
+        "-C": "--continue-at", "--continue-at": "--continue-at",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -280,6 +283,12 @@ struct FetchOptions: Equatable, Sendable {
             retry.delay = try Self.seconds(value, option: name)
         case "--retry-max-time":
             retry.maxTime = try Self.seconds(value, option: name)
+        case "--continue-at":
+            // curl's `-C N` (an offset of the caller's choosing) is not taken: only the output file's own size.
+            guard value == "-" else {
+                throw FetchUsageError(message: "-C takes '-' (continue from the output file's size), not '\(value)'")
+            }
+            continuesOutput = true
         default:
             preconditionFailure("option \(name) is in the table but not applied")
         }
