@@ -35,6 +35,9 @@ extension SessionTask {
     /// other than identity, a `Range` of the caller's own, or a task that already completed or is being cancelled.
     /// When there is data, the temporary file is kept (not deleted) for the resumption; otherwise it is deleted as
     /// for any cancelled download. `handler` never runs on an event loop or under a lock of WireClient.
+    ///
+    /// The data is JSON holding the request's header fields as sent (an `Authorization` or `Cookie` among them):
+    /// store it as carefully as those.
     public func cancel(producingResumeData handler: @escaping @Sendable (Data?) -> Void) {
         let accepted = core.withLock { core -> Bool in
             guard kind == .download, core.resumption.handler == nil,
