@@ -76,6 +76,8 @@ enum FetchHelp {
           -T, --upload-file FILE    PUT FILE (streamed from disk; - reads standard input); a URL ending in '/'         gets the file's name.
           -o, --output FILE         Write the body to FILE (repeatable: each -o pairs with one URL, in order; - is \
         standard output).
+          -C, --continue-at -       Continue the -o file from its size (Range: bytes=SIZE-) and append; a server \
+        that cannot send that range exits 33 and leaves the file; a 416 means the file is complete.
           -i, --include             Write the response head before the body.
           -v, --verbose             Show the request and response heads and the timings on standard error.
           -f, --fail                An HTTP status of 400 or more exits 22 and writes no body.
@@ -111,7 +113,7 @@ enum FetchHelp {
 
         Exit status, as curl's: 0 success, 2 usage, 3 malformed URL, 6 unknown host, 7 could not connect, \
         8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 26 read error, \
-        28 timeout, 35 TLS handshake failure, 47 too many redirects, 52 empty reply, 55 send error, 56 receive error, \
+        28 timeout, 33 cannot resume (-C -), 35 TLS handshake failure, 47 too many redirects, 52 empty reply, 55 send error, 56 receive error, \
         58 local certificate problem, 60 server certificate not verified, 90 pinned public key mismatch. With several \
         URLs, the status of the last failure.
         """

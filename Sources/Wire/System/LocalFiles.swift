@@ -71,6 +71,14 @@ package enum LocalFiles {
         try file.close()
     }
 
+    /// The size in bytes of the file at `path`, following symbolic links; nil when nothing is there (or it cannot be
+    /// reached).
+    package static func size(atPath path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int(info.st_size)
+    }
+
     /// What `path` names, following symbolic links; nil when nothing does (or it cannot be reached).
     package static func kind(atPath path: String) -> LocalFileKind? {
         var info = stat()

@@ -64,8 +64,10 @@ extension SessionManager {
         }
         let info = CompletionInfo(response: outcome.response, value: value, data: outcome.data, downloadPath: movedTo,
                                   error: failure, metrics: metrics)
+        // Before the completion handler; a file kept for resume data is not deleted.
+        let keptForResumption = await handOverResumeData(of: task, outcome)
         await deliver(info, to: delegate)
-        if let temporary = outcome.temporaryFile, movedTo == nil { try? await AsyncFile.remove(temporary) }
+        if let temporary = outcome.temporaryFile, movedTo == nil, !keptForResumption { try? await AsyncFile.remove(temporary) }
         emit(.didComplete(task, info))
         task.release()
         taskFinished(generation: delegate.generation)

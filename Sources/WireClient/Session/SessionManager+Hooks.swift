@@ -70,6 +70,14 @@ extension SessionManager {
         set { state.withLock { $0.hooks.downloadTaskDidWriteData = newValue } }
     }
 
+    /// When a download made from resume data got its response head: `(task, fileOffset, expectedTotalBytes)`, the
+    /// offset being the bytes kept on disk (0 when the server sent the whole representation again) and the total the
+    /// representation's full length (−1 unknown). Before the first `downloadTaskDidWriteData`.
+    public var downloadTaskDidResume: (@Sendable (SessionTask, Int64, Int64) -> Void)? {
+        get { state.withLock { $0.hooks.downloadTaskDidResume } }
+        set { state.withLock { $0.hooks.downloadTaskDidResume = newValue } }
+    }
+
     /// Answers a 401 (`WWW-Authenticate`) or 407 (`Proxy-Authenticate`) challenge: Basic credentials or an
     /// `Authorization` value to replay the request with, the configuration's `credentialStorage`, cancel, or deliver the
     /// response. Without it, the 401 is delivered. On the delegate queue.

@@ -133,6 +133,11 @@ extension SessionManager {
             outcome.error = ClientError(.sessionInvalidated, failingURL: task.originalRequest.url, failureReason: "no session")
             return outcome
         }
+        // Resume data that cannot be used fails here, before any connection.
+        if let failure = await checkResumption(of: task) {
+            outcome.error = failure
+            return outcome
+        }
         let trust = sessionTrust
         var request = task.currentRequest
         var hops = 0
@@ -221,6 +226,12 @@ extension SessionManager {
                 }
             }
             task.setResponse(clientResponse)
+            if let fresh = await resolveResumption(of: task, delegate, response: clientResponse, idle: idle) {
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                task.setCurrentRequest(fresh)
+                request = fresh
+                continue
+            }
             if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
                 switch await askCaller(idle, { decide(task, clientResponse) }) {
                 case .allow:
@@ -336,7 +347,7 @@ extension SessionManager {
         var file: AsyncFile?
         if task.kind == .download {
             do {
-                file = try await DownloadFile.create(url: url)
+                file = try await openDownloadFile(for: task, url: url)
                 outcome.temporaryFile = file?.path
             } catch {
                 outcome.error = error

@@ -55,6 +55,8 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         /// Queues the upload-progress callbacks on the delegate queue (set by the transfer). Called under this lock,
         /// so a report and a `suspend()` are queued in the order they happened: none lands after `didSuspend`.
         var uploadReporter: (@Sendable (_ delta: Int64, _ progress: TaskProgress) -> Void)?
+        /// A download's resumption: the record it resumes from, where its body goes, who wants resume data.
+        var resumption = DownloadResumption()
     }
 
     let core: Mutex<Core>

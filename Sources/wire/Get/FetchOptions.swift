@@ -86,6 +86,8 @@ struct FetchOptions: Equatable, Sendable {
     var tls = TLSOptions()
     /// curl's retry switches.
     var retry = RetryOptions()
+    /// `-C -`/`--continue-at -`: continue each output file from its size (`Range: bytes=<size>-`) and append.
+    var continuesOutput = false
 
     /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
     struct RetryOptions: Equatable, Sendable {
@@ -134,7 +136,7 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.rate == rhs.rate && lhs.jsonSummary == rhs.jsonSummary && lhs.tls == rhs.tls
             && lhs.retry == rhs.retry && lhs.form == rhs.form && lhs.dataInQuery == rhs.dataInQuery
             && lhs.credentials.map { [$0.user, $0.password] } == rhs.credentials.map { [$0.user, $0.password] }
-            && lhs.uploadFile == rhs.uploadFile
+            && lhs.uploadFile == rhs.uploadFile && lhs.continuesOutput == rhs.continuesOutput
     }
 
     /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
@@ -171,6 +173,7 @@ struct FetchOptions: Equatable, Sendable {
         "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
         "--data-raw": "--data-raw", "--data-urlencode": "--data-urlencode", "--json": "--json",
         "-u": "--user", "--user": "--user", "-T": "--upload-file", "--upload-file": "--upload-file",
+        "-C": "--continue-at", "--continue-at": "--continue-at",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -311,6 +314,12 @@ struct FetchOptions: Equatable, Sendable {
             retry.delay = try Self.seconds(value, option: name)
         case "--retry-max-time":
             retry.maxTime = try Self.seconds(value, option: name)
+        case "--continue-at":
+            // curl's `-C N` (an offset of the caller's choosing) is not taken: only the output file's own size.
+            guard value == "-" else {
+                throw FetchUsageError(message: "-C takes '-' (continue from the output file's size), not '\(value)'")
+            }
+            continuesOutput = true
         default:
             preconditionFailure("option \(name) is in the table but not applied")
         }

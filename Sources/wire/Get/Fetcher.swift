@@ -135,8 +135,10 @@ struct Fetcher {
             return nil
         }
         let response: HTTPClientResponse
+        let resume = OutputResume(options: options, output: output)
         do throws(TransferFailure) {
-            let plan = try builder.plan(for: url)
+            var plan = try builder.plan(for: url)
+            resume?.apply(to: &plan.request)
             do { response = try await client.execute(plan.request, timeout: options.maxTime) } catch {
                 throw failure(error)
             }
@@ -167,6 +169,16 @@ struct Fetcher {
                 throw TransferFailure(status: ExitStatus.httpError,
                                       message: "the requested URL returned error: \(status)")
             }
+            // After --fail, as in curl 7.88 (a 416 with --fail is its exit 22); otherwise a 416 is the complete file.
+            let verdict = resume?.verdict(status: Int(response.status.code), headers: response.headers)
+            if let verdict, verdict != .append {
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                guard verdict == .alreadyComplete else {
+                    throw TransferFailure(status: ExitStatus.rangeError,
+                                          message: "HTTP server doesn't seem to support byte ranges. Cannot resume.")
+                }
+                return nil
+            }
         } catch {
             try? summary?.failed(error)
             throw error
@@ -175,7 +187,7 @@ struct Fetcher {
         if summary != nil {
             try await streamSummary(response, into: &summary!)
         } else {
-            try await streamBody(response, to: output)
+            try await streamBody(response, to: output, appending: resume != nil)
         }
         if options.verbose {
             try? standardError.write(HeadText.verboseTimings(response.metrics.snapshot))
@@ -215,9 +227,11 @@ struct Fetcher {
     }
 
     /// Writes the body (after the head with `-i`) to the file or standard output, with a progress bar when wanted.
-    private func streamBody(_ response: HTTPClientResponse, to output: String?) async throws(TransferFailure) {
+    private func streamBody(_ response: HTTPClientResponse, to output: String?,
+                            appending: Bool = false) async throws(TransferFailure) {
         // Opened only now, so a transfer that fails before its response (or with --fail) leaves no file behind.
-        let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
+        let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path, appending: appending) }
+            ?? .standardOutput
         if options.includeHead || options.headOnly {
             // As curl does with -L: every redirect's head before the final one (the redirect bodies are not shown).
             for hop in response.metrics.snapshot.redirectHops { try sink.write(HeadText.raw(hop.responseHead)) }

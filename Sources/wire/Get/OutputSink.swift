@@ -25,12 +25,13 @@ final class OutputSink {
         self.owned = owned
     }
 
-    /// Creates or truncates the file at `path` (`-` is standard output).
+    /// Creates or truncates the file at `path` (`-` is standard output); with `appending`, opens it to write at its
+    /// end instead (`-C -`).
     ///
     /// - Throws: `TransferFailure` with curl's write-error status (23), naming the system error.
-    static func file(_ path: String) throws(TransferFailure) -> OutputSink {
+    static func file(_ path: String, appending: Bool = false) throws(TransferFailure) -> OutputSink {
         if path == "-" { return .standardOutput }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_WRONLY | O_CREAT | (appending ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             let code = errno
             throw TransferFailure(status: ExitStatus.writeError, message: "cannot create \(path): \(systemErrorText(code))")

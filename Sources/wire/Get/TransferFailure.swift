@@ -40,6 +40,8 @@ enum ExitStatus {
     static let writeError: Int32 = 23
     /// CURLE_READ_ERROR: the upload file could not be read.
     static let readError: Int32 = 26
+    /// CURLE_RANGE_ERROR: `-C -` asked for the rest of a file and the server did not answer with that range.
+    static let rangeError: Int32 = 33
     /// CURLE_OPERATION_TIMEDOUT: connect, read or total time ran out.
     static let timedOut: Int32 = 28
     /// CURLE_ABORTED_BY_CALLBACK: the transfer was cancelled.

@@ -1,0 +1,44 @@
+import Wire
+import WireClient
+
+/// `-C -` (curl's `--continue-at -`): an output file continued from its size, and curl's reading of the answer.
+struct OutputResume: Equatable, Sendable {
+    /// What an answer to the ranged request means.
+    enum Verdict: Equatable, Sendable {
+        /// A 206 for the bytes from the offset: they are appended.
+        case append
+        /// A 416, or a whole body exactly as long as the file: the file is complete and stays as it is (success).
+        case alreadyComplete
+        /// Anything else (a 200 with the whole file, another range, an error status): the server cannot continue
+        /// the file; curl's exit 33, the file untouched.
+        case cannotResume
+    }
+
+    /// The bytes already in the output file: where the request asks the body to start.
+    let offset: Int
+
+    /// The resumption for one transfer, or nil when there is nothing to continue: no `-C -`, `-I`, standard output,
+    /// or no file or an empty one (the request goes out without `Range`, as curl's does).
+    init?(options: FetchOptions, output: String?) {
+        guard options.continuesOutput, !options.headOnly, let output, output != "-",
+              let size = LocalFiles.size(atPath: output), size > 0 else { return nil }
+        offset = size
+    }
+
+    /// `Range: bytes=<offset>-`, replacing one given with `-H`.
+    func apply(to request: inout HTTPClientRequest) {
+        request.headers.replaceOrAdd(name: "Range", value: "bytes=\(offset)-")
+    }
+
+    /// What the answer's status and fields mean for the file (curl 7.88's rules: any 416 is the complete file; a
+    /// body without the asked range whose length equals the file's is too).
+    func verdict(status: Int, headers: HTTPHeaders) -> Verdict {
+        if status == 416 { return .alreadyComplete }
+        if status == 206, let range = headers.first(name: "Content-Range").flatMap({ ContentRange($0) })?.range,
+           range.lowerBound == Int64(offset) {
+            return .append
+        }
+        if let length = headers.first(name: "Content-Length").flatMap({ Int($0) }), length == offset { return .alreadyComplete }
+        return .cannotResume
+    }
+}
