@@ -48,6 +48,15 @@ let package = Package(
                 .product(name: "WireClient", package: wirePackage),
             ]
         ),
+        // Resource-downloader figures: a memory-cache hit, and merged requests against the same requests through
+        // the manager, for issue 16's rows.
+        .executableTarget(
+            name: "DownloaderFigures",
+            dependencies: [
+                .product(name: "Wire", package: wirePackage),
+                .product(name: "WireClient", package: wirePackage),
+            ]
+        ),
         // Peer client: AsyncHTTPClient's keep-alive requests/s and CPU per request, for run.sh's client rows.
         .executableTarget(
             name: "AHCClient",

@@ -114,7 +114,7 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     /// - Returns: The receipt, or nil when the cache answered (success follows, with a nil response) or the request
     ///   was refused (a method other than GET: failure follows with `.requestSerializationFailed`).
     @discardableResult
-    public func download(_ request: ClientRequest, receiptID: UUID = UUID(), success: @escaping Success,
+    public func download(_ request: ClientRequest, receiptID: UUID = ReceiptIdentifiers.next(), success: @escaping Success,
                          failure: @escaping Failure) -> DownloadReceipt? {
         guard request.method.uppercased() == "GET" else {
             let error = ClientError(.requestSerializationFailed, failingURL: request.url,
@@ -130,7 +130,7 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
             // Under the lock so that two requesters of one URL cannot both miss and both download. The cache and the
             // task factory run no user code.
             if let value = cache?.value(for: request) { return .cached(value) }
-            let id = UUID()
+            let id = ReceiptIdentifiers.next()
             let task = sessionManager.session.dataTask(with: request) { [self] response, value, error in
                 taskDidComplete(key: key, id: id, response: response, value: value, error: error)
             }

@@ -93,7 +93,7 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
             failure?(request, nil, ClientError(.badURL, failingURL: request.url, failureReason: "The URL has no host"))
             return
         }
-        let id = UUID()
+        let id = ReceiptIdentifiers.next()
         // Supersede the active load in one step, so that of two concurrent loads each cancels what it replaced.
         let superseded = state.withLock { state -> (isSameURL: Bool, receipt: DownloadReceipt?) in
             if state.active?.url == request.url { return (true, nil) }
