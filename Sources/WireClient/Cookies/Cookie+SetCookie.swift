@@ -6,8 +6,8 @@ extension Cookie {
     ///
     /// Ignored: no `=` in the name-value pair or an empty name; a `Domain` that the host does not domain-match; a
     /// `Domain` that is a public suffix (`com`, `co.uk`, `github.io`: see `CookieDomain.isPublicSuffix`) other than
-    /// the host itself; `Secure` from a URL that is not https. An `Expires` that does not parse is ignored; `Max-Age`
-    /// takes precedence over `Expires`. A cookie whose expiry has passed is returned (expired): storing it deletes
+    /// the host itself; `Secure` from a URL that is not https (nor http to a loopback host). An `Expires` that does
+    /// not parse is ignored; `Max-Age` takes precedence over `Expires`. A cookie whose expiry has passed is returned (expired): storing it deletes
     /// the stored cookie it replaces.
     /// - Parameters:
     ///   - setCookie: The field value.
@@ -72,8 +72,8 @@ extension Cookie {
                 domain = attribute
             }
         }
-        // RFC 6265bis §5.7 step 8: only a secure origin may set a Secure cookie.
-        if secure && url.scheme?.lowercased() != "https" { return nil }
+        // RFC 6265bis §5.7 step 8: only a secure origin (https, or http to a loopback host) may set a Secure cookie.
+        if secure && !CookieDomain.isSecureOrigin(url) { return nil }
         self.init(name: name, value: value, domain: domain,
                   path: path ?? CookiePath.defaultPath(of: CookiePath.requestPath(of: url)),
                   expires: maxAge ?? expires, isSecure: secure, isHTTPOnly: httpOnly, isHostOnly: hostOnly,

@@ -16,7 +16,7 @@ public struct Cookie: Sendable, Hashable, Codable {
     public var path: String
     /// When the cookie expires; nil for a session cookie, which lives as long as the storage.
     public var expires: Date?
-    /// Sent only over https (and, from a response, set only by an https one).
+    /// Sent only over https (and, from a response, set only by an https one); loopback hosts count as secure.
     public var isSecure: Bool
     /// `HttpOnly`: meaningful to browsers' scripts only; a client sends such cookies like any other.
     public var isHTTPOnly: Bool
@@ -68,7 +68,7 @@ public struct Cookie: Sendable, Hashable, Codable {
     /// Whether the cookie goes with a request to `url` (RFC 6265 §5.4 step 1): domain, path, `Secure` and expiry.
     public func matches(_ url: URL, at now: Date = Date()) -> Bool {
         guard !isExpired(at: now), let host = CookieDomain.canonicalHost(of: url) else { return false }
-        if isSecure && url.scheme?.lowercased() != "https" { return false }
+        if isSecure && !CookieDomain.isSecureOrigin(url) { return false }
         if isHostOnly {
             guard host == domain else { return false }
         } else {

@@ -18,6 +18,20 @@ enum CookieDomain {
         return !isIPAddress(host)
     }
 
+    /// Whether `Secure` cookies may be set by and sent to `url`: https, or http to a loopback host (`localhost`, a
+    /// name under `.localhost`, 127.0.0.0/8, `::1`), which browsers and curl treat as a secure context because
+    /// nothing leaves the machine.
+    static func isSecureOrigin(_ url: URL) -> Bool {
+        switch url.scheme?.lowercased() {
+        case "https": return true
+        case "http":
+            guard let host = canonicalHost(of: url) else { return false }
+            return host == "localhost" || host.hasSuffix(".localhost") || host == "::1"
+                || (isIPAddress(host) && host.hasPrefix("127."))
+        default: return false
+        }
+    }
+
     /// Whether `host` is an IPv4 literal (four dotted decimal parts) or an IPv6 literal (has a colon).
     static func isIPAddress(_ host: String) -> Bool {
         if host.contains(":") { return true }

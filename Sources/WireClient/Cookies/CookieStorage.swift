@@ -58,8 +58,20 @@ public final class CookieStorage: Sendable {
         }
     }
 
+    /// Every cookie that has not expired, the most recently created first: the order of a cookie file.
+    var cookiesNewestFirst: [Cookie] {
+        let now = clock()
+        return state.withLock { state in
+            Self.purge(&state, now: now)
+            return state.cookies.values.sorted { a, b in
+                if a.cookie.creationTime != b.cookie.creationTime { return a.cookie.creationTime > b.cookie.creationTime }
+                return a.sequence > b.sequence
+            }.map(\.cookie)
+        }
+    }
+
     /// The cookies to send with a request to `url` (RFC 6265 §5.4): matching domain and path, `Secure` ones only
-    /// over https, none expired; longer paths first, then earlier creation.
+    /// over https (or to a loopback host), none expired; longer paths first, then earlier creation.
     public func cookies(for url: URL) -> [Cookie] {
         let now = clock()
         return state.withLock { state in
@@ -83,7 +95,8 @@ public final class CookieStorage: Sendable {
     }
 
     /// Stores cookies received for `url` under the accept policy (HTTPCookieStorage's method). A cookie whose domain
-    /// `url`'s host does not domain-match is refused, as is a `Secure` one for an http `url`.
+    /// `url`'s host does not domain-match is refused, as is a `Secure` one for an http `url` to a host other than a
+    /// loopback one.
     /// - Parameters:
     ///   - cookies: The cookies.
     ///   - url: The URL they came with; nil skips the host and scheme checks.
@@ -96,7 +109,7 @@ public final class CookieStorage: Sendable {
                 if let url {
                     guard let host = CookieDomain.canonicalHost(of: url) else { continue }
                     let domainOK = cookie.isHostOnly ? host == cookie.domain : CookieDomain.domainMatches(host, cookie.domain)
-                    guard domainOK, !cookie.isSecure || url.scheme?.lowercased() == "https" else { continue }
+                    guard domainOK, !cookie.isSecure || CookieDomain.isSecureOrigin(url) else { continue }
                 }
                 Self.insert(cookie, into: &state, now: now)
             }

@@ -7,7 +7,9 @@ public import FoundationEssentials
 public enum NetscapeCookieFile {
     /// What a file's text holds.
     public struct Contents: Sendable, Hashable {
-        /// The cookies of the well-formed lines that have not expired, in file order.
+        /// The cookies of the well-formed lines that have not expired, in file order. Files list the newest cookie
+        /// first (curl's order, and `render`'s): each line's creation time is a microsecond before the previous one's,
+        /// so that the `Cookie` order of equal paths survives a save and a load.
         public var cookies: [Cookie]
         /// The lines that were neither blank, a comment, nor a cookie, and so were skipped.
         public var malformedLines: Int
@@ -29,7 +31,7 @@ public enum NetscapeCookieFile {
     /// Parses a file's text; a malformed line is skipped and counted, never fatal.
     /// - Parameters:
     ///   - text: The file's text.
-    ///   - now: The time against which expiry is judged, and the loaded cookies' creation time.
+    ///   - now: The time against which expiry is judged, and the first loaded cookie's creation time.
     public static func parse(_ text: String, now: Date = Date()) -> Contents {
         var contents = Contents(cookies: [], malformedLines: 0, expiredLines: 0)
         for rawLine in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
@@ -42,7 +44,8 @@ public enum NetscapeCookieFile {
             } else if line.hasPrefix("#") || line.allSatisfy({ $0 == " " || $0 == "\t" }) {
                 continue
             }
-            switch cookie(from: line, httpOnly: httpOnly, now: now) {
+            let created = now.addingTimeInterval(-1e-6 * Double(contents.cookies.count))
+            switch cookie(from: line, httpOnly: httpOnly, now: now, created: created) {
             case .some(.some(let cookie)): contents.cookies.append(cookie)
             case .some(.none): contents.expiredLines += 1
             case .none: contents.malformedLines += 1
@@ -51,7 +54,8 @@ public enum NetscapeCookieFile {
         return contents
     }
 
-    /// The file's text for `cookies`, the header first; session cookies are written with expiry 0, as curl does.
+    /// The file's text for `cookies` in the order given (newest first, for `parse`), the header first; session
+    /// cookies are written with expiry 0, as curl does.
     public static func render(_ cookies: [Cookie]) -> String {
         var text = header
         for cookie in cookies {
@@ -66,7 +70,7 @@ public enum NetscapeCookieFile {
     }
 
     /// One line's cookie: nil when malformed, `.some(nil)` when well-formed but expired.
-    private static func cookie(from line: Substring, httpOnly: Bool, now: Date) -> Cookie?? {
+    private static func cookie(from line: Substring, httpOnly: Bool, now: Date, created: Date) -> Cookie?? {
         var fields = line.split(separator: "\t", omittingEmptySubsequences: false)
         // curl writes an empty value as nothing after the last tab; some writers drop that tab.
         if fields.count == 6 { fields.append("") }
@@ -93,7 +97,7 @@ public enum NetscapeCookieFile {
         let expires = seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
         if let expires, expires <= now { return .some(nil) }
         return Cookie(name: name, value: String(fields[6]), domain: domain, path: path, expires: expires,
-                      isSecure: secure, isHTTPOnly: httpOnly, isHostOnly: !subdomains, creationTime: now)
+                      isSecure: secure, isHTTPOnly: httpOnly, isHostOnly: !subdomains, creationTime: created)
     }
 }
 
@@ -116,7 +120,7 @@ extension CookieStorage {
     /// - Parameter path: The file.
     /// - Throws: The error of writing or renaming.
     public func saveCookies(toFile path: String) throws {
-        let text = NetscapeCookieFile.render(cookies)
+        let text = NetscapeCookieFile.render(cookiesNewestFirst)
         try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
     }
 }

@@ -46,7 +46,10 @@ import WireTestSupport
         #expect(text.hasPrefix("# Netscape HTTP Cookie File\n# https://curl.se/docs/http-cookies.html\n"))
         #expect(text.contains("\n.example.com\tTRUE\t/\tFALSE\t0\ta\t1\n"))
         #expect(text.contains("\n#HttpOnly_www.example.com\tFALSE\t/x\tTRUE\t4102444800\tb\t2\n"))
-        #expect(NetscapeCookieFile.parse(text, now: Self.now).cookies == cookies)
+        let read = NetscapeCookieFile.parse(text, now: Self.now).cookies
+        // The first line is the newest cookie.
+        #expect(read.map(\.creationTime) == [Self.now, Self.now.addingTimeInterval(-1e-6)])
+        #expect(read.map { cookie in var plain = cookie; plain.creationTime = Self.now; return plain } == cookies)
     }
 
     @Test func storageSavesAtomicallyAndLoads() throws {
@@ -64,6 +67,14 @@ import WireTestSupport
         #expect(contents.malformedLines == 0 && contents.cookies.count == 2)
         #expect(loaded.cookieHeader(for: URL(string: "http://example.com/p")!) == "b=2; a=1")
         #expect(loaded.cookieHeader(for: URL(string: "http://www.example.com/p")!) == "a=1")
+        // Equal paths keep their order through a save and a load.
+        storage.storeCookies(fromResponseHeaders: ["Set-Cookie": "c=3"], for: URL(string: "http://example.com/")!)
+        storage.storeCookies(fromResponseHeaders: ["Set-Cookie": "d=4"], for: URL(string: "http://example.com/")!)
+        try storage.saveCookies(toFile: path)
+        let again = CookieStorage()
+        try again.loadCookies(fromFile: path)
+        #expect(again.cookieHeader(for: URL(string: "http://example.com/")!) == storage.cookieHeader(for: URL(string: "http://example.com/")!))
+        #expect(again.cookieHeader(for: URL(string: "http://example.com/")!) == "a=1; c=3; d=4")
         #expect(throws: (any Error).self) { try loaded.loadCookies(fromFile: folder + "/missing") }
     }
 

@@ -133,10 +133,16 @@ import WireTestSupport
         #expect(cookie.domain == "www.example.com" && cookie.isHostOnly)
     }
 
-    @Test func onlyHTTPSMaySetASecureCookie() {
+    @Test func onlyASecureOriginMaySetASecureCookie() {
         #expect(Self.parse("a=b; Secure", URL(string: "https://example.com/")!) != nil)
         #expect(Self.parse("a=b; Secure", URL(string: "http://example.com/")!) == nil)
         #expect(Self.parse("a=b", URL(string: "http://example.com/")!) != nil)
+        // Loopback hosts are a secure context, as in browsers and curl.
+        for host in ["localhost", "127.0.0.1", "127.8.9.10", "[::1]", "app.localhost"] {
+            #expect(Self.parse("a=b; Secure", URL(string: "http://\(host):8080/")!) != nil)
+        }
+        #expect(Self.parse("a=b; Secure", URL(string: "http://128.0.0.1/")!) == nil)
+        #expect(Self.parse("a=b; Secure", URL(string: "http://localhost.example.com/")!) == nil)
     }
 
     @Test(arguments: ["", "novalue", "=value", " =value", ";a=b", "a\u{01}=b", "a=b\u{7F}"])
