@@ -68,7 +68,8 @@ extension Cookie {
                 guard attribute == host else { return nil }
             } else {
                 guard CookieDomain.domainMatches(host, attribute) else { return nil }
-                hostOnly = false
+                // An IP address matches only itself: such a cookie is host-only whatever the attribute says.
+                hostOnly = CookieDomain.isIPAddress(attribute)
                 domain = attribute
             }
         }

@@ -115,7 +115,7 @@ import WireTestSupport
         ("http://me.github.io/", "github.io", false, "", false),
         ("http://localhost/", "localhost", true, "localhost", true),
         ("http://co.uk/", "co.uk", true, "co.uk", true),
-        ("http://127.0.0.1/", "127.0.0.1", true, "127.0.0.1", false),
+        ("http://127.0.0.1/", "127.0.0.1", true, "127.0.0.1", true),
         ("http://127.0.0.1/", "0.0.1", false, "", false),
         ("http://10.1.2.3/", "2.3", false, "", false),
         ("http://[::1]/", "::1", true, "::1", true),
