@@ -120,7 +120,11 @@ extension CookieStorage {
     /// - Parameter path: The file.
     /// - Throws: The error of writing or renaming.
     public func saveCookies(toFile path: String) throws {
-        let text = NetscapeCookieFile.render(cookiesNewestFirst)
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try Data(cookieFileText().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// The text `saveCookies(toFile:)` writes: every cookie, the newest first, in curl's format.
+    public func cookieFileText() -> String {
+        NetscapeCookieFile.render(cookiesNewestFirst)
     }
 }

@@ -75,6 +75,15 @@ struct FetchOptions: Equatable, Sendable {
     var tls = TLSOptions()
     /// curl's retry switches.
     var retry = RetryOptions()
+    /// `-b 'name=value; n2=v2'` (an argument with `=`): sent as the `Cookie` field; the last one given counts.
+    var cookieString: String?
+    /// `-b FILE` (an argument without `=`): Netscape cookie files loaded into the cookie engine, in order.
+    var cookieFiles: [String] = []
+    /// `-c FILE`: every cookie is written to this Netscape cookie file at the end (`-` for standard output).
+    var cookieJar: String?
+    /// Whether received cookies are kept and sent on later requests and redirect hops: with `-b FILE` or `-c`, as
+    /// with curl.
+    var cookieEngine: Bool { !cookieFiles.isEmpty || cookieJar != nil }
 
     /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
     struct RetryOptions: Equatable, Sendable {
@@ -155,6 +164,7 @@ struct FetchOptions: Equatable, Sendable {
         "--cacert": "--cacert", "--pin": "--pin", "--pinnedpubkey": "--pin", "--pin-cert": "--pin-cert",
         "--cert": "--cert", "-E": "--cert", "--key": "--key",
         "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
+        "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar", "--cookie-jar": "--cookie-jar",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -280,6 +290,12 @@ struct FetchOptions: Equatable, Sendable {
             retry.delay = try Self.seconds(value, option: name)
         case "--retry-max-time":
             retry.maxTime = try Self.seconds(value, option: name)
+        case "--cookie":
+            // curl's rule: text with `=` is cookies, anything else a file name (an empty one only turns the engine on).
+            if value.contains("=") { cookieString = value } else { cookieFiles.append(value) }
+        case "--cookie-jar":
+            guard !value.isEmpty else { throw FetchUsageError(message: "-c needs a file name") }
+            cookieJar = value
         default:
             preconditionFailure("option \(name) is in the table but not applied")
         }
