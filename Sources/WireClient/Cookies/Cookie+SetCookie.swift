@@ -7,8 +7,9 @@ extension Cookie {
     /// Ignored: no `=` in the name-value pair or an empty name; a `Domain` that the host does not domain-match; a
     /// `Domain` that is a public suffix (`com`, `co.uk`, `github.io`: see `CookieDomain.isPublicSuffix`) other than
     /// the host itself; `Secure` from a URL that is not https (nor http to a loopback host). An `Expires` that does
-    /// not parse is ignored; `Max-Age` takes precedence over `Expires`. A cookie whose expiry has passed is returned (expired): storing it deletes
-    /// the stored cookie it replaces.
+    /// not parse is ignored; `Max-Age` takes precedence over `Expires`. A cookie whose expiry has passed is returned
+    /// (expired): storing it deletes the stored cookie it replaces. `CookieDomain.isPublicSuffix` is not the full
+    /// Public Suffix List: single labels and a short built-in list of multi-label suffixes.
     /// - Parameters:
     ///   - setCookie: The field value.
     ///   - url: The URL the response answered.
