@@ -87,6 +87,9 @@ enum FetchHelp {
           -L, --location            Follow redirects.
               --max-redirs N        Follow at most N redirects (default 50; -1 for no limit).
               --unix-socket PATH    Connect to this Unix socket, whatever the URL's host.
+          -b, --cookie DATA|FILE    Send DATA ('name=value; n2=v2') as Cookie; an argument without = is a \
+        Netscape cookie file to load, and turns on the cookie engine (cookies kept and sent at every redirect hop).
+          -c, --cookie-jar FILE     Write every cookie to FILE (curl's format) at the end; turns on the cookie engine.
           -s, --silent              No progress bar.
               --rate N/s|N/m|N/h|N/d
                                     Start at most N requests per second, minute, hour or day.

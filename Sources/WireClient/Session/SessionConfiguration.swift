@@ -42,6 +42,13 @@ public struct SessionConfiguration: Sendable {
     /// with the session's security policy and trust hook applied, so an adopted client cannot bypass them. nil (the
     /// default): the session makes, owns and shuts down its own client.
     public var httpClient: HTTPClient?
+    /// Whether requests carry the storage's cookies and responses' `Set-Cookie` fields are stored; a request's
+    /// `shouldHandleCookies` overrides it. Default true.
+    public var httpShouldSetCookies = true
+    /// Which cookies from responses are stored. Default `.always`.
+    public var httpCookieAcceptPolicy = CookieAcceptPolicy.always
+    /// Where cookies are kept: `CookieStorage.shared` by default; nil keeps none.
+    public var httpCookieStorage: CookieStorage? = CookieStorage.shared
 
     /// The defaults listed on each property.
     public init() {}
@@ -49,9 +56,12 @@ public struct SessionConfiguration: Sendable {
     /// The default configuration.
     public static var `default`: SessionConfiguration { SessionConfiguration() }
 
-    /// A configuration that keeps nothing beyond the session. With no cookie store or cache built yet, it equals
-    /// `.default`.
-    public static var ephemeral: SessionConfiguration { SessionConfiguration() }
+    /// A configuration that keeps nothing beyond the session: a cookie storage of its own, in memory.
+    public static var ephemeral: SessionConfiguration {
+        var configuration = SessionConfiguration()
+        configuration.httpCookieStorage = CookieStorage()
+        return configuration
+    }
 
     /// The Wire client configuration a session builds its own client with: the per-host limit, no redirects
     /// (WireClient follows them itself), TLS. Wire's connect and read timeouts are set to the resource timeout: the

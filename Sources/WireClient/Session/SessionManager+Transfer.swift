@@ -173,6 +173,7 @@ extension SessionManager {
                 return outcome
             }
             idle.touch()
+            storeCookies(from: response.headers, for: request)
             // A head that arrived while the task was suspended is told (redirect and response hooks) after resume.
             await task.waitWhileSuspended()
             if let reason = task.cancelReason {
@@ -302,6 +303,7 @@ extension SessionManager {
         for field in configuration.httpAdditionalHeaders {
             if !headers.contains(name: field.name) { headers.add(name: field.name, value: field.value) }
         }
+        addCookies(to: &headers, for: request)
         var wireRequest = HTTPClientRequest(url: request.url.absoluteString, method: HTTPMethod(request.method), headers: headers)
         wireRequest.redirects = .disallow
         let declared = headers.first(name: "Content-Length").flatMap { Int64($0) }

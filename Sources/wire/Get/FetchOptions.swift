@@ -88,6 +88,15 @@ struct FetchOptions: Equatable, Sendable {
     var retry = RetryOptions()
     /// `-C -`/`--continue-at -`: continue each output file from its size (`Range: bytes=<size>-`) and append.
     var continuesOutput = false
+    /// `-b 'name=value; n2=v2'` (an argument with `=`): sent as the `Cookie` field; the last one given counts.
+    var cookieString: String?
+    /// `-b FILE` (an argument without `=`): Netscape cookie files loaded into the cookie engine, in order.
+    var cookieFiles: [String] = []
+    /// `-c FILE`: every cookie is written to this Netscape cookie file at the end (`-` for standard output).
+    var cookieJar: String?
+    /// Whether received cookies are kept and sent on later requests and redirect hops: with `-b FILE` or `-c`, as
+    /// with curl.
+    var cookieEngine: Bool { !cookieFiles.isEmpty || cookieJar != nil }
 
     /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
     struct RetryOptions: Equatable, Sendable {
@@ -137,6 +146,7 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.retry == rhs.retry && lhs.form == rhs.form && lhs.dataInQuery == rhs.dataInQuery
             && lhs.credentials.map { [$0.user, $0.password] } == rhs.credentials.map { [$0.user, $0.password] }
             && lhs.uploadFile == rhs.uploadFile && lhs.continuesOutput == rhs.continuesOutput
+            && lhs.cookieString == rhs.cookieString && lhs.cookieFiles == rhs.cookieFiles && lhs.cookieJar == rhs.cookieJar
     }
 
     /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
@@ -174,6 +184,7 @@ struct FetchOptions: Equatable, Sendable {
         "--data-raw": "--data-raw", "--data-urlencode": "--data-urlencode", "--json": "--json",
         "-u": "--user", "--user": "--user", "-T": "--upload-file", "--upload-file": "--upload-file",
         "-C": "--continue-at", "--continue-at": "--continue-at",
+        "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar", "--cookie-jar": "--cookie-jar",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -320,6 +331,12 @@ struct FetchOptions: Equatable, Sendable {
                 throw FetchUsageError(message: "-C takes '-' (continue from the output file's size), not '\(value)'")
             }
             continuesOutput = true
+        case "--cookie":
+            // curl's rule: text with `=` is cookies, anything else a file name (an empty one only turns the engine on).
+            if value.contains("=") { cookieString = value } else { cookieFiles.append(value) }
+        case "--cookie-jar":
+            guard !value.isEmpty else { throw FetchUsageError(message: "-c needs a file name") }
+            cookieJar = value
         default:
             preconditionFailure("option \(name) is in the table but not applied")
         }

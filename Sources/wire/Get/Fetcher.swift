@@ -7,11 +7,16 @@ import WireTLS
 /// A failed transfer prints one line on standard error and the next URL is still fetched; the exit status is that
 /// of the last failure, as in curl.
 struct Fetcher {
-    private let options: FetchOptions
+    let options: FetchOptions
     private let standardError = OutputSink.standardError
+    /// `-b` and `-c`, when given: the cookie engine shared by every URL of the run.
+    private let cookies: CookieEngine?
 
-    /// A fetcher for validated options.
-    init(options: FetchOptions) { self.options = options }
+    /// A fetcher for validated options; `-b` cookie files are read now.
+    init(options: FetchOptions) {
+        self.options = options
+        cookies = CookieEngine(options: options)
+    }
 
     /// Fetches every URL and returns the exit status.
     func run() async -> Int32 {
@@ -45,6 +50,7 @@ struct Fetcher {
         }
         await client.shutdown()
         await group.shutdownGracefully()
+        if let warning = cookies?.saveJar() { try? standardError.write(warning) }
         return status
     }
 
@@ -110,7 +116,7 @@ struct Fetcher {
 
     /// The failure for an error out of a transfer, naming the `--max-time` limit when that is what ran out (the
     /// client's own message rounds the deadline to whole seconds).
-    private func failure(_ error: any Error) -> TransferFailure {
+    func failure(_ error: any Error) -> TransferFailure {
         if let clientError = error as? HTTPClientError, clientError.code == .deadlineExceeded,
            let maxTime = options.maxTime {
             let seconds = JSONSummaryWriter.seconds(maxTime)
@@ -136,17 +142,25 @@ struct Fetcher {
         }
         let response: HTTPClientResponse
         let resume = OutputResume(options: options, output: output)
+        let redirects: [RedirectStep]
         do throws(TransferFailure) {
             var plan = try builder.plan(for: url)
             resume?.apply(to: &plan.request)
-            do { response = try await client.execute(plan.request, timeout: options.maxTime) } catch {
-                throw failure(error)
+            if let cookies {
+                (response, redirects) = try await executeWithCookies(plan, engine: cookies, client: client)
+            } else {
+                do { response = try await client.execute(plan.request, timeout: options.maxTime) } catch {
+                    throw failure(error)
+                }
+                redirects = response.metrics.snapshot.redirectHops.map {
+                    RedirectStep(url: $0.url, requestHead: $0.requestHead, responseHead: $0.responseHead)
+                }
             }
             if options.verbose {
                 // The heads exactly as the client wrote them, hop by hop through any redirects.
                 let metrics = response.metrics.snapshot
                 var text = ""
-                for hop in metrics.redirectHops {
+                for hop in redirects {
                     text += HeadText.verbose(HeadText.lines(ofSent: hop.requestHead), prefix: "> ")
                         + HeadText.verbose(HeadText.lines(of: hop.responseHead), prefix: "< ")
                         + "* following the redirect from \(hop.url)\n"
@@ -187,7 +201,7 @@ struct Fetcher {
         if summary != nil {
             try await streamSummary(response, into: &summary!)
         } else {
-            try await streamBody(response, to: output, appending: resume != nil)
+            try await streamBody(response, redirects: redirects, to: output, appending: resume != nil)
         }
         if options.verbose {
             try? standardError.write(HeadText.verboseTimings(response.metrics.snapshot))
@@ -227,14 +241,14 @@ struct Fetcher {
     }
 
     /// Writes the body (after the head with `-i`) to the file or standard output, with a progress bar when wanted.
-    private func streamBody(_ response: HTTPClientResponse, to output: String?,
-                            appending: Bool = false) async throws(TransferFailure) {
+    private func streamBody(_ response: HTTPClientResponse, redirects: [RedirectStep],
+                            to output: String?, appending: Bool = false) async throws(TransferFailure) {
         // Opened only now, so a transfer that fails before its response (or with --fail) leaves no file behind.
         let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path, appending: appending) }
             ?? .standardOutput
         if options.includeHead || options.headOnly {
             // As curl does with -L: every redirect's head before the final one (the redirect bodies are not shown).
-            for hop in response.metrics.snapshot.redirectHops { try sink.write(HeadText.raw(hop.responseHead)) }
+            for hop in redirects { try sink.write(HeadText.raw(hop.responseHead)) }
             try sink.write(HeadText.raw(response.head))
         }
         if options.headOnly {

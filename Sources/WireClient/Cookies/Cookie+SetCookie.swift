@@ -1,0 +1,108 @@
+public import FoundationEssentials
+
+extension Cookie {
+    /// The cookie a `Set-Cookie` field value sets for a response to `url`, with the storage model's checks of
+    /// RFC 6265 §5.2–5.3 (and RFC 6265bis for `Secure`); nil when the field is to be ignored.
+    ///
+    /// Ignored: no `=` in the name-value pair or an empty name; a `Domain` that the host does not domain-match; a
+    /// `Domain` that is a public suffix (`com`, `co.uk`, `github.io`: see `CookieDomain.isPublicSuffix`) other than
+    /// the host itself; `Secure` from a URL that is not https (nor http to a loopback host). An `Expires` that does
+    /// not parse is ignored; `Max-Age` takes precedence over `Expires`. A cookie whose expiry has passed is returned
+    /// (expired): storing it deletes the stored cookie it replaces. `CookieDomain.isPublicSuffix` is not the full
+    /// Public Suffix List: single labels and a short built-in list of multi-label suffixes.
+    /// - Parameters:
+    ///   - setCookie: The field value.
+    ///   - url: The URL the response answered.
+    ///   - now: The current time, for `Max-Age` and the creation time.
+    public init?(setCookie: String, for url: URL, now: Date = Date()) {
+        guard let host = CookieDomain.canonicalHost(of: url) else { return nil }
+        var sections = setCookie.split(separator: ";", omittingEmptySubsequences: false)
+        guard !sections.isEmpty else { return nil }
+        let pair = sections.removeFirst()
+        guard let equals = pair.firstIndex(of: "=") else { return nil }
+        let name = Self.trimmed(pair[..<equals])
+        let value = Self.trimmed(pair[pair.index(after: equals)...])
+        guard !name.isEmpty, Self.isClean(name), Self.isClean(value) else { return nil }
+
+        var expires: Date?
+        var maxAge: Date?
+        var domainAttribute: String?
+        var path: String?
+        var secure = false
+        var httpOnly = false
+        var sameSite: String?
+        for section in sections {
+            let equals = section.firstIndex(of: "=")
+            let attribute = Self.trimmed(section[..<(equals ?? section.endIndex)]).lowercased()
+            let argument = equals.map { Self.trimmed(section[section.index(after: $0)...]) } ?? ""
+            switch attribute {
+            case "expires":
+                if let date = CookieDate.parse(argument) { expires = date }
+            case "max-age":
+                if let seconds = Self.maxAgeSeconds(argument) {
+                    maxAge = seconds <= 0 ? Date.distantPast : now.addingTimeInterval(TimeInterval(seconds))
+                }
+            case "domain":
+                guard !argument.isEmpty else { continue }
+                var domain = argument.lowercased()
+                if domain.hasPrefix(".") { domain.removeFirst() }
+                if domain.hasSuffix(".") { domain.removeLast() }
+                domainAttribute = domain
+            case "path":
+                path = argument.hasPrefix("/") ? argument : nil
+            case "secure":
+                secure = true
+            case "httponly":
+                httpOnly = true
+            case "samesite":
+                sameSite = argument
+            default:
+                break
+            }
+        }
+
+        var hostOnly = true
+        var domain = host
+        if let attribute = domainAttribute, !attribute.isEmpty {
+            if CookieDomain.isPublicSuffix(attribute) {
+                // A suffix is allowed only as the host itself, and then the cookie is host-only (§5.3 step 5).
+                guard attribute == host else { return nil }
+            } else {
+                guard CookieDomain.domainMatches(host, attribute) else { return nil }
+                // An IP address matches only itself: such a cookie is host-only whatever the attribute says.
+                hostOnly = CookieDomain.isIPAddress(attribute)
+                domain = attribute
+            }
+        }
+        // RFC 6265bis §5.7 step 8: only a secure origin (https, or http to a loopback host) may set a Secure cookie.
+        if secure && !CookieDomain.isSecureOrigin(url) { return nil }
+        self.init(name: name, value: value, domain: domain,
+                  path: path ?? CookiePath.defaultPath(of: CookiePath.requestPath(of: url)),
+                  expires: maxAge ?? expires, isSecure: secure, isHTTPOnly: httpOnly, isHostOnly: hostOnly,
+                  sameSite: sameSite, creationTime: now)
+    }
+
+    /// Whitespace (space and tab) removed at both ends.
+    private static func trimmed(_ text: Substring) -> String {
+        var slice = text[...]
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+
+    /// No control characters (RFC 6265bis §5.7 step 1), so a stored cookie cannot break the field it is sent in.
+    private static func isClean(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }
+    }
+
+    /// `Max-Age`'s value: an optional `-` and digits (§5.2.2), clamped to ±100 years; nil otherwise.
+    private static func maxAgeSeconds(_ text: String) -> Int? {
+        var digits = Substring(text)
+        let negative = digits.first == "-"
+        if negative { digits.removeFirst() }
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        let limit = 100 * 366 * 86_400
+        let magnitude = digits.count > 12 ? limit : min(Int(digits) ?? limit, limit)
+        return negative ? -magnitude : magnitude
+    }
+}
