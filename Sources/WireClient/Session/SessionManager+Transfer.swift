@@ -291,6 +291,7 @@ extension SessionManager {
         for field in configuration.httpAdditionalHeaders {
             if !headers.contains(name: field.name) { headers.add(name: field.name, value: field.value) }
         }
+        configuration.offerContentCodings(in: &headers)
         var wireRequest = HTTPClientRequest(url: request.url.absoluteString, method: HTTPMethod(request.method), headers: headers)
         wireRequest.redirects = .disallow
         let declared = headers.first(name: "Content-Length").flatMap { Int64($0) }
@@ -344,7 +345,7 @@ extension SessionManager {
             }
         }
         var data = Data()
-        var iterator = body.makeAsyncIterator()
+        var iterator = ResponseBodyReader(body, response: outcome.response, request: task.currentRequest, configuration: configuration)
         let limit = configuration.maximumBufferedResponseSize
         while true {
             await task.waitWhileSuspended()
@@ -361,7 +362,7 @@ extension SessionManager {
             }
             guard let chunk else { break }
             idle.touch()
-            let progress = task.bodyReceived(chunk.readableBytes)
+            let progress = task.bodyReceived(iterator.takeWireByteCount())
             if let file {
                 do {
                     try await file.write(chunk)
@@ -393,7 +394,8 @@ extension SessionManager {
                     if hooks.dataTaskDidReceiveData != nil { copy.append(chunk) }
                     let piece = copy
                     await askCaller(idle) {
-                        hooks.dataTaskDidReceiveData?(task, piece)
+                        // An empty piece only carries wire bytes for progress (a gzip trailer).
+                        if !piece.isEmpty { hooks.dataTaskDidReceiveData?(task, piece) }
                         delegate.downloadProgress?(progress)
                     }
                 }
