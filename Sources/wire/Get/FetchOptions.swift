@@ -71,6 +71,9 @@ struct FetchOptions: Equatable, Sendable {
     var rate: Rate?
     /// `--json-summary`: print one JSON object per URL on standard output instead of the body.
     var jsonSummary = false
+    /// `--compressed`: offer `Accept-Encoding: deflate, gzip` and decode the body (without it, bytes pass through as
+    /// they came, as with curl).
+    var compressed = false
     /// The TLS switches, for https URLs.
     var tls = TLSOptions()
     /// curl's retry switches.
@@ -121,7 +124,7 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.connectTimeout == rhs.connectTimeout && lhs.followRedirects == rhs.followRedirects
             && lhs.maxRedirects == rhs.maxRedirects && lhs.unixSocket == rhs.unixSocket && lhs.silent == rhs.silent
             && lhs.rate == rhs.rate && lhs.jsonSummary == rhs.jsonSummary && lhs.tls == rhs.tls
-            && lhs.retry == rhs.retry && lhs.form == rhs.form
+            && lhs.retry == rhs.retry && lhs.form == rhs.form && lhs.compressed == rhs.compressed
     }
 
     /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
@@ -134,6 +137,7 @@ struct FetchOptions: Equatable, Sendable {
         case "-L", "--location": followRedirects = true
         case "-s", "--silent": silent = true
         case "--json-summary": jsonSummary = true
+        case "--compressed": compressed = true
         case "-k", "--insecure": tls.insecure = true
         case "--no-verify-host": tls.noVerifyHost = true
         case "--retry-all-errors": retry.allErrors = true

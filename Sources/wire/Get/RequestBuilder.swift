@@ -60,6 +60,10 @@ struct RequestBuilder: Sendable {
             throw TransferFailure(status: ExitStatus.malformedURL, message: "https over --unix-socket is not supported: \(text)")
         }
         for field in options.headers { headers.add(name: field.name, value: field.value) }
+        if options.compressed, !headers.contains(name: "accept-encoding") {
+            // curl's value for --compressed with zlib alone.
+            headers.add(name: "Accept-Encoding", value: "deflate, gzip")
+        }
         if case .form(let form) = body, !headers.contains(name: "content-type") {
             headers.add(name: "Content-Type", value: form.contentType)
         } else if !options.data.isEmpty, !headers.contains(name: "content-type") {
