@@ -5,7 +5,8 @@ import WireClient
 /// `ContentDecoder`, in bounded pieces. Without the flag, bytes pass through as they came, as with curl.
 ///
 /// A corrupt or truncated encoded body, or a coding the tool does not know, fails with curl's
-/// CURLE_BAD_CONTENT_ENCODING (61). curl sets no decompression limit, and neither does the tool.
+/// CURLE_BAD_CONTENT_ENCODING (61). curl sets no decompression limit; the tool keeps WireClient's default bomb limit
+/// (more than 1000:1 after the first MiB), also exit 61, since a few kB that would fill a disk are never a real file.
 struct BodyDecoding: ~Copyable {
     private var decoder: ContentDecoder
 
@@ -14,7 +15,7 @@ struct BodyDecoding: ~Copyable {
     init(_ response: HTTPClientResponse, compressed: Bool) throws(TransferFailure) {
         let value = compressed ? response.headers["Content-Encoding"].joined(separator: ",") : nil
         do {
-            decoder = try ContentDecoder(contentEncoding: value, limits: .unlimited)
+            decoder = try ContentDecoder(contentEncoding: value, limits: ContentDecodingLimits())
         } catch {
             throw Self.failure(error)
         }
