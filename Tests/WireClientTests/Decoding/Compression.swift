@@ -54,3 +54,12 @@ enum Compression {
         return text.prefix(bytes)
     }
 }
+
+/// Where two bodies differ (their lengths and the first differing offset), or nil when they are equal: compared so,
+/// a failure reports in a line instead of Swift Testing's diff of two large `Data` values, which takes minutes.
+func mismatch(_ actual: Data?, _ expected: Data) -> String? {
+    guard let actual else { return "no body" }
+    guard actual != expected else { return nil }
+    let first = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(actual.count, expected.count)
+    return "\(actual.count) bytes instead of \(expected.count), first difference at \(first)"
+}

@@ -63,8 +63,8 @@ struct SessionContentDecodingTests {
                 pieces.record(data)
             }
             let result = try await manager.data(for: ClientRequest(url: server.url("/gzip")))
-            #expect(result.data == bodies.text)
-            #expect(pieces.all.reduce(Data(), +) == bodies.text)
+            #expect(mismatch(result.data, bodies.text) == nil)
+            #expect(mismatch(pieces.all.reduce(Data(), +), bodies.text) == nil)
             #expect(pieces.all.allSatisfy { !$0.isEmpty && $0.count <= 65_536 })
             #expect(result.response?.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
             #expect(result.response?.expectedContentLength == Int64(bodies.gzip.count))
@@ -73,13 +73,13 @@ struct SessionContentDecodingTests {
             #expect(server.requests.last?.headers.first(name: "Accept-Encoding") == "gzip, deflate")
 
             let raw = try await manager.data(for: ClientRequest(url: server.url("/deflate")))
-            #expect(raw.data == bodies.text)
+            #expect(mismatch(raw.data, bodies.text) == nil)
 
             let written = Recorder<[Int64]>()
             manager.downloadTaskDidWriteData = { _, bytes, total, expected in written.record([bytes, total, expected]) }
             let destination = folder + "/text"
             _ = try await manager.download(for: ClientRequest(url: server.url("/gzip"))) { _, _ in destination }
-            #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == bodies.text)
+            #expect(mismatch(try Data(contentsOf: URL(fileURLWithPath: destination)), bodies.text) == nil)
             #expect(written.all.last?[1] == Int64(bodies.gzip.count))
             #expect(written.all.last?[2] == Int64(bodies.gzip.count))
         }
@@ -95,7 +95,7 @@ struct SessionContentDecodingTests {
             request.headers = ["Accept-Encoding": "identity"]
             let plain = try await manager.data(for: request)
             #expect(server.requests.last?.headers["Accept-Encoding"] == ["identity"])
-            #expect(plain.data == bodies.gzip)
+            #expect(mismatch(plain.data, bodies.gzip) == nil)
 
             var configuration = SessionConfiguration.default
             configuration.decodesContent = false
@@ -104,7 +104,7 @@ struct SessionContentDecodingTests {
             defer { optedOut.invalidateSession(cancelingTasks: true) }
             let encoded = try await optedOut.data(for: ClientRequest(url: server.url("/gzip")))
             #expect(server.requests.last?.headers.contains(name: "Accept-Encoding") == false)
-            #expect(encoded.data == bodies.gzip)
+            #expect(mismatch(encoded.data, bodies.gzip) == nil)
         }
     }
 
