@@ -37,8 +37,7 @@ struct ResponseBodyReader: ~Copyable {
             decoder = try ContentDecoder(coding: coding, limits: configuration.contentDecoding)
         } catch {
             refusal = error
-            // Identity needs no zlib state, so this cannot fail.
-            decoder = try! ContentDecoder(coding: .identity)
+            decoder = ContentDecoder(passingThrough: 65_536)
         }
     }
 
