@@ -4,7 +4,7 @@ import PackageDescription
 /// Wire: a pure-Swift HTTP/1.1 stack for Linux, written from the socket up.
 ///
 /// Library targets depend on no Swift package: only libc (through `CWireLinux`), for TLS the system's OpenSSL, and
-/// for `WireClient` the toolchain's FoundationEssentials. The command-line tool may use swift-argument-parser and, for
+/// for `WireClient` the toolchain's FoundationEssentials and the system's zlib. The command-line tool may use swift-argument-parser and, for
 /// `wire bench`'s latency percentiles, hdrhistogram-swift. `WireLoad`, the load engine of
 /// `wire bench` and `wire-profile`, is a target of its own above `Wire` and no product, so the
 /// library users link does not carry it.
@@ -41,6 +41,13 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // The system's zlib (libz from Debian's zlib1g-dev) for WireClient's content decoding (gzip, deflate).
+        // Only WireClient/Decoding/ZlibStream.swift imports it.
+        .systemLibrary(
+            name: "CWireZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(
             name: "WireTLS",
             dependencies: ["Wire", "CWireOpenSSL"],
@@ -51,7 +58,7 @@ let package = Package(
         // that: never Foundation, FoundationNetworking or a Swift package. Nothing in Wire or WireTLS imports it.
         .target(
             name: "WireClient",
-            dependencies: ["Wire", "WireTLS"],
+            dependencies: ["Wire", "WireTLS", "CWireZlib"],
             swiftSettings: strictSettings
         ),
         // The load engine behind `wire bench` and `wire-profile`: connections, workers and counters on

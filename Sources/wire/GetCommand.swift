@@ -79,6 +79,8 @@ enum FetchHelp {
           -C, --continue-at -       Continue the -o file from its size (Range: bytes=SIZE-) and append; a server \
         that cannot send that range exits 33 and leaves the file; a 416 means the file is complete.
           -i, --include             Write the response head before the body.
+              --compressed          Ask for a gzip or deflate body (Accept-Encoding: deflate, gzip) and write it \
+        decoded; without it the body is written as it came.
           -v, --verbose             Show the request and response heads and the timings on standard error.
           -f, --fail                An HTTP status of 400 or more exits 22 and writes no body.
           -m, --max-time SECONDS    Limit each transfer's total time (fractions allowed).
@@ -116,8 +118,9 @@ enum FetchHelp {
 
         Exit status, as curl's: 0 success, 2 usage, 3 malformed URL, 6 unknown host, 7 could not connect, \
         8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 26 read error, \
-        28 timeout, 33 cannot resume (-C -), 35 TLS handshake failure, 47 too many redirects, 52 empty reply, 55 send error, 56 receive error, \
-        58 local certificate problem, 60 server certificate not verified, 90 pinned public key mismatch. With several \
+        28 timeout, 33 cannot resume (-C -), 35 TLS handshake failure, 47 too many redirects, 52 empty reply, 55 send error, \
+        56 receive error, 58 local certificate problem, 60 server certificate not verified, 61 bad content encoding \
+        (--compressed), 90 pinned public key mismatch. With several \
         URLs, the status of the last failure.
         """
 

@@ -29,6 +29,9 @@ extension ClientError {
         case unacceptableContentType(String?)
         /// Parameters could not be encoded, a custom query block threw, or a multipart method is invalid. −1016.
         case requestSerializationFailed
+        /// The body's `Content-Encoding` could not be decoded: corrupt, truncated, a decompression bomb, or an unknown
+        /// coding; `underlying` is the `ContentDecodingError`. −1016 (NSURLErrorCannotDecodeContentData).
+        case cannotDecodeContentData
         /// The body could not be parsed. −1017 (NSURLErrorCannotParseResponse).
         case responseSerializationFailed
         /// The body is needed again (redirect, retry) and cannot be replayed. −1021.
@@ -68,7 +71,7 @@ extension ClientError {
             case .notConnectedToInternet: -1009
             case .unacceptableStatusCode: -1011
             case .cannotDecodeRawData: -1015
-            case .unacceptableContentType, .requestSerializationFailed: -1016
+            case .unacceptableContentType, .requestSerializationFailed, .cannotDecodeContentData: -1016
             case .responseSerializationFailed: -1017
             case .requestBodyStreamExhausted: -1021
             case .appTransportSecurityRequiresSecureConnection: -1022
@@ -106,6 +109,7 @@ extension ClientError {
             case .cannotDecodeRawData: "cannotDecodeRawData"
             case .unacceptableContentType: "unacceptableContentType"
             case .requestSerializationFailed: "requestSerializationFailed"
+            case .cannotDecodeContentData: "cannotDecodeContentData"
             case .responseSerializationFailed: "responseSerializationFailed"
             case .requestBodyStreamExhausted: "requestBodyStreamExhausted"
             case .appTransportSecurityRequiresSecureConnection: "appTransportSecurityRequiresSecureConnection"
@@ -143,6 +147,7 @@ extension ClientError {
             case .cannotDecodeRawData: "The resume data cannot be decoded."
             case .unacceptableContentType(let type): "Request failed: unacceptable content-type: \(type ?? "(none)")"
             case .requestSerializationFailed: "The parameters could not be serialized."
+            case .cannotDecodeContentData: "The response body's content encoding could not be decoded."
             case .responseSerializationFailed: "The response body could not be parsed."
             case .requestBodyStreamExhausted: "The request body is needed again and cannot be replayed."
             case .appTransportSecurityRequiresSecureConnection: "The transport-security policy requires a secure connection."

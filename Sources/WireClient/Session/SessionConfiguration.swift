@@ -23,6 +23,13 @@ public struct SessionConfiguration: Sendable {
     public var httpMaximumConnectionsPerHost = 6
     /// The most bytes a data task buffers; a larger body fails the task with `.responseTooLarge`. Default 64 MiB.
     public var maximumBufferedResponseSize = 64 * 1_048_576
+    /// Whether requests offer `Accept-Encoding: gzip, deflate` (when they carry no `Accept-Encoding` of their own) and
+    /// gzip and deflate bodies are decoded as they arrive, for data and download tasks alike. Progress and
+    /// `expectedContentLength` count the encoded bytes on the wire, as URLSession's do. A request opts out by
+    /// sending its own `Accept-Encoding` (`identity`). Default true.
+    public var decodesContent = true
+    /// The decompression-bomb limits of decoding; a body beyond them fails with `.cannotDecodeContentData`.
+    public var contentDecoding = ContentDecodingLimits()
     /// Tasks of the session with a request on the wire at once; resumed tasks beyond it wait in resume order.
     /// nil (the default): no limit but the per-host connection limit.
     public var maximumConcurrentTasks: Int?

@@ -304,6 +304,7 @@ extension SessionManager {
             if !headers.contains(name: field.name) { headers.add(name: field.name, value: field.value) }
         }
         addCookies(to: &headers, for: request)
+        configuration.offerContentCodings(in: &headers)
         var wireRequest = HTTPClientRequest(url: request.url.absoluteString, method: HTTPMethod(request.method), headers: headers)
         wireRequest.redirects = .disallow
         let declared = headers.first(name: "Content-Length").flatMap { Int64($0) }
@@ -357,7 +358,7 @@ extension SessionManager {
             }
         }
         var data = Data()
-        var iterator = body.makeAsyncIterator()
+        var iterator = ResponseBodyReader(body, response: outcome.response, request: task.currentRequest, configuration: configuration)
         let limit = configuration.maximumBufferedResponseSize
         while true {
             await task.waitWhileSuspended()
@@ -374,7 +375,7 @@ extension SessionManager {
             }
             guard let chunk else { break }
             idle.touch()
-            let progress = task.bodyReceived(chunk.readableBytes)
+            let progress = task.bodyReceived(iterator.takeWireByteCount())
             if let file {
                 do {
                     try await file.write(chunk)
@@ -406,7 +407,8 @@ extension SessionManager {
                     if hooks.dataTaskDidReceiveData != nil { copy.append(chunk) }
                     let piece = copy
                     await askCaller(idle) {
-                        hooks.dataTaskDidReceiveData?(task, piece)
+                        // An empty piece only carries wire bytes for progress (a gzip trailer).
+                        if !piece.isEmpty { hooks.dataTaskDidReceiveData?(task, piece) }
                         delegate.downloadProgress?(progress)
                     }
                 }

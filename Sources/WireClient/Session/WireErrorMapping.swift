@@ -42,6 +42,8 @@ extension ClientError {
 
     /// The WireClient error for a failure while reading a response body.
     static func body(_ error: any Error, url: URL) -> ClientError {
+        // Already decided above Wire (content decoding).
+        if let client = error as? ClientError { return client }
         if let wire = error as? HTTPClientError { return transport(wire, url: url) }
         if let body = error as? HTTPBodyError, body == .cancelled {
             return ClientError(.cancelled, failingURL: url, underlying: error, failureReason: "reading the body was cancelled")

@@ -82,6 +82,9 @@ struct FetchOptions: Equatable, Sendable {
     var rate: Rate?
     /// `--json-summary`: print one JSON object per URL on standard output instead of the body.
     var jsonSummary = false
+    /// `--compressed`: offer `Accept-Encoding: deflate, gzip` and decode the body (without it, bytes pass through as
+    /// they came, as with curl).
+    var compressed = false
     /// The TLS switches, for https URLs.
     var tls = TLSOptions()
     /// curl's retry switches.
@@ -146,7 +149,7 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.retry == rhs.retry && lhs.form == rhs.form && lhs.dataInQuery == rhs.dataInQuery
             && lhs.credentials.map { [$0.user, $0.password] } == rhs.credentials.map { [$0.user, $0.password] }
             && lhs.uploadFile == rhs.uploadFile && lhs.continuesOutput == rhs.continuesOutput
-            && lhs.cookieString == rhs.cookieString && lhs.cookieFiles == rhs.cookieFiles && lhs.cookieJar == rhs.cookieJar
+            && lhs.cookieString == rhs.cookieString && lhs.cookieFiles == rhs.cookieFiles && lhs.cookieJar == rhs.cookieJar && lhs.compressed == rhs.compressed
     }
 
     /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
@@ -160,6 +163,7 @@ struct FetchOptions: Equatable, Sendable {
         case "-s", "--silent": silent = true
         case "--json-summary": jsonSummary = true
         case "-G", "--get": dataInQuery = true
+        case "--compressed": compressed = true
         case "-k", "--insecure": tls.insecure = true
         case "--no-verify-host": tls.noVerifyHost = true
         case "--retry-all-errors": retry.allErrors = true

@@ -266,14 +266,17 @@ struct Fetcher {
                                             silent: options.silent, stderrIsTerminal: standardError.isTerminal)
         var progress = wantsBar ? ProgressBar(total: total, sink: standardError) : nil
         defer { progress?.finish() }
+        var decoding = try BodyDecoding(response, compressed: options.compressed)
         do {
             for try await chunk in response.body {
-                try sink.write(chunk)
+                try decoding.write(chunk, to: sink.write)
+                // The bar counts bytes on the wire, against Content-Length (the encoded length).
                 progress?.advance(by: chunk.readableBytes)
             }
         } catch {
             throw failure(error)
         }
+        try decoding.finish()
     }
 
     /// Writes the body as the summary's base64 and closes the summary object, with the failure if the body failed.
@@ -283,7 +286,9 @@ struct Fetcher {
         try summary.begin(response.head)
         var bodyFailure: TransferFailure?
         do {
-            for try await chunk in response.body { try summary.body(chunk) }
+            var decoding = try BodyDecoding(response, compressed: options.compressed)
+            for try await chunk in response.body { try decoding.write(chunk) { piece throws(TransferFailure) in try summary.body(piece) } }
+            try decoding.finish()
         } catch {
             bodyFailure = failure(error)
         }

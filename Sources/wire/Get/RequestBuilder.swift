@@ -93,6 +93,10 @@ struct RequestBuilder: Sendable {
         if sendsJSON, !headers.contains(name: "accept") {
             headers.add(name: "Accept", value: "application/json")
         }
+        if options.compressed, !headers.contains(name: "accept-encoding") {
+            // curl's value for --compressed with zlib alone.
+            headers.add(name: "Accept-Encoding", value: "deflate, gzip")
+        }
         if case .form(let form) = body, !headers.contains(name: "content-type") {
             headers.add(name: "Content-Type", value: form.contentType)
         } else if !options.data.isEmpty, query == nil, !headers.contains(name: "content-type") {

@@ -54,6 +54,8 @@ enum ExitStatus {
     static let sendError: Int32 = 55
     /// CURLE_RECV_ERROR: the connection broke while receiving.
     static let receiveError: Int32 = 56
+    /// CURLE_BAD_CONTENT_ENCODING: `--compressed` met a corrupt, truncated or unknown content encoding.
+    static let badContentEncoding: Int32 = 61
     /// CURLE_FILESIZE_EXCEEDED.
     static let tooLarge: Int32 = 63
     /// CURLE_SSL_CONNECT_ERROR: the TLS handshake failed (an alert, no common version or cipher, not TLS).

@@ -21,6 +21,11 @@ struct FetchOptionsTests {
         }
     }
 
+    @Test func compressedIsAFlag() throws {
+        #expect(try Self.get(["--compressed", "-s", "http://a/"]).compressed)
+        #expect(try !Self.get(["http://a/"]).compressed)
+    }
+
     @Test func tlsSwitches() throws {
         let pin = "sha256/" + String(repeating: "A", count: 43) + "="
         let options = try Self.get([

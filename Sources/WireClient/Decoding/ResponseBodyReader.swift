@@ -1,0 +1,86 @@
+import FoundationEssentials
+import Wire
+
+/// A task's response body as the task stores it: decoded when it carries a `Content-Encoding` (gzip or deflate),
+/// as it came otherwise, with the bytes that came off the wire counted apart for progress.
+///
+/// Decoding is skipped, and the bytes pass through, when the session's `decodesContent` is off, for responses that
+/// have no body (HEAD, 1xx, 204, 304), for a 206 (a byte range of the encoded representation cannot be decoded on
+/// its own), and for a coding WireClient did not offer when the caller chose `Accept-Encoding` itself.
+struct ResponseBodyReader: ~Copyable {
+    private var iterator: HTTPBody.Iterator
+    private var decoder: ContentDecoder
+    /// Why decoding cannot start (an unsupported coding), thrown by the first `next()`.
+    private var refusal: ContentDecodingError?
+    private let url: URL
+    private let response: ClientResponse?
+    private var unreportedWireBytes = 0
+    private var ended = false
+
+    /// A reader of `body`, the body of `response` to `request`.
+    init(_ body: HTTPBody, response: ClientResponse?, request: ClientRequest, configuration: SessionConfiguration) {
+        iterator = body.makeAsyncIterator()
+        url = request.url
+        self.response = response
+        var coding = ContentCoding.identity
+        if configuration.decodesContent, let response, Self.mayDecode(response, method: request.method) {
+            do {
+                coding = try ContentCoding(contentEncoding: response.headers["Content-Encoding"].joined(separator: ","))
+            } catch {
+                // A coding the caller asked for with its own Accept-Encoding is the caller's to decode.
+                let callerChose = request.headers.contains(name: "Accept-Encoding")
+                    || configuration.httpAdditionalHeaders.contains(name: "Accept-Encoding")
+                if !callerChose { refusal = error }
+            }
+        }
+        do {
+            decoder = try ContentDecoder(coding: coding, limits: configuration.contentDecoding)
+        } catch {
+            refusal = error
+            decoder = ContentDecoder(passingThrough: 65_536)
+        }
+    }
+
+    /// Whether a response may carry an encoded body at all.
+    private static func mayDecode(_ response: ClientResponse, method: String) -> Bool {
+        let status = response.statusCode
+        return method.uppercased() != "HEAD" && status >= 200 && status != 204 && status != 206 && status != 304
+    }
+
+    /// The bytes read off the wire since the last call, for progress.
+    mutating func takeWireByteCount() -> Int {
+        defer { unreportedWireBytes = 0 }
+        return unreportedWireBytes
+    }
+
+    /// The next decoded chunk; nil at the end. An empty chunk only carries wire bytes (a trailer that decoded to
+    /// nothing) to `takeWireByteCount()`.
+    /// - Throws: Wire's body errors as they are; decoding failures as `ClientError` `.cannotDecodeContentData`.
+    mutating func next() async throws -> ByteBuffer? {
+        if let refusal { throw failure(refusal) }
+        while true {
+            do throws(ContentDecodingError) {
+                if let piece = try decoder.next() { return piece }
+                if ended { return nil }
+            } catch {
+                throw failure(error)
+            }
+            guard let chunk = try await iterator.next() else {
+                ended = true
+                do throws(ContentDecodingError) {
+                    try decoder.finish()
+                } catch {
+                    throw failure(error)
+                }
+                return unreportedWireBytes > 0 ? ByteBuffer() : nil
+            }
+            unreportedWireBytes += chunk.readableBytes
+            decoder.push(chunk)
+        }
+    }
+
+    private func failure(_ error: ContentDecodingError) -> ClientError {
+        ClientError(.cannotDecodeContentData, failingURL: url, response: response, underlying: error,
+                    failureReason: "cannot decode the body: \(error)")
+    }
+}
