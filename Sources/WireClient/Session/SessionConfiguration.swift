@@ -42,6 +42,11 @@ public struct SessionConfiguration: Sendable {
     /// with the session's security policy and trust hook applied, so an adopted client cannot bypass them. nil (the
     /// default): the session makes, owns and shuts down its own client.
     public var httpClient: HTTPClient?
+    /// The response cache data tasks consult and fill (RFC 9111, §13.2.4); nil (the default) for none: a server
+    /// library should not cache silently. `.ephemeral` has a private memory-only one of 4 MiB.
+    public var urlCache: URLCache?
+    /// How requests use `urlCache` unless a request's `cachePolicy` says otherwise. Default `.useProtocolCachePolicy`.
+    public var requestCachePolicy = CachePolicy.useProtocolCachePolicy
 
     /// The defaults listed on each property.
     public init() {}
@@ -49,9 +54,13 @@ public struct SessionConfiguration: Sendable {
     /// The default configuration.
     public static var `default`: SessionConfiguration { SessionConfiguration() }
 
-    /// A configuration that keeps nothing beyond the session. With no cookie store or cache built yet, it equals
-    /// `.default`.
-    public static var ephemeral: SessionConfiguration { SessionConfiguration() }
+    /// A configuration that keeps nothing beyond the session: a private memory-only cache of 4 MiB that never
+    /// touches the disk.
+    public static var ephemeral: SessionConfiguration {
+        var configuration = SessionConfiguration()
+        configuration.urlCache = URLCache.ephemeral()
+        return configuration
+    }
 
     /// The Wire client configuration a session builds its own client with: the per-host limit, no redirects
     /// (WireClient follows them itself), TLS. Wire's connect and read timeouts are set to the resource timeout: the
