@@ -75,6 +75,8 @@ struct FetchOptions: Equatable, Sendable {
     var tls = TLSOptions()
     /// curl's retry switches.
     var retry = RetryOptions()
+    /// `--cache-dir`: the directory of an RFC 9111 response cache kept across invocations (a Wire extension).
+    var cacheDirectory: String?
 
     /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
     struct RetryOptions: Equatable, Sendable {
@@ -121,7 +123,7 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.connectTimeout == rhs.connectTimeout && lhs.followRedirects == rhs.followRedirects
             && lhs.maxRedirects == rhs.maxRedirects && lhs.unixSocket == rhs.unixSocket && lhs.silent == rhs.silent
             && lhs.rate == rhs.rate && lhs.jsonSummary == rhs.jsonSummary && lhs.tls == rhs.tls
-            && lhs.retry == rhs.retry && lhs.form == rhs.form
+            && lhs.retry == rhs.retry && lhs.form == rhs.form && lhs.cacheDirectory == rhs.cacheDirectory
     }
 
     /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
@@ -155,6 +157,7 @@ struct FetchOptions: Equatable, Sendable {
         "--cacert": "--cacert", "--pin": "--pin", "--pinnedpubkey": "--pin", "--pin-cert": "--pin-cert",
         "--cert": "--cert", "-E": "--cert", "--key": "--key",
         "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
+        "--cache-dir": "--cache-dir",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -280,6 +283,9 @@ struct FetchOptions: Equatable, Sendable {
             retry.delay = try Self.seconds(value, option: name)
         case "--retry-max-time":
             retry.maxTime = try Self.seconds(value, option: name)
+        case "--cache-dir":
+            guard !value.isEmpty else { throw FetchUsageError(message: "--cache-dir needs a directory") }
+            cacheDirectory = value
         default:
             preconditionFailure("option \(name) is in the table but not applied")
         }

@@ -1,4 +1,5 @@
 import Wire
+import WireClient
 import WireTLS
 
 /// Runs the transfers of one `wire get` or `wire request` call: each URL in turn, over the keep-alive pool of one
@@ -9,9 +10,14 @@ import WireTLS
 struct Fetcher {
     private let options: FetchOptions
     private let standardError = OutputSink.standardError
+    /// `--cache-dir`'s cache.
+    private let cache: FetchCache?
 
     /// A fetcher for validated options.
-    init(options: FetchOptions) { self.options = options }
+    init(options: FetchOptions) {
+        self.options = options
+        cache = options.cacheDirectory.map(FetchCache.init(directory:))
+    }
 
     /// Fetches every URL and returns the exit status.
     func run() async -> Int32 {
@@ -135,8 +141,20 @@ struct Fetcher {
             return nil
         }
         let response: HTTPClientResponse
+        var pending: FetchCache.Pending?
         do throws(TransferFailure) {
-            let plan = try builder.plan(for: url)
+            var plan = try builder.plan(for: url)
+            if let cache, summary == nil {
+                let (step, note) = await cache.begin(plan.request, url: HTTPURL.hasScheme(url) ? url : "http://" + url)
+                if options.verbose { try? standardError.write("* cache: \(note)\n") }
+                switch step {
+                case .answer(let entry):
+                    try writeCached(entry, to: output)
+                    return nil
+                case .send(let request, let waiting):
+                    (plan.request, pending) = (request, waiting)
+                }
+            }
             do { response = try await client.execute(plan.request, timeout: options.maxTime) } catch {
                 throw failure(error)
             }
@@ -172,10 +190,21 @@ struct Fetcher {
             throw error
         }
 
+        if let pending, let merged = await cache?.notModified(response, pending) {
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            if options.verbose { try? standardError.write("* cache: revalidated (304)\n") }
+            try writeCached(merged, to: output)
+            return nil
+        }
+        let capture = pending.map { _ in BodyCapture() }
         if summary != nil {
             try await streamSummary(response, into: &summary!)
         } else {
-            try await streamBody(response, to: output)
+            try await streamBody(response, to: output, capture: capture)
+        }
+        if let pending, let cache, let capture {
+            let note = await cache.finish(response, body: capture.bytes, pending)
+            if options.verbose { try? standardError.write("* cache: \(note)\n") }
         }
         if options.verbose {
             try? standardError.write(HeadText.verboseTimings(response.metrics.snapshot))
@@ -215,7 +244,8 @@ struct Fetcher {
     }
 
     /// Writes the body (after the head with `-i`) to the file or standard output, with a progress bar when wanted.
-    private func streamBody(_ response: HTTPClientResponse, to output: String?) async throws(TransferFailure) {
+    private func streamBody(_ response: HTTPClientResponse, to output: String?,
+                            capture: BodyCapture? = nil) async throws(TransferFailure) {
         // Opened only now, so a transfer that fails before its response (or with --fail) leaves no file behind.
         let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
         if options.includeHead || options.headOnly {
@@ -241,11 +271,23 @@ struct Fetcher {
         do {
             for try await chunk in response.body {
                 try sink.write(chunk)
+                capture?.append(chunk)
                 progress?.advance(by: chunk.readableBytes)
             }
         } catch {
             throw failure(error)
         }
+    }
+
+    /// Writes a stored response (after its head with `-i`) as if it had come from the network; `-f` applies.
+    private func writeCached(_ entry: CachedResponse, to output: String?) throws(TransferFailure) {
+        if options.failOnHTTPError && entry.response.statusCode >= 400 {
+            throw TransferFailure(status: ExitStatus.httpError,
+                                  message: "the requested URL returned error: \(entry.response.statusCode) (from the cache)")
+        }
+        let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
+        if options.includeHead || options.headOnly { try sink.write(HeadText.raw(FetchCache.head(of: entry))) }
+        if !options.headOnly { try sink.write(ByteBuffer(bytes: entry.data)) }
     }
 
     /// Writes the body as the summary's base64 and closes the summary object, with the failure if the body failed.
