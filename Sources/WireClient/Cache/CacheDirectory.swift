@@ -3,7 +3,8 @@ import Wire
 
 /// The files of a disk cache: one file per entry, named by `Checksum.fileName(for:)`, written whole to a temporary
 /// file, synced and renamed into place (so after a crash an entry is whole or absent), and read whole. Reads and writes
-/// run on Wire's file threads (`AsyncFile`); the directory scan and access-time updates use `FileManager`.
+/// run on Wire's file threads (`AsyncFile`); the directory scan lists with `FileManager` and reads sizes and times,
+/// and access-time updates set them, through Wire's `LocalFiles`.
 struct CacheDirectory: Sendable {
     /// One entry file found by `scan()`.
     struct Found {
@@ -39,10 +40,9 @@ struct CacheDirectory: Sendable {
                 try? files.removeItem(atPath: full)
                 continue
             }
-            guard Self.isEntryName(name), let attributes = try? files.attributesOfItem(atPath: full),
-                  (attributes[.type] as? FileAttributeType) == .typeRegular else { continue }
-            let size = (attributes[.size] as? any BinaryInteger).map { Int($0) } ?? 0
-            let accessed = attributes[.modificationDate] as? Date ?? Date(timeIntervalSince1970: 0)
+            guard Self.isEntryName(name), let status = LocalFiles.regularFileStatus(atPath: full) else { continue }
+            let size = status.size
+            let accessed = Date(timeIntervalSince1970: status.modified)
             found.append(Found(name: name, size: size, lastAccess: accessed))
         }
         return found.sorted { $0.lastAccess < $1.lastAccess }
@@ -87,7 +87,7 @@ struct CacheDirectory: Sendable {
 
     /// Records a use of entry `name` in its modification time, which orders the index rebuilt at the next open.
     func touch(_ name: String) {
-        try? FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: path + "/" + name)
+        _ = LocalFiles.touch(atPath: path + "/" + name)
     }
 
     /// Whether `name` has the form of an entry file: 32 lower-case hex digits.
