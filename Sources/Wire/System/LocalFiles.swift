@@ -79,6 +79,20 @@ package enum LocalFiles {
         return Int(info.st_size)
     }
 
+    /// The size and modification time (Unix seconds) of the regular file `path` names without following a final
+    /// symbolic link (`lstat(2)`); nil for anything else, or when nothing does. A disk cache's index is built from it.
+    package static func regularFileStatus(atPath path: String) -> (size: Int, modified: Double)? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return (Int(info.st_size), Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+    }
+
+    /// Sets the access and modification times of `path` to now (`utimensat(2)`); false when that fails. A disk
+    /// cache records a use this way.
+    package static func touch(atPath path: String) -> Bool {
+        utimensat(AT_FDCWD, path, nil, 0) == 0
+    }
+
     /// What `path` names, following symbolic links; nil when nothing does (or it cannot be reached).
     package static func kind(atPath path: String) -> LocalFileKind? {
         var info = stat()

@@ -16,6 +16,9 @@ public struct ClientResponse: Sendable, Hashable {
     public var textEncodingName: String?
     /// The body length from `Content-Length`, or −1 when the length is unknown (absent, chunked or malformed).
     public var expectedContentLength: Int64
+    /// Where the response came from: the network (`.network`, `.networkStored`) or a `URLCache` (`.cache` with no
+    /// request sent, `.revalidated` after a 304). `.network` for a response made with `init`.
+    public var source = ResponseSource.network
     /// Timings and byte counts of the exchange, when it went over the network.
     public var metrics: HTTPClientMetrics.Snapshot? {
         get { metricsBox?.value }

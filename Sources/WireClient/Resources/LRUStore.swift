@@ -72,6 +72,9 @@ struct LRUStore<Value: Sendable>: Sendable {
         return true
     }
 
+    /// The key of the least recently used entry, next to be purged; nil when empty.
+    var oldestKey: String? { oldest == Self.none ? nil : nodes[oldest].key }
+
     /// Removes the least recently used entry; returns its cost, or nil when empty.
     mutating func removeOldest() -> UInt64? {
         guard oldest != Self.none else { return nil }

@@ -56,6 +56,11 @@ public struct SessionConfiguration: Sendable {
     public var httpCookieAcceptPolicy = CookieAcceptPolicy.always
     /// Where cookies are kept: `CookieStorage.shared` by default; nil keeps none.
     public var httpCookieStorage: CookieStorage? = CookieStorage.shared
+    /// The response cache data tasks consult and fill (RFC 9111, §13.2.4); nil (the default) for none: a server
+    /// library should not cache silently. `.ephemeral` has a private memory-only one of 4 MiB.
+    public var urlCache: URLCache?
+    /// How requests use `urlCache` unless a request's `cachePolicy` says otherwise. Default `.useProtocolCachePolicy`.
+    public var requestCachePolicy = CachePolicy.useProtocolCachePolicy
 
     /// The defaults listed on each property.
     public init() {}
@@ -63,10 +68,12 @@ public struct SessionConfiguration: Sendable {
     /// The default configuration.
     public static var `default`: SessionConfiguration { SessionConfiguration() }
 
-    /// A configuration that keeps nothing beyond the session: a cookie storage of its own, in memory.
+    /// A configuration that keeps nothing beyond the session: a cookie storage of its own, in memory, and a private
+    /// memory-only cache of 4 MiB that never touches the disk.
     public static var ephemeral: SessionConfiguration {
         var configuration = SessionConfiguration()
         configuration.httpCookieStorage = CookieStorage()
+        configuration.urlCache = URLCache.ephemeral()
         return configuration
     }
 

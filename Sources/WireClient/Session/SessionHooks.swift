@@ -29,6 +29,7 @@ struct SessionHooks: Sendable {
     var downloadTaskDidFinishDownloading: (@Sendable (SessionTask, String) -> String?)?
     var downloadTaskDidWriteData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)?
     var downloadTaskDidResume: (@Sendable (SessionTask, Int64, Int64) -> Void)?
+    var dataTaskWillCacheResponse: (@Sendable (SessionTask, CachedResponse) -> CachedResponse?)?
     var taskDidReceiveAuthenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationChallengeDisposition)?
 }
 

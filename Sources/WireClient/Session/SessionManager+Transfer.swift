@@ -142,6 +142,11 @@ extension SessionManager {
         var request = task.currentRequest
         var hops = 0
         var challenges = ChallengeLedger()
+        let cacheAttempt: CacheAttempt?
+        switch await startCache(for: task, request) {
+        case .answered(let answer): return answer
+        case .send(let attempt, let sent): (cacheAttempt, request) = (attempt, sent)
+        }
         while true {
             // Per hop: a redirect may lead to a host under another security policy.
             let client: HTTPClient
@@ -180,8 +185,9 @@ extension SessionManager {
                 outcome.error = reason
                 return outcome
             }
-            let clientResponse = ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
-                                                metrics: response.metrics.snapshot)
+            let clientResponse = cacheAttempt?.revalidated(by: response, url: request.url)
+                ?? ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
+                                  metrics: response.metrics.snapshot)
             outcome.response = clientResponse
             switch RedirectRules.next(after: request, status: response.status.code, location: response.headers.first(name: "Location")) {
             case .deliver:
@@ -257,6 +263,7 @@ extension SessionManager {
                 }
             }
             await receiveBody(response.body, of: task, delegate, idle: idle, into: &outcome)
+            await finishCache(cacheAttempt, request, task, idle: idle, &outcome)
             return outcome
         }
     }

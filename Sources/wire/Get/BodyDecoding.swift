@@ -13,7 +13,13 @@ struct BodyDecoding: ~Copyable {
     /// The decoding for `response`: identity without `--compressed`.
     /// - Throws: `TransferFailure` 61 for an unknown coding.
     init(_ response: HTTPClientResponse, compressed: Bool) throws(TransferFailure) {
-        let value = compressed ? response.headers["Content-Encoding"].joined(separator: ",") : nil
+        try self.init(headers: response.headers, compressed: compressed)
+    }
+
+    /// The decoding for a body with `headers` (a response from `--cache-dir`'s cache, stored as it came).
+    /// - Throws: `TransferFailure` 61 for an unknown coding.
+    init(headers: HTTPHeaders, compressed: Bool) throws(TransferFailure) {
+        let value = compressed ? headers["Content-Encoding"].joined(separator: ",") : nil
         do {
             decoder = try ContentDecoder(contentEncoding: value, limits: ContentDecodingLimits())
         } catch {

@@ -100,6 +100,8 @@ struct FetchOptions: Equatable, Sendable {
     /// Whether received cookies are kept and sent on later requests and redirect hops: with `-b FILE` or `-c`, as
     /// with curl.
     var cookieEngine: Bool { !cookieFiles.isEmpty || cookieJar != nil }
+    /// `--cache-dir`: the directory of an RFC 9111 response cache kept across invocations (a Wire extension).
+    var cacheDirectory: String?
 
     /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
     struct RetryOptions: Equatable, Sendable {
@@ -150,6 +152,7 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.credentials.map { [$0.user, $0.password] } == rhs.credentials.map { [$0.user, $0.password] }
             && lhs.uploadFile == rhs.uploadFile && lhs.continuesOutput == rhs.continuesOutput
             && lhs.cookieString == rhs.cookieString && lhs.cookieFiles == rhs.cookieFiles && lhs.cookieJar == rhs.cookieJar && lhs.compressed == rhs.compressed
+            && lhs.cacheDirectory == rhs.cacheDirectory
     }
 
     /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
@@ -189,6 +192,7 @@ struct FetchOptions: Equatable, Sendable {
         "-u": "--user", "--user": "--user", "-T": "--upload-file", "--upload-file": "--upload-file",
         "-C": "--continue-at", "--continue-at": "--continue-at",
         "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar", "--cookie-jar": "--cookie-jar",
+        "--cache-dir": "--cache-dir",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -341,6 +345,9 @@ struct FetchOptions: Equatable, Sendable {
         case "--cookie-jar":
             guard !value.isEmpty else { throw FetchUsageError(message: "-c needs a file name") }
             cookieJar = value
+        case "--cache-dir":
+            guard !value.isEmpty else { throw FetchUsageError(message: "--cache-dir needs a directory") }
+            cacheDirectory = value
         default:
             preconditionFailure("option \(name) is in the table but not applied")
         }

@@ -1,4 +1,5 @@
 import Wire
+import WireClient
 import WireTLS
 
 /// Runs the transfers of one `wire get` or `wire request` call: each URL in turn, over the keep-alive pool of one
@@ -11,11 +12,14 @@ struct Fetcher {
     private let standardError = OutputSink.standardError
     /// `-b` and `-c`, when given: the cookie engine shared by every URL of the run.
     private let cookies: CookieEngine?
+    /// `--cache-dir`'s cache.
+    private let cache: FetchCache?
 
     /// A fetcher for validated options; `-b` cookie files are read now.
     init(options: FetchOptions) {
         self.options = options
         cookies = CookieEngine(options: options)
+        cache = options.cacheDirectory.map(FetchCache.init(directory:))
     }
 
     /// Fetches every URL and returns the exit status.
@@ -143,9 +147,21 @@ struct Fetcher {
         let response: HTTPClientResponse
         let resume = OutputResume(options: options, output: output)
         let redirects: [RedirectStep]
+        var pending: FetchCache.Pending?
         do throws(TransferFailure) {
             var plan = try builder.plan(for: url)
             resume?.apply(to: &plan.request)
+            if let cache, summary == nil, resume == nil, cookies == nil {
+                let (step, note) = await cache.begin(plan.request, url: HTTPURL.hasScheme(url) ? url : "http://" + url)
+                if options.verbose { try? standardError.write("* cache: \(note)\n") }
+                switch step {
+                case .answer(let entry):
+                    try writeCached(entry, to: output)
+                    return nil
+                case .send(let request, let waiting):
+                    (plan.request, pending) = (request, waiting)
+                }
+            }
             if let cookies {
                 (response, redirects) = try await executeWithCookies(plan, engine: cookies, client: client)
             } else {
@@ -198,10 +214,21 @@ struct Fetcher {
             throw error
         }
 
+        if let pending, let merged = await cache?.notModified(response, pending) {
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            if options.verbose { try? standardError.write("* cache: revalidated (304)\n") }
+            try writeCached(merged, to: output)
+            return nil
+        }
+        let capture = pending.map { _ in BodyCapture() }
         if summary != nil {
             try await streamSummary(response, into: &summary!)
         } else {
-            try await streamBody(response, redirects: redirects, to: output, appending: resume != nil)
+            try await streamBody(response, redirects: redirects, to: output, appending: resume != nil, capture: capture)
+        }
+        if let pending, let cache, let capture {
+            let note = await cache.finish(response, body: capture.bytes, pending)
+            if options.verbose { try? standardError.write("* cache: \(note)\n") }
         }
         if options.verbose {
             try? standardError.write(HeadText.verboseTimings(response.metrics.snapshot))
@@ -241,8 +268,8 @@ struct Fetcher {
     }
 
     /// Writes the body (after the head with `-i`) to the file or standard output, with a progress bar when wanted.
-    private func streamBody(_ response: HTTPClientResponse, redirects: [RedirectStep],
-                            to output: String?, appending: Bool = false) async throws(TransferFailure) {
+    private func streamBody(_ response: HTTPClientResponse, redirects: [RedirectStep], to output: String?,
+                            appending: Bool = false, capture: BodyCapture? = nil) async throws(TransferFailure) {
         // Opened only now, so a transfer that fails before its response (or with --fail) leaves no file behind.
         let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path, appending: appending) }
             ?? .standardOutput
@@ -269,6 +296,8 @@ struct Fetcher {
         var decoding = try BodyDecoding(response, compressed: options.compressed)
         do {
             for try await chunk in response.body {
+                // The cache keeps the bytes as they came (with their Content-Encoding).
+                capture?.append(chunk)
                 try decoding.write(chunk, to: sink.write)
                 // The bar counts bytes on the wire, against Content-Length (the encoded length).
                 progress?.advance(by: chunk.readableBytes)
@@ -277,6 +306,22 @@ struct Fetcher {
             throw failure(error)
         }
         try decoding.finish()
+    }
+
+    /// Writes a stored response (after its head with `-i`) as if it had come from the network; `-f` applies.
+    private func writeCached(_ entry: CachedResponse, to output: String?) throws(TransferFailure) {
+        if options.failOnHTTPError && entry.response.statusCode >= 400 {
+            throw TransferFailure(status: ExitStatus.httpError,
+                                  message: "the requested URL returned error: \(entry.response.statusCode) (from the cache)")
+        }
+        let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
+        if options.includeHead || options.headOnly { try sink.write(HeadText.raw(FetchCache.head(of: entry))) }
+        if !options.headOnly {
+            // Stored as it came: --compressed decodes it here as it would have on the way from the network.
+            var decoding = try BodyDecoding(headers: entry.response.headers, compressed: options.compressed)
+            try decoding.write(ByteBuffer(bytes: entry.data), to: sink.write)
+            try decoding.finish()
+        }
     }
 
     /// Writes the body as the summary's base64 and closes the summary object, with the failure if the body failed.

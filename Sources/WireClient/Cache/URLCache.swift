@@ -1,0 +1,178 @@
+public import FoundationEssentials
+import Synchronization
+import Wire
+
+/// An RFC 9111 response cache in memory and, optionally, on disk (NSURLCache, §13.2.4); what a
+/// `SessionConfiguration.urlCache` consults.
+///
+/// ```swift
+/// let cache = URLCache(memoryCapacity: 4 << 20, diskCapacity: 64 << 20, directory: "/var/cache/app/http")
+/// var configuration = SessionConfiguration.default
+/// configuration.urlCache = cache
+/// ```
+///
+/// Both tiers evict least recently used entries beyond their capacity, reads counting as use. The disk tier keeps one
+/// file per URL, written whole to a temporary file, synced and renamed (after a crash an entry is whole or absent);
+/// a file that is torn, foreign or damaged reads as a miss and is removed. Its index is rebuilt from the directory
+/// when the cache is made, ordered by each file's modification time, which every hit updates. A directory that cannot
+/// be created leaves a memory-only cache. Every method may be called from any thread; none calls user code.
+public final class URLCache: Sendable {
+    /// The most bytes (bodies and headers) the memory tier holds.
+    public let memoryCapacity: Int
+    /// The most bytes of entry files the disk tier holds; 0 for none.
+    public let diskCapacity: Int
+    /// The directory of the disk tier; nil for a memory-only cache.
+    public let directory: String?
+
+    private struct State {
+        /// Entries by URL key.
+        var memory = LRUStore<CachedResponse>()
+        /// Entry file sizes by file name, in access order.
+        var disk = LRUStore<Int>()
+    }
+
+    private let state: Mutex<State>
+    private let files: CacheDirectory?
+
+    /// Creates a cache; with a directory and a disk capacity, opens (creating when missing) the disk tier there and
+    /// indexes the entries it already holds, evicting beyond `diskCapacity`.
+    /// - Parameters:
+    ///   - memoryCapacity: The most bytes kept in memory.
+    ///   - diskCapacity: The most bytes kept on disk.
+    ///   - directory: Where entry files live; nil for memory only.
+    public init(memoryCapacity: Int, diskCapacity: Int, directory: String?) {
+        self.memoryCapacity = max(0, memoryCapacity)
+        self.diskCapacity = max(0, diskCapacity)
+        self.directory = directory
+        let files = directory.flatMap { diskCapacity > 0 ? CacheDirectory(path: $0, largestEntry: diskCapacity) : nil }
+        self.files = files
+        var initial = State()
+        var evicted: [String] = []
+        if let files {
+            for found in files.scan() { initial.disk.insert(found.size, cost: UInt64(max(0, found.size)), forKey: found.name) }
+            evicted = Self.evict(&initial.disk, to: diskCapacity)
+        }
+        state = Mutex(initial)
+        if let files {
+            for name in evicted { try? FileManager.default.removeItem(atPath: files.path + "/" + name) }
+        }
+    }
+
+    /// A private cache of 4 MiB in memory that never touches the disk (`SessionConfiguration.ephemeral`).
+    public static func ephemeral() -> URLCache {
+        URLCache(memoryCapacity: 4 << 20, diskCapacity: 0, directory: nil)
+    }
+
+    /// The bytes the memory tier holds now.
+    public var currentMemoryUsage: Int { state.withLock { Int($0.memory.totalCost) } }
+
+    /// The bytes of entry files the disk tier holds now.
+    public var currentDiskUsage: Int { state.withLock { Int($0.disk.totalCost) } }
+
+    /// The entry stored for `request`'s URL if it matches the request's `Vary`'d fields, from memory, else from disk
+    /// (which brings it into memory); nil on a miss. A disk file that does not decode is removed.
+    public func cachedResponse(for request: ClientRequest) async -> CachedResponse? {
+        let key = Self.key(request.url)
+        if let entry = state.withLock({ $0.memory.value(forKey: key) }) {
+            return CacheRules.matches(entry, request) ? entry : nil
+        }
+        guard let files else { return nil }
+        let name = Checksum.fileName(for: key)
+        guard state.withLock({ $0.disk.value(forKey: name) }) != nil else { return nil }
+        guard let bytes = await files.read(name), let entry = CacheEntryCodec.decode(bytes, url: key) else {
+            state.withLock { _ = $0.disk.removeValue(forKey: name) }
+            await files.remove(name)
+            return nil
+        }
+        files.touch(name)
+        keepInMemory(entry, key: key)
+        return CacheRules.matches(entry, request) ? entry : nil
+    }
+
+    /// Stores `entry` as the answer to `request` (replacing the URL's previous entry), recording the request's values
+    /// of the fields the response varies on. Nothing is stored for `Vary: *`; an entry larger than a tier's capacity
+    /// skips that tier. A disk write that fails leaves the disk without the entry.
+    public func storeCachedResponse(_ entry: CachedResponse, for request: ClientRequest) async {
+        guard let vary = CacheRules.varyValues(of: request, for: entry.response) else { return }
+        var entry = entry
+        entry.varyValues = vary
+        entry.response.metrics = nil
+        let key = Self.key(request.url)
+        keepInMemory(entry, key: key)
+        guard let files, let bytes = CacheEntryCodec.encode(entry, url: key) else { return }
+        let name = Checksum.fileName(for: key)
+        guard bytes.count <= diskCapacity else {
+            await removeFile(name)
+            return
+        }
+        do throws(IOError) {
+            try await files.write(bytes, as: name)
+        } catch {
+            await removeFile(name)
+            return
+        }
+        let evicted = state.withLock { state in
+            state.disk.insert(bytes.count, cost: UInt64(bytes.count), forKey: name)
+            return Self.evict(&state.disk, to: diskCapacity)
+        }
+        for name in evicted { await files.remove(name) }
+    }
+
+    /// Removes the entry stored for `request`'s URL from both tiers.
+    public func removeCachedResponse(for request: ClientRequest) async {
+        await removeCachedResponse(for: request.url)
+    }
+
+    /// Removes the entry stored for `url` from both tiers (RFC 9111 §4.4 invalidation).
+    public func removeCachedResponse(for url: URL) async {
+        let key = Self.key(url)
+        state.withLock { _ = $0.memory.removeValue(forKey: key) }
+        await removeFile(Checksum.fileName(for: key))
+    }
+
+    /// Empties both tiers.
+    public func removeAllCachedResponses() async {
+        let names = state.withLock { state -> [String] in
+            state.memory.removeAll()
+            let names = state.disk.keysByAge
+            state.disk.removeAll()
+            return names
+        }
+        guard let files else { return }
+        for name in names { await files.remove(name) }
+    }
+
+    /// The key of `url`: its text without a fragment.
+    static func key(_ url: URL) -> String {
+        let text = url.absoluteString
+        return text.firstIndex(of: "#").map { String(text[..<$0]) } ?? text
+    }
+
+    private func keepInMemory(_ entry: CachedResponse, key: String) {
+        let cost = entry.cost
+        state.withLock { state in
+            guard cost <= memoryCapacity else {
+                state.memory.removeValue(forKey: key)
+                return
+            }
+            state.memory.insert(entry, cost: UInt64(cost), forKey: key)
+            while state.memory.totalCost > UInt64(memoryCapacity), state.memory.removeOldest() != nil {}
+        }
+    }
+
+    private func removeFile(_ name: String) async {
+        guard let files else { return }
+        state.withLock { _ = $0.disk.removeValue(forKey: name) }
+        await files.remove(name)
+    }
+
+    /// Removes least recently used names until `index` is within `capacity`; returns them.
+    private static func evict(_ index: inout LRUStore<Int>, to capacity: Int) -> [String] {
+        var evicted: [String] = []
+        while index.totalCost > UInt64(capacity), let oldest = index.oldestKey {
+            index.removeValue(forKey: oldest)
+            evicted.append(oldest)
+        }
+        return evicted
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import Wire
+import WireClient
+
+/// The disk tier of `URLCache`: files under the directory, reopening, LRU eviction, and files that are not whole
+/// entries read as misses (§13.2.4).
+@Suite(.timeLimit(.minutes(1)))
+struct URLCacheDiskTests {
+    static func request(_ path: String) -> ClientRequest { ClientRequest(url: URL(string: "http://cache.test\(path)")!) }
+
+    static func entry(_ path: String, bytes: Int, fill: UInt8 = 0x61) -> CachedResponse {
+        CachedResponse(response: ClientResponse(url: request(path).url, statusCode: 200, headers: ["Cache-Control": "max-age=600"]),
+                       data: Data(repeating: fill, count: bytes))
+    }
+
+    static func entryFiles(_ directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    @Test func anEntryOutlivesTheCacheObjectAndReopensFromTheDirectory() async throws {
+        let directory = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let cache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 1 << 20, directory: directory)
+            var stored = Self.entry("/a", bytes: 1000)
+            stored.userInfo = ["k": "v"]
+            await cache.storeCachedResponse(stored, for: Self.request("/a"))
+            #expect(cache.currentDiskUsage > 1000)
+        }
+        #expect(Self.entryFiles(directory).count == 1)
+        let reopened = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+        #expect(reopened.currentDiskUsage > 1000)
+        let found = await reopened.cachedResponse(for: Self.request("/a"))
+        #expect(found?.data == Data(repeating: 0x61, count: 1000))
+        #expect(found?.response.headers["Cache-Control"] == ["max-age=600"])
+        #expect(found?.userInfo == ["k": "v"])
+        #expect(await reopened.cachedResponse(for: Self.request("/b")) == nil)
+        await reopened.removeCachedResponse(for: Self.request("/a"))
+        #expect(Self.entryFiles(directory).isEmpty && reopened.currentDiskUsage == 0)
+    }
+
+    @Test func theDiskTierEvictsTheLeastRecentlyUsedBeyondItsCapacityAcrossReopening() async throws {
+        let directory = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Room for three entries of ~10 KB, not four.
+        let cache = URLCache(memoryCapacity: 0, diskCapacity: 35_000, directory: directory)
+        for path in ["/1", "/2", "/3"] { await cache.storeCachedResponse(Self.entry(path, bytes: 10_000), for: Self.request(path)) }
+        // Reading /1 makes /2 the least recently used.
+        #expect(await cache.cachedResponse(for: Self.request("/1")) != nil)
+        await cache.storeCachedResponse(Self.entry("/4", bytes: 10_000), for: Self.request("/4"))
+        #expect(await cache.cachedResponse(for: Self.request("/2")) == nil)
+        #expect(await cache.cachedResponse(for: Self.request("/1")) != nil)
+        #expect(Self.entryFiles(directory).count == 3 && cache.currentDiskUsage <= 35_000)
+        // Reopened with less room: the order comes from the files' times (/3 is the oldest use now).
+        try await Task.sleep(for: .milliseconds(20))   // distinct modification times, not synchronisation
+        #expect(await cache.cachedResponse(for: Self.request("/4")) != nil)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(await cache.cachedResponse(for: Self.request("/1")) != nil)
+        let smaller = URLCache(memoryCapacity: 0, diskCapacity: 25_000, directory: directory)
+        #expect(Self.entryFiles(directory).count == 2)
+        #expect(await smaller.cachedResponse(for: Self.request("/3")) == nil)
+        #expect(await smaller.cachedResponse(for: Self.request("/4")) != nil)
+        #expect(await smaller.cachedResponse(for: Self.request("/1")) != nil)
+    }
+
+    @Test func tornGarbageAndForeignFilesAreMissesAndAreRemoved() async throws {
+        let directory = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let paths = ["/torn", "/garbage", "/flipped", "/empty", "/header-only", "/foreign", "/kept"]
+        do {
+            let cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+            for (index, path) in paths.enumerated() {
+                await cache.storeCachedResponse(Self.entry(path, bytes: 5000, fill: UInt8(0x41 + index)), for: Self.request(path))
+            }
+        }
+        func file(of path: String) -> URL {
+            // The one file that appeared for `path`: found by the URL in its header.
+            for name in Self.entryFiles(directory) {
+                let data = FileManager.default.contents(atPath: directory + "/" + name) ?? Data()
+                // JSON writes the URL's slashes as `\/`: match its last segment and the closing quote.
+                if data.range(of: Data("\(path.dropFirst())\"".utf8)) != nil { return URL(fileURLWithPath: directory + "/" + name) }
+            }
+            Issue.record("no file for \(path)")
+            return URL(fileURLWithPath: directory + "/missing")
+        }
+        let files = Dictionary(uniqueKeysWithValues: paths.map { ($0, file(of: $0)) })
+        var bytes = try Data(contentsOf: files["/torn"]!)
+        try bytes.prefix(bytes.count - 100).write(to: files["/torn"]!)
+        try Data((0..<4000).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: files["/garbage"]!)
+        bytes = try Data(contentsOf: files["/flipped"]!)
+        bytes[bytes.count - 10] ^= 0x01
+        try bytes.write(to: files["/flipped"]!)
+        try Data().write(to: files["/empty"]!)
+        bytes = try Data(contentsOf: files["/header-only"]!)
+        try bytes.prefix(30).write(to: files["/header-only"]!)
+        // A whole, valid entry under another URL's file name: the URL inside does not match.
+        try Data(contentsOf: files["/kept"]!).write(to: files["/foreign"]!)
+        // A file that is not the cache's, and a write a crash interrupted.
+        try Data("notes".utf8).write(to: URL(fileURLWithPath: directory + "/README"))
+        try Data("half".utf8).write(to: URL(fileURLWithPath: directory + "/.partial-1234"))
+        let cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/.partial-1234"))
+        for path in ["/torn", "/garbage", "/flipped", "/empty", "/header-only", "/foreign"] {
+            #expect(await cache.cachedResponse(for: Self.request(path)) == nil, "\(path)")
+            #expect(!FileManager.default.fileExists(atPath: files[path]!.path), "\(path) left behind")
+        }
+        #expect(await cache.cachedResponse(for: Self.request("/kept"))?.data == Data(repeating: 0x47, count: 5000))
+        #expect(Self.entryFiles(directory) == ["README", files["/kept"]!.lastPathComponent].sorted())
+    }
+
+    @Test func anEphemeralCacheNeverTouchesTheDisk() async throws {
+        let cache = try #require(SessionConfiguration.ephemeral.urlCache)
+        #expect(cache.directory == nil && cache.diskCapacity == 0 && cache.memoryCapacity == 4 << 20)
+        await cache.storeCachedResponse(Self.entry("/e", bytes: 100), for: Self.request("/e"))
+        #expect(await cache.cachedResponse(for: Self.request("/e")) != nil)
+        #expect(cache.currentDiskUsage == 0 && cache.currentMemoryUsage > 100)
+        #expect(SessionConfiguration.default.urlCache == nil)
+    }
+
+    @Test func theMemoryTierEvictsByBytes() async {
+        let cache = URLCache(memoryCapacity: 25_000, diskCapacity: 0, directory: nil)
+        for path in ["/1", "/2", "/3"] { await cache.storeCachedResponse(Self.entry(path, bytes: 10_000), for: Self.request(path)) }
+        #expect(await cache.cachedResponse(for: Self.request("/1")) == nil)
+        #expect(await cache.cachedResponse(for: Self.request("/3")) != nil)
+        #expect(cache.currentMemoryUsage <= 25_000)
+        await cache.storeCachedResponse(Self.entry("/big", bytes: 30_000), for: Self.request("/big"))
+        #expect(await cache.cachedResponse(for: Self.request("/big")) == nil)
+        await cache.removeAllCachedResponses()
+        #expect(cache.currentMemoryUsage == 0)
+    }
+}
