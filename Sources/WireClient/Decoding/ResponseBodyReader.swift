@@ -16,6 +16,9 @@ struct ResponseBodyReader: ~Copyable {
     private let response: ClientResponse?
     private var unreportedWireBytes = 0
     private var ended = false
+    /// Identity: Wire's chunks go out as they are, whole (no copy, no 64 KiB pieces), so a download's progress is
+    /// the bytes on disk after every write.
+    private let passesThrough: Bool
 
     /// A reader of `body`, the body of `response` to `request`.
     init(_ body: HTTPBody, response: ClientResponse?, request: ClientRequest, configuration: SessionConfiguration) {
@@ -33,6 +36,7 @@ struct ResponseBodyReader: ~Copyable {
                 if !callerChose { refusal = error }
             }
         }
+        passesThrough = coding == .identity && refusal == nil
         do {
             decoder = try ContentDecoder(coding: coding, limits: configuration.contentDecoding)
         } catch {
@@ -58,6 +62,11 @@ struct ResponseBodyReader: ~Copyable {
     /// - Throws: Wire's body errors as they are; decoding failures as `ClientError` `.cannotDecodeContentData`.
     mutating func next() async throws -> ByteBuffer? {
         if let refusal { throw failure(refusal) }
+        if passesThrough {
+            guard let chunk = try await iterator.next() else { return nil }
+            unreportedWireBytes += chunk.readableBytes
+            return chunk
+        }
         while true {
             do throws(ContentDecodingError) {
                 if let piece = try decoder.next() { return piece }

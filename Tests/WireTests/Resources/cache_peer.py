@@ -3,6 +3,7 @@
 import http.server
 import sys
 import threading
+import time
 
 BIG = bytes((i * 7 + 3) % 256 for i in range(4 << 20))
 
@@ -35,7 +36,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/no-store":
             self.answer(200, b"secret", [("Cache-Control", "no-store")])
         elif path.startswith("/big/"):
-            self.answer(200, BIG, [("Cache-Control", "max-age=600")])
+            # Paced (64 pieces, 5 ms apart, about a third of a second), so that a client killed at a random moment
+            # is often still receiving, or writing its cache entry, when it dies.
+            self.send_response(200)
+            self.send_header("Cache-Control", "max-age=600")
+            self.send_header("Content-Length", str(len(BIG)))
+            self.end_headers()
+            for start in range(0, len(BIG), 65536):
+                self.wfile.write(BIG[start:start + 65536])
+                self.wfile.flush()
+                time.sleep(0.005)
         else:
             self.answer(404, b"no such path", [])
 
