@@ -61,6 +61,7 @@ struct DemoCommand: AsyncParsableCommand {
         print("malformed request (space before the colon, a smuggling vector) → \(try Self.sendRaw("GET / HTTP/1.1\r\nHost : x\r\n\r\n", to: address))")
 
         failures += try await Self.runManager(base: base)
+        failures += try await Self.runDownloader(base: base)
 
         await client.shutdown()
         await server.shutdown(gracePeriod: .seconds(2))
@@ -72,6 +73,7 @@ struct DemoCommand: AsyncParsableCommand {
     /// otherwise.
     @Sendable static func handle(_ request: HTTPServerRequest, _ response: HTTPResponseWriter) async throws {
         if try await handleManagerRoutes(request.head.target, response) { return }
+        if try await handleDownloaderRoutes(request, response) { return }
         switch request.head.target {
         case "/hello":
             var head = HTTPResponseHead(status: .ok)
