@@ -11,6 +11,9 @@ import WireClient
 //
 //   DownloaderFigures serve PORT                              Wire's server answering "Hello, World!" to every GET
 //   DownloaderFigures hit URL [N=200000]                      memory-cache hits of one 10 KiB-ish resource
+//   DownloaderFigures disk-hit URL [N=20000] DIR              hits of URLCache's directory DIR through the
+//                                                            downloader (no memory cache, a memory-less
+//                                                            URLCache): URL must be fresh (Cache-Control max-age)
 //   DownloaderFigures downloader BASE [REQUESTS=10000] [URLS=1000]   BASE/r/<i mod URLS>, all issued at once
 //   DownloaderFigures manager BASE [REQUESTS=10000] [URLS=1000]      the same GETs, 4 at a time (the downloader's
 //                                                                    maximumActiveDownloads), no merging
@@ -138,6 +141,28 @@ case "hit":
     }
     guard failures == 0 else { report("\(failures) failures"); exit(1) }
     report(summary("hit", requests: count / batch * batch, start: start, cpuStart: cpuStart))
+case "disk-hit":
+    let count = first ?? 20_000
+    guard let url = URL(string: target), arguments.count > 4 else { exit(2) }
+    var configuration = ResourceDownloader<Data>.defaultSessionConfiguration
+    configuration.urlCache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 30, directory: arguments[4])
+    let manager = try HTTPSessionManager(configuration: configuration)
+    manager.responseSerializer = HTTPResponseSerializer()
+    let downloader = ResourceDownloader<Data>(sessionManager: manager, responseSerializer: HTTPResponseSerializer(), cache: nil)
+    let request = ClientRequest(url: url)
+    // The one download that stores the entry.
+    let stored = try await downloader.download(request)
+    guard stored.response?.source == .networkStored || stored.response?.source == .cache else {
+        report("not stored: \(String(describing: stored.response?.source))")
+        exit(1)
+    }
+    let start = ContinuousClock.now
+    let cpuStart = cpuSeconds()
+    // One at a time: requests for one URL issued together would merge into one task, and one disk read.
+    for _ in 0..<count { _ = try await downloader.download(request) }
+    let last = try await downloader.download(request)
+    guard last.response?.source == .cache else { report("the last answer came from \(String(describing: last.response?.source))"); exit(1) }
+    report(summary("disk-hit", requests: count, start: start, cpuStart: cpuStart))
 case "downloader", "manager":
     let requests = first ?? 10_000
     let urls = second ?? 1_000

@@ -22,7 +22,7 @@ extension Cookie {
         guard let equals = pair.firstIndex(of: "=") else { return nil }
         let name = Self.trimmed(pair[..<equals])
         let value = Self.trimmed(pair[pair.index(after: equals)...])
-        guard !name.isEmpty, Self.isClean(name), Self.isClean(value) else { return nil }
+        guard !name.isEmpty, Self.isClean(name), Self.isClean(value), !value.contains("\t") else { return nil }
 
         var expires: Date?
         var maxAge: Date?
@@ -49,7 +49,7 @@ extension Cookie {
                 if domain.hasSuffix(".") { domain.removeLast() }
                 domainAttribute = domain
             case "path":
-                path = argument.hasPrefix("/") ? argument : nil
+                path = argument.hasPrefix("/") && Self.isClean(argument) && !argument.contains("\t") ? argument : nil
             case "secure":
                 secure = true
             case "httponly":
@@ -90,7 +90,9 @@ extension Cookie {
         return String(slice)
     }
 
-    /// No control characters (RFC 6265bis §5.7 step 1), so a stored cookie cannot break the field it is sent in.
+    /// No control characters (RFC 6265bis §5.7 step 1), so a stored cookie cannot break the field it is sent in. A
+    /// tab, which RFC 6265bis allows, is refused in a value and a path by the callers: curl's cookie file separates
+    /// its fields with tabs, so such a cookie would not survive a save and a load.
     private static func isClean(_ text: String) -> Bool {
         !text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }
     }

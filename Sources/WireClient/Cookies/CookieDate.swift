@@ -65,6 +65,8 @@ enum CookieDate {
             for byte in part {
                 guard isDigit(byte) else { break }
                 count += 1
+                // Checked before the multiplication: a long run of digits must not overflow.
+                guard count <= 2 else { return nil }
                 value = value * 10 + Int(byte - 0x30)
             }
             // Only the last part may carry trailing non-digits.

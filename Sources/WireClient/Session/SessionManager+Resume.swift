@@ -79,7 +79,8 @@ extension SessionManager {
                 return record.freshRequest
             }
             task.updateResumption { $0.placement = .append(path: path, offset: offset) }
-            let total = range.completeLength ?? (bytes.upperBound + 1)
+            // `bytes N-<Int64.max>/*` is a valid field: its end + 1 would overflow, so the total is unknown then.
+            let total = range.completeLength ?? (bytes.upperBound < .max ? bytes.upperBound + 1 : -1)
             await tellResumed(task, delegate, offset: offset, total: total, idle: idle)
             return nil
         }

@@ -29,14 +29,14 @@ struct FetchCache {
         /// Answer with the stored entry; no request goes out.
         case answer(CachedResponse)
         /// Send the (possibly conditional) request.
-        case send(HTTPClientRequest, Pending)
+        case send(HTTPClientRequest, Pending?)
     }
 
     /// Looks `request` up (for the URL as the user gave it).
     func begin(_ request: HTTPClientRequest, url: String) async -> (Step, note: String) {
         guard let key = URL(string: url) else {
-            return (.send(request, Pending(request: ClientRequest(url: URL(string: "http://invalid/")!), requestDate: Date())),
-                    "miss (the URL has no cache key)")
+            // Not cached at all: an answer stored under a made-up key would be served for that key later.
+            return (.send(request, nil), "miss (the URL has no cache key; not stored)")
         }
         let asked = ClientRequest(url: key, method: request.method.rawValue, headers: request.headers)
         let stored = await cache.cachedResponse(for: asked)

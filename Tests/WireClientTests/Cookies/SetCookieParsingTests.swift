@@ -12,6 +12,18 @@ import WireTestSupport
         Cookie(setCookie: field, for: url, now: now)
     }
 
+    @Test func aTimeWithALongRunOfDigitsIsNoDateAndNoTrap() throws {
+        let cookie = try #require(Self.parse("a=b; Expires=99999999999999999999:0:0 1 Jan 2030"))
+        #expect(cookie.expires == nil)
+        let other = try #require(Self.parse("a=b; Expires=Wed, 01 Jan 2031 10:00:99999999999999999999999 GMT"))
+        #expect(other.expires == nil)
+    }
+
+    @Test func aTabInAValueOrAPathIsRefusedSoCurlsFileCanHoldEveryCookie() throws {
+        #expect(Self.parse("a=x\ty") == nil)
+        #expect(try #require(Self.parse("a=b; Path=/x\ty")).path != "/x\ty")
+    }
+
     @Test func everyAttributeIsRead() throws {
         let cookie = try #require(Self.parse(
             " id = a3fWa ; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Domain=.Example.COM; Path=/docs; Secure; HttpOnly; SameSite=Strict; Unknown=1"))

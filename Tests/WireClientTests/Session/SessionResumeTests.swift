@@ -212,6 +212,36 @@ struct SessionResumeTests {
         }
     }
 
+    /// A 206 whose range runs to the largest offset a field can name, with an unknown complete length, appends
+    /// without overflowing: the total is reported unknown (−1).
+    @Test func aRangeToTheLargestOffsetWithAnUnknownLengthAppendsWithAnUnknownTotal() async throws {
+        let body = Self.randomBytes(1 << 20, seed: 5)
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await LoopbackServer.with({ request, writer in
+            guard let range = request.headers.first(name: "Range") else {
+                try await writer.respond(HTTPResponseHead(status: .ok, headers: ["ETag": "\"v1\""]), body: ByteBuffer(bytes: Array(body)))
+                return
+            }
+            let offset = Int(range.dropFirst("bytes=".count).dropLast())!
+            try await writer.respond(HTTPResponseHead(status: HTTPStatus(code: 206), headers: [
+                "Content-Range": "bytes \(offset)-9223372036854775807/*", "ETag": "\"v1\""]),
+                body: ByteBuffer(bytes: Array(body[offset...])))
+        }) { server in
+            let manager = SessionManager()
+            manager.responseSerializer = HTTPResponseSerializer()
+            let cut = await Self.cancel(after: 128 << 10, on: manager) {
+                manager.downloadTask(with: ClientRequest(url: server.url("/file")), completionHandler: $0)
+            }
+            let resumeData = try #require(cut.data)
+            let destination = folder + "/file"
+            let finished = await Self.finish(resumeData, on: manager, to: destination)
+            #expect(finished.error == nil)
+            #expect(finished.resumes == [[cut.written, -1]])
+            #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == body)
+        }
+    }
+
     /// Resume data that cannot be used fails the task with `.cannotDecodeRawData` before any request.
     @Test func unusableResumeDataFailsWithoutNetwork() async throws {
         let body = Self.randomBytes(1 << 20, seed: 5)
