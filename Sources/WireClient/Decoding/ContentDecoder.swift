@@ -5,7 +5,7 @@ public import Wire
 /// crossed.
 ///
 /// ```swift
-/// var decoder = try ContentDecoder(contentEncoding: response.headers.first(name: "Content-Encoding"))
+/// let decoder = try ContentDecoder(contentEncoding: response.headers.first(name: "Content-Encoding"))
 /// for try await chunk in body {
 ///     decoder.push(chunk)
 ///     while let decoded = try decoder.next() { write(decoded) }
@@ -13,8 +13,10 @@ public import Wire
 /// try decoder.finish()   // a body that ended inside the stream throws .truncated
 /// ```
 ///
-/// A decoder owns a zlib stream, so it is noncopyable and not `Sendable`: one task feeds it, start to end.
-public struct ContentDecoder: ~Copyable {
+/// A decoder owns a zlib stream, so it is a reference and not `Sendable`: one task feeds it, start to end. (It was a
+/// noncopyable struct; Swift 6.3's optimizer released an uninitialised reference when such a value was stored into
+/// another noncopyable struct from a `do`/`catch`, so it is a class.)
+public final class ContentDecoder {
     /// The coding being decoded.
     public let coding: ContentCoding
     /// The limits checked after every decoded chunk.
@@ -76,14 +78,14 @@ public struct ContentDecoder: ~Copyable {
 
     /// A decoder for a `Content-Encoding` field value (see `ContentCoding.init(contentEncoding:)`).
     /// - Throws: `.unsupportedCoding` for a coding other than gzip, x-gzip, deflate and identity.
-    public init(contentEncoding: String?, limits: ContentDecodingLimits = ContentDecodingLimits(),
+    public convenience init(contentEncoding: String?, limits: ContentDecodingLimits = ContentDecodingLimits(),
                 maximumChunkSize: Int = 65_536) throws(ContentDecodingError) {
         try self.init(coding: ContentCoding(contentEncoding: contentEncoding), limits: limits, maximumChunkSize: maximumChunkSize)
     }
 
     /// Hands over the next encoded bytes. Call `next()` until it returns nil before pushing again (bytes pushed
     /// before are kept, at the cost of a copy).
-    public mutating func push(_ chunk: ByteBuffer) {
+    public func push(_ chunk: ByteBuffer) {
         if pending.isEmpty {
             pending = chunk
         } else {
@@ -94,7 +96,7 @@ public struct ContentDecoder: ~Copyable {
 
     /// The next decoded chunk (1 to `maximumChunkSize` bytes), or nil when the pushed bytes are used up.
     /// - Throws: `.corrupt`, `.trailingGarbage`, `.ratioExceeded` or `.sizeExceeded`; the decoder is unusable after.
-    public mutating func next() throws(ContentDecodingError) -> ByteBuffer? {
+    public func next() throws(ContentDecodingError) -> ByteBuffer? {
         if coding == .identity {
             guard !pending.isEmpty else { return nil }
             let chunk = pending.readSlice(min(pending.readableBytes, maximumChunkSize))
@@ -146,7 +148,7 @@ public struct ContentDecoder: ~Copyable {
 
     /// Checks that the body ended where the encoded stream does. Call it after the last `next()` returned nil.
     /// - Throws: `.truncated` when the body ended inside the stream (an empty body is an empty stream, no error).
-    public mutating func finish() throws(ContentDecodingError) {
+    public func finish() throws(ContentDecodingError) {
         if coding == .identity || phase == .ended { return }
         if phase == .sniffing {
             // Fewer than two bytes: none is an empty body; one cannot be a whole deflate stream.
@@ -161,7 +163,7 @@ public struct ContentDecoder: ~Copyable {
 
     /// deflate's first bytes: a valid zlib header (RFC 1950 §2.2: method 8, window at most 32 KiB, a multiple of 31)
     /// means the zlib wrapper; anything else raw deflate. Returns false while fewer than two bytes have arrived.
-    private mutating func sniff() throws(ContentDecodingError) -> Bool {
+    private func sniff() throws(ContentDecodingError) -> Bool {
         guard pending.readableBytes >= 2 else { return false }
         let first = pending[readable: 0]
         let second = pending[readable: 1]
@@ -172,7 +174,7 @@ public struct ContentDecoder: ~Copyable {
     }
 
     /// After a gzip member, another member must start (its first byte 0x1F; zlib checks the rest of the header).
-    private mutating func startNextMember() throws(ContentDecodingError) {
+    private func startNextMember() throws(ContentDecodingError) {
         guard coding == .gzip, pending[readable: 0] == 0x1F else {
             throw .trailingGarbage(coding, offset: encodedByteCount)
         }

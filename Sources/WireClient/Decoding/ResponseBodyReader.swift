@@ -7,9 +7,9 @@ import Wire
 /// Decoding is skipped, and the bytes pass through, when the session's `decodesContent` is off, for responses that
 /// have no body (HEAD, 1xx, 204, 304), for a 206 (a byte range of the encoded representation cannot be decoded on
 /// its own), and for a coding WireClient did not offer when the caller chose `Accept-Encoding` itself.
-struct ResponseBodyReader: ~Copyable {
+struct ResponseBodyReader {
     private var iterator: HTTPBody.Iterator
-    private var decoder: ContentDecoder
+    private let decoder: ContentDecoder
     /// Why decoding cannot start (an unsupported coding), thrown by the first `next()`.
     private var refusal: ContentDecodingError?
     private let url: URL

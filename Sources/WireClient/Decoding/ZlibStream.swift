@@ -4,9 +4,11 @@ import Wire
 /// One zlib inflate stream: the only place WireClient touches zlib's pointers.
 ///
 /// The `z_stream` lives on the heap because zlib keeps a pointer back to it in its state and refuses a stream that
-/// moved; the stream is ended (`inflateEnd`) exactly once, when the value is destroyed. Input is never kept across
-/// calls: each `inflate` points zlib at the caller's bytes for that call only.
-struct ZlibStream: ~Copyable {
+/// moved; the stream is ended (`inflateEnd`) exactly once, when the object goes. Input is never kept across calls: each
+/// `inflate` points zlib at the caller's bytes for that call only. A class with one owner (a `ContentDecoder`), not a
+/// noncopyable struct: an `Optional` of a noncopyable struct inside another was miscompiled in release builds
+/// (Swift 6.3: a release of an uninitialised reference when the outer value was made).
+final class ZlibStream {
     /// The wrapping zlib expects around the deflate data.
     enum Format {
         /// RFC 1952 (`Content-Encoding: gzip`).
@@ -68,7 +70,7 @@ struct ZlibStream: ~Copyable {
 
     /// Starts over on a new stream of `format`, keeping the allocated state (the next gzip member, or another
     /// wrapper after sniffing).
-    mutating func reset(format: Format) throws(Failure) {
+    func reset(format: Format) throws(Failure) {
         let result = inflateReset2(stream, format.windowBits)
         guard result == Z_OK else { throw Failure(consumed: 0, message: "inflateReset2 returned \(result)") }
     }
@@ -76,7 +78,7 @@ struct ZlibStream: ~Copyable {
     /// Inflates the readable bytes of `input` into the writable space of `output` (its writer index moves by what was
     /// produced); `input` is left as it is.
     /// - Throws: `Failure` for data zlib refuses (a bad header, a bad block, a checksum mismatch) or memory.
-    mutating func inflate(_ input: ByteBuffer, into output: inout ByteBuffer) throws(Failure) -> Step {
+    func inflate(_ input: ByteBuffer, into output: inout ByteBuffer) throws(Failure) -> Step {
         let stream = self.stream
         let outcome: (consumed: Int, produced: Int, result: Int32) = input.withUnsafeReadableBytes { source in
             output.withUnsafeWritableBytes { target in

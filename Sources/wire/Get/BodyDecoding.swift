@@ -7,8 +7,8 @@ import WireClient
 /// A corrupt or truncated encoded body, or a coding the tool does not know, fails with curl's
 /// CURLE_BAD_CONTENT_ENCODING (61). curl sets no decompression limit; the tool keeps WireClient's default bomb limit
 /// (more than 1000:1 after the first MiB), also exit 61, since a few kB that would fill a disk are never a real file.
-struct BodyDecoding: ~Copyable {
-    private var decoder: ContentDecoder
+struct BodyDecoding {
+    private let decoder: ContentDecoder
 
     /// The decoding for `response`: identity without `--compressed`.
     /// - Throws: `TransferFailure` 61 for an unknown coding.

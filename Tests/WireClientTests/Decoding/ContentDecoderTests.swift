@@ -11,7 +11,7 @@ struct ContentDecoderTests {
     static func decode(_ encoded: Data, _ coding: ContentCoding, pieces: [Int] = [8192],
                        limits: ContentDecodingLimits = ContentDecodingLimits(),
                        chunk: Int = 65_536) throws(ContentDecodingError) -> Data {
-        var decoder = try ContentDecoder(coding: coding, limits: limits, maximumChunkSize: chunk)
+        let decoder = try ContentDecoder(coding: coding, limits: limits, maximumChunkSize: chunk)
         var output = Data()
         var offset = 0
         var index = 0
