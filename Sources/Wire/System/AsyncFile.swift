@@ -129,11 +129,13 @@ public final class AsyncFile: Sendable {
     }
 
     /// Renames `source` to `destination`, replacing it atomically (`rename(2)`): readers see the old file or the new
-    /// one, never a part; then syncs the destination's directory so the rename survives a crash.
+    /// one, never a part; then, unless told not to, syncs the destination's directory so the rename survives a crash
+    /// of the system (a caller that checks what it reads back, such as a cache, can skip that journal commit).
     /// - Throws: `IOError` from `rename(2)`, or from opening and syncing the directory.
-    public static func rename(_ source: String, to destination: String) async throws(IOError) {
+    public static func rename(_ source: String, to destination: String, syncingDirectory: Bool = true) async throws(IOError) {
         try await BlockingPool.files.run { () throws(IOError) in
             _ = try systemCall("rename") { Glibc.rename(source, destination) }
+            guard syncingDirectory else { return }
             let directory = destination.lastIndex(of: "/").map { destination[..<$0].isEmpty ? "/" : String(destination[..<$0]) } ?? "."
             let fd = try systemCall("open") { Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
             defer { try? Posix.close(fd) }

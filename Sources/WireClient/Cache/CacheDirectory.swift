@@ -2,7 +2,10 @@ import FoundationEssentials
 import Wire
 
 /// The files of a disk cache: one file per entry, named by `Checksum.fileName(for:)`, written whole to a temporary
-/// file, synced and renamed into place (so after a crash an entry is whole or absent), and read whole. Reads and writes
+/// file and renamed into place, and read whole. A process killed at any moment leaves an entry whole or absent (the
+/// rename is atomic); after a crash of the system an entry may come back short or zeroed, which its length and
+/// checksum turn into a miss, so nothing is synced: an `fsync` per stored response would cost more than the network
+/// request it saves. Reads and writes
 /// run on Wire's file threads (`AsyncFile`); the directory scan lists with `FileManager` and reads sizes and times,
 /// and access-time updates set them, through Wire's `LocalFiles`.
 struct CacheDirectory: Sendable {
@@ -60,20 +63,19 @@ struct CacheDirectory: Sendable {
         return content
     }
 
-    /// Replaces entry `name` with `bytes`: a temporary file, written, synced, closed and renamed over the entry.
+    /// Replaces entry `name` with `bytes`: a temporary file, written, closed and renamed over the entry.
     func write(_ bytes: [UInt8], as name: String) async throws(IOError) {
-        let temporary = path + "/" + Self.temporaryPrefix + UUID().uuidString
+        let temporary = path + "/" + Self.temporaryPrefix + ReceiptIdentifiers.next().uuidString
         do throws(IOError) {
             let file = try await AsyncFile.open(temporary, mode: .createNew, permissions: 0o600)
             do throws(IOError) {
                 try await file.write(ByteBuffer(bytes: bytes))
-                try await file.sync()
                 try await file.close()
             } catch {
                 try? await file.close()
                 throw error
             }
-            try await AsyncFile.rename(temporary, to: path + "/" + name)
+            try await AsyncFile.rename(temporary, to: path + "/" + name, syncingDirectory: false)
         } catch {
             try? await AsyncFile.remove(temporary)
             throw error

@@ -12,7 +12,7 @@ import Wire
 /// ```
 ///
 /// Both tiers evict least recently used entries beyond their capacity, reads counting as use. The disk tier keeps one
-/// file per URL, written whole to a temporary file, synced and renamed (after a crash an entry is whole or absent);
+/// file per URL, written whole to a temporary file and renamed (a killed process leaves an entry whole or absent);
 /// a file that is torn, foreign or damaged reads as a miss and is removed. Its index is rebuilt from the directory
 /// when the cache is made, ordered by each file's modification time, which every hit updates. A directory that cannot
 /// be created leaves a memory-only cache. Every method may be called from any thread; none calls user code.
