@@ -27,8 +27,13 @@ struct BodyDecoding {
         }
     }
 
-    /// Decodes `chunk` and hands each decoded piece to `write`.
+    /// Decodes `chunk` and hands each decoded piece to `write`; without a coding, `chunk` itself, whole (one write per
+    /// chunk, as before there was decoding).
     mutating func write(_ chunk: ByteBuffer, to write: (ByteBuffer) throws(TransferFailure) -> Void) throws(TransferFailure) {
+        guard decoder.coding != .identity else {
+            try write(chunk)
+            return
+        }
         decoder.push(chunk)
         do {
             while let piece = try decoder.next() { try write(piece) }
