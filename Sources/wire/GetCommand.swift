@@ -102,6 +102,10 @@ enum FetchHelp {
               --pin sha256/BASE64   Require a certificate of the verified chain with this public-key pin \
         (repeatable; -v prints each certificate's pin).
               --pin-cert FILE       Require one of this file's certificates (PEM or DER) in the verified chain.
+              --pinned-cert-dir DIR Require one of the certificates of DIR's .cer, .der and .pem files (PEM or DER) \
+        in the verified chain; an empty or unreadable DIR exits 58.
+              --pin-report-only     With a pin flag, a mismatch prints a warning on standard error and the \
+        transfer goes on, instead of exiting 90 (to try a pin before enforcing it).
           -E, --cert FILE           Present this client certificate (PEM, with intermediates); needs --key.
               --key FILE            The client certificate's private key (PEM).
               --tlsv1.2, --tlsv1.3  The lowest TLS version to use (the highest is 1.3).

@@ -131,6 +131,11 @@ struct FetchOptions: Equatable, Sendable {
         var publicKeyPins: [String] = []
         /// `--pin-cert FILE`: the peer's chain must contain one of this file's certificates (PEM or DER, by content).
         var pinnedCertificateFile: String?
+        /// `--pinned-cert-dir DIR`: the peer's chain must contain one of the certificates of DIR's `.cer`, `.der` and
+        /// `.pem` files (with `--pin-cert`, of either).
+        var pinnedCertificateDirectory: String?
+        /// `--pin-report-only`: a pin mismatch is a warning on standard error, and the transfer goes on.
+        var pinReportOnly = false
         /// `--cert FILE`: a client certificate (PEM, with intermediates), for mutual TLS.
         var certificateFile: String?
         /// `--key FILE`: the client certificate's private key (PEM).
@@ -173,6 +178,7 @@ struct FetchOptions: Equatable, Sendable {
         case "--retry-connrefused": retry.connectionRefused = true
         case "--tlsv1.2": tls.minimumVersion = tls.minimumVersion == "1.3" ? "1.3" : "1.2"
         case "--tlsv1.3": tls.minimumVersion = "1.3"
+        case "--pin-report-only": tls.pinReportOnly = true
         default: return false
         }
         return true
@@ -186,6 +192,7 @@ struct FetchOptions: Equatable, Sendable {
         "--connect-timeout": "--connect-timeout",
         "--max-redirs": "--max-redirs", "--unix-socket": "--unix-socket", "--rate": "--rate",
         "--cacert": "--cacert", "--pin": "--pin", "--pinnedpubkey": "--pin", "--pin-cert": "--pin-cert",
+        "--pinned-cert-dir": "--pinned-cert-dir",
         "--cert": "--cert", "-E": "--cert", "--key": "--key",
         "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
         "--data-raw": "--data-raw", "--data-urlencode": "--data-urlencode", "--json": "--json",
@@ -319,6 +326,9 @@ struct FetchOptions: Equatable, Sendable {
             tls.publicKeyPins += try Self.pins(value)
         case "--pin-cert":
             tls.pinnedCertificateFile = try Self.file(value, option: name)
+        case "--pinned-cert-dir":
+            guard !value.isEmpty else { throw FetchUsageError(message: "--pinned-cert-dir needs a directory") }
+            tls.pinnedCertificateDirectory = value
         case "--cert":
             tls.certificateFile = try Self.file(value, option: name)
         case "--key":
@@ -398,8 +408,12 @@ struct FetchOptions: Equatable, Sendable {
         if (tls.certificateFile == nil) != (tls.keyFile == nil) {
             throw FetchUsageError(message: "--cert and --key go together (the key of the client certificate)")
         }
-        if !tls.publicKeyPins.isEmpty && tls.pinnedCertificateFile != nil {
-            throw FetchUsageError(message: "choose --pin or --pin-cert, not both")
+        let pinsCertificates = tls.pinnedCertificateFile != nil || tls.pinnedCertificateDirectory != nil
+        if !tls.publicKeyPins.isEmpty && pinsCertificates {
+            throw FetchUsageError(message: "choose --pin or --pin-cert/--pinned-cert-dir, not both")
+        }
+        if tls.pinReportOnly && tls.publicKeyPins.isEmpty && !pinsCertificates {
+            throw FetchUsageError(message: "--pin-report-only needs --pin, --pin-cert or --pinned-cert-dir")
         }
         let streamsFile = data.contains { if case .binaryFile = $0 { true } else { false } }
         if streamsFile && data.count > 1 && !dataInQuery {

@@ -108,12 +108,14 @@ struct Fetcher {
         tls.privateKeyFile = options.keyFile
         if options.minimumVersion == "1.3" { tls.minimumVersion = .tls13 }
         if !options.publicKeyPins.isEmpty { tls.pinning = .publicKey(Set(options.publicKeyPins)) }
-        if let file = options.pinnedCertificateFile {
-            do {
-                tls.pinning = try .certificates(inFiles: [file])
-            } catch {
-                throw TransferFailure(status: ExitStatus.localCertificate, message: "problem with the pinned certificate: \(error.detail)")
-            }
+        if let pinning = try PinnedCertificates.pinning(file: options.pinnedCertificateFile,
+                                                        directory: options.pinnedCertificateDirectory) {
+            tls.pinning = pinning
+        }
+        // Report-only: the pins move from WireTLS's enforcing check to a hook that warns and proceeds.
+        if options.pinReportOnly, let pinning = tls.pinning {
+            tls.pinning = nil
+            tls.trustEvaluation = PinnedCertificates.reportOnly(pinning)
         }
         return tls
     }

@@ -46,6 +46,17 @@ struct FetchOptionsTests {
         #expect(Self.usageError(["--pin", pin, "--pin-cert", "p.pem", "https://a/"]) != nil)
     }
 
+    @Test func pinnedCertificateDirectoryAndReportOnly() throws {
+        let options = try Self.get(["--pinned-cert-dir", "pins", "--pin-cert=p.pem", "--pin-report-only", "https://a/"])
+        #expect(options.tls.pinnedCertificateDirectory == "pins" && options.tls.pinnedCertificateFile == "p.pem")
+        #expect(options.tls.pinReportOnly)
+        #expect(try Self.get(["--pinned-cert-dir=pins", "https://a/"]).tls.pinReportOnly == false)
+        let pin = "sha256/" + String(repeating: "A", count: 43) + "="
+        #expect(Self.usageError(["--pin", pin, "--pinned-cert-dir", "pins", "https://a/"])?.contains("not both") == true)
+        #expect(Self.usageError(["--pin-report-only", "https://a/"])?.contains("needs --pin") == true)
+        #expect(Self.usageError(["--pinned-cert-dir", "", "https://a/"])?.contains("needs a directory") == true)
+    }
+
     @Test func longShortAttachedAndBundledForms() throws {
         let options = try Self.request([
             "-XPOST", "-H", "A: 1", "--header=B:2", "-HC:  3 ", "-sLi", "-o", "one", "--output=two", "-vf",
