@@ -117,7 +117,7 @@ enum FetchHelp {
                                     Start no retry after this long since the first attempt (0: no limit).
               --retry-all-errors    With --retry, retry every failure (with -f, HTTP 4xx too).
               --retry-connrefused   With --retry, retry a refused connection too.
-              --cache-dir DIR       Cache responses in DIR across invocations, as RFC 9111 allows (a Wire         extension): fresh answers come from DIR without a request, stale ones are revalidated; -v says which.
+              --cache-dir DIR       Cache responses in DIR across invocations, as RFC 9111 allows (a Wire extension): fresh answers come from DIR without a request, stale ones are revalidated; -v says which.
 
         Several URLs are fetched in turn over one keep-alive connection pool.
 
