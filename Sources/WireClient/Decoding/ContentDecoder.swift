@@ -67,15 +67,6 @@ public final class ContentDecoder {
         }
     }
 
-    /// A pass-through decoder (identity needs no zlib state, so nothing can fail).
-    init(passingThrough maximumChunkSize: Int = 65_536) {
-        coding = .identity
-        limits = .unlimited
-        self.maximumChunkSize = max(maximumChunkSize, 1)
-        phase = .inflating
-        stream = nil
-    }
-
     /// A decoder for a `Content-Encoding` field value (see `ContentCoding.init(contentEncoding:)`).
     /// - Throws: `.unsupportedCoding` for a coding other than gzip, x-gzip, deflate and identity.
     public convenience init(contentEncoding: String?, limits: ContentDecodingLimits = ContentDecodingLimits(),

@@ -9,16 +9,15 @@ import Wire
 /// its own), and for a coding WireClient did not offer when the caller chose `Accept-Encoding` itself.
 struct ResponseBodyReader {
     private var iterator: HTTPBody.Iterator
-    private let decoder: ContentDecoder
+    /// The decoder of an encoded body; nil for identity, whose chunks go out as Wire read them, whole (no copy,
+    /// no 64 KiB pieces), so a download's progress is the bytes on disk after every write.
+    private let decoder: ContentDecoder?
     /// Why decoding cannot start (an unsupported coding), thrown by the first `next()`.
     private var refusal: ContentDecodingError?
     private let url: URL
     private let response: ClientResponse?
     private var unreportedWireBytes = 0
     private var ended = false
-    /// Identity: Wire's chunks go out as they are, whole (no copy, no 64 KiB pieces), so a download's progress is
-    /// the bytes on disk after every write.
-    private let passesThrough: Bool
 
     /// A reader of `body`, the body of `response` to `request`.
     init(_ body: HTTPBody, response: ClientResponse?, request: ClientRequest, configuration: SessionConfiguration) {
@@ -36,12 +35,15 @@ struct ResponseBodyReader {
                 if !callerChose { refusal = error }
             }
         }
-        passesThrough = coding == .identity && refusal == nil
-        do {
-            decoder = try ContentDecoder(coding: coding, limits: configuration.contentDecoding)
-        } catch {
-            refusal = error
-            decoder = ContentDecoder(passingThrough: 65_536)
+        if coding == .identity || refusal != nil {
+            decoder = nil
+        } else {
+            do {
+                decoder = try ContentDecoder(coding: coding, limits: configuration.contentDecoding)
+            } catch {
+                refusal = error
+                decoder = nil
+            }
         }
     }
 
@@ -62,7 +64,7 @@ struct ResponseBodyReader {
     /// - Throws: Wire's body errors as they are; decoding failures as `ClientError` `.cannotDecodeContentData`.
     mutating func next() async throws -> ByteBuffer? {
         if let refusal { throw failure(refusal) }
-        if passesThrough {
+        guard let decoder else {
             guard let chunk = try await iterator.next() else { return nil }
             unreportedWireBytes += chunk.readableBytes
             return chunk

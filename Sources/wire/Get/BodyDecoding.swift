@@ -8,7 +8,8 @@ import WireClient
 /// CURLE_BAD_CONTENT_ENCODING (61). curl sets no decompression limit; the tool keeps WireClient's default bomb limit
 /// (more than 1000:1 after the first MiB), also exit 61, since a few kB that would fill a disk are never a real file.
 struct BodyDecoding {
-    private let decoder: ContentDecoder
+    /// nil without a coding: chunks go to the output whole, one write per chunk.
+    private let decoder: ContentDecoder?
 
     /// The decoding for `response`: identity without `--compressed`.
     /// - Throws: `TransferFailure` 61 for an unknown coding.
@@ -21,7 +22,8 @@ struct BodyDecoding {
     init(headers: HTTPHeaders, compressed: Bool) throws(TransferFailure) {
         let value = compressed ? headers["Content-Encoding"].joined(separator: ",") : nil
         do {
-            decoder = try ContentDecoder(contentEncoding: value, limits: ContentDecodingLimits())
+            let coding = try ContentCoding(contentEncoding: value)
+            decoder = coding == .identity ? nil : try ContentDecoder(coding: coding, limits: ContentDecodingLimits())
         } catch {
             throw Self.failure(error)
         }
@@ -30,7 +32,7 @@ struct BodyDecoding {
     /// Decodes `chunk` and hands each decoded piece to `write`; without a coding, `chunk` itself, whole (one write per
     /// chunk, as before there was decoding).
     mutating func write(_ chunk: ByteBuffer, to write: (ByteBuffer) throws(TransferFailure) -> Void) throws(TransferFailure) {
-        guard decoder.coding != .identity else {
+        guard let decoder else {
             try write(chunk)
             return
         }
@@ -50,7 +52,7 @@ struct BodyDecoding {
     /// - Throws: `TransferFailure` 61 for a truncated stream.
     mutating func finish() throws(TransferFailure) {
         do throws(ContentDecodingError) {
-            try decoder.finish()
+            try decoder?.finish()
         } catch {
             throw Self.failure(error)
         }
