@@ -3,7 +3,7 @@ import Foundation
 /// `Tests/WireTests/Resources/cookie_peer.py` (Python's http.server setting cookies with every attribute and echoing
 /// the `Cookie` fields it receives) on 127.0.0.1, port 0.
 final class CookiePeer {
-    private let process = Process()
+    private let process: Process
     private let folder: String
     /// The port the peer listens on.
     let port: Int
@@ -15,28 +15,9 @@ final class CookiePeer {
     /// Starts the peer and waits (at most 10 s) for its port.
     init() throws {
         folder = try makeTemporaryFolder()
-        let portFile = folder + "/port"
-        _ = FileManager.default.createFile(atPath: portFile, contents: nil)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script]
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: portFile))
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        var found: Int?
-        while found == nil && Date() < deadline && process.isRunning {
-            let text = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? ""
-            if text.hasSuffix("\n") { found = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if found == nil { usleep(10_000) }
-        }
-        guard let found else {
-            kill(process.processIdentifier, SIGKILL)
-            throw PeerError.didNotStart
-        }
-        port = found
+        (process, port) = try PythonPeer.start(script: Self.script, folder: folder)
     }
 
-    enum PeerError: Error { case didNotStart }
 
     /// `http://127.0.0.1:<port><path>`.
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }

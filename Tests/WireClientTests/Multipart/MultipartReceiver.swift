@@ -112,7 +112,7 @@ print(server.server_address[1], flush=True)
 server.serve_forever()
 """#
 
-    private let process = Process()
+    private let process: Process
     /// The port the receiver listens on.
     let port: Int
     private let folder: String
@@ -123,28 +123,9 @@ server.serve_forever()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let scriptPath = folder + "/receiver.py"
         try Self.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
-        let portFile = folder + "/port"
-        _ = FileManager.default.createFile(atPath: portFile, contents: nil)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", scriptPath]
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: portFile))
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        var found: Int?
-        while found == nil && Date() < deadline && process.isRunning {
-            let text = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? ""
-            if text.hasSuffix("\n") { found = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if found == nil { usleep(10_000) }
-        }
-        guard let found else {
-            kill(process.processIdentifier, SIGKILL)
-            throw ReceiverError.didNotStart
-        }
-        port = found
+        (process, port) = try PythonPeer.start(script: scriptPath, folder: folder)
     }
 
-    enum ReceiverError: Error { case didNotStart }
 
     /// `http://127.0.0.1:<port><path>`.
     func url(_ path: String = "/upload") -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
