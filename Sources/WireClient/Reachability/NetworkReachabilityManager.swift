@@ -40,6 +40,8 @@ public final class NetworkReachabilityManager: Sendable {
     private let source: any ReachabilitySnapshotSource
     private let resolver: any Resolver
     private let state: Mutex<State>
+    /// Where evaluations run: off the cooperative pool, so a busy application does not delay the news.
+    private let evaluator = EvaluationExecutor(label: "wire.reachability.evaluation")
 
     private struct State {
         var path = ReachabilityPath.unknown
@@ -147,7 +149,7 @@ public final class NetworkReachabilityManager: Sendable {
             return (state.generation, state.run)
         }
         if let displaced { Self.end(displaced) }
-        let worker = Task { [weak self] in
+        let worker = Task(executorPreference: evaluator) { [weak self] in
             for await _ in triggers {
                 guard let self, !Task.isCancelled else { return }
                 await self.evaluate(watch: watch, generation: generation)
