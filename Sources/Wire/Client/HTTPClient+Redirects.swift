@@ -16,7 +16,8 @@ extension HTTPClient {
         let policy = request.redirects ?? configuration.redirects
         let observation = request.observer.map { RequestObservation(observer: $0, metrics: metrics) }
         while true {
-            let response = try await executeWithRetry(url: url, via: socketPath, method: method, headers: headers, body: body,
+            let response = try await executeWithRetry(url: url, via: socketPath, requirements: request.connectionRequirements,
+                                                       method: method, headers: headers, body: body,
                                                        observation: observation,
                                                        metrics: metrics, abort: abort)
             guard [301, 302, 303, 307, 308].contains(response.status.code),

@@ -108,7 +108,7 @@ public final class HTTPClient: Sendable {
 
     // MARK: Retry
 
-    func executeWithRetry(url: HTTPURL, via socketPath: String?, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
+    func executeWithRetry(url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
                           observation: RequestObservation? = nil,
                                   metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
         let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
@@ -118,7 +118,7 @@ public final class HTTPClient: Sendable {
             // Made ready before it takes a connection: a request refused here holds none (it used to keep its lease,
             // and with it one of the host's connections, for the client's life).
             let prepared = try prepare(url: url, method: method, headers: headers, body: body)
-            let lease = try await lease(from: pool(for: url, via: socketPath), pipelinable: pipelinable, abort: abort)
+            let lease = try await lease(from: pool(for: url, via: socketPath, requirements: requirements), pipelinable: pipelinable, abort: abort)
             do {
                 return try await send(prepared, on: lease, url: url, method: method, body: body, metrics: metrics, abort: abort,
                                       observation: observation)
@@ -152,7 +152,8 @@ public final class HTTPClient: Sendable {
     }
 
     /// The pool for `url`'s origin, or for the Unix socket every request of this exchange goes to.
-    func pool(for url: HTTPURL, via socketPath: String?) throws(HTTPClientError) -> ConnectionPool {
+    func pool(for url: HTTPURL, via socketPath: String?,
+              requirements: ConnectionRequirements = ConnectionRequirements()) throws(HTTPClientError) -> ConnectionPool {
         guard !isShutDown.load(ordering: .acquiring) else { throw HTTPClientError(.shutDown, "the client is shut down") }
         let security = url.isTLS ? configuration.transportSecurity : nil
         if url.isTLS && security == nil {
@@ -160,9 +161,10 @@ public final class HTTPClient: Sendable {
         }
         if url.isTLS && socketPath != nil { throw HTTPClientError(.invalidURL, "https over a Unix socket is not supported: \(url)") }
         let key: ConnectionPool.Key = if let path = socketPath ?? url.unixSocketPath {
-            ConnectionPool.Key(scheme: "http+unix", endpoint: .unixSocket(path: path))
+            ConnectionPool.Key(scheme: "http+unix", endpoint: .unixSocket(path: path), requirements: requirements)
         } else {
-            ConnectionPool.Key(scheme: url.scheme, endpoint: .host(url.host, port: url.port ?? (url.isTLS ? 443 : 80)), security: security?.poolKey)
+            ConnectionPool.Key(scheme: url.scheme, endpoint: .host(url.host, port: url.port ?? (url.isTLS ? 443 : 80)), security: security?.poolKey,
+                               requirements: requirements)
         }
         return pools.withLock { pools in
             if let pool = pools[key] { return pool }

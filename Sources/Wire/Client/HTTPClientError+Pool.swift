@@ -16,6 +16,8 @@ extension HTTPClientError {
             self = Self.closedBeforeFirstRequest(closeError)
         case .connectionLost(let origin):
             self.init(.connectFailed, "could not connect to \(origin)")
+        case .notAdmitted(let reason, let local, let remote):
+            self.init(.connectionNotAdmitted, "the connection from \(local) to \(remote) was not admitted: \(reason)")
         case .shutDown:
             self.init(.shutDown, "the client is shut down")
         case .abandoned:

@@ -25,6 +25,9 @@ public struct HTTPClientRequest: Sendable {
     /// The redirect policy for this request; nil follows the client's `configuration.redirects`. The scheme rules
     /// hold whatever the policy.
     public var redirects: HTTPClientConfiguration.RedirectPolicy?
+    /// What the connection carrying the request (and every redirect it follows) must be: a traffic class set
+    /// before connecting, an admission check after. Requests with other requirements never share its connections.
+    public var connectionRequirements = ConnectionRequirements()
 
     /// Creates a request.
     public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(), body: Body? = nil) {

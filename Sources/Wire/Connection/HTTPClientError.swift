@@ -29,6 +29,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
             case tlsFailed = "tls_failed"
             case invalidConfiguration = "invalid_configuration"
             case startFailed = "start_failed"
+            case connectionNotAdmitted = "connection_not_admitted"
         }
         fileprivate let value: Value
 
@@ -80,6 +81,9 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let invalidConfiguration = Code(value: .invalidConfiguration)
         /// The client's own event loops could not be started (see `ioError`).
         public static let startFailed = Code(value: .startFailed)
+        /// A new connection failed the request's admission check (`ConnectionRequirements.admission`) and was
+        /// closed before any request went out on it; `detail` gives the check's reason and the two addresses.
+        public static let connectionNotAdmitted = Code(value: .connectionNotAdmitted)
 
         /// A stable snake_case name for logs and metrics.
         public var description: String { value.rawValue }

@@ -16,11 +16,14 @@ extension ConnectionPool {
         var endpoint: Endpoint
         /// The security settings' identity (`ClientTransportSecurity.poolKey`), for https.
         var security: String?
+        /// What the requests ask of their connections (a traffic class, an admission check).
+        var requirements: ConnectionRequirements
 
-        init(scheme: String, endpoint: Endpoint, security: String? = nil) {
+        init(scheme: String, endpoint: Endpoint, security: String? = nil, requirements: ConnectionRequirements = ConnectionRequirements()) {
             self.scheme = scheme
             self.endpoint = endpoint
             self.security = security
+            self.requirements = requirements
         }
 
         /// The host name the connection is made for (the TLS server name), or the socket path.
@@ -32,10 +35,14 @@ extension ConnectionPool {
         }
 
         var description: String {
-            switch endpoint {
+            let origin = switch endpoint {
             case .host(let host, let port): "\(scheme)://\(host):\(port)"
             case .unixSocket(let path): "\(scheme)://\(path)"
             }
+            guard !requirements.isEmpty else { return origin }
+            let trafficClass = requirements.trafficClass.map { " traffic class 0x" + String($0, radix: 16) } ?? ""
+            let admission = requirements.admission.map { " admitted by \(type(of: $0))" } ?? ""
+            return origin + " (" + (trafficClass + admission).dropFirst() + ")"
         }
     }
 }

@@ -22,10 +22,14 @@ extension ConnectionPool {
                                                                 for: loop, deadline: deadline, timeout: configuration.connectTimeout)
                     resolved = .now()
                     socket = try await Connector.connect(to: addresses, host: host, port: port, on: loop,
-                                                         deadline: deadline, timeout: configuration.connectTimeout)
+                                                         deadline: deadline, timeout: configuration.connectTimeout,
+                                                         trafficClass: key.requirements.trafficClass)
                 }
             } catch {
                 throw .connectFailed(error)
+            }
+            if let admission = key.requirements.admission {
+                try await Self.admit(socket, by: admission, on: loop)
             }
             let connected = Deadline.now()
             var stream = try await Self.onLoop(loop) { () throws -> LoopBound<any ByteStream> in
@@ -51,6 +55,17 @@ extension ConnectionPool {
         } catch {
             opened(id, .failure(error))
         }
+    }
+
+    /// Asks `admission` about a connected socket, here off the loop (the check may read files); a refused socket is
+    /// closed on its loop before the error is thrown.
+    private static func admit(_ socket: LoopBound<Socket>, by admission: any ConnectionAdmission, on loop: EventLoop) async throws(ConnectionPoolError) {
+        let (local, remote) = try await onLoop(loop) { () throws -> (SocketAddress, SocketAddress) in
+            (try socket.value.localAddress(), try socket.value.remoteAddress())
+        }
+        guard let reason = admission.refusal(local: local, remote: remote) else { return }
+        try? await loop.submit { try? socket.value.close() }
+        throw .notAdmitted(reason: reason, local: local, remote: remote)
     }
 
     /// Wraps the connected (and secured) stream in the HTTP connection and reports it established,

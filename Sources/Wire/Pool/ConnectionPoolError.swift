@@ -18,6 +18,8 @@ enum ConnectionPoolError: Error, Sendable {
     /// A connection opened for the request was lost before it was established, with no error of
     /// its own to report.
     case connectionLost(origin: ConnectionPool.Key)
+    /// The new connection failed the requests' admission check (`ConnectionRequirements.admission`) and was closed.
+    case notAdmitted(reason: String, local: SocketAddress, remote: SocketAddress)
     /// The pool is shut down.
     case shutDown
     /// The request stopped waiting (its `cancel` was called: a deadline, a cancelled task).

@@ -69,7 +69,8 @@ enum Connector {
         return try result.get()
     }
 
-    /// Races already-resolved addresses.
+    /// Races already-resolved addresses. `trafficClass`, when given, is set on every attempt's socket before it
+    /// connects (`IP_TOS` or `IPV6_TCLASS` by the address's family), so that the SYN carries it too.
     static func connect(
         to addresses: [SocketAddress],
         host: String,
@@ -77,13 +78,14 @@ enum Connector {
         on loop: EventLoop,
         deadline: Deadline,
         timeout: Duration,
-        attemptDelay: Duration = .milliseconds(250)
+        attemptDelay: Duration = .milliseconds(250),
+        trafficClass: UInt8? = nil
     ) async throws(ConnectError) -> LoopBound<Socket> {
         let result: Result<LoopBound<Socket>, ConnectError> = await withCheckedContinuation { continuation in
             loop.execute({
                 let race = ConnectionRace(
                     addresses: addresses, host: host, port: port, loop: loop,
-                    deadline: deadline, timeout: timeout, attemptDelay: attemptDelay
+                    deadline: deadline, timeout: timeout, attemptDelay: attemptDelay, trafficClass: trafficClass
                 ) { result in
                     continuation.resume(returning: result.map { LoopBound($0, loop: loop) })
                 }
@@ -111,10 +113,12 @@ package final class ConnectionRace {
     private var closingHandler: UInt64?
     private var completion: ((Result<Socket, ConnectError>) -> Void)?
     private var failures: [ConnectError.Attempt] = []
+    private let trafficClass: UInt8?
 
     package init(addresses: [SocketAddress], host: String, port: Int?, loop: EventLoop, deadline: Deadline, timeout: Duration,
-                 attemptDelay: Duration, completion: @escaping (Result<Socket, ConnectError>) -> Void) {
+                 attemptDelay: Duration, trafficClass: UInt8? = nil, completion: @escaping (Result<Socket, ConnectError>) -> Void) {
         machine = HappyEyeballs(addresses: addresses, attemptDelay: attemptDelay)
+        self.trafficClass = trafficClass
         self.host = host
         self.port = port
         self.loop = loop
@@ -155,7 +159,7 @@ package final class ConnectionRace {
 
     private func startAttempt(_ index: Int, _ address: SocketAddress) {
         do {
-            let pending = try PendingConnect(address: address, loop: loop) { [self] outcome in
+            let pending = try PendingConnect(address: address, loop: loop, trafficClass: trafficClass) { [self] outcome in
                 switch outcome {
                 case .success: perform(machine.attemptSucceeded(index))
                 case .failure(let error):
@@ -212,11 +216,19 @@ private final class PendingConnect: Selectable {
     private var registrationKey: UInt64?
     private var onOutcome: ((Result<Void, IOError>) -> Void)?
 
-    init(address: SocketAddress, loop: EventLoop, onOutcome: @escaping (Result<Void, IOError>) -> Void) throws(IOError) {
+    init(address: SocketAddress, loop: EventLoop, trafficClass: UInt8?,
+         onOutcome: @escaping (Result<Void, IOError>) -> Void) throws(IOError) {
         self.address = address
         self.loop = loop
         self.onOutcome = onOutcome
         socket = try Socket.makeStream(family: address.family)
+        if let trafficClass {
+            switch address.family {
+            case .ipv4: try socket.setOption(.typeOfService(trafficClass))
+            case .ipv6: try socket.setOption(.ipv6TrafficClass(trafficClass))
+            case .unix: break  // a local socket has no IP header
+            }
+        }
     }
 
     /// Starts connecting. Completion is always reported later, from the loop, never re-entrantly.

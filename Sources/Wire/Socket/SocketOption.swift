@@ -18,6 +18,11 @@ public enum SocketOption: Hashable, Sendable {
     case receiveBufferSize(Int)
     /// `SO_LINGER`: with 0 seconds, `close` resets the connection (RST) instead of a FIN.
     case linger(seconds: Int?)
+    /// `IP_TOS` of an IPv4 socket: the traffic-class byte its packets carry (a DSCP code point in the upper six
+    /// bits). Set before `connect` so that the SYN carries it too.
+    case typeOfService(UInt8)
+    /// `IPV6_TCLASS` of an IPv6 socket: the same byte for IPv6.
+    case ipv6TrafficClass(UInt8)
 
     func apply(to fd: CInt) throws(IOError) {
         switch self {
@@ -28,6 +33,8 @@ public enum SocketOption: Hashable, Sendable {
         case .sendBufferSize(let size): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_SNDBUF, value: CInt(clamping: size))
         case .receiveBufferSize(let size): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_RCVBUF, value: CInt(clamping: size))
         case .linger(let seconds): try Posix.setLinger(fd, seconds: seconds.map { CInt(clamping: $0) })
+        case .typeOfService(let value): try Posix.setOption(fd, level: CInt(IPPROTO_IP), name: IP_TOS, value: CInt(value))
+        case .ipv6TrafficClass(let value): try Posix.setOption(fd, level: CInt(IPPROTO_IPV6), name: IPV6_TCLASS, value: CInt(value))
         }
     }
 }

@@ -20,11 +20,12 @@ public struct ClientRequest: Sendable {
     public var cachePolicy: CachePolicy?
     /// Whether cookies are sent and stored for this request.
     public var shouldHandleCookies: Bool?
-    /// Whether the request may go over a cellular interface.
+    /// Whether the request may go over a cellular interface; nil uses the session's `allowsCellularAccess`.
     public var allowsCellularAccess: Bool?
     /// Whether the request may be pipelined (WireClient never pipelines; kept for fidelity).
     public var shouldUsePipelining: Bool?
-    /// The connection's traffic class.
+    /// The connection's traffic class (DSCP); nil uses the session's `networkServiceType`. Requests of different
+    /// service types never share a connection.
     public var networkServiceType: NetworkServiceType?
     /// This request's own adapters and retriers, consulted after the manager's (`SessionManager.interceptor`); nil
     /// for none.

@@ -61,6 +61,17 @@ public struct SessionConfiguration: Sendable {
     public var urlCache: URLCache?
     /// How requests use `urlCache` unless a request's `cachePolicy` says otherwise. Default `.useProtocolCachePolicy`.
     public var requestCachePolicy = CachePolicy.useProtocolCachePolicy
+    /// Whether connections may go out through a cellular modem; a request's `allowsCellularAccess` overrides it.
+    /// When false, a new connection whose local address is on an interface `interfaceClassifier` calls `.wwan` is
+    /// closed before its first request and the task fails with `.notConnectedToInternet`. Default true.
+    public var allowsCellularAccess = true
+    /// The traffic class of the session's connections (DSCP, `NetworkServiceType.trafficClass`), set on each socket
+    /// before it connects; a request's `networkServiceType` overrides it. Connections are pooled per service type.
+    /// Default `.default` (the system's class).
+    public var networkServiceType = NetworkServiceType.default
+    /// How interfaces are classified for `allowsCellularAccess` (sysfs under `/sys` by default; a fixture tree in
+    /// tests).
+    public var interfaceClassifier = InterfaceClassifier()
 
     /// The defaults listed on each property.
     public init() {}

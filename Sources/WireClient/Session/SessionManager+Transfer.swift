@@ -314,6 +314,7 @@ extension SessionManager {
         configuration.offerContentCodings(in: &headers)
         var wireRequest = HTTPClientRequest(url: request.url.absoluteString, method: HTTPMethod(request.method), headers: headers)
         wireRequest.redirects = .disallow
+        wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
         let declared = headers.first(name: "Content-Length").flatMap { Int64($0) }
         if let body = request.body {
             let gated = try await GatedBody.make(body, declaredLength: declared, task: task, url: request.url)

@@ -24,6 +24,8 @@ extension ClientError {
         case .tlsFailed: isTrustRefusal(error.securityError) ? .serverCertificateUntrusted : .secureConnectionFailed
         case .invalidRequest: .requestSerializationFailed
         case .startFailed, .invalidConfiguration: .cannotConnectToHost
+        // The only admission check WireClient sets is the cellular one (§13.2 item 8).
+        case .connectionNotAdmitted: .notConnectedToInternet
         default: .networkConnectionLost
         }
         if code == .serverCertificateUntrusted, let tls = error.securityError {
