@@ -4,7 +4,7 @@
 /// var configuration = SessionConfiguration.default
 /// configuration.contentDecoding.maximumDecodedSize = 512 * 1_048_576
 /// ```
-public struct ContentDecodingLimits: Sendable, Hashable {
+public struct ContentDecodingLimits: Sendable, Hashable, Codable {
     /// The most decoded bytes per encoded byte, checked once `ratioGracePeriod` decoded bytes came out; nil for no
     /// ratio limit. Default 1000: ordinary text and JSON compress 3–20 to one and even very repetitive logs stay well
     /// under it, while a bomb (a run of zeros compresses about 1030 to one) exceeds it.

@@ -152,14 +152,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     /// - Parameter decoder: The decoder.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let fields = try container.decode([[String]].self, forKey: .headers)
-        httpRequestHeaders = HTTPHeaders()
-        for field in fields {
-            guard field.count == 2 else {
-                throw DecodingError.dataCorruptedError(forKey: .headers, in: container, debugDescription: "A header is a [name, value] pair.")
-            }
-            httpRequestHeaders.add(name: field[0], value: field[1])
-        }
+        httpRequestHeaders = try HeaderPairs.decode(container.decode([[String]].self, forKey: .headers), in: container, forKey: .headers)
         queryStringStyle = try container.decode(QueryStringSerializationStyle.self, forKey: .queryStringStyle)
         httpMethodsEncodingParametersInURI = Set(try container.decode([String].self, forKey: .httpMethodsEncodingParametersInURI))
         allowsCellularAccess = try container.decodeIfPresent(Bool.self, forKey: .allowsCellularAccess)

@@ -1,0 +1,179 @@
+import FoundationEssentials
+import Wire
+import WireTLS
+
+/// A configuration archives its settings, not its live objects or closures (§13.2 item 11):
+///
+/// - archived: the timeouts, additional headers, limits, content decoding, redirects, transport security, cookie
+///   rules, cache policy, cellular access, service type, interface classifier, and the TLS settings (versions, trust
+///   roots, verification, client certificate files, pins, resumption);
+/// - `urlCache` as its capacities and directory: decoding makes a new cache on them (keep one cache per directory
+///   in a process: decode once, or set the property to the cache you already have);
+/// - `httpCookieStorage` as which storage: `.shared`, none, or a private one, which decodes as a new, empty storage;
+/// - not archived: `httpClient` (a running client), `credentialStorage` (secrets stay out of archives), and the TLS
+///   trust hooks (closures). They decode as nil.
+extension SessionConfiguration: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case timeoutIntervalForRequest, timeoutIntervalForResource, httpAdditionalHeaders, httpMaximumConnectionsPerHost
+        case maximumBufferedResponseSize, decodesContent, contentDecoding, maximumConcurrentTasks, maximumRedirects
+        case transportSecurity, tls, httpShouldSetCookies, httpCookieAcceptPolicy, httpCookieStorage, urlCache
+        case requestCachePolicy, allowsCellularAccess, networkServiceType, interfaceClassifier
+    }
+
+    /// Which cookie storage a configuration uses, as archived.
+    private enum CookieStorageKind: String, Codable {
+        case shared, none, `private`
+    }
+
+    /// A cache's shape, as archived.
+    private struct CacheShape: Codable {
+        var memoryCapacity: Int
+        var diskCapacity: Int
+        var directory: String?
+    }
+
+    /// Restores an archived configuration; what is not archived takes the value described above.
+    /// - Parameter decoder: The decoder.
+    public init(from decoder: any Decoder) throws {
+        self.init()
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        timeoutIntervalForRequest = try container.decode(Duration.self, forKey: .timeoutIntervalForRequest)
+        timeoutIntervalForResource = try container.decode(Duration.self, forKey: .timeoutIntervalForResource)
+        httpAdditionalHeaders = try HeaderPairs.decode(container.decode([[String]].self, forKey: .httpAdditionalHeaders), in: container, forKey: .httpAdditionalHeaders)
+        httpMaximumConnectionsPerHost = try container.decode(Int.self, forKey: .httpMaximumConnectionsPerHost)
+        maximumBufferedResponseSize = try container.decode(Int.self, forKey: .maximumBufferedResponseSize)
+        decodesContent = try container.decode(Bool.self, forKey: .decodesContent)
+        contentDecoding = try container.decode(ContentDecodingLimits.self, forKey: .contentDecoding)
+        maximumConcurrentTasks = try container.decodeIfPresent(Int.self, forKey: .maximumConcurrentTasks)
+        maximumRedirects = try container.decode(Int.self, forKey: .maximumRedirects)
+        transportSecurity = try container.decode(TransportSecurityPolicy.self, forKey: .transportSecurity)
+        tls = try container.decodeIfPresent(TLSSettings.self, forKey: .tls).map { try $0.configuration }
+        httpShouldSetCookies = try container.decode(Bool.self, forKey: .httpShouldSetCookies)
+        httpCookieAcceptPolicy = try container.decode(CookieAcceptPolicy.self, forKey: .httpCookieAcceptPolicy)
+        httpCookieStorage = switch try container.decode(CookieStorageKind.self, forKey: .httpCookieStorage) {
+        case .shared: CookieStorage.shared
+        case .none: nil
+        case .private: CookieStorage()
+        }
+        urlCache = try container.decodeIfPresent(CacheShape.self, forKey: .urlCache).map {
+            URLCache(memoryCapacity: $0.memoryCapacity, diskCapacity: $0.diskCapacity, directory: $0.directory)
+        }
+        requestCachePolicy = try container.decode(CachePolicy.self, forKey: .requestCachePolicy)
+        allowsCellularAccess = try container.decode(Bool.self, forKey: .allowsCellularAccess)
+        networkServiceType = try container.decode(NetworkServiceType.self, forKey: .networkServiceType)
+        interfaceClassifier = InterfaceClassifier(sysfsRoot: try container.decode(String.self, forKey: .interfaceClassifier))
+    }
+
+    /// Archives the settings listed on the extension.
+    /// - Parameter encoder: The encoder.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(timeoutIntervalForRequest, forKey: .timeoutIntervalForRequest)
+        try container.encode(timeoutIntervalForResource, forKey: .timeoutIntervalForResource)
+        try container.encode(httpAdditionalHeaders.map { [$0.name, $0.value] }, forKey: .httpAdditionalHeaders)
+        try container.encode(httpMaximumConnectionsPerHost, forKey: .httpMaximumConnectionsPerHost)
+        try container.encode(maximumBufferedResponseSize, forKey: .maximumBufferedResponseSize)
+        try container.encode(decodesContent, forKey: .decodesContent)
+        try container.encode(contentDecoding, forKey: .contentDecoding)
+        try container.encodeIfPresent(maximumConcurrentTasks, forKey: .maximumConcurrentTasks)
+        try container.encode(maximumRedirects, forKey: .maximumRedirects)
+        try container.encode(transportSecurity, forKey: .transportSecurity)
+        try container.encodeIfPresent(tls.map(TLSSettings.init), forKey: .tls)
+        try container.encode(httpShouldSetCookies, forKey: .httpShouldSetCookies)
+        try container.encode(httpCookieAcceptPolicy, forKey: .httpCookieAcceptPolicy)
+        let storage: CookieStorageKind = switch httpCookieStorage {
+        case nil: .none
+        case let storage? where storage === CookieStorage.shared: .shared
+        case _?: .private
+        }
+        try container.encode(storage, forKey: .httpCookieStorage)
+        try container.encodeIfPresent(
+            urlCache.map { CacheShape(memoryCapacity: $0.memoryCapacity, diskCapacity: $0.diskCapacity, directory: $0.directory) },
+            forKey: .urlCache)
+        try container.encode(requestCachePolicy, forKey: .requestCachePolicy)
+        try container.encode(allowsCellularAccess, forKey: .allowsCellularAccess)
+        try container.encode(networkServiceType, forKey: .networkServiceType)
+        try container.encode(interfaceClassifier.sysfsRoot, forKey: .interfaceClassifier)
+    }
+}
+
+/// The archivable part of WireTLS's `TLSConfiguration`: everything but the trust hooks.
+private struct TLSSettings: Codable {
+    enum Roots: Codable {
+        case system
+        case pemFile(String)
+        case der([Data])
+    }
+
+    enum Verification: String, Codable {
+        case full, noHostnameVerification, none
+    }
+
+    enum Pins: Codable {
+        case publicKey([String])
+        case certificate([Data])
+    }
+
+    var minimumVersion: Int
+    var maximumVersion: Int
+    var trustRoots: Roots
+    var certificateVerification: Verification
+    var certificateChainFile: String?
+    var privateKeyFile: String?
+    var pinning: Pins?
+    var resumesSessions: Bool
+
+    init(_ tls: TLSConfiguration) {
+        minimumVersion = tls.minimumVersion.rawValue
+        maximumVersion = tls.maximumVersion.rawValue
+        trustRoots = switch tls.trustRoots {
+        case .system: .system
+        case .pemFile(let path): .pemFile(path)
+        case .der(let certificates): .der(certificates.map { Data($0) })
+        }
+        certificateVerification = switch tls.certificateVerification {
+        case .full: .full
+        case .noHostnameVerification: .noHostnameVerification
+        case .none: .none
+        }
+        certificateChainFile = tls.certificateChainFile
+        privateKeyFile = tls.privateKeyFile
+        pinning = switch tls.pinning {
+        case nil: nil
+        case .publicKey(let pins)?: .publicKey(pins.sorted())
+        case .certificate(let certificates)?: .certificate(certificates.map { Data($0) }.sorted { $0.lexicographicallyPrecedes($1) })
+        }
+        resumesSessions = tls.resumesSessions
+    }
+
+    /// The configuration these settings describe; an unknown TLS version is corrupt data.
+    var configuration: TLSConfiguration {
+        get throws {
+            guard let minimum = TLSVersion(rawValue: minimumVersion), let maximum = TLSVersion(rawValue: maximumVersion) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "unknown TLS version \(minimumVersion) or \(maximumVersion)"))
+            }
+            var tls = TLSConfiguration()
+            tls.minimumVersion = minimum
+            tls.maximumVersion = maximum
+            tls.trustRoots = switch trustRoots {
+            case .system: .system
+            case .pemFile(let path): .pemFile(path)
+            case .der(let certificates): .der(certificates.map { [UInt8]($0) })
+            }
+            tls.certificateVerification = switch certificateVerification {
+            case .full: .full
+            case .noHostnameVerification: .noHostnameVerification
+            case .none: .none
+            }
+            tls.certificateChainFile = certificateChainFile
+            tls.privateKeyFile = privateKeyFile
+            tls.pinning = switch pinning {
+            case nil: nil
+            case .publicKey(let pins)?: .publicKey(Set(pins))
+            case .certificate(let certificates)?: .certificate(Set(certificates.map { [UInt8]($0) }))
+            }
+            tls.resumesSessions = resumesSessions
+            return tls
+        }
+    }
+}
