@@ -21,6 +21,8 @@ public final class TestNginx: Sendable {
     public var root: String { prefix + "/html" }
     /// `http://127.0.0.1:<port>`.
     public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// The loopback ports of the `tlsSites` server blocks, in their order.
+    public let tlsPorts: [Int]
     private let process: Process
     private let keepAlive: Pipe
 
@@ -28,8 +30,11 @@ public final class TestNginx: Sendable {
     /// - Parameters:
     ///   - files: Document-root files, by name (no folders), with their contents.
     ///   - httpDirectives: Extra lines for the `http` block (`gzip on;`, `gzip_types …;`).
-    ///   - serverDirectives: Extra lines for the `server` block (`location`s, `add_header`s).
-    public init(files: [String: Data] = [:], httpDirectives: String = "", serverDirectives: String = "") throws {
+    ///   - serverDirectives: Extra lines for every `server` block (`location`s, `add_header`s).
+    ///   - tlsSites: One more `server` block per site, each on a free port of its own (`tlsPorts`), serving the same
+    ///     document root over TLS with the site's certificate file (sent as it is) and key.
+    public init(files: [String: Data] = [:], httpDirectives: String = "", serverDirectives: String = "",
+                tlsSites: [TLSSite] = []) throws {
         prefix = NSTemporaryDirectory() + "wire-nginx-\(UUID().uuidString)"
         for folder in ["conf", "logs", "html", "tmp"] {
             try FileManager.default.createDirectory(atPath: prefix + "/" + folder, withIntermediateDirectories: true)
@@ -37,7 +42,26 @@ public final class TestNginx: Sendable {
         for (name, contents) in files {
             try contents.write(to: URL(fileURLWithPath: prefix + "/html/" + name))
         }
-        port = try Self.freePort()
+        // Distinct ports: the kernel may hand out a port again once the probe that found it is closed.
+        var ports: [Int] = []
+        while ports.count <= tlsSites.count {
+            let free = try Self.freePort()
+            if !ports.contains(free) { ports.append(free) }
+        }
+        port = ports[0]
+        tlsPorts = Array(ports.dropFirst())
+        let root = prefix + "/html"
+        let tlsServers = zip(tlsSites, tlsPorts).map { site, port in
+            """
+            server {
+                    listen 127.0.0.1:\(port) ssl;
+                    ssl_certificate \(site.chain);
+                    ssl_certificate_key \(site.key);
+                    root \(root);
+                    \(serverDirectives)
+                }
+            """
+        }.joined(separator: "\n    ")
         let configuration = """
             daemon off;
             master_process off;
@@ -58,6 +82,7 @@ public final class TestNginx: Sendable {
                     root \(prefix)/html;
                     \(serverDirectives)
                 }
+                \(tlsServers)
             }
             """
         try configuration.write(toFile: prefix + "/conf/nginx.conf", atomically: true, encoding: .utf8)
@@ -72,13 +97,28 @@ public final class TestNginx: Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(10)
-        while !Self.accepts(port) {
+        while !([port] + tlsPorts).allSatisfy(Self.accepts) {
             guard process.isRunning, Date() < deadline else {
                 let log = (try? String(contentsOfFile: prefix + "/logs/error.log", encoding: .utf8)) ?? ""
                 stop()
                 throw DidNotStart(log: log)
             }
             usleep(10_000)
+        }
+    }
+
+    /// A TLS `server` block: the PEM file nginx sends (leaf first, then whatever else it holds, in order) and the
+    /// leaf's key.
+    public struct TLSSite: Sendable {
+        /// The certificate file, `ssl_certificate`.
+        public let chain: String
+        /// The private key file, `ssl_certificate_key`.
+        public let key: String
+
+        /// A site serving `chain` with `key`.
+        public init(chain: String, key: String) {
+            self.chain = chain
+            self.key = key
         }
     }
 

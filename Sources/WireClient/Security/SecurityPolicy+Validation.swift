@@ -6,8 +6,10 @@ extension SecurityPolicy {
     /// - Throws: `ClientError` with code `.invalidSecurityPolicy` and a reason naming the rule:
     ///   `allowInvalidCertificates` with `validatesDomainName` and no pinning (AFNetworking's "in order to validate a
     ///   domain name for self signed certificates, you MUST use pinning"), a pinning mode with nothing pinned (every
-    ///   connection would be refused), report-only without pinning, a pinned certificate that is not DER, a public-key
-    ///   hash that is not `sha256/` and 32 bytes of base64, or hashes given in certificate mode (they would be ignored).
+    ///   connection would be refused), report-only without pinning, report-only public-key pins with
+    ///   `allowInvalidCertificates` (nothing would be verified and the pins would not be enforced: any certificate would
+    ///   pass), a pinned certificate that is not DER, a public-key hash that is not `sha256/` and 32 bytes of base64, or
+    ///   hashes given in certificate mode (they would be ignored).
     public func validate() throws(ClientError) {
         func refuse(_ reason: String) -> ClientError {
             ClientError(.invalidSecurityPolicy, failureReason: "invalid security policy: \(reason)")
@@ -31,6 +33,9 @@ extension SecurityPolicy {
             if pinnedCertificates.isEmpty { throw refuse("certificate pinning with no pinned certificate refuses every connection") }
         case .publicKey:
             if pinnedPublicKeys.isEmpty { throw refuse("public-key pinning with no pinned key refuses every connection") }
+            if allowInvalidCertificates && pinEnforcement == .reportOnly {
+                throw refuse("with allowInvalidCertificates the public-key pins are the only trust, and report-only would not enforce them")
+            }
         case .none:
             break
         }

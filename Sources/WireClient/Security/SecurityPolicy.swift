@@ -24,7 +24,8 @@ public import FoundationEssentials
 ///   `validatesDomainName` (AFNetworking skips it).
 /// - Combinations that cannot work are refused when the policy is set (`ClientError.Code.invalidSecurityPolicy`,
 ///   `validate()`): `allowInvalidCertificates` with `validatesDomainName` but no pinning, a pinning mode with
-///   nothing pinned, report-only without pinning, pins that are not certificates or `sha256/` hashes.
+///   nothing pinned, report-only without pinning, report-only public-key pins with `allowInvalidCertificates` (the
+///   pins are then the only trust), pins that are not certificates or `sha256/` hashes.
 ///
 /// Public-key pins are SHA-256 over the DER SubjectPublicKeyInfo (`sha256/<base64>`, WireTLS's
 /// `Certificate.pin`), not raw keys. Any policy other than the default switches TLS session resumption off, so
@@ -48,7 +49,8 @@ public struct SecurityPolicy: Sendable, Hashable, Codable {
         /// The mismatch is reported to the manager's event monitors (`manager(_:didRecordPinMismatch:)`) and the
         /// connection goes on, so that a pin rotation can be tried in production before it is enforced. The chain
         /// must still be trusted the normal way: in certificate mode the session's trust roots are then the anchors
-        /// and the pins are only compared, so a self-signed pinned certificate needs enforcement to be trusted.
+        /// and the pins are only compared, so a self-signed pinned certificate needs enforcement to be trusted; in
+        /// public-key mode `allowInvalidCertificates` is refused with it (nothing would be verified).
         case reportOnly
     }
 

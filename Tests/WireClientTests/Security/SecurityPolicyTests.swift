@@ -34,8 +34,14 @@ struct SecurityPolicyTests {
         let notDER = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [Data("not a certificate".utf8)])
         var badHash = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [])
         badHash.pinnedPublicKeyHashes = ["sha1/AAAA"]
+        // Nothing verified and the key pins only reported: any certificate would pass.
+        var reportUnverified = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [try pki.der(pki.intermediate)])
+        reportUnverified.allowInvalidCertificates = true
+        reportUnverified.validatesDomainName = false
+        reportUnverified.pinEnforcement = .reportOnly
         let manager = SessionManager()
-        for policy in [invalid, noPins, SecurityPolicy(pinningMode: .certificate, pinnedCertificates: []), reportWithoutPins, notDER, badHash] {
+        for policy in [invalid, noPins, SecurityPolicy(pinningMode: .certificate, pinnedCertificates: []), reportWithoutPins, notDER, badHash,
+                       reportUnverified] {
             #expect(throws: ClientError.self) { try manager.setSecurityPolicy(policy) }
             do throws(ClientError) { try policy.validate() } catch {
                 #expect(error.code == .invalidSecurityPolicy && error.urlErrorCode == -1)
