@@ -105,7 +105,7 @@ enum FetchHelp {
               --pinned-cert-dir DIR Require one of the certificates of DIR's .cer, .der and .pem files (PEM or DER) \
         in the verified chain; an empty or unreadable DIR exits 58.
               --pin-report-only     With a pin flag, a mismatch prints a warning on standard error and the \
-        transfer goes on, instead of exiting 90 (to try a pin before enforcing it).
+        transfer goes on, instead of exiting 90 (to try a pin before enforcing it); not with -k.
           -E, --cert FILE           Present this client certificate (PEM, with intermediates); needs --key.
               --key FILE            The client certificate's private key (PEM).
               --tlsv1.2, --tlsv1.3  The lowest TLS version to use (the highest is 1.3).

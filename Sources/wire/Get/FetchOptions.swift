@@ -415,6 +415,10 @@ struct FetchOptions: Equatable, Sendable {
         if tls.pinReportOnly && tls.publicKeyPins.isEmpty && !pinsCertificates {
             throw FetchUsageError(message: "--pin-report-only needs --pin, --pin-cert or --pinned-cert-dir")
         }
+        if tls.pinReportOnly && tls.insecure {
+            // With nothing verified and pins only reported, any certificate would pass: the library refuses the same.
+            throw FetchUsageError(message: "--pin-report-only needs verification and cannot be combined with -k/--insecure")
+        }
         let streamsFile = data.contains { if case .binaryFile = $0 { true } else { false } }
         if streamsFile && data.count > 1 && !dataInQuery {
             throw FetchUsageError(
