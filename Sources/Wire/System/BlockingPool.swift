@@ -1,3 +1,4 @@
+import CWireLinux
 import Glibc
 import Synchronization
 
