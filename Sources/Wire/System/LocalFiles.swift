@@ -56,6 +56,39 @@ package enum LocalFiles {
         return try readToEnd(file.rawValue)
     }
 
+    /// The whole content of the regular file at `path` if it holds at most `maximumSize` bytes, read on the calling
+    /// thread with as few calls as it takes: `open`, `fstat`, one `read` into an array of the file's size (more only
+    /// if the kernel returns less) and `close`; when its modification time is more than `touchingAfter` seconds old,
+    /// `futimens(2)` sets its times to now in between (a disk cache records a use that way, without a second path
+    /// lookup, and at most once per interval). nil when it cannot be opened or read, is not a regular file, is larger,
+    /// or ends before its size (it shrank while read).
+    package static func smallFileContents(atPath path: String, maximumSize: Int, touchingAfter seconds: Int? = nil) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var file = FileDescriptor(owning: fd)
+        defer { try? file.close() }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= 0, info.st_size <= maximumSize
+        else { return nil }
+        let size = Int(info.st_size)
+        var complete = true
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            initialized = 0
+            while initialized < size {
+                let count = read(fd, buffer.baseAddress! + initialized, size - initialized)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else {
+                    complete = false
+                    return
+                }
+                initialized += count
+            }
+        }
+        guard complete else { return nil }
+        if let seconds, Int(time(nil)) - Int(info.st_mtim.tv_sec) > seconds { _ = futimens(fd, nil) }
+        return bytes
+    }
+
     /// Creates or truncates the file at `path` (mode 0644 before the umask) and writes `bytes` to it.
     ///
     /// - Throws: `IOError` from `open(2)`, `write(2)` or `close(2)` (where a deferred write error may show).

@@ -5,9 +5,9 @@ import Wire
 /// file and renamed into place, and read whole. A process killed at any moment leaves an entry whole or absent (the
 /// rename is atomic); after a crash of the system an entry may come back short or zeroed, which its length and
 /// checksum turn into a miss, so nothing is synced: an `fsync` per stored response would cost more than the network
-/// request it saves. Reads and writes
-/// run on Wire's file threads (`AsyncFile`); the directory scan lists with `FileManager` and reads sizes and times,
-/// and access-time updates set them, through Wire's `LocalFiles`.
+/// request it saves. Reads and writes run on Wire's file threads (`AsyncFile`), or, for a caller that must not
+/// suspend, a small entry is read on its own thread (`readBlocking`); the directory scan lists with `FileManager` and
+/// reads sizes and times, and access-time updates set them, through Wire's `LocalFiles`.
 struct CacheDirectory: Sendable {
     /// One entry file found by `scan()`.
     struct Found {
@@ -61,6 +61,19 @@ struct CacheDirectory: Sendable {
         }
         try? await file.close()
         return content
+    }
+
+    /// The whole content of entry `name` if it is at most `limit` bytes, read on the calling thread (open, fstat,
+    /// read, close), recording the use in its modification time on the way (`futimens`) when that is more than a
+    /// second old: the order the index is rebuilt in at the next open keeps its one-second grain, and a burst of hits
+    /// costs one call less each. Nil when absent, unreadable or larger.
+    func readBlocking(_ name: String, upTo limit: Int) -> [UInt8]? {
+        LocalFiles.smallFileContents(atPath: path + "/" + name, maximumSize: min(limit, largestEntry), touchingAfter: 1)
+    }
+
+    /// Removes entry `name`, if present, on the calling thread.
+    func removeBlocking(_ name: String) {
+        try? FileManager.default.removeItem(atPath: path + "/" + name)
     }
 
     /// Replaces entry `name` with `bytes`: a temporary file, written, closed and renamed over the entry.

@@ -47,7 +47,11 @@ public enum CacheRules {
     /// (an invalid `Expires` means already expired), else 10 % of `Date` − `Last-Modified` capped at one day for a
     /// heuristically cacheable status, else 0. `s-maxage` is for shared caches and ignored.
     public static func freshnessLifetime(of response: ClientResponse, receivedAt responseDate: Date) -> Double {
-        let control = CacheControl(response.headers)
+        freshnessLifetime(of: response, receivedAt: responseDate, control: CacheControl(response.headers))
+    }
+
+    /// `freshnessLifetime(of:receivedAt:)` with the response's `Cache-Control` already read.
+    static func freshnessLifetime(of response: ClientResponse, receivedAt responseDate: Date, control: CacheControl) -> Double {
         if let maxAge = control.maxAge { return Double(maxAge) }
         let date = dateValue(response.headers, "Date") ?? responseDate.timeIntervalSince1970
         if let expires = response.headers.first(name: "Expires") {
@@ -85,7 +89,7 @@ public enum CacheRules {
         if control.noCache || asked.noCache { return false }
         let age = currentAge(of: entry, now: now)
         if let limit = asked.maxAge, age > Double(limit) { return false }
-        return freshnessLifetime(of: entry.response, receivedAt: entry.responseDate) > age
+        return freshnessLifetime(of: entry.response, receivedAt: entry.responseDate, control: control) > age
     }
 
     /// The lower-cased field names `Vary` lists; nil for `Vary: *`, which no request matches.

@@ -58,13 +58,36 @@ extension SessionManager {
             return .answered(TransferOutcome(error: ClientError(.resourceUnavailable, failingURL: request.url,
                 failureReason: "the cache holds no response for the request and its policy is returnCacheDataDontLoad")))
         case .useStored(let entry):
-            var response = entry.response
-            response.url = request.url
-            response.source = .cache
+            let response = Self.response(answering: request, from: entry)
             task.setResponse(response)
             _ = task.bodyReceived(entry.data.count)
             return .answered(TransferOutcome(response: response, data: entry.data))
         }
+    }
+
+    /// What a data task for `request` would be answered with by the session's `urlCache` without sending anything (a
+    /// fresh entry under `.useProtocolCachePolicy`, any entry under the `returnCacheData…` policies), found without a
+    /// task and without suspending: the stored response marked `.cache` and its body. Nil when a task is needed: no
+    /// cache, no usable entry (a miss, a stale one to revalidate, `.reloadIgnoringLocalCacheData`), an entry file
+    /// larger than `limit` (the task reads it on Wire's file threads), an interceptor (its adapters may change the
+    /// request the cache would see), or an invalidated session (the task fails). Reads the entry file on the calling
+    /// thread (`URLCache.cachedResponse(for:blockingReadsUpTo:)`); runs no user code.
+    func cachedAnswer(for request: ClientRequest, blockingReadsUpTo limit: Int) -> (response: ClientResponse, data: Data)? {
+        guard let cache = configuration.urlCache, request.interceptor == nil else { return nil }
+        let policy = request.cachePolicy ?? configuration.requestCachePolicy
+        guard policy != .reloadIgnoringLocalCacheData, state.withLock({ $0.current != nil && $0.interceptor == nil }),
+              let stored = cache.cachedResponse(for: request, blockingReadsUpTo: limit),
+              case .useStored(let entry) = CacheRules.lookup(request, policy: policy, stored: stored, now: Date())
+        else { return nil }
+        return (Self.response(answering: request, from: entry), entry.data)
+    }
+
+    /// The stored response as the answer to `request`: at the request's URL, marked `.cache`.
+    private static func response(answering request: ClientRequest, from entry: CachedResponse) -> ClientResponse {
+        var response = entry.response
+        response.url = request.url
+        response.source = .cache
+        return response
     }
 
     /// After the body: a revalidated response gets the stored body and refreshes the entry; an unsafe request's

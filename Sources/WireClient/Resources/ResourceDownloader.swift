@@ -14,8 +14,11 @@ import Synchronization
 /// ```
 ///
 /// A request for a URL that is already downloading joins that download (no cache lookup, no new slot); otherwise the
-/// cache is asked (for the cache policies that allow it) and a hit is answered with no request and no receipt;
-/// otherwise a task is made and started when fewer than `maximumActiveDownloads` run, else queued (`prioritization`).
+/// cache is asked (for the cache policies that allow it) and a hit is answered with no request and no receipt; then
+/// the session's `URLCache`, if it has one: an entry a task would be answered with without the network (fresh, or any
+/// under the `returnCacheData…` policies) is answered from directly, with no task and no receipt, through the
+/// session's response serializer; otherwise a task is made (a stale entry is revalidated by it) and started when
+/// fewer than `maximumActiveDownloads` run, else queued (`prioritization`).
 /// Every handler runs on `callbackQueue`, never under the downloader's lock, so a handler may call `download` or
 /// `cancel` on the same downloader.
 public final class ResourceDownloader<Value: Sendable>: Sendable {
@@ -31,6 +34,8 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
         case joined(SessionTask)
         case cached(Value)
         case created(SessionTask, startNow: Bool)
+        /// No download to join and no value in memory: the session's `URLCache` is asked, outside the lock.
+        case asksURLCache
     }
 
     struct Requester {
@@ -94,7 +99,8 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     }
 
     /// Decides per download whether its value goes into `cache`; nil (the default) caches every success. Runs on the
-    /// session's completion queue, outside every lock.
+    /// session's completion queue, or, for a download the session's `URLCache` answered without a task, on
+    /// `callbackQueue` before the success handler; outside every lock.
     public var shouldCache: ShouldCache? {
         get { shouldCacheHook.withLock { $0 } }
         set { shouldCacheHook.withLock { $0 = newValue } }
@@ -113,8 +119,10 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     ///   - receiptID: This requester's identifier.
     ///   - success: Called once with the value, on `callbackQueue`.
     ///   - failure: Called once with the error (`.cancelled` when this receipt is cancelled), on `callbackQueue`.
-    /// - Returns: The receipt, or nil when the cache answered (success follows, with a nil response) or the request
-    ///   was refused (a method other than GET: failure follows with `.requestSerializationFailed`).
+    /// - Returns: The receipt, or nil when `cache` answered (success follows, with a nil response), the session's
+    ///   `URLCache` answered without a task (success follows with the stored response, `source` `.cache`, or failure
+    ///   if the response serializer refuses it), or the request was refused (a method other than GET: failure follows
+    ///   with `.requestSerializationFailed`).
     @discardableResult
     // Specialised for the two values the module serves: unspecialised, each call looked up the metadata of the
     // generic types it touches (`Locked<LRUStore<Value>>`, the queue's), more than half of a cache hit's cost.
@@ -131,26 +139,50 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
         let key = request.url.absoluteString
         let requester = Requester(request: request, success: success, failure: failure)
         let cache = usesCache(request) ? self.cache : nil
-        let outcome = state.withLock { queue -> StartOutcome in
+        let session = sessionManager.session
+        var askingURLCache = session.configuration.urlCache != nil
+        while true {
+            switch start(request, key: key, receiptID: receiptID, requester: requester, cache: cache,
+                         askingURLCache: askingURLCache) {
+            case .joined(let task):
+                return DownloadReceipt(receiptID: receiptID, task: task)
+            case .cached(let value):
+                callbackQueue.async { success(request, nil, value) }
+                return nil
+            case .created(let task, let startNow):
+                if startNow { task.resume() }
+                return DownloadReceipt(receiptID: receiptID, task: task)
+            case .asksURLCache:
+                // Outside the lock: the entry file may be read here. Two requesters that both miss meet again in the
+                // second pass, where the second joins the first one's task.
+                if let answer = session.cachedAnswer(for: request, blockingReadsUpTo: largestBlockingCacheRead) {
+                    let serializer = session.responseSerializer
+                    callbackQueue.async { [self] in deliver(answer, serializedBy: serializer, to: requester) }
+                    return nil
+                }
+                askingURLCache = false
+            }
+        }
+    }
+
+    /// Under the lock: joins the download of `key`, or answers from `cache`, or (unless the session's `URLCache` is to
+    /// be asked first) makes the task and registers it.
+    // Inlined into `download`'s specialisations, like the two helpers below: unspecialised, each call looked up the
+    // generic metadata of `Value`'s types again.
+    @inline(__always)
+    private func start(_ request: ClientRequest, key: String, receiptID: UUID, requester: Requester,
+                       cache: AutoPurgingCache<Value>?, askingURLCache: Bool) -> StartOutcome {
+        state.withLock { queue -> StartOutcome in
             if let task = queue.join(key, receiptID: receiptID, requester: requester) { return .joined(task) }
             // Under the lock so that two requesters of one URL cannot both miss and both download. The cache and the
             // task factory run no user code.
             if let value = cache?.value(for: request) { return .cached(value) }
+            if askingURLCache { return .asksURLCache }
             let id = ReceiptIdentifiers.next()
             let task = sessionManager.session.dataTask(with: request) { [self] response, value, error in
                 taskDidComplete(key: key, id: id, response: response, value: value, error: error)
             }
             return .created(task, startNow: queue.add(key, id: id, task: task, receiptID: receiptID, requester: requester))
-        }
-        switch outcome {
-        case .joined(let task):
-            return DownloadReceipt(receiptID: receiptID, task: task)
-        case .cached(let value):
-            callbackQueue.async { success(request, nil, value) }
-            return nil
-        case .created(let task, let startNow):
-            if startNow { task.resume() }
-            return DownloadReceipt(receiptID: receiptID, task: task)
         }
     }
 
@@ -205,19 +237,7 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
         let (requesters, start) = state.withLock { $0.complete(key, id: id) }
         for task in start { task.resume() }
         guard let requesters, !requesters.isEmpty else { return }
-        let outcome: Result<Value, ClientError>
-        if let error {
-            outcome = .failure(error)
-        } else if let value = value as? Value ?? Self.emptyValue(for: value) {
-            outcome = .success(value)
-            if let cache, shouldCache?(value, requesters[0].request, response) ?? true {
-                cache.add(value, for: requesters[0].request)
-            }
-        } else {
-            outcome = .failure(ClientError(
-                .responseSerializationFailed, failingURL: requesters[0].request.url, response: response,
-                failureReason: "The response serializer produced \(value.map { "\(type(of: $0))" } ?? "nothing"), not \(Value.self)"))
-        }
+        let outcome = outcome(of: requesters[0].request, response: response, value: value, error: error)
         callbackQueue.async {
             for requester in requesters {
                 switch outcome {
@@ -228,11 +248,46 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
         }
     }
 
+    /// The session's `URLCache` answered `requester` without a task: on `callbackQueue`, the session's response
+    /// serializer makes the value from the stored response, as a task's completion would, the value goes into `cache`
+    /// as a downloaded one does, and the requester is told.
+    @inline(__always)
+    private func deliver(_ answer: (response: ClientResponse, data: Data), serializedBy serializer: any ResponseSerializer,
+                         to requester: Requester) {
+        let serialized = serializer.serialize(response: answer.response, data: answer.data)
+        switch outcome(of: requester.request, response: answer.response, value: serialized.value, error: serialized.error) {
+        case .success(let value): requester.success(requester.request, answer.response, value)
+        case .failure(let error): requester.failure(requester.request, answer.response, error)
+        }
+    }
+
+    /// What a download of `request` ended with, given the serialized value or the error; a value goes into `cache`
+    /// (unless `shouldCache` says no).
+    @inline(__always)
+    private func outcome(of request: ClientRequest, response: ClientResponse?, value: (any Sendable)?,
+                         error: ClientError?) -> Result<Value, ClientError> {
+        if let error { return .failure(error) }
+        guard let value = value as? Value ?? Self.emptyValue(for: value) else {
+            return .failure(ClientError(
+                .responseSerializationFailed, failingURL: request.url, response: response,
+                failureReason: "The response serializer produced \(value.map { "\(type(of: $0))" } ?? "nothing"), not \(Value.self)"))
+        }
+        if let cache, shouldCache?(value, request, response) ?? true {
+            cache.add(value, for: request)
+        }
+        return .success(value)
+    }
+
     /// An empty body is no value for `HTTPResponseSerializer`; for `Data` downloads it is the empty `Data`.
     private static func emptyValue(for value: (any Sendable)?) -> Value? {
         value == nil ? (Data() as any Sendable) as? Value : nil
     }
 }
+
+/// The largest entry file a download reads on its caller's thread to answer from the session's `URLCache` without a
+/// task (about 30 µs of reading and checking from the page cache); a larger entry is read by a task, on Wire's file
+/// threads.
+private let largestBlockingCacheRead = 256 << 10
 
 /// The receipt of an `async` download, for its cancellation handler: whichever of "receipt known" and "task
 /// cancelled" comes second does the cancelling.

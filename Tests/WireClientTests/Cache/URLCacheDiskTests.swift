@@ -75,11 +75,12 @@ struct URLCacheDiskTests {
             }
         }
         func file(of path: String) -> URL {
-            // The one file that appeared for `path`: found by the URL in its header.
+            // The one file that appeared for `path`: found by the URL in its header (no path is a prefix of another).
             for name in Self.entryFiles(directory) {
                 let data = FileManager.default.contents(atPath: directory + "/" + name) ?? Data()
-                // JSON writes the URL's slashes as `\/`: match its last segment and the closing quote.
-                if data.range(of: Data("\(path.dropFirst())\"".utf8)) != nil { return URL(fileURLWithPath: directory + "/" + name) }
+                if data.range(of: Data(Self.request(path).url.absoluteString.utf8)) != nil {
+                    return URL(fileURLWithPath: directory + "/" + name)
+                }
             }
             Issue.record("no file for \(path)")
             return URL(fileURLWithPath: directory + "/missing")
@@ -128,5 +129,100 @@ struct URLCacheDiskTests {
         #expect(await cache.cachedResponse(for: Self.request("/big")) == nil)
         await cache.removeAllCachedResponses()
         #expect(cache.currentMemoryUsage == 0)
+    }
+
+    /// The only entry file in `directory`, overwritten with `bytes`; returns its path.
+    static func overwrite(_ directory: String, with bytes: [UInt8]) throws -> String {
+        let names = entryFiles(directory)
+        guard names.count == 1 else { throw CocoaError(.fileNoSuchFile) }
+        let path = directory + "/" + names[0]
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func aForgedWholeEntryReadsBackSoTheRejectionsBelowAreTheHeaders() async throws {
+        let directory = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let url = Self.request("/h").url.absoluteString
+        await URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+            .storeCachedResponse(Self.entry("/h", bytes: 10), for: Self.request("/h"))
+        let header = ForgedCacheEntry.header(url: url, fields: [("Cache-Control", "max-age=600"), ("X-A", "é")],
+                                             vary: [("accept", "*/*"), ("cookie", nil)], userInfo: [("k", "v")])
+        _ = try Self.overwrite(directory, with: ForgedCacheEntry.file(header: header, body: Array("forged".utf8)))
+        let cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+        var request = Self.request("/h")
+        request.setValue("*/*", forHTTPHeaderField: "Accept")
+        let found = cache.cachedResponse(for: request, blockingReadsUpTo: 1 << 20)
+        #expect(found?.data == Data("forged".utf8))
+        #expect(found?.response.headers["X-A"] == ["é"] && found?.userInfo == ["k": "v"])
+        var expectedVary: [String: String?] = ["accept": "*/*"]
+        expectedVary["cookie"] = .some(nil)
+        #expect(found?.varyValues == expectedVary)
+        // A file larger than the limit is left to the asynchronous read.
+        #expect(URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+            .cachedResponse(for: request, blockingReadsUpTo: 10) == nil)
+        #expect(Self.entryFiles(directory).count == 1)
+    }
+
+    @Test func everyTruncationOfAnEntryFileIsAMissAndIsRemoved() async throws {
+        let directory = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        await URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+            .storeCachedResponse(Self.entry("/t", bytes: 40), for: Self.request("/t"))
+        let name = try #require(Self.entryFiles(directory).first)
+        let whole = try Array(Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
+        #expect(URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+            .cachedResponse(for: Self.request("/t"), blockingReadsUpTo: 1 << 20)?.data == Data(repeating: 0x61, count: 40))
+        for length in 0..<whole.count {
+            try Data(whole.prefix(length)).write(to: URL(fileURLWithPath: directory + "/" + name))
+            let cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+            let found = length % 2 == 0 ? cache.cachedResponse(for: Self.request("/t"), blockingReadsUpTo: 1 << 20)
+                                        : await cache.cachedResponse(for: Self.request("/t"))
+            #expect(found == nil, "a file cut at \(length) of \(whole.count) bytes was read")
+            #expect(Self.entryFiles(directory).isEmpty, "a file cut at \(length) bytes was left")
+        }
+    }
+
+    @Test func hostileHeadersWithRightChecksumsAreMissesAndAreRemoved() async throws {
+        let directory = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let url = Self.request("/x").url.absoluteString
+        let body = Array("body".utf8)
+        let good = ForgedCacheEntry.header(url: url)
+        let fixed = ForgedCacheEntry.integer(200, width: 2) + ForgedCacheEntry.integer(Double(0).bitPattern, width: 8)
+            + ForgedCacheEntry.integer(Double(0).bitPattern, width: 8)
+        let cases: [(String, [UInt8])] = [
+            ("a header length beyond the file", ForgedCacheEntry.file(header: good, body: body, headerLength: good.count + 1)),
+            ("header and body lengths shifted", ForgedCacheEntry.file(header: good, body: body, headerLength: good.count - 4,
+                                                                       bodyLength: body.count + 4)),
+            ("a URL length beyond the header", ForgedCacheEntry.file(
+                header: fixed + ForgedCacheEntry.integer(0xFFFF_FFFF, width: 4) + Array(url.utf8), body: body)),
+            ("four billion fields", ForgedCacheEntry.file(
+                header: fixed + ForgedCacheEntry.string(url) + ForgedCacheEntry.integer(0xFFFF_FFFF, width: 4), body: body)),
+            ("a field value that is not UTF-8", ForgedCacheEntry.file(
+                header: fixed + ForgedCacheEntry.string(url) + ForgedCacheEntry.integer(1, width: 4) + ForgedCacheEntry.string("X")
+                    + ForgedCacheEntry.integer(2, width: 4) + [0xFF, 0xFE] + ForgedCacheEntry.integer(0, width: 8), body: body)),
+            ("bytes after the user info", ForgedCacheEntry.file(header: good + [0], body: body)),
+            ("no user info count", ForgedCacheEntry.file(header: Array(good.dropLast(4)), body: body)),
+            ("status 0", ForgedCacheEntry.file(header: ForgedCacheEntry.header(status: 0, url: url), body: body)),
+            ("status 1000", ForgedCacheEntry.file(header: ForgedCacheEntry.header(status: 1000, url: url), body: body)),
+            ("a Vary flag of 2", ForgedCacheEntry.file(
+                header: Array(ForgedCacheEntry.header(url: url, vary: [("accept", nil)]).dropLast(5)) + [2]
+                    + ForgedCacheEntry.integer(0, width: 4), body: body)),
+            ("a NaN date", ForgedCacheEntry.file(header: ForgedCacheEntry.header(responseDate: .nan, url: url), body: body)),
+            ("another URL", ForgedCacheEntry.file(header: ForgedCacheEntry.header(url: url + "y"), body: body)),
+            ("format 1", ForgedCacheEntry.file(header: good, body: body, version: 1)),
+            ("zeros", [UInt8](repeating: 0, count: 200)),
+        ]
+        for (index, (what, bytes)) in cases.enumerated() {
+            await URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+                .storeCachedResponse(Self.entry("/x", bytes: 4), for: Self.request("/x"))
+            _ = try Self.overwrite(directory, with: bytes)
+            let cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+            let found = index % 2 == 0 ? cache.cachedResponse(for: Self.request("/x"), blockingReadsUpTo: 1 << 20)
+                                       : await cache.cachedResponse(for: Self.request("/x"))
+            #expect(found == nil, "\(what) was read")
+            #expect(Self.entryFiles(directory).isEmpty, "\(what) was left")
+        }
     }
 }
