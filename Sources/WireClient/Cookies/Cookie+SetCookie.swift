@@ -6,7 +6,9 @@ extension Cookie {
     ///
     /// Ignored: no `=` in the name-value pair or an empty name; a `Domain` that the host does not domain-match; a
     /// `Domain` that is a public suffix (`com`, `co.uk`, `github.io`: see `CookieDomain.isPublicSuffix`) other than
-    /// the host itself; `Secure` from a URL that is not https (nor http to a loopback host). An `Expires` that does
+    /// the host itself; `Secure` from a URL that is not https (nor http to a loopback host); a `__Secure-` name
+    /// without `Secure`, and a `__Host-` name without `Secure`, with a `Domain` or with a `Path` other than `/`
+    /// (RFC 6265bis §4.1.3, prefixes matched without regard to case). An `Expires` that does
     /// not parse is ignored; `Max-Age` takes precedence over `Expires`. A cookie whose expiry has passed is returned
     /// (expired): storing it deletes the stored cookie it replaces. `CookieDomain.isPublicSuffix` is not the full
     /// Public Suffix List: single labels and a short built-in list of multi-label suffixes.
@@ -76,6 +78,12 @@ extension Cookie {
         }
         // RFC 6265bis §5.7 step 8: only a secure origin (https, or http to a loopback host) may set a Secure cookie.
         if secure && !CookieDomain.isSecureOrigin(url) { return nil }
+        // RFC 6265bis §4.1.3: the name prefixes are promises a server can rely on, so a cookie that breaks one is
+        // ignored. `__Secure-`: set with Secure (so from a secure origin). `__Host-`: also host-only (no Domain
+        // attribute) and for the whole host (Path=/), so no sibling or parent domain can plant it.
+        let lowercasedName = name.lowercased()
+        if lowercasedName.hasPrefix("__secure-") && !secure { return nil }
+        if lowercasedName.hasPrefix("__host-") && (!secure || domainAttribute != nil || path != "/") { return nil }
         self.init(name: name, value: value, domain: domain,
                   path: path ?? CookiePath.defaultPath(of: CookiePath.requestPath(of: url)),
                   expires: maxAge ?? expires, isSecure: secure, isHTTPOnly: httpOnly, isHostOnly: hostOnly,

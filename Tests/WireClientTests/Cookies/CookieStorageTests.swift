@@ -59,6 +59,22 @@ import WireClient
         #expect(storage.cookies.map(\.name) == ["p"])
     }
 
+    @Test func plainHTTPCannotOverwriteOrShadowASecureCookie() {
+        // RFC 6265bis §5.7 step 16: a man in the middle of http must not replace the https session cookie.
+        let storage = CookieStorage()
+        storage.storeCookies(fromResponseHeaders: Self.headers("session=good; Secure; Path=/"), for: URL(string: "https://example.com/")!)
+        let plain = URL(string: "http://example.com/")!
+        #expect(storage.storeCookies(fromResponseHeaders: Self.headers("session=evil"), for: plain) == 0)
+        #expect(storage.storeCookies(fromResponseHeaders: Self.headers("session=evil; Domain=example.com; Path=/app"), for: URL(string: "http://www.example.com/")!) == 0)
+        storage.setCookies([Cookie(name: "session", value: "evil", domain: "example.com", path: "/")], for: plain)
+        #expect(storage.cookies.map(\.value) == ["good"])
+        // Other names, and a path the secure one does not cover, are still set from http; https may overwrite.
+        #expect(storage.storeCookies(fromResponseHeaders: Self.headers("theme=dark"), for: plain) == 1)
+        #expect(storage.storeCookies(fromResponseHeaders: Self.headers("session=other; Path=/"), for: URL(string: "http://other.org/")!) == 1)
+        #expect(storage.storeCookies(fromResponseHeaders: Self.headers("session=rotated; Secure; Path=/"), for: URL(string: "https://example.com/")!) == 1)
+        #expect(storage.cookieHeader(for: URL(string: "https://example.com/")!)?.contains("session=rotated") == true)
+    }
+
     @Test func headerOrderIsLongerPathFirstThenEarlierCreation() {
         let clock = TestClock()
         let storage = CookieStorage(now: { clock.now })

@@ -24,6 +24,29 @@ import WireTestSupport
         #expect(try #require(Self.parse("a=b; Path=/x\ty")).path != "/x\ty")
     }
 
+    @Test(arguments: [
+        // RFC 6265bis §4.1.3, prefixes matched without regard to case.
+        ("__Secure-id=1; Secure", true),
+        ("__secure-id=1; Secure; Domain=example.com", true),
+        ("__Secure-id=1", false),
+        ("__SECURE-id=1; HttpOnly", false),
+        ("__Host-id=1; Secure; Path=/", true),
+        ("__host-id=1; Secure; Path=/", true),
+        ("__Host-id=1; Secure", false),  // the default path here is /docs/guide
+        ("__Host-id=1; Secure; Path=/docs", false),
+        ("__Host-id=1; Secure; Path=/; Domain=www.example.com", false),
+        ("__Host-id=1; Path=/", false),
+        ("__Hostile=1", true),
+    ])
+    func namePrefixesAreKept(field: String, accepted: Bool) {
+        #expect((Self.parse(field) != nil) == accepted, "\(field)")
+    }
+
+    @Test func aSecurePrefixNeedsASecureOrigin() {
+        #expect(Self.parse("__Secure-id=1; Secure", URL(string: "http://www.example.com/")!) == nil)
+        #expect(Self.parse("__Host-id=1; Secure; Path=/", URL(string: "http://www.example.com/")!) == nil)
+    }
+
     @Test func everyAttributeIsRead() throws {
         let cookie = try #require(Self.parse(
             " id = a3fWa ; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Domain=.Example.COM; Path=/docs; Secure; HttpOnly; SameSite=Strict; Unknown=1"))
