@@ -1,3 +1,4 @@
+import CWireLinux
 import Glibc
 
 /// What a path names, after following symbolic links (`stat(2)`).
