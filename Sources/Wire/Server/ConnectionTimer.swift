@@ -1,4 +1,4 @@
-/// A connection's one timer (idle, header or linger), re-armed lazily.
+/// A connection's one timer (idle, header, body read, send or linger), re-armed lazily.
 ///
 /// Arming only records a kind and a deadline; the loop timer already scheduled is kept when it fires no later than
 /// the new deadline, and when it fires early it is scheduled again for the recorded deadline. A keep-alive
@@ -10,6 +10,10 @@ struct ConnectionTimer {
         case idle
         /// Waiting for the rest of a request head.
         case header
+        /// Waiting for more of a request body the server is reading; moved on by every read.
+        case bodyRead
+        /// A writer waiting for queued response bytes to drain; checked for progress when it fires.
+        case send
         /// Waiting for the peer's end of stream after the last response.
         case linger
     }

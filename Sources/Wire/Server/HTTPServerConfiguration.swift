@@ -1,8 +1,9 @@
 /// How an `HTTPServer` listens, and the limits that protect it.
 ///
 /// The defaults suit a public server: a client gets 10 seconds to send a whole request head (so a slowloris client
-/// cannot hold a connection by trickling bytes), an idle keep-alive connection is closed after 60 seconds, and the
-/// head limits are the parser's (8 KiB request line, 64 KiB head, 100 fields).
+/// cannot hold a connection by trickling bytes), an idle keep-alive connection is closed after 60 seconds, a client
+/// that stops sending a request body or stops reading a response for 60 seconds is disconnected, and the head limits
+/// are the parser's (8 KiB request line, 64 KiB head, 100 fields).
 public struct HTTPServerConfiguration: Sendable {
     /// The address to listen on; port 0 picks an ephemeral port (read it from `HTTPServer.start()`).
     public var address: SocketAddress
@@ -14,6 +15,15 @@ public struct HTTPServerConfiguration: Sendable {
     public var headerReadTimeout: Duration
     /// How long a keep-alive connection may wait for its next request.
     public var idleTimeout: Duration
+    /// The longest gap between two reads of request body bytes while the server reads a body that is still due
+    /// (nginx's `client_body_timeout`). Not counted while reading is paused because the handler has not consumed
+    /// what was read, nor before a `100 Continue` the server has not sent. On expiry the body's reader fails with
+    /// `.bodyReadTimeout`, and the connection answers 408 (if no response head went out) and closes.
+    public var bodyReadTimeout: Duration
+    /// The longest a writer may wait for queued response bytes to drain while the client reads none of them
+    /// (nginx's `send_timeout`): when it passes, the wait goes on if the queue shrank meanwhile; otherwise the
+    /// write fails with `.sendTimeout` and the connection closes.
+    public var sendTimeout: Duration
     /// How long a closing connection waits for the peer's end of stream after its last response, so the response
     /// is not lost to a reset (the lingering close of RFC 9112 §9.6).
     public var lingerTimeout: Duration
@@ -32,8 +42,8 @@ public struct HTTPServerConfiguration: Sendable {
 
     /// Checks that every setting can work; `HTTPServer.start()` calls it before it listens.
     ///
-    /// Refused: a negative `backlog`, `maxConnections` below 1, a header-read or handshake timeout
-    /// of zero or less, a negative idle or linger timeout, and parser limits no request could meet.
+    /// Refused: a negative `backlog`, `maxConnections` below 1, a header-read, body-read, send or handshake
+    /// timeout of zero or less, a negative idle or linger timeout, and parser limits no request could meet.
     ///
     /// - Throws: `HTTPServerError` of kind `.invalidConfiguration`, whose `underlying` is the
     ///   `ConfigurationError` naming the setting.
@@ -43,6 +53,8 @@ public struct HTTPServerConfiguration: Sendable {
             try ConfigurationError.require("maxConnections", maxConnections, atLeast: 1)
             try ConfigurationError.requirePositive("headerReadTimeout", headerReadTimeout)
             try ConfigurationError.requireNotNegative("idleTimeout", idleTimeout)
+            try ConfigurationError.requirePositive("bodyReadTimeout", bodyReadTimeout)
+            try ConfigurationError.requirePositive("sendTimeout", sendTimeout)
             try ConfigurationError.requireNotNegative("lingerTimeout", lingerTimeout)
             try ConfigurationError.requirePositive("handshakeTimeout", handshakeTimeout)
             try parser.validate(prefix: "parser.")
@@ -58,6 +70,8 @@ public struct HTTPServerConfiguration: Sendable {
     ///   - parser: Head and body limits.
     ///   - headerReadTimeout: Time allowed for a whole request head.
     ///   - idleTimeout: Time an idle keep-alive connection is kept.
+    ///   - bodyReadTimeout: The longest gap between two reads of a request body.
+    ///   - sendTimeout: The longest a writer waits while the client reads nothing of the response.
     ///   - lingerTimeout: Time a closing connection waits for the peer to close.
     ///   - maxConnections: Most open connections.
     ///   - serverName: The `Server` field's value, or nil.
@@ -68,6 +82,8 @@ public struct HTTPServerConfiguration: Sendable {
         parser: HTTP1ParserConfiguration = .strict,
         headerReadTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(60),
+        bodyReadTimeout: Duration = .seconds(60),
+        sendTimeout: Duration = .seconds(60),
         lingerTimeout: Duration = .seconds(2),
         maxConnections: Int = 10_000,
         serverName: String? = nil,
@@ -78,6 +94,8 @@ public struct HTTPServerConfiguration: Sendable {
         self.parser = parser
         self.headerReadTimeout = headerReadTimeout
         self.idleTimeout = idleTimeout
+        self.bodyReadTimeout = bodyReadTimeout
+        self.sendTimeout = sendTimeout
         self.lingerTimeout = lingerTimeout
         self.maxConnections = maxConnections
         self.serverName = serverName

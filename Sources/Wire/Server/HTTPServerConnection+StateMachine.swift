@@ -37,6 +37,17 @@ extension HTTPServerConnection {
             var discardingBody = false
             /// The body's consumer has more unread bytes than it wants: reading is paused.
             var bodyConsumerBehind = false
+            /// The peer ended its side before the request's end: no more body bytes can come.
+            var readClosed = false
+            /// While a writer waits for queued response bytes to drain: how many were queued at the last check.
+            var sendStall: Int?
+
+            /// Whether the server waits on the peer for body bytes: the request is not complete, the socket is
+            /// read (not paused for the body's consumer, a stall that is the handler's), and the client is not
+            /// held back by an `Expect: 100-continue` the server has not answered.
+            var awaitsBodyBytes: Bool {
+                !requestComplete && !readClosed && !bodyConsumerBehind && (!expectsContinue || continueSent)
+            }
         }
 
         /// How far a response is.
@@ -57,11 +68,15 @@ extension HTTPServerConnection {
             case scheduleHeaderTimer
             /// Start the request's handler (the head was just parsed); cancels the header or idle timer.
             case startHandler
+            /// Arm the body-read timer, or move its deadline: the peer owes body bytes the server is reading.
+            case armBodyReadTimer
+            /// Arm the send timer: a writer waits for queued bytes, and the next check for progress is due then.
+            case armSendTimer
             /// Send `100 Continue` (RFC 9110 §10.1.1): the handler started reading a body the client holds back.
             case sendContinue
             /// Stop reading from the socket (back-pressure, or pipelined bytes waiting for the current response).
             case pauseReading
-            /// Read from the socket again.
+            /// Read from the socket again; the body is due again, so ask `bodyBytesAwaited()` what bounds the wait.
             case resumeReading
             /// Read and drop the rest of the request body; tell the body's reader, if any, that it is gone.
             case discardRequestBody
@@ -78,6 +93,14 @@ extension HTTPServerConnection {
             case abortConnection
             /// The peer ended its side during the request body: fail the body's reader with the parser's error.
             case failRequestBody
+            /// The peer sent no body bytes within the body-read timeout: fail the body's reader and any waiting
+            /// writer with `.bodyReadTimeout`, answer with this status and `Connection: close` if there is one
+            /// (no response head was sent), then close (lingering).
+            case bodyReadTimedOut(HTTPStatus?)
+            /// The peer read none of the queued response within the send timeout: fail the waiting writer and the
+            /// body's reader with `.sendTimeout`, and close at once (the peer reads nothing a lingering close
+            /// would flush).
+            case sendTimedOut
         }
 
         private(set) var state = State.idle
@@ -134,6 +157,20 @@ extension HTTPServerConnection {
             }
         }
 
+        /// The parser ran out of bytes. During a request body the peer owes more: one read after another, this
+        /// moves the body-read deadline (a clock read, no timer-heap work).
+        ///
+        /// One timer serves the connection, and a writer's stall takes it first: a handler echoing its body may
+        /// wait both for body bytes and for its writes to drain, and while it waits on a drain it reads nothing, so
+        /// the send timer is the one that can expire usefully. The body-read timer is armed again once the writes
+        /// drain (`writesDrained()`).
+        func bodyBytesAwaited() -> Action {
+            guard case .active(let exchange) = state, exchange.awaitsBodyBytes, exchange.sendStall == nil else {
+                return .none
+            }
+            return .armBodyReadTimer
+        }
+
         /// The body's reader fell behind by more than it buffers.
         mutating func bodyConsumerFellBehind() -> Action {
             guard case .active(var exchange) = state, !exchange.bodyConsumerBehind else { return .none }
@@ -181,6 +218,7 @@ extension HTTPServerConnection {
                     state = .closed
                     return .abortConnection
                 }
+                exchange.readClosed = true
                 state = .active(exchange)
                 return .failRequestBody
             case .closed:
@@ -222,6 +260,30 @@ extension HTTPServerConnection {
             state = .closing
             // RFC 9110 §15.5.9: 408 tells the client the server closes instead of waiting.
             return .writeErrorResponseAndClose(HTTPStatus(code: 408))
+        }
+
+        /// The body-read timer fired: the peer sent no body bytes for the whole timeout while the server read.
+        mutating func bodyReadTimeoutFired() -> Action {
+            guard case .active(let exchange) = state, exchange.awaitsBodyBytes, exchange.sendStall == nil else {
+                return .none
+            }
+            state = .closing
+            // RFC 9110 §15.5.9: 408 while the client still can be told; after a response head only closing can.
+            return .bodyReadTimedOut(exchange.response == .pending ? HTTPStatus(code: 408) : nil)
+        }
+
+        /// The send timer fired while a writer waits for the queue to drain.
+        /// - Parameter pendingWriteBytes: The bytes queued now. Fewer than at the last check means the peer reads,
+        ///   however slowly, and the wait goes on for another timeout; as many or more means it read nothing.
+        mutating func sendTimeoutFired(pendingWriteBytes: Int) -> Action {
+            guard case .active(var exchange) = state, let previous = exchange.sendStall else { return .none }
+            guard pendingWriteBytes < previous else {
+                state = .closed
+                return .sendTimedOut
+            }
+            exchange.sendStall = pendingWriteBytes
+            state = .active(exchange)
+            return .armSendTimer
         }
 
         /// The linger timer fired while closing: stop waiting for the peer's end of stream.
@@ -286,6 +348,23 @@ extension HTTPServerConnection {
             exchange.bodyConsumerBehind = false
             state = .active(exchange)
             return .discardRequestBody
+        }
+
+        /// A writer of the exchange started waiting for `pendingWriteBytes` queued bytes to drain.
+        mutating func writerBlocked(pendingWriteBytes: Int) -> Action {
+            // A second writer waiting on the same stall keeps the check already under way.
+            guard case .active(var exchange) = state, exchange.sendStall == nil else { return .none }
+            exchange.sendStall = pendingWriteBytes
+            state = .active(exchange)
+            return .armSendTimer
+        }
+
+        /// Every queued byte went out: writers resume, and the body-read timer takes the slot back if it applies.
+        mutating func writesDrained() -> Action {
+            guard case .active(var exchange) = state, exchange.sendStall != nil else { return .none }
+            exchange.sendStall = nil
+            state = .active(exchange)
+            return bodyBytesAwaited()
         }
 
         /// The handler failed after part of its response was written: the framing is broken.

@@ -150,6 +150,8 @@ final class HTTPServerConnection: ByteStreamDelegate {
             case .needMore:
                 buffer.moveReaderIndex(forwardBy: step.consumed)
                 if buffer.readableBytes > 0 { perform(machine.partialHeadReceived()) }
+                // Mid-body (even mid chunk-size line, bytes left unconsumed), the wait for the rest is bounded.
+                perform(machine.bodyBytesAwaited())
                 return
             case .head:
                 buffer.moveReaderIndex(forwardBy: step.consumed)
@@ -300,16 +302,25 @@ final class HTTPServerConnection: ByteStreamDelegate {
             break
         case .scheduleHeaderTimer:
             timer.arm(.header, afterNanoseconds: context.configuration.headerReadTimeout.nanoseconds)
+        case .armBodyReadTimer:
+            timer.arm(.bodyRead, afterNanoseconds: context.bodyReadTimeoutNanoseconds)
+        case .armSendTimer:
+            timer.arm(.send, afterNanoseconds: context.sendTimeoutNanoseconds)
         case .sendContinue:
             stream.write([Self.continueResponse])
+            // The client sends its body now.
+            perform(machine.bodyBytesAwaited())
         case .pauseReading:
             stream.setReadingEnabled(false)
         case .resumeReading:
             stream.setReadingEnabled(true)
+            perform(machine.bodyBytesAwaited())
         case .discardRequestBody:
             exchange?.body?.fail(HTTPServerError(.responseAlreadyEnded, detail: "the response ended before the body"))
             exchange?.body = nil
             stream.setReadingEnabled(machine.isReadingEnabled)
+            // Reading may have been paused for the consumer, whose stall no longer counts: the peer's does.
+            perform(machine.bodyBytesAwaited())
         case .prepareForNextRequest:
             exchange = nil
             timer.arm(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
@@ -327,6 +338,21 @@ final class HTTPServerConnection: ByteStreamDelegate {
         case .failRequestBody:
             exchange?.body?.fail(HTTPServerError(.connectionClosed, detail: "the client closed during the body"))
             exchange?.body = nil
+        case .bodyReadTimedOut(let status):
+            endExchange(error: HTTPServerError(
+                .bodyReadTimeout, detail: "no request body bytes for \(context.configuration.bodyReadTimeout)"))
+            if let status { writeErrorResponse(status) }
+            closeLingering()
+        case .sendTimedOut:
+            let error = HTTPServerError(
+                .sendTimeout,
+                detail: "\(stream.pendingWriteBytes) response bytes unread for \(context.configuration.sendTimeout)")
+            // Kept for writers that come after the close, which would otherwise hear only that it closed.
+            closeError = error
+            exchange?.body?.fail(error)
+            exchange?.body = nil
+            failDrainWaiters(error)
+            stream.close(error: nil)
         }
     }
 
@@ -375,6 +401,8 @@ final class HTTPServerConnection: ByteStreamDelegate {
         switch kind {
         case .idle: perform(machine.idleTimeoutFired())
         case .header: perform(machine.headerTimeoutFired())
+        case .bodyRead: perform(machine.bodyReadTimeoutFired())
+        case .send: perform(machine.sendTimeoutFired(pendingWriteBytes: stream.pendingWriteBytes))
         case .linger: perform(machine.lingerTimeoutFired())
         }
     }
@@ -382,6 +410,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
     // MARK: Writing back-pressure
 
     func streamDidDrainWrites(_ stream: any ByteStream) {
+        perform(machine.writesDrained())
         let waiters = drainWaiters
         drainWaiters.removeAll()
         for waiter in waiters { waiter.resume() }
@@ -397,6 +426,9 @@ final class HTTPServerConnection: ByteStreamDelegate {
             continuation.resume()
         } else {
             drainWaiters.append(continuation)
+            // Bounded by the send timer while its exchange runs; after the response ended, the idle, header or
+            // linger timer bounds the connection, and the wait with it.
+            if exchange?.id == id { perform(machine.writerBlocked(pendingWriteBytes: stream.pendingWriteBytes)) }
         }
     }
 
@@ -421,7 +453,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
     func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         _ = machine.streamClosed()
         let reason = HTTPServerError(.connectionClosed, detail: "the connection closed", underlying: error)
-        closeError = reason
+        if closeError == nil { closeError = reason }
         exchange?.task?.cancel()
         endExchange(error: reason)
         timer.cancel()

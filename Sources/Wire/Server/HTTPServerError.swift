@@ -16,6 +16,8 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
             case invalidResponse = "invalid_response"
             case securityUnavailable = "security_unavailable"
             case invalidConfiguration = "invalid_configuration"
+            case bodyReadTimeout = "body_read_timeout"
+            case sendTimeout = "send_timeout"
         }
         private let code: Code
         private init(_ code: Code) { self.code = code }
@@ -43,6 +45,13 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
         public static let securityUnavailable = Kind(.securityUnavailable)
         /// A configuration setting cannot work; `underlying` is the `ConfigurationError` naming it.
         public static let invalidConfiguration = Kind(.invalidConfiguration)
+        /// The client sent no request body bytes for `HTTPServerConfiguration.bodyReadTimeout` while the server was
+        /// reading the body; the body's reader fails with it and the connection closes (after a 408 when no
+        /// response head was sent).
+        public static let bodyReadTimeout = Kind(.bodyReadTimeout)
+        /// The client read none of the queued response bytes for `HTTPServerConfiguration.sendTimeout`; the waiting
+        /// write fails with it and the connection closes.
+        public static let sendTimeout = Kind(.sendTimeout)
     }
 
     /// The class of failure.

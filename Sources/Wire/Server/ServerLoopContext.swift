@@ -14,6 +14,10 @@ final class ServerLoopContext {
     @exclusivity(unchecked) var dateCache = HTTPDateCache()
     /// The idle timeout, converted once: connections re-arm it after every response.
     let idleTimeoutNanoseconds: Int64
+    /// The body-read timeout, converted once: a body arriving over many reads re-arms it after each.
+    let bodyReadTimeoutNanoseconds: Int64
+    /// The send timeout, converted once.
+    let sendTimeoutNanoseconds: Int64
     /// Where response heads and small bodies are assembled, shared by the loop's connections: a
     /// head is serialized and handed to its stream in one go, so one buffer serves them all, and an
     /// idle connection holds none (10,000 idle keep-alive connections cost no head buffers).
@@ -32,6 +36,8 @@ final class ServerLoopContext {
         self.configuration = configuration
         self.counter = counter
         idleTimeoutNanoseconds = configuration.idleTimeout.nanoseconds
+        bodyReadTimeoutNanoseconds = configuration.bodyReadTimeout.nanoseconds
+        sendTimeoutNanoseconds = configuration.sendTimeout.nanoseconds
     }
 
     /// The handler's immediate response to `head`, if it has one. Called through a generic function, the handler is

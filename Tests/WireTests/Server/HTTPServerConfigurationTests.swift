@@ -16,6 +16,8 @@ extension IOSuite {
             Case(field: "maxConnections") { $0.maxConnections = 0 },
             Case(field: "headerReadTimeout") { $0.headerReadTimeout = .zero },
             Case(field: "idleTimeout") { $0.idleTimeout = .seconds(-1) },
+            Case(field: "bodyReadTimeout") { $0.bodyReadTimeout = .zero },
+            Case(field: "sendTimeout") { $0.sendTimeout = .seconds(-1) },
             Case(field: "lingerTimeout") { $0.lingerTimeout = .seconds(-1) },
             Case(field: "handshakeTimeout") { $0.handshakeTimeout = .zero },
             Case(field: "parser.maxStartLineLength") { $0.parser.maxStartLineLength = 0 },

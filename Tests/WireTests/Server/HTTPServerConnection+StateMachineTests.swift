@@ -207,4 +207,106 @@ struct HTTPServerConnectionStateMachineTests {
         #expect(machine.responseAborted() == .none)
         #expect(machine.streamClosed() == .none)
     }
+
+    // MARK: Body-read and send timers
+
+    @Test func bodyReadTimerMovesWithEveryReadWhileTheBodyIsDue() {
+        var machine = active()
+        #expect(machine.bodyBytesAwaited() == .armBodyReadTimer)
+        #expect(machine.bodyBytesAwaited() == .armBodyReadTimer)
+        _ = machine.requestEndReceived()
+        #expect(machine.bodyBytesAwaited() == .none)
+        #expect(machine.bodyReadTimeoutFired() == .none)
+        var idle = Machine()
+        #expect(idle.bodyBytesAwaited() == .none)
+        #expect(idle.bodyReadTimeoutFired() == .none)
+    }
+
+    @Test func bodyReadTimeoutBeforeTheResponseAnswers408() {
+        var machine = active()
+        #expect(machine.bodyReadTimeoutFired() == .bodyReadTimedOut(HTTPStatus(code: 408)))
+        #expect(machine.state == .closing)
+        #expect(machine.bodyReadTimeoutFired() == .none)
+    }
+
+    @Test func bodyReadTimeoutAfterTheResponseHeadOnlyCloses() {
+        var started = active()
+        _ = started.responseHeadSent(allowsKeepAlive: true)
+        #expect(started.bodyReadTimeoutFired() == .bodyReadTimedOut(nil))
+        #expect(started.state == .closing)
+        // The response ended and the rest of the body is read to be dropped: still the peer's stall.
+        var discarding = active()
+        _ = discarding.responseHeadSent(allowsKeepAlive: true)
+        #expect(discarding.responseEnded() == .discardRequestBody)
+        #expect(discarding.bodyBytesAwaited() == .armBodyReadTimer)
+        #expect(discarding.bodyReadTimeoutFired() == .bodyReadTimedOut(nil))
+    }
+
+    @Test func aConsumerBehindStopsTheBodyClockUntilItCatchesUp() {
+        var machine = active()
+        #expect(machine.bodyConsumerFellBehind() == .pauseReading)
+        #expect(machine.bodyBytesAwaited() == .none)
+        // A timer armed before the pause is stale: the stall is the handler's.
+        #expect(machine.bodyReadTimeoutFired() == .none)
+        #expect(machine.state != .closing)
+        #expect(machine.bodyConsumerCaughtUp() == .resumeReading)
+        #expect(machine.bodyBytesAwaited() == .armBodyReadTimer)
+    }
+
+    @Test func noBodyClockBeforeContinueIsSent() {
+        var machine = active(expectsContinue: true)
+        #expect(machine.bodyBytesAwaited() == .none)
+        #expect(machine.bodyReadTimeoutFired() == .none)
+        #expect(machine.bodyReadStarted() == .sendContinue)
+        #expect(machine.bodyBytesAwaited() == .armBodyReadTimer)
+    }
+
+    @Test func noBodyClockAfterThePeerClosed() {
+        var machine = active()
+        #expect(machine.readEOF() == .failRequestBody)
+        #expect(machine.bodyBytesAwaited() == .none)
+        #expect(machine.bodyReadTimeoutFired() == .none)
+    }
+
+    @Test func sendTimerReArmsOnProgressAndTimesOutWithout() {
+        var machine = active()
+        _ = machine.requestEndReceived()
+        _ = machine.responseHeadSent(allowsKeepAlive: true)
+        #expect(machine.writerBlocked(pendingWriteBytes: 1000) == .armSendTimer)
+        // A second waiter keeps the check under way.
+        #expect(machine.writerBlocked(pendingWriteBytes: 900) == .none)
+        #expect(machine.sendTimeoutFired(pendingWriteBytes: 600) == .armSendTimer)
+        #expect(machine.sendTimeoutFired(pendingWriteBytes: 600) == .sendTimedOut)
+        #expect(machine.state == .closed)
+        #expect(machine.sendTimeoutFired(pendingWriteBytes: 600) == .none)
+    }
+
+    @Test func drainedWritesMakeTheSendTimerStale() {
+        var machine = active()
+        _ = machine.requestEndReceived()
+        _ = machine.responseHeadSent(allowsKeepAlive: true)
+        #expect(machine.writerBlocked(pendingWriteBytes: 1000) == .armSendTimer)
+        #expect(machine.writesDrained() == .none)
+        #expect(machine.writesDrained() == .none)
+        #expect(machine.sendTimeoutFired(pendingWriteBytes: 5000) == .none)
+        // The next stall is measured from its own start.
+        #expect(machine.writerBlocked(pendingWriteBytes: 5000) == .armSendTimer)
+        #expect(machine.sendTimeoutFired(pendingWriteBytes: 4000) == .armSendTimer)
+        var idle = Machine()
+        #expect(idle.writerBlocked(pendingWriteBytes: 1000) == .none)
+        #expect(idle.sendTimeoutFired(pendingWriteBytes: 1000) == .none)
+    }
+
+    @Test func aSendStallHoldsTheSlotAndTheBodyClockReturnsAfterTheDrain() {
+        // A handler echoing its body: it writes while body bytes are still due.
+        var machine = active()
+        _ = machine.responseHeadSent(allowsKeepAlive: true)
+        #expect(machine.bodyBytesAwaited() == .armBodyReadTimer)
+        #expect(machine.writerBlocked(pendingWriteBytes: 1000) == .armSendTimer)
+        // Reads while the writer waits leave the send timer in the slot.
+        #expect(machine.bodyBytesAwaited() == .none)
+        #expect(machine.bodyReadTimeoutFired() == .none)
+        #expect(machine.writesDrained() == .armBodyReadTimer)
+        #expect(machine.bodyReadTimeoutFired() == .bodyReadTimedOut(nil))
+    }
 }

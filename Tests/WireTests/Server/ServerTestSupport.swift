@@ -33,9 +33,10 @@ struct ServerHarness: Sendable {
         try await start(loops: loops, configure: configure, handler: HTTPClosureHandler(handler))
     }
 
-    /// Opens a raw connection to the server.
-    func connect() async throws -> RawClient {
-        try await RawClient.connect(port: port, loop: clientLoop)
+    /// Opens a raw connection to the server; `receiveBufferSize` sets the client's `SO_RCVBUF`, so that a client that
+    /// stops reading fills the kernel's buffers after a few KiB instead of megabytes.
+    func connect(receiveBufferSize: Int? = nil) async throws -> RawClient {
+        try await RawClient.connect(port: port, loop: clientLoop, receiveBufferSize: receiveBufferSize)
     }
 
     /// Shuts everything down.
@@ -51,9 +52,10 @@ struct RawClient: Sendable {
     let stream: LoopBound<SocketStream>
     let delegate: LoopBound<RecordingDelegate>
 
-    static func connect(port: Int, loop: EventLoop) async throws -> RawClient {
+    static func connect(port: Int, loop: EventLoop, receiveBufferSize: Int? = nil) async throws -> RawClient {
         let socket = try await Connector.connect(host: "127.0.0.1", port: port, on: loop, timeout: .seconds(5))
         return try await loop.submit { () throws -> RawClient in
+            if let receiveBufferSize { try socket.value.setOption(.receiveBufferSize(receiveBufferSize)) }
             let stream = try SocketStream(socket: socket.value, on: loop)
             let delegate = RecordingDelegate()
             stream.delegate = delegate
@@ -98,6 +100,19 @@ struct RawClient: Sendable {
     func isClosedByPeer() async -> Bool {
         let delegate = self.delegate
         return (try? await delegate.loop.submit { delegate.value.reachedEnd || delegate.value.closed }) ?? true
+    }
+
+    /// Stops or resumes reading from the socket: a client that stops reading lets the server's writes back up.
+    func setReading(_ enabled: Bool) async throws {
+        let stream = self.stream
+        try await stream.loop.submit { stream.value.setReadingEnabled(enabled) }
+    }
+
+    /// Waits until at least `count` bytes arrived in all, or the server ended the connection; returns how many did.
+    func waitForReceivedCount(atLeast count: Int) async -> Int {
+        await StreamPair.wait(delegate) { $0.receivedCount >= count || $0.reachedEnd || $0.closed }
+        let delegate = self.delegate
+        return (try? await delegate.loop.submit { delegate.value.receivedCount }) ?? 0
     }
 
     /// Closes the client's side.

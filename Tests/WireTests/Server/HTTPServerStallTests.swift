@@ -1,0 +1,138 @@
+import Testing
+import WireTestSupport
+@testable import Wire
+
+extension IOSuite {
+    /// Peers that stall mid-exchange: one that stops sending its body (`bodyReadTimeout`), one that stops reading the
+    /// response (`sendTimeout`), and their slow-but-steady counterparts, which must be served to the end.
+    @Suite struct HTTPServerStallTests {
+        /// What a handler's body read or write came to: "completed", or the kind of the `HTTPServerError` it threw.
+        private static func outcome(of operation: () async throws -> Void) async throws -> String {
+            do {
+                try await operation()
+                return "completed"
+            } catch let error as HTTPServerError {
+                return error.kind.description
+            }
+        }
+
+        @Test func aBodyThatStallsIsAnswered408AndItsReadFails() async throws {
+            try await withTimeout {
+                let before = await descriptorBaseline()
+                let (outcomes, outcome) = AsyncStream.makeStream(of: String.self)
+                let harness = try await ServerHarness.start(configure: { $0.bodyReadTimeout = .milliseconds(300) }) {
+                    request, response in
+                    outcome.yield(try await Self.outcome { _ = try await request.body.collect(upTo: 1 << 20) })
+                }
+                let client = try await harness.connect()
+                let started = ContinuousClock.now
+                try await client.send("POST /stall HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+                let bytes = await client.readUntilClosed()
+                #expect(ContinuousClock.now - started >= .milliseconds(250))
+                let response = try #require(try ParsedResponse.parseAll(bytes, methods: [.post]).first)
+                #expect(response.status == 408)
+                #expect(response.head.headers.first(name: "connection") == "close")
+                var results = outcomes.makeAsyncIterator()
+                #expect(await results.next() == HTTPServerError.Kind.bodyReadTimeout.description)
+                await client.close()
+                await harness.stop()
+                #expect(await eventually { openDescriptorCount() == before })
+            }
+        }
+
+        @Test func aSlowButSteadyBodyIsReadToTheEnd() async throws {
+            try await withTimeout {
+                let harness = try await ServerHarness.start(
+                    configure: { $0.bodyReadTimeout = .milliseconds(300) }, handler: EchoTestHandler())
+                let client = try await harness.connect()
+                try await client.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
+                // Ten bytes a tenth of a second apart: a whole second for the body, never 300 ms without a byte.
+                for digit in 0..<10 {
+                    try await Task.sleep(for: .milliseconds(100))
+                    try await client.send("\(digit)")
+                }
+                let response = try #require(try await client.readResponses(1, methods: [.post]).first)
+                #expect(response.status == 200)
+                #expect(response.bodyText == "POST /slow 0123456789")
+                #expect(await !client.isClosedByPeer())
+                await client.close()
+                await harness.stop()
+            }
+        }
+
+        @Test func aClientThatStopsReadingIsDisconnectedAndTheWriteFails() async throws {
+            try await withTimeout(seconds: 20) {
+                let before = await descriptorBaseline()
+                let size = 64 << 20
+                let (outcomes, outcome) = AsyncStream.makeStream(of: String.self)
+                let harness = try await ServerHarness.start(configure: { $0.sendTimeout = .milliseconds(300) }) {
+                    _, response in
+                    let piece = ByteBuffer(bytes: [UInt8](repeating: 0x61, count: 1 << 20))
+                    outcome.yield(try await Self.outcome {
+                        try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]))
+                        for _ in 0..<(size >> 20) { try await response.write(piece) }
+                        try await response.end()
+                    })
+                }
+                let client = try await harness.connect(receiveBufferSize: 16 << 10)
+                try await client.setReading(false)
+                let started = ContinuousClock.now
+                try await client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+                var results = outcomes.makeAsyncIterator()
+                #expect(await results.next() == HTTPServerError.Kind.sendTimeout.description)
+                #expect(ContinuousClock.now - started >= .milliseconds(250))
+                // What the kernels buffered still arrives, then the end: the server closed the connection.
+                try await client.setReading(true)
+                let received = await client.readUntilClosed().count
+                #expect(received < size)
+                #expect(await client.isClosedByPeer())
+                await client.close()
+                await harness.stop()
+                #expect(await eventually { openDescriptorCount() == before })
+            }
+        }
+
+        @Test func aClientReadingSlowlyButSteadilyGetsTheWholeResponse() async throws {
+            try await withTimeout(seconds: 30) {
+                let size = 8 << 20
+                let (outcomes, outcome) = AsyncStream.makeStream(of: String.self)
+                let harness = try await ServerHarness.start(configure: { $0.sendTimeout = .milliseconds(300) }) {
+                    _, response in
+                    // One write, so one wait for the drain that lasts far longer than the send timeout: only the
+                    // progress made meanwhile keeps it going.
+                    let body = ByteBuffer(bytes: [UInt8](repeating: 0x62, count: size))
+                    outcome.yield(try await Self.outcome {
+                        try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]))
+                        try await response.write(body)
+                        try await response.end()
+                    })
+                }
+                let client = try await harness.connect(receiveBufferSize: 64 << 10)
+                try await client.setReading(false)
+                try await client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+                // 256 KiB every 50 ms: about 1.6 s for the body, far beyond 300 ms, with progress in every 300 ms.
+                var target = 0
+                while target < size {
+                    try await Task.sleep(for: .milliseconds(50))
+                    target += 256 << 10
+                    try await client.setReading(true)
+                    let count = await client.waitForReceivedCount(atLeast: target)
+                    try await client.setReading(false)
+                    guard await !client.isClosedByPeer() else {
+                        Issue.record("the server closed the connection after \(count) bytes")
+                        break
+                    }
+                }
+                try await client.setReading(true)
+                let response = try #require(try await client.readResponses(1).first)
+                #expect(response.status == 200)
+                #expect(response.body.count == size)
+                var results = outcomes.makeAsyncIterator()
+                #expect(await results.next() == "completed")
+                #expect(await !client.isClosedByPeer())
+                await client.close()
+                await harness.stop()
+            }
+        }
+    }
+}
