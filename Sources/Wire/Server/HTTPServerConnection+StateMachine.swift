@@ -72,6 +72,8 @@ extension HTTPServerConnection {
             case armBodyReadTimer
             /// Arm the send timer: a writer waits for queued bytes, and the next check for progress is due then.
             case armSendTimer
+            /// Arm the idle timer: the last response has gone out and the connection waits for the next request.
+            case armIdleTimer
             /// Send `100 Continue` (RFC 9110 §10.1.1): the handler started reading a body the client holds back.
             case sendContinue
             /// Stop reading from the socket (back-pressure, or pipelined bytes waiting for the current response).
@@ -80,7 +82,8 @@ extension HTTPServerConnection {
             case resumeReading
             /// Read and drop the rest of the request body; tell the body's reader, if any, that it is gone.
             case discardRequestBody
-            /// The exchange is over and the connection stays: arm the idle timer, resume reading, parse what waits.
+            /// The exchange is over and the connection stays: ask `enteredIdle(pendingWriteBytes:)` which timer runs (the
+            /// send timer while the response still goes out, then the idle timer), resume reading, parse what waits.
             case prepareForNextRequest
             /// Answer with this status and `Connection: close`, then close (lingering).
             case writeErrorResponseAndClose(HTTPStatus)
@@ -104,6 +107,9 @@ extension HTTPServerConnection {
         }
 
         private(set) var state = State.idle
+        /// Between requests, response bytes still queued at the last send check: the peer is still reading the
+        /// last response, which the send timer bounds (by progress) before the idle timer starts. nil otherwise.
+        private(set) var idleSendStall: Int?
         /// Set once shutdown starts: no exchange may keep the connection afterwards.
         private(set) var isShuttingDown = false
 
@@ -133,6 +139,7 @@ extension HTTPServerConnection {
         /// Bytes of a head arrived and no complete head was found yet.
         mutating func partialHeadReceived() -> Action {
             guard case .idle = state else { return .none }
+            idleSendStall = nil
             state = .readingHead
             return .scheduleHeaderTimer
         }
@@ -144,6 +151,7 @@ extension HTTPServerConnection {
         mutating func requestHeadReceived(keepAlive: Bool, expectsContinue: Bool) -> Action {
             switch state {
             case .idle, .readingHead:
+                idleSendStall = nil
                 state = .active(Exchange(keepAlive: keepAlive && !isShuttingDown, expectsContinue: expectsContinue))
                 return .startHandler
             case .closing, .closed:
@@ -276,6 +284,16 @@ extension HTTPServerConnection {
         /// - Parameter pendingWriteBytes: The bytes queued now. Fewer than at the last check means the peer reads,
         ///   however slowly, and the wait goes on for another timeout; as many or more means it read nothing.
         mutating func sendTimeoutFired(pendingWriteBytes: Int) -> Action {
+            if case .idle = state, let previous = idleSendStall {
+                // The last response is still going out: progress keeps the connection, a stall closes it.
+                guard pendingWriteBytes < previous else {
+                    idleSendStall = nil
+                    state = .closed
+                    return .abortConnection
+                }
+                idleSendStall = pendingWriteBytes
+                return .armSendTimer
+            }
             guard case .active(var exchange) = state, let previous = exchange.sendStall else { return .none }
             guard pendingWriteBytes < previous else {
                 state = .closed
@@ -359,8 +377,25 @@ extension HTTPServerConnection {
             return .armSendTimer
         }
 
+        /// The exchange ended and the connection stays, with `pendingWriteBytes` of the response still queued: the
+        /// send timer bounds the peer's reading of it (by progress, as during the exchange), and the idle timer
+        /// starts once it is all out, so a slow but steady reader of a large response is not cut off as idle.
+        mutating func enteredIdle(pendingWriteBytes: Int) -> Action {
+            guard case .idle = state else { return .none }
+            guard pendingWriteBytes > 0 else {
+                idleSendStall = nil
+                return .armIdleTimer
+            }
+            idleSendStall = pendingWriteBytes
+            return .armSendTimer
+        }
+
         /// Every queued byte went out: writers resume, and the body-read timer takes the slot back if it applies.
         mutating func writesDrained() -> Action {
+            if case .idle = state, idleSendStall != nil {
+                idleSendStall = nil
+                return .armIdleTimer
+            }
             guard case .active(var exchange) = state, exchange.sendStall != nil else { return .none }
             exchange.sendStall = nil
             state = .active(exchange)

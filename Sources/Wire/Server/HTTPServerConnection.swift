@@ -306,6 +306,8 @@ final class HTTPServerConnection: ByteStreamDelegate {
             timer.arm(.bodyRead, afterNanoseconds: context.bodyReadTimeoutNanoseconds)
         case .armSendTimer:
             timer.arm(.send, afterNanoseconds: context.sendTimeoutNanoseconds)
+        case .armIdleTimer:
+            timer.arm(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
         case .sendContinue:
             stream.write([Self.continueResponse])
             // The client sends its body now.
@@ -323,7 +325,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
             perform(machine.bodyBytesAwaited())
         case .prepareForNextRequest:
             exchange = nil
-            timer.arm(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
+            perform(machine.enteredIdle(pendingWriteBytes: stream.pendingWriteBytes))
             stream.setReadingEnabled(true)
             processWaiting()
         case .writeErrorResponseAndClose(let status), .failBodyAndWriteErrorResponseAndClose(let status):

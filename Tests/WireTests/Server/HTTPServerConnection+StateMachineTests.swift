@@ -309,4 +309,32 @@ struct HTTPServerConnectionStateMachineTests {
         #expect(machine.writesDrained() == .armBodyReadTimer)
         #expect(machine.bodyReadTimeoutFired() == .bodyReadTimedOut(nil))
     }
+
+    @Test func theLastResponseStillGoingOutIsBoundedBySendProgressThenIdles() {
+        var machine = active()
+        _ = machine.requestEndReceived()
+        _ = machine.responseHeadSent(allowsKeepAlive: true)
+        #expect(machine.responseEnded() == .prepareForNextRequest)
+        // All written: the idle timer at once, as before.
+        #expect(machine.enteredIdle(pendingWriteBytes: 0) == .armIdleTimer)
+        // Still queued: the send timer, re-armed while the peer reads, the idle timer once it is all out.
+        #expect(machine.enteredIdle(pendingWriteBytes: 8000) == .armSendTimer)
+        #expect(machine.sendTimeoutFired(pendingWriteBytes: 5000) == .armSendTimer)
+        #expect(machine.writesDrained() == .armIdleTimer)
+        #expect(machine.sendTimeoutFired(pendingWriteBytes: 0) == .none)
+        #expect(machine.idleTimeoutFired() == .abortConnection)
+    }
+
+    @Test func aPeerThatStopsReadingTheLastResponseIsCut() {
+        var machine = Machine()
+        #expect(machine.enteredIdle(pendingWriteBytes: 8000) == .armSendTimer)
+        #expect(machine.sendTimeoutFired(pendingWriteBytes: 8000) == .abortConnection)
+        #expect(machine.state == .closed)
+        // A next request starting meanwhile takes the connection out of idle and the stale check with it.
+        var next = Machine()
+        #expect(next.enteredIdle(pendingWriteBytes: 8000) == .armSendTimer)
+        #expect(next.partialHeadReceived() == .scheduleHeaderTimer)
+        #expect(next.sendTimeoutFired(pendingWriteBytes: 8000) == .none)
+        #expect(next.writesDrained() == .none)
+    }
 }

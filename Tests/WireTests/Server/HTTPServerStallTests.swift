@@ -92,6 +92,75 @@ extension IOSuite {
             }
         }
 
+        /// A response handed over whole (`respond(_:body:)` does not wait for the drain) ends the exchange at once; the
+        /// idle timer must wait until it has gone out, or a slow reader of a large response is cut off as "idle".
+        @Test func aResponseQueuedWholeIsReadSlowlyPastTheIdleTimeout() async throws {
+            try await withTimeout(seconds: 30) {
+                let size = 8 << 20
+                let harness = try await ServerHarness.start(configure: {
+                    $0.idleTimeout = .milliseconds(300)
+                    $0.sendTimeout = .milliseconds(300)
+                }) { _, response in
+                    try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]),
+                                               body: ByteBuffer(bytes: [UInt8](repeating: 0x63, count: size)))
+                }
+                let client = try await harness.connect(receiveBufferSize: 64 << 10)
+                try await client.setReading(false)
+                try await client.send("GET /whole HTTP/1.1\r\nHost: x\r\n\r\n")
+                var target = 0
+                while target < size {
+                    try await Task.sleep(for: .milliseconds(50))
+                    target += 256 << 10
+                    try await client.setReading(true)
+                    let count = await client.waitForReceivedCount(atLeast: target)
+                    try await client.setReading(false)
+                    // Once the last bytes have left the server for the kernels' buffers, its idle timer may close
+                    // the connection behind them; before that, a close cuts the response.
+                    let closed = await client.isClosedByPeer()
+                    if closed && count >= size { break }
+                    guard !closed else {
+                        Issue.record("the server closed the connection after \(count) bytes")
+                        break
+                    }
+                }
+                try await client.setReading(true)
+                let response = try #require(try await client.readResponses(1).first)
+                #expect(response.status == 200 && response.body.count == size)
+                // Once it is all out, the idle timer runs as usual and closes the kept-alive connection.
+                _ = await client.readUntilClosed()
+                #expect(await client.isClosedByPeer())
+                await client.close()
+                await harness.stop()
+            }
+        }
+
+        @Test func aClientThatNeverReadsAResponseQueuedWholeIsDisconnected() async throws {
+            try await withTimeout(seconds: 20) {
+                let before = await descriptorBaseline()
+                let size = 64 << 20
+                let harness = try await ServerHarness.start(configure: {
+                    $0.idleTimeout = .seconds(60)
+                    $0.sendTimeout = .milliseconds(300)
+                }) { _, response in
+                    try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]),
+                                               body: ByteBuffer(bytes: [UInt8](repeating: 0x64, count: size)))
+                }
+                let client = try await harness.connect(receiveBufferSize: 16 << 10)
+                try await client.setReading(false)
+                let started = ContinuousClock.now
+                try await client.send("GET /never HTTP/1.1\r\nHost: x\r\n\r\n")
+                // Bounded by the send timer, not the minute of the idle one.
+                #expect(await eventually { harness.server.connectionCount == 1 })
+                #expect(await eventually(within: .seconds(10)) { harness.server.connectionCount == 0 })
+                #expect(ContinuousClock.now - started >= .milliseconds(250))
+                try await client.setReading(true)
+                #expect(await client.readUntilClosed().count < size)
+                await client.close()
+                await harness.stop()
+                #expect(await eventually { openDescriptorCount() == before })
+            }
+        }
+
         @Test func aClientReadingSlowlyButSteadilyGetsTheWholeResponse() async throws {
             try await withTimeout(seconds: 30) {
                 let size = 8 << 20
