@@ -74,6 +74,12 @@ extension HTTPServerConnection {
             case armSendTimer
             /// Arm the idle timer: the last response has gone out and the connection waits for the next request.
             case armIdleTimer
+            /// Arm the linger timer: the connection is closing, everything queued has gone out, and it waits
+            /// briefly for the peer's end of stream.
+            case armLingerTimer
+            /// Close after what is queued: end of stream once the writes drain (the send timer bounds them), then
+            /// the lingering close. No writer is failed: their bytes still go out.
+            case finishWritesAndClose
             /// Send `100 Continue` (RFC 9110 §10.1.1): the handler started reading a body the client holds back.
             case sendContinue
             /// Stop reading from the socket (back-pressure, or pipelined bytes waiting for the current response).
@@ -107,9 +113,13 @@ extension HTTPServerConnection {
         }
 
         private(set) var state = State.idle
-        /// Between requests, response bytes still queued at the last send check: the peer is still reading the
-        /// last response, which the send timer bounds (by progress) before the idle timer starts. nil otherwise.
-        private(set) var idleSendStall: Int?
+        /// Between requests or while closing, response bytes still queued at the last send check: the peer is still
+        /// reading a response whose exchange ended, which the send timer bounds (by progress) before the idle or
+        /// linger timer starts. nil otherwise.
+        private(set) var trailingSendStall: Int?
+        /// The peer's end of stream arrived while the connection was closing with writes still queued: once they
+        /// drain, nothing is left to linger for.
+        private(set) var peerEnded = false
         /// Set once shutdown starts: no exchange may keep the connection afterwards.
         private(set) var isShuttingDown = false
 
@@ -139,7 +149,7 @@ extension HTTPServerConnection {
         /// Bytes of a head arrived and no complete head was found yet.
         mutating func partialHeadReceived() -> Action {
             guard case .idle = state else { return .none }
-            idleSendStall = nil
+            trailingSendStall = nil
             state = .readingHead
             return .scheduleHeaderTimer
         }
@@ -151,7 +161,7 @@ extension HTTPServerConnection {
         mutating func requestHeadReceived(keepAlive: Bool, expectsContinue: Bool) -> Action {
             switch state {
             case .idle, .readingHead:
-                idleSendStall = nil
+                trailingSendStall = nil
                 state = .active(Exchange(keepAlive: keepAlive && !isShuttingDown, expectsContinue: expectsContinue))
                 return .startHandler
             case .closing, .closed:
@@ -210,8 +220,18 @@ extension HTTPServerConnection {
         }
 
         /// The peer sent end of stream.
-        mutating func readEOF() -> Action {
+        /// - Parameter pendingWriteBytes: Response bytes still queued: a peer that half-closed still reads them
+        ///   (RFC 9112 §9.6), so they go out before the connection closes.
+        mutating func readEOF(pendingWriteBytes: Int = 0) -> Action {
             switch state {
+            case .idle where pendingWriteBytes > 0:
+                trailingSendStall = nil
+                peerEnded = true
+                state = .closing
+                return .finishWritesAndClose
+            case .closing where trailingSendStall != nil:
+                peerEnded = true
+                return .none
             case .idle, .readingHead, .closing:
                 state = .closed
                 return .abortConnection
@@ -223,8 +243,9 @@ extension HTTPServerConnection {
                     return .none
                 }
                 if exchange.response == .ended {
-                    state = .closed
-                    return .abortConnection
+                    peerEnded = true
+                    state = pendingWriteBytes > 0 ? .closing : .closed
+                    return pendingWriteBytes > 0 ? .finishWritesAndClose : .abortConnection
                 }
                 exchange.readClosed = true
                 state = .active(exchange)
@@ -284,14 +305,14 @@ extension HTTPServerConnection {
         /// - Parameter pendingWriteBytes: The bytes queued now. Fewer than at the last check means the peer reads,
         ///   however slowly, and the wait goes on for another timeout; as many or more means it read nothing.
         mutating func sendTimeoutFired(pendingWriteBytes: Int) -> Action {
-            if case .idle = state, let previous = idleSendStall {
+            if state == .idle || state == .closing, let previous = trailingSendStall {
                 // The last response is still going out: progress keeps the connection, a stall closes it.
                 guard pendingWriteBytes < previous else {
-                    idleSendStall = nil
+                    trailingSendStall = nil
                     state = .closed
                     return .abortConnection
                 }
-                idleSendStall = pendingWriteBytes
+                trailingSendStall = pendingWriteBytes
                 return .armSendTimer
             }
             guard case .active(var exchange) = state, let previous = exchange.sendStall else { return .none }
@@ -383,18 +404,43 @@ extension HTTPServerConnection {
         mutating func enteredIdle(pendingWriteBytes: Int) -> Action {
             guard case .idle = state else { return .none }
             guard pendingWriteBytes > 0 else {
-                idleSendStall = nil
+                trailingSendStall = nil
                 return .armIdleTimer
             }
-            idleSendStall = pendingWriteBytes
+            trailingSendStall = pendingWriteBytes
+            return .armSendTimer
+        }
+
+        /// The connection started closing (end of stream queued after the response) with `pendingWriteBytes` still
+        /// to go out: the send timer bounds them by progress, and the linger timer starts once they are out, so a
+        /// slow but steady reader of a `Connection: close` response gets all of it.
+        mutating func enteredClosing(pendingWriteBytes: Int) -> Action {
+            guard case .closing = state else { return .none }
+            guard pendingWriteBytes > 0 else {
+                trailingSendStall = nil
+                guard !peerEnded else {
+                    state = .closed
+                    return .abortConnection
+                }
+                return .armLingerTimer
+            }
+            trailingSendStall = pendingWriteBytes
             return .armSendTimer
         }
 
         /// Every queued byte went out: writers resume, and the body-read timer takes the slot back if it applies.
         mutating func writesDrained() -> Action {
-            if case .idle = state, idleSendStall != nil {
-                idleSendStall = nil
+            if case .idle = state, trailingSendStall != nil {
+                trailingSendStall = nil
                 return .armIdleTimer
+            }
+            if case .closing = state, trailingSendStall != nil {
+                trailingSendStall = nil
+                guard !peerEnded else {
+                    state = .closed
+                    return .abortConnection
+                }
+                return .armLingerTimer
             }
             guard case .active(var exchange) = state, exchange.sendStall != nil else { return .none }
             exchange.sendStall = nil
@@ -412,9 +458,15 @@ extension HTTPServerConnection {
         // MARK: Lifecycle
 
         /// The server is shutting down: idle connections close now, busy ones after their current response.
-        mutating func shutdownRequested() -> Action {
+        /// - Parameter pendingWriteBytes: Response bytes still queued: an idle connection finishes sending them
+        ///   (bounded by the send timer) before it closes.
+        mutating func shutdownRequested(pendingWriteBytes: Int = 0) -> Action {
             isShuttingDown = true
             switch state {
+            case .idle where pendingWriteBytes > 0:
+                trailingSendStall = nil
+                state = .closing
+                return .finishWritesAndClose
             case .idle:
                 state = .closed
                 return .abortConnection

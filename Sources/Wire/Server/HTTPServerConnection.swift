@@ -194,6 +194,9 @@ final class HTTPServerConnection: ByteStreamDelegate {
             return
         }
         timer.disarm()
+        // A pipelined request behind a response still going out: its bytes stay bounded by send progress, even
+        // while this request's handler writes nothing (a long poll).
+        if stream.pendingWriteBytes > 0 { perform(machine.writerBlocked(pendingWriteBytes: stream.pendingWriteBytes)) }
         lastExchangeID &+= 1
         let id = lastExchangeID
         exchange = ExchangeContext(id: id, isHeadRequest: head.method == .head, requestVersion: head.version)
@@ -260,7 +263,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
     }
 
     func streamDidReachEnd(_ stream: any ByteStream) {
-        let action = machine.readEOF()
+        let action = machine.readEOF(pendingWriteBytes: stream.pendingWriteBytes)
         if action == .failRequestBody {
             let error: any Error
             do {
@@ -308,6 +311,10 @@ final class HTTPServerConnection: ByteStreamDelegate {
             timer.arm(.send, afterNanoseconds: context.sendTimeoutNanoseconds)
         case .armIdleTimer:
             timer.arm(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
+        case .armLingerTimer:
+            timer.arm(.linger, afterNanoseconds: context.configuration.lingerTimeout.nanoseconds)
+        case .finishWritesAndClose:
+            closeLingering()
         case .sendContinue:
             stream.write([Self.continueResponse])
             // The client sends its body now.
@@ -381,12 +388,15 @@ final class HTTPServerConnection: ByteStreamDelegate {
         }
     }
 
-    /// Sends end of stream after what is queued and reads until the peer's, bounded by the linger timer.
+    /// Sends end of stream after what is queued and reads until the peer's: bounded by the send timer while
+    /// queued bytes still go out, then by the linger timer.
     private func closeLingering() {
         guard stream.isOpen else { return }
         stream.shutdownWrite()
-        stream.setReadingEnabled(true)
-        timer.arm(.linger, afterNanoseconds: context.configuration.lingerTimeout.nanoseconds)
+        // Decided before reading resumes: re-enabling may read the peer's end of stream at once, and that must
+        // find the queued bytes accounted for rather than close over them.
+        perform(machine.enteredClosing(pendingWriteBytes: stream.pendingWriteBytes))
+        if stream.isOpen { stream.setReadingEnabled(true) }
     }
 
     /// Fails what the exchange holds: its body reader and its writers.
@@ -420,7 +430,9 @@ final class HTTPServerConnection: ByteStreamDelegate {
 
     /// Resumes `continuation` once the queued bytes are written, or fails it if the exchange is gone.
     func waitForDrain(exchangeID id: UInt64, _ continuation: CheckedContinuation<Void, any Error>) {
-        guard exchange?.id == id || exchange == nil && stream.isOpen else {
+        // A writer whose exchange has ended (its whole response queued, a pipelined request already started) still
+        // waits for its bytes while the connection is open.
+        guard exchange?.id == id || stream.isOpen else {
             continuation.resume(throwing: closeError ?? HTTPServerError(.connectionClosed))
             return
         }
@@ -428,8 +440,8 @@ final class HTTPServerConnection: ByteStreamDelegate {
             continuation.resume()
         } else {
             drainWaiters.append(continuation)
-            // Bounded by the send timer while its exchange runs; after the response ended, the idle, header or
-            // linger timer bounds the connection, and the wait with it.
+            // Bounded by the send timer while its exchange runs; after the response ended, by the send timer of
+            // the idle or closing connection, or of the pipelined exchange that started behind it.
             if exchange?.id == id { perform(machine.writerBlocked(pendingWriteBytes: stream.pendingWriteBytes)) }
         }
     }
@@ -444,7 +456,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
 
     /// The server is shutting down.
     func shutdownRequested() {
-        perform(machine.shutdownRequested())
+        perform(machine.shutdownRequested(pendingWriteBytes: stream.pendingWriteBytes))
     }
 
     /// Closes at once (the shutdown deadline passed).

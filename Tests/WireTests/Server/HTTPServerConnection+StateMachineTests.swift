@@ -337,4 +337,52 @@ struct HTTPServerConnectionStateMachineTests {
         #expect(next.sendTimeoutFired(pendingWriteBytes: 8000) == .none)
         #expect(next.writesDrained() == .none)
     }
+
+    @Test func closingWithQueuedBytesIsBoundedBySendProgressThenLinger() {
+        var machine = active()
+        _ = machine.requestEndReceived()
+        _ = machine.responseHeadSent(allowsKeepAlive: false)
+        _ = machine.responseEnded()
+        #expect(machine.enteredClosing(pendingWriteBytes: 9000) == .armSendTimer)
+        #expect(machine.sendTimeoutFired(pendingWriteBytes: 4000) == .armSendTimer)
+        #expect(machine.writesDrained() == .armLingerTimer)
+        #expect(machine.lingerTimeoutFired() == .abortConnection)
+
+        var stalled = active()
+        _ = stalled.requestEndReceived()
+        _ = stalled.responseHeadSent(allowsKeepAlive: false)
+        _ = stalled.responseEnded()
+        #expect(stalled.enteredClosing(pendingWriteBytes: 9000) == .armSendTimer)
+        #expect(stalled.sendTimeoutFired(pendingWriteBytes: 9000) == .abortConnection)
+        #expect(stalled.state == .closed)
+    }
+
+    @Test func aHalfCloseWhileTheLastResponseGoesOutClosesOnceItIsOut() {
+        // The peer's end of stream while idle with bytes queued: send them, then close without lingering.
+        var machine = Machine()
+        #expect(machine.enteredIdle(pendingWriteBytes: 5000) == .armSendTimer)
+        #expect(machine.readEOF(pendingWriteBytes: 5000) == .finishWritesAndClose)
+        #expect(machine.state == .closing)
+        #expect(machine.enteredClosing(pendingWriteBytes: 5000) == .armSendTimer)
+        #expect(machine.writesDrained() == .abortConnection)
+        // While closing with bytes queued, the peer's end of stream waits for them.
+        var closing = active()
+        _ = closing.requestEndReceived()
+        _ = closing.responseHeadSent(allowsKeepAlive: false)
+        _ = closing.responseEnded()
+        #expect(closing.enteredClosing(pendingWriteBytes: 5000) == .armSendTimer)
+        #expect(closing.readEOF(pendingWriteBytes: 3000) == .none)
+        #expect(closing.writesDrained() == .abortConnection)
+        // With nothing queued, the end of stream closes at once, as before.
+        var idle = Machine()
+        #expect(idle.readEOF(pendingWriteBytes: 0) == .abortConnection)
+    }
+
+    @Test func shutdownLetsAnIdleConnectionFinishItsLastResponse() {
+        var machine = Machine()
+        #expect(machine.shutdownRequested(pendingWriteBytes: 100) == .finishWritesAndClose)
+        #expect(machine.state == .closing)
+        var empty = Machine()
+        #expect(empty.shutdownRequested(pendingWriteBytes: 0) == .abortConnection)
+    }
 }

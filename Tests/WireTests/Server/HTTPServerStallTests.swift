@@ -134,6 +134,59 @@ extension IOSuite {
             }
         }
 
+        /// Reads the response to `request` 256 KiB every 50 ms, its reading paused in between; records an issue if the
+        /// server ends the connection before `size` body bytes (and the head) came.
+        private static func readSlowly(_ client: RawClient, size: Int) async throws {
+            var target = 0
+            while target < size {
+                try await Task.sleep(for: .milliseconds(50))
+                target += 256 << 10
+                try await client.setReading(true)
+                let count = await client.waitForReceivedCount(atLeast: target)
+                try await client.setReading(false)
+                let closed = await client.isClosedByPeer()
+                if closed && count >= size { break }
+                guard !closed else {
+                    let delegate = client.delegate
+                    let why = (try? await delegate.loop.submit { "end \(delegate.value.reachedEnd) closed \(delegate.value.closed) error \(String(describing: delegate.value.closeError))" }) ?? "?"
+                    Issue.record("the server closed the connection after \(count) bytes: \(why)")
+                    break
+                }
+            }
+            try await client.setReading(true)
+        }
+
+        /// The connection closes after this response (`Connection: close`, or the client's half-close): the
+        /// linger timer must wait until the response has gone out, and the send timer bounds it meanwhile.
+        @Test(arguments: [false, true])
+        func aClosingConnectionSendsItsLastResponseToASlowReader(halfClose: Bool) async throws {
+            try await withTimeout(seconds: 30) {
+                let size = 8 << 20
+                let harness = try await ServerHarness.start(configure: {
+                    $0.lingerTimeout = .milliseconds(300)
+                    $0.idleTimeout = .milliseconds(300)
+                    $0.sendTimeout = .milliseconds(300)
+                }) { _, response in
+                    try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]),
+                                               body: ByteBuffer(bytes: [UInt8](repeating: 0x65, count: size)))
+                }
+                let client = try await harness.connect(receiveBufferSize: 64 << 10)
+                try await client.setReading(false)
+                if halfClose {
+                    try await client.send("GET /last HTTP/1.1\r\nHost: x\r\n\r\n")
+                    try await client.shutdownWrite()
+                } else {
+                    try await client.send("GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                }
+                try await Self.readSlowly(client, size: size)
+                let bytes = await client.readUntilClosed()
+                let response = try #require(try ParsedResponse.parseAll(bytes, methods: [.get]).first)
+                #expect(response.status == 200 && response.body.count == size)
+                await client.close()
+                await harness.stop()
+            }
+        }
+
         @Test func aClientThatNeverReadsAResponseQueuedWholeIsDisconnected() async throws {
             try await withTimeout(seconds: 20) {
                 let before = await descriptorBaseline()

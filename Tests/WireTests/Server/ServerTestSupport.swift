@@ -115,6 +115,12 @@ struct RawClient: Sendable {
         return (try? await delegate.loop.submit { delegate.value.receivedCount }) ?? 0
     }
 
+    /// Ends the client's sending side (a FIN after what is queued) and keeps reading: a half-close.
+    func shutdownWrite() async throws {
+        let stream = self.stream
+        try await stream.loop.submit { stream.value.shutdownWrite() }
+    }
+
     /// Closes the client's side.
     func close() async {
         let stream = self.stream
