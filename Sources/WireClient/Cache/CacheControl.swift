@@ -61,9 +61,10 @@ struct CacheControl: Sendable, Hashable {
         } else if Self.equals(value, name, "must-revalidate") {
             mustRevalidate = true
         } else if Self.equals(value, name, "max-age") {
-            maxAge = Self.deltaSeconds(value, argument)
+            // RFC 9111 §4.2.1: of repeated directives, the first is used.
+            if maxAge == nil { maxAge = Self.deltaSeconds(value, argument) }
         } else if Self.equals(value, name, "s-maxage") {
-            sMaxAge = Self.deltaSeconds(value, argument)
+            if sMaxAge == nil { sMaxAge = Self.deltaSeconds(value, argument) }
         }
     }
 

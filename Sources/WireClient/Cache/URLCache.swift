@@ -99,8 +99,8 @@ public final class URLCache: Sendable {
     ///   - request: The request to answer; its URL and the fields the entry varies on are compared.
     ///   - limit: The largest entry file read here; a larger one is left to `cachedResponse(for:)`, which reads on
     ///     Wire's file threads.
-    /// - Returns: The entry; nil on a miss, when its file is larger than `limit`, or when the file does not decode
-    ///   (it is then removed, as `cachedResponse(for:)` would).
+    /// - Returns: The entry; nil on a miss, when its file is larger than `limit` or cannot be read now, or when the
+    ///   file does not decode (it is then removed, as `cachedResponse(for:)` would).
     public func cachedResponse(for request: ClientRequest, blockingReadsUpTo limit: Int) -> CachedResponse? {
         let key = Self.key(request.url)
         switch lookUp(key) {
@@ -112,8 +112,10 @@ public final class URLCache: Sendable {
             guard let files, size <= limit else { return nil }
             // The request's own URL when it is the key (no base, no fragment): one URL parse less per hit.
             let parsedURL = request.url.baseURL == nil && request.url.absoluteString == key ? request.url : nil
-            guard let bytes = files.readBlocking(name, upTo: limit),
-                  let entry = CacheEntryCodec.decode(bytes, url: key, parsedURL: parsedURL) else {
+            // Absent, unreadable (EMFILE) or grown past the limit since it was indexed (a store renamed a larger entry
+            // in): a miss, and the file stays; only bytes that do not decode are removed.
+            guard let bytes = files.readBlocking(name, upTo: limit) else { return nil }
+            guard let entry = CacheEntryCodec.decode(bytes, url: key, parsedURL: parsedURL) else {
                 state.withLock { _ = $0.disk.removeValue(forKey: name) }
                 files.removeBlocking(name)
                 return nil
@@ -144,7 +146,10 @@ public final class URLCache: Sendable {
     /// of the fields the response varies on. Nothing is stored for `Vary: *`; an entry larger than a tier's capacity
     /// skips that tier. A disk write that fails leaves the disk without the entry.
     public func storeCachedResponse(_ entry: CachedResponse, for request: ClientRequest) async {
-        guard let vary = CacheRules.varyValues(of: request, for: entry.response) else { return }
+        // A status HTTP cannot carry (a response made by hand, a will-cache hook's) is not stored: the entry format
+        // holds three digits, as the wire does.
+        guard (100...999).contains(entry.response.statusCode),
+              let vary = CacheRules.varyValues(of: request, for: entry.response) else { return }
         var entry = entry
         entry.varyValues = vary
         entry.response.metrics = nil

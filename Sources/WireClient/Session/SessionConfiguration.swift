@@ -19,7 +19,9 @@ public struct SessionConfiguration: Sendable {
     public var timeoutIntervalForResource: Duration = .seconds(7 * 24 * 3600)
     /// Header fields added to every request that lacks a field of the same name.
     public var httpAdditionalHeaders = HTTPHeaders()
-    /// Connections per origin at most; Wire's per-host pool limit of the session's own client. Default 6.
+    /// Connections per origin at most; Wire's per-host pool limit of the session's own client. Default 6. Requests
+    /// that ask different things of their connections (another `networkServiceType`, cellular access denied) have
+    /// pools of their own, each with this limit.
     public var httpMaximumConnectionsPerHost = 6
     /// The most bytes a data task buffers; a larger body fails the task with `.responseTooLarge`. Default 64 MiB.
     public var maximumBufferedResponseSize = 64 * 1_048_576

@@ -38,6 +38,8 @@ struct CacheRulesTests {
         ([("Date", date(t0)), ("Last-Modified", date(t0 - 100 * 86_400))], 86_400.0),  // capped at a day
         ([("Date", date(t0))], 0.0),
         ([("Cache-Control", "max-age=abc")], 0.0),
+        ([("Cache-Control", "max-age=60, max-age=86400")], 60.0),             // RFC 9111 §4.2.1: the first one
+        ([("Cache-Control", "max-age=60"), ("Cache-Control", "max-age=86400")], 60.0),
     ])
     func freshnessLifetime(fields: [(String, String)], expected: Double) {
         let entry = Self.entry(fields)

@@ -40,6 +40,29 @@ struct URLCacheDiskTests {
         #expect(Self.entryFiles(directory).isEmpty && reopened.currentDiskUsage == 0)
     }
 
+    @Test(arguments: [-1, 0, 99, 1000, Int.max])
+    func aStatusHTTPCannotCarryIsNotStoredAndDoesNotTrap(status: Int) async throws {
+        let directory = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 1 << 20, directory: directory)
+        var entry = Self.entry("/odd", bytes: 10)
+        entry.response.statusCode = status
+        await cache.storeCachedResponse(entry, for: Self.request("/odd"))
+        #expect(Self.entryFiles(directory).isEmpty && cache.currentMemoryUsage == 0)
+        #expect(await cache.cachedResponse(for: Self.request("/odd")) == nil)
+    }
+
+    @Test func anEntryFileOverTheBlockingLimitIsAMissButStays() async throws {
+        let directory = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+        await cache.storeCachedResponse(Self.entry("/big", bytes: 20_000), for: Self.request("/big"))
+        #expect(cache.cachedResponse(for: Self.request("/big"), blockingReadsUpTo: 1000) == nil)
+        // Still there for a reader allowed to read it.
+        #expect(Self.entryFiles(directory).count == 1)
+        #expect(cache.cachedResponse(for: Self.request("/big"), blockingReadsUpTo: 1 << 20)?.data.count == 20_000)
+    }
+
     @Test func theDiskTierEvictsTheLeastRecentlyUsedBeyondItsCapacityAcrossReopening() async throws {
         let directory = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: directory) }
