@@ -110,7 +110,7 @@ public final class CookieStorage: Sendable {
                     guard let host = CookieDomain.canonicalHost(of: url) else { continue }
                     let domainOK = cookie.isHostOnly ? host == cookie.domain : CookieDomain.domainMatches(host, cookie.domain)
                     guard domainOK, !cookie.isSecure || CookieDomain.isSecureOrigin(url) else { continue }
-                    if Self.wouldShadowSecureCookie(cookie, from: url, in: state) { continue }
+                    if Self.wouldShadowSecureCookie(cookie, from: url, in: state, now: now) { continue }
                 }
                 Self.insert(cookie, into: &state, now: now)
             }
@@ -129,7 +129,7 @@ public final class CookieStorage: Sendable {
         return state.withLock { state in
             guard state.acceptPolicy != .never else { return 0 }
             var stored = 0
-            for cookie in parsed where !Self.wouldShadowSecureCookie(cookie, from: url, in: state) {
+            for cookie in parsed where !Self.wouldShadowSecureCookie(cookie, from: url, in: state, now: now) {
                 Self.insert(cookie, into: &state, now: now)
                 stored += 1
             }
@@ -155,11 +155,11 @@ public final class CookieStorage: Sendable {
     /// RFC 6265bis §5.7 step 16 ("leave secure cookies alone"): an insecure origin may not set a non-Secure cookie
     /// that would overwrite or shadow a Secure one of the same name, a domain matching either way and a path the
     /// new cookie's path-matches; otherwise a man in the middle of plain http could replace a session cookie.
-    private static func wouldShadowSecureCookie(_ cookie: Cookie, from url: URL, in state: State) -> Bool {
+    private static func wouldShadowSecureCookie(_ cookie: Cookie, from url: URL, in state: State, now: Date) -> Bool {
         guard !cookie.isSecure, !CookieDomain.isSecureOrigin(url) else { return false }
         return state.cookies.values.contains { entry in
             let existing = entry.cookie
-            return existing.isSecure && existing.name == cookie.name
+            return existing.isSecure && existing.name == cookie.name && !existing.isExpired(at: now)
                 && (CookieDomain.domainMatches(existing.domain, cookie.domain) || CookieDomain.domainMatches(cookie.domain, existing.domain))
                 && CookiePath.matches(cookie.path, cookiePath: existing.path)
         }

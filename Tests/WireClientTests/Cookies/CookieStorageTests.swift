@@ -75,6 +75,17 @@ import WireClient
         #expect(storage.cookieHeader(for: URL(string: "https://example.com/")!)?.contains("session=rotated") == true)
     }
 
+    @Test func anExpiredSecureCookieNoLongerBlocksPlainHTTP() {
+        let clock = TestClock()
+        let storage = CookieStorage(now: { clock.now })
+        storage.storeCookies(fromResponseHeaders: Self.headers("session=old; Secure; Max-Age=60"), for: URL(string: "https://example.com/")!)
+        let plain = URL(string: "http://example.com/")!
+        #expect(storage.storeCookies(fromResponseHeaders: Self.headers("session=new"), for: plain) == 0)
+        clock.advance(61)
+        #expect(storage.storeCookies(fromResponseHeaders: Self.headers("session=new"), for: plain) == 1)
+        #expect(storage.cookieHeader(for: plain) == "session=new")
+    }
+
     @Test func headerOrderIsLongerPathFirstThenEarlierCreation() {
         let clock = TestClock()
         let storage = CookieStorage(now: { clock.now })
