@@ -74,6 +74,8 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
     }
 
     var pendingWriteBytes: Int { lower.pendingWriteBytes + writesBeforeHandshake.reduce(0) { $0 + $1.readableBytes } }
+    /// Progress in ciphertext: what the socket below has drained.
+    var drainedWriteBytes: UInt64 { lower.drainedWriteBytes }
     var isOpen: Bool { state != .closed }
     var localAddress: SocketAddress? { lower.localAddress }
     var remoteAddress: SocketAddress? { lower.remoteAddress }

@@ -39,8 +39,9 @@ extension HTTPServerConnection {
             var bodyConsumerBehind = false
             /// The peer ended its side before the request's end: no more body bytes can come.
             var readClosed = false
-            /// While a writer waits for queued response bytes to drain: how many were queued at the last check.
-            var sendStall: Int?
+            /// While a writer waits for queued response bytes to drain: the stream's drained-byte count (it only
+            /// grows) at the last check, so that more bytes queued meanwhile cannot hide a peer that reads nothing.
+            var sendStall: UInt64?
 
             /// Whether the server waits on the peer for body bytes: the request is not complete, the socket is
             /// read (not paused for the body's consumer, a stall that is the handler's), and the client is not
@@ -74,6 +75,8 @@ extension HTTPServerConnection {
             case armSendTimer
             /// Arm the idle timer: the last response has gone out and the connection waits for the next request.
             case armIdleTimer
+            /// The last response has gone out: arm the idle timer, read again and parse the requests that waited.
+            case resumeAfterDrain
             /// Arm the linger timer: the connection is closing, everything queued has gone out, and it waits
             /// briefly for the peer's end of stream.
             case armLingerTimer
@@ -116,7 +119,7 @@ extension HTTPServerConnection {
         /// Between requests or while closing, response bytes still queued at the last send check: the peer is still
         /// reading a response whose exchange ended, which the send timer bounds (by progress) before the idle or
         /// linger timer starts. nil otherwise.
-        private(set) var trailingSendStall: Int?
+        private(set) var trailingSendStall: UInt64?
         /// The peer's end of stream arrived while the connection was closing with writes still queued: once they
         /// drain, nothing is left to linger for.
         private(set) var peerEnded = false
@@ -126,7 +129,10 @@ extension HTTPServerConnection {
         /// Whether the socket should be read now, given every reason to pause.
         var isReadingEnabled: Bool {
             switch state {
-            case .idle, .readingHead, .closing: return true
+            // A response still going out holds the next request back: a peer that does not read gets no new
+            // exchange (and no fresh timer) until it does.
+            case .idle: return trailingSendStall == nil
+            case .readingHead, .closing: return true
             case .active(let exchange):
                 if exchange.bodyConsumerBehind { return false }
                 // Once the request is complete, what arrives belongs to the next request: it waits.
@@ -138,7 +144,8 @@ extension HTTPServerConnection {
         /// Whether the shell should feed bytes to the parser now.
         var isParsing: Bool {
             switch state {
-            case .idle, .readingHead: return true
+            case .idle: return trailingSendStall == nil
+            case .readingHead: return true
             case .active(let exchange): return !exchange.requestComplete
             case .closing, .closed: return false
             }
@@ -232,6 +239,10 @@ extension HTTPServerConnection {
             case .closing where trailingSendStall != nil:
                 peerEnded = true
                 return .none
+            case .readingHead where pendingWriteBytes > 0:
+                peerEnded = true
+                state = .closing
+                return .finishWritesAndClose
             case .idle, .readingHead, .closing:
                 state = .closed
                 return .abortConnection
@@ -301,26 +312,26 @@ extension HTTPServerConnection {
             return .bodyReadTimedOut(exchange.response == .pending ? HTTPStatus(code: 408) : nil)
         }
 
-        /// The send timer fired while a writer waits for the queue to drain.
-        /// - Parameter pendingWriteBytes: The bytes queued now. Fewer than at the last check means the peer reads,
-        ///   however slowly, and the wait goes on for another timeout; as many or more means it read nothing.
-        mutating func sendTimeoutFired(pendingWriteBytes: Int) -> Action {
+        /// The send timer fired while queued bytes wait to go out.
+        /// - Parameter drainedWriteBytes: The stream's drained-byte count now. More than at the last check means the
+        ///   peer reads, however slowly, and the wait goes on for another timeout; the same means it read nothing.
+        mutating func sendTimeoutFired(drainedWriteBytes: UInt64) -> Action {
             if state == .idle || state == .closing, let previous = trailingSendStall {
-                // The last response is still going out: progress keeps the connection, a stall closes it.
-                guard pendingWriteBytes < previous else {
+                // A response whose exchange ended is still going out: progress keeps the connection, a stall ends it.
+                guard drainedWriteBytes > previous else {
                     trailingSendStall = nil
                     state = .closed
-                    return .abortConnection
+                    return .sendTimedOut
                 }
-                trailingSendStall = pendingWriteBytes
+                trailingSendStall = drainedWriteBytes
                 return .armSendTimer
             }
             guard case .active(var exchange) = state, let previous = exchange.sendStall else { return .none }
-            guard pendingWriteBytes < previous else {
+            guard drainedWriteBytes > previous else {
                 state = .closed
                 return .sendTimedOut
             }
-            exchange.sendStall = pendingWriteBytes
+            exchange.sendStall = drainedWriteBytes
             state = .active(exchange)
             return .armSendTimer
         }
@@ -389,11 +400,12 @@ extension HTTPServerConnection {
             return .discardRequestBody
         }
 
-        /// A writer of the exchange started waiting for `pendingWriteBytes` queued bytes to drain.
-        mutating func writerBlocked(pendingWriteBytes: Int) -> Action {
+        /// A writer of the exchange started waiting for queued bytes to drain; `drainedWriteBytes` is the stream's
+        /// drained-byte count now, the baseline of the progress check.
+        mutating func writerBlocked(drainedWriteBytes: UInt64) -> Action {
             // A second writer waiting on the same stall keeps the check already under way.
             guard case .active(var exchange) = state, exchange.sendStall == nil else { return .none }
-            exchange.sendStall = pendingWriteBytes
+            exchange.sendStall = drainedWriteBytes
             state = .active(exchange)
             return .armSendTimer
         }
@@ -401,20 +413,22 @@ extension HTTPServerConnection {
         /// The exchange ended and the connection stays, with `pendingWriteBytes` of the response still queued: the
         /// send timer bounds the peer's reading of it (by progress, as during the exchange), and the idle timer
         /// starts once it is all out, so a slow but steady reader of a large response is not cut off as idle.
-        mutating func enteredIdle(pendingWriteBytes: Int) -> Action {
+        /// Reading stays paused meanwhile (`isReadingEnabled`), so a peer that does not read cannot start exchanges
+        /// that would re-arm the timer.
+        mutating func enteredIdle(pendingWriteBytes: Int, drainedWriteBytes: UInt64) -> Action {
             guard case .idle = state else { return .none }
             guard pendingWriteBytes > 0 else {
                 trailingSendStall = nil
                 return .armIdleTimer
             }
-            trailingSendStall = pendingWriteBytes
+            trailingSendStall = drainedWriteBytes
             return .armSendTimer
         }
 
         /// The connection started closing (end of stream queued after the response) with `pendingWriteBytes` still
         /// to go out: the send timer bounds them by progress, and the linger timer starts once they are out, so a
         /// slow but steady reader of a `Connection: close` response gets all of it.
-        mutating func enteredClosing(pendingWriteBytes: Int) -> Action {
+        mutating func enteredClosing(pendingWriteBytes: Int, drainedWriteBytes: UInt64) -> Action {
             guard case .closing = state else { return .none }
             guard pendingWriteBytes > 0 else {
                 trailingSendStall = nil
@@ -424,7 +438,7 @@ extension HTTPServerConnection {
                 }
                 return .armLingerTimer
             }
-            trailingSendStall = pendingWriteBytes
+            trailingSendStall = drainedWriteBytes
             return .armSendTimer
         }
 
@@ -432,7 +446,7 @@ extension HTTPServerConnection {
         mutating func writesDrained() -> Action {
             if case .idle = state, trailingSendStall != nil {
                 trailingSendStall = nil
-                return .armIdleTimer
+                return .resumeAfterDrain
             }
             if case .closing = state, trailingSendStall != nil {
                 trailingSendStall = nil

@@ -196,7 +196,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         timer.disarm()
         // A pipelined request behind a response still going out: its bytes stay bounded by send progress, even
         // while this request's handler writes nothing (a long poll).
-        if stream.pendingWriteBytes > 0 { perform(machine.writerBlocked(pendingWriteBytes: stream.pendingWriteBytes)) }
+        if stream.pendingWriteBytes > 0 { perform(machine.writerBlocked(drainedWriteBytes: stream.drainedWriteBytes)) }
         lastExchangeID &+= 1
         let id = lastExchangeID
         exchange = ExchangeContext(id: id, isHeadRequest: head.method == .head, requestVersion: head.version)
@@ -311,6 +311,10 @@ final class HTTPServerConnection: ByteStreamDelegate {
             timer.arm(.send, afterNanoseconds: context.sendTimeoutNanoseconds)
         case .armIdleTimer:
             timer.arm(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
+        case .resumeAfterDrain:
+            timer.arm(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
+            stream.setReadingEnabled(true)
+            processWaiting()
         case .armLingerTimer:
             timer.arm(.linger, afterNanoseconds: context.configuration.lingerTimeout.nanoseconds)
         case .finishWritesAndClose:
@@ -332,8 +336,9 @@ final class HTTPServerConnection: ByteStreamDelegate {
             perform(machine.bodyBytesAwaited())
         case .prepareForNextRequest:
             exchange = nil
-            perform(machine.enteredIdle(pendingWriteBytes: stream.pendingWriteBytes))
-            stream.setReadingEnabled(true)
+            perform(machine.enteredIdle(pendingWriteBytes: stream.pendingWriteBytes, drainedWriteBytes: stream.drainedWriteBytes))
+            // Paused while the response still goes out (`resumeAfterDrain` reads again).
+            stream.setReadingEnabled(machine.isReadingEnabled)
             processWaiting()
         case .writeErrorResponseAndClose(let status), .failBodyAndWriteErrorResponseAndClose(let status):
             endExchange(error: HTTPServerError(.connectionClosed, detail: "request refused with \(status)"))
@@ -395,7 +400,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         stream.shutdownWrite()
         // Decided before reading resumes: re-enabling may read the peer's end of stream at once, and that must
         // find the queued bytes accounted for rather than close over them.
-        perform(machine.enteredClosing(pendingWriteBytes: stream.pendingWriteBytes))
+        perform(machine.enteredClosing(pendingWriteBytes: stream.pendingWriteBytes, drainedWriteBytes: stream.drainedWriteBytes))
         if stream.isOpen { stream.setReadingEnabled(true) }
     }
 
@@ -414,7 +419,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         case .idle: perform(machine.idleTimeoutFired())
         case .header: perform(machine.headerTimeoutFired())
         case .bodyRead: perform(machine.bodyReadTimeoutFired())
-        case .send: perform(machine.sendTimeoutFired(pendingWriteBytes: stream.pendingWriteBytes))
+        case .send: perform(machine.sendTimeoutFired(drainedWriteBytes: stream.drainedWriteBytes))
         case .linger: perform(machine.lingerTimeoutFired())
         }
     }
@@ -422,10 +427,12 @@ final class HTTPServerConnection: ByteStreamDelegate {
     // MARK: Writing back-pressure
 
     func streamDidDrainWrites(_ stream: any ByteStream) {
-        perform(machine.writesDrained())
+        // Writers first: their bytes are out, whatever the machine decides next (a closing connection whose peer
+        // already ended closes now, and that must not fail writes that were delivered).
         let waiters = drainWaiters
         drainWaiters.removeAll()
         for waiter in waiters { waiter.resume() }
+        perform(machine.writesDrained())
     }
 
     /// Resumes `continuation` once the queued bytes are written, or fails it if the exchange is gone.
@@ -442,7 +449,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
             drainWaiters.append(continuation)
             // Bounded by the send timer while its exchange runs; after the response ended, by the send timer of
             // the idle or closing connection, or of the pipelined exchange that started behind it.
-            if exchange?.id == id { perform(machine.writerBlocked(pendingWriteBytes: stream.pendingWriteBytes)) }
+            if exchange?.id == id { perform(machine.writerBlocked(drainedWriteBytes: stream.drainedWriteBytes)) }
         }
     }
 

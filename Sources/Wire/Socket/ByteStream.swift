@@ -10,6 +10,10 @@ package protocol ByteStream: AnyObject {
     var delegate: (any ByteStreamDelegate)? { get set }
     /// Bytes accepted by `write` and not yet taken by the kernel (or the TLS engine).
     var pendingWriteBytes: Int { get }
+    /// Queued bytes the kernel has taken so far, over the stream's life: it only grows, so a writer measures the
+    /// peer's progress with it even while more is queued (a send timeout's "no progress"). Bytes that went out
+    /// at once, never queued, are not counted.
+    var drainedWriteBytes: UInt64 { get }
     /// Whether the stream is still open.
     var isOpen: Bool { get }
     /// The error the stream closed with; nil while open and after an orderly close. A stream

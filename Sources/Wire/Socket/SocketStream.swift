@@ -27,6 +27,7 @@ package final class SocketStream: FileRegionStream, Selectable {
     /// File regions waiting their turn, in order; each goes out once the byte queue's head reaches its position.
     @exclusivity(unchecked) private var fileQueue: [QueuedFile] = []
     @exclusivity(unchecked) package private(set) var pendingWriteBytes = 0
+    @exclusivity(unchecked) package private(set) var drainedWriteBytes: UInt64 = 0
     @exclusivity(unchecked) private var readingEnabled = true
     @exclusivity(unchecked) private var writeShutdownRequested = false
     @exclusivity(unchecked) private var state = State.open
@@ -204,6 +205,7 @@ package final class SocketStream: FileRegionStream, Selectable {
             return false
         }
         pendingWriteBytes -= written
+        drainedWriteBytes &+= UInt64(written)
         while written > 0 {
             let front = writeQueue[writeQueueHead].readableBytes
             if written >= front {
@@ -237,6 +239,7 @@ package final class SocketStream: FileRegionStream, Selectable {
             return nil
         case .processed(let sent):
             pendingWriteBytes -= sent
+            drainedWriteBytes &+= UInt64(sent)
             fileQueue[0].remaining -= sent
             if fileQueue[0].remaining == 0 { fileQueue.removeFirst() }
             return sent

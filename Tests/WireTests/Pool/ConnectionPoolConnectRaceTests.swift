@@ -133,6 +133,7 @@ private final class HeldCloseStream: ByteStream, ByteStreamDelegate {
 
     var eventLoop: EventLoop { lower.eventLoop }
     var pendingWriteBytes: Int { 0 }
+    var drainedWriteBytes: UInt64 { 0 }
     var isOpen: Bool { timing == .beforeAttach ? !lowerClosed : !delivered }
     var closeError: (any Error)? { isOpen ? nil : held }
     var localAddress: SocketAddress? { lower.localAddress }

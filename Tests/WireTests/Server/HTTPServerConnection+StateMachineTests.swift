@@ -272,29 +272,29 @@ struct HTTPServerConnectionStateMachineTests {
         var machine = active()
         _ = machine.requestEndReceived()
         _ = machine.responseHeadSent(allowsKeepAlive: true)
-        #expect(machine.writerBlocked(pendingWriteBytes: 1000) == .armSendTimer)
+        #expect(machine.writerBlocked(drainedWriteBytes: 0) == .armSendTimer)
         // A second waiter keeps the check under way.
-        #expect(machine.writerBlocked(pendingWriteBytes: 900) == .none)
-        #expect(machine.sendTimeoutFired(pendingWriteBytes: 600) == .armSendTimer)
-        #expect(machine.sendTimeoutFired(pendingWriteBytes: 600) == .sendTimedOut)
+        #expect(machine.writerBlocked(drainedWriteBytes: 100) == .none)
+        #expect(machine.sendTimeoutFired(drainedWriteBytes: 400) == .armSendTimer)
+        #expect(machine.sendTimeoutFired(drainedWriteBytes: 400) == .sendTimedOut)
         #expect(machine.state == .closed)
-        #expect(machine.sendTimeoutFired(pendingWriteBytes: 600) == .none)
+        #expect(machine.sendTimeoutFired(drainedWriteBytes: 400) == .none)
     }
 
     @Test func drainedWritesMakeTheSendTimerStale() {
         var machine = active()
         _ = machine.requestEndReceived()
         _ = machine.responseHeadSent(allowsKeepAlive: true)
-        #expect(machine.writerBlocked(pendingWriteBytes: 1000) == .armSendTimer)
+        #expect(machine.writerBlocked(drainedWriteBytes: 0) == .armSendTimer)
         #expect(machine.writesDrained() == .none)
         #expect(machine.writesDrained() == .none)
-        #expect(machine.sendTimeoutFired(pendingWriteBytes: 5000) == .none)
+        #expect(machine.sendTimeoutFired(drainedWriteBytes: 1000) == .none)
         // The next stall is measured from its own start.
-        #expect(machine.writerBlocked(pendingWriteBytes: 5000) == .armSendTimer)
-        #expect(machine.sendTimeoutFired(pendingWriteBytes: 4000) == .armSendTimer)
+        #expect(machine.writerBlocked(drainedWriteBytes: 1000) == .armSendTimer)
+        #expect(machine.sendTimeoutFired(drainedWriteBytes: 2000) == .armSendTimer)
         var idle = Machine()
-        #expect(idle.writerBlocked(pendingWriteBytes: 1000) == .none)
-        #expect(idle.sendTimeoutFired(pendingWriteBytes: 1000) == .none)
+        #expect(idle.writerBlocked(drainedWriteBytes: 0) == .none)
+        #expect(idle.sendTimeoutFired(drainedWriteBytes: 0) == .none)
     }
 
     @Test func aSendStallHoldsTheSlotAndTheBodyClockReturnsAfterTheDrain() {
@@ -302,7 +302,7 @@ struct HTTPServerConnectionStateMachineTests {
         var machine = active()
         _ = machine.responseHeadSent(allowsKeepAlive: true)
         #expect(machine.bodyBytesAwaited() == .armBodyReadTimer)
-        #expect(machine.writerBlocked(pendingWriteBytes: 1000) == .armSendTimer)
+        #expect(machine.writerBlocked(drainedWriteBytes: 0) == .armSendTimer)
         // Reads while the writer waits leave the send timer in the slot.
         #expect(machine.bodyBytesAwaited() == .none)
         #expect(machine.bodyReadTimeoutFired() == .none)
@@ -316,25 +316,25 @@ struct HTTPServerConnectionStateMachineTests {
         _ = machine.responseHeadSent(allowsKeepAlive: true)
         #expect(machine.responseEnded() == .prepareForNextRequest)
         // All written: the idle timer at once, as before.
-        #expect(machine.enteredIdle(pendingWriteBytes: 0) == .armIdleTimer)
+        #expect(machine.enteredIdle(pendingWriteBytes: 0, drainedWriteBytes: 0) == .armIdleTimer)
         // Still queued: the send timer, re-armed while the peer reads, the idle timer once it is all out.
-        #expect(machine.enteredIdle(pendingWriteBytes: 8000) == .armSendTimer)
-        #expect(machine.sendTimeoutFired(pendingWriteBytes: 5000) == .armSendTimer)
-        #expect(machine.writesDrained() == .armIdleTimer)
-        #expect(machine.sendTimeoutFired(pendingWriteBytes: 0) == .none)
+        #expect(machine.enteredIdle(pendingWriteBytes: 8000, drainedWriteBytes: 0) == .armSendTimer)
+        #expect(machine.sendTimeoutFired(drainedWriteBytes: 3000) == .armSendTimer)
+        #expect(machine.writesDrained() == .resumeAfterDrain)
+        #expect(machine.sendTimeoutFired(drainedWriteBytes: 8000) == .none)
         #expect(machine.idleTimeoutFired() == .abortConnection)
     }
 
     @Test func aPeerThatStopsReadingTheLastResponseIsCut() {
         var machine = Machine()
-        #expect(machine.enteredIdle(pendingWriteBytes: 8000) == .armSendTimer)
-        #expect(machine.sendTimeoutFired(pendingWriteBytes: 8000) == .abortConnection)
+        #expect(machine.enteredIdle(pendingWriteBytes: 8000, drainedWriteBytes: 0) == .armSendTimer)
+        #expect(machine.sendTimeoutFired(drainedWriteBytes: 0) == .sendTimedOut)
         #expect(machine.state == .closed)
         // A next request starting meanwhile takes the connection out of idle and the stale check with it.
         var next = Machine()
-        #expect(next.enteredIdle(pendingWriteBytes: 8000) == .armSendTimer)
+        #expect(next.enteredIdle(pendingWriteBytes: 8000, drainedWriteBytes: 0) == .armSendTimer)
         #expect(next.partialHeadReceived() == .scheduleHeaderTimer)
-        #expect(next.sendTimeoutFired(pendingWriteBytes: 8000) == .none)
+        #expect(next.sendTimeoutFired(drainedWriteBytes: 0) == .none)
         #expect(next.writesDrained() == .none)
     }
 
@@ -343,8 +343,8 @@ struct HTTPServerConnectionStateMachineTests {
         _ = machine.requestEndReceived()
         _ = machine.responseHeadSent(allowsKeepAlive: false)
         _ = machine.responseEnded()
-        #expect(machine.enteredClosing(pendingWriteBytes: 9000) == .armSendTimer)
-        #expect(machine.sendTimeoutFired(pendingWriteBytes: 4000) == .armSendTimer)
+        #expect(machine.enteredClosing(pendingWriteBytes: 9000, drainedWriteBytes: 0) == .armSendTimer)
+        #expect(machine.sendTimeoutFired(drainedWriteBytes: 5000) == .armSendTimer)
         #expect(machine.writesDrained() == .armLingerTimer)
         #expect(machine.lingerTimeoutFired() == .abortConnection)
 
@@ -352,25 +352,25 @@ struct HTTPServerConnectionStateMachineTests {
         _ = stalled.requestEndReceived()
         _ = stalled.responseHeadSent(allowsKeepAlive: false)
         _ = stalled.responseEnded()
-        #expect(stalled.enteredClosing(pendingWriteBytes: 9000) == .armSendTimer)
-        #expect(stalled.sendTimeoutFired(pendingWriteBytes: 9000) == .abortConnection)
+        #expect(stalled.enteredClosing(pendingWriteBytes: 9000, drainedWriteBytes: 0) == .armSendTimer)
+        #expect(stalled.sendTimeoutFired(drainedWriteBytes: 0) == .sendTimedOut)
         #expect(stalled.state == .closed)
     }
 
     @Test func aHalfCloseWhileTheLastResponseGoesOutClosesOnceItIsOut() {
         // The peer's end of stream while idle with bytes queued: send them, then close without lingering.
         var machine = Machine()
-        #expect(machine.enteredIdle(pendingWriteBytes: 5000) == .armSendTimer)
+        #expect(machine.enteredIdle(pendingWriteBytes: 5000, drainedWriteBytes: 0) == .armSendTimer)
         #expect(machine.readEOF(pendingWriteBytes: 5000) == .finishWritesAndClose)
         #expect(machine.state == .closing)
-        #expect(machine.enteredClosing(pendingWriteBytes: 5000) == .armSendTimer)
+        #expect(machine.enteredClosing(pendingWriteBytes: 5000, drainedWriteBytes: 0) == .armSendTimer)
         #expect(machine.writesDrained() == .abortConnection)
         // While closing with bytes queued, the peer's end of stream waits for them.
         var closing = active()
         _ = closing.requestEndReceived()
         _ = closing.responseHeadSent(allowsKeepAlive: false)
         _ = closing.responseEnded()
-        #expect(closing.enteredClosing(pendingWriteBytes: 5000) == .armSendTimer)
+        #expect(closing.enteredClosing(pendingWriteBytes: 5000, drainedWriteBytes: 0) == .armSendTimer)
         #expect(closing.readEOF(pendingWriteBytes: 3000) == .none)
         #expect(closing.writesDrained() == .abortConnection)
         // With nothing queued, the end of stream closes at once, as before.
@@ -384,5 +384,15 @@ struct HTTPServerConnectionStateMachineTests {
         #expect(machine.state == .closing)
         var empty = Machine()
         #expect(empty.shutdownRequested(pendingWriteBytes: 0) == .abortConnection)
+    }
+
+    @Test func aResponseStillGoingOutHoldsTheNextRequestBack() {
+        var machine = Machine()
+        #expect(machine.enteredIdle(pendingWriteBytes: 5000, drainedWriteBytes: 100) == .armSendTimer)
+        #expect(!machine.isReadingEnabled && !machine.isParsing)
+        // Progress is the drained count growing, however much more is queued meanwhile.
+        #expect(machine.sendTimeoutFired(drainedWriteBytes: 101) == .armSendTimer)
+        #expect(machine.writesDrained() == .resumeAfterDrain)
+        #expect(machine.isReadingEnabled && machine.isParsing)
     }
 }

@@ -99,7 +99,7 @@ extension IOSuite {
                 let size = 8 << 20
                 let harness = try await ServerHarness.start(configure: {
                     $0.idleTimeout = .milliseconds(300)
-                    $0.sendTimeout = .milliseconds(300)
+                    $0.sendTimeout = .seconds(1)
                 }) { _, response in
                     try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]),
                                                body: ByteBuffer(bytes: [UInt8](repeating: 0x63, count: size)))
@@ -165,7 +165,7 @@ extension IOSuite {
                 let harness = try await ServerHarness.start(configure: {
                     $0.lingerTimeout = .milliseconds(300)
                     $0.idleTimeout = .milliseconds(300)
-                    $0.sendTimeout = .milliseconds(300)
+                    $0.sendTimeout = .seconds(1)
                 }) { _, response in
                     try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]),
                                                body: ByteBuffer(bytes: [UInt8](repeating: 0x65, count: size)))
@@ -214,11 +214,40 @@ extension IOSuite {
             }
         }
 
+        /// A peer that reads nothing but keeps sending requests must not keep the connection alive: while a response
+        /// is still queued the server reads no further request, so nothing re-arms the send timer.
+        @Test func aPeerThatNeverReadsButKeepsAskingIsStillCut() async throws {
+            try await withTimeout(seconds: 20) {
+                let size = 8 << 20
+                let harness = try await ServerHarness.start(configure: {
+                    $0.idleTimeout = .seconds(60)
+                    $0.sendTimeout = .milliseconds(300)
+                }) { _, response in
+                    try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]),
+                                               body: ByteBuffer(bytes: [UInt8](repeating: 0x66, count: size)))
+                }
+                let client = try await harness.connect(receiveBufferSize: 16 << 10)
+                try await client.setReading(false)
+                try await client.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(await eventually { harness.server.connectionCount == 1 })
+                var sent = 1
+                // A request every 100 ms, as a peer pacing its asks would: the connection still ends.
+                while harness.server.connectionCount > 0 && sent < 60 {
+                    try await Task.sleep(for: .milliseconds(100))
+                    try? await client.send("GET /\(sent) HTTP/1.1\r\nHost: x\r\n\r\n")
+                    sent += 1
+                }
+                #expect(harness.server.connectionCount == 0, "still open after \(sent) requests")
+                await client.close()
+                await harness.stop()
+            }
+        }
+
         @Test func aClientReadingSlowlyButSteadilyGetsTheWholeResponse() async throws {
             try await withTimeout(seconds: 30) {
                 let size = 8 << 20
                 let (outcomes, outcome) = AsyncStream.makeStream(of: String.self)
-                let harness = try await ServerHarness.start(configure: { $0.sendTimeout = .milliseconds(300) }) {
+                let harness = try await ServerHarness.start(configure: { $0.sendTimeout = .seconds(1) }) {
                     _, response in
                     // One write, so one wait for the drain that lasts far longer than the send timeout: only the
                     // progress made meanwhile keeps it going.
@@ -232,7 +261,9 @@ extension IOSuite {
                 let client = try await harness.connect(receiveBufferSize: 64 << 10)
                 try await client.setReading(false)
                 try await client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-                // 256 KiB every 50 ms: about 1.6 s for the body, far beyond 300 ms, with progress in every 300 ms.
+                // 256 KiB every 50 ms: about 1.6 s for the body, beyond the 1 s timeout, with progress in every second
+                // (a 1 s timeout leaves room for the kernel, which reports a full send buffer writable only once a
+                // third of it is free).
                 var target = 0
                 while target < size {
                     try await Task.sleep(for: .milliseconds(50))

@@ -16,6 +16,7 @@ final class PeerStream: ByteStream {
     private var unread = ByteBuffer()
 
     var pendingWriteBytes: Int { 0 }
+    var drainedWriteBytes: UInt64 { 0 }
     var localAddress: SocketAddress? { nil }
     var remoteAddress: SocketAddress? { nil }
 

@@ -24,6 +24,7 @@ extension IOSuite {
 
             var eventLoop: EventLoop { socket.eventLoop }
             var pendingWriteBytes: Int { socket.pendingWriteBytes }
+            var drainedWriteBytes: UInt64 { socket.drainedWriteBytes }
             var isOpen: Bool { !closed && socket.isOpen }
             var closeError: (any Error)? { socket.closeError }
             var localAddress: SocketAddress? { socket.localAddress }

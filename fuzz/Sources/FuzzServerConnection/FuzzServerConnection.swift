@@ -21,6 +21,8 @@ struct ServerConnectionRun {
     var parser = HTTP1Parser(kind: .request)
     var parserFailed = false
     var shutDown = false
+    /// The stream's drained-byte count as the script moves it: it only grows.
+    var drained: UInt64 = 0
 
     init(input: [UInt8]) {
         script = EventScript(input)
@@ -33,14 +35,15 @@ struct ServerConnectionRun {
             steps += 1
             let before = machine.state
             let action: Machine.Action
-            switch script.choice(16) {
+            switch script.choice(26) {
             case 0, 1, 2:
                 let bytes = script.take(Int(script.byte() % 48) + 1)
                 feed(bytes)
                 continue
             case 3:
-                checker.note("readEOF")
-                action = machine.readEOF()
+                let pending = Int(script.byte() % 4)
+                checker.note("readEOF(\(pending))")
+                action = machine.readEOF(pendingWriteBytes: pending)
             case 4:
                 checker.note("idleTimeout")
                 action = machine.idleTimeoutFired()
@@ -70,7 +73,7 @@ struct ServerConnectionRun {
             case 11:
                 checker.note("shutdown")
                 shutDown = true
-                action = machine.shutdownRequested()
+                action = machine.shutdownRequested(pendingWriteBytes: Int(script.byte() % 4))
             case 12:
                 checker.note("streamClosed")
                 action = machine.streamClosed()
@@ -80,6 +83,30 @@ struct ServerConnectionRun {
             case 14:
                 checker.note("consumerCaughtUp")
                 action = machine.bodyConsumerCaughtUp()
+            case 15:
+                checker.note("bodyBytesAwaited")
+                action = machine.bodyBytesAwaited()
+            case 16:
+                checker.note("bodyReadTimeout")
+                action = machine.bodyReadTimeoutFired()
+            case 17:
+                drained += UInt64(script.byte() % 3)
+                checker.note("sendTimeout(\(drained))")
+                action = machine.sendTimeoutFired(drainedWriteBytes: drained)
+            case 18:
+                checker.note("writerBlocked(\(drained))")
+                action = machine.writerBlocked(drainedWriteBytes: drained)
+            case 19:
+                checker.note("writesDrained")
+                action = machine.writesDrained()
+            case 20:
+                let pending = Int(script.byte() % 4)
+                checker.note("enteredIdle(\(pending))")
+                action = machine.enteredIdle(pendingWriteBytes: pending, drainedWriteBytes: drained)
+            case 21:
+                let pending = Int(script.byte() % 4)
+                checker.note("enteredClosing(\(pending))")
+                action = machine.enteredClosing(pendingWriteBytes: pending, drainedWriteBytes: drained)
             default:
                 let code = [400, 408, 413, 431, 501, 505][script.choice(6)]
                 checker.note("parseError(\(code))")
@@ -158,8 +185,14 @@ struct ServerConnectionRun {
             checker.check(!machine.isReadingEnabled && !machine.isParsing, "a closed connection still reads or parses")
         }
         switch action {
-        case .abortConnection:
-            checker.check(after == .closed, "abort left the connection \(after)")
+        case .abortConnection, .sendTimedOut:
+            checker.check(after == .closed, "\(action) left the connection \(after)")
+        case .bodyReadTimedOut, .finishWritesAndClose:
+            checker.check(after == .closing, "\(action) left the connection \(after)")
+        case .armLingerTimer:
+            checker.check(after == .closing, "the linger timer armed in state \(after)")
+        case .armIdleTimer, .resumeAfterDrain:
+            checker.check(after == .idle, "the idle timer armed in state \(after)")
         case .closeConnection, .writeErrorResponseAndClose, .failBodyAndWriteErrorResponseAndClose:
             checker.check(after == .closing, "a close left the connection \(after)")
         case .prepareForNextRequest:
@@ -167,7 +200,8 @@ struct ServerConnectionRun {
             checker.check(!shutDown, "a connection was kept for another request after shutdown")
         case .startHandler:
             checker.check({ if case .active = after { return true } else { return false } }(), "a handler started outside an exchange")
-        case .none, .scheduleHeaderTimer, .sendContinue, .pauseReading, .resumeReading, .discardRequestBody, .failRequestBody:
+        case .none, .scheduleHeaderTimer, .sendContinue, .pauseReading, .resumeReading, .discardRequestBody, .failRequestBody,
+             .armBodyReadTimer, .armSendTimer:
             break
         }
         if case .active(let exchange) = after {
