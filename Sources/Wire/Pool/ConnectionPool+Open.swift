@@ -57,13 +57,15 @@ extension ConnectionPool {
         }
     }
 
-    /// Asks `admission` about a connected socket, here off the loop (the check may read files); a refused socket is
-    /// closed on its loop before the error is thrown.
+    /// Asks `admission` about a connected socket on Wire's blocking pool, neither on the loop nor on Swift's
+    /// cooperative threads, since a check may block (a netlink dump, file reads); a refused socket is closed on its
+    /// loop before the error is thrown.
     private static func admit(_ socket: LoopBound<Socket>, by admission: any ConnectionAdmission, on loop: EventLoop) async throws(ConnectionPoolError) {
         let (local, remote) = try await onLoop(loop) { () throws -> (SocketAddress, SocketAddress) in
             (try socket.value.localAddress(), try socket.value.remoteAddress())
         }
-        guard let reason = admission.refusal(local: local, remote: remote) else { return }
+        let refusal = await BlockingPool.shared.run { () -> String? in admission.refusal(local: local, remote: remote) }
+        guard let reason = refusal else { return }
         try? await loop.submit { try? socket.value.close() }
         throw .notAdmitted(reason: reason, local: local, remote: remote)
     }

@@ -35,7 +35,8 @@ public struct ConnectionRequirements: Hashable, Sendable {
 }
 
 /// Decides whether a freshly connected socket may carry requests: an interface rule such as "never over a
-/// cellular modem". It is asked once per new connection, off the event loop, with the socket's two addresses.
+/// cellular modem". It is asked once per new connection, with the socket's two addresses, on one of Wire's blocking
+/// threads (never an event loop or a Swift concurrency thread), so it may block briefly.
 ///
 /// An object, because its identity is part of the pool key: keep one instance per rule rather than making one per
 /// request, or every request gets pools of its own.
