@@ -48,14 +48,22 @@ struct SessionContentDecodingTests {
         }
     }
 
-    @Test func dataAndDownloadTasksDecodeAndCountWireBytes() async throws {
+    /// Runs `body` against the test server with a manager (configured by `configure`) that hands bodies back as
+    /// `Data`, invalidated afterwards.
+    static func withServer(_ configure: (inout SessionConfiguration) -> Void = { _ in },
+                           _ body: (Bodies, LoopbackServer, SessionManager) async throws -> Void) async throws {
         let bodies = try Bodies()
+        try await LoopbackServer.with(Self.handler(bodies)) { server in
+            let manager = rawDataManager(configure)
+            defer { manager.invalidateSession(cancelingTasks: true) }
+            try await body(bodies, server, manager)
+        }
+    }
+
+    @Test func dataAndDownloadTasksDecodeAndCountWireBytes() async throws {
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try await LoopbackServer.with(Self.handler(bodies)) { server in
-            let manager = SessionManager()
-            manager.responseSerializer = HTTPResponseSerializer()
-            defer { manager.invalidateSession(cancelingTasks: true) }
+        try await Self.withServer { bodies, server, manager in
             let tasks = Recorder<SessionTask>()
             let pieces = Recorder<Data>()
             manager.dataTaskDidReceiveData = { task, data in
@@ -86,11 +94,7 @@ struct SessionContentDecodingTests {
     }
 
     @Test func aCallersAcceptEncodingIsLeftAloneAndASessionMayOptOut() async throws {
-        let bodies = try Bodies()
-        try await LoopbackServer.with(Self.handler(bodies)) { server in
-            let manager = SessionManager()
-            manager.responseSerializer = HTTPResponseSerializer()
-            defer { manager.invalidateSession(cancelingTasks: true) }
+        try await Self.withServer { bodies, server, manager in
             var request = ClientRequest(url: server.url("/plain"))
             request.headers = ["Accept-Encoding": "identity"]
             let plain = try await manager.data(for: request)
@@ -124,13 +128,9 @@ struct SessionContentDecodingTests {
     }
 
     @Test func aTruncatedStreamAndABombAreTypedErrors() async throws {
-        let bodies = try Bodies()
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try await LoopbackServer.with(Self.handler(bodies)) { server in
-            let manager = SessionManager()
-            manager.responseSerializer = HTTPResponseSerializer()
-            defer { manager.invalidateSession(cancelingTasks: true) }
+        try await Self.withServer { bodies, server, manager in
             let truncated = await Self.decodingFailure { () throws(ClientError) in
                 try await manager.data(for: ClientRequest(url: server.url("/truncated")))
             }
@@ -155,13 +155,7 @@ struct SessionContentDecodingTests {
     }
 
     @Test func responsesWithoutABodyAreNotDecodedAndTheBufferLimitCountsDecodedBytes() async throws {
-        let bodies = try Bodies()
-        try await LoopbackServer.with(Self.handler(bodies)) { server in
-            var configuration = SessionConfiguration.default
-            configuration.maximumBufferedResponseSize = 100_000
-            let manager = SessionManager(configuration: configuration)
-            manager.responseSerializer = HTTPResponseSerializer()
-            defer { manager.invalidateSession(cancelingTasks: true) }
+        try await Self.withServer({ $0.maximumBufferedResponseSize = 100_000 }) { bodies, server, manager in
             var head = ClientRequest(url: server.url("/head"))
             head.method = "HEAD"
             let headResult = try await manager.data(for: head)

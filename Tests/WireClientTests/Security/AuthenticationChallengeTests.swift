@@ -18,14 +18,6 @@ struct AuthenticationChallengeTests {
         }
     }
 
-    static func manager(_ configure: (inout SessionConfiguration) -> Void = { _ in }) -> SessionManager {
-        var configuration = SessionConfiguration()
-        configure(&configuration)
-        let manager = SessionManager(configuration: configuration)
-        manager.responseSerializer = HTTPResponseSerializer()
-        return manager
-    }
-
     static func status(_ manager: SessionManager, _ url: URL) async -> Int? {
         do {
             return try await manager.data(for: ClientRequest(url: url)).response?.statusCode
@@ -37,14 +29,14 @@ struct AuthenticationChallengeTests {
 
     @Test func withoutAHookThe401IsDelivered() async throws {
         try await LoopbackServer.with(Self.handler) { server in
-            #expect(await Self.status(Self.manager(), server.url("/basic")) == 401)
+            #expect(await Self.status(rawDataManager(), server.url("/basic")) == 401)
             #expect(server.requests.count == 1)
         }
     }
 
     @Test func aCredentialFromTheHookIsSentAndTheChallengeDescribed() async throws {
         try await LoopbackServer.with(Self.handler) { server in
-            let manager = Self.manager()
+            let manager = rawDataManager()
             let seen = Recorder<AuthenticationChallenge>()
             manager.taskDidReceiveAuthenticationChallenge = { _, challenge in
                 seen.record(challenge)
@@ -62,7 +54,7 @@ struct AuthenticationChallengeTests {
 
     @Test func aRefusedCredentialIsNotSentTwice() async throws {
         try await LoopbackServer.with(Self.handler) { server in
-            let manager = Self.manager()
+            let manager = rawDataManager()
             let counts = Recorder<Int>()
             manager.taskDidReceiveAuthenticationChallenge = { _, challenge in
                 counts.record(challenge.previousFailureCount)
@@ -80,11 +72,11 @@ struct AuthenticationChallengeTests {
             let url = server.url("/basic")
             storage.setCredential(user: "alice", password: "s3cret", for: ProtectionSpace(
                 host: "127.0.0.1", port: url.port!, urlScheme: "http", authenticationMethod: "Basic", realm: #"wire "tests""#))
-            let manager = Self.manager { $0.credentialStorage = storage }
+            let manager = rawDataManager { $0.credentialStorage = storage }
             manager.taskDidReceiveAuthenticationChallenge = { _, _ in .performDefaultHandling }
             #expect(await Self.status(manager, url) == 200)
 
-            let empty = Self.manager { $0.credentialStorage = CredentialStorage() }
+            let empty = rawDataManager { $0.credentialStorage = CredentialStorage() }
             empty.taskDidReceiveAuthenticationChallenge = { _, _ in .performDefaultHandling }
             #expect(await Self.status(empty, url) == 401)
         }
@@ -92,10 +84,10 @@ struct AuthenticationChallengeTests {
 
     @Test func cancelFailsTheTaskAndRejectingDeliversThe401() async throws {
         try await LoopbackServer.with(Self.handler) { server in
-            let cancelling = Self.manager()
+            let cancelling = rawDataManager()
             cancelling.taskDidReceiveAuthenticationChallenge = { _, _ in .cancel }
             #expect(await Self.status(cancelling, server.url("/basic")) == -999)
-            let rejecting = Self.manager()
+            let rejecting = rawDataManager()
             rejecting.taskDidReceiveAuthenticationChallenge = { _, _ in .rejectProtectionSpace }
             #expect(await Self.status(rejecting, server.url("/basic")) == 401)
             #expect(server.requests.count == 2)
@@ -111,7 +103,7 @@ struct AuthenticationChallengeTests {
                 try await writer.reply(401, headers: ["WWW-Authenticate": #"Bearer error="invalid realm=evil", xrealm=no, realm=api"#])
             }
         }) { server in
-            let manager = Self.manager()
+            let manager = rawDataManager()
             let realms = Recorder<String?>()
             manager.taskDidReceiveAuthenticationChallenge = { _, challenge in
                 realms.record(challenge.realm)

@@ -76,17 +76,9 @@ struct ConnectionRulesTests {
         return text.split(separator: " ").compactMap { Int($0) }
     }
 
-    static func manager(_ configure: (inout SessionConfiguration) -> Void = { _ in }) -> SessionManager {
-        var configuration = SessionConfiguration()
-        configure(&configuration)
-        let manager = SessionManager(configuration: configuration)
-        manager.responseSerializer = HTTPResponseSerializer()
-        return manager
-    }
-
     @Test func eachServiceTypeMarksItsSYNAndHasConnectionsOfItsOwn() async throws {
         try await Self.withClassServer { base async throws in
-            let manager = Self.manager()
+            let manager = rawDataManager()
             defer { manager.invalidateSession(cancelingTasks: true) }
             // One after another, so each service type's pool keeps its one connection.
             #expect(try await Self.connectionAndClass(manager, base) == [1, 0])
@@ -102,7 +94,7 @@ struct ConnectionRulesTests {
 
     @Test func theSessionsServiceTypeAppliesOverIPv6Too() async throws {
         try await Self.withClassServer(ipv6: true) { base async throws in
-            let manager = Self.manager { $0.networkServiceType = .voice }
+            let manager = rawDataManager { $0.networkServiceType = .voice }
             defer { manager.invalidateSession(cancelingTasks: true) }
             #expect(try await Self.connectionAndClass(manager, base) == [1, 0xB8])
             // A request's own value overrides the session's.
@@ -123,7 +115,7 @@ struct ConnectionRulesTests {
         let sysfs = try Self.cellularLoopback()
         defer { try? FileManager.default.removeItem(atPath: sysfs) }
         try await LoopbackServer.with({ _, writer in try await writer.reply(200, "ok") }) { server in
-            let denying = Self.manager {
+            let denying = rawDataManager {
                 $0.allowsCellularAccess = false
                 $0.interfaceClassifier = InterfaceClassifier(sysfsRoot: sysfs)
             }
@@ -142,7 +134,7 @@ struct ConnectionRulesTests {
             var allowed = ClientRequest(url: server.url("/"))
             allowed.allowsCellularAccess = true
             #expect(try await denying.data(for: allowed).response?.statusCode == 200)
-            let realSysfs = Self.manager { $0.allowsCellularAccess = false }
+            let realSysfs = rawDataManager { $0.allowsCellularAccess = false }
             defer { realSysfs.invalidateSession(cancelingTasks: true) }
             #expect(try await realSysfs.data(for: ClientRequest(url: server.url("/"))).response?.statusCode == 200)
             #expect(server.requests.count == 2)

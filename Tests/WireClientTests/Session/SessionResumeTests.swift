@@ -55,6 +55,20 @@ struct SessionResumeTests {
         return (data.all.first ?? nil, Int64(written.current), error)
     }
 
+    /// Downloads `url` on a new manager, cancels it for resume data after 128 KiB, and resumes it into
+    /// `folder/file`.
+    static func cutAndResume(_ url: URL, into folder: String) async throws
+        -> (cut: (data: Data?, written: Int64, error: ClientError?), finished: Finished, destination: String) {
+        let manager = SessionManager()
+        manager.responseSerializer = HTTPResponseSerializer()
+        let cut = await cancel(after: 128 << 10, on: manager) {
+            manager.downloadTask(with: ClientRequest(url: url), completionHandler: $0)
+        }
+        let resumeData = try #require(cut.data)
+        let destination = folder + "/file"
+        return (cut, await finish(resumeData, on: manager, to: destination), destination)
+    }
+
     /// Resumes from `resumeData` into `destination` and waits for the completion.
     static func finish(_ resumeData: Data, on manager: SessionManager, to destination: String) async -> Finished {
         let resumes = Recorder<[Int64]>()
@@ -196,14 +210,7 @@ struct SessionResumeTests {
                     body: ByteBuffer(bytes: Array(body[offset..<offset + 10])))
             }
         }) { server in
-            let manager = SessionManager()
-            manager.responseSerializer = HTTPResponseSerializer()
-            let cut = await Self.cancel(after: 128 << 10, on: manager) {
-                manager.downloadTask(with: ClientRequest(url: server.url("/file")), completionHandler: $0)
-            }
-            let resumeData = try #require(cut.data)
-            let destination = folder + "/file"
-            let finished = await Self.finish(resumeData, on: manager, to: destination)
+            let (cut, finished, destination) = try await Self.cutAndResume(server.url("/file"), into: folder)
             #expect(finished.error == nil)
             #expect(finished.resumes == [[0, Int64(body.count)]])
             #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == body)
@@ -228,14 +235,7 @@ struct SessionResumeTests {
                 "Content-Range": "bytes \(offset)-9223372036854775807/*", "ETag": "\"v1\""]),
                 body: ByteBuffer(bytes: Array(body[offset...])))
         }) { server in
-            let manager = SessionManager()
-            manager.responseSerializer = HTTPResponseSerializer()
-            let cut = await Self.cancel(after: 128 << 10, on: manager) {
-                manager.downloadTask(with: ClientRequest(url: server.url("/file")), completionHandler: $0)
-            }
-            let resumeData = try #require(cut.data)
-            let destination = folder + "/file"
-            let finished = await Self.finish(resumeData, on: manager, to: destination)
+            let (cut, finished, destination) = try await Self.cutAndResume(server.url("/file"), into: folder)
             #expect(finished.error == nil)
             #expect(finished.resumes == [[cut.written, -1]])
             #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == body)

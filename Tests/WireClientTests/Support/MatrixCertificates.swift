@@ -107,10 +107,6 @@ final class MatrixCertificates: Sendable {
             cat rogueleaf.pem intermediate.pem > forged-chain.pem
             cat misissued.pem intermediate.pem > forgedTrusted-chain.pem
             """#
-        let status = try runBash(script.replacingOccurrences(of: "\n            ", with: "\n"), environment: ["PKI": folder])
-        guard status == 0 else {
-            let log = (try? String(contentsOfFile: path("openssl.log"), encoding: .utf8)) ?? ""
-            throw OpenSSLFailed(message: "openssl exited \(status): \(log)")
-        }
+        try runPKIScript(script, in: folder)
     }
 }

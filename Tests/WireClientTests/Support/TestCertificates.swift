@@ -74,11 +74,7 @@ final class TestCertificates: Sendable {
             cat otherleaf.pem other.pem intermediate.pem > forged-trusted-chain.pem
             openssl x509 -in intermediate.pem -outform DER -out intermediate.cer
             """#
-        let status = try runBash(script.replacingOccurrences(of: "\n            ", with: "\n"), environment: ["PKI": folder])
-        guard status == 0 else {
-            let log = (try? String(contentsOfFile: path("openssl.log"), encoding: .utf8)) ?? ""
-            throw OpenSSLFailed(message: "openssl exited \(status): \(log)")
-        }
+        try runPKIScript(script, in: folder)
     }
 
     /// The DER bytes of the first certificate of a PEM file.
@@ -94,4 +90,14 @@ final class TestCertificates: Sendable {
 struct OpenSSLFailed: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
+}
+
+/// Runs a certificate-making bash script (written indented inside a Swift literal) with `$PKI` set to `folder`; the
+/// script sends openssl's errors to `openssl.log`, which a failure quotes.
+func runPKIScript(_ script: String, in folder: String) throws {
+    let status = try runBash(script.replacingOccurrences(of: "\n            ", with: "\n"), environment: ["PKI": folder])
+    guard status == 0 else {
+        let log = (try? String(contentsOfFile: folder + "/openssl.log", encoding: .utf8)) ?? ""
+        throw OpenSSLFailed(message: "openssl exited \(status): \(log)")
+    }
 }

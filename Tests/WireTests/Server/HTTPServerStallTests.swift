@@ -97,33 +97,14 @@ extension IOSuite {
         @Test func aResponseQueuedWholeIsReadSlowlyPastTheIdleTimeout() async throws {
             try await withTimeout(seconds: 30) {
                 let size = 8 << 20
-                let harness = try await ServerHarness.start(configure: {
+                let harness = try await Self.wholeResponseServer(size: size) {
                     $0.idleTimeout = .milliseconds(300)
                     $0.sendTimeout = .seconds(1)
-                }) { _, response in
-                    try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]),
-                                               body: ByteBuffer(bytes: [UInt8](repeating: 0x63, count: size)))
                 }
                 let client = try await harness.connect(receiveBufferSize: 64 << 10)
                 try await client.setReading(false)
                 try await client.send("GET /whole HTTP/1.1\r\nHost: x\r\n\r\n")
-                var target = 0
-                while target < size {
-                    try await Task.sleep(for: .milliseconds(50))
-                    target += 256 << 10
-                    try await client.setReading(true)
-                    let count = await client.waitForReceivedCount(atLeast: target)
-                    try await client.setReading(false)
-                    // Once the last bytes have left the server for the kernels' buffers, its idle timer may close
-                    // the connection behind them; before that, a close cuts the response.
-                    let closed = await client.isClosedByPeer()
-                    if closed && count >= size { break }
-                    guard !closed else {
-                        Issue.record("the server closed the connection after \(count) bytes")
-                        break
-                    }
-                }
-                try await client.setReading(true)
+                try await Self.readSlowly(client, size: size)
                 let response = try #require(try await client.readResponses(1).first)
                 #expect(response.status == 200 && response.body.count == size)
                 // Once it is all out, the idle timer runs as usual and closes the kept-alive connection.
@@ -134,8 +115,17 @@ extension IOSuite {
             }
         }
 
-        /// Reads the response to `request` 256 KiB every 50 ms, its reading paused in between; records an issue if the
-        /// server ends the connection before `size` body bytes (and the head) came.
+        /// A server whose handler answers every request with `size` bytes in one `respond(_:body:)`: the whole
+        /// response is queued at once and the exchange ends before it has gone out.
+        private static func wholeResponseServer(size: Int, configure: (inout HTTPServerConfiguration) -> Void) async throws -> ServerHarness {
+            let body = ByteBuffer(bytes: [UInt8](repeating: 0x61, count: size))
+            return try await ServerHarness.start(configure: configure) { _, response in
+                try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]), body: body)
+            }
+        }
+
+        /// Reads a response 256 KiB every 50 ms, reading paused in between; records an issue if the server ends the
+        /// connection before `size` bytes came.
         private static func readSlowly(_ client: RawClient, size: Int) async throws {
             var target = 0
             while target < size {
@@ -162,13 +152,10 @@ extension IOSuite {
         func aClosingConnectionSendsItsLastResponseToASlowReader(halfClose: Bool) async throws {
             try await withTimeout(seconds: 30) {
                 let size = 8 << 20
-                let harness = try await ServerHarness.start(configure: {
+                let harness = try await Self.wholeResponseServer(size: size) {
                     $0.lingerTimeout = .milliseconds(300)
                     $0.idleTimeout = .milliseconds(300)
                     $0.sendTimeout = .seconds(1)
-                }) { _, response in
-                    try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]),
-                                               body: ByteBuffer(bytes: [UInt8](repeating: 0x65, count: size)))
                 }
                 let client = try await harness.connect(receiveBufferSize: 64 << 10)
                 try await client.setReading(false)
@@ -191,12 +178,9 @@ extension IOSuite {
             try await withTimeout(seconds: 20) {
                 let before = await descriptorBaseline()
                 let size = 64 << 20
-                let harness = try await ServerHarness.start(configure: {
+                let harness = try await Self.wholeResponseServer(size: size) {
                     $0.idleTimeout = .seconds(60)
                     $0.sendTimeout = .milliseconds(300)
-                }) { _, response in
-                    try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]),
-                                               body: ByteBuffer(bytes: [UInt8](repeating: 0x64, count: size)))
                 }
                 let client = try await harness.connect(receiveBufferSize: 16 << 10)
                 try await client.setReading(false)
@@ -219,12 +203,9 @@ extension IOSuite {
         @Test func aPeerThatNeverReadsButKeepsAskingIsStillCut() async throws {
             try await withTimeout(seconds: 20) {
                 let size = 8 << 20
-                let harness = try await ServerHarness.start(configure: {
+                let harness = try await Self.wholeResponseServer(size: size) {
                     $0.idleTimeout = .seconds(60)
                     $0.sendTimeout = .milliseconds(300)
-                }) { _, response in
-                    try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]),
-                                               body: ByteBuffer(bytes: [UInt8](repeating: 0x66, count: size)))
                 }
                 let client = try await harness.connect(receiveBufferSize: 16 << 10)
                 try await client.setReading(false)
@@ -264,19 +245,7 @@ extension IOSuite {
                 // 256 KiB every 50 ms: about 1.6 s for the body, beyond the 1 s timeout, with progress in every second
                 // (a 1 s timeout leaves room for the kernel, which reports a full send buffer writable only once a
                 // third of it is free).
-                var target = 0
-                while target < size {
-                    try await Task.sleep(for: .milliseconds(50))
-                    target += 256 << 10
-                    try await client.setReading(true)
-                    let count = await client.waitForReceivedCount(atLeast: target)
-                    try await client.setReading(false)
-                    guard await !client.isClosedByPeer() else {
-                        Issue.record("the server closed the connection after \(count) bytes")
-                        break
-                    }
-                }
-                try await client.setReading(true)
+                try await Self.readSlowly(client, size: size)
                 let response = try #require(try await client.readResponses(1).first)
                 #expect(response.status == 200)
                 #expect(response.body.count == size)
