@@ -1,5 +1,5 @@
 /// Proleptic Gregorian calendar arithmetic on Unix seconds, without a calendar library: the one copy behind
-/// HTTP-dates, the server's `Date` line and WireTLS's certificate times.
+/// HTTP-dates, the server's `Date` line, WireTLS's certificate times and WireClient's cookie dates.
 extension HTTPFieldDate {
     /// Whole days since 1970-01-01 and the second within that day (0–86399) of `seconds` since the Unix epoch,
     /// rounding towards the past, so a negative time falls on the day before the epoch.
@@ -24,7 +24,7 @@ extension HTTPFieldDate {
 
     /// Days since 1970-01-01 of a proleptic Gregorian date, by the inverse of `civilDate` (Howard Hinnant's
     /// days_from_civil).
-    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+    package static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
         let shiftedYear = month <= 2 ? year - 1 : year
         let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
         let yearOfEra = shiftedYear - era * 400
@@ -34,7 +34,7 @@ extension HTTPFieldDate {
     }
 
     /// The number of days in `month` (1–12) of `year`.
-    static func daysInMonth(_ month: Int, year: Int) -> Int {
+    package static func daysInMonth(_ month: Int, year: Int) -> Int {
         switch month {
         case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: 30

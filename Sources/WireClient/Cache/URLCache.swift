@@ -54,7 +54,7 @@ public final class URLCache: Sendable {
         }
         state = Mutex(initial)
         if let files {
-            for name in evicted { try? FileManager.default.removeItem(atPath: files.path + "/" + name) }
+            for name in evicted { files.removeBlocking(name) }
         }
     }
 
@@ -82,8 +82,7 @@ public final class URLCache: Sendable {
         }
         guard let files else { return nil }
         guard let bytes = await files.read(name), let entry = CacheEntryCodec.decode(bytes, url: key) else {
-            state.withLock { _ = $0.disk.removeValue(forKey: name) }
-            await files.remove(name)
+            await removeFile(name)
             return nil
         }
         files.touch(name)

@@ -92,10 +92,7 @@ extension Cookie {
 
     /// Whitespace (space and tab) removed at both ends.
     private static func trimmed(_ text: Substring) -> String {
-        var slice = text[...]
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
-        return String(slice)
+        String(text.trimmingSpacesAndTabs())
     }
 
     /// No control characters (RFC 6265bis §5.7 step 1), so a stored cookie cannot break the field it is sent in. A

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Wire
 
 /// The cookie date algorithm of RFC 6265 §5.1.1: the tokens of any common date format (RFC 1123, RFC 850 with a
 /// two-digit year, asctime, and the variants servers send) in any order, UTC.
@@ -23,8 +24,8 @@ enum CookieDate {
         guard let time, let day, let month, var year else { return nil }
         if (70...99).contains(year) { year += 1900 } else if (0...69).contains(year) { year += 2000 }
         guard year >= 1601, time.hour <= 23, time.minute <= 59, time.second <= 59,
-              day >= 1, day <= daysIn(month: month, year: year) else { return nil }
-        let days = daysFromEpoch(year: year, month: month, day: day)
+              day >= 1, day <= HTTPFieldDate.daysInMonth(month, year: year) else { return nil }
+        let days = HTTPFieldDate.daysSinceEpoch(year: year, month: month, day: day)
         let seconds = days * 86_400 + time.hour * 3_600 + time.minute * 60 + time.second
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
@@ -81,23 +82,5 @@ enum CookieDate {
         guard token.count >= 3 else { return nil }
         let prefix = String(decoding: token.prefix(3), as: UTF8.self).lowercased()
         return monthNames.firstIndex(of: prefix).map { $0 + 1 }
-    }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    private static func daysFromEpoch(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

@@ -1,3 +1,5 @@
+public import Wire
+
 /// A content coding of `Content-Encoding` (RFC 9110 §8.4.1) that WireClient decodes.
 public enum ContentCoding: String, Sendable, Hashable, CaseIterable {
     /// No transformation: bytes pass through.
@@ -15,10 +17,16 @@ public enum ContentCoding: String, Sendable, Hashable, CaseIterable {
     /// identity is supported: a stacked value (`deflate, gzip`) throws, as does any other coding.
     /// - Parameter contentEncoding: The field's value (all `Content-Encoding` lines joined by commas), or nil.
     /// - Throws: `ContentDecodingError.unsupportedCoding` with the value.
+    /// The coding of every `Content-Encoding` field of `headers`, joined as one value (see `init(contentEncoding:)`).
+    /// - Throws: `ContentDecodingError.unsupportedCoding` with the value.
+    public init(headers: HTTPHeaders) throws(ContentDecodingError) {
+        try self.init(contentEncoding: headers["Content-Encoding"].joined(separator: ","))
+    }
+
     public init(contentEncoding: String?) throws(ContentDecodingError) {
         var found: ContentCoding?
         for token in (contentEncoding ?? "").split(separator: ",") {
-            let name = token.trimmingWhitespace().lowercased()
+            let name = token.trimmingSpacesAndTabs().lowercased()
             let coding: ContentCoding
             switch name {
             case "", "identity": continue
@@ -30,15 +38,5 @@ public enum ContentCoding: String, Sendable, Hashable, CaseIterable {
             found = coding
         }
         self = found ?? .identity
-    }
-}
-
-extension Substring {
-    /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    fileprivate func trimmingWhitespace() -> Substring {
-        var text = self
-        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
-        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
-        return text
     }
 }

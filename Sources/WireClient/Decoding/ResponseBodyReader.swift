@@ -27,7 +27,7 @@ struct ResponseBodyReader {
         var coding = ContentCoding.identity
         if configuration.decodesContent, let response, Self.mayDecode(response, method: request.method) {
             do {
-                coding = try ContentCoding(contentEncoding: response.headers["Content-Encoding"].joined(separator: ","))
+                coding = try ContentCoding(headers: response.headers)
             } catch {
                 // A coding the caller asked for with its own Accept-Encoding is the caller's to decode.
                 let callerChose = request.headers.contains(name: "Accept-Encoding")

@@ -176,7 +176,7 @@ extension SessionManager {
 
     /// `text` without spaces and tabs around it.
     private static func trimmed(_ text: String) -> String {
-        String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        String(text[...].trimmingSpacesAndTabs())
     }
 
     /// The size of the file at `path` now.

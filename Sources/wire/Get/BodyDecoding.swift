@@ -20,9 +20,8 @@ struct BodyDecoding {
     /// The decoding for a body with `headers` (a response from `--cache-dir`'s cache, stored as it came).
     /// - Throws: `TransferFailure` 61 for an unknown coding.
     init(headers: HTTPHeaders, compressed: Bool) throws(TransferFailure) {
-        let value = compressed ? headers["Content-Encoding"].joined(separator: ",") : nil
         do {
-            let coding = try ContentCoding(contentEncoding: value)
+            let coding = compressed ? try ContentCoding(headers: headers) : .identity
             decoder = coding == .identity ? nil : try ContentDecoder(coding: coding, limits: ContentDecodingLimits())
         } catch {
             throw Self.failure(error)

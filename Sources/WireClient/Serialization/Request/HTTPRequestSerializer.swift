@@ -152,7 +152,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     /// - Parameter decoder: The decoder.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        httpRequestHeaders = try HeaderPairs.decode(container.decode([[String]].self, forKey: .headers), in: container, forKey: .headers)
+        httpRequestHeaders = try HeaderPairs.decode(from: container, forKey: .headers)
         queryStringStyle = try container.decode(QueryStringSerializationStyle.self, forKey: .queryStringStyle)
         httpMethodsEncodingParametersInURI = Set(try container.decode([String].self, forKey: .httpMethodsEncodingParametersInURI))
         allowsCellularAccess = try container.decodeIfPresent(Bool.self, forKey: .allowsCellularAccess)
@@ -167,7 +167,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     /// - Parameter encoder: The encoder.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(httpRequestHeaders.map { [$0.name, $0.value] }, forKey: .headers)
+        try HeaderPairs.encode(httpRequestHeaders, to: &container, forKey: .headers)
         try container.encode(queryStringStyle, forKey: .queryStringStyle)
         try container.encode(httpMethodsEncodingParametersInURI.sorted(), forKey: .httpMethodsEncodingParametersInURI)
         try container.encodeIfPresent(allowsCellularAccess, forKey: .allowsCellularAccess)
