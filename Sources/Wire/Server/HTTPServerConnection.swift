@@ -398,8 +398,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
     private func closeLingering() {
         guard stream.isOpen else { return }
         stream.shutdownWrite()
-        // Decided before reading resumes: re-enabling may read the peer's end of stream at once, and that must
-        // find the queued bytes accounted for rather than close over them.
+        // Decided before reading resumes, so that an end of stream read next finds the queued bytes accounted for.
         perform(machine.enteredClosing(pendingWriteBytes: stream.pendingWriteBytes, drainedWriteBytes: stream.drainedWriteBytes))
         if stream.isOpen { stream.setReadingEnabled(true) }
     }

@@ -165,7 +165,14 @@ extension IOSuite {
                 } else {
                     try await client.send("GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 }
-                try await Self.readSlowly(client, size: size)
+                if halfClose {
+                    // The server read the end of stream with the response queued; the half-closed client now reads
+                    // at full speed, because a paused SocketStream closes at the full hang-up the server's close
+                    // brings and drops what it had not read yet (a client-side limit, noted).
+                    try await client.setReading(true)
+                } else {
+                    try await Self.readSlowly(client, size: size)
+                }
                 let bytes = await client.readUntilClosed()
                 let response = try #require(try ParsedResponse.parseAll(bytes, methods: [.get]).first)
                 #expect(response.status == 200 && response.body.count == size)
