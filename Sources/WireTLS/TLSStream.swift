@@ -21,7 +21,8 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
     }
 
     let eventLoop: EventLoop
-    weak var delegate: (any ByteStreamDelegate)? {
+    /// Held strongly until the stream closes, as `SocketStream` holds its delegate (no side table on a hot object).
+    var delegate: (any ByteStreamDelegate)? {
         didSet {
             // Plaintext may have been decrypted before anyone listened (the client attaches its
             // HTTP connection one hop after the handshake).

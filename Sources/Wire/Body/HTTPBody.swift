@@ -108,21 +108,39 @@ public enum HTTPBodyError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// The side of a `BodyChannel` that produces its bytes (a connection reading a message body), as the channel tells
+/// it to go on after a pause or to give up. Called without the channel's lock held, from the consumer's thread.
+///
+/// A protocol rather than two closures: a connection hands a small struct (its loop-bound reference and the
+/// message's number), which an existential holds inline, where two closures cost two allocations per message.
+protocol BodyProducer: Sendable {
+    /// The consumer caught up below the low watermark: produce again.
+    func resumeProducing()
+    /// The consumer went away (cancelled, or the body dropped unread): the rest will never be read.
+    func consumerAbandoned()
+}
+
+/// A producer given as two closures, for producers that are not on a hot path.
+private struct ClosureBodyProducer: BodyProducer {
+    let onDemand: @Sendable () -> Void
+    let onCancel: @Sendable () -> Void
+    func resumeProducing() { onDemand() }
+    func consumerAbandoned() { onCancel() }
+}
+
 /// The hand-over point between a connection (the producer, on its loop) and the task reading
 /// the body (the consumer, anywhere). Thread-safe through one mutex; the producer is told to
 /// pause and resume through the return value of `yield` and the `onDemand` hook.
 final class BodyChannel: Sendable {
     private struct State {
-        var chunks: [ByteBuffer] = []
-        var head = 0
+        var chunks = ChunkQueue()
         var bufferedBytes = 0
         var ending: Ending = .open
         var waiter: CheckedContinuation<ByteBuffer?, any Error>?
         var producerPaused = false
         var consumerClaimed = false
         var consumerGone = false
-        var onDemand: (@Sendable () -> Void)?
-        var onCancel: (@Sendable () -> Void)?
+        var producer: (any BodyProducer)?
         var onFirstRead: (@Sendable () -> Void)?
         var finishHooks: [@Sendable () -> Void] = []
         var isOver = false
@@ -148,12 +166,17 @@ final class BodyChannel: Sendable {
     /// Sets the producer's hooks: `onDemand` resumes reading, `onCancel` abandons the body
     /// (the connection must close). Both are called without the lock held.
     func setProducerHooks(onDemand: @escaping @Sendable () -> Void, onCancel: @escaping @Sendable () -> Void) {
+        setProducer(ClosureBodyProducer(onDemand: onDemand, onCancel: onCancel))
+    }
+
+    /// Sets who produces the body: it is told to resume after a pause, or that the consumer has gone (at once if
+    /// it already has).
+    func setProducer(_ producer: some BodyProducer) {
         let cancelNow = state.withLock { state -> Bool in
-            state.onDemand = onDemand
-            state.onCancel = onCancel
+            state.producer = producer
             return state.consumerGone
         }
-        if cancelNow { onCancel() }
+        if cancelNow { producer.consumerAbandoned() }
     }
 
     /// Calls `hook` once when the body is over: finished, failed or abandoned (at once if it is).
@@ -212,7 +235,7 @@ final class BodyChannel: Sendable {
             guard case .open = state.ending else { return (nil, []) }
             state.ending = ending
             let hooks = Self.takeFinishHooks(&state)
-            guard state.head == state.chunks.count else { return (nil, hooks) }
+            guard state.chunks.isEmpty else { return (nil, hooks) }
             defer { state.waiter = nil }
             return (state.waiter, hooks)
         }
@@ -254,25 +277,19 @@ final class BodyChannel: Sendable {
         return isFirst
     }
 
-    private enum Outcome { case chunk(ByteBuffer, resume: (@Sendable () -> Void)?), end, error(any Error), wait }
+    private enum Outcome { case chunk(ByteBuffer, resume: (any BodyProducer)?), end, error(any Error), wait }
 
     /// What the consumer gets now: a buffered chunk, the end, the error, or `.wait` (then `waiter`, if given, is
     /// stored to be resumed by the producer).
     private func take(registering waiter: CheckedContinuation<ByteBuffer?, any Error>?) -> Outcome {
         state.withLock { state -> Outcome in
             if state.consumerGone { return .error(HTTPBodyError.cancelled) }
-            if state.head < state.chunks.count {
-                let chunk = state.chunks[state.head]
-                state.head += 1
+            if let chunk = state.chunks.popFirst() {
                 state.bufferedBytes -= chunk.readableBytes
-                if state.head == state.chunks.count {
-                    state.chunks.removeAll(keepingCapacity: state.chunks.capacity <= 64)
-                    state.head = 0
-                }
-                var resume: (@Sendable () -> Void)?
+                var resume: (any BodyProducer)?
                 if state.producerPaused && state.bufferedBytes < lowWatermark {
                     state.producerPaused = false
-                    resume = state.onDemand
+                    resume = state.producer
                 }
                 return .chunk(chunk, resume: resume)
             }
@@ -295,7 +312,7 @@ final class BodyChannel: Sendable {
         if !Task.isCancelled {
             switch take(registering: nil) {
             case .chunk(let chunk, let resume):
-                resume?()
+                resume?.resumeProducing()
                 return chunk
             case .end: return nil
             case .error(let error): throw error
@@ -306,7 +323,7 @@ final class BodyChannel: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
                 switch take(registering: continuation) {
                 case .chunk(let chunk, let resume):
-                    resume?()
+                    resume?.resumeProducing()
                     continuation.resume(returning: chunk)
                 case .end: continuation.resume(returning: nil)
                 case .error(let error): continuation.resume(throwing: error)
@@ -320,19 +337,53 @@ final class BodyChannel: Sendable {
 
     /// The consumer gives up: pending and future reads fail, and the producer is told.
     func cancel() {
-        let (waiter, onCancel, hooks) = state.withLock { state -> (CheckedContinuation<ByteBuffer?, any Error>?, (@Sendable () -> Void)?, [@Sendable () -> Void]) in
+        let (waiter, producer, hooks) = state.withLock { state -> (CheckedContinuation<ByteBuffer?, any Error>?, (any BodyProducer)?, [@Sendable () -> Void]) in
             guard !state.consumerGone else { return (nil, nil, []) }
             state.consumerGone = true
             state.chunks.removeAll()
-            state.head = 0
             state.bufferedBytes = 0
             let hooks = Self.takeFinishHooks(&state)
             defer { state.waiter = nil }
-            if case .open = state.ending { return (state.waiter, state.onCancel, hooks) }
+            if case .open = state.ending { return (state.waiter, state.producer, hooks) }
             return (state.waiter, nil, hooks)
         }
         waiter?.resume(throwing: HTTPBodyError.cancelled)
-        onCancel?()
+        producer?.consumerAbandoned()
         for hook in hooks { hook() }
+    }
+}
+
+/// The chunks a channel holds, oldest first. The first waits in a field of its own: a small body, one chunk, needs
+/// no array (one allocation per response saved); a longer run queues in an array kept for reuse.
+private struct ChunkQueue {
+    private var first: ByteBuffer?
+    private var rest: [ByteBuffer] = []
+    private var restHead = 0
+
+    var isEmpty: Bool { first == nil }
+
+    mutating func append(_ chunk: ByteBuffer) {
+        if first == nil { first = chunk } else { rest.append(chunk) }
+    }
+
+    mutating func popFirst() -> ByteBuffer? {
+        guard let chunk = first else { return nil }
+        if restHead < rest.count {
+            first = rest[restHead]
+            restHead += 1
+            if restHead == rest.count {
+                rest.removeAll(keepingCapacity: rest.capacity <= 64)
+                restHead = 0
+            }
+        } else {
+            first = nil
+        }
+        return chunk
+    }
+
+    mutating func removeAll() {
+        first = nil
+        rest.removeAll()
+        restHead = 0
     }
 }

@@ -225,6 +225,15 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
         return copy
     }
 
+    /// The readable bytes `offset..<offset+length` (relative to `readerIndex`) copied into a buffer of their own,
+    /// exactly that large: unlike a slice, it keeps nothing else of this buffer's storage alive.
+    package func copy(at offset: Int, length: Int) -> ByteBuffer {
+        precondition(offset >= 0 && length >= 0 && offset + length <= readableBytes, "copy out of readable range")
+        var copy = ByteBuffer(capacity: length)
+        withUnsafeReadableBytes { bytes in copy.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])) }
+        return copy
+    }
+
     /// The readable bytes as an array (a copy).
     public var readableBytesArray: [UInt8] { withUnsafeReadableBytes { Array($0) } }
 

@@ -88,8 +88,8 @@ extension HTTPClient {
         do { try HTTP1Serializer.writeRequestHead(head, framing: .asInHeaders, into: &headBytes) } catch {
             throw HTTPClientError(.invalidRequest, "\(error)")
         }
-        metrics.update { $0.requestHead = headBytes }
-        let headBuffer = ByteBuffer(bytes: headBytes)
+        let headToSend = headBytes
+        metrics.update { $0.requestHead = headToSend }
         let readTimeout = configuration.readTimeout
         var attempt = 0
         while true {
@@ -108,10 +108,10 @@ extension HTTPClient {
                         $0.localAddress = value.localAddress
                         $0.transportSecurity = value.securityInfo
                     }
-                    return value.start(head: headBuffer, inlineBody: nil, method: .connect, keepAlive: true,
+                    return value.start(head: headToSend, inlineBody: nil, method: .connect, keepAlive: true,
                                        requestComplete: true, readTimeout: readTimeout, metrics: metrics)
                 }
-                abort.setCurrent { error in connection.loop.execute { connection.value.abort(exchangeID, with: error) } }
+                abort.setCurrent(connection, exchangeID)
                 let start = try await promise.get()
                 return HTTPConnectResponse(head: start.head, tunnel: start.tunnel, body: start.body, metrics: metrics)
             } catch let error as HTTPClientError {

@@ -205,14 +205,11 @@ public final class HTTPClient: Sendable {
     /// takes a connection.
     private func prepare(url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders,
                          body: HTTPClientRequest.Body?) throws(HTTPClientError) -> PreparedRequest {
-        var head = HTTPRequestHead(method: method, target: url.target, headers: headers)
-        let host = head.headers.contains(name: "host") ? nil : url.hostHeader
-        let userAgent = configuration.userAgent.flatMap { head.headers.contains(name: "user-agent") ? nil : $0 }
-        // One allocation for the fields added here, not one per growth step of each.
-        head.headers.reserveCapacity(addingFields: (host == nil ? 0 : 1) + (userAgent == nil ? 0 : 1),
-                                     bytes: (host.map { 4 + $0.utf8.count } ?? 0) + (userAgent.map { 10 + $0.utf8.count } ?? 0))
-        if let host { head.headers.add(name: "Host", value: host) }
-        if let userAgent { head.headers.add(name: "User-Agent", value: userAgent) }
+        let head = HTTPRequestHead(method: method, target: url.target, headers: headers)
+        // Host and User-Agent are written after the request's own fields, not added to a copy of them.
+        var added = HTTP1Serializer.AddedRequestFields(
+            host: headers.contains(name: "host") ? nil : url.hostHeader,
+            userAgent: configuration.userAgent.flatMap { headers.contains(name: "user-agent") ? nil : $0 })
         let framing: HTTP1Serializer.BodyFraming
         var inline: ByteBuffer?
         var file: FileReader?
@@ -234,21 +231,21 @@ public final class HTTPClient: Sendable {
         case .segments(let segments, _):
             framing = .contentLength(segments.reduce(0) { $0 + $1.count })
         }
-        if let threshold = configuration.expectContinueThreshold, body != nil, !head.headers.contains(name: "expect") {
+        if let threshold = configuration.expectContinueThreshold, body != nil, !headers.contains(name: "expect") {
             let length: Int? = switch framing {
             case .contentLength(let length): length
             case .chunked: nil
             case .asInHeaders: 0
             }
-            if (length ?? Int.max) >= threshold { head.headers.add(name: "Expect", value: "100-continue") }
+            added.expectContinue = (length ?? Int.max) >= threshold
         }
         var headBytes: [UInt8] = []
         headBytes.reserveCapacity(256)
-        do { try HTTP1Serializer.writeRequestHead(head, framing: framing, into: &headBytes) } catch {
+        do { try HTTP1Serializer.writeRequestHead(head, adding: added, framing: framing, into: &headBytes) } catch {
             throw HTTPClientError(.invalidRequest, "\(error)")
         }
-        let expectsContinue = head.headers.containsToken("100-continue", inFieldsNamed: "expect") && body != nil
-        let keepAlive = !head.headers.containsToken("close", inFieldsNamed: "connection")
+        let expectsContinue = (added.expectContinue || headers.containsToken("100-continue", inFieldsNamed: "expect")) && body != nil
+        let keepAlive = !headers.containsToken("close", inFieldsNamed: "connection")
         let streamed = switch body { case .stream, .replayable, .segments: true; default: false }
         let requestComplete = file == nil && !streamed && !expectsContinue
         return PreparedRequest(headBytes: headBytes, framing: framing, inline: inline, file: file, expectsContinue: expectsContinue,
@@ -263,7 +260,6 @@ public final class HTTPClient: Sendable {
         let sendInline = requestComplete ? inline : nil
         let connection = lease.connection
         let readTimeout = configuration.readTimeout
-        let headBuffer = ByteBuffer(bytes: headBytes)
         metrics.update {
             $0.timings.nameResolved = lease.nameResolution
             $0.timings.connected = lease.connect
@@ -274,8 +270,10 @@ public final class HTTPClient: Sendable {
             // The whole request is written at once: the loop starts it, and the read that parses
             // the response head resumes this task. One hand-over to the loop and one back, with
             // no task executor switch and no promise.
-            typealias Outcome = (result: Result<HTTP1ClientConnection.ResponseStart, HTTPClientError>, started: Bool)
-            let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            typealias Outcome = HTTP1ClientConnection.ResponseOutcome
+            // Unchecked (a checked one allocates a canary per request): the connection resumes it exactly once with
+            // the response head or the failure, and `ifClosed` runs only when the job never will.
+            let outcome = await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
                 connection.loop.execute({
                     let value = connection.value
                     metrics.update {
@@ -283,13 +281,12 @@ public final class HTTPClient: Sendable {
                         $0.localAddress = value.localAddress
                         $0.transportSecurity = value.securityInfo
                     }
-                    let exchangeID = value.start(head: headBuffer, inlineBody: sendInline, method: method, keepAlive: keepAlive,
-                                                 requestComplete: true, readTimeout: readTimeout, metrics: metrics) { result in
-                        continuation.resume(returning: (result, true))
-                    }
-                    abort.setCurrent { error in connection.loop.execute { connection.value.abort(exchangeID, with: error) } }
+                    let exchangeID = value.start(head: headBytes, inlineBody: sendInline, method: method, keepAlive: keepAlive,
+                                                 requestComplete: true, readTimeout: readTimeout, metrics: metrics, waiter: continuation)
+                    abort.setCurrent(connection, exchangeID)
                 }, ifClosed: {
-                    continuation.resume(returning: (.failure(HTTPClientError(.shutDown, "the event loop shut down")), false))
+                    continuation.resume(returning: Outcome(result: .failure(HTTPClientError(.shutDown, "the event loop shut down")),
+                                                           started: false))
                 })
             }
             if outcome.started {
@@ -308,14 +305,14 @@ public final class HTTPClient: Sendable {
         // own thread instead of hopping to a pool thread and back.
         return try await withLoopPreference(connection.loop) { () async throws(HTTPClientError) -> HTTPClientResponse in
             try await sendInParts(on: connection, url: url, method: method, body: body, inline: inline, file: file, framing: framing,
-                                  headBuffer: headBuffer, keepAlive: keepAlive, expectsContinue: expectsContinue, metrics: metrics,
+                                  headBytes: headBytes, keepAlive: keepAlive, expectsContinue: expectsContinue, metrics: metrics,
                                   abort: abort, observation: observation)
         }
     }
 
     /// Sends a request whose body follows its head in parts (a file, a stream, or after `100 Continue`).
     private func sendInParts(on connection: LoopBound<HTTP1ClientConnection>, url: HTTPURL, method: HTTPMethod, body: HTTPClientRequest.Body?,
-                             inline: ByteBuffer?, file: FileReader?, framing: HTTP1Serializer.BodyFraming, headBuffer: ByteBuffer,
+                             inline: ByteBuffer?, file: FileReader?, framing: HTTP1Serializer.BodyFraming, headBytes: [UInt8],
                              keepAlive: Bool, expectsContinue: Bool, metrics: HTTPClientMetrics, abort: AbortHandle,
                              observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
         let readTimeout = configuration.readTimeout
@@ -329,13 +326,13 @@ public final class HTTPClient: Sendable {
                     $0.localAddress = value.localAddress
                     $0.transportSecurity = value.securityInfo
                 }
-                return value.start(head: headBuffer, inlineBody: nil, method: method, keepAlive: keepAlive,
+                return value.start(head: headBytes, inlineBody: nil, method: method, keepAlive: keepAlive,
                                    requestComplete: false, readTimeout: readTimeout, metrics: metrics)
             }
         } catch {
             throw HTTPClientError(.shutDown, "the event loop shut down")
         }
-        abort.setCurrent { error in connection.loop.execute { connection.value.abort(exchangeID, with: error) } }
+        abort.setCurrent(connection, exchangeID)
         let expectedBodyBytes: Int? = if case .contentLength(let length) = framing { length } else { nil }
         observation?.attemptStarted()
         var bodyProgress: (@Sendable (Int) -> Void)?
@@ -447,8 +444,24 @@ private func withLoopPreference<T: Sendable>(
 /// deadline or task cancellation. An abort before anything is registered applies to the next
 /// registration at once.
 final class AbortHandle: Sendable {
+    /// What an abort cancels: a closure, or a request on its connection (named without a closure, which would be
+    /// an allocation per request).
+    private enum Target {
+        case closure(@Sendable (HTTPClientError) -> Void)
+        case exchange(LoopBound<HTTP1ClientConnection>, HTTP1ClientConnection.ExchangeID)
+
+        func abort(with error: HTTPClientError) {
+            switch self {
+            case .closure(let cancel):
+                cancel(error)
+            case .exchange(let connection, let id):
+                connection.loop.execute { connection.value.abort(id, with: error) }
+            }
+        }
+    }
+
     private struct State {
-        var current: (@Sendable (HTTPClientError) -> Void)?
+        var current: Target?
         var error: HTTPClientError?
     }
 
@@ -460,19 +473,28 @@ final class AbortHandle: Sendable {
     var error: HTTPClientError? { state.withLock { $0.error } }
 
     func setCurrent(_ cancel: @escaping @Sendable (HTTPClientError) -> Void) {
+        setCurrent(.closure(cancel))
+    }
+
+    /// An abort from now on fails request `id` on `connection`.
+    func setCurrent(_ connection: LoopBound<HTTP1ClientConnection>, _ id: HTTP1ClientConnection.ExchangeID) {
+        setCurrent(.exchange(connection, id))
+    }
+
+    private func setCurrent(_ target: Target) {
         let error = state.withLock { state -> HTTPClientError? in
-            state.current = cancel
+            state.current = target
             return state.error
         }
-        if let error { cancel(error) }
+        if let error { target.abort(with: error) }
     }
 
     func abort(_ error: HTTPClientError) {
-        let current = state.withLock { state -> (@Sendable (HTTPClientError) -> Void)? in
+        let current = state.withLock { state -> Target? in
             guard state.error == nil else { return nil }
             state.error = error
             return state.current
         }
-        current?(error)
+        current?.abort(with: error)
     }
 }

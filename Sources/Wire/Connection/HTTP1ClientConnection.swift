@@ -16,6 +16,27 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// Identifies a request on its connection, for the calls a task makes after `start`.
     typealias ExchangeID = Int
 
+    /// What a task waiting on a continuation gets: the response head (or the failure before it), and whether the
+    /// request was started at all (false when its loop had closed).
+    struct ResponseOutcome: Sendable {
+        var result: Result<ResponseStart, HTTPClientError>
+        var started: Bool
+    }
+
+    /// Where a response head goes: a closure, or straight to the continuation of the task that waits for it (no
+    /// closure to allocate per request). Called once.
+    enum Responder {
+        case closure((Result<ResponseStart, HTTPClientError>) -> Void)
+        case waiter(UnsafeContinuation<ResponseOutcome, Never>)
+
+        func callAsFunction(_ result: Result<ResponseStart, HTTPClientError>) {
+            switch self {
+            case .closure(let respond): respond(result)
+            case .waiter(let continuation): continuation.resume(returning: ResponseOutcome(result: result, started: true))
+            }
+        }
+    }
+
     /// A request in flight.
     private final class Exchange {
         let id: ExchangeID
@@ -23,7 +44,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         /// Where the response head goes, until it is delivered: then dropped, because what it
         /// captures holds the body, and the connection must not keep a body its reader let go of
         /// (dropping it unread is how a reader abandons a response).
-        var respond: ((Result<ResponseStart, HTTPClientError>) -> Void)?
+        var respond: Responder?
         /// Whether the response head was delivered (or the request failed before it).
         var responseSettled = false
         var body: BodyChannel?
@@ -91,7 +112,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// Response heads parsed during the read being handled, handed over at the end of the loop iteration: a small
     /// response's body and end usually arrive in the same read, and its task then finds the body
     /// complete instead of waking once for the head and again for each part of the body.
-    private var deliveries: [() -> Void] = []
+    private var deliveries: [(respond: Responder, start: ResponseStart)] = []
+    /// The ones being handed over (swapped with `deliveries`, so neither array is reallocated per round).
+    private var delivering: [(respond: Responder, start: ResponseStart)] = []
+    private var handOverScheduled = false
     private var isHandlingRead = false
 
     /// The request whose response is being read.
@@ -99,6 +123,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
 
     /// High-water mark of queued request bytes before a streaming upload waits for the socket.
     static let writeHighWatermark = 256 * 1024
+
+    /// How many bytes of a response body are copied out of the read buffer rather than sliced from it.
+    static let copiedBodyBytes = 4096
 
     init(stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration) {
         self.loop = stream.eventLoop
@@ -119,7 +146,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// Starts a request: writes the head (and `inlineBody`, if the whole body is in memory) and
     /// returns the promise of its response head, with the ID the later calls for it take.
     func start(
-        head: ByteBuffer,
+        head: [UInt8],
         inlineBody: ByteBuffer?,
         method: HTTPMethod,
         keepAlive: Bool,
@@ -137,7 +164,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// before it) to `respond` on the loop, exactly once: a task that waits on one continuation
     /// is resumed straight from the read that parsed the head.
     func start(
-        head: ByteBuffer,
+        head: [UInt8],
         inlineBody: ByteBuffer?,
         method: HTTPMethod,
         keepAlive: Bool,
@@ -145,6 +172,36 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         readTimeout: Duration,
         metrics: HTTPClientMetrics,
         respond: @escaping (Result<ResponseStart, HTTPClientError>) -> Void
+    ) -> ExchangeID {
+        start(head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: requestComplete,
+              readTimeout: readTimeout, metrics: metrics, responder: .closure(respond))
+    }
+
+    /// Starts a request as `start(head:...)` does, resuming `waiter` with its response head (or the failure before
+    /// it) straight from the read that parsed the head.
+    func start(
+        head: [UInt8],
+        inlineBody: ByteBuffer?,
+        method: HTTPMethod,
+        keepAlive: Bool,
+        requestComplete: Bool,
+        readTimeout: Duration,
+        metrics: HTTPClientMetrics,
+        waiter: UnsafeContinuation<ResponseOutcome, Never>
+    ) -> ExchangeID {
+        start(head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: requestComplete,
+              readTimeout: readTimeout, metrics: metrics, responder: .waiter(waiter))
+    }
+
+    private func start(
+        head: [UInt8],
+        inlineBody: ByteBuffer?,
+        method: HTTPMethod,
+        keepAlive: Bool,
+        requestComplete: Bool,
+        readTimeout: Duration,
+        metrics: HTTPClientMetrics,
+        responder respond: Responder
     ) -> ExchangeID {
         loop.preconditionInEventLoop()
         let id = nextExchangeID
@@ -167,7 +224,13 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         parser.expectResponse(to: method)
         metrics.update { $0.isReusedConnection = reused }
         if exchanges.count == 1 { becameOldest(exchange) }
-        write(inlineBody.map { [head, $0] } ?? [head], exchange: exchange)
+        exchange.wroteAnyByte = true
+        if let inlineBody {
+            stream.write([ByteBuffer(bytes: head), inlineBody])
+        } else {
+            // Straight from the array: only what the kernel does not take at once is copied.
+            head.withUnsafeBytes { stream.write(copying: $0) }
+        }
         if requestComplete { requestWritten(exchange) }
         return id
     }
@@ -300,7 +363,14 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
                 return
             }
             var chunk: ByteBuffer?
-            if case .body(let range) = step.event { chunk = buffer.slice(at: range.lowerBound, length: range.count) }
+            if case .body(let range) = step.event {
+                // A small body is copied out: a slice would keep the loop's whole read buffer (64 KiB) alive for as
+                // long as the caller keeps the response, and with many responses held at once the loop would
+                // allocate a fresh read buffer per response. Past the first few KiB a body is sliced (no copy).
+                chunk = exchange.bodyBytes + range.count <= Self.copiedBodyBytes
+                    ? buffer.copy(at: range.lowerBound, length: range.count)
+                    : buffer.slice(at: range.lowerBound, length: range.count)
+            }
             buffer.moveReaderIndex(forwardBy: step.consumed)
             guard let event = step.event else {
                 if step.consumed == 0 { return }
@@ -324,8 +394,17 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         // At the end of the loop iteration, with the heads of every other connection read in it: a task on
         // another executor is woken once for the batch (the first resume wakes a worker, which finds the rest
         // queued) instead of once per response, and on a shared core the loop is not preempted per response.
-        for deliver in deliveries { loop.executeSoon(deliver) }
-        deliveries.removeAll(keepingCapacity: true)
+        // One job hands over every head read until it runs (one closure, not one per response).
+        guard !handOverScheduled else { return }
+        handOverScheduled = true
+        loop.executeSoon { self.handOverHeads() }
+    }
+
+    private func handOverHeads() {
+        handOverScheduled = false
+        swap(&deliveries, &delivering)
+        for (respond, start) in delivering { respond(.success(start)) }
+        delivering.removeAll(keepingCapacity: true)
     }
 
     private func handle(_ event: HTTP1ParserEvent, chunk: ByteBuffer?, exchange: Exchange, trailingBytes: Bool = false) {
@@ -352,14 +431,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
                 return
             }
             let channel = BodyChannel()
-            let bound = LoopBound(self, loop: loop)
-            // The hooks name their response: a hop the consumer queued may run after the loop has
-            // finished this response and begun the next, which is not its to resume or abandon.
-            let id = exchange.id
-            channel.setProducerHooks(
-                onDemand: { bound.loop.execute { bound.value.resumeReadingForBody(of: id) } },
-                onCancel: { bound.loop.execute { bound.value.bodyAbandoned(of: id) } }
-            )
+            channel.setProducer(ResponseBodyProducer(connection: LoopBound(self, loop: loop), exchange: exchange.id))
             exchange.body = channel
             if let waiter = exchange.continueWaiter {
                 exchange.continueWaiter = nil
@@ -369,7 +441,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             if isHandlingRead, let respond = exchange.respond {
                 exchange.responseSettled = true
                 exchange.respond = nil
-                deliveries.append { respond(.success(start)) }
+                deliveries.append((respond, start))
             } else {
                 exchange.settle(.success(start))
             }
@@ -398,6 +470,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
             return
         }
         handedOver = true
+        stopReadTimer()
         finishOldest(exchange)
         wakeWaiters(of: exchange)
         completedRequests += 1
@@ -433,6 +506,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     }
 
     func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
+        stopReadTimer()
         let ioError = error as? IOError
         if exchanges.isEmpty, let error, !(error is EventLoopClosedError) {
             idleCloseError = if let ioError {
@@ -458,7 +532,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
 
     // MARK: Back-pressure and abandonment
 
-    private func resumeReadingForBody(of id: ExchangeID) {
+    fileprivate func resumeReadingForBody(of id: ExchangeID) {
         guard oldest?.id == id else { return }
         liftReadPause()
     }
@@ -469,7 +543,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         stream.setReadingEnabled(true)
     }
 
-    private func bodyAbandoned(of id: ExchangeID) {
+    fileprivate func bodyAbandoned(of id: ExchangeID) {
         guard let exchange = oldest, exchange.id == id, exchange.body != nil else { return }
         perform(machine.failed(.abandoned), error: HTTPClientError(.cancelled, "the response body was abandoned"))
     }
@@ -494,7 +568,14 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     /// costs timer work per read or per request. A timer that fires with no request in flight stops.
     private func armReadTimer(at when: Deadline) {
         readTimerDeadline = when
-        readTimer = loop.scheduleOnLoop(at: when) { [weak self] in self?.readTimerFired() }
+        // A strong capture (a weak one would give the connection a side table, and every retain and release of it
+        // the slow path): the timer is cancelled when the stream closes or is handed over.
+        readTimer = loop.scheduleOnLoop(at: when) { self.readTimerFired() }
+    }
+
+    private func stopReadTimer() {
+        if let readTimer { loop.cancelOnLoop(readTimer) }
+        readTimer = nil
     }
 
     private func readTimerFired() {
@@ -622,5 +703,22 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
     private func closeIdle() {
         stream.close(error: nil)
         onIdleClose?(self)
+    }
+}
+
+/// What a response body's channel tells its connection, naming the response: a hop the consumer queued may run after
+/// the loop has finished this response and begun the next, which is not its to resume or abandon.
+private struct ResponseBodyProducer: BodyProducer {
+    let connection: LoopBound<HTTP1ClientConnection>
+    let exchange: HTTP1ClientConnection.ExchangeID
+
+    func resumeProducing() {
+        let (connection, exchange) = (connection, exchange)
+        connection.loop.execute { connection.value.resumeReadingForBody(of: exchange) }
+    }
+
+    func consumerAbandoned() {
+        let (connection, exchange) = (connection, exchange)
+        connection.loop.execute { connection.value.bodyAbandoned(of: exchange) }
     }
 }

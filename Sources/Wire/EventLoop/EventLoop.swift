@@ -70,6 +70,11 @@ public final class EventLoop: @unchecked Sendable {
     private var localWork: [() -> Void] = []
     /// Closures and jobs queued through the public entry points from the loop's own thread.
     private var localJobs: [Work] = []
+    /// The queues being run, swapped with the ones above (and with the shared queue) rather than copied: a copy
+    /// shares its storage, so emptying the queue for the next round would allocate a new one each time.
+    private var runningWork: [() -> Void] = []
+    private var runningJobs: [Work] = []
+    private var runningBatch: [Work] = []
     @exclusivity(unchecked) private var registrations = RegistrationTable<any Selectable>()
     /// Loop-confined work waiting on something other than a descriptor (a connect between attempts, a name
     /// lookup), told when the loop closes so that it can fail instead of waiting forever.
@@ -344,20 +349,23 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs the work queued so far; returns true when the loop should stop (shutdown requested).
     private func runQueuedWork() -> Bool {
         while !localWork.isEmpty || !localJobs.isEmpty {
-            let local = localWork
-            localWork.removeAll(keepingCapacity: true)
-            for task in local { task() }
-            let jobs = localJobs
-            localJobs.removeAll(keepingCapacity: true)
-            for job in jobs { run(job) }
+            swap(&runningWork, &localWork)
+            for task in runningWork { task() }
+            runningWork.removeAll(keepingCapacity: true)
+            swap(&runningJobs, &localJobs)
+            for job in runningJobs { run(job) }
+            runningJobs.removeAll(keepingCapacity: true)
         }
-        let (batch, shuttingDown) = shared.withLock { state -> ([Work], Bool) in
+        var batch: [Work] = []
+        swap(&batch, &runningBatch)
+        let shuttingDown = shared.withLock { state -> Bool in
             state.wakeupPending = false
-            let batch = state.work
-            state.work.removeAll(keepingCapacity: true)
-            return (batch, state.isShuttingDown)
+            swap(&batch, &state.work)
+            return state.isShuttingDown
         }
         for work in batch { run(work) }
+        batch.removeAll(keepingCapacity: true)
+        swap(&batch, &runningBatch)
         // Stop once a shutdown is seen and its batch has run: waiting for an empty queue would
         // let a thread that keeps queueing work hold the loop open forever.
         return shuttingDown

@@ -26,6 +26,13 @@ public enum HTTP1Serializer {
         framing: BodyFraming = .asInHeaders,
         into buffer: inout [UInt8]
     ) throws(HTTP1SerializationError) {
+        try validateRequestLine(head)
+        try validateFields(head.headers)
+        appendRequestLine(head, to: &buffer)
+        appendFields(head.headers, framing: framing, to: &buffer)
+    }
+
+    private static func validateRequestLine(_ head: HTTPRequestHead) throws(HTTP1SerializationError) {
         let method = head.method.rawValue
         guard !method.isEmpty, method.utf8.allSatisfy(CharacterClasses.isToken) else {
             throw HTTP1SerializationError(.invalidMethod, detail: method)
@@ -35,15 +42,68 @@ public enum HTTP1Serializer {
             throw HTTP1SerializationError(.invalidTarget, detail: head.target)
         }
         try validateVersion(head.version)
-        try validateFields(head.headers)
-        buffer.append(contentsOf: method.utf8)
+    }
+
+    private static func appendRequestLine(_ head: HTTPRequestHead, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: head.method.rawValue.utf8)
         buffer.append(ASCII.space)
         buffer.append(contentsOf: head.target.utf8)
         buffer.append(ASCII.space)
         appendVersion(head.version, to: &buffer)
         buffer.append(ASCII.cr)
         buffer.append(ASCII.lf)
-        appendFields(head.headers, framing: framing, to: &buffer)
+    }
+
+    /// Fields a client writes after a request head's own, without copying the head's fields into a new
+    /// `HTTPHeaders` to add them (two allocations per request).
+    package struct AddedRequestFields {
+        /// A `Host` field's value, or nil for none.
+        package var host: String?
+        /// A `User-Agent` field's value, or nil for none.
+        package var userAgent: String?
+        /// Whether to write `Expect: 100-continue`.
+        package var expectContinue = false
+
+        package init(host: String?, userAgent: String?, expectContinue: Bool = false) {
+            self.host = host
+            self.userAgent = userAgent
+            self.expectContinue = expectContinue
+        }
+    }
+
+    /// Appends a request head as `writeRequestHead(_:framing:into:)` does, with `added` written after the head's
+    /// own fields and before the framing field: the bytes are the same as if they had been added to the head.
+    /// - Throws: `HTTP1SerializationError` if any part would be unsafe on the wire, an added value included.
+    package static func writeRequestHead(
+        _ head: HTTPRequestHead,
+        adding added: AddedRequestFields,
+        framing: BodyFraming = .asInHeaders,
+        into buffer: inout [UInt8]
+    ) throws(HTTP1SerializationError) {
+        try validateRequestLine(head)
+        try validateFields(head.headers)
+        try validateAddedValue(added.host)
+        try validateAddedValue(added.userAgent)
+        appendRequestLine(head, to: &buffer)
+        appendFieldLines(head.headers, skippingFraming: framing != .asInHeaders, to: &buffer)
+        if let host = added.host { appendField("Host", host, to: &buffer) }
+        if let userAgent = added.userAgent { appendField("User-Agent", userAgent, to: &buffer) }
+        if added.expectContinue { appendASCII("Expect: 100-continue\r\n", to: &buffer) }
+        appendFraming(framing, to: &buffer)
+    }
+
+    private static func validateAddedValue(_ value: String?) throws(HTTP1SerializationError) {
+        guard var value else { return }
+        guard value.withUTF8({ isFieldValue($0) }) else { throw HTTP1SerializationError(.invalidFieldValue, detail: value) }
+    }
+
+    private static func appendField(_ name: StaticString, _ value: String, to buffer: inout [UInt8]) {
+        appendASCII(name, to: &buffer)
+        buffer.append(ASCII.colon)
+        buffer.append(ASCII.space)
+        buffer.append(contentsOf: value.utf8)
+        buffer.append(ASCII.cr)
+        buffer.append(ASCII.lf)
     }
 
     /// Appends a response head.
@@ -187,17 +247,21 @@ public enum HTTP1Serializer {
     }
 
     private static func appendFields(_ headers: HTTPHeaders, framing: BodyFraming, to buffer: inout [UInt8]) {
+        appendFieldLines(headers, skippingFraming: framing != .asInHeaders, to: &buffer)
+        appendFraming(framing, to: &buffer)
+    }
+
+    /// The framing field `framing` calls for, then the blank line that ends the head.
+    private static func appendFraming(_ framing: BodyFraming, to buffer: inout [UInt8]) {
         switch framing {
         case .asInHeaders:
-            appendFieldLines(headers, skippingFraming: false, to: &buffer)
+            break
         case .contentLength(let length):
-            appendFieldLines(headers, skippingFraming: true, to: &buffer)
             appendASCII("Content-Length: ", to: &buffer)
             appendDecimal(length, to: &buffer)
             buffer.append(ASCII.cr)
             buffer.append(ASCII.lf)
         case .chunked:
-            appendFieldLines(headers, skippingFraming: true, to: &buffer)
             appendASCII("Transfer-Encoding: chunked\r\n", to: &buffer)
         }
         buffer.append(ASCII.cr)

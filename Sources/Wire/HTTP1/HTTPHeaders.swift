@@ -182,12 +182,6 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
         return found
     }
 
-    /// Makes room for `fields` more fields of `bytes` more name and value bytes, so that adding them allocates once.
-    mutating func reserveCapacity(addingFields fields: Int, bytes count: Int) {
-        bytes.reserveCapacity(bytes.count + count)
-        index.reserveCapacity(index.count + 4 * fields)
-    }
-
     /// Appends a field. Names and values are not validated here; the serializer refuses unsafe ones.
     /// - Parameters:
     ///   - name: The field name.

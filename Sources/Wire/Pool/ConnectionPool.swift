@@ -67,7 +67,9 @@ final class ConnectionPool: Sendable {
         var idleTimer: Scheduled?
     }
 
-    private typealias Waiter = CheckedContinuation<Result<Lease, ConnectionPoolError>, Never>
+    /// Unchecked (a checked one allocates a canary per lease): a waiter is resumed only by the one step that takes it
+    /// out of `State.waiters`, under the lock.
+    private typealias Waiter = UnsafeContinuation<Result<Lease, ConnectionPoolError>, Never>
 
     private struct State {
         var machine: Machine
@@ -112,7 +114,7 @@ final class ConnectionPool: Sendable {
     /// flight when the pool pipelines. `registerCancel` receives a closure that abandons the wait
     /// (deadline or cancellation): the wait then fails with `.abandoned`.
     func lease(pipelinable: Bool = false, registerCancel: (@escaping @Sendable () -> Void) -> Void) async throws(ConnectionPoolError) -> Lease {
-        let result = await withCheckedContinuation { (continuation: Waiter) in
+        let result = await withUnsafeContinuation { (continuation: Waiter) in
             // One locked step numbers the request, registers its waiter and asks the machine; a
             // request that got an idle connection at once has nothing left to cancel.
             var id = Machine.RequestID(value: 0)
@@ -122,7 +124,10 @@ final class ConnectionPool: Sendable {
             }
             if waiting {
                 let request = id
-                registerCancel { [weak self] in self?.abandonWait(request) }
+                // Strong captures here and in the idle timer: one weak reference would give the pool a side table,
+                // and each of its several retains and releases per request the slow path. The closure lives as
+                // long as the request, the timer until it fires or its connection goes.
+                registerCancel { self.abandonWait(request) }
             }
         }
         return try result.get()
@@ -173,7 +178,7 @@ final class ConnectionPool: Sendable {
     }
 
     private func armIdleTimer(_ id: Machine.ConnectionID, on loop: EventLoop, at deadline: Deadline) {
-        let timer = loop.schedule(at: deadline) { [weak self] in self?.idleTimerFired(id) }
+        let timer = loop.schedule(at: deadline) { self.idleTimerFired(id) }
         let stale = state.withLock { state -> Bool in
             guard state.entries[id] != nil else { return true }
             state.entries[id]?.idleTimer = timer

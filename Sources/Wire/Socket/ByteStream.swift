@@ -6,7 +6,8 @@
 package protocol ByteStream: AnyObject {
     /// The loop the stream lives on.
     var eventLoop: EventLoop { get }
-    /// Who is told about reads, drained writes and closure.
+    /// Who is told about reads, drained writes and closure. Held strongly until the stream closes: an owner that
+    /// holds the stream forms a cycle with it only while it is open.
     var delegate: (any ByteStreamDelegate)? { get set }
     /// Bytes accepted by `write` and not yet taken by the kernel (or the TLS engine).
     var pendingWriteBytes: Int { get }

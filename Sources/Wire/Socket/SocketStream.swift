@@ -8,7 +8,11 @@ package final class SocketStream: FileRegionStream, Selectable {
     package let eventLoop: EventLoop
     /// Who hears the stream's events. Bytes and an end of stream that arrived while there was none are
     /// delivered to the delegate that attaches next, on the loop, after the job that attached it.
-    @exclusivity(unchecked) package weak var delegate: (any ByteStreamDelegate)? {
+    ///
+    /// Held strongly until the stream closes, which lets it go: a weak reference would give the delegate (a
+    /// connection, retained and released several times per request) a side table, and every retain and release
+    /// of it the slow path.
+    @exclusivity(unchecked) package var delegate: (any ByteStreamDelegate)? {
         didSet {
             if oldValue == nil && delegate != nil && (heldEndOfStream || readBuffer.readableBytes > 0) {
                 eventLoop.executeSoon { [weak self] in self?.deliverHeldEvents() }

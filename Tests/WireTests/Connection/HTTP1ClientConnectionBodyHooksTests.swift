@@ -9,7 +9,7 @@ extension IOSuite {
 
         /// Starts a GET on `connection`; loop only.
         static func get(_ connection: HTTP1ClientConnection) -> Promise<Start, HTTPClientError> {
-            connection.start(head: ByteBuffer(string: "GET / HTTP/1.1\r\nHost: x\r\n\r\n"), inlineBody: nil, method: .get, keepAlive: true,
+            connection.start(head: Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), inlineBody: nil, method: .get, keepAlive: true,
                              requestComplete: true, readTimeout: .seconds(10), metrics: HTTPClientMetrics(start: .now())).0
         }
 

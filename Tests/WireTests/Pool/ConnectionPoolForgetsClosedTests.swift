@@ -59,7 +59,7 @@ extension IOSuite {
                 // Forgotten as it closed: the lease alone holds it now.
                 #expect(client.retainedConnectionCount == 0)
                 let refused = try await connection.loop.submit {
-                    connection.value.start(head: ByteBuffer(string: "GET / HTTP/1.1\r\nHost: x\r\n\r\n"), inlineBody: nil, method: .get,
+                    connection.value.start(head: Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), inlineBody: nil, method: .get,
                                            keepAlive: true, requestComplete: true, readTimeout: .seconds(10),
                                            metrics: HTTPClientMetrics(start: .now())).0
                 }
