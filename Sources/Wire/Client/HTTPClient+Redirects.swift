@@ -20,8 +20,9 @@ extension HTTPClient {
                                                        method: method, headers: headers, body: body,
                                                        observation: observation,
                                                        metrics: metrics, abort: abort)
-            guard [301, 302, 303, 307, 308].contains(response.status.code),
-                  let location = response.headers.first(name: "location") else {
+            // A switch, not an array literal's `contains` (an allocation per request).
+            let isRedirect = switch response.status.code { case 301, 302, 303, 307, 308: true; default: false }
+            guard isRedirect, let location = response.headers.first(name: "location") else {
                 return response
             }
             let max: Int

@@ -217,7 +217,7 @@ public final class HTTPClient: Sendable {
         case .none:
             // RFC 9110 §8.6: a request without content sends no Content-Length, except for methods
             // whose semantics anticipate content, where 0 tells the server there is none.
-            framing = [.post, .put, .patch].contains(method) ? .contentLength(0) : .asInHeaders
+            framing = method == .post || method == .put || method == .patch ? .contentLength(0) : .asInHeaders
         case .bytes(let bytes):
             framing = .contentLength(bytes.readableBytes)
             inline = bytes

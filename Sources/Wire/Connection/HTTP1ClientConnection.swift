@@ -4,7 +4,7 @@
 ///
 /// The decisions are `HTTP1ClientConnectionStateMachine`'s; this class performs them. Everything
 /// here runs on `loop`; tasks reach it through `LoopBound` and the async helpers at the bottom.
-final class HTTP1ClientConnection: ByteStreamDelegate {
+final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     /// The response head with its body stream, as handed to the waiting request.
     struct ResponseStart: Sendable {
         var head: HTTPResponseHead
@@ -397,7 +397,12 @@ final class HTTP1ClientConnection: ByteStreamDelegate {
         // One job hands over every head read until it runs (one closure, not one per response).
         guard !handOverScheduled else { return }
         handOverScheduled = true
-        loop.executeSoon { self.handOverHeads() }
+        loop.executeSoon(self)
+    }
+
+    /// The loop got to the hand-over `deliverHeads` queued: the heads read since go to their requests.
+    func runDeferredWork() {
+        handOverHeads()
     }
 
     private func handOverHeads() {

@@ -19,7 +19,8 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// The value for the Host header: the host, bracketed if IPv6, with the port if not default.
     public var hostHeader: String {
         if scheme == "http+unix" { return "localhost" }
-        let name = host.contains(":") ? "[\(host)]" : host
+        // On the UTF-8 view: `contains(":")` on the string would break graphemes, on every request.
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         let defaultPort = scheme == "https" ? 443 : 80
         return port == defaultPort ? name : "\(name):\(port!)"
     }
@@ -30,8 +31,8 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     public init(_ text: String) throws(HTTPClientError) {
         func invalid(_ why: String) -> HTTPClientError { .invalidURL(text, why) }
         guard let separator = Self.schemeSeparator(in: text) else { throw invalid("no scheme") }
-        let scheme = text[..<separator].lowercased()
-        guard ["http", "https", "http+unix"].contains(scheme) else { throw invalid("unsupported scheme \(scheme)") }
+        let scheme = Self.asciiLowercased(text[..<separator])
+        guard scheme == "http" || scheme == "https" || scheme == "http+unix" else { throw invalid("unsupported scheme \(scheme)") }
         // The delimiters are ASCII bytes (RFC 3986 §2.2), found in the UTF-8 view: a search by
         // Character would pay for grapheme breaking on every request.
         var rest = text[text.utf8.index(separator, offsetBy: 3)...]
@@ -84,7 +85,7 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
             port = value
         }
         self.scheme = scheme
-        self.host = host.lowercased()
+        self.host = Self.asciiLowercased(host)
         self.port = port
         self.target = target
     }
@@ -110,6 +111,13 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// Whether two URLs share scheme, host and port (RFC 6454 origin).
     public func isSameOrigin(as other: HTTPURL) -> Bool {
         scheme == other.scheme && host == other.host && port == other.port
+    }
+
+    /// `text` lower-cased; as it is when it has no upper-case ASCII letter (the usual case: no Unicode case mapping
+    /// and no new string per request). Anything else goes through `lowercased()`, as before.
+    private static func asciiLowercased(_ text: Substring) -> String {
+        let needsMapping = text.utf8.contains { ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || $0 >= 0x80 }
+        return needsMapping ? text.lowercased() : String(text)
     }
 
     /// The index of `://` after a valid scheme name (RFC 3986 §3.1), if any.

@@ -67,12 +67,12 @@ public final class EventLoop: @unchecked Sendable {
     private let ringers = Atomic<Int>(0)
     private var timers = TimerQueue<() -> Void>()
     /// Work queued from the loop's own thread: no lock, no doorbell.
-    private var localWork: [() -> Void] = []
+    private var localWork: [LocalWork] = []
     /// Closures and jobs queued through the public entry points from the loop's own thread.
     private var localJobs: [Work] = []
     /// The queues being run, swapped with the ones above (and with the shared queue) rather than copied: a copy
     /// shares its storage, so emptying the queue for the next round would allocate a new one each time.
-    private var runningWork: [() -> Void] = []
+    private var runningWork: [LocalWork] = []
     private var runningJobs: [Work] = []
     private var runningBatch: [Work] = []
     @exclusivity(unchecked) private var registrations = RegistrationTable<any Selectable>()
@@ -181,7 +181,14 @@ public final class EventLoop: @unchecked Sendable {
     /// thread only. Used to report outcomes later instead of re-entrantly.
     package func executeSoon(_ task: @escaping () -> Void) {
         preconditionInEventLoop()
-        localWork.append(task)
+        localWork.append(.closure(task))
+    }
+
+    /// Runs `work.runDeferredWork()` on the loop after the current event is handled, as `executeSoon` does with a
+    /// closure, without allocating one: for work queued once per read on a hot path. Loop thread only.
+    package func executeSoon(_ work: any DeferredLoopWork) {
+        preconditionInEventLoop()
+        localWork.append(.object(work))
     }
 
     /// Queues work for the loop; returns false, dropping it, when the loop has closed: there is
@@ -350,7 +357,12 @@ public final class EventLoop: @unchecked Sendable {
     private func runQueuedWork() -> Bool {
         while !localWork.isEmpty || !localJobs.isEmpty {
             swap(&runningWork, &localWork)
-            for task in runningWork { task() }
+            for work in runningWork {
+                switch work {
+                case .closure(let task): task()
+                case .object(let object): object.runDeferredWork()
+                }
+            }
             runningWork.removeAll(keepingCapacity: true)
             swap(&runningJobs, &localJobs)
             for job in runningJobs { run(job) }
@@ -563,4 +575,17 @@ public final class Scheduled: Sendable {
             loop.execute { loop.cancelOnLoop(id) }
         }
     }
+}
+
+/// Loop-confined work an object does when its loop gets to it (`EventLoop.executeSoon(_:)`), queued as the object
+/// itself rather than as a closure capturing it.
+package protocol DeferredLoopWork: AnyObject {
+    /// Called once per `executeSoon`, on the loop's thread.
+    func runDeferredWork()
+}
+
+/// What the loop's own thread queued for itself.
+private enum LocalWork {
+    case closure(() -> Void)
+    case object(any DeferredLoopWork)
 }

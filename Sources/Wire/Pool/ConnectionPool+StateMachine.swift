@@ -90,6 +90,8 @@ struct ConnectionPoolStateMachine {
     var connectionCount: Int { connections.count }
     /// The number of idle connections.
     var idleCount: Int { idle.count }
+    /// The idle connection the next request would lease (the most recently parked one).
+    var nextIdleConnection: ConnectionID? { idle.last }
     /// The number of requests waiting.
     var waiterCount: Int { waiters.count }
 
@@ -99,8 +101,7 @@ struct ConnectionPoolStateMachine {
     /// in flight (an idempotent, keep-alive request whose whole body is in memory).
     mutating func requestArrived(_ request: RequestID, pipelinable: Bool = false, now: Deadline) -> [Action] {
         if isShutDown { return [.failRequest(request, .shutDown)] }
-        if let connection = idle.popLast() {
-            connections[connection] = .leased(count: 1, pipelinable: pipelinable)
+        if let connection = takeIdleConnection(pipelinable: pipelinable) {
             return [.cancelIdleTimeout(connection), .lease(connection, to: request, pipelined: false)]
         }
         if pipelinable, connections.count >= maxConnections, let connection = pipelineTarget() {
@@ -109,6 +110,27 @@ struct ConnectionPoolStateMachine {
         }
         waiters.append((request, pipelinable))
         return openConnectionsForWaiters()
+    }
+
+    /// The common case of `requestArrived` with no array of actions (the shell's per-request path): a request that
+    /// finds an idle connection leases it, exactly as `requestArrived` would (its actions would be
+    /// `.cancelIdleTimeout(c)` and `.lease(c, to: request, pipelined: false)`). Nil, changing nothing, when there
+    /// is none or the pool is shut down: then `requestArrived` decides.
+    mutating func takeIdleConnection(pipelinable: Bool = false) -> ConnectionID? {
+        guard !isShutDown, let connection = idle.popLast() else { return nil }
+        connections[connection] = .leased(count: 1, pipelinable: pipelinable)
+        return connection
+    }
+
+    /// The common case of `connectionReleased` with no array of actions: the last request on a reusable connection
+    /// lets it go while nobody waits, and it parks, exactly as `connectionReleased` would (its one action would be
+    /// `.scheduleIdleTimeout(connection, at:)` with the deadline returned). Nil, changing nothing, in every other
+    /// case: then `connectionReleased` decides.
+    mutating func releaseToIdle(_ connection: ConnectionID, now: Deadline) -> Deadline? {
+        guard !isShutDown, waiters.isEmpty, case .leased(1, _) = connections[connection] else { return nil }
+        connections[connection] = .idle(since: now)
+        idle.append(connection)
+        return now + idleTimeout
     }
 
     /// A waiting request gave up (cancelled or timed out). A request that already holds a

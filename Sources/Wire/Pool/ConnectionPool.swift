@@ -114,6 +114,8 @@ final class ConnectionPool: Sendable {
     /// flight when the pool pipelines. `registerCancel` receives a closure that abandons the wait
     /// (deadline or cancellation): the wait then fails with `.abandoned`.
     func lease(pipelinable: Bool = false, registerCancel: (@escaping @Sendable () -> Void) -> Void) async throws(ConnectionPoolError) -> Lease {
+        // A keep-alive client's usual case, an idle connection at hand: one locked step, no continuation.
+        if let lease = leaseIdleConnection(pipelinable: pipelinable) { return lease }
         let result = await withUnsafeContinuation { (continuation: Waiter) in
             // One locked step numbers the request, registers its waiter and asks the machine; a
             // request that got an idle connection at once has nothing left to cancel.
@@ -133,6 +135,22 @@ final class ConnectionPool: Sendable {
         return try result.get()
     }
 
+    /// Leases an idle connection if the machine has one for a new request now, as `requestArrived` would.
+    private func leaseIdleConnection(pipelinable: Bool) -> Lease? {
+        state.withLock { state -> Lease? in
+            // The machine holds an entry for every connection it holds; were one missing, the general path decides.
+            guard let next = state.machine.nextIdleConnection, var entry = state.entries[next],
+                  let connection = state.machine.takeIdleConnection(pipelinable: pipelinable) else { return nil }
+            // `.cancelIdleTimeout`: the pending timer stays and finds nothing due when it fires.
+            entry.idleDeadline = nil
+            let setup = entry.setup
+            entry.setup = nil
+            state.entries[connection] = entry
+            return Lease(connection: entry.connection, isNew: setup != nil, isPipelined: false,
+                         nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect)
+        }
+    }
+
     private func abandonWait(_ id: Machine.RequestID) {
         let waiter = state.withLock { state -> Waiter? in
             guard let waiter = state.waiters.removeValue(forKey: id) else { return nil }
@@ -144,7 +162,26 @@ final class ConnectionPool: Sendable {
 
     /// A request is done with a connection.
     func release(_ id: Machine.ConnectionID, reusable: Bool) {
-        run(concerning: id) { $0.connectionReleased(id, reusable: reusable, now: .now()) }
+        let now = Deadline.now()
+        if reusable, let timer = parkIdle(id, now: now) {
+            if let (loop, deadline) = timer { armIdleTimer(id, on: loop, at: deadline) }
+            return
+        }
+        run(concerning: id) { $0.connectionReleased(id, reusable: reusable, now: now) }
+    }
+
+    /// Parks a released connection as `connectionReleased` would when nobody waits for it, with no array of
+    /// actions: nil when the machine decides otherwise; else the idle timer to arm, if none is pending.
+    private func parkIdle(_ id: Machine.ConnectionID, now: Deadline) -> (EventLoop, Deadline)?? {
+        state.withLock { state -> (EventLoop, Deadline)?? in
+            guard var entry = state.entries[id], let deadline = state.machine.releaseToIdle(id, now: now) else { return nil }
+            // `.scheduleIdleTimeout`, with the lazily re-armed timer.
+            entry.idleDeadline = deadline
+            defer { state.entries[id] = entry }
+            if entry.idleTimerArmed { return .some(nil) }
+            entry.idleTimerArmed = true
+            return .some((entry.connection.loop, deadline))
+        }
     }
 
     /// A connection closed on its own. A leased one is forgotten at once too: its requests hold it
@@ -226,7 +263,8 @@ final class ConnectionPool: Sendable {
             }
             var pending = event(&state.machine, request)
             var effects: [Effect] = []
-            var touched: [Machine.ConnectionID] = id.map { [$0] } ?? []
+            // The connections whose entries may have to go: `id`, and those the actions close.
+            var touched: [Machine.ConnectionID] = []
             if let id, let adopting, state.machine.tracks(id) { state.entries[id] = adopting }
             var index = 0
             while index < pending.count {
@@ -283,6 +321,9 @@ final class ConnectionPool: Sendable {
                     }
                     effects.append(.resume(waiter, .failure(error)))
                 }
+            }
+            if let id, !state.machine.tracks(id), let timer = state.entries.removeValue(forKey: id)?.idleTimer {
+                effects.append(.cancel(timer))
             }
             for connection in touched where !state.machine.tracks(connection) {
                 if let timer = state.entries.removeValue(forKey: connection)?.idleTimer { effects.append(.cancel(timer)) }

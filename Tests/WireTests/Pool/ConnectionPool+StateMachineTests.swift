@@ -26,6 +26,44 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.requestArrived(r(4), now: t1) == [.cancelIdleTimeout(c(0)), .lease(c(0), to: r(4), pipelined: false)])
     }
 
+    /// The shell's per-request transitions without arrays (`takeIdleConnection`, `releaseToIdle`) leave the machine
+    /// exactly where `requestArrived` and `connectionReleased` would: a twin fed the general events answers every
+    /// later event alike, and each declines (changing nothing) where the general event would do something else.
+    @Test func theArrayFreeTransitionsMatchTheGeneralOnes() {
+        var fast = Machine(maxConnections: 2, idleTimeout: .seconds(60))
+        var twin = fast
+        let t1 = t0 + .seconds(1)
+        func both(_ event: (inout Machine) -> [Machine.Action]) {
+            let answer = event(&fast)
+            #expect(event(&twin) == answer)
+        }
+        // Nothing idle: the fast lease declines; the general one opens a connection.
+        #expect(fast.takeIdleConnection() == nil)
+        both { $0.requestArrived(r(1), now: t0) }
+        both { $0.connectionEstablished(c(0), now: t0) }
+        // Released while nobody waits: parked with the same deadline.
+        #expect(fast.releaseToIdle(c(0), now: t1) == t1 + .seconds(60))
+        #expect(twin.connectionReleased(c(0), reusable: true, now: t1) == [.scheduleIdleTimeout(c(0), at: t1 + .seconds(60))])
+        // Leased from idle: the same connection.
+        #expect(fast.nextIdleConnection == c(0))
+        #expect(fast.takeIdleConnection() == c(0))
+        #expect(twin.requestArrived(r(2), now: t1) == [.cancelIdleTimeout(c(0)), .lease(c(0), to: r(2), pipelined: false)])
+        // Waiters behind it: the fast release declines, and the general one hands the connection over.
+        both { $0.requestArrived(r(3), now: t1) }
+        both { $0.requestArrived(r(4), now: t1) }
+        #expect(fast.releaseToIdle(c(0), now: t1) == nil)
+        both { $0.connectionReleased(c(0), reusable: true, now: t1) }
+        both { $0.connectionEstablished(c(1), now: t1) }
+        both { $0.connectionReleased(c(0), reusable: true, now: t1) }
+        both { $0.connectionReleased(c(1), reusable: true, now: t1) }
+        both { $0.idleTimeoutFired(c(0), now: t1 + .seconds(61)) }
+        // Shut down: both decline.
+        both { $0.shutDown() }
+        #expect(fast.takeIdleConnection() == nil)
+        #expect(fast.releaseToIdle(c(1), now: t1) == nil)
+        both { $0.requestArrived(r(5), now: t1) }
+    }
+
     @Test func reportsOutOfStepChangeNothingOrCloseThatConnectionOnly() {
         var pool = Machine(maxConnections: 2, idleTimeout: .seconds(60))
         _ = pool.requestArrived(r(1), now: t0)
