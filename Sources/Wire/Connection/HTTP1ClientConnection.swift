@@ -345,14 +345,15 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             closeIdle()
             return
         }
-        lastActivity = .now()
+        let now = Deadline.now()
+        lastActivity = now
         // Keep asking until the parser neither consumes nor reports anything: some events (the
         // end of a Content-Length body) come from a call with no new bytes. Each pass serves the
         // oldest request; behind pipelined requests one read may hold several responses.
         while let exchange = oldest, !machine.isClosed {
             if !exchange.sawFirstByte {
                 exchange.sawFirstByte = true
-                exchange.metrics.update { $0.timings.firstByte = exchange.metrics.elapsed() }
+                exchange.metrics.update { $0.timings.firstByte = now - exchange.metrics.start }
             }
             let step: HTTP1ParseStep
             do {

@@ -55,9 +55,15 @@ struct ConnectionPoolRun {
                 let id = RequestID(value: nextRequest)
                 nextRequest += 1
                 let pipelinable = script.flag()
-                checker.note("arrive(\(id), pipelinable: \(pipelinable))")
+                // The shell's array-free lease, when the script asks for it: it must act as `requestArrived` would.
+                let fast = script.flag()
+                checker.note("arrive(\(id), pipelinable: \(pipelinable), fast: \(fast))")
                 waiting.append(id)
-                apply(machine.requestArrived(id, pipelinable: pipelinable, now: now))
+                if fast, let connection = machine.takeIdleConnection(pipelinable: pipelinable) {
+                    apply([.cancelIdleTimeout(connection), .lease(connection, to: id, pipelined: false)])
+                } else {
+                    apply(machine.requestArrived(id, pipelinable: pipelinable, now: now))
+                }
             case 2:
                 guard let id = pick(waiting) else { continue }
                 checker.note("cancel(\(id))")
@@ -92,7 +98,12 @@ struct ConnectionPoolRun {
                     leases[connection] = requests
                 }
                 // A release that closes the connection fails what is pipelined behind it with it.
-                let actions = machine.connectionReleased(connection, reusable: reusable, now: now)
+                // The shell's array-free park, when the script asks for it: it must act as `connectionReleased` would.
+                let actions: [Machine.Action] = if reusable, script.flag(), let deadline = machine.releaseToIdle(connection, now: now) {
+                    [.scheduleIdleTimeout(connection, at: deadline)]
+                } else {
+                    machine.connectionReleased(connection, reusable: reusable, now: now)
+                }
                 if leases[connection]?.isEmpty == true && !actions.contains(where: { if case .lease(connection, _, _) = $0 { true } else { false } }) {
                     leases[connection] = nil
                 }
