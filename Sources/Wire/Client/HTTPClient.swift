@@ -118,7 +118,14 @@ public final class HTTPClient: Sendable {
             // Made ready before it takes a connection: a request refused here holds none (it used to keep its lease,
             // and with it one of the host's connections, for the client's life).
             let prepared = try prepare(url: url, method: method, headers: headers, body: body)
-            let lease = try await lease(from: pool(for: url, via: socketPath, requirements: requirements), pipelinable: pipelinable, abort: abort)
+            let pool = try pool(for: url, via: socketPath, requirements: requirements)
+            // An idle connection at hand is taken without an async call (no frames, no suspension point).
+            let lease: ConnectionPool.Lease
+            if let idle = pool.leaseIdleConnection(pipelinable: pipelinable) {
+                lease = idle
+            } else {
+                lease = try await self.lease(from: pool, pipelinable: pipelinable, abort: abort)
+            }
             do {
                 return try await send(prepared, on: lease, url: url, method: method, body: body, metrics: metrics, abort: abort,
                                       observation: observation)

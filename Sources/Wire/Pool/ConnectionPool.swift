@@ -135,8 +135,9 @@ final class ConnectionPool: Sendable {
         return try result.get()
     }
 
-    /// Leases an idle connection if the machine has one for a new request now, as `requestArrived` would.
-    private func leaseIdleConnection(pipelinable: Bool) -> Lease? {
+    /// Leases an idle connection if the machine has one for a new request now, as `requestArrived` would; nil
+    /// when there is none (then `lease` waits).
+    func leaseIdleConnection(pipelinable: Bool = false) -> Lease? {
         state.withLock { state -> Lease? in
             // The machine holds an entry for every connection it holds; were one missing, the general path decides.
             guard let next = state.machine.nextIdleConnection, var entry = state.entries[next],
