@@ -136,7 +136,9 @@ final class BodyChannel: Sendable {
         var chunks = ChunkQueue()
         var bufferedBytes = 0
         var ending: Ending = .open
-        var waiter: CheckedContinuation<ByteBuffer?, any Error>?
+        /// The consumer waiting for the next chunk. Unchecked (a checked one allocates per wait, once per chunk of a
+        /// download): every path that resumes it takes it out of the state under the lock first, so once.
+        var waiter: UnsafeContinuation<ByteBuffer?, any Error>?
         var producerPaused = false
         var consumerClaimed = false
         var consumerGone = false
@@ -202,7 +204,7 @@ final class BodyChannel: Sendable {
     /// Hands over a chunk. Returns false when the producer should pause until `onDemand`.
     @discardableResult
     func yield(_ chunk: ByteBuffer) -> Bool {
-        let (waiter, keepGoing) = state.withLock { state -> (CheckedContinuation<ByteBuffer?, any Error>?, Bool) in
+        let (waiter, keepGoing) = state.withLock { state -> (UnsafeContinuation<ByteBuffer?, any Error>?, Bool) in
             guard case .open = state.ending, !state.consumerGone else { return (nil, true) }
             if let waiter = state.waiter {
                 state.waiter = nil
@@ -231,7 +233,7 @@ final class BodyChannel: Sendable {
     }
 
     private func end(_ ending: Ending) {
-        let (waiter, hooks) = state.withLock { state -> (CheckedContinuation<ByteBuffer?, any Error>?, [@Sendable () -> Void]) in
+        let (waiter, hooks) = state.withLock { state -> (UnsafeContinuation<ByteBuffer?, any Error>?, [@Sendable () -> Void]) in
             guard case .open = state.ending else { return (nil, []) }
             state.ending = ending
             let hooks = Self.takeFinishHooks(&state)
@@ -281,7 +283,7 @@ final class BodyChannel: Sendable {
 
     /// What the consumer gets now: a buffered chunk, the end, the error, or `.wait` (then `waiter`, if given, is
     /// stored to be resumed by the producer).
-    private func take(registering waiter: CheckedContinuation<ByteBuffer?, any Error>?) -> Outcome {
+    private func take(registering waiter: UnsafeContinuation<ByteBuffer?, any Error>?) -> Outcome {
         state.withLock { state -> Outcome in
             if state.consumerGone { return .error(HTTPBodyError.cancelled) }
             if let chunk = state.chunks.popFirst() {
@@ -320,7 +322,7 @@ final class BodyChannel: Sendable {
             }
         }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<ByteBuffer?, any Error>) in
                 switch take(registering: continuation) {
                 case .chunk(let chunk, let resume):
                     resume?.resumeProducing()
@@ -337,7 +339,7 @@ final class BodyChannel: Sendable {
 
     /// The consumer gives up: pending and future reads fail, and the producer is told.
     func cancel() {
-        let (waiter, producer, hooks) = state.withLock { state -> (CheckedContinuation<ByteBuffer?, any Error>?, (any BodyProducer)?, [@Sendable () -> Void]) in
+        let (waiter, producer, hooks) = state.withLock { state -> (UnsafeContinuation<ByteBuffer?, any Error>?, (any BodyProducer)?, [@Sendable () -> Void]) in
             guard !state.consumerGone else { return (nil, nil, []) }
             state.consumerGone = true
             state.chunks.removeAll()
