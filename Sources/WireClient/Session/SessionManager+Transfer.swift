@@ -315,8 +315,8 @@ extension SessionManager {
         var wireRequest = HTTPClientRequest(url: request.url.absoluteString, method: HTTPMethod(request.method), headers: headers)
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
-        let declared = headers.first(name: "Content-Length").flatMap { Int64($0) }
         if let body = request.body {
+            let declared = headers.first(name: "Content-Length").flatMap { Int64($0) }
             let gated = try await GatedBody.make(body, declaredLength: declared, task: task, url: request.url)
             wireRequest.body = gated.body
             task.setUploadTotal(gated.length ?? declared ?? -1)
@@ -353,7 +353,8 @@ extension SessionManager {
     /// Wire's body stream fills to its high watermark and the connection stops reading its socket.
     private func receiveBody(_ body: HTTPBody, of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
                              into outcome: inout TransferOutcome) async {
-        let url = task.currentRequest.url
+        let request = task.currentRequest
+        let url = request.url
         let hooks = self.hooks
         var file: AsyncFile?
         if task.kind == .download {
@@ -366,7 +367,7 @@ extension SessionManager {
             }
         }
         var data = Data()
-        var iterator = ResponseBodyReader(body, response: outcome.response, request: task.currentRequest, configuration: configuration)
+        var iterator = ResponseBodyReader(body, response: outcome.response, request: request, configuration: configuration)
         let limit = configuration.maximumBufferedResponseSize
         while true {
             await task.waitWhileSuspended()
