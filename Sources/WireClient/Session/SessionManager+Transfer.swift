@@ -40,14 +40,16 @@ extension SessionManager {
         var outcome = TransferOutcome()
         let url = task.originalRequest.url
         let resourceTimeout = configuration.timeoutIntervalForResource
-        let resource = timeouts.add(idleTimeout: nil, reference: .now + resourceTimeout) { [weak task] in
-            task?.cancelTransfer(reason: ClientError(.timedOut, failingURL: url,
+        // The timeouts hold the task strongly (a weak reference would give every task a side table): both entries
+        // are removed below, before the task completes.
+        let resource = timeouts.add(idleTimeout: nil, reference: .now + resourceTimeout) {
+            task.cancelTransfer(reason: ClientError(.timedOut, failingURL: url,
                                                      failureReason: "the task took longer than its \(resourceTimeout) resource timeout"))
         }
         if task.cancelReason == nil, await slots.wait(task.taskIdentifier), task.cancelReason == nil {
             let idleTimeout = task.originalRequest.timeoutInterval ?? configuration.timeoutIntervalForRequest
-            let idle = IdleTimer(timeout: idleTimeout, watch: timeouts) { [weak task] in
-                task?.cancelTransfer(reason: ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(idleTimeout)"))
+            let idle = IdleTimer(timeout: idleTimeout, watch: timeouts) {
+                task.cancelTransfer(reason: ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(idleTimeout)"))
             }
             task.setIdleTimer(idle)
             outcome = await attempts(task, delegate, idle: idle)
@@ -398,6 +400,14 @@ extension SessionManager {
                     uploadProgress?(progress)
                 }
             }
+        }
+        guard request.body != nil else {
+            // Without a body no byte of it is sent: the observer only needs the idle timer, and no reference to the
+            // task (a weak one would give every task a side table).
+            wireRequest.observer = { event, _ in
+                if case .responseHead = event { idle.touch() }
+            }
+            return wireRequest
         }
         wireRequest.observer = { [weak task] event, _ in
             guard let task else { return }
