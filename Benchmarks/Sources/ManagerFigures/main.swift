@@ -9,7 +9,10 @@ import WireClient
 // two differ only by the manager layer (task, delegate, serializer, completion hand-over). Prints one JSON line per
 // run in the shape of ClientFigures: requests/s and this process's CPU per request.
 //
-//   ManagerFigures MODE URL [CONNECTIONS=64] [SECONDS=4]
+//   ManagerFigures MODE URL [CONNECTIONS=64] [SECONDS=4] [REQUESTS]
+//
+// With REQUESTS the timed part sends exactly that many requests (SECONDS is ignored): for instruction counts under
+// valgrind, where two counts of different REQUESTS give the cost of one request without the start-up.
 //
 // MODE:
 //   client     HTTPClient: execute, collect the body (the floor)
@@ -53,6 +56,7 @@ guard arguments.count >= 3, let mode = Mode(rawValue: arguments[1]) else {
 let url = arguments[2]
 let connections = arguments.count > 3 ? Int(arguments[3]) ?? 64 : 64
 let seconds = arguments.count > 4 ? Double(arguments[4]) ?? 4 : 4
+let fixedCount = arguments.count > 5 ? Int(arguments[5]) : nil
 
 // One loop, one client, configured as a session configures its own (no redirects, no User-Agent of Wire's), so
 // both paths run the same engine.
@@ -119,10 +123,17 @@ let completed = Atomic<Int>(0)
 let cpuBefore = processCPUSeconds()
 let start = Deadline.now()
 let end = start + .milliseconds(Int(seconds * 1000))
+/// Requests handed out so far, when the run is a fixed count.
+let claimed = Atomic<Int>(0)
+/// Whether another request is due: a fixed count not yet handed out, or time left.
+@Sendable func due() -> Bool {
+    if let fixedCount { return claimed.wrappingAdd(1, ordering: .relaxed).oldValue < fixedCount }
+    return Deadline.now() < end
+}
 try await withThrowingTaskGroup(of: Void.self) { tasks in
     for _ in 0..<connections {
         tasks.addTask {
-            while Deadline.now() < end {
+            while due() {
                 try await once()
                 completed.wrappingAdd(1, ordering: .relaxed)
             }

@@ -43,6 +43,7 @@ extension SessionManager {
 
     /// Consults the cache for `request` under the request's policy (else the configuration's): a data task may be
     /// answered from it, or sent as a conditional request.
+    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
     func startCache(for task: SessionTask, _ request: ClientRequest) async -> CacheStart {
         guard let cache = configuration.urlCache else { return .send(nil, request) }
         let plain = CacheAttempt(cache: cache, revalidating: nil, requestDate: Date())
@@ -93,6 +94,7 @@ extension SessionManager {
     /// After the body: a revalidated response gets the stored body and refreshes the entry; an unsafe request's
     /// success invalidates its URL's entries; a storable GET response goes through `dataTaskWillCacheResponse` into the
     /// cache and is marked `.networkStored`.
+    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
     func finishCache(_ attempt: CacheAttempt?, _ request: ClientRequest, _ task: SessionTask, idle: IdleTimer,
                      _ outcome: inout TransferOutcome) async {
         guard let attempt, outcome.error == nil, outcome.replacement == nil, let response = outcome.response else { return }

@@ -50,7 +50,9 @@ struct ResponseBodyReader {
     /// Whether a response may carry an encoded body at all.
     private static func mayDecode(_ response: ClientResponse, method: String) -> Bool {
         let status = response.statusCode
-        return method.uppercased() != "HEAD" && status >= 200 && status != 204 && status != 206 && status != 304
+        // `method` is HEAD in any case: compared byte by byte (A–Z and a–z differ by 0x20 only), no upper-cased copy.
+        let isHead = method.utf8.count == 4 && method.utf8.elementsEqual("HEAD".utf8) { $0 & 0xDF == $1 }
+        return !isHead && status >= 200 && status != 204 && status != 206 && status != 304
     }
 
     /// The bytes read off the wire since the last call, for progress.

@@ -3,7 +3,7 @@
 /// manager's `TimeoutWatch`, so that a task costs no sleeping Swift task of its own.
 final class IdleTimer: Sendable {
     private let watch: TimeoutWatch
-    private let key: Int
+    private let key: TimeoutWatch.Key
 
     /// Starts watching; `expired` is called once if the timeout passes.
     init(timeout: Duration, watch: TimeoutWatch, expired: @escaping @Sendable () -> Void) {

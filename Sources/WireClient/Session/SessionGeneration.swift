@@ -33,9 +33,11 @@ final class SessionGeneration: Sendable {
 
     /// The client for `url` under `trust`: an adopted client serves `http` as it is; `https` always goes through a
     /// client whose TLS layer applies `trust` (made from the adopted client's configuration when there is one, so
-    /// an adopted client's own TLS settings can never bypass the session's security policy).
-    func client(for url: URL, trust: SessionTrust) throws(HTTPClientError) -> HTTPClient {
+    /// an adopted client's own TLS settings can never bypass the session's security policy). `trust` is asked only
+    /// when it matters (not for an adopted client's `http`).
+    func client(for url: URL, trust: () -> SessionTrust) throws(HTTPClientError) -> HTTPClient {
         if let adopted, url.scheme?.lowercased() != "https" { return adopted }
+        let trust = trust()
         let base = adopted?.configuration ?? configuration
         let result = made.withLock { clients -> Result<HTTPClient, HTTPClientError> in
             if let current = clients.current, current.policies == trust.policies { return current.result }

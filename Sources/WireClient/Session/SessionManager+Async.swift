@@ -33,8 +33,8 @@ extension SessionManager {
     }
 
     /// Makes a task with `make`, resumes it, and waits for its completion handler; a cancelled caller cancels it.
-    func run(_ make: @escaping @Sendable (@escaping @Sendable (CompletionInfo) -> Void) -> SessionTask)
-        async throws(ClientError) -> DataResult {
+    /// `make` runs at once, in the caller's Swift task (not escaping: no closure context to allocate per call).
+    func run(_ make: (@escaping @Sendable (CompletionInfo) -> Void) -> SessionTask) async throws(ClientError) -> DataResult {
         let made = Locked<(task: SessionTask?, cancelled: Bool)>((nil, false))
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<DataResult, ClientError>, Never>) in

@@ -22,6 +22,7 @@ extension SessionManager {
     }
 
     /// Asks the hook (then the credential store) about a 401 or 407 challenge; nil delivers the response as it is.
+    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
     func answerChallenge(_ response: ClientResponse, to request: ClientRequest, of task: SessionTask, idle: IdleTimer,
                          ledger: inout ChallengeLedger) async -> ChallengeAnswer? {
         guard let hook = hooks.taskDidReceiveAuthenticationChallenge, ledger.replays < ChallengeLedger.maximumReplays else {

@@ -15,62 +15,77 @@ extension SessionManager {
         var failure = outcome.error
         var movedTo: String?
         if task.kind == .download, failure == nil, let temporary = outcome.temporaryFile, let response = outcome.response {
-            // The manager hook first, then the task's own block: both on the delegate queue, like every hook.
-            let finish = hooks.downloadTaskDidFinishDownloading
-            let taskDestination = delegate.destination
-            var chosen: String?
-            if finish != nil || taskDestination != nil {
-                chosen = await askDelegateQueue { finish?(task, temporary) ?? taskDestination?(temporary, response) }
-            }
-            if let destination = chosen {
-                do {
-                    try await DownloadFile.move(temporary, to: destination, replacing: delegate.replacesExistingFile,
-                                                url: response.url)
-                    movedTo = destination
-                    emit(.downloadDidMoveFile(task, destination))
-                } catch {
-                    // The task fails loudly (AF reports success here).
-                    emit(.downloadDidFailToMoveFile(task, error))
-                    task.setError(error)
-                    failure = error
-                }
-            }
+            (movedTo, failure) = await moveDownload(task, delegate, temporary, response, hooks: hooks)
         }
-        let transportError = outcome.error
-        let finalError = failure
-        let metrics = outcome.metrics
         if hooks.taskDidFinishCollectingMetrics != nil || hooks.taskDidComplete != nil {
-            await askDelegateQueue {
-                if let metrics { hooks.taskDidFinishCollectingMetrics?(task, metrics) }
-                hooks.taskDidComplete?(task, finalError)
-            }
+            await tellCompletion(task, metrics: outcome.metrics, error: failure, hooks: hooks)
         }
         var value: (any Sendable)?
-        if transportError == nil {
-            let serializer = responseSerializer
-            let response = outcome.response
-            let data = task.kind == .download ? nil : outcome.data
-            // Here, in the task's driver on Swift's global executor: off the delegate queue and every event loop, and
-            // concurrent across tasks, which is all a processing queue would give, without two thread hops.
-            let serialized = serializer.serialize(response: response, data: data)
-            if task.kind == .download {
-                value = movedTo
-                if failure == nil { failure = serialized.error }
-            } else {
-                value = serialized.value
-                failure = serialized.error
-            }
-            task.setError(failure)
+        if outcome.error == nil {
+            (value, failure) = serialize(task, outcome, movedTo: movedTo, failure: failure)
         }
         let info = CompletionInfo(response: outcome.response, value: value, data: outcome.data, downloadPath: movedTo,
-                                  error: failure, metrics: metrics)
+                                  error: failure, metrics: outcome.metrics)
         // Before the completion handler; a file kept for resume data is not deleted.
-        let keptForResumption = await handOverResumeData(of: task, outcome)
+        let keptForResumption = task.kind == .download ? await handOverResumeData(of: task, outcome) : false
         await deliver(info, to: delegate)
         if let temporary = outcome.temporaryFile, movedTo == nil, !keptForResumption { try? await AsyncFile.remove(temporary) }
         emit(.didComplete(task, info))
         task.release()
         taskFinished(generation: delegate.generation)
+    }
+
+    /// A finished download's move: the manager hook first, then the task's own block, both on the delegate queue
+    /// like every hook, choose the destination. Returns where the file went (nil: not moved) and the error a failed
+    /// move gives the task (it fails loudly, where AF reports success).
+    @inline(never)  // Its own async frame, allocated only for downloads (`complete`).
+    private func moveDownload(_ task: SessionTask, _ delegate: TaskDelegate, _ temporary: String,
+                              _ response: ClientResponse, hooks: SessionHooksSnapshot) async -> (String?, ClientError?) {
+        let finish = hooks.downloadTaskDidFinishDownloading
+        let taskDestination = delegate.destination
+        guard finish != nil || taskDestination != nil,
+              let destination = await askDelegateQueue({ finish?(task, temporary) ?? taskDestination?(temporary, response) })
+        else { return (nil, nil) }
+        do {
+            try await DownloadFile.move(temporary, to: destination, replacing: delegate.replacesExistingFile,
+                                        url: response.url)
+            emit(.downloadDidMoveFile(task, destination))
+            return (destination, nil)
+        } catch {
+            emit(.downloadDidFailToMoveFile(task, error))
+            task.setError(error)
+            return (nil, error)
+        }
+    }
+
+    /// `taskDidFinishCollectingMetrics` and `taskDidComplete`, on the delegate queue.
+    @inline(never)  // Its own async frame, allocated only when a hook is set (`complete`).
+    private func tellCompletion(_ task: SessionTask, metrics: HTTPClientMetrics.Snapshot?, error: ClientError?,
+                                hooks: SessionHooksSnapshot) async {
+        await askDelegateQueue {
+            if let metrics { hooks.taskDidFinishCollectingMetrics?(task, metrics) }
+            hooks.taskDidComplete?(task, error)
+        }
+    }
+
+    /// Runs the response serializer (after a transfer without transport error), here in the task's driver on Swift's
+    /// global executor: off the delegate queue and every event loop, and concurrent across tasks, which is all a
+    /// processing queue would give, without two thread hops. Returns the value and the task's final error.
+    private func serialize(_ task: SessionTask, _ outcome: TransferOutcome, movedTo: String?,
+                           failure: ClientError?) -> ((any Sendable)?, ClientError?) {
+        let data = task.kind == .download ? nil : outcome.data
+        let serialized = responseSerializer.serialize(response: outcome.response, data: data)
+        let value: (any Sendable)?
+        var failure = failure
+        if task.kind == .download {
+            value = movedTo
+            if failure == nil { failure = serialized.error }
+        } else {
+            value = serialized.value
+            failure = serialized.error
+        }
+        task.setError(failure)
+        return (value, failure)
     }
 
     /// Calls the completion handler on the completion queue, inside the completion group, and returns after it did.

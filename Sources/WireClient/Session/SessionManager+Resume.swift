@@ -44,6 +44,7 @@ extension SessionManager {
 
     /// Before a resuming task's request goes out: the data decoded, and the temporary file is there with exactly the
     /// recorded bytes. Nil when the task may go on (every task that does not resume).
+    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
     func checkResumption(of task: SessionTask) async -> ClientError? {
         let resumption = task.resumption
         if let failure = resumption.failure { return failure }
@@ -65,6 +66,7 @@ extension SessionManager {
 
     /// A resuming task's final response head arrived: decides where the body goes and tells the resume hook, or
     /// returns the request to send instead (the same without `Range`) when the answer cannot continue the file.
+    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
     func resolveResumption(of task: SessionTask, _ delegate: TaskDelegate, response: ClientResponse,
                            idle: IdleTimer) async -> ClientRequest? {
         let resumption = task.resumption

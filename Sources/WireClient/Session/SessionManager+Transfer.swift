@@ -40,14 +40,16 @@ extension SessionManager {
         var outcome = TransferOutcome()
         let url = task.originalRequest.url
         let resourceTimeout = configuration.timeoutIntervalForResource
-        let resource = timeouts.add(idleTimeout: nil, reference: .now + resourceTimeout) { [weak task] in
-            task?.cancelTransfer(reason: ClientError(.timedOut, failingURL: url,
+        // The timeouts hold the task strongly (a weak reference would give every task a side table): both entries
+        // are removed below, before the task completes.
+        let resource = timeouts.add(idleTimeout: nil, reference: .now + resourceTimeout) {
+            task.cancelTransfer(reason: ClientError(.timedOut, failingURL: url,
                                                      failureReason: "the task took longer than its \(resourceTimeout) resource timeout"))
         }
         if task.cancelReason == nil, await slots.wait(task.taskIdentifier), task.cancelReason == nil {
             let idleTimeout = task.originalRequest.timeoutInterval ?? configuration.timeoutIntervalForRequest
-            let idle = IdleTimer(timeout: idleTimeout, watch: timeouts) { [weak task] in
-                task?.cancelTransfer(reason: ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(idleTimeout)"))
+            let idle = IdleTimer(timeout: idleTimeout, watch: timeouts) {
+                task.cancelTransfer(reason: ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(idleTimeout)"))
             }
             task.setIdleTimer(idle)
             outcome = await attempts(task, delegate, idle: idle)
@@ -64,14 +66,23 @@ extension SessionManager {
         await complete(completing, completingDelegate, outcome)
     }
 
-    /// Runs attempts of the transfer until one is kept: each sends the original request through the adapters, and a
-    /// failed one (a transport error, or a status the response serializer would refuse) goes to the retriers.
+    /// Runs the transfer once when no interceptor is set; otherwise attempts it until one is kept
+    /// (`retryingAttempts`). Kept apart so that the common case's async frame stays small: the task allocator of a
+    /// transfer's Swift task then holds it without another slab.
     private func attempts(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer) async -> TransferOutcome {
         let manager = state.withLock { $0.interceptor }
         guard manager != nil || task.originalRequest.interceptor != nil else {
             return await transfer(task, delegate, idle: idle)
         }
         let chain = InterceptorChain.combining(manager: manager, request: task.originalRequest.interceptor)
+        return await retryingAttempts(task, delegate, idle: idle, chain: chain)
+    }
+
+    /// Runs attempts of the transfer until one is kept: each sends the original request through the adapters, and a
+    /// failed one (a transport error, or a status the response serializer would refuse) goes to the retriers.
+    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
+    private func retryingAttempts(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
+                                  chain: InterceptorChain) async -> TransferOutcome {
         var attempt = 0
         while true {
             if let reason = task.cancelReason { return TransferOutcome(error: reason) }
@@ -127,144 +138,200 @@ extension SessionManager {
     }
 
     /// Sends the request, follows redirects, and receives the final response's body.
+    ///
+    /// The work of a hop lives in `exchange` (up to the response head) and `afterHead` (the decisions the head calls
+    /// for, then the body), and what only some hops need in functions of their own: each async function's frame holds
+    /// every value any of its paths keeps across a suspension, so one large function here made every transfer's Swift
+    /// task allocate (and free) several kilobytes of frame from the heap.
     private func transfer(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer) async -> TransferOutcome {
-        var outcome = TransferOutcome()
         guard let generation = delegate.generation else {
-            outcome.error = ClientError(.sessionInvalidated, failingURL: task.originalRequest.url, failureReason: "no session")
-            return outcome
+            return TransferOutcome(error: ClientError(.sessionInvalidated, failingURL: task.originalRequest.url,
+                                                      failureReason: "no session"))
         }
-        // Resume data that cannot be used fails here, before any connection.
-        if let failure = await checkResumption(of: task) {
-            outcome.error = failure
-            return outcome
+        // Resume data that cannot be used fails here, before any connection (only a download may resume).
+        if task.kind == .download, let failure = await checkResumption(of: task) {
+            return TransferOutcome(error: failure)
         }
-        let trust = sessionTrust
         var request = task.currentRequest
-        var hops = 0
-        var challenges = ChallengeLedger()
-        let cacheAttempt: CacheAttempt?
-        switch await startCache(for: task, request) {
-        case .answered(let answer): return answer
-        case .send(let attempt, let sent): (cacheAttempt, request) = (attempt, sent)
+        var hop = HopState()
+        if configuration.urlCache != nil {
+            switch await startCache(for: task, request) {
+            case .answered(let answer): return answer
+            case .send(let attempt, let sent): (hop.cacheAttempt, request) = (attempt, sent)
+            }
         }
         while true {
-            // Per hop: a redirect may lead to a host under another security policy.
-            let client: HTTPClient
-            do throws(HTTPClientError) {
-                client = try generation.client(for: request.url, trust: trust)
-            } catch {
-                outcome.error = .transport(error, url: request.url)
-                return outcome
+            switch await exchange(request, of: task, delegate, generation: generation, idle: idle, &hop) {
+            case .failure(let error):
+                hop.outcome.error = error
+                return hop.outcome
+            case .success(let response):
+                guard let next = await afterHead(response, to: request, of: task, delegate, idle: idle, &hop) else {
+                    return hop.outcome
+                }
+                request = next
             }
-            // A task suspended before its request (or the next hop's) went out sends nothing until it is resumed.
-            await task.waitWhileSuspended()
-            if let reason = task.cancelReason {
-                outcome.error = reason
-                return outcome
+        }
+    }
+
+    /// What a transfer carries from hop to hop.
+    struct HopState {
+        /// What the transfer ends with so far (the last hop's response once its head arrived).
+        var outcome = TransferOutcome()
+        /// Redirects followed.
+        var redirects = 0
+        var challenges = ChallengeLedger()
+        /// The cache consulted before the first hop, finished after the body; nil without a cache.
+        var cacheAttempt: CacheAttempt?
+        /// The trust the session's TLS layer enforces, read once per transfer when a hop first needs it.
+        var trust: SessionTrust?
+    }
+
+    /// One hop up to its response head: the client for the request's URL, the Wire request, the exchange, the
+    /// cookies; a suspended task sends nothing until resumed, and a cancelled one ends here.
+    @inline(never)  // Its own async frame: `transfer` keeps only what goes from hop to hop.
+    private func exchange(_ request: ClientRequest, of task: SessionTask, _ delegate: TaskDelegate,
+                          generation: SessionGeneration, idle: IdleTimer,
+                          _ hop: inout HopState) async -> Result<HTTPClientResponse, ClientError> {
+        // Per hop: a redirect may lead to a host under another security policy.
+        let client: HTTPClient
+        do throws(HTTPClientError) {
+            client = try generation.client(for: request.url) {
+                let trust = hop.trust ?? sessionTrust
+                hop.trust = trust
+                return trust
             }
-            let wireRequest: HTTPClientRequest
-            do {
-                wireRequest = try await makeWireRequest(request, for: task, delegate: delegate, idle: idle)
-            } catch {
-                outcome.error = error
-                return outcome
-            }
-            idle.touch()
-            let response: HTTPClientResponse
-            do {
-                response = try await client.execute(wireRequest)
-            } catch {
-                outcome.error = task.cancelReason ?? .transport(error, url: request.url)
-                return outcome
-            }
-            idle.touch()
-            storeCookies(from: response.headers, for: request)
-            // A head that arrived while the task was suspended is told (redirect and response hooks) after resume.
-            await task.waitWhileSuspended()
-            if let reason = task.cancelReason {
-                outcome.error = reason
-                return outcome
-            }
-            let clientResponse = cacheAttempt?.revalidated(by: response, url: request.url)
-                ?? ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
-                                  metrics: response.metrics.snapshot)
-            outcome.response = clientResponse
-            switch RedirectRules.next(after: request, status: response.status.code, location: response.headers.first(name: "Location")) {
-            case .deliver:
-                break
-            case .fail(let error):
-                outcome.error = error
-                return outcome
-            case .follow(var proposed, let keepsBody):
-                hops += 1
-                guard hops <= configuration.maximumRedirects else {
-                    outcome.error = ClientError(.tooManyRedirects, failingURL: request.url, response: clientResponse,
+        } catch {
+            return .failure(.transport(error, url: request.url))
+        }
+        // A task suspended before its request (or the next hop's) went out sends nothing until it is resumed.
+        await task.waitWhileSuspended()
+        if let reason = task.cancelReason { return .failure(reason) }
+        let wireRequest: HTTPClientRequest
+        do {
+            wireRequest = try await makeWireRequest(request, for: task, delegate: delegate, idle: idle)
+        } catch {
+            return .failure(error)
+        }
+        idle.touch()
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(wireRequest)
+        } catch {
+            return .failure(task.cancelReason ?? .transport(error, url: request.url))
+        }
+        idle.touch()
+        storeCookies(from: response.headers, for: request)
+        // A head that arrived while the task was suspended is told (redirect and response hooks) after resume.
+        await task.waitWhileSuspended()
+        if let reason = task.cancelReason { return .failure(reason) }
+        return .success(response)
+    }
+
+    /// A hop's head arrived: a redirect to follow, a challenge to answer or a resumption to restart returns the next
+    /// request; otherwise the response hook decides and the body is received. Nil: the transfer ends with
+    /// `hop.outcome`.
+    @inline(never)  // Its own async frame: `transfer` keeps only what goes from hop to hop.
+    private func afterHead(_ response: HTTPClientResponse, to request: ClientRequest, of task: SessionTask,
+                           _ delegate: TaskDelegate, idle: IdleTimer, _ hop: inout HopState) async -> ClientRequest? {
+        let clientResponse = hop.cacheAttempt?.revalidated(by: response, url: request.url)
+            ?? ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
+                              metrics: response.metrics.snapshot)
+        hop.outcome.response = clientResponse
+        switch RedirectRules.next(after: request, status: response.status.code, location: response.headers.first(name: "Location")) {
+        case .deliver:
+            break
+        case .fail(let error):
+            hop.outcome.error = error
+            return nil
+        case .follow(let proposed, let keepsBody):
+            hop.redirects += 1
+            guard hop.redirects <= configuration.maximumRedirects else {
+                hop.outcome.error = ClientError(.tooManyRedirects, failingURL: request.url, response: clientResponse,
                                                 failureReason: "more than \(configuration.maximumRedirects) redirects")
-                    return outcome
-                }
-                let hooks = self.hooks
-                if keepsBody, let needBody = hooks.taskNeedNewBodyStream, let body = await askCaller(idle, { needBody(task) }) {
-                    proposed.body = body
-                }
-                var next: ClientRequest? = proposed
-                if let willRedirect = hooks.taskWillPerformHTTPRedirection {
-                    let offer = proposed
-                    next = await askCaller(idle) { willRedirect(task, clientResponse, offer) }
-                }
-                if let next {
-                    // The redirect's own body is small or absent; reading it lets the connection be reused.
-                    _ = try? await response.body.collect(upTo: 64 * 1024)
-                    task.setCurrentRequest(next)
-                    request = next
-                    continue
-                }
+                return nil
             }
-            if let answer = await answerChallenge(clientResponse, to: request, of: task, idle: idle, ledger: &challenges) {
-                switch answer {
-                case .replay(let next):
-                    _ = try? await response.body.collect(upTo: 64 * 1024)
-                    task.setCurrentRequest(next)
-                    request = next
-                    continue
-                case .cancel:
-                    task.cancel()
-                    outcome.error = task.cancelReason
-                    return outcome
-                }
-            }
-            task.setResponse(clientResponse)
-            if let fresh = await resolveResumption(of: task, delegate, response: clientResponse, idle: idle) {
+            if let next = await redirect(to: proposed, keepsBody: keepsBody, after: clientResponse, of: task, idle: idle) {
+                // The redirect's own body is small or absent; reading it lets the connection be reused.
                 _ = try? await response.body.collect(upTo: 64 * 1024)
-                task.setCurrentRequest(fresh)
-                request = fresh
-                continue
+                task.setCurrentRequest(next)
+                return next
             }
-            if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
-                switch await askCaller(idle, { decide(task, clientResponse) }) {
-                case .allow:
-                    break
-                case .cancel:
-                    task.cancel()
-                    outcome.error = task.cancelReason
-                    return outcome
-                case .becomeDownload:
-                    await task.waitWhileSuspended()
-                    guard let download = becomeDownload(task, delegate, idle: idle) else {
-                        outcome.error = task.cancelReason ?? ClientError(.cancelled, failingURL: request.url,
-                                                                         failureReason: "the task was cancelled")
-                        return outcome
-                    }
-                    outcome.replacement = download
-                    if let became = hooks.dataTaskDidBecomeDownloadTask {
-                        await askCaller(idle) { became(task, download.task) }
-                    }
-                    await receiveBody(response.body, of: download.task, download.delegate, idle: idle, into: &outcome)
-                    return outcome
-                }
+        }
+        if hooks.taskDidReceiveAuthenticationChallenge != nil,
+           let answer = await answerChallenge(clientResponse, to: request, of: task, idle: idle, ledger: &hop.challenges) {
+            switch answer {
+            case .replay(let next):
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                task.setCurrentRequest(next)
+                return next
+            case .cancel:
+                task.cancel()
+                hop.outcome.error = task.cancelReason
+                return nil
             }
-            await receiveBody(response.body, of: task, delegate, idle: idle, into: &outcome)
-            await finishCache(cacheAttempt, request, task, idle: idle, &outcome)
-            return outcome
+        }
+        task.setResponse(clientResponse)
+        if task.kind == .download, let fresh = await resolveResumption(of: task, delegate, response: clientResponse, idle: idle) {
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            task.setCurrentRequest(fresh)
+            return fresh
+        }
+        if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
+            if await dispose(response.body, clientResponse, decide, url: request.url, of: task, delegate, idle: idle,
+                             &hop.outcome) {
+                return nil
+            }
+        }
+        await receiveBody(response.body, of: task, delegate, idle: idle, into: &hop.outcome)
+        if hop.cacheAttempt != nil {
+            await finishCache(hop.cacheAttempt, request, task, idle: idle, &hop.outcome)
+        }
+        return nil
+    }
+
+    /// The redirect hooks: a new body stream when the redirect keeps the body, then whether (and where) to follow.
+    /// - Returns: The request to send next; nil delivers the redirect response itself.
+    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
+    private func redirect(to proposed: ClientRequest, keepsBody: Bool, after response: ClientResponse,
+                          of task: SessionTask, idle: IdleTimer) async -> ClientRequest? {
+        var proposed = proposed
+        let hooks = self.hooks
+        if keepsBody, let needBody = hooks.taskNeedNewBodyStream, let body = await askCaller(idle, { needBody(task) }) {
+            proposed.body = body
+        }
+        guard let willRedirect = hooks.taskWillPerformHTTPRedirection else { return proposed }
+        let offer = proposed
+        return await askCaller(idle) { willRedirect(task, response, offer) }
+    }
+
+    /// `dataTaskDidReceiveResponse`'s answer: allow (false: receive the body as usual), cancel, or become a download
+    /// task that receives the body (true: the transfer ends with `outcome`).
+    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
+    private func dispose(_ body: HTTPBody, _ response: ClientResponse,
+                         _ decide: @escaping @Sendable (SessionTask, ClientResponse) -> ResponseDisposition, url: URL,
+                         of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
+                         _ outcome: inout TransferOutcome) async -> Bool {
+        switch await askCaller(idle, { decide(task, response) }) {
+        case .allow:
+            return false
+        case .cancel:
+            task.cancel()
+            outcome.error = task.cancelReason
+            return true
+        case .becomeDownload:
+            await task.waitWhileSuspended()
+            guard let download = becomeDownload(task, delegate, idle: idle) else {
+                outcome.error = task.cancelReason ?? ClientError(.cancelled, failingURL: url,
+                                                                 failureReason: "the task was cancelled")
+                return true
+            }
+            outcome.replacement = download
+            if let became = hooks.dataTaskDidBecomeDownloadTask {
+                await askCaller(idle) { became(task, download.task) }
+            }
+            await receiveBody(body, of: download.task, download.delegate, idle: idle, into: &outcome)
+            return true
         }
     }
 
@@ -315,8 +382,8 @@ extension SessionManager {
         var wireRequest = HTTPClientRequest(url: request.url.absoluteString, method: HTTPMethod(request.method), headers: headers)
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
-        let declared = headers.first(name: "Content-Length").flatMap { Int64($0) }
         if let body = request.body {
+            let declared = headers.first(name: "Content-Length").flatMap { Int64($0) }
             let gated = try await GatedBody.make(body, declaredLength: declared, task: task, url: request.url)
             wireRequest.body = gated.body
             task.setUploadTotal(gated.length ?? declared ?? -1)
@@ -334,6 +401,14 @@ extension SessionManager {
                 }
             }
         }
+        guard request.body != nil else {
+            // Without a body no byte of it is sent: the observer only needs the idle timer, and no reference to the
+            // task (a weak one would give every task a side table).
+            wireRequest.observer = { event, _ in
+                if case .responseHead = event { idle.touch() }
+            }
+            return wireRequest
+        }
         wireRequest.observer = { [weak task] event, _ in
             guard let task else { return }
             switch event {
@@ -350,23 +425,19 @@ extension SessionManager {
     }
 
     /// Reads the body, chunk by chunk, only while the task is not suspended: a suspended task stops pulling, so
-    /// Wire's body stream fills to its high watermark and the connection stops reading its socket.
+    /// Wire's body stream fills to its high watermark and the connection stops reading its socket. A data or upload
+    /// task buffers it; a download writes it to a temporary file (`receiveDownload`).
     private func receiveBody(_ body: HTTPBody, of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
                              into outcome: inout TransferOutcome) async {
-        let url = task.currentRequest.url
-        let hooks = self.hooks
-        var file: AsyncFile?
         if task.kind == .download {
-            do {
-                file = try await openDownloadFile(for: task, url: url)
-                outcome.temporaryFile = file?.path
-            } catch {
-                outcome.error = error
-                return
-            }
+            await receiveDownload(body, of: task, delegate, idle: idle, into: &outcome)
+            return
         }
+        let request = task.currentRequest
+        let url = request.url
+        let hooks = self.hooks
         var data = Data()
-        var iterator = ResponseBodyReader(body, response: outcome.response, request: task.currentRequest, configuration: configuration)
+        var iterator = ResponseBodyReader(body, response: outcome.response, request: request, configuration: configuration)
         let limit = configuration.maximumBufferedResponseSize
         while true {
             await task.waitWhileSuspended()
@@ -384,45 +455,86 @@ extension SessionManager {
             guard let chunk else { break }
             idle.touch()
             let progress = task.bodyReceived(iterator.takeWireByteCount())
-            if let file {
-                do {
-                    try await file.write(chunk)
-                } catch {
-                    outcome.error = ClientError(.cannotWriteToFile, failingURL: url, underlying: error,
-                                                failureReason: "cannot write the download to \(file.path): \(error)")
-                    break
-                }
-                await task.waitWhileSuspended()
-                if hooks.downloadTaskDidWriteData != nil || delegate.downloadProgress != nil {
-                    let count = Int64(chunk.readableBytes)
-                    await askCaller(idle) {
-                        hooks.downloadTaskDidWriteData?(task, count, progress.completedUnitCount, progress.totalUnitCount)
-                        delegate.downloadProgress?(progress)
-                    }
-                }
-            } else {
-                guard data.count + chunk.readableBytes <= limit else {
-                    // Dropping the iterator abandons the body: Wire closes the connection instead of reading on.
-                    outcome.error = ClientError(.responseTooLarge, failingURL: url, response: outcome.response, failureReason:
-                        "the body is larger than maximumBufferedResponseSize (\(limit) bytes); use a download task")
-                    break
-                }
-                data.append(chunk)
-                await task.waitWhileSuspended()
-                if hooks.dataTaskDidReceiveData != nil || delegate.downloadProgress != nil {
-                    // The chunk as a `Data` of its own (a hook may keep it), made only when a hook will see it.
-                    var copy = Data()
-                    if hooks.dataTaskDidReceiveData != nil { copy.append(chunk) }
-                    let piece = copy
-                    await askCaller(idle) {
-                        // An empty piece only carries wire bytes for progress (a gzip trailer).
-                        if !piece.isEmpty { hooks.dataTaskDidReceiveData?(task, piece) }
-                        delegate.downloadProgress?(progress)
-                    }
+            guard data.count + chunk.readableBytes <= limit else {
+                // Dropping the iterator abandons the body: Wire closes the connection instead of reading on.
+                outcome.error = ClientError(.responseTooLarge, failingURL: url, response: outcome.response, failureReason:
+                    "the body is larger than maximumBufferedResponseSize (\(limit) bytes); use a download task")
+                break
+            }
+            data.append(chunk)
+            await task.waitWhileSuspended()
+            if hooks.dataTaskDidReceiveData != nil || delegate.downloadProgress != nil {
+                await reportReceived(chunk, progress, of: task, delegate, hooks: hooks, idle: idle)
+            }
+        }
+        outcome.data = data
+    }
+
+    /// A data task's chunk and progress to `dataTaskDidReceiveData` and the task's progress block, on the delegate
+    /// queue.
+    @inline(never)  // Its own async frame, allocated only when a hook is set (`receiveBody`).
+    private func reportReceived(_ chunk: ByteBuffer, _ progress: TaskProgress, of task: SessionTask, _ delegate: TaskDelegate,
+                                hooks: SessionHooksSnapshot, idle: IdleTimer) async {
+        // The chunk as a `Data` of its own (a hook may keep it), made only when a hook will see it.
+        var copy = Data()
+        if hooks.dataTaskDidReceiveData != nil { copy.append(chunk) }
+        let piece = copy
+        await askCaller(idle) {
+            // An empty piece only carries wire bytes for progress (a gzip trailer).
+            if !piece.isEmpty { hooks.dataTaskDidReceiveData?(task, piece) }
+            delegate.downloadProgress?(progress)
+        }
+    }
+
+    /// `receiveBody` for a download task: the body goes to a temporary file, and each write is told to
+    /// `downloadTaskDidWriteData` and the task's progress block.
+    @inline(never)  // Its own async frame, allocated only for downloads (`receiveBody`).
+    private func receiveDownload(_ body: HTTPBody, of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
+                                 into outcome: inout TransferOutcome) async {
+        let request = task.currentRequest
+        let url = request.url
+        let hooks = self.hooks
+        let file: AsyncFile
+        do {
+            file = try await openDownloadFile(for: task, url: url)
+            outcome.temporaryFile = file.path
+        } catch {
+            outcome.error = error
+            return
+        }
+        var iterator = ResponseBodyReader(body, response: outcome.response, request: request, configuration: configuration)
+        while true {
+            await task.waitWhileSuspended()
+            if let reason = task.cancelReason {
+                outcome.error = reason
+                break
+            }
+            let chunk: ByteBuffer?
+            do {
+                chunk = try await iterator.next()
+            } catch {
+                outcome.error = task.cancelReason ?? .body(error, url: url)
+                break
+            }
+            guard let chunk else { break }
+            idle.touch()
+            let progress = task.bodyReceived(iterator.takeWireByteCount())
+            do {
+                try await file.write(chunk)
+            } catch {
+                outcome.error = ClientError(.cannotWriteToFile, failingURL: url, underlying: error,
+                                            failureReason: "cannot write the download to \(file.path): \(error)")
+                break
+            }
+            await task.waitWhileSuspended()
+            if hooks.downloadTaskDidWriteData != nil || delegate.downloadProgress != nil {
+                let count = Int64(chunk.readableBytes)
+                await askCaller(idle) {
+                    hooks.downloadTaskDidWriteData?(task, count, progress.completedUnitCount, progress.totalUnitCount)
+                    delegate.downloadProgress?(progress)
                 }
             }
         }
-        if let file { try? await file.close() }
-        if task.kind != .download { outcome.data = data }
+        try? await file.close()
     }
 }

@@ -26,53 +26,87 @@ final class TimeoutWatch: Sendable {
         }
     }
 
+    /// Names one entry: its slot in the table and the serial number it was added with, so that a key kept after its
+    /// entry expired or was removed never reaches the entry that reuses the slot.
+    struct Key: Sendable, Hashable {
+        fileprivate let slot: Int
+        fileprivate let serial: Int
+    }
+
     private struct State {
-        var entries: [Int: Entry] = [:]
-        var nextKey = 0
+        /// The entries by slot (a key's `slot`), with the serial each was added with; nil marks a free slot.
+        /// A table rather than a dictionary: the hot path (`touch`) hashes nothing.
+        var slots: [(serial: Int, entry: Entry)?] = []
+        /// Free slots, reused last-freed first.
+        var free: [Int] = []
+        var nextSerial = 0
         /// The running watcher's number and when it wakes; nil when none runs.
         var watcher: (number: Int, wake: ContinuousClock.Instant, task: Task<Void, Never>)?
         var watchers = 0
+
+        /// The entry `key` names, changed in place; nil (and nothing happens) when it expired or was removed.
+        mutating func withEntry<T>(_ key: Key, _ body: (inout Entry) -> T) -> T? {
+            guard key.slot < slots.count, slots[key.slot]?.serial == key.serial else { return nil }
+            return body(&slots[key.slot]!.entry)
+        }
+
+        /// Takes the entry `key` names out of the table.
+        mutating func remove(_ key: Key) {
+            guard key.slot < slots.count, slots[key.slot]?.serial == key.serial else { return }
+            slots[key.slot] = nil
+            free.append(key.slot)
+        }
     }
 
     private let state = Mutex(State())
 
     /// Watches a new timeout; `expired` is called once (outside any lock) if it passes before `remove`.
     func add(idleTimeout: Duration?, reference: ContinuousClock.Instant,
-             expired: @escaping @Sendable () -> Void) -> Int {
+             expired: @escaping @Sendable () -> Void) -> Key {
         let entry = Entry(idleTimeout: idleTimeout, reference: reference, expired: expired)
-        let (key, stale) = state.withLock { state -> (Int, Task<Void, Never>?) in
-            let key = state.nextKey
-            state.nextKey += 1
-            state.entries[key] = entry
-            return (key, wakeEarlier(&state, for: entry.deadline))
+        let (key, stale) = state.withLock { state -> (Key, Task<Void, Never>?) in
+            let serial = state.nextSerial
+            state.nextSerial += 1
+            let slot: Int
+            if let reused = state.free.popLast() {
+                slot = reused
+                state.slots[slot] = (serial, entry)
+            } else {
+                slot = state.slots.count
+                state.slots.append((serial, entry))
+            }
+            return (Key(slot: slot, serial: serial), wakeEarlier(&state, for: entry.deadline))
         }
         stale?.cancel()
         return key
     }
 
     /// Changes an entry (a byte moved, a pause, a hold); does nothing when it already expired or was removed.
-    func update(_ key: Int, _ change: (inout Entry) -> Void) {
+    func update(_ key: Key, _ change: (inout Entry) -> Void) {
         let stale = state.withLock { state -> Task<Void, Never>? in
-            guard var entry = state.entries[key] else { return nil }
-            let before = entry.deadline
-            change(&entry)
-            state.entries[key] = entry
-            let after = entry.deadline
-            // A later deadline is found by the watcher when it wakes: only an earlier one needs it sooner.
-            if let after, before.map({ after < $0 }) ?? true { return wakeEarlier(&state, for: after) }
-            return nil
+            let wake = state.withEntry(key) { entry -> ContinuousClock.Instant? in
+                let before = entry.deadline
+                change(&entry)
+                let after = entry.deadline
+                // A later deadline is found by the watcher when it wakes: only an earlier one needs it sooner.
+                guard let after, before.map({ after < $0 }) ?? true else { return nil }
+                return after
+            }
+            guard let wake = wake ?? nil else { return nil }
+            return wakeEarlier(&state, for: wake)
         }
         stale?.cancel()
     }
 
     /// A byte moved on an idle entry: its timeout starts again. The hot path: its deadline only moves later.
-    func touch(_ key: Int) {
-        state.withLock { state in state.entries[key]?.reference = .now }
+    func touch(_ key: Key) {
+        let now = ContinuousClock.now
+        state.withLock { state in _ = state.withEntry(key) { $0.reference = now } }
     }
 
     /// Stops watching an entry.
-    func remove(_ key: Int) {
-        state.withLock { state in _ = state.entries.removeValue(forKey: key) }
+    func remove(_ key: Key) {
+        state.withLock { state in state.remove(key) }
     }
 
     /// Starts a watcher waking at `deadline` when none runs or the running one wakes later; returns the replaced
@@ -99,17 +133,17 @@ final class TimeoutWatch: Sendable {
             let (expired, next) = state.withLock { state -> ([@Sendable () -> Void], ContinuousClock.Instant?) in
                 guard state.watcher?.number == number else { return ([], nil) }
                 let now = ContinuousClock.now
-                var expired: [(key: Int, fire: @Sendable () -> Void)] = []
+                var expired: [(key: Key, fire: @Sendable () -> Void)] = []
                 var next: ContinuousClock.Instant?
-                for (key, entry) in state.entries {
-                    guard let deadline = entry.deadline else { continue }
+                for (slot, occupant) in state.slots.enumerated() {
+                    guard let occupant, let deadline = occupant.entry.deadline else { continue }
                     if deadline <= now {
-                        expired.append((key, entry.expired))
+                        expired.append((Key(slot: slot, serial: occupant.serial), occupant.entry.expired))
                     } else if next.map({ deadline < $0 }) ?? true {
                         next = deadline
                     }
                 }
-                for (key, _) in expired { state.entries[key] = nil }
+                for (key, _) in expired { state.remove(key) }
                 if let next {
                     state.watcher?.wake = next
                 } else {

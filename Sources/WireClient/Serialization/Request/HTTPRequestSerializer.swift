@@ -81,9 +81,36 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
 
     /// Adds each default header the request lacks (case-insensitive), in order.
     func applyDefaultHeaders(to request: inout ClientRequest) {
+        // The common case, a request with no field of its own: the defaults whole, sharing their storage (no string
+        // made per field), which is what the loop gives when no two defaults share a name.
+        if request.headers.isEmpty, !Self.repeatsAName(httpRequestHeaders) {
+            request.headers = httpRequestHeaders
+            return
+        }
         for field in httpRequestHeaders where !request.headers.contains(name: field.name) {
             request.headers.add(name: field.name, value: field.value)
         }
+    }
+
+    /// Whether two fields of `headers` may have the same name (ASCII case-insensitive); compares bytes, makes no
+    /// string. Conservative: folding with 0x20 also pairs a few symbols (`^` and `~`), which only sends the caller
+    /// down the field-by-field path.
+    static func repeatsAName(_ headers: HTTPHeaders) -> Bool {
+        for later in headers.indices {
+            for earlier in headers.startIndex..<later {
+                let same = headers.withNameBytes(at: later) { laterName in
+                    headers.withNameBytes(at: earlier) { earlierName in
+                        guard laterName.count == earlierName.count else { return false }
+                        for offset in 0..<laterName.count where laterName[offset] | 0x20 != earlierName[offset] | 0x20 {
+                            return false
+                        }
+                        return true
+                    }
+                }
+                if same { return true }
+            }
+        }
+        return false
     }
 
     /// Copies the per-request settings that were set.
