@@ -40,7 +40,7 @@ extension HTTPClient {
         }
         let url = try HTTPURL(proxy)
         let metrics = HTTPClientMetrics(start: .now())
-        let abort = AbortHandle()
+        let abort = HTTPClientAbortHandle()
         let deadlineTimer = timeout.map { timeout in
             group.next().schedule(in: timeout) {
                 abort.abort(HTTPClientError(.deadlineExceeded, "the proxy did not answer CONNECT within \(timeout)",
@@ -77,7 +77,7 @@ extension HTTPClient {
     }
 
     private func sendConnect(_ authority: String, to url: HTTPURL, headers: HTTPHeaders, metrics: HTTPClientMetrics,
-                             abort: AbortHandle) async throws(HTTPClientError) -> HTTPConnectResponse {
+                             abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> HTTPConnectResponse {
         var head = HTTPRequestHead(method: .connect, target: authority, headers: headers)
         // RFC 9110 §9.3.6 / §7.2: Host names the tunnel's target, not the proxy.
         if !head.headers.contains(name: "host") { head.headers.add(name: "Host", value: authority) }

@@ -78,7 +78,7 @@ public final class HTTPClient: Sendable {
             throw HTTPClientError(.invalidRequest, "CONNECT opens a tunnel: use HTTPClient.connect(to:via:)")
         }
         let metrics = HTTPClientMetrics(start: .now())
-        let abort = AbortHandle()
+        let abort = request.abortHandle ?? HTTPClientAbortHandle()
         let deadlineTimer = timeout.map { timeout in
             group.next().schedule(in: timeout) {
                 abort.abort(HTTPClientError(.deadlineExceeded, "the request took longer than its \(timeout) deadline",
@@ -110,10 +110,12 @@ public final class HTTPClient: Sendable {
 
     func executeWithRetry(url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
                           observation: RequestObservation? = nil,
-                                  metrics: HTTPClientMetrics, abort: AbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
+                                  metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
         let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
         var attempt = 0
         while true {
+            // Aborted before this attempt took a connection (its abort handle, a deadline, cancellation): no byte goes out.
+            if let error = abort.error { throw error }
             let pipelinable = configuration.pipelining.maxInFlight > 1 && isPipelinable(method: method, headers: headers, body: body)
             // Made ready before it takes a connection: a request refused here holds none (it used to keep its lease,
             // and with it one of the host's connections, for the client's life).
@@ -186,7 +188,7 @@ public final class HTTPClient: Sendable {
     }
 
     /// Waits for a connection from `pool`; a deadline or cancellation (`abort`) ends the wait with its own error.
-    func lease(from pool: ConnectionPool, pipelinable: Bool = false, abort: AbortHandle) async throws(HTTPClientError) -> ConnectionPool.Lease {
+    func lease(from pool: ConnectionPool, pipelinable: Bool = false, abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> ConnectionPool.Lease {
         do {
             return try await pool.lease(pipelinable: pipelinable) { cancel in abort.setCurrent { _ in cancel() } }
         } catch {
@@ -260,7 +262,7 @@ public final class HTTPClient: Sendable {
     }
 
     private func send(_ prepared: PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
-                      body: HTTPClientRequest.Body?, metrics: HTTPClientMetrics, abort: AbortHandle,
+                      body: HTTPClientRequest.Body?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
                       observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
         let (headBytes, framing, inline, file) = (prepared.headBytes, prepared.framing, prepared.inline, prepared.file)
         let (expectsContinue, keepAlive, requestComplete) = (prepared.expectsContinue, prepared.keepAlive, prepared.requestComplete)
@@ -320,7 +322,7 @@ public final class HTTPClient: Sendable {
     /// Sends a request whose body follows its head in parts (a file, a stream, or after `100 Continue`).
     private func sendInParts(on connection: LoopBound<HTTP1ClientConnection>, url: HTTPURL, method: HTTPMethod, body: HTTPClientRequest.Body?,
                              inline: ByteBuffer?, file: FileReader?, framing: HTTP1Serializer.BodyFraming, headBytes: [UInt8],
-                             keepAlive: Bool, expectsContinue: Bool, metrics: HTTPClientMetrics, abort: AbortHandle,
+                             keepAlive: Bool, expectsContinue: Bool, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
                              observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
         let readTimeout = configuration.readTimeout
         let promise: Promise<HTTP1ClientConnection.ResponseStart, HTTPClientError>
@@ -445,63 +447,4 @@ private func withLoopPreference<T: Sendable>(
         do throws(HTTPClientError) { return .success(try await body()) } catch { return .failure(error) }
     }
     return try result.get()
-}
-
-/// Cancels whatever a request is waiting on right now (a pool lease, or its connection), for a
-/// deadline or task cancellation. An abort before anything is registered applies to the next
-/// registration at once.
-final class AbortHandle: Sendable {
-    /// What an abort cancels: a closure, or a request on its connection (named without a closure, which would be
-    /// an allocation per request).
-    private enum Target {
-        case closure(@Sendable (HTTPClientError) -> Void)
-        case exchange(LoopBound<HTTP1ClientConnection>, HTTP1ClientConnection.ExchangeID)
-
-        func abort(with error: HTTPClientError) {
-            switch self {
-            case .closure(let cancel):
-                cancel(error)
-            case .exchange(let connection, let id):
-                connection.loop.execute { connection.value.abort(id, with: error) }
-            }
-        }
-    }
-
-    private struct State {
-        var current: Target?
-        var error: HTTPClientError?
-    }
-
-    private let state = Mutex(State())
-
-    var isAborted: Bool { state.withLock { $0.error != nil } }
-
-    /// The error the request was aborted with, if it was.
-    var error: HTTPClientError? { state.withLock { $0.error } }
-
-    func setCurrent(_ cancel: @escaping @Sendable (HTTPClientError) -> Void) {
-        setCurrent(.closure(cancel))
-    }
-
-    /// An abort from now on fails request `id` on `connection`.
-    func setCurrent(_ connection: LoopBound<HTTP1ClientConnection>, _ id: HTTP1ClientConnection.ExchangeID) {
-        setCurrent(.exchange(connection, id))
-    }
-
-    private func setCurrent(_ target: Target) {
-        let error = state.withLock { state -> HTTPClientError? in
-            state.current = target
-            return state.error
-        }
-        if let error { target.abort(with: error) }
-    }
-
-    func abort(_ error: HTTPClientError) {
-        let current = state.withLock { state -> Target? in
-            guard state.error == nil else { return nil }
-            state.error = error
-            return state.current
-        }
-        current?.abort(with: error)
-    }
 }

@@ -28,6 +28,9 @@ public struct HTTPClientRequest: Sendable {
     /// What the connection carrying the request (and every redirect it follows) must be: a traffic class set
     /// before connecting, an admission check after. Requests with other requirements never share its connections.
     public var connectionRequirements = ConnectionRequirements()
+    /// Ends the request from outside its task when `abort()` is called on it (see `HTTPClientAbortHandle`); nil for
+    /// none. The calling task's cancellation and `execute`'s deadline end it as before.
+    public var abortHandle: HTTPClientAbortHandle?
 
     /// Creates a request.
     public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(), body: Body? = nil) {

@@ -92,17 +92,17 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The kind of failure.
     public let code: Code
     /// What the failure concerns, in words (a URL, an address, a limit).
-    public let detail: String
+    public var detail: String { causes.detail }
     /// The connection error, for `.connectFailed` and `.connectTimeout`.
-    public let connectError: ConnectError?
+    public var connectError: ConnectError? { causes.connectError }
     /// The protocol violation, for `.malformedResponse`.
-    public let parseError: HTTP1ParseError?
+    public var parseError: HTTP1ParseError? { causes.parseError }
     /// The system call failure behind the error, if any.
-    public let ioError: IOError?
+    public var ioError: IOError? { causes.ioError }
     /// The refused setting, for `.invalidConfiguration`.
-    public let configurationError: ConfigurationError?
+    public var configurationError: ConfigurationError? { causes.configurationError }
     /// The security layer's error behind a `.tlsFailed` (WireTLS's `TLSError`), if any.
-    public let securityError: (any Error)?
+    public var securityError: (any Error)? { causes.securityError }
     /// True when the request was sent, in whole or part, so a server may have acted on it: a
     /// non-idempotent request failing this way was not replayed, and the caller must decide.
     public let mayHaveBeenProcessed: Bool
@@ -113,19 +113,46 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The request was pipelined behind a response that closed the connection: it was never
     /// answered, on a fresh connection as much as on a reused one, and is safe to replay when idempotent.
     var queuedBehindClosedResponse = false
+    /// The words and the errors behind the failure, behind one reference: the error travels in every frame of the
+    /// client's typed-throws `async` functions (and in each `Result` carrying it), where 259 bytes inline cost
+    /// copies and made each frame larger than the task allocator's first slab.
+    private let causes: Causes
+
+    private final class Causes: Sendable {
+        let detail: String
+        let connectError: ConnectError?
+        let parseError: HTTP1ParseError?
+        let ioError: IOError?
+        let configurationError: ConfigurationError?
+        let securityError: (any Error)?
+
+        init(detail: String, connectError: ConnectError?, parseError: HTTP1ParseError?, ioError: IOError?,
+             configurationError: ConfigurationError?, securityError: (any Error)?) {
+            self.detail = detail
+            self.connectError = connectError
+            self.parseError = parseError
+            self.ioError = ioError
+            self.configurationError = configurationError
+            self.securityError = securityError
+        }
+    }
 
     init(_ code: Code, _ detail: String, connectError: ConnectError? = nil, parseError: HTTP1ParseError? = nil,
          ioError: IOError? = nil, configurationError: ConfigurationError? = nil, securityError: (any Error)? = nil,
          mayHaveBeenProcessed: Bool = false, failedBeforeResponse: Bool = false) {
         self.code = code
-        self.detail = detail
-        self.connectError = connectError
-        self.parseError = parseError
-        self.ioError = ioError
-        self.configurationError = configurationError
-        self.securityError = securityError
+        causes = Causes(detail: detail, connectError: connectError, parseError: parseError, ioError: ioError,
+                        configurationError: configurationError, securityError: securityError)
         self.mayHaveBeenProcessed = mayHaveBeenProcessed
         self.failedBeforeResponse = failedBeforeResponse
+    }
+
+    private init(code: Code, causes: Causes, mayHaveBeenProcessed: Bool, failedBeforeResponse: Bool, queuedBehindClosedResponse: Bool) {
+        self.code = code
+        self.causes = causes
+        self.mayHaveBeenProcessed = mayHaveBeenProcessed
+        self.failedBeforeResponse = failedBeforeResponse
+        self.queuedBehindClosedResponse = queuedBehindClosedResponse
     }
 
     static func invalidURL(_ url: String, _ why: String) -> HTTPClientError {
@@ -138,10 +165,8 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     }
 
     func markingMayHaveBeenProcessed() -> HTTPClientError {
-        var marked = HTTPClientError(code, detail, connectError: connectError, parseError: parseError, ioError: ioError,
-                                     configurationError: configurationError, securityError: securityError, mayHaveBeenProcessed: true, failedBeforeResponse: failedBeforeResponse)
-        marked.queuedBehindClosedResponse = queuedBehindClosedResponse
-        return marked
+        HTTPClientError(code: code, causes: causes, mayHaveBeenProcessed: true, failedBeforeResponse: failedBeforeResponse,
+                        queuedBehindClosedResponse: queuedBehindClosedResponse)
     }
 
     /// Equal when every field but `securityError` is equal (its detail is part of `detail`).

@@ -134,6 +134,49 @@ extension IOSuite {
             }
         }
 
+        /// `HTTPClientRequest.abortHandle` ends a request from outside its task wherever it is: before it is sent
+        /// (nothing goes out), while it waits for the response head, and while its body is read.
+        @Test func anAbortHandleEndsTheRequestWhereverItIs() async throws {
+            let (arrived, arrival) = AsyncStream<Void>.makeStream()
+            try await Self.withServer(script: { _, _, head in
+                if head.hasPrefix("GET /silent ") {
+                    arrival.yield()
+                    return .silence
+                }
+                // A head and part of a 100-byte body, the rest never sent.
+                return .respond("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
+            }) { client, server in
+                let early = HTTPClientAbortHandle()
+                early.abort()
+                var never = HTTPClientRequest(url: Self.url(server, "/never"))
+                never.abortHandle = early
+                let before = await #expect(throws: HTTPClientError.self) { try await client.execute(never) }
+                #expect(before?.code == .cancelled)
+                #expect(try await server.connectionCount() == 0, "an aborted request must not be sent")
+
+                let waiting = HTTPClientAbortHandle()
+                var silent = HTTPClientRequest(url: Self.url(server, "/silent"))
+                silent.abortHandle = waiting
+                let task = Task { try await client.execute(silent) }
+                var arrivals = arrived.makeAsyncIterator()
+                _ = await arrivals.next()
+                #expect(!waiting.isAborted)
+                waiting.abort(reason: "the test stopped waiting")
+                let head = await #expect(throws: HTTPClientError.self) { try await task.value }
+                #expect(head?.code == .cancelled)
+                #expect(head?.detail == "the test stopped waiting")
+                #expect(waiting.isAborted)
+
+                let reading = HTTPClientAbortHandle()
+                var partial = HTTPClientRequest(url: Self.url(server, "/partial"))
+                partial.abortHandle = reading
+                let response = try await client.execute(partial)
+                reading.abort()
+                let body = await #expect(throws: HTTPClientError.self) { try await response.body.collect(upTo: 1000) }
+                #expect(body?.code == .cancelled)
+            }
+        }
+
         @Test func aTruncatedBodyIsItsOwnError() async throws {
             try await Self.withServer(script: { _, _, _ in .respondAndClose("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort") }) { client, server in
                 let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
