@@ -280,6 +280,8 @@ public final class HTTPClient: Sendable {
             // the response head resumes this task. One hand-over to the loop and one back, with
             // no task executor switch and no promise.
             typealias Outcome = HTTP1ClientConnection.ResponseOutcome
+            // A task not on the connection's loop (Swift's global executor) is resumed in the loop's batch.
+            let offLoop = !connection.loop.inEventLoop
             // Unchecked (a checked one allocates a canary per request): the connection resumes it exactly once with
             // the response head or the failure, and `ifClosed` runs only when the job never will.
             let outcome = await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
@@ -291,7 +293,8 @@ public final class HTTPClient: Sendable {
                         $0.transportSecurity = value.securityInfo
                     }
                     let exchangeID = value.start(head: headBytes, inlineBody: sendInline, method: method, keepAlive: keepAlive,
-                                                 requestComplete: true, readTimeout: readTimeout, metrics: metrics, waiter: continuation)
+                                                 requestComplete: true, readTimeout: readTimeout, metrics: metrics, waiter: continuation,
+                                                 offLoop: offLoop)
                     abort.setCurrent(connection, exchangeID)
                 }, ifClosed: {
                     continuation.resume(returning: Outcome(result: .failure(HTTPClientError(.shutDown, "the event loop shut down")),

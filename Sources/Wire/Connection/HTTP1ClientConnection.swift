@@ -24,15 +24,15 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     }
 
     /// Where a response head goes: a closure, or straight to the continuation of the task that waits for it (no
-    /// closure to allocate per request). Called once.
+    /// closure to allocate per request), `offLoop` when that task runs on another executor than the loop. Called once.
     enum Responder {
         case closure((Result<ResponseStart, HTTPClientError>) -> Void)
-        case waiter(UnsafeContinuation<ResponseOutcome, Never>)
+        case waiter(UnsafeContinuation<ResponseOutcome, Never>, offLoop: Bool)
 
         func callAsFunction(_ result: Result<ResponseStart, HTTPClientError>) {
             switch self {
             case .closure(let respond): respond(result)
-            case .waiter(let continuation): continuation.resume(returning: ResponseOutcome(result: result, started: true))
+            case .waiter(let continuation, _): continuation.resume(returning: ResponseOutcome(result: result, started: true))
             }
         }
     }
@@ -178,7 +178,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     }
 
     /// Starts a request as `start(head:...)` does, resuming `waiter` with its response head (or the failure before
-    /// it) straight from the read that parsed the head.
+    /// it) from the read that parsed the head: at once when its task runs on this loop, in the loop's batch of
+    /// hand-overs (`EventLoop.handOver`) when it runs elsewhere (`offLoop`).
     func start(
         head: [UInt8],
         inlineBody: ByteBuffer?,
@@ -187,10 +188,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         requestComplete: Bool,
         readTimeout: Duration,
         metrics: HTTPClientMetrics,
-        waiter: UnsafeContinuation<ResponseOutcome, Never>
+        waiter: UnsafeContinuation<ResponseOutcome, Never>,
+        offLoop: Bool
     ) -> ExchangeID {
         start(head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: requestComplete,
-              readTimeout: readTimeout, metrics: metrics, responder: .waiter(waiter))
+              readTimeout: readTimeout, metrics: metrics, responder: .waiter(waiter, offLoop: offLoop))
     }
 
     private func start(
@@ -409,7 +411,13 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     private func handOverHeads() {
         handOverScheduled = false
         swap(&deliveries, &delivering)
-        for (respond, start) in delivering { respond(.success(start)) }
+        for (respond, start) in delivering {
+            if case .waiter(let continuation, offLoop: true) = respond {
+                loop.handOver { continuation.resume(returning: ResponseOutcome(result: .success(start), started: true)) }
+            } else {
+                respond(.success(start))
+            }
+        }
         delivering.removeAll(keepingCapacity: true)
     }
 

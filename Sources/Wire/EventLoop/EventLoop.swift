@@ -75,6 +75,8 @@ public final class EventLoop: @unchecked Sendable {
     private var runningWork: [LocalWork] = []
     private var runningJobs: [Work] = []
     private var runningBatch: [Work] = []
+    /// Resumptions of tasks on other executors queued during this iteration (`handOver`).
+    private var handOvers: [@Sendable () -> Void] = []
     @exclusivity(unchecked) private var registrations = RegistrationTable<any Selectable>()
     /// Loop-confined work waiting on something other than a descriptor (a connect between attempts, a name
     /// lookup), told when the loop closes so that it can fail instead of waiting forever.
@@ -189,6 +191,28 @@ public final class EventLoop: @unchecked Sendable {
     package func executeSoon(_ work: any DeferredLoopWork) {
         preconditionInEventLoop()
         localWork.append(.object(work))
+    }
+
+    /// Queues the resumption of a task that runs on another executor (Swift's global one): at the end of the loop
+    /// iteration the resumptions queued in it are made together, from one Swift task on the global executor, so its
+    /// threads are woken once for the batch. Made one by one from the loop, each wakes a worker, which on a core
+    /// shared with the loop preempts it at once: the batch is then handed over a task at a time, two context
+    /// switches each. A lone resumption is made at once, on the loop, with no task. Loop thread only.
+    package func handOver(_ resume: @escaping @Sendable () -> Void) {
+        preconditionInEventLoop()
+        handOvers.append(resume)
+    }
+
+    private func flushHandOvers() {
+        guard !handOvers.isEmpty else { return }
+        if handOvers.count == 1 {
+            handOvers.removeLast()()
+            return
+        }
+        var batch: [@Sendable () -> Void] = []
+        swap(&batch, &handOvers)
+        let resumptions = batch
+        Task.detached { for resume in resumptions { resume() } }
     }
 
     /// Queues work for the loop; returns false, dropping it, when the loop has closed: there is
@@ -329,7 +353,9 @@ public final class EventLoop: @unchecked Sendable {
                 preconditionFailure("\(name): \(error)")
             }
             runExpiredTimers()
-            if runQueuedWork() { break }
+            let stopping = runQueuedWork()
+            flushHandOvers()
+            if stopping { break }
         }
         close()
     }

@@ -32,6 +32,33 @@ extension IOSuite {
             }
         }
 
+        /// Hand-overs queued in one loop iteration run together, in order, off the loop (one task on the global
+        /// executor); a lone one runs at once on the loop, with no task.
+        @Test func handOversOfOneIterationRunTogetherOffTheLoop() async throws {
+            try await withLoop { loop in
+                try await withTimeout {
+                    let ran = Mutex<[(Int, Bool)]>([])
+                    let done = AsyncStreamBox<Void>()
+                    loop.execute {
+                        for index in 0..<3 {
+                            loop.handOver {
+                                let count = ran.withLock { $0.append((index, loop.inEventLoop)); return $0.count }
+                                if count == 3 { done.yield(()) }
+                            }
+                        }
+                        // Nothing runs before the iteration ends.
+                        #expect(ran.withLock { $0.isEmpty })
+                    }
+                    await done.next()
+                    #expect(ran.withLock { $0.map(\.0) } == [0, 1, 2])
+                    #expect(ran.withLock { $0.allSatisfy { !$0.1 } }, "a batch runs off the loop")
+                    let lone = AsyncStreamBox<Bool>()
+                    loop.execute { loop.handOver { lone.yield(loop.inEventLoop) } }
+                    #expect(await lone.next() == true, "a lone hand-over runs on the loop")
+                }
+            }
+        }
+
         @Test func timerFiresNoEarlierThanItsDeadline() async throws {
             try await withLoop { loop in
                 try await withTimeout {
