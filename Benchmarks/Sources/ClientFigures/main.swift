@@ -10,8 +10,8 @@ import Wire
 //   ON_LOOP=1 ClientFigures PORT ...    # the request tasks prefer the client's loop as their task executor
 //
 // With --download, one GET through HTTPClient whose body is counted and dropped by a task on Swift's global
-// executor (not on the client's loop, as `wire get` reads it): the bulk row's library figure, the shape of
-// AHCClient --download.
+// executor (not on the client's loop, as `wire get` reads it; ON_LOOP=1 puts it there): the bulk row's library
+// figure, the shape of AHCClient --download.
 //
 //   ClientFigures --download URL
 //
@@ -30,25 +30,35 @@ func processCPUSeconds() -> Double {
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
-/// One GET of `url` whose body is streamed and dropped; prints the bytes received as a JSON line.
+/// One GET of `url` whose body is streamed and dropped; prints the bytes received as a JSON line. With `ON_LOOP=1` the
+/// task that sends it and reads the body prefers the client's loop as its executor (as `wire get` reads bodies).
 func download(_ url: String) async throws {
-    let client = try HTTPClient()
+    let group = try EventLoopGroup(loopCount: 1)
+    let client = try HTTPClient(group: group)
+    let onLoop = getenv("ON_LOOP").map { String(cString: $0) == "1" } ?? false
     let start = Deadline.now()
-    var bytes = 0
-    do {
+    let transfer = Task(executorPreference: onLoop ? group.next() : nil) { () async throws -> Int in
         let response = try await client.execute(HTTPClientRequest(url: url))
         guard response.head.status.code == 200 else {
             report("status \(response.head.status.code)")
             exit(1)
         }
+        var bytes = 0
         for try await chunk in response.body { bytes += chunk.readableBytes }
+        return bytes
+    }
+    let bytes: Int
+    do {
+        bytes = try await transfer.value
     } catch {
         await client.shutdown()
+        await group.shutdownGracefully()
         throw error
     }
     let seconds = Double(Deadline.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
     report(#"{"client":"Wire HTTPClient","bytes":\#(bytes),"seconds":\#(seconds)}"#)
     await client.shutdown()
+    await group.shutdownGracefully()
 }
 
 let arguments = CommandLine.arguments
