@@ -293,8 +293,8 @@ public final class HTTPClient: Sendable {
                         $0.transportSecurity = value.securityInfo
                     }
                     let exchangeID = value.start(head: headBytes, inlineBody: sendInline, method: method, keepAlive: keepAlive,
-                                                 requestComplete: true, readTimeout: readTimeout, metrics: metrics, waiter: continuation,
-                                                 offLoop: offLoop)
+                                                 requestComplete: true, readTimeout: readTimeout, metrics: metrics,
+                                                 responder: .waiter(continuation, offLoop: offLoop))
                     abort.setCurrent(connection, exchangeID)
                 }, ifClosed: {
                     continuation.resume(returning: Outcome(result: .failure(HTTPClientError(.shutDown, "the event loop shut down")),

@@ -156,46 +156,14 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     ) -> (Promise<ResponseStart, HTTPClientError>, ExchangeID) {
         let promise = Promise<ResponseStart, HTTPClientError>()
         let id = start(head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: requestComplete,
-                       readTimeout: readTimeout, metrics: metrics) { promise.complete($0) }
+                       readTimeout: readTimeout, metrics: metrics, responder: .closure { promise.complete($0) })
         return (promise, id)
     }
 
-    /// Starts a request as `start(head:...)` does, handing its response head (or the failure
-    /// before it) to `respond` on the loop, exactly once: a task that waits on one continuation
-    /// is resumed straight from the read that parsed the head.
+    /// Starts a request as `start(head:...)` does, handing its response head (or the failure before it) to
+    /// `respond` on the loop, exactly once. A `.waiter` is resumed from the read that parsed the head: at once when
+    /// its task runs on this loop, in the loop's batch of hand-overs (`EventLoop.handOver`) when it runs elsewhere.
     func start(
-        head: [UInt8],
-        inlineBody: ByteBuffer?,
-        method: HTTPMethod,
-        keepAlive: Bool,
-        requestComplete: Bool,
-        readTimeout: Duration,
-        metrics: HTTPClientMetrics,
-        respond: @escaping (Result<ResponseStart, HTTPClientError>) -> Void
-    ) -> ExchangeID {
-        start(head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: requestComplete,
-              readTimeout: readTimeout, metrics: metrics, responder: .closure(respond))
-    }
-
-    /// Starts a request as `start(head:...)` does, resuming `waiter` with its response head (or the failure before
-    /// it) from the read that parsed the head: at once when its task runs on this loop, in the loop's batch of
-    /// hand-overs (`EventLoop.handOver`) when it runs elsewhere (`offLoop`).
-    func start(
-        head: [UInt8],
-        inlineBody: ByteBuffer?,
-        method: HTTPMethod,
-        keepAlive: Bool,
-        requestComplete: Bool,
-        readTimeout: Duration,
-        metrics: HTTPClientMetrics,
-        waiter: UnsafeContinuation<ResponseOutcome, Never>,
-        offLoop: Bool
-    ) -> ExchangeID {
-        start(head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: requestComplete,
-              readTimeout: readTimeout, metrics: metrics, responder: .waiter(waiter, offLoop: offLoop))
-    }
-
-    private func start(
         head: [UInt8],
         inlineBody: ByteBuffer?,
         method: HTTPMethod,

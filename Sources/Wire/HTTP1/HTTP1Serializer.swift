@@ -26,10 +26,7 @@ public enum HTTP1Serializer {
         framing: BodyFraming = .asInHeaders,
         into buffer: inout [UInt8]
     ) throws(HTTP1SerializationError) {
-        try validateRequestLine(head)
-        try validateFields(head.headers)
-        appendRequestLine(head, to: &buffer)
-        appendFields(head.headers, framing: framing, to: &buffer)
+        try writeRequestHead(head, adding: AddedRequestFields(host: nil, userAgent: nil), framing: framing, into: &buffer)
     }
 
     private static func validateRequestLine(_ head: HTTPRequestHead) throws(HTTP1SerializationError) {
@@ -244,11 +241,6 @@ public enum HTTP1Serializer {
         buffer.append(0x30 + version.major)
         buffer.append(ASCII.dot)
         buffer.append(0x30 + version.minor)
-    }
-
-    private static func appendFields(_ headers: HTTPHeaders, framing: BodyFraming, to buffer: inout [UInt8]) {
-        appendFieldLines(headers, skippingFraming: framing != .asInHeaders, to: &buffer)
-        appendFraming(framing, to: &buffer)
     }
 
     /// The framing field `framing` calls for, then the blank line that ends the head.
