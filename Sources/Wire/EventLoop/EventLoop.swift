@@ -486,6 +486,8 @@ public final class EventLoop: @unchecked Sendable {
             }
             _ = timers.removeAll()
             _ = runQueuedWork()
+            // Tasks that work resumed must not be left waiting: no later iteration will make their hand-overs.
+            flushHandOvers()
             // That work may have registered, scheduled or queued more: go round until nothing is left.
             if !closingHandlers.isEmpty || !registrations.isEmpty || !localWork.isEmpty || !localJobs.isEmpty { continue }
             if queueClosed { break }
