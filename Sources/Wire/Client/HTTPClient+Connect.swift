@@ -78,18 +78,20 @@ extension HTTPClient {
 
     private func sendConnect(_ authority: String, to url: HTTPURL, headers: HTTPHeaders, metrics: HTTPClientMetrics,
                              abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> HTTPConnectResponse {
-        var head = HTTPRequestHead(method: .connect, target: authority, headers: headers)
+        let head = HTTPRequestHead(method: .connect, target: authority, headers: headers)
         // RFC 9110 §9.3.6 / §7.2: Host names the tunnel's target, not the proxy.
-        if !head.headers.contains(name: "host") { head.headers.add(name: "Host", value: authority) }
-        if let userAgent = configuration.userAgent, !head.headers.contains(name: "user-agent") {
-            head.headers.add(name: "User-Agent", value: userAgent)
-        }
-        var headBytes: [UInt8] = []
-        do { try HTTP1Serializer.writeRequestHead(head, framing: .asInHeaders, into: &headBytes) } catch {
+        let added = HTTP1Serializer.AddedRequestFields(
+            host: headers.contains(name: "host") ? nil : authority,
+            userAgent: configuration.userAgent.flatMap { headers.contains(name: "user-agent") ? nil : $0 })
+        let headBytes: [UInt8]
+        do {
+            var bytes: [UInt8] = []
+            try HTTP1Serializer.writeRequestHead(head, adding: added, framing: .asInHeaders, into: &bytes)
+            headBytes = bytes
+        } catch {
             throw HTTPClientError(.invalidRequest, "\(error)")
         }
-        let headToSend = headBytes
-        metrics.update { $0.requestHead = headToSend }
+        metrics.update { $0.requestHead = headBytes }
         let readTimeout = configuration.readTimeout
         var attempt = 0
         while true {
@@ -108,7 +110,7 @@ extension HTTPClient {
                         $0.localAddress = value.localAddress
                         $0.transportSecurity = value.securityInfo
                     }
-                    return value.start(head: headToSend, inlineBody: nil, method: .connect, keepAlive: true,
+                    return value.start(head: headBytes, inlineBody: nil, method: .connect, keepAlive: true,
                                        requestComplete: true, readTimeout: readTimeout, metrics: metrics)
                 }
                 abort.setCurrent(connection, exchangeID)

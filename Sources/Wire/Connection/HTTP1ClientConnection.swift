@@ -35,6 +35,13 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             case .waiter(let continuation, _): continuation.resume(returning: ResponseOutcome(result: result, started: true))
             }
         }
+
+        /// Hands a parsed head over at the end of `loop`'s iteration: a task off the loop through the loop's batch of
+        /// hand-overs (`EventLoop.handOver`), anything else at once.
+        func deliver(_ start: ResponseStart, from loop: EventLoop) {
+            guard case .waiter(let continuation, offLoop: true) = self else { return self(.success(start)) }
+            loop.handOver { continuation.resume(returning: ResponseOutcome(result: .success(start), started: true)) }
+        }
     }
 
     /// A request in flight.
@@ -362,10 +369,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     private func deliverHeads() {
         isHandlingRead = false
         guard !deliveries.isEmpty else { return }
-        // At the end of the loop iteration, with the heads of every other connection read in it: a task on
-        // another executor is woken once for the batch (the first resume wakes a worker, which finds the rest
-        // queued) instead of once per response, and on a shared core the loop is not preempted per response.
-        // One job hands over every head read until it runs (one closure, not one per response).
+        // At the end of the loop iteration, with the heads of every other connection read in it (tasks on another
+        // executor then go through the loop's batch of hand-overs), by one job for every head read until it runs.
         guard !handOverScheduled else { return }
         handOverScheduled = true
         loop.executeSoon(self)
@@ -379,13 +384,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     private func handOverHeads() {
         handOverScheduled = false
         swap(&deliveries, &delivering)
-        for (respond, start) in delivering {
-            if case .waiter(let continuation, offLoop: true) = respond {
-                loop.handOver { continuation.resume(returning: ResponseOutcome(result: .success(start), started: true)) }
-            } else {
-                respond(.success(start))
-            }
-        }
+        for (respond, start) in delivering { respond.deliver(start, from: loop) }
         delivering.removeAll(keepingCapacity: true)
     }
 

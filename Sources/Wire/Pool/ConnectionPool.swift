@@ -65,6 +65,23 @@ final class ConnectionPool: Sendable {
         /// Whether a timer is pending (decided under the lock; its object may come a moment later).
         var idleTimerArmed = false
         var idleTimer: Scheduled?
+
+        /// The connection handed to a request: its setup timings go to the first lease only.
+        mutating func lease(pipelined: Bool) -> Lease {
+            let setup = self.setup
+            self.setup = nil
+            return Lease(connection: connection, isNew: setup != nil, isPipelined: pipelined,
+                         nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect)
+        }
+
+        /// The machine wants `idleTimeoutFired` at `deadline`: where and when to arm a timer, or nil when one is
+        /// already pending (it finds the new deadline when it fires).
+        mutating func wantIdleTimeout(at deadline: Deadline) -> (EventLoop, Deadline)? {
+            idleDeadline = deadline
+            guard !idleTimerArmed else { return nil }
+            idleTimerArmed = true
+            return (connection.loop, deadline)
+        }
     }
 
     /// Unchecked (a checked one allocates a canary per lease): a waiter is resumed only by the one step that takes it
@@ -114,8 +131,6 @@ final class ConnectionPool: Sendable {
     /// flight when the pool pipelines. `registerCancel` receives a closure that abandons the wait
     /// (deadline or cancellation): the wait then fails with `.abandoned`.
     func lease(pipelinable: Bool = false, registerCancel: (@escaping @Sendable () -> Void) -> Void) async throws(ConnectionPoolError) -> Lease {
-        // A keep-alive client's usual case, an idle connection at hand: one locked step, no continuation.
-        if let lease = leaseIdleConnection(pipelinable: pipelinable) { return lease }
         let result = await withUnsafeContinuation { (continuation: Waiter) in
             // One locked step numbers the request, registers its waiter and asks the machine; a
             // request that got an idle connection at once has nothing left to cancel.
@@ -135,8 +150,8 @@ final class ConnectionPool: Sendable {
         return try result.get()
     }
 
-    /// Leases an idle connection if the machine has one for a new request now, as `requestArrived` would; nil
-    /// when there is none (then `lease` waits).
+    /// A keep-alive client's usual case, as `requestArrived` would decide it: an idle connection leased in one locked
+    /// step, with no continuation and no array of actions; nil when there is none (then `lease` waits).
     func leaseIdleConnection(pipelinable: Bool = false) -> Lease? {
         state.withLock { state -> Lease? in
             // The machine holds an entry for every connection it holds; were one missing, the general path decides.
@@ -144,11 +159,8 @@ final class ConnectionPool: Sendable {
                   let connection = state.machine.takeIdleConnection(pipelinable: pipelinable) else { return nil }
             // `.cancelIdleTimeout`: the pending timer stays and finds nothing due when it fires.
             entry.idleDeadline = nil
-            let setup = entry.setup
-            entry.setup = nil
-            state.entries[connection] = entry
-            return Lease(connection: entry.connection, isNew: setup != nil, isPipelined: false,
-                         nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect)
+            defer { state.entries[connection] = entry }
+            return entry.lease(pipelined: false)
         }
     }
 
@@ -176,12 +188,8 @@ final class ConnectionPool: Sendable {
     private func parkIdle(_ id: Machine.ConnectionID, now: Deadline) -> (EventLoop, Deadline)?? {
         state.withLock { state -> (EventLoop, Deadline)?? in
             guard var entry = state.entries[id], let deadline = state.machine.releaseToIdle(id, now: now) else { return nil }
-            // `.scheduleIdleTimeout`, with the lazily re-armed timer.
-            entry.idleDeadline = deadline
             defer { state.entries[id] = entry }
-            if entry.idleTimerArmed { return .some(nil) }
-            entry.idleTimerArmed = true
-            return .some((entry.connection.loop, deadline))
+            return .some(entry.wantIdleTimeout(at: deadline))
         }
     }
 
@@ -286,11 +294,8 @@ final class ConnectionPool: Sendable {
                         pending += state.machine.connectionReleased(connection, reusable: true, now: .now())
                         continue
                     }
-                    let setup = entry.setup
-                    entry.setup = nil
+                    let lease = entry.lease(pipelined: pipelined)
                     state.entries[connection] = entry
-                    let lease = Lease(connection: entry.connection, isNew: setup != nil, isPipelined: pipelined,
-                                      nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect)
                     effects.append(.resume(waiter, .success(lease)))
                 case .createConnection(let connection):
                     effects.append(.open(connection))
@@ -305,11 +310,7 @@ final class ConnectionPool: Sendable {
                     }
                 case .scheduleIdleTimeout(let connection, let deadline):
                     guard var entry = state.entries[connection] else { continue }
-                    entry.idleDeadline = deadline
-                    if !entry.idleTimerArmed {
-                        entry.idleTimerArmed = true
-                        effects.append(.armIdleTimer(connection, on: entry.connection.loop, at: deadline))
-                    }
+                    if let (loop, at) = entry.wantIdleTimeout(at: deadline) { effects.append(.armIdleTimer(connection, on: loop, at: at)) }
                     state.entries[connection] = entry
                 case .cancelIdleTimeout(let connection):
                     // The pending timer stays: it finds nothing due when it fires.

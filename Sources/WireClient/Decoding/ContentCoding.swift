@@ -11,18 +11,18 @@ public enum ContentCoding: String, Sendable, Hashable, CaseIterable {
     /// wrapper: the first two bytes tell which.
     case deflate
 
-    /// The coding a `Content-Encoding` field value names.
-    ///
-    /// A missing or empty value, and `identity` entries, mean identity; `x-gzip` means gzip. One coding besides
-    /// identity is supported: a stacked value (`deflate, gzip`) throws, as does any other coding.
-    /// - Parameter contentEncoding: The field's value (all `Content-Encoding` lines joined by commas), or nil.
-    /// - Throws: `ContentDecodingError.unsupportedCoding` with the value.
     /// The coding of every `Content-Encoding` field of `headers`, joined as one value (see `init(contentEncoding:)`).
     /// - Throws: `ContentDecodingError.unsupportedCoding` with the value.
     public init(headers: HTTPHeaders) throws(ContentDecodingError) {
         try self.init(contentEncoding: headers["Content-Encoding"].joined(separator: ","))
     }
 
+    /// The coding a `Content-Encoding` field value names.
+    ///
+    /// A missing or empty value, and `identity` entries, mean identity; `x-gzip` means gzip. One coding besides
+    /// identity is supported: a stacked value (`deflate, gzip`) throws, as does any other coding.
+    /// - Parameter contentEncoding: The field's value (all `Content-Encoding` lines joined by commas), or nil.
+    /// - Throws: `ContentDecodingError.unsupportedCoding` with the value.
     public init(contentEncoding: String?) throws(ContentDecodingError) {
         var found: ContentCoding?
         for token in (contentEncoding ?? "").split(separator: ",") {

@@ -252,19 +252,14 @@ extension SessionManager {
                 return nil
             }
             if let next = await redirect(to: proposed, keepsBody: keepsBody, after: clientResponse, of: task, idle: idle) {
-                // The redirect's own body is small or absent; reading it lets the connection be reused.
-                _ = try? await response.body.collect(upTo: 64 * 1024)
-                task.setCurrentRequest(next)
-                return next
+                return await moveOn(to: next, after: response, of: task)
             }
         }
         if hooks.taskDidReceiveAuthenticationChallenge != nil,
            let answer = await answerChallenge(clientResponse, to: request, of: task, idle: idle, ledger: &hop.challenges) {
             switch answer {
             case .replay(let next):
-                _ = try? await response.body.collect(upTo: 64 * 1024)
-                task.setCurrentRequest(next)
-                return next
+                return await moveOn(to: next, after: response, of: task)
             case .cancel:
                 task.cancel()
                 hop.outcome.error = task.cancelReason
@@ -273,9 +268,7 @@ extension SessionManager {
         }
         task.setResponse(clientResponse)
         if task.kind == .download, let fresh = await resolveResumption(of: task, delegate, response: clientResponse, idle: idle) {
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            task.setCurrentRequest(fresh)
-            return fresh
+            return await moveOn(to: fresh, after: response, of: task)
         }
         if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
             if await dispose(response.body, clientResponse, decide, url: request.url, of: task, delegate, idle: idle,
@@ -288,6 +281,15 @@ extension SessionManager {
             await finishCache(hop.cacheAttempt, request, task, idle: idle, &hop.outcome)
         }
         return nil
+    }
+
+    /// The transfer goes on with `next` instead of `response`'s body (a redirect's, a challenge's, or a whole file
+    /// where a range was asked for): up to 64 KiB of it is read so the connection can be reused; a larger one is
+    /// abandoned, which closes the connection.
+    private func moveOn(to next: ClientRequest, after response: HTTPClientResponse, of task: SessionTask) async -> ClientRequest {
+        _ = try? await response.body.collect(upTo: 64 * 1024)
+        task.setCurrentRequest(next)
+        return next
     }
 
     /// The redirect hooks: a new body stream when the redirect keeps the body, then whether (and where) to follow.
@@ -440,21 +442,7 @@ extension SessionManager {
         var iterator = ResponseBodyReader(body, response: outcome.response, request: request, configuration: configuration)
         let limit = configuration.maximumBufferedResponseSize
         while true {
-            await task.waitWhileSuspended()
-            if let reason = task.cancelReason {
-                outcome.error = reason
-                break
-            }
-            let chunk: ByteBuffer?
-            do {
-                chunk = try await iterator.next()
-            } catch {
-                outcome.error = task.cancelReason ?? .body(error, url: url)
-                break
-            }
-            guard let chunk else { break }
-            idle.touch()
-            let progress = task.bodyReceived(iterator.takeWireByteCount())
+            guard let (chunk, progress) = await nextChunk(&iterator, of: task, idle: idle, url: url, into: &outcome) else { break }
             guard data.count + chunk.readableBytes <= limit else {
                 // Dropping the iterator abandons the body: Wire closes the connection instead of reading on.
                 outcome.error = ClientError(.responseTooLarge, failingURL: url, response: outcome.response, failureReason:
@@ -468,6 +456,27 @@ extension SessionManager {
             }
         }
         outcome.data = data
+    }
+
+    /// The body's next chunk, read once the task is not suspended, with the task's progress after it; nil at the end
+    /// of the body, or when the task was cancelled or the body failed (then `outcome.error` says which).
+    private func nextChunk(_ iterator: inout ResponseBodyReader, of task: SessionTask, idle: IdleTimer, url: URL,
+                           into outcome: inout TransferOutcome) async -> (chunk: ByteBuffer, progress: TaskProgress)? {
+        await task.waitWhileSuspended()
+        if let reason = task.cancelReason {
+            outcome.error = reason
+            return nil
+        }
+        let chunk: ByteBuffer?
+        do {
+            chunk = try await iterator.next()
+        } catch {
+            outcome.error = task.cancelReason ?? .body(error, url: url)
+            return nil
+        }
+        guard let chunk else { return nil }
+        idle.touch()
+        return (chunk, task.bodyReceived(iterator.takeWireByteCount()))
     }
 
     /// A data task's chunk and progress to `dataTaskDidReceiveData` and the task's progress block, on the delegate
@@ -504,21 +513,7 @@ extension SessionManager {
         }
         var iterator = ResponseBodyReader(body, response: outcome.response, request: request, configuration: configuration)
         while true {
-            await task.waitWhileSuspended()
-            if let reason = task.cancelReason {
-                outcome.error = reason
-                break
-            }
-            let chunk: ByteBuffer?
-            do {
-                chunk = try await iterator.next()
-            } catch {
-                outcome.error = task.cancelReason ?? .body(error, url: url)
-                break
-            }
-            guard let chunk else { break }
-            idle.touch()
-            let progress = task.bodyReceived(iterator.takeWireByteCount())
+            guard let (chunk, progress) = await nextChunk(&iterator, of: task, idle: idle, url: url, into: &outcome) else { break }
             do {
                 try await file.write(chunk)
             } catch {
