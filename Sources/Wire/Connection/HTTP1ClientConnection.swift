@@ -317,7 +317,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
 
     func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
         isHandlingRead = true
-        defer { deliverHeads() }
+        defer {
+            // The rest of a large body may gather in the kernel before the next wake-up.
+            stream.expectAtLeast(parser.bodyBytesStillDue)
+            deliverHeads()
+        }
         if machine.bytesReceived() == .closeIdle {
             closeIdle()
             return

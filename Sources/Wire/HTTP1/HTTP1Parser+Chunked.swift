@@ -53,6 +53,9 @@ struct HTTP1ChunkedDecoder: Sendable {
     /// Ready for the first chunk of a new body.
     init() {}
 
+    /// Data bytes of the current chunk still to come; 0 outside a chunk's data.
+    var dataStillDue: Int { phase == .data ? remaining : 0 }
+
     /// Decodes from `bytes[start...]`.
     /// - Parameters:
     ///   - bytes: The caller's bytes.

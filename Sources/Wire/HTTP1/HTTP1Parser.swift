@@ -144,6 +144,18 @@ public struct HTTP1Parser: Sendable {
         return false
     }
 
+    /// Body bytes of the current message that are certain to follow: the rest of a Content-Length body, or of the
+    /// current chunk's data; 0 anywhere else (a head, chunk framing, a body that ends when the connection closes).
+    /// A reader may wait for this many before it reads again without ever waiting past the message's end.
+    public var bodyBytesStillDue: Int {
+        switch state {
+        case .fixedBody(let remaining): return remaining
+        case .chunked: return chunkedDecoder.dataStillDue
+        case .head, .trailers, .closeDelimited, .upgradePending, .awaitingUpgradeDecision, .upgraded, .closed, .failed:
+            return 0
+        }
+    }
+
     /// Whether the stream switched protocols: the remaining bytes are not HTTP/1.1.
     public var isUpgraded: Bool {
         switch state {

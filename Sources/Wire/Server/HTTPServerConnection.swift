@@ -89,6 +89,9 @@ final class HTTPServerConnection: ByteStreamDelegate {
         case .idle, .readingHead, .active:
             break
         }
+        // The rest of a large request body may gather in the kernel before the next wake-up; not while bytes wait
+        // here unparsed (they are part of what the parser still counts as due).
+        defer { stream.expectAtLeast(waiting.isEmpty ? parserSlot?.parser.bodyBytesStillDue ?? 0 : 0) }
         if !waiting.isEmpty || !machine.isParsing || isProcessing {
             waiting.writeBuffer(buffer)
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)

@@ -27,6 +27,11 @@ package protocol ByteStream: AnyObject {
     /// What a TLS layer negotiated (version, cipher, ALPN, peer chain); nil for plain streams.
     var securityInfo: TransportSecurityInfo? { get }
 
+    /// The delegate is owed at least `count` more bytes (the rest of a body of known length; 0 when nothing more
+    /// is certain). A stream may let that many, up to one read's worth, gather before it delivers any: fewer
+    /// wake-ups in a bulk transfer. A stream never waits for more than this, so a body's end is not delayed.
+    func expectAtLeast(_ count: Int)
+
     /// Queues bytes and writes as much as the kernel takes now; the rest goes out as the
     /// socket drains, in order. Several buffers go out in one gathering write.
     func write(_ buffers: [ByteBuffer])
@@ -45,6 +50,10 @@ package protocol ByteStream: AnyObject {
 extension ByteStream {
     /// Plain streams negotiate nothing.
     package var securityInfo: TransportSecurityInfo? { nil }
+
+    /// Streams that cannot count what is still due on the wire (TLS: the bytes owed are plaintext) deliver as
+    /// bytes come.
+    package func expectAtLeast(_ count: Int) {}
 
     /// Copies the bytes into a buffer and writes that: streams that transform their bytes (TLS) copy them anyway.
     package func write(copying bytes: UnsafeRawBufferPointer) {

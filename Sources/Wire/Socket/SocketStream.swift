@@ -51,6 +51,10 @@ package final class SocketStream: FileRegionStream, Selectable {
         set { sizer = ReadSizer(minimum: newValue) }
     }
     @exclusivity(unchecked) private var sizer = ReadSizer(minimum: SocketStream.readSize)
+    /// Whether a bulk body's bytes gather in the kernel before a wake-up (`SO_RCVLOWAT`), and the check that
+    /// stops it when the peer slows down.
+    @exclusivity(unchecked) private var gathering = ReceiveGathering()
+    @exclusivity(unchecked) private var gatheringCheck: TimerQueue<() -> Void>.ID?
 
     private enum State { case open, closed }
 
@@ -80,6 +84,14 @@ package final class SocketStream: FileRegionStream, Selectable {
     /// body's consumer on this loop runs only once the reads stop; reading past its buffer's high watermark first
     /// would pause and resume the socket, two `epoll_ctl` calls, on every cycle).
     static let bytesPerWakeup = 256 * 1024
+
+    /// How often a stream letting bytes gather checks that reads still happen: once a peer slows down, what it sent
+    /// waits in the kernel at most about twice this long before it is read.
+    @exclusivity(unchecked) package var gatheringCheckInterval = Duration.milliseconds(5)
+    /// The receive low watermark the socket has now (1 unless a bulk body's bytes are gathering).
+    package var receiveLowWatermark: Int { gathering.watermark }
+    /// Whether a check of the gathering is scheduled.
+    package var isCheckingGathering: Bool { gatheringCheck != nil }
 
     /// Takes ownership of a connected socket and registers it with `loop`; loop thread only.
     package init(socket: Socket, on loop: EventLoop) throws(IOError) {
@@ -289,6 +301,7 @@ package final class SocketStream: FileRegionStream, Selectable {
                 if let delegate { delegate.streamDidReachEnd(self) } else { heldEndOfStream = true }
                 return
             case .processed(let count):
+                gathering.didRead(count, asked: maxBytes, largest: Self.maximumReadSize)
                 sizer.record(count, maximum: Self.maximumReadSize)
                 // The delegate gets the buffer moved out of `self`: it may close the stream (and
                 // so touch `readBuffer`) while it holds it, which an inout borrow of the property
@@ -325,6 +338,34 @@ package final class SocketStream: FileRegionStream, Selectable {
             readBuffer = fresh
         }
         return maxBytes
+    }
+
+    /// The delegate is owed at least `count` more bytes: while the peer sends faster than the stream reads, they
+    /// gather in the kernel, up to one read's worth, before the loop is woken for them (see `ReceiveGathering`).
+    package func expectAtLeast(_ count: Int) {
+        guard state == .open, let watermark = gathering.expect(count, largest: Self.maximumReadSize) else { return }
+        setReceiveLowWatermark(watermark)
+        if gathering.isGathering && gatheringCheck == nil { scheduleGatheringCheck() }
+    }
+
+    private func setReceiveLowWatermark(_ watermark: Int) {
+        do {
+            try socket.setOption(.receiveLowWatermark(watermark))
+        } catch {
+            close(error: error)
+        }
+    }
+
+    private func scheduleGatheringCheck() {
+        // A strong capture, as the connection's timers: the check is cancelled when the stream closes.
+        gatheringCheck = eventLoop.scheduleOnLoop(at: .now() + gatheringCheckInterval) { self.checkGathering() }
+    }
+
+    private func checkGathering() {
+        gatheringCheck = nil
+        guard state == .open else { return }
+        if let watermark = gathering.check() { setReceiveLowWatermark(watermark) }
+        if gathering.isGathering { scheduleGatheringCheck() }
     }
 
     /// Hands a delegate that has just attached what arrived before it: the unread bytes, then the end of stream.
@@ -391,6 +432,8 @@ package final class SocketStream: FileRegionStream, Selectable {
         guard state == .open else { return }
         state = .closed
         closeError = error
+        if let gatheringCheck { eventLoop.cancelOnLoop(gatheringCheck) }
+        gatheringCheck = nil
         eventLoop.deregister(socket.rawDescriptor, key: registrationKey)
         try? socket.close()
         writeQueue.removeAll()

@@ -32,6 +32,35 @@ struct HTTP1ParserStateTests {
         }
     }
 
+    /// What is certainly still to come of a body: a reader waits for no more than this.
+    @Test func bodyBytesStillDueCountsTheRestOfALengthOrAChunk() throws {
+        var parser = HTTP1Parser(kind: .response)
+        parser.expectResponse(to: .get)
+        #expect(parser.bodyBytesStillDue == 0)
+        let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc".utf8)
+        _ = try parser.parse(head.span)
+        #expect(parser.bodyBytesStillDue == 10, "the head's step does not take body bytes")
+        _ = try parser.parse(Array("abc".utf8).span)
+        #expect(parser.bodyBytesStillDue == 7)
+        _ = try parser.parse(Array("defghij".utf8).span)
+        #expect(parser.bodyBytesStillDue == 0)
+
+        var chunked = HTTP1Parser(kind: .request)
+        let request = Array("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+        #expect(try chunked.parse(request.span).consumed == request.count)
+        _ = try chunked.parse(Array("1".utf8).span)
+        #expect(chunked.bodyBytesStillDue == 0, "a chunk's size is not known until its line ends")
+        _ = try chunked.parse(Array("0\r\nabcd".utf8).span)
+        #expect(chunked.bodyBytesStillDue == 12)
+        _ = try chunked.parse(Array("efghijklmnop".utf8).span)
+        #expect(chunked.bodyBytesStillDue == 0, "the CRLF after the data and the next size line are framing")
+
+        var closeDelimited = HTTP1Parser(kind: .response)
+        closeDelimited.expectResponse(to: .get)
+        _ = try closeDelimited.parse(Array("HTTP/1.1 200 OK\r\n\r\n".utf8).span)
+        #expect(closeDelimited.bodyBytesStillDue == 0, "a body that ends at the close has no known length")
+    }
+
     @Test func partialChunkLinesAreConsumed() throws {
         var parser = HTTP1Parser(kind: .request)
         let head = Array("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)

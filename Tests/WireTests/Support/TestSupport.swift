@@ -105,6 +105,11 @@ final class RecordingDelegate: ByteStreamDelegate {
     /// behind the socket does; 0 keeps none.
     var slicesHeld = 0
     private(set) var heldSlices: [ByteBuffer] = []
+    /// A body of this many bytes in all: after each read the stream is told how many are still due
+    /// (`expectAtLeast`), as a connection does with a Content-Length body.
+    var expectedTotal: Int?
+    /// The stream's receive low watermark after each read, the highest seen.
+    private(set) var highestWatermark = 1
     /// How many reads delivered bytes, and the most one delivered.
     private(set) var reads = 0
     private(set) var largestRead = 0
@@ -120,6 +125,12 @@ final class RecordingDelegate: ByteStreamDelegate {
         }
         if keepsBytes { received += buffer.readableBytesArray }
         buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+        if let expectedTotal {
+            stream.expectAtLeast(max(0, expectedTotal - receivedCount))
+            if let socketStream = stream as? SocketStream {
+                highestWatermark = max(highestWatermark, socketStream.receiveLowWatermark)
+            }
+        }
         check()
     }
 

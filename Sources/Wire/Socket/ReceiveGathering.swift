@@ -1,0 +1,56 @@
+/// Whether a stream lets a body's bytes gather in the kernel before it is woken for them (`SO_RCVLOWAT`), and how
+/// many: the receive side's half of a bulk transfer.
+///
+/// Without it, a reader faster than its peer is woken for every segment the peer's kernel hands over (64 KiB on
+/// loopback) and the sender's CPU pays for each of those wake-ups; against nginx sending a file without
+/// `tcp_nopush`, the sender then delivers about a third less per second. With a low watermark the reader sleeps
+/// until a full read's worth is queued.
+///
+/// Gathering only ever waits for bytes that are certain to come (the rest of a Content-Length body or of a chunk,
+/// as the consumer says with `expect`), so the end of a body is never waited for. It starts only once a read came
+/// back full at the largest size without it (the peer is ahead of the reader), and it stops when a check finds no
+/// read since the previous one (the peer slowed below a read's worth per check interval): then the bytes queued
+/// are read at once, and it takes another full read to start again.
+///
+/// A value with no I/O: the stream applies the watermarks it returns and runs the checks on a timer.
+struct ReceiveGathering: Sendable, Equatable {
+    /// The low watermark the socket has now; 1 is the kernel's default (wake for any byte).
+    private(set) var watermark = 1
+    /// A read filled the largest read size with gathering off: bytes are arriving faster than they are read.
+    private var peerIsAhead = false
+    /// Reads since the last check, while gathering.
+    private var readSinceCheck = false
+
+    /// Whether bytes are gathering (the watermark is above 1): the stream keeps a check scheduled meanwhile.
+    var isGathering: Bool { watermark > 1 }
+
+    /// A read returned `count` bytes of the `asked` it asked for; `largest` is the most a read ever asks for.
+    mutating func didRead(_ count: Int, asked: Int, largest: Int) {
+        readSinceCheck = true
+        if !isGathering && count >= asked && asked >= largest { peerIsAhead = true }
+    }
+
+    /// The consumer is owed at least `due` more bytes (0 when nothing more is certain). Returns the watermark to
+    /// set, or nil to leave the socket as it is.
+    mutating func expect(_ due: Int, largest: Int) -> Int? {
+        let wanted = peerIsAhead && due > 1 ? min(due, largest) : 1
+        if wanted == 1 { peerIsAhead = false }
+        guard wanted != watermark else { return nil }
+        if !isGathering { readSinceCheck = false }
+        watermark = wanted
+        return wanted
+    }
+
+    /// The periodic check while gathering. Returns the watermark to set (1: stop gathering), or nil to keep it and
+    /// check again later.
+    mutating func check() -> Int? {
+        guard isGathering else { return nil }
+        if readSinceCheck {
+            readSinceCheck = false
+            return nil
+        }
+        peerIsAhead = false
+        watermark = 1
+        return 1
+    }
+}
