@@ -1,7 +1,6 @@
 import ArgumentParser
 
-/// `wire`: Wire's command-line tool.
-@main
+/// `wire`: Wire's command-line tool (started by `WireMain`).
 struct WireCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wire",
