@@ -13,6 +13,9 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// This manifest's directory, for the linker flags that name a directory of the package.
+let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
+
 let package = Package(
     name: "Wire",
     products: [
@@ -34,20 +37,14 @@ let package = Package(
             dependencies: ["CWireLinux"],
             swiftSettings: strictSettings
         ),
-        // The system's OpenSSL (libssl from Debian's libssl-dev) and static inline `c_wire_tls_*`
-        // shims for the macros Swift cannot import. Only WireTLS/OpenSSL/ imports it.
-        .systemLibrary(
-            name: "CWireOpenSSL",
-            pkgConfig: "openssl",
-            providers: [.apt(["libssl-dev"])]
-        ),
+        // The system's OpenSSL (libssl from Debian's libssl-dev, in the default header and library paths) and
+        // static inline `c_wire_tls_*` shims for the macros Swift cannot import. Only WireTLS/OpenSSL/ imports it.
+        // No pkg-config: all it adds is `-L/usr/lib/x86_64-linux-gnu`, which would come before the tool's release
+        // library path and so always find the shared libssl (see StaticLibraries/README.md).
+        .systemLibrary(name: "CWireOpenSSL"),
         // The system's zlib (libz from Debian's zlib1g-dev) for WireClient's content decoding (gzip, deflate).
-        // Only WireClient/Decoding/ZlibStream.swift imports it.
-        .systemLibrary(
-            name: "CWireZlib",
-            pkgConfig: "zlib",
-            providers: [.apt(["zlib1g-dev"])]
-        ),
+        // Only WireClient/Decoding/ZlibStream.swift imports it. No pkg-config, as for OpenSSL.
+        .systemLibrary(name: "CWireZlib"),
         .target(
             name: "WireTLS",
             dependencies: ["Wire", "CWireOpenSSL"],
@@ -81,11 +78,18 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: strictSettings,
-            // Release builds link the Swift runtime (and FoundationEssentials, which swift-argument-parser imports)
-            // statically: the tool then starts in about 2 MiB less memory (no relocated shared libraries it barely
-            // uses). Debug builds stay dynamic: the test bundle links this target beside the dynamic Testing and
+            // Release builds are linked for a small resident set (BENCHMARKS.md, "Peak RSS of the tool"): a shared
+            // library costs every page its loading touches, used or not. The Swift runtime and FoundationEssentials
+            // (which swift-argument-parser imports) are linked statically, and so are libstdc++ and OpenSSL, through
+            // the linker scripts of StaticLibraries/ (see its README for the trade-off); GNU ld packs the relative
+            // relocations (DT_RELR, glibc 2.36) instead of reading 1 MiB of them at start, and exports no symbols.
+            // Debug builds stay dynamic: the test bundle links this target beside the dynamic Testing and
             // Foundation, which need the shared runtime.
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"], .when(configuration: .release))]
+            linkerSettings: [.unsafeFlags([
+                "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
+                "-L\(packageDirectory)/StaticLibraries",
+                "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
+            ], .when(configuration: .release))]
         ),
         // A fixed amount of HTTP/1.1 work on Wire's own loops with no Swift task, so that valgrind's callgrind
         // can count instructions per request (it cannot follow the global executor's threads).
