@@ -1,4 +1,5 @@
 // swift-tools-version:6.2
+import Foundation
 import PackageDescription
 
 /// Wire: a pure-Swift HTTP/1.1 stack for Linux, written from the socket up.
@@ -13,8 +14,22 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
-/// This manifest's directory, for the linker flags that name a directory of the package.
-let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
+/// The directories of StaticLibraries/ whose static archives this system has (see its README): the release tool
+/// links those archives instead of the shared libraries, and the shared ones where an archive is missing.
+let staticLibraryPaths: [String] = {
+    let files = FileManager.default
+    let libraryDirectories = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"]
+    let hasOpenSSL = libraryDirectories.contains {
+        files.fileExists(atPath: "\($0)/libssl.a") && files.fileExists(atPath: "\($0)/libcrypto.a")
+    }
+    let gcc = "/usr/lib/gcc"
+    let hasLibstdcxx = ((try? files.contentsOfDirectory(atPath: gcc)) ?? []).contains { triple in
+        ((try? files.contentsOfDirectory(atPath: "\(gcc)/\(triple)")) ?? []).contains {
+            files.fileExists(atPath: "\(gcc)/\(triple)/\($0)/libstdc++.a")
+        }
+    }
+    return (hasLibstdcxx ? ["CXX"] : []) + (hasOpenSSL ? ["OpenSSL"] : [])
+}()
 
 let package = Package(
     name: "Wire",
@@ -87,7 +102,7 @@ let package = Package(
             // Foundation, which need the shared runtime.
             linkerSettings: [.unsafeFlags([
                 "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
-                "-L\(packageDirectory)/StaticLibraries",
+            ] + staticLibraryPaths.map { "-L\(Context.packageDirectory)/StaticLibraries/\($0)" } + [
                 "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
             ], .when(configuration: .release))]
         ),

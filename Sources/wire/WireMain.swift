@@ -33,7 +33,7 @@ enum WireMain {
     }
 
     /// Runs one parsed command and exits with its status: 0, or what `exit(withError:)` makes of its error.
-    private static func run(_ command: consuming any ParsableCommand) async -> Never {
+    private static func run(_ command: any ParsableCommand) async -> Never {
         var command = command
         do {
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -65,10 +65,10 @@ struct FetchCommandLine: Sendable, Equatable {
     /// The words after the command, for `FetchOptions`.
     let words: [String]
 
-    /// The words ArgumentParser takes for itself wherever they appear after a command (`GetCommand`'s words are
-    /// otherwise all unrecognized, so passed on).
+    /// The words ArgumentParser answers itself wherever they appear after a command (help, hidden help, completion
+    /// scripts, its help dump), alone or as `word=value`; every other word of `GetCommand` is passed on unrecognized.
     static let parserWords: Set<String> = [
-        "-h", "--help", "-help", "--version", "--generate-completion-script", "--experimental-dump-help",
+        "-h", "--help", "-help", "--help-hidden", "-help-hidden", "--generate-completion-script", "--experimental-dump-help",
     ]
 
     /// A fetch of `command` with `words`.
@@ -77,12 +77,18 @@ struct FetchCommandLine: Sendable, Equatable {
         self.words = words
     }
 
-    /// Nil unless `arguments` (the program name first) is a fetch the fast path runs exactly as ArgumentParser would.
+    /// Nil unless `arguments` (the program name first) is a fetch with no word ArgumentParser answers itself.
+    ///
+    /// One difference, on purpose: ArgumentParser split a single-dash word into letters and took any with an `h`
+    /// for help, so `-sh` printed the help and `-H'Accept: text/html'` did too instead of sending the field. Here
+    /// such words are curl's, as `FetchOptions` reads them.
     init?(_ arguments: [String]) {
         guard arguments.count >= 2, arguments[1] == "get" || arguments[1] == "request" else { return nil }
         let words = Array(arguments.dropFirst(2))
-        guard !words.contains(where: { Self.parserWords.contains($0) || $0.hasPrefix("--generate-completion-script=") })
-        else { return nil }
+        let answeredByParser = words.contains { word in
+            Self.parserWords.contains(word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word)
+        }
+        guard !answeredByParser else { return nil }
         command = arguments[1]
         self.words = words
     }

@@ -272,6 +272,12 @@ public final class EventLoop: @unchecked Sendable {
         return timers.schedule(at: deadline, task)
     }
 
+    /// How many timers are scheduled (cancelled ones are gone at once); loop thread only.
+    package var scheduledTimerCount: Int {
+        preconditionInEventLoop()
+        return timers.count
+    }
+
     /// Cancels a timer made by `scheduleOnLoop`; loop thread only.
     package func cancelOnLoop(_ id: TimerQueue<() -> Void>.ID) {
         preconditionInEventLoop()

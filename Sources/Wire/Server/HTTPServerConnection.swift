@@ -400,6 +400,8 @@ final class HTTPServerConnection: ByteStreamDelegate {
     /// queued bytes still go out, then by the linger timer.
     private func closeLingering() {
         guard stream.isOpen else { return }
+        // What lingering reads is dropped: none of it is due, so none is waited for.
+        stream.expectAtLeast(0)
         stream.shutdownWrite()
         // Decided before reading resumes, so that an end of stream read next finds the queued bytes accounted for.
         perform(machine.enteredClosing(pendingWriteBytes: stream.pendingWriteBytes, drainedWriteBytes: stream.drainedWriteBytes))

@@ -21,6 +21,9 @@ struct ReceiveGathering: Sendable, Equatable {
     /// Reads since the last check, while gathering.
     private var readSinceCheck = false
 
+    /// False once the socket refused a watermark: the stream then delivers as bytes come, for the rest of its life.
+    private(set) var isAvailable = true
+
     /// Whether bytes are gathering (the watermark is above 1): the stream keeps a check scheduled meanwhile.
     var isGathering: Bool { watermark > 1 }
 
@@ -33,12 +36,26 @@ struct ReceiveGathering: Sendable, Equatable {
     /// The consumer is owed at least `due` more bytes (0 when nothing more is certain). Returns the watermark to
     /// set, or nil to leave the socket as it is.
     mutating func expect(_ due: Int, largest: Int) -> Int? {
+        guard isAvailable else { return nil }
         let wanted = peerIsAhead && due > 1 ? min(due, largest) : 1
         if wanted == 1 { peerIsAhead = false }
         guard wanted != watermark else { return nil }
         if !isGathering { readSinceCheck = false }
         watermark = wanted
         return wanted
+    }
+
+    /// The watermark `expect` just returned, to start gathering, is not to be set (the socket's buffer is still too
+    /// small for it): back to 1, until another full read.
+    mutating func declined() {
+        watermark = 1
+        peerIsAhead = false
+    }
+
+    /// The socket refused a watermark: no gathering on this stream any more.
+    mutating func becameUnavailable() {
+        declined()
+        isAvailable = false
     }
 
     /// The periodic check while gathering. Returns the watermark to set (1: stop gathering), or nil to keep it and

@@ -35,6 +35,18 @@ package final class Socket {
         try option.apply(to: descriptor.rawValue)
     }
 
+    /// How many bytes must be queued before the socket reads as ready (`SO_RCVLOWAT`, at least 1). The corresponding
+    /// C function is `setsockopt(2)`.
+    func setReceiveLowWatermark(_ bytes: Int) throws(IOError) {
+        try Posix.setOption(descriptor.rawValue, level: SOL_SOCKET, name: SO_RCVLOWAT, value: CInt(clamping: max(1, bytes)))
+    }
+
+    /// The kernel's receive buffer size (`SO_RCVBUF`: what autotuning has grown it to, or what was set). The
+    /// corresponding C function is `getsockopt(2)`.
+    func receiveBufferSize() throws(IOError) -> Int {
+        Int(try Posix.getOption(descriptor.rawValue, level: SOL_SOCKET, name: SO_RCVBUF))
+    }
+
     /// Binds to a local address. The corresponding C function is `bind(2)`.
     func bind(to address: SocketAddress) throws(IOError) {
         try Posix.bind(descriptor.rawValue, to: address)

@@ -16,9 +16,6 @@ public enum SocketOption: Hashable, Sendable {
     case sendBufferSize(Int)
     /// `SO_RCVBUF`, in bytes.
     case receiveBufferSize(Int)
-    /// `SO_RCVLOWAT`, in bytes: readiness for reading (and a blocking read) waits until this many are queued, or
-    /// the peer closes. Wire sets it itself while a large body arrives faster than it is read.
-    case receiveLowWatermark(Int)
     /// `SO_LINGER`: with 0 seconds, `close` resets the connection (RST) instead of a FIN.
     case linger(seconds: Int?)
     /// `IP_TOS` of an IPv4 socket: the traffic-class byte its packets carry (a DSCP code point in the upper six
@@ -35,8 +32,6 @@ public enum SocketOption: Hashable, Sendable {
         case .keepAlive(let on): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_KEEPALIVE, value: on ? 1 : 0)
         case .sendBufferSize(let size): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_SNDBUF, value: CInt(clamping: size))
         case .receiveBufferSize(let size): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_RCVBUF, value: CInt(clamping: size))
-        case .receiveLowWatermark(let size):
-            try Posix.setOption(fd, level: SOL_SOCKET, name: SO_RCVLOWAT, value: CInt(clamping: max(1, size)))
         case .linger(let seconds): try Posix.setLinger(fd, seconds: seconds.map { CInt(clamping: $0) })
         case .typeOfService(let value): try Posix.setOption(fd, level: CInt(IPPROTO_IP), name: IP_TOS, value: CInt(value))
         case .ipv6TrafficClass(let value): try Posix.setOption(fd, level: CInt(IPPROTO_IPV6), name: IPV6_TCLASS, value: CInt(value))

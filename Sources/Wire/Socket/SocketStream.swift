@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A connected socket (TCP or Unix) on an event loop, as a `ByteStream`.
 ///
 /// Reads go into one buffer that is released whenever it is empty, so an idle connection holds
@@ -87,7 +89,11 @@ package final class SocketStream: FileRegionStream, Selectable {
 
     /// How often a stream letting bytes gather checks that reads still happen: once a peer slows down, what it sent
     /// waits in the kernel at most about twice this long before it is read.
-    @exclusivity(unchecked) package var gatheringCheckInterval = Duration.milliseconds(5)
+    @exclusivity(unchecked) package var gatheringCheckInterval =
+        Duration.nanoseconds(SocketStream.initialGatheringCheckNanoseconds.load(ordering: .relaxed))
+    /// The check interval of streams made from now on: 5 ms. Tests that must see a body's end arrive by the
+    /// watermark alone (no check to rescue a watermark above what is due) raise it while they run.
+    package static let initialGatheringCheckNanoseconds = Atomic<Int64>(5_000_000)
     /// The receive low watermark the socket has now (1 unless a bulk body's bytes are gathering).
     package var receiveLowWatermark: Int { gathering.watermark }
     /// Whether a check of the gathering is scheduled.
@@ -343,16 +349,31 @@ package final class SocketStream: FileRegionStream, Selectable {
     /// The delegate is owed at least `count` more bytes: while the peer sends faster than the stream reads, they
     /// gather in the kernel, up to one read's worth, before the loop is woken for them (see `ReceiveGathering`).
     package func expectAtLeast(_ count: Int) {
+        let starting = !gathering.isGathering
         guard state == .open, let watermark = gathering.expect(count, largest: Self.maximumReadSize) else { return }
-        setReceiveLowWatermark(watermark)
+        if starting {
+            // Linux grows the receive buffer to hold a new watermark and, when it has to, clamps the advertised window
+            // to it until autotuning grows it again: gathering starts only once the buffer holds twice as much.
+            guard let buffer = try? socket.receiveBufferSize(), buffer >= 2 * watermark else {
+                gathering.declined()
+                return
+            }
+        }
+        setReceiveLowWatermark(watermark, starting: starting)
         if gathering.isGathering && gatheringCheck == nil { scheduleGatheringCheck() }
     }
 
-    private func setReceiveLowWatermark(_ watermark: Int) {
+    private func setReceiveLowWatermark(_ watermark: Int, starting: Bool) {
         do {
-            try socket.setOption(.receiveLowWatermark(watermark))
+            try socket.setReceiveLowWatermark(watermark)
         } catch {
-            close(error: error)
+            // Gathering is an optimisation: a socket that refuses to start it stays at 1 and delivers as bytes come.
+            // One that refuses to lower its watermark would wait for more than may come, so it is closed.
+            if starting {
+                gathering.becameUnavailable()
+            } else {
+                close(error: error)
+            }
         }
     }
 
@@ -364,7 +385,7 @@ package final class SocketStream: FileRegionStream, Selectable {
     private func checkGathering() {
         gatheringCheck = nil
         guard state == .open else { return }
-        if let watermark = gathering.check() { setReceiveLowWatermark(watermark) }
+        if let watermark = gathering.check() { setReceiveLowWatermark(watermark, starting: false) }
         if gathering.isGathering { scheduleGatheringCheck() }
     }
 

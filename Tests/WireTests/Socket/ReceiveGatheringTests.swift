@@ -47,6 +47,26 @@ struct ReceiveGatheringTests {
         #expect(gathering.expect(10 << 20, largest: Self.largest) == Self.largest)
     }
 
+    @Test func aDeclinedStartWaitsForAnotherFullRead() {
+        var gathering = ReceiveGathering()
+        gathering.didRead(Self.largest, asked: Self.largest, largest: Self.largest)
+        #expect(gathering.expect(10 << 20, largest: Self.largest) == Self.largest)
+        gathering.declined()
+        #expect(!gathering.isGathering)
+        #expect(gathering.expect(10 << 20, largest: Self.largest) == nil, "not again before another full read")
+        gathering.didRead(Self.largest, asked: Self.largest, largest: Self.largest)
+        #expect(gathering.expect(10 << 20, largest: Self.largest) == Self.largest)
+    }
+
+    @Test func aSocketThatRefusesAWatermarkNeverGathers() {
+        var gathering = Self.started()
+        gathering.becameUnavailable()
+        #expect(!gathering.isGathering)
+        gathering.didRead(Self.largest, asked: Self.largest, largest: Self.largest)
+        #expect(gathering.expect(10 << 20, largest: Self.largest) == nil)
+        #expect(!gathering.isAvailable)
+    }
+
     @Test func readsBeforeGatheringStartsDoNotCountForItsFirstCheck() {
         var gathering = ReceiveGathering()
         gathering.didRead(Self.largest, asked: Self.largest, largest: Self.largest)
