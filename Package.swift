@@ -28,7 +28,9 @@ let staticLibraryPaths: [String] = {
             files.fileExists(atPath: "\(gcc)/\(triple)/\($0)/libstdc++.a")
         }
     }
-    return (hasLibstdcxx ? ["CXX"] : []) + (hasOpenSSL ? ["OpenSSL"] : [])
+    // A directory deleted from the checkout opts out (StaticLibraries/README.md).
+    return ((hasLibstdcxx ? ["CXX"] : []) + (hasOpenSSL ? ["OpenSSL"] : []))
+        .filter { files.fileExists(atPath: "\(Context.packageDirectory)/StaticLibraries/\($0)") }
 }()
 
 let package = Package(
