@@ -28,7 +28,7 @@ let staticLibraryPaths: [String] = {
             files.fileExists(atPath: "\(gcc)/\(triple)/\($0)/libstdc++.a")
         }
     }
-    // A directory deleted from the checkout opts out (StaticLibraries/README.md).
+    // Only directories the checkout has (a trimmed copy of the package may leave them out).
     return ((hasLibstdcxx ? ["CXX"] : []) + (hasOpenSSL ? ["OpenSSL"] : []))
         .filter { files.fileExists(atPath: "\(Context.packageDirectory)/StaticLibraries/\($0)") }
 }()
