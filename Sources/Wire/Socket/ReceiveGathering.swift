@@ -9,8 +9,9 @@
 /// Gathering only ever waits for bytes that are certain to come (the rest of a Content-Length body or of a chunk,
 /// as the consumer says with `expect`), so the end of a body is never waited for. It starts only once a read came
 /// back full at the largest size without it (the peer is ahead of the reader), and it stops when a check finds no
-/// read since the previous one (the peer slowed below a read's worth per check interval): then the bytes queued
-/// are read at once, and it takes another full read to start again.
+/// read since the previous one (the peer slowed below a read's worth per check interval) or when reading is paused
+/// (the consumer is behind, so the reader is not the one to spare): then the bytes queued are read at once, and it
+/// takes another full read, not the first after a pause, to start again.
 ///
 /// A value with no I/O: the stream applies the watermarks it returns and runs the checks on a timer.
 struct ReceiveGathering: Sendable, Equatable {
@@ -20,6 +21,8 @@ struct ReceiveGathering: Sendable, Equatable {
     private var peerIsAhead = false
     /// Reads since the last check, while gathering.
     private var readSinceCheck = false
+    /// Reading was paused since the last read: the next read drains a backlog, which says nothing of the peer.
+    private var resumedAfterPause = false
 
     /// False once the socket refused a watermark: the stream then delivers as bytes come, for the rest of its life.
     private(set) var isAvailable = true
@@ -30,7 +33,21 @@ struct ReceiveGathering: Sendable, Equatable {
     /// A read returned `count` bytes of the `asked` it asked for; `largest` is the most a read ever asks for.
     mutating func didRead(_ count: Int, asked: Int, largest: Int) {
         readSinceCheck = true
+        if resumedAfterPause {
+            resumedAfterPause = false
+            return
+        }
         if !isGathering && count >= asked && asked >= largest { peerIsAhead = true }
+    }
+
+    /// Reading was paused: the consumer is behind, and waiting for more bytes would only keep from it those already
+    /// queued when it asks again. Returns 1 to set if gathering, or nil.
+    mutating func readingPaused() -> Int? {
+        peerIsAhead = false
+        resumedAfterPause = true
+        guard isGathering else { return nil }
+        watermark = 1
+        return 1
     }
 
     /// The consumer is owed at least `due` more bytes (0 when nothing more is certain). Returns the watermark to

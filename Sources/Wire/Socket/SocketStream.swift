@@ -281,6 +281,8 @@ package final class SocketStream: FileRegionStream, Selectable {
         eventLoop.preconditionInEventLoop()
         guard state == .open, readingEnabled != enabled else { return }
         readingEnabled = enabled
+        if !enabled, let watermark = gathering.readingPaused() { setReceiveLowWatermark(watermark, starting: false) }
+        guard state == .open else { return }
         updateInterest(wantsWrite: interest.contains(.write))
     }
 

@@ -67,6 +67,16 @@ struct ReceiveGatheringTests {
         #expect(!gathering.isAvailable)
     }
 
+    @Test func aPauseStopsItAndTheReadAfterItIsNoEvidence() {
+        var gathering = Self.started()
+        #expect(gathering.readingPaused() == 1, "the consumer is behind: what is queued goes to it at once")
+        #expect(gathering.readingPaused() == nil)
+        gathering.didRead(Self.largest, asked: Self.largest, largest: Self.largest)
+        #expect(gathering.expect(10 << 20, largest: Self.largest) == nil, "a full read of the backlog says nothing of the peer")
+        gathering.didRead(Self.largest, asked: Self.largest, largest: Self.largest)
+        #expect(gathering.expect(10 << 20, largest: Self.largest) == Self.largest)
+    }
+
     @Test func readsBeforeGatheringStartsDoNotCountForItsFirstCheck() {
         var gathering = ReceiveGathering()
         gathering.didRead(Self.largest, asked: Self.largest, largest: Self.largest)
