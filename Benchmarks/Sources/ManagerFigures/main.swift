@@ -50,13 +50,17 @@ enum Mode: String { case client, observed, hopped, iterated, data, json, decodab
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let mode = Mode(rawValue: arguments[1]) else {
-    report("usage: ManagerFigures client|data|json|decodable URL [CONNECTIONS=64] [SECONDS=4]")
+    report("usage: ManagerFigures client|observed|hopped|iterated|data|json|decodable URL [CONNECTIONS=64] [SECONDS=4] [REQUESTS]")
     exit(2)
 }
 let url = arguments[2]
 let connections = arguments.count > 3 ? Int(arguments[3]) ?? 64 : 64
 let seconds = arguments.count > 4 ? Double(arguments[4]) ?? 4 : 4
 let fixedCount = arguments.count > 5 ? Int(arguments[5]) : nil
+if arguments.count > 5 && fixedCount == nil {
+    report("REQUESTS must be a whole number, not \(arguments[5])")
+    exit(2)
+}
 
 // One loop, one client, configured as a session configures its own (no redirects, no User-Agent of Wire's), so
 // both paths run the same engine.

@@ -80,9 +80,7 @@ extension HTTPClient {
                              abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> HTTPConnectResponse {
         let head = HTTPRequestHead(method: .connect, target: authority, headers: headers)
         // RFC 9110 §9.3.6 / §7.2: Host names the tunnel's target, not the proxy.
-        let added = HTTP1Serializer.AddedRequestFields(
-            host: headers.contains(name: "host") ? nil : authority,
-            userAgent: configuration.userAgent.flatMap { headers.contains(name: "user-agent") ? nil : $0 })
+        let added = addedFields(to: headers, host: authority)
         let headBytes: [UInt8]
         do {
             var bytes: [UInt8] = []

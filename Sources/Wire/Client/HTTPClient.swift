@@ -210,15 +210,20 @@ public final class HTTPClient: Sendable {
         let requestComplete: Bool
     }
 
+    /// The `Host` and `User-Agent` fields the client writes after a request's own, each unless the request has one.
+    func addedFields(to headers: HTTPHeaders, host: @autoclosure () -> String) -> HTTP1Serializer.AddedRequestFields {
+        HTTP1Serializer.AddedRequestFields(
+            host: headers.contains(name: "host") ? nil : host(),
+            userAgent: configuration.userAgent.flatMap { headers.contains(name: "user-agent") ? nil : $0 })
+    }
+
     /// Serializes a request's head and opens its body file: everything that can refuse the request before it
     /// takes a connection.
     private func prepare(url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders,
                          body: HTTPClientRequest.Body?) throws(HTTPClientError) -> PreparedRequest {
         let head = HTTPRequestHead(method: method, target: url.target, headers: headers)
         // Host and User-Agent are written after the request's own fields, not added to a copy of them.
-        var added = HTTP1Serializer.AddedRequestFields(
-            host: headers.contains(name: "host") ? nil : url.hostHeader,
-            userAgent: configuration.userAgent.flatMap { headers.contains(name: "user-agent") ? nil : $0 })
+        var added = addedFields(to: headers, host: url.hostHeader)
         let framing: HTTP1Serializer.BodyFraming
         var inline: ByteBuffer?
         var file: FileReader?

@@ -11,8 +11,9 @@ import Synchronization
 /// handle.abort()                      // the execute call throws .cancelled
 /// ```
 ///
-/// What an abort does depends on where the request is: a wait for a connection ends; a request not yet written is
-/// never written; an exchange under way fails and its connection closes (it cannot be reused mid-response); a body
+/// What an abort does depends on where the request is: a wait for a connection ends; a request not yet handed to
+/// its connection is never written (one aborted while it is being handed over may still go out, and then fails as
+/// an exchange under way); an exchange under way fails and its connection closes (it cannot be reused mid-response); a body
 /// being read fails with the same error. Aborting after the response ended does nothing. The client uses one handle
 /// per request for its own deadlines and for the calling task's cancellation, so the first of these to fire wins.
 /// A handle serves one request (and its redirects and retries).

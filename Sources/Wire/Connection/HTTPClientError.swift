@@ -140,11 +140,11 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     init(_ code: Code, _ detail: String, connectError: ConnectError? = nil, parseError: HTTP1ParseError? = nil,
          ioError: IOError? = nil, configurationError: ConfigurationError? = nil, securityError: (any Error)? = nil,
          mayHaveBeenProcessed: Bool = false, failedBeforeResponse: Bool = false) {
-        self.code = code
-        causes = Causes(detail: detail, connectError: connectError, parseError: parseError, ioError: ioError,
-                        configurationError: configurationError, securityError: securityError)
-        self.mayHaveBeenProcessed = mayHaveBeenProcessed
-        self.failedBeforeResponse = failedBeforeResponse
+        self.init(code: code,
+                  causes: Causes(detail: detail, connectError: connectError, parseError: parseError, ioError: ioError,
+                                 configurationError: configurationError, securityError: securityError),
+                  mayHaveBeenProcessed: mayHaveBeenProcessed, failedBeforeResponse: failedBeforeResponse,
+                  queuedBehindClosedResponse: false)
     }
 
     private init(code: Code, causes: Causes, mayHaveBeenProcessed: Bool, failedBeforeResponse: Bool, queuedBehindClosedResponse: Bool) {

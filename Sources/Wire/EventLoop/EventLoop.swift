@@ -209,9 +209,8 @@ public final class EventLoop: @unchecked Sendable {
             handOvers.removeLast()()
             return
         }
-        var batch: [@Sendable () -> Void] = []
-        swap(&batch, &handOvers)
-        let resumptions = batch
+        let resumptions = handOvers
+        handOvers.removeAll()
         Task.detached { for resume in resumptions { resume() } }
     }
 

@@ -101,7 +101,8 @@ final class TimeoutWatch: Sendable {
     /// A byte moved on an idle entry: its timeout starts again. The hot path: its deadline only moves later.
     func touch(_ key: Key) {
         let now = ContinuousClock.now
-        state.withLock { state in _ = state.withEntry(key) { $0.reference = now } }
+        // Read before the lock, the clock may be behind a time just stored under it (`endHold`): keep the later one.
+        state.withLock { state in _ = state.withEntry(key) { $0.reference = max($0.reference, now) } }
     }
 
     /// Stops watching an entry.

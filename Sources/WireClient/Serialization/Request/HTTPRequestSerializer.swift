@@ -9,6 +9,9 @@ import Wire
 public struct HTTPRequestSerializer: RequestSerializer, Codable {
     /// The default headers, `Accept-Language` then `User-Agent` at first.
     public private(set) var httpRequestHeaders: HTTPHeaders
+    /// Whether two default headers may share a name, worked out when they are set (only an archive can bring such a
+    /// pair; setting a header replaces every field of its name): the per-request fast path reads this.
+    private var defaultsMayRepeatAName = false
     /// Methods whose parameters go into the URL (looked up with the request's method upper-cased).
     public var httpMethodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
     /// Copied into each request when non-nil; nil means the session's value.
@@ -83,7 +86,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     func applyDefaultHeaders(to request: inout ClientRequest) {
         // The common case, a request with no field of its own: the defaults whole, sharing their storage (no string
         // made per field), which is what the loop gives when no two defaults share a name.
-        if request.headers.isEmpty, !Self.repeatsAName(httpRequestHeaders) {
+        if request.headers.isEmpty, !defaultsMayRepeatAName {
             request.headers = httpRequestHeaders
             return
         }
@@ -180,6 +183,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         httpRequestHeaders = try HeaderPairs.decode(from: container, forKey: .headers)
+        defaultsMayRepeatAName = Self.repeatsAName(httpRequestHeaders)
         queryStringStyle = try container.decode(QueryStringSerializationStyle.self, forKey: .queryStringStyle)
         httpMethodsEncodingParametersInURI = Set(try container.decode([String].self, forKey: .httpMethodsEncodingParametersInURI))
         allowsCellularAccess = try container.decodeIfPresent(Bool.self, forKey: .allowsCellularAccess)
