@@ -46,11 +46,11 @@ struct User: Decodable, Sendable {
     let tags: [String]
 }
 
-enum Mode: String { case client, observed, hopped, iterated, data, json, decodable }
+enum Mode: String { case client, observed, hopped, iterated, built, data, json, decodable }
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let mode = Mode(rawValue: arguments[1]) else {
-    report("usage: ManagerFigures client|observed|hopped|iterated|data|json|decodable URL [CONNECTIONS=64] [SECONDS=4] [REQUESTS]")
+    report("usage: ManagerFigures client|observed|hopped|iterated|built|data|json|decodable URL [CONNECTIONS=64] [SECONDS=4] [REQUESTS]")
     exit(2)
 }
 let url = arguments[2]
@@ -75,7 +75,7 @@ var sessionConfiguration = SessionConfiguration.default
 sessionConfiguration.httpClient = client
 let manager = try HTTPSessionManager(configuration: sessionConfiguration)
 switch mode {
-case .client, .observed, .hopped, .iterated, .data: manager.responseSerializer = HTTPResponseSerializer()
+case .client, .observed, .hopped, .iterated, .built, .data: manager.responseSerializer = HTTPResponseSerializer()
 case .json: manager.responseSerializer = JSONResponseSerializer()
 case .decodable: manager.responseSerializer = DecodableResponseSerializer<User>()
 }
@@ -89,6 +89,21 @@ case .decodable: manager.responseSerializer = DecodableResponseSerializer<User>(
         var data = Data()
         for try await chunk in response.body { chunk.withReadableSpan { span in span.withUnsafeBufferPointer { data.append($0) } } }
         guard !data.isEmpty else { exit(1) }
+        return
+    }
+    if mode == .built {
+        // The manager's value work without its task: the request built by the verb's serializer, sent by HTTPClient
+        // from its URL, the body collected into a Data, the response serialized.
+        let request = try manager.request(method: "GET", path: url)
+        var wireRequest = HTTPClientRequest(url: request.url.absoluteString, headers: request.headers)
+        wireRequest.redirects = .disallow
+        let response = try await client.execute(wireRequest)
+        let body = try await response.body.collect(upTo: 1 << 16)
+        var data = Data()
+        body.withReadableSpan { span in span.withUnsafeBufferPointer { data.append($0) } }
+        let clientResponse = ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
+                                            metrics: response.metrics.snapshot)
+        guard manager.responseSerializer.serialize(response: clientResponse, data: data).value != nil else { exit(1) }
         return
     }
     if mode == .hopped {
