@@ -32,32 +32,60 @@ extension SessionManager {
         }
     }
 
-    /// Makes a task with `make`, resumes it, and waits for its completion handler; a cancelled caller cancels it.
-    /// `make` runs at once, in the caller's Swift task (not escaping: no closure context to allocate per call).
+    /// Makes a task with `make`, resumes it, and returns its outcome; a cancelled caller cancels it. `make` runs at
+    /// once, in the caller's Swift task (not escaping: no closure context to allocate per call).
+    ///
+    /// A task made to complete inline (`completesInline`, the `async` forms) is driven by the caller: its transfer and
+    /// completion run in the caller's Swift task, with no driver task and no continuation. It is a `SessionTask` like
+    /// any other (events, hooks, slots, timeouts, invalidation); only where its transfer runs differs. It runs with the
+    /// caller's priority and task-local values; `cancel()` from elsewhere (a timeout, invalidation) ends it through
+    /// the Wire request's abort handle. A caller that prefers a task executor (an event loop) is taken off it for the
+    /// transfer: the serializer must not run on an event-loop thread. Any other task runs in its driver, and the
+    /// caller waits for its completion handler.
     func run(_ make: (@escaping @Sendable (CompletionInfo) -> Void) -> SessionTask) async throws(ClientError) -> DataResult {
-        let made = Locked<(task: SessionTask?, cancelled: Bool)>((nil, false))
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<DataResult, ClientError>, Never>) in
-                let task = make { info in
-                    if let error = info.error {
-                        continuation.resume(returning: .failure(error))
-                    } else {
-                        continuation.resume(returning: .success(DataResult(value: info.value, response: info.response, data: info.data)))
+        let delivered = Locked<Delivery>(Delivery())
+        let task = make { info in
+            let result: Result<DataResult, ClientError> = info.error.map { .failure($0) }
+                ?? .success(DataResult(value: info.value, response: info.response, data: info.data))
+            delivered.withLock { delivery -> CheckedContinuation<Void, Never>? in
+                delivery.result = result
+                defer { delivery.waiter = nil }
+                return delivery.waiter
+            }?.resume()
+        }
+        // Nothing when the task was cancelled at creation (an invalidated session): it completes at once.
+        task.resume()
+        await withTaskCancellationHandler {
+            if task.drivenByCaller {
+                if withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor != nil }) {
+                    await withTaskExecutorPreference(globalConcurrentExecutor) { await self.drive(task) }
+                } else {
+                    await drive(task)
+                }
+            } else {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let done = delivered.withLock { delivery -> Bool in
+                        if delivery.result != nil { return true }
+                        delivery.waiter = continuation
+                        return false
                     }
+                    if done { continuation.resume() }
                 }
-                let cancelled = made.withLock { made -> Bool in
-                    made.task = task
-                    return made.cancelled
-                }
-                task.resume()
-                if cancelled { task.cancel() }
             }
         } onCancel: {
-            made.withLock { made -> SessionTask? in
-                made.cancelled = true
-                return made.task
-            }?.cancel()
+            // The transfer's: a data task that became a download has handed it over.
+            task.cancelTransfer(reason: ClientError(.cancelled, failingURL: task.originalRequest.url,
+                                                    failureReason: "the task was cancelled"))
         }
+        // Delivered exactly once before `drive` returns, or before the waiter was resumed.
+        let result = delivered.withLock { $0.result } ?? .failure(task.error ?? ClientError(
+            .cancelled, failingURL: task.originalRequest.url, failureReason: "the task ended without a completion"))
         return try result.get()
+    }
+
+    /// What `run` waits for: the task's outcome, and the caller waiting for it when its driver delivers it.
+    struct Delivery: Sendable {
+        var result: Result<DataResult, ClientError>?
+        var waiter: CheckedContinuation<Void, Never>?
     }
 }

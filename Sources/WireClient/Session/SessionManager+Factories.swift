@@ -80,13 +80,15 @@ extension SessionManager {
                         completionInfo: forward, destination: destination, replacesExistingFile: replacesExistingFile)
     }
 
-    /// Makes a task whose completion handler gets the whole `CompletionInfo` (the `async` forms need the data).
+    /// Makes a task whose completion handler gets the whole `CompletionInfo` (the `async` forms need the data). A
+    /// task that completes inline is an `async` form's: its caller drives the transfer (`drive`).
     func makeTask(_ kind: SessionTask.Kind, _ request: ClientRequest, uploadProgress: TaskProgressHandler? = nil,
                   downloadProgress: TaskProgressHandler? = nil, completionInfo completion: (@Sendable (CompletionInfo) -> Void)?,
                   destination: DownloadDestination? = nil, replacesExistingFile: Bool = false,
                   completesInline: Bool = false) -> SessionTask {
         let identifier = nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
-        let task = SessionTask(identifier: identifier, kind: kind, request: request, manager: self)
+        let task = SessionTask(identifier: identifier, kind: kind, request: request, manager: self,
+                               drivenByCaller: completesInline)
         let invalid = state.withLock { state -> Bool in
             state.delegates[identifier] = TaskDelegate(
                 task: task, generation: state.current, uploadProgress: uploadProgress, downloadProgress: downloadProgress,

@@ -17,11 +17,11 @@ struct TransferOutcome: Sendable {
 
 extension SessionManager {
     /// A task was resumed (its `didResume` event is queued); the first time, it queues for a slot, in resume order,
-    /// and its transfer starts.
+    /// and its transfer starts (a caller-driven task's caller runs it: `drive`).
     func taskDidResume(_ task: SessionTask, first: Bool) {
         if first {
             slots.enqueue(task.taskIdentifier)
-            startDriver(for: task)
+            if !task.drivenByCaller { startDriver(for: task) }
         }
     }
 
@@ -29,13 +29,13 @@ extension SessionManager {
     func startDriver(for task: SessionTask) {
         // An unstructured task inherits no task-executor preference: the driver, and the serialization it runs, are
         // on Swift's global executor even when the caller prefers an event loop.
-        let driver = Task { await self.run(task) }
+        let driver = Task { await self.drive(task) }
         task.attach(driver: driver)
     }
 
     /// Runs the transfer under the resource timeout (from the first resume, waiting for a slot included) and the
-    /// idle timeout, then completes the task.
-    private func run(_ task: SessionTask) async {
+    /// idle timeout, then completes the task: in its driver, or in the caller's Swift task (the `async` forms).
+    func drive(_ task: SessionTask) async {
         guard let delegate = state.withLock({ $0.delegates[task.taskIdentifier] }) else { return }
         var outcome = TransferOutcome()
         let url = task.originalRequest.url
@@ -121,7 +121,7 @@ extension SessionManager {
                 delay = wait
             }
             if let file = outcome.temporaryFile { try? await AsyncFile.remove(file) }
-            if delay > .zero { try? await Task.sleep(for: delay) }
+            if delay > .zero { await task.pause(for: delay) }
             idle.endHold()
         }
     }
@@ -207,18 +207,27 @@ extension SessionManager {
         // A task suspended before its request (or the next hop's) went out sends nothing until it is resumed.
         await task.waitWhileSuspended()
         if let reason = task.cancelReason { return .failure(reason) }
-        let wireRequest: HTTPClientRequest
+        var wireRequest: HTTPClientRequest
         do {
             wireRequest = try await makeWireRequest(request, for: task, delegate: delegate, idle: idle)
         } catch {
             return .failure(error)
+        }
+        if task.drivenByCaller {
+            // No driver to cancel: `cancel()` (a timeout, invalidation) aborts the hop through its handle.
+            let abort = HTTPClientAbortHandle()
+            wireRequest.abortHandle = abort
+            guard task.setAbort(abort) else {
+                return .failure(task.cancelReason ?? ClientError(.cancelled, failingURL: request.url,
+                                                                 failureReason: "the task was cancelled"))
+            }
         }
         idle.touch()
         let response: HTTPClientResponse
         do {
             response = try await client.execute(wireRequest)
         } catch {
-            return .failure(task.cancelReason ?? .transport(error, url: request.url))
+            return .failure(task.cancelReason(after: error) ?? .transport(error, url: request.url))
         }
         idle.touch()
         storeCookies(from: response.headers, for: request)
@@ -353,7 +362,8 @@ extension SessionManager {
     private func becomeDownload(_ task: SessionTask, _ delegate: TaskDelegate,
                                 idle: IdleTimer) -> (task: SessionTask, delegate: TaskDelegate)? {
         let identifier = nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
-        let download = SessionTask(identifier: identifier, kind: .download, request: task.originalRequest, manager: self)
+        let download = SessionTask(identifier: identifier, kind: .download, request: task.originalRequest, manager: self,
+                                   drivenByCaller: task.drivenByCaller)
         guard task.handOver(to: download, idle: idle) else { return nil }
         let moved = TaskDelegate(task: download, generation: delegate.generation, uploadProgress: delegate.uploadProgress,
                                  downloadProgress: delegate.downloadProgress, completion: delegate.completion,
@@ -471,7 +481,7 @@ extension SessionManager {
         do {
             chunk = try await iterator.next()
         } catch {
-            outcome.error = task.cancelReason ?? .body(error, url: url)
+            outcome.error = task.cancelReason(after: error) ?? .body(error, url: url)
             return nil
         }
         guard let chunk else { return nil }

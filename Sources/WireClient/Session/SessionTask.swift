@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Synchronization
+import Wire
 
 /// One transfer of a `SessionManager`: a data, upload or download task (NSURLSessionTask).
 ///
@@ -26,6 +27,9 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     public let kind: Kind
     /// The request as the task was created with.
     public let originalRequest: ClientRequest
+    /// Whether the transfer runs in the caller's Swift task (the `async` forms) rather than in a driver task of its
+    /// own: `cancel()` then ends it through the Wire request's abort handle, and a resume never starts a driver.
+    let drivenByCaller: Bool
 
     struct Core {
         var machine = TaskStateMachine()
@@ -41,8 +45,11 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         var manager: SessionManager?
         /// Whether the task was ever resumed (its transfer started).
         var started = false
-        /// The transfer, once started; cancelled by `cancel()`.
+        /// The transfer, once started; cancelled by `cancel()`. A caller-driven task has none (only a retry delay's
+        /// sleep, while it lasts).
         var driver: Task<Void, Never>?
+        /// The Wire request of a caller-driven task's current hop, aborted by `cancel()`.
+        var abort: HTTPClientAbortHandle?
         /// The idle timeout of the running transfer, paused while suspended.
         var idleTimer: IdleTimer?
         /// Waiting in `waitWhileSuspended()`.
@@ -61,10 +68,11 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     let core: Mutex<Core>
 
-    init(identifier: Int, kind: Kind, request: ClientRequest, manager: SessionManager) {
+    init(identifier: Int, kind: Kind, request: ClientRequest, manager: SessionManager, drivenByCaller: Bool = false) {
         taskIdentifier = identifier
         self.kind = kind
         originalRequest = request
+        self.drivenByCaller = drivenByCaller
         core = Mutex(Core(currentRequest: request, manager: manager))
     }
 
@@ -138,21 +146,24 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     /// Cancels with `reason` as the task's error: `cancel()`, a timeout, invalidation.
     func cancel(reason: ClientError) {
-        let (manager, start, driver, waiters) = core.withLock {
-            core -> (SessionManager?, Bool, Task<Void, Never>?, [CheckedContinuation<Void, Never>]) in
-            guard core.machine.apply(.cancel) != nil else { return (nil, false, nil, []) }
+        let (manager, start, driver, abort, waiters) = core.withLock {
+            core -> (SessionManager?, Bool, Task<Void, Never>?, HTTPClientAbortHandle?, [CheckedContinuation<Void, Never>]) in
+            guard core.machine.apply(.cancel) != nil else { return (nil, false, nil, nil, []) }
             core.cancelReason = core.cancelReason ?? reason
             let start = !core.started
             core.started = true
             defer { core.waiters = [] }
-            return (core.manager, start, core.driver, core.waiters)
+            return (core.manager, start, core.driver, core.abort, core.waiters)
         }
         guard let manager else { return }
         for waiter in waiters { waiter.resume() }
         driver?.cancel()
+        // After the reason is set: the transfer maps the abort's `.cancelled` to it.
+        abort?.abort(reason: reason.failureReason ?? "the task was cancelled")
         manager.slots.release(taskIdentifier)
-        // A task never resumed has no transfer to end: start one, which sees the reason and completes at once.
-        if start { manager.startDriver(for: self) }
+        // A task never resumed has no transfer to end: start one, which sees the reason and completes at once (a
+        // caller-driven task's caller runs it).
+        if start && !drivenByCaller { manager.startDriver(for: self) }
     }
 
     /// Ends the transfer this task started, for its timeouts: cancels this task, or the download task it handed the
@@ -188,6 +199,37 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         if cancelled { driver.cancel() }
     }
 
+    /// Why the transfer failed with `error`, when it was cancelled. A caller-driven task whose caller's Swift task
+    /// was cancelled may see Wire's own `.cancelled` before the `async` form's handler called `cancel()`: the
+    /// cancellation is recorded here then (first reason wins), so the task fails with `.cancelled` either way.
+    func cancelReason(after error: any Error) -> ClientError? {
+        if drivenByCaller, Task.isCancelled { cancel() }
+        return cancelReason
+    }
+
+    /// Records a caller-driven hop's abort handle for `cancel()`.
+    /// - Returns: False when the task was cancelled already (the hop must not start).
+    func setAbort(_ handle: HTTPClientAbortHandle) -> Bool {
+        core.withLock { core -> Bool in
+            guard core.cancelReason == nil else { return false }
+            core.abort = handle
+            return true
+        }
+    }
+
+    /// Waits `delay` (a retry's), or less when the task is cancelled: a driver task's sleep ends when `cancel()`
+    /// cancels the driver; a caller-driven task sleeps in a Swift task of its own that `cancel()` cancels.
+    func pause(for delay: Duration) async {
+        guard drivenByCaller else {
+            try? await Task.sleep(for: delay)
+            return
+        }
+        let sleeper = Task { _ = try? await Task.sleep(for: delay) }
+        attach(driver: sleeper)
+        await sleeper.value
+        core.withLock { $0.driver = nil }
+    }
+
     /// Moves to `completed` once the task is not suspended (a transfer that ended while suspended completes on
     /// resume: no callback while suspended). Only the task's transfer calls it, so it succeeds exactly once.
     func markCompleted(error: ClientError?) async {
@@ -216,6 +258,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
             core.successor = download
             core.manager = nil
             core.driver = nil
+            core.abort = nil
             core.idleTimer = nil
             return snapshot
         }
@@ -228,6 +271,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
             core.uploadProgress = taken.uploadProgress
             core.downloadProgress = taken.downloadProgress
             core.driver = taken.driver
+            core.abort = taken.abort
             core.idleTimer = idle
         }
         return true
@@ -314,6 +358,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         core.withLock { core in
             core.manager = nil
             core.driver = nil
+            core.abort = nil
         }
     }
 }

@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+import Testing
+import Wire
+import WireClient
+import WireTestSupport
+
+/// The `async` forms run their task's transfer in the caller's Swift task: `cancel()` from elsewhere, a timeout, a
+/// retry's delay and the caller's own cancellation must still end it promptly, with the task's own reason, and leave
+/// no descriptor, task or delegate behind.
+@Suite(.serialized, .timeLimit(.minutes(2)), .exclusiveIO)
+struct SessionAsyncInlineTests {
+    /// `/head` holds its answer until `gate` opens; `/body` sends ten of a thousand bytes, then waits on `gate`;
+    /// `/busy` answers 503.
+    static func handler(gate: SessionInvalidationTests.Gate) -> @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void {
+        { request, writer in
+            switch request.target {
+            case "/head":
+                await gate.wait()
+                try await writer.reply(200, "late")
+            case "/body":
+                try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "1000"]))
+                try await writer.write(ByteBuffer(bytes: [UInt8](repeating: 0x61, count: 10)))
+                await gate.wait()
+            case "/busy": try await writer.reply(503, "busy")
+            default: try await writer.reply(200, #"{"ok":true}"#, headers: ["Content-Type": "application/json"])
+            }
+        }
+    }
+
+    /// Runs `data(for:)` in a Swift task of its own; `outcome` gets its error code (nil: success) when it returns.
+    static func start(_ manager: SessionManager, _ url: URL, into outcome: Recorder<ClientError.Code?>) -> Task<Void, Never> {
+        Task {
+            do {
+                _ = try await manager.data(for: ClientRequest(url: url))
+                outcome.record(nil)
+            } catch {
+                outcome.record((error as? ClientError)?.code)
+            }
+        }
+    }
+
+    /// Starts a request to `path`, waits until `ready`, runs `stop`, and expects the call to end within five seconds
+    /// with `expected`, its task's events to be `didResume` then `didComplete`, and nothing left behind.
+    static func expectStopped(_ path: String, _ expected: ClientError.Code,
+                              configure: (inout SessionConfiguration) -> Void = { _ in },
+                              interceptor: (any Interceptor)? = nil,
+                              ready: @escaping @Sendable (LoopbackServer, SessionManager) -> Bool,
+                              stop: (SessionManager, Task<Void, Never>) -> Void) async throws {
+        let gate = SessionInvalidationTests.Gate()
+        try await LoopbackServer.with(Self.handler(gate: gate)) { server in
+            // One request first, so that descriptors opened once per process (the runtime's timers) are counted.
+            try await SessionLeakTests.withManager { manager in _ = try await manager.data(for: ClientRequest(url: server.url("/ok"))) }
+            let before = await SessionLeakTests.settledDescriptors()
+            let events = Recorder<String>()
+            var configuration = SessionConfiguration()
+            configure(&configuration)
+            let manager = SessionManager(configuration: configuration, eventMonitors: [RecordingMonitor(recorder: events)])
+            manager.responseSerializer = HTTPResponseSerializer()
+            manager.interceptor = interceptor
+            let invalidated = Recorder<Bool>()
+            manager.sessionDidBecomeInvalid = { _ in invalidated.record(true) }
+            let outcome = Recorder<ClientError.Code?>()
+            let call = Self.start(manager, server.url(path), into: outcome)
+            #expect(await eventually(within: .seconds(10)) { ready(server, manager) })
+            let identifier = manager.tasks.first?.taskIdentifier ?? 0
+            stop(manager, call)
+            let ended = await eventually(within: .seconds(5)) { !outcome.all.isEmpty }
+            #expect(ended, "the inline transfer did not end")
+            // Whatever happened, the server lets go, so the call (and this test) ends.
+            gate.open()
+            await call.value
+            #expect(outcome.all == [expected])
+            #expect(await eventually(within: .seconds(5)) { events.all.count == 2 })
+            #expect(events.all == ["didResume#\(identifier)", "didComplete#\(identifier)"])
+            #expect(manager.tasks.isEmpty, "a task outlived its completion")
+            manager.invalidateSession(cancelingTasks: true)
+            #expect(await eventually(within: .seconds(10)) { !invalidated.all.isEmpty })
+            let after = await eventually(within: .seconds(10)) { SessionLeakTests.descriptors() <= before }
+            #expect(after, "descriptors: \(before) before, \(SessionLeakTests.descriptors()) after")
+        }
+    }
+
+    @Test(arguments: ["/head", "/body"])
+    func cancellingTheSessionTaskAbortsTheInlineTransfer(_ path: String) async throws {
+        try await Self.expectStopped(path, .cancelled, ready: { server, manager in
+            guard server.requests.contains(where: { $0.target == path }), let task = manager.tasks.first else { return false }
+            return path == "/head" || task.countOfBytesReceived >= 10
+        }, stop: { manager, _ in
+            manager.tasks.first?.cancel()
+        })
+    }
+
+    @Test(arguments: ["/head", "/body"])
+    func cancellingTheCallerCancelsTheInlineTransfer(_ path: String) async throws {
+        try await Self.expectStopped(path, .cancelled, ready: { server, manager in
+            guard server.requests.contains(where: { $0.target == path }), let task = manager.tasks.first else { return false }
+            return path == "/head" || task.countOfBytesReceived >= 10
+        }, stop: { _, call in
+            call.cancel()
+        })
+    }
+
+    @Test func theResourceTimeoutEndsTheInlineTransfer() async throws {
+        try await Self.expectStopped("/head", .timedOut, configure: { $0.timeoutIntervalForResource = .milliseconds(300) },
+                                     ready: { server, _ in server.requests.contains { $0.target == "/head" } },
+                                     stop: { _, _ in })
+    }
+
+    @Test func cancellingTheSessionTaskEndsARetryDelay() async throws {
+        let asked = Counter()
+        let retrier = Retrier { _, _, _, _ in
+            asked.add()
+            return .retryAfter(.seconds(60))
+        }
+        try await Self.expectStopped("/busy", .cancelled, interceptor: retrier,
+                                     ready: { _, _ in asked.current == 1 },
+                                     stop: { manager, _ in manager.tasks.first?.cancel() })
+    }
+}
