@@ -101,6 +101,13 @@ struct SessionAsyncInlineTests {
         })
     }
 
+    /// The idle timeout is WireClient's alone (Wire's read timeout is the resource timeout): only the abort ends it.
+    @Test func theIdleTimeoutEndsTheInlineTransfer() async throws {
+        try await Self.expectStopped("/body", .timedOut, configure: { $0.timeoutIntervalForRequest = .milliseconds(300) },
+                                     ready: { server, _ in server.requests.contains { $0.target == "/body" } },
+                                     stop: { _, _ in })
+    }
+
     @Test func theResourceTimeoutEndsTheInlineTransfer() async throws {
         try await Self.expectStopped("/head", .timedOut, configure: { $0.timeoutIntervalForResource = .milliseconds(300) },
                                      ready: { server, _ in server.requests.contains { $0.target == "/head" } },
