@@ -3,27 +3,33 @@ public import FoundationEssentials
 
 extension SessionManager {
     /// Sends `request` (resuming the task for you) and returns the serialized value, response and body.
+    ///
+    /// The task's transfer and serialization run in the calling Swift task (no task of their own): with its priority
+    /// and task-local values, and off an event loop it prefers as executor. The task is a `SessionTask` like any
+    /// other (events, hooks, maximum concurrency, timeouts, invalidation); `cancel()` on it ends this call.
     /// - Throws: `ClientError`: transport, validation or serialization (the error carries the response and data).
     ///   Cancelling the calling Swift task cancels the transfer.
     public func data(for request: ClientRequest) async throws(ClientError) -> DataResult {
         try await run { completion in self.makeTask(.data, request, completionInfo: completion, completesInline: true) }
     }
 
-    /// Uploads `data` as the body of `request` and returns the serialized response.
+    /// Uploads `data` as the body of `request` and returns the serialized response; runs like `data(for:)`.
     public func upload(for request: ClientRequest, fromData data: Data) async throws(ClientError) -> DataResult {
         var request = request
         request.body = .data(data)
         return try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion, completesInline: true) }
     }
 
-    /// Uploads the file at `path` as the body of `request` and returns the serialized response.
+    /// Uploads the file at `path` as the body of `request` and returns the serialized response; runs like
+    /// `data(for:)`.
     public func upload(for request: ClientRequest, fromFile path: String) async throws(ClientError) -> DataResult {
         var request = request
         request.body = .file(path: path)
         return try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion, completesInline: true) }
     }
 
-    /// Downloads `request`'s response body to `destination`; the result's value is the destination path.
+    /// Downloads `request`'s response body to `destination`; the result's value is the destination path. Runs like
+    /// `data(for:)`.
     public func download(for request: ClientRequest, destination: @escaping DownloadDestination,
                          replacesExistingFile: Bool = false) async throws(ClientError) -> DataResult {
         try await run { completion in

@@ -18,7 +18,7 @@ extension SessionManager {
         var request = request
         form.attach(to: &request)
         guard !form.isEmpty else {
-            return try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion) }
+            return try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion, completesInline: true) }
         }
         if form.contentLength < threshold {
             do {
@@ -26,7 +26,7 @@ extension SessionManager {
             } catch {
                 throw error.failing(request.url)
             }
-            return try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion) }
+            return try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion, completesInline: true) }
         }
         let path = "\(DownloadFile.directory)/\(UUID().uuidString).multipart"
         do {
@@ -39,7 +39,7 @@ extension SessionManager {
         do {
             try await form.writeStreamContents(to: path)
             request.body = .file(path: path)
-            result = .success(try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion) })
+            result = .success(try await run { [request] completion in self.makeTask(.upload, request, completionInfo: completion, completesInline: true) })
         } catch {
             result = .failure(error.failing(request.url))
         }
