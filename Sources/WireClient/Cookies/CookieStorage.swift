@@ -75,6 +75,8 @@ public final class CookieStorage: Sendable {
     public func cookies(for url: URL) -> [Cookie] {
         let now = clock()
         return state.withLock { state in
+            // The common case of a service that never got a cookie: no purge, no filtered copy.
+            guard !state.cookies.isEmpty else { return [] }
             Self.purge(&state, now: now)
             return state.sorted { $0.matches(url, at: now) }
         }

@@ -1,45 +1,83 @@
-/// A task's idle timeout (NSURLRequest's `timeoutInterval`): fires when no byte moved for `timeout`, restarted by
-/// every byte, paused while the task is suspended and while the transfer waits for the caller. An entry of the
-/// manager's `TimeoutWatch`, so that a task costs no sleeping Swift task of its own.
-final class IdleTimer: Sendable {
+import Synchronization
+import Wire
+
+/// The clock of a transfer's idle timeout, kept in its task: when a byte last moved, and how many reasons there are
+/// not to count silence. Read by the `TimeoutWatch` without a lock.
+struct IdleClock: ~Copyable, Sendable {
+    /// `Deadline` nanoseconds of the last activity (a byte moved, a resume, a hold ended).
+    private let lastActivity = Atomic<UInt64>(0)
+    /// Reasons silence does not count: the transfer has not started (the first, ended by `IdleTimer.start()`), the
+    /// task is suspended, or the transfer waits for the caller.
+    private let holds = Atomic<Int>(1)
+
+    /// Activity at `now`; the clock only moves forward (a time read before a concurrent later one is dropped).
+    func touch(at now: UInt64) {
+        var seen = lastActivity.load(ordering: .relaxed)
+        while seen < now {
+            let (exchanged, current) = lastActivity.compareExchange(expected: seen, desired: now, ordering: .relaxed)
+            if exchanged { return }
+            seen = current
+        }
+    }
+
+    func hold() {
+        holds.wrappingAdd(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Ends a hold at `now`, which counts as activity.
+    func release(at now: UInt64) {
+        touch(at: now)
+        holds.wrappingSubtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// When the idle timeout expires as things stand; nil while held.
+    func deadline(after timeout: UInt64) -> UInt64? {
+        guard holds.load(ordering: .sequentiallyConsistent) == 0 else { return nil }
+        let (sum, overflow) = lastActivity.load(ordering: .relaxed).addingReportingOverflow(timeout)
+        return overflow ? .max : sum
+    }
+}
+
+/// A transfer's idle timeout (NSURLSession's `timeoutIntervalForRequest`): the transfer is cancelled with
+/// `.timedOut` when no byte moves for `timeout`. Paused while the task is suspended and held while the transfer waits
+/// for the caller (a hook on the delegate queue), so neither counts as silence of the peer. Watched, with the
+/// resource timeout, by the manager's `TimeoutWatch`; the clock itself is the task's `idleClock`.
+struct IdleTimer: Sendable {
+    private let task: SessionTask
     private let watch: TimeoutWatch
-    private let key: TimeoutWatch.Key
+    private let timeout: UInt64
 
-    /// Starts watching; `expired` is called once if the timeout passes.
-    init(timeout: Duration, watch: TimeoutWatch, expired: @escaping @Sendable () -> Void) {
+    init(task: SessionTask, timeout: Duration, watch: TimeoutWatch) {
+        self.task = task
         self.watch = watch
-        key = watch.add(idleTimeout: timeout, reference: .now, expired: expired)
+        self.timeout = TimeoutWatch.nanoseconds(timeout)
     }
 
-    /// A byte moved: the timeout starts again.
+    /// Starts the clock: the transfer begins (its first hold ends).
+    func start() {
+        endHold()
+    }
+
+    /// A byte moved.
     func touch() {
-        watch.touch(key)
+        task.idleClock.touch(at: Deadline.now().uptimeNanoseconds)
     }
 
-    /// Suspended: the timeout stops counting. Resumed: it starts again from now.
+    /// Stops the clock while suspended; starts it again from now on resume.
     func setPaused(_ paused: Bool) {
-        watch.update(key) { entry in
-            entry.paused = paused
-            entry.reference = .now
-        }
+        if paused { beginHold() } else { endHold() }
     }
 
-    /// The transfer waits for the caller (a hook on the busy delegate queue): the timeout stops counting until
-    /// `endHold()`, so a slow hook, this task's or another's, never looks like a silent server.
+    /// The transfer waits for the caller: silence does not count until `endHold()`.
     func beginHold() {
-        watch.update(key) { $0.holds += 1 }
+        task.idleClock.hold()
     }
 
-    /// The caller answered: the timeout starts again from now.
+    /// The caller answered: the clock runs again from now.
     func endHold() {
-        watch.update(key) { entry in
-            entry.holds -= 1
-            entry.reference = .now
-        }
-    }
-
-    /// Stops watching.
-    func cancel() {
-        watch.remove(key)
+        let now = Deadline.now().uptimeNanoseconds
+        task.idleClock.release(at: now)
+        let (deadline, overflow) = now.addingReportingOverflow(timeout)
+        watch.expect(by: overflow ? .max : deadline)
     }
 }

@@ -8,7 +8,9 @@ extension SessionManager {
     /// `taskDidComplete` on the delegate queue, serialization in this Swift task (skipped after a transport
     /// error), the completion handler on the completion queue (inside the group), then the temporary file's removal,
     /// the `didComplete` event, and the session's invalidation if this was its last task.
-    func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: TransferOutcome) async {
+    /// - Returns: What the task completed with (the completion handler's arguments).
+    @discardableResult
+    func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: TransferOutcome) async -> CompletionInfo {
         await task.markCompleted(error: outcome.error)
         state.withLock { _ = $0.delegates.removeValue(forKey: task.taskIdentifier) }
         let hooks = self.hooks
@@ -33,6 +35,7 @@ extension SessionManager {
         emit(.didComplete(task, info))
         task.release()
         taskFinished(generation: delegate.generation)
+        return info
     }
 
     /// A finished download's move: the manager hook first, then the task's own block, both on the delegate queue
@@ -90,11 +93,8 @@ extension SessionManager {
 
     /// Calls the completion handler on the completion queue, inside the completion group, and returns after it did.
     private func deliver(_ info: CompletionInfo, to delegate: TaskDelegate) async {
-        if delegate.completesInline {
-            // The `async` forms' own handler: it only resumes the caller's continuation.
-            delegate.completion?(info)
-            return
-        }
+        // An `async` form's task has no handler: its caller gets `info` from `drive`.
+        if delegate.drivenByCaller { return }
         let (queue, group) = state.withLock { ($0.completionQueue ?? privateCompletionQueue, $0.completionGroup) }
         let completion = delegate.completion
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -80,20 +80,20 @@ extension SessionManager {
                         completionInfo: forward, destination: destination, replacesExistingFile: replacesExistingFile)
     }
 
-    /// Makes a task whose completion handler gets the whole `CompletionInfo` (the `async` forms need the data). A
-    /// task that completes inline is an `async` form's: its caller drives the transfer (`drive`).
+    /// Makes a task whose completion handler gets the whole `CompletionInfo`. A task driven by its caller is an
+    /// `async` form's (`run`): the caller runs its transfer (`drive`), which returns what the task completed with.
     func makeTask(_ kind: SessionTask.Kind, _ request: ClientRequest, uploadProgress: TaskProgressHandler? = nil,
                   downloadProgress: TaskProgressHandler? = nil, completionInfo completion: (@Sendable (CompletionInfo) -> Void)?,
                   destination: DownloadDestination? = nil, replacesExistingFile: Bool = false,
-                  completesInline: Bool = false) -> SessionTask {
+                  drivenByCaller: Bool = false) -> SessionTask {
         let identifier = nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
         let task = SessionTask(identifier: identifier, kind: kind, request: request, manager: self,
-                               drivenByCaller: completesInline)
+                               drivenByCaller: drivenByCaller)
         let invalid = state.withLock { state -> Bool in
             state.delegates[identifier] = TaskDelegate(
                 task: task, generation: state.current, uploadProgress: uploadProgress, downloadProgress: downloadProgress,
                 completion: completion, destination: destination, replacesExistingFile: replacesExistingFile,
-                completesInline: completesInline)
+                drivenByCaller: drivenByCaller)
             if let current = state.current { state.pending[current.number, default: 0] += 1 }
             return state.current == nil
         }

@@ -29,41 +29,36 @@ extension SessionManager {
     func startDriver(for task: SessionTask) {
         // An unstructured task inherits no task-executor preference: the driver, and the serialization it runs, are
         // on Swift's global executor even when the caller prefers an event loop.
-        let driver = Task { await self.drive(task) }
+        let driver = Task { _ = await self.drive(task) }
         task.attach(driver: driver)
     }
 
     /// Runs the transfer under the resource timeout (from the first resume, waiting for a slot included) and the
     /// idle timeout, then completes the task: in its driver, or in the caller's Swift task (the `async` forms).
-    func drive(_ task: SessionTask) async {
-        guard let delegate = state.withLock({ $0.delegates[task.taskIdentifier] }) else { return }
+    /// - Returns: What the task completed with; nil when it had completed already.
+    func drive(_ task: SessionTask) async -> CompletionInfo? {
+        guard let delegate = state.withLock({ $0.delegates[task.taskIdentifier] }) else { return nil }
         var outcome = TransferOutcome()
-        let url = task.originalRequest.url
-        let resourceTimeout = configuration.timeoutIntervalForResource
-        // The timeouts hold the task strongly (a weak reference would give every task a side table): both entries
-        // are removed below, before the task completes.
-        let resource = timeouts.add(idleTimeout: nil, reference: .now + resourceTimeout) {
-            task.cancelTransfer(reason: ClientError(.timedOut, failingURL: url,
-                                                     failureReason: "the task took longer than its \(resourceTimeout) resource timeout"))
-        }
+        // One entry for both timeouts; it holds the task strongly (a weak reference would give every task a side
+        // table) and is removed below, before the task completes.
+        let idleTimeout = task.originalRequest.timeoutInterval ?? configuration.timeoutIntervalForRequest
+        let watched = timeouts.add(task, resourceTimeout: configuration.timeoutIntervalForResource, idleTimeout: idleTimeout)
         if task.cancelReason == nil, await slots.wait(task.taskIdentifier), task.cancelReason == nil {
-            let idleTimeout = task.originalRequest.timeoutInterval ?? configuration.timeoutIntervalForRequest
-            let idle = IdleTimer(timeout: idleTimeout, watch: timeouts) {
-                task.cancelTransfer(reason: ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(idleTimeout)"))
-            }
+            let idle = IdleTimer(task: task, timeout: idleTimeout, watch: timeouts)
             task.setIdleTimer(idle)
+            idle.start()
             outcome = await attempts(task, delegate, idle: idle)
-            idle.cancel()
+            timeouts.remove(watched)
             task.setIdleTimer(nil)
         } else {
+            timeouts.remove(watched)
             outcome.error = task.cancelReason
         }
-        timeouts.remove(resource)
         slots.release(task.taskIdentifier)
         let (completing, completingDelegate) = outcome.replacement ?? (task, delegate)
         // `cancel()` may have cancelled this Swift task: the completion still runs whole, since nothing in it observes
         // cancellation (its waits are continuations and pool work).
-        await complete(completing, completingDelegate, outcome)
+        return await complete(completing, completingDelegate, outcome)
     }
 
     /// Runs the transfer once when no interceptor is set; otherwise attempts it until one is kept
@@ -368,7 +363,7 @@ extension SessionManager {
         let moved = TaskDelegate(task: download, generation: delegate.generation, uploadProgress: delegate.uploadProgress,
                                  downloadProgress: delegate.downloadProgress, completion: delegate.completion,
                                  destination: nil, replacesExistingFile: false,
-                                 completesInline: delegate.completesInline)
+                                 drivenByCaller: delegate.drivenByCaller)
         state.withLock { state in
             state.delegates.removeValue(forKey: task.taskIdentifier)
             state.delegates[identifier] = moved

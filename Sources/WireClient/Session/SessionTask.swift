@@ -30,6 +30,8 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     /// Whether the transfer runs in the caller's Swift task (the `async` forms) rather than in a driver task of its
     /// own: `cancel()` then ends it through the Wire request's abort handle, and a resume never starts a driver.
     let drivenByCaller: Bool
+    /// The idle timeout's clock (`IdleTimer`), read by the manager's `TimeoutWatch` without the task's lock.
+    let idleClock = IdleClock()
 
     struct Core {
         var machine = TaskStateMachine()

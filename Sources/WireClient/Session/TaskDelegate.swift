@@ -20,7 +20,7 @@ struct TaskDelegate: Sendable {
     let completion: (@Sendable (CompletionInfo) -> Void)?
     let destination: DownloadDestination?
     let replacesExistingFile: Bool
-    /// The completion belongs to an `async` form (it resumes the caller's continuation): it runs where the task
-    /// completes, without the completion queue's hop or group.
-    var completesInline = false
+    /// The task is an `async` form's: its caller drives the transfer and receives what it completed with from
+    /// `drive` (no completion handler, no completion queue).
+    var drivenByCaller = false
 }

@@ -1,28 +1,29 @@
 import Synchronization
+import Wire
 
 /// The timeouts of a manager's tasks, watched by one sleeping Swift task instead of one (or two) per task.
 ///
-/// Each watched timeout is an entry: an idle timeout (fires when no byte moved for its duration, paused while the
-/// task is suspended or waits for the caller) or a fixed deadline (the resource timeout). Moving an idle entry's last
-/// activity only makes its deadline later, so the hot path (`touch`, once per body chunk) is one lock and one store;
-/// the watcher wakes at the earliest deadline it knows, re-reads every entry, fires the expired ones and sleeps again.
-/// It is restarted only when an entry's deadline falls before its wake-up, and ends when nothing is watched.
+/// Each running transfer is one entry: its resource deadline (fixed when the transfer starts) and its idle timeout,
+/// whose clock lives in the task (`IdleClock`) so that the hot path, a byte moved, is one atomic store with no lock.
+/// Moving the clock only makes the idle deadline later, so the watcher need not hear of it: it wakes at the earliest
+/// deadline it knew, reads every entry's clock again, fires the expired ones and sleeps until the next. What makes a
+/// deadline earlier than the watcher's wake-up (an entry added, a hold ended) checks the published wake-up first
+/// and takes the lock only when the watcher would wake too late. The watcher ends when nothing is watched.
 final class TimeoutWatch: Sendable {
-    /// One watched timeout.
+    /// One transfer's timeouts.
     struct Entry {
-        /// An idle timeout's duration; nil for a fixed deadline.
-        var idleTimeout: Duration?
-        /// An idle entry: the last byte moved (or the last resume). A fixed entry: its deadline.
-        var reference: ContinuousClock.Instant
-        var paused = false
-        /// Waits for the caller under way (hooks on the delegate queue): not silence of the peer.
-        var holds = 0
-        let expired: @Sendable () -> Void
+        let task: SessionTask
+        /// `Deadline` nanoseconds at which the resource timeout expires.
+        let resourceDeadline: UInt64
+        let resourceTimeout: Duration
+        let idleTimeout: Duration
+        /// `idleTimeout` in nanoseconds.
+        let idleNanoseconds: UInt64
 
-        /// When the entry expires as things stand; nil while it cannot (paused or held).
-        var deadline: ContinuousClock.Instant? {
-            guard let idleTimeout else { return reference }
-            return paused || holds > 0 ? nil : reference + idleTimeout
+        /// When the entry expires as things stand (the idle deadline only while its clock runs).
+        var deadline: UInt64 {
+            guard let idle = task.idleClock.deadline(after: idleNanoseconds) else { return resourceDeadline }
+            return min(idle, resourceDeadline)
         }
     }
 
@@ -34,23 +35,15 @@ final class TimeoutWatch: Sendable {
     }
 
     private struct State {
-        /// The entries by slot (a key's `slot`), with the serial each was added with; nil marks a free slot.
-        /// A table rather than a dictionary: the hot path (`touch`) hashes nothing.
+        /// Entries by slot; a nil slot is free and listed in `free` (slots are reused, so the table stops growing at
+        /// the largest number of transfers at once).
         var slots: [(serial: Int, entry: Entry)?] = []
-        /// Free slots, reused last-freed first.
         var free: [Int] = []
         var nextSerial = 0
-        /// The running watcher's number and when it wakes; nil when none runs.
-        var watcher: (number: Int, wake: ContinuousClock.Instant, task: Task<Void, Never>)?
+        /// The sleeping watcher: its number, when it wakes, and its task (cancelled when replaced).
+        var watcher: (number: Int, wake: UInt64, task: Task<Void, Never>)?
         var watchers = 0
 
-        /// The entry `key` names, changed in place; nil (and nothing happens) when it expired or was removed.
-        mutating func withEntry<T>(_ key: Key, _ body: (inout Entry) -> T) -> T? {
-            guard key.slot < slots.count, slots[key.slot]?.serial == key.serial else { return nil }
-            return body(&slots[key.slot]!.entry)
-        }
-
-        /// Takes the entry `key` names out of the table.
         mutating func remove(_ key: Key) {
             guard key.slot < slots.count, slots[key.slot]?.serial == key.serial else { return }
             slots[key.slot] = nil
@@ -59,11 +52,17 @@ final class TimeoutWatch: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The watcher's wake-up as last published under the lock: `UInt64.max` with no watcher, 0 while it reads the
+    /// entries (a deadline made earlier meanwhile must take the lock). Read without the lock by `expect(by:)`.
+    private let publishedWake = Atomic<UInt64>(.max)
 
-    /// Watches a new timeout; `expired` is called once (outside any lock) if it passes before `remove`.
-    func add(idleTimeout: Duration?, reference: ContinuousClock.Instant,
-             expired: @escaping @Sendable () -> Void) -> Key {
-        let entry = Entry(idleTimeout: idleTimeout, reference: reference, expired: expired)
+    /// Watches `task`'s transfer: the resource timeout from now, and the idle timeout of its `idleClock` once its
+    /// first hold ends (`IdleTimer.start()`).
+    func add(_ task: SessionTask, resourceTimeout: Duration, idleTimeout: Duration) -> Key {
+        let now = Deadline.now().uptimeNanoseconds
+        let entry = Entry(task: task, resourceDeadline: Self.adding(resourceTimeout, to: now),
+                          resourceTimeout: resourceTimeout, idleTimeout: idleTimeout,
+                          idleNanoseconds: Self.nanoseconds(idleTimeout))
         let (key, stale) = state.withLock { state -> (Key, Task<Void, Never>?) in
             let serial = state.nextSerial
             state.nextSerial += 1
@@ -81,39 +80,25 @@ final class TimeoutWatch: Sendable {
         return key
     }
 
-    /// Changes an entry (a byte moved, a pause, a hold); does nothing when it already expired or was removed.
-    func update(_ key: Key, _ change: (inout Entry) -> Void) {
-        let stale = state.withLock { state -> Task<Void, Never>? in
-            let wake = state.withEntry(key) { entry -> ContinuousClock.Instant? in
-                let before = entry.deadline
-                change(&entry)
-                let after = entry.deadline
-                // A later deadline is found by the watcher when it wakes: only an earlier one needs it sooner.
-                guard let after, before.map({ after < $0 }) ?? true else { return nil }
-                return after
-            }
-            guard let wake = wake ?? nil else { return nil }
-            return wakeEarlier(&state, for: wake)
-        }
+    /// Makes sure the watcher wakes by `deadline`: an idle clock started again after a hold. Lock-free when it
+    /// already does (the common case).
+    func expect(by deadline: UInt64) {
+        // Sequentially consistent, against the watcher's publication of 0 before it reads the clocks: either the
+        // watcher reads this hold's end, or this reads a wake-up published after it (and compares it).
+        let wake = publishedWake.load(ordering: .sequentiallyConsistent)
+        guard wake == 0 || wake > deadline else { return }
+        let stale = state.withLock { state in wakeEarlier(&state, for: deadline) }
         stale?.cancel()
     }
 
-    /// A byte moved on an idle entry: its timeout starts again. The hot path: its deadline only moves later.
-    func touch(_ key: Key) {
-        let now = ContinuousClock.now
-        // Read before the lock, the clock may be behind a time just stored under it (`endHold`): keep the later one.
-        state.withLock { state in _ = state.withEntry(key) { $0.reference = max($0.reference, now) } }
-    }
-
-    /// Stops watching an entry.
+    /// Stops watching (the transfer ended); a key whose entry expired already is ignored.
     func remove(_ key: Key) {
         state.withLock { state in state.remove(key) }
     }
 
-    /// Starts a watcher waking at `deadline` when none runs or the running one wakes later; returns the replaced
-    /// watcher, to be cancelled outside the lock.
-    private func wakeEarlier(_ state: inout State, for deadline: ContinuousClock.Instant?) -> Task<Void, Never>? {
-        guard let deadline else { return nil }
+    /// Starts a watcher for `deadline` unless the current one wakes by then; returns the replaced watcher's task,
+    /// to cancel outside the lock.
+    private func wakeEarlier(_ state: inout State, for deadline: UInt64) -> Task<Void, Never>? {
         if let watcher = state.watcher, watcher.wake <= deadline { return nil }
         let replaced = state.watcher?.task
         state.watchers += 1
@@ -123,38 +108,73 @@ final class TimeoutWatch: Sendable {
             await watch(number: number, until: deadline)
         }
         state.watcher = (number, deadline, task)
+        publishedWake.store(deadline, ordering: .sequentiallyConsistent)
         return replaced
     }
 
-    /// The watcher: sleeps until `wake`, fires what expired, and goes on until nothing is watched or it was replaced.
-    private func watch(number: Int, until first: ContinuousClock.Instant) async {
+    /// The watcher: sleeps until `first`, fires what expired, and sleeps until the next deadline, until nothing is
+    /// watched or another watcher replaced it.
+    private func watch(number: Int, until first: UInt64) async {
         var wake = first
         while true {
-            guard (try? await Task.sleep(until: wake, clock: .continuous)) != nil else { return }
-            let (expired, next) = state.withLock { state -> ([@Sendable () -> Void], ContinuousClock.Instant?) in
+            let now = Deadline.now().uptimeNanoseconds
+            if wake > now {
+                guard (try? await Task.sleep(for: .nanoseconds(Int64(clamping: wake - now)))) != nil else { return }
+            }
+            let (expired, next) = state.withLock { state -> ([(SessionTask, ClientError)], UInt64?) in
                 guard state.watcher?.number == number else { return ([], nil) }
-                let now = ContinuousClock.now
-                var expired: [(key: Key, fire: @Sendable () -> Void)] = []
-                var next: ContinuousClock.Instant?
+                publishedWake.store(0, ordering: .sequentiallyConsistent)
+                let now = Deadline.now().uptimeNanoseconds
+                var expired: [(SessionTask, ClientError)] = []
+                var next: UInt64?
                 for (slot, occupant) in state.slots.enumerated() {
-                    guard let occupant, let deadline = occupant.entry.deadline else { continue }
+                    guard let occupant else { continue }
+                    let deadline = occupant.entry.deadline
                     if deadline <= now {
-                        expired.append((Key(slot: slot, serial: occupant.serial), occupant.entry.expired))
+                        expired.append((occupant.entry.task, Self.reason(occupant.entry, now: now)))
+                        state.remove(Key(slot: slot, serial: occupant.serial))
                     } else if next.map({ deadline < $0 }) ?? true {
                         next = deadline
                     }
                 }
-                for (key, _) in expired { state.remove(key) }
                 if let next {
                     state.watcher?.wake = next
+                    publishedWake.store(next, ordering: .sequentiallyConsistent)
                 } else {
                     state.watcher = nil
+                    publishedWake.store(.max, ordering: .sequentiallyConsistent)
                 }
-                return (expired.map(\.fire), next)
+                return (expired, next)
             }
-            for fire in expired { fire() }
+            for (task, reason) in expired { task.cancelTransfer(reason: reason) }
             guard let next else { return }
             wake = next
         }
+    }
+
+    /// Which timeout `entry` ran out of at `now`: the resource timeout, or silence.
+    private static func reason(_ entry: Entry, now: UInt64) -> ClientError {
+        let url = entry.task.originalRequest.url
+        if entry.resourceDeadline <= now {
+            return ClientError(.timedOut, failingURL: url,
+                               failureReason: "the task took longer than its \(entry.resourceTimeout) resource timeout")
+        }
+        return ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(entry.idleTimeout)")
+    }
+
+    /// `duration` in nanoseconds, at least 0, at most `UInt64.max`.
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return .max }
+        let (sum, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        return carry ? .max : sum
+    }
+
+    /// `now` plus `duration`, saturating.
+    static func adding(_ duration: Duration, to now: UInt64) -> UInt64 {
+        let (sum, overflow) = now.addingReportingOverflow(nanoseconds(duration))
+        return overflow ? .max : sum
     }
 }
