@@ -20,6 +20,9 @@ public final class HTTPSessionManager: Sendable {
 
     private let base: BaseURL?
     private let serializer: Mutex<any RequestSerializer>
+    /// Paths resolved lately, with their URLs: a verb called again with the same path (an API client's common case)
+    /// reuses the URL instead of parsing it again, which was most of the cost of building a request.
+    private let recentlyResolved = Mutex(RecentlyResolved())
 
     /// Creates a manager.
     /// - Parameters:
@@ -81,6 +84,13 @@ public final class HTTPSessionManager: Sendable {
     }
 
     func resolve(_ path: String) throws(ClientError) -> URL {
+        if let url = recentlyResolved.withLock({ $0.url(for: path) }) { return url }
+        let url = try resolveAnew(path)
+        recentlyResolved.withLock { $0.remember(url, for: path) }
+        return url
+    }
+
+    private func resolveAnew(_ path: String) throws(ClientError) -> URL {
         if let base { return try base.resolve(path) }
         let escaped = BaseURL.escapingDisallowedBytes(path)
         guard let url = URL(string: escaped), let scheme = url.scheme?.lowercased(),
@@ -162,4 +172,26 @@ final class TaskSlot: Sendable {
     func set(_ value: SessionTask) { task.withLock { $0 = value } }
 
     func take() -> SessionTask? { task.withLock { $0.take() } }
+}
+
+/// The last few paths a manager resolved and their URLs (resolution depends on the path alone: the base URL never
+/// changes), replaced in turn.
+struct RecentlyResolved {
+    private static let capacity = 8
+    private var entries: [(path: String, url: URL)] = []
+    private var next = 0
+
+    func url(for path: String) -> URL? {
+        for entry in entries where entry.path == path { return entry.url }
+        return nil
+    }
+
+    mutating func remember(_ url: URL, for path: String) {
+        if entries.count < Self.capacity {
+            entries.append((path, url))
+        } else {
+            entries[next] = (path, url)
+            next = (next + 1) % Self.capacity
+        }
+    }
 }

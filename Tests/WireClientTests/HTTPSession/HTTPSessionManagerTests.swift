@@ -40,6 +40,26 @@ import WireTestSupport
         }
     }
 
+    /// Paths resolved lately are remembered (eight of them, replaced in turn): each path, asked again in any order
+    /// and past the memory's size, still gives its own URL, and one that failed still fails.
+    @Test func rememberedPathsResolveToTheirOwnURLs() throws {
+        let manager = try HTTPSessionManager(baseURL: "http://example.com/v1/")
+        let paths = (0..<20).map { "items/\($0)" } + ["/root", "http://other.example/x", ""]
+        for round in 0..<3 {
+            for path in (round == 1 ? paths.reversed() : paths) {
+                let expected = path.hasPrefix("http:") ? path
+                    : path.hasPrefix("/") ? "http://example.com\(path)" : "http://example.com/v1/\(path)"
+                #expect(try manager.request(method: "GET", path: path).url.absoluteString == expected, "\(path)")
+                #expect(try manager.request(method: "GET", path: path).url.absoluteString == expected, "\(path), again")
+            }
+        }
+        let bare = try HTTPSessionManager()
+        for _ in 0..<2 {
+            #expect(throws: ClientError.self) { try bare.request(method: "GET", path: "items/1") }
+            #expect(try bare.request(method: "GET", path: "http://h/a").url.absoluteString == "http://h/a")
+        }
+    }
+
     @Test func parametersGoIntoTheURIForGetHeadDeleteAndIntoTheBodyOtherwise() throws {
         let manager = try HTTPSessionManager(baseURL: "http://example.com/v1/")
         let parameters: Parameters = ["b": 2, "a": "x y"]
