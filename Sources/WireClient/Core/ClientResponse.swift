@@ -26,7 +26,8 @@ public struct ClientResponse: Sendable, Hashable {
     }
     /// The metrics behind a reference: a snapshot is some 300 bytes (two socket addresses), and responses are copied
     /// through every step of a task.
-    private var metricsBox: Boxed<HTTPClientMetrics.Snapshot>?
+    /// Shared, not copied, by what carries the response's metrics on (`CompletionInfo`).
+    private(set) var metricsBox: Boxed<HTTPClientMetrics.Snapshot>?
 
     /// Creates a response; `mimeType`, `textEncodingName` and `expectedContentLength` are derived from `headers`.
     /// - Parameters:

@@ -10,7 +10,7 @@ extension SessionManager {
     /// the `didComplete` event, and the session's invalidation if this was its last task.
     /// - Returns: What the task completed with (the completion handler's arguments).
     @discardableResult
-    func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: TransferOutcome) async -> CompletionInfo {
+    nonisolated(nonsending) func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: TransferOutcome) async -> CompletionInfo {
         await task.markCompleted(error: outcome.error)
         state.withLock { _ = $0.delegates.removeValue(forKey: task.taskIdentifier) }
         let hooks = self.hooks
@@ -27,7 +27,7 @@ extension SessionManager {
             (value, failure) = serialize(task, outcome, movedTo: movedTo, failure: failure)
         }
         let info = CompletionInfo(response: outcome.response, value: value, data: outcome.data, downloadPath: movedTo,
-                                  error: failure, metrics: outcome.metrics)
+                                  error: failure)
         // Before the completion handler; a file kept for resume data is not deleted.
         let keptForResumption = task.kind == .download ? await handOverResumeData(of: task, outcome) : false
         await deliver(info, to: delegate)
@@ -92,7 +92,7 @@ extension SessionManager {
     }
 
     /// Calls the completion handler on the completion queue, inside the completion group, and returns after it did.
-    private func deliver(_ info: CompletionInfo, to delegate: TaskDelegate) async {
+    nonisolated(nonsending) private func deliver(_ info: CompletionInfo, to delegate: TaskDelegate) async {
         // An `async` form's task has no handler: its caller gets `info` from `drive`.
         if delegate.drivenByCaller { return }
         let (queue, group) = state.withLock { ($0.completionQueue ?? privateCompletionQueue, $0.completionGroup) }

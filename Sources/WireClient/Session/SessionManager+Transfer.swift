@@ -36,7 +36,7 @@ extension SessionManager {
     /// Runs the transfer under the resource timeout (from the first resume, waiting for a slot included) and the
     /// idle timeout, then completes the task: in its driver, or in the caller's Swift task (the `async` forms).
     /// - Returns: What the task completed with; nil when it had completed already.
-    func drive(_ task: SessionTask) async -> CompletionInfo? {
+    nonisolated(nonsending) func drive(_ task: SessionTask) async -> CompletionInfo? {
         guard let delegate = state.withLock({ $0.delegates[task.taskIdentifier] }) else { return nil }
         var outcome = TransferOutcome()
         // One entry for both timeouts; it holds the task strongly (a weak reference would give every task a side
@@ -64,7 +64,7 @@ extension SessionManager {
     /// Runs the transfer once when no interceptor is set; otherwise attempts it until one is kept
     /// (`retryingAttempts`). Kept apart so that the common case's async frame stays small: the task allocator of a
     /// transfer's Swift task then holds it without another slab.
-    private func attempts(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer) async -> TransferOutcome {
+    nonisolated(nonsending) private func attempts(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer) async -> TransferOutcome {
         let manager = state.withLock { $0.interceptor }
         guard manager != nil || task.originalRequest.interceptor != nil else {
             return await transfer(task, delegate, idle: idle)
@@ -138,7 +138,7 @@ extension SessionManager {
     /// for, then the body), and what only some hops need in functions of their own: each async function's frame holds
     /// every value any of its paths keeps across a suspension, so one large function here made every transfer's Swift
     /// task allocate (and free) several kilobytes of frame from the heap.
-    private func transfer(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer) async -> TransferOutcome {
+    nonisolated(nonsending) private func transfer(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer) async -> TransferOutcome {
         guard let generation = delegate.generation else {
             return TransferOutcome(error: ClientError(.sessionInvalidated, failingURL: task.originalRequest.url,
                                                       failureReason: "no session"))
@@ -185,7 +185,7 @@ extension SessionManager {
     /// One hop up to its response head: the client for the request's URL, the Wire request, the exchange, the
     /// cookies; a suspended task sends nothing until resumed, and a cancelled one ends here.
     @inline(never)  // Its own async frame: `transfer` keeps only what goes from hop to hop.
-    private func exchange(_ request: ClientRequest, of task: SessionTask, _ delegate: TaskDelegate,
+    nonisolated(nonsending) private func exchange(_ request: ClientRequest, of task: SessionTask, _ delegate: TaskDelegate,
                           generation: SessionGeneration, idle: IdleTimer,
                           _ hop: inout HopState) async -> Result<HTTPClientResponse, ClientError> {
         // Per hop: a redirect may lead to a host under another security policy.
@@ -200,8 +200,7 @@ extension SessionManager {
             return .failure(.transport(error, url: request.url))
         }
         // A task suspended before its request (or the next hop's) went out sends nothing until it is resumed.
-        await task.waitWhileSuspended()
-        if let reason = task.cancelReason { return .failure(reason) }
+        if let reason = await task.checkpoint() { return .failure(reason) }
         var wireRequest: HTTPClientRequest
         do {
             wireRequest = try await makeWireRequest(request, for: task, delegate: delegate, idle: idle)
@@ -227,8 +226,7 @@ extension SessionManager {
         idle.touch()
         storeCookies(from: response.headers, for: request)
         // A head that arrived while the task was suspended is told (redirect and response hooks) after resume.
-        await task.waitWhileSuspended()
-        if let reason = task.cancelReason { return .failure(reason) }
+        if let reason = await task.checkpoint() { return .failure(reason) }
         return .success(response)
     }
 
@@ -236,7 +234,7 @@ extension SessionManager {
     /// request; otherwise the response hook decides and the body is received. Nil: the transfer ends with
     /// `hop.outcome`.
     @inline(never)  // Its own async frame: `transfer` keeps only what goes from hop to hop.
-    private func afterHead(_ response: HTTPClientResponse, to request: ClientRequest, of task: SessionTask,
+    nonisolated(nonsending) private func afterHead(_ response: HTTPClientResponse, to request: ClientRequest, of task: SessionTask,
                            _ delegate: TaskDelegate, idle: IdleTimer, _ hop: inout HopState) async -> ClientRequest? {
         let clientResponse = hop.cacheAttempt?.revalidated(by: response, url: request.url)
             ?? ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
@@ -373,7 +371,7 @@ extension SessionManager {
 
     /// The Wire request for one hop: additional headers filled in, the body gated by suspension, Wire's redirects
     /// off, and an observer that turns Wire's events into upload progress and idle-timer activity.
-    private func makeWireRequest(_ request: ClientRequest, for task: SessionTask, delegate: TaskDelegate,
+    nonisolated(nonsending) private func makeWireRequest(_ request: ClientRequest, for task: SessionTask, delegate: TaskDelegate,
                                  idle: IdleTimer) async throws(ClientError) -> HTTPClientRequest {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
             throw ClientError(.badURL, failingURL: request.url, failureReason: "WireClient fetches http and https URLs only")
@@ -408,14 +406,9 @@ extension SessionManager {
                 }
             }
         }
-        guard request.body != nil else {
-            // Without a body no byte of it is sent: the observer only needs the idle timer, and no reference to the
-            // task (a weak one would give every task a side table).
-            wireRequest.observer = { event, _ in
-                if case .responseHead = event { idle.touch() }
-            }
-            return wireRequest
-        }
+        // Without a body no byte of it is sent, and the exchange touches the idle timer when the head is handed
+        // over: no observer.
+        guard request.body != nil else { return wireRequest }
         wireRequest.observer = { [weak task] event, _ in
             guard let task else { return }
             switch event {
@@ -434,7 +427,7 @@ extension SessionManager {
     /// Reads the body, chunk by chunk, only while the task is not suspended: a suspended task stops pulling, so
     /// Wire's body stream fills to its high watermark and the connection stops reading its socket. A data or upload
     /// task buffers it; a download writes it to a temporary file (`receiveDownload`).
-    private func receiveBody(_ body: HTTPBody, of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
+    nonisolated(nonsending) private func receiveBody(_ body: HTTPBody, of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
                              into outcome: inout TransferOutcome) async {
         if task.kind == .download {
             await receiveDownload(body, of: task, delegate, idle: idle, into: &outcome)
@@ -467,8 +460,7 @@ extension SessionManager {
     /// of the body, or when the task was cancelled or the body failed (then `outcome.error` says which).
     private func nextChunk(_ iterator: inout ResponseBodyReader, of task: SessionTask, idle: IdleTimer, url: URL,
                            into outcome: inout TransferOutcome) async -> (chunk: ByteBuffer, progress: TaskProgress)? {
-        await task.waitWhileSuspended()
-        if let reason = task.cancelReason {
+        if let reason = await task.checkpoint() {
             outcome.error = reason
             return nil
         }

@@ -168,9 +168,10 @@ public final class SessionManager: Sendable {
     // MARK: Events
 
     /// Sends `event` to the monitors and streams, on the delegate queue (after everything queued before it).
-    func emit(_ event: TaskEvent) {
-        // Nobody listening (the common case of a service): no hop to the delegate queue for nothing.
+    func emit(_ event: @autoclosure () -> TaskEvent) {
+        // Nobody listening (the common case of a service): no event made, no hop to the delegate queue for nothing.
         guard listeners.load(ordering: .acquiring) > 0 else { return }
+        let event = event()
         delegateQueue.async { [self] in
             let (monitors, streams) = state.withLock { ($0.monitors, Array($0.streams.values)) }
             for monitor in monitors { monitor.manager(self, didEmit: event) }

@@ -176,7 +176,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     }
 
     /// Returns once the task is not suspended (running, cancelling or completed).
-    func waitWhileSuspended() async {
+    nonisolated(nonsending) func waitWhileSuspended() async {
         // The common case, a running task, costs one lock and no continuation (this runs twice per body chunk).
         guard core.withLock({ $0.machine.state == .suspended }) else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -191,6 +191,15 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     /// The reason the task was cancelled, if it was.
     var cancelReason: ClientError? { core.withLock { $0.cancelReason } }
+
+    /// Returns once the task is not suspended, with the reason it was cancelled, if it was: `waitWhileSuspended()`
+    /// and `cancelReason` in one lock for a running task (the common case, at every step of a transfer).
+    nonisolated(nonsending) func checkpoint() async -> ClientError? {
+        let (suspended, reason) = core.withLock { ($0.machine.state == .suspended, $0.cancelReason) }
+        guard suspended else { return reason }
+        await waitWhileSuspended()
+        return cancelReason
+    }
 
     /// Records the transfer so `cancel()` can stop it; cancels it at once when the task was cancelled meanwhile.
     func attach(driver: Task<Void, Never>) {
@@ -234,7 +243,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     /// Moves to `completed` once the task is not suspended (a transfer that ended while suspended completes on
     /// resume: no callback while suspended). Only the task's transfer calls it, so it succeeds exactly once.
-    func markCompleted(error: ClientError?) async {
+    nonisolated(nonsending) func markCompleted(error: ClientError?) async {
         while true {
             await waitWhileSuspended()
             let done = core.withLock { core -> Bool in

@@ -61,6 +61,16 @@ public struct CompletionInfo: Sendable {
         self.error = error
         self.metrics = metrics
     }
+
+    /// Completion information whose metrics are `response`'s, shared rather than copied into a box of their own.
+    init(response: ClientResponse?, value: (any Sendable)?, data: Data?, downloadPath: String?, error: ClientError?) {
+        self.response = response
+        self.value = value
+        self.data = data
+        self.downloadPath = downloadPath
+        self.error = error
+        metricsBox = response?.metricsBox
+    }
 }
 
 /// Receives a manager's `TaskEvent`s, on the manager's delegate queue, in per-task order; only the events of the

@@ -31,7 +31,7 @@ final class TaskSlots: Sendable {
     }
 
     /// Returns true once `id` holds a slot; false when it was abandoned while waiting.
-    func wait(_ id: Int) async -> Bool {
+    nonisolated(nonsending) func wait(_ id: Int) async -> Bool {
         guard limit != nil else { return true }
         // The common case, a slot taken at `enqueue`: no continuation.
         if state.withLock({ $0.holders.contains(id) }) { return true }
