@@ -13,6 +13,9 @@ import WireTLS
 final class SessionGeneration: Sendable {
     /// 0 for the manager's first session, then 1, 2, …
     let number: Int
+    /// Tasks made on this session whose completion has not yet returned (counted without the manager's lock: a task
+    /// ends with one decrement, and only the last one of an invalidated session takes the lock).
+    let pendingTasks = Atomic<Int>(0)
     private let configuration: HTTPClientConfiguration
     private let adopted: HTTPClient?
 

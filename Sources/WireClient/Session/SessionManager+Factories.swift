@@ -94,7 +94,7 @@ extension SessionManager {
                 task: task, generation: state.current, uploadProgress: uploadProgress, downloadProgress: downloadProgress,
                 completion: completion, destination: destination, replacesExistingFile: replacesExistingFile,
                 drivenByCaller: drivenByCaller)
-            if let current = state.current { state.pending[current.number, default: 0] += 1 }
+            state.current?.pendingTasks.wrappingAdd(1, ordering: .sequentiallyConsistent)
             return state.current == nil
         }
         if invalid {

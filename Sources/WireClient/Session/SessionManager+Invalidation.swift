@@ -32,21 +32,21 @@ extension SessionManager {
                     delegate.generation.map { state.draining[$0.number] === $0 } ?? false
                 }.map(\.task).sorted { $0.taskIdentifier < $1.taskIdentifier }
                 : []
-            return (current, tasks, current.map { state.pending[$0.number, default: 0] == 0 } ?? false)
+            return (current, tasks, current.map { $0.pendingTasks.load(ordering: .sequentiallyConsistent) == 0 } ?? false)
         }
         for task in toCancel { task.cancel() }
         if let old, idle { finishInvalidation(of: old) }
     }
 
     /// A task of `generation` delivered its completion: the last one of an invalidated session ends it.
+    ///
+    /// The count drops without the lock; whichever of this and `invalidateSession` comes second sees both the
+    /// draining mark (set under the lock) and the count at zero, and `finishInvalidation` runs once either way.
     func taskFinished(generation: SessionGeneration?) {
         guard let generation else { return }
-        let ended = state.withLock { state -> Bool in
-            let left = state.pending[generation.number, default: 1] - 1
-            state.pending[generation.number] = left > 0 ? left : nil
-            return left <= 0 && state.draining[generation.number] != nil
-        }
-        if ended { finishInvalidation(of: generation) }
+        let left = generation.pendingTasks.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue
+        guard left <= 0 else { return }
+        if state.withLock({ $0.draining[generation.number] != nil }) { finishInvalidation(of: generation) }
     }
 
     /// Shuts the invalidated session's client down and tells the hook and the monitors, once.

@@ -257,6 +257,8 @@ extension SessionManager {
                 return await moveOn(to: next, after: response, of: task)
             }
         }
+        // Read once for the rest of the hop (after the redirect hooks, which may have set others).
+        let hooks = self.hooks
         if hooks.taskDidReceiveAuthenticationChallenge != nil,
            let answer = await answerChallenge(clientResponse, to: request, of: task, idle: idle, ledger: &hop.challenges) {
             switch answer {
@@ -274,11 +276,11 @@ extension SessionManager {
         }
         if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
             if await dispose(response.body, clientResponse, decide, url: request.url, of: task, delegate, idle: idle,
-                             &hop.outcome) {
+                             hooks: hooks, &hop.outcome) {
                 return nil
             }
         }
-        await receiveBody(response.body, of: task, delegate, idle: idle, into: &hop.outcome)
+        await receiveBody(response.body, of: task, delegate, idle: idle, hooks: hooks, into: &hop.outcome)
         if hop.cacheAttempt != nil {
             await finishCache(hop.cacheAttempt, request, task, idle: idle, &hop.outcome)
         }
@@ -315,7 +317,7 @@ extension SessionManager {
     private func dispose(_ body: HTTPBody, _ response: ClientResponse,
                          _ decide: @escaping @Sendable (SessionTask, ClientResponse) -> ResponseDisposition, url: URL,
                          of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
-                         _ outcome: inout TransferOutcome) async -> Bool {
+                         hooks: SessionHooksSnapshot, _ outcome: inout TransferOutcome) async -> Bool {
         switch await askCaller(idle, { decide(task, response) }) {
         case .allow:
             return false
@@ -334,7 +336,7 @@ extension SessionManager {
             if let became = hooks.dataTaskDidBecomeDownloadTask {
                 await askCaller(idle) { became(task, download.task) }
             }
-            await receiveBody(body, of: download.task, download.delegate, idle: idle, into: &outcome)
+            await receiveBody(body, of: download.task, download.delegate, idle: idle, hooks: hooks, into: &outcome)
             return true
         }
     }
@@ -395,6 +397,9 @@ extension SessionManager {
         } else {
             task.setUploadTotal(-1)
         }
+        // Without a body no byte of it is sent (no upload progress), and the exchange touches the idle timer when
+        // the head is handed over: no observer.
+        guard request.body != nil else { return wireRequest }
         let hooks = self.hooks
         let uploadProgress = delegate.uploadProgress
         if hooks.taskDidSendBodyData != nil || uploadProgress != nil {
@@ -406,9 +411,6 @@ extension SessionManager {
                 }
             }
         }
-        // Without a body no byte of it is sent, and the exchange touches the idle timer when the head is handed
-        // over: no observer.
-        guard request.body != nil else { return wireRequest }
         wireRequest.observer = { [weak task] event, _ in
             guard let task else { return }
             switch event {
@@ -428,14 +430,13 @@ extension SessionManager {
     /// Wire's body stream fills to its high watermark and the connection stops reading its socket. A data or upload
     /// task buffers it; a download writes it to a temporary file (`receiveDownload`).
     nonisolated(nonsending) private func receiveBody(_ body: HTTPBody, of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
-                             into outcome: inout TransferOutcome) async {
+                             hooks: SessionHooksSnapshot, into outcome: inout TransferOutcome) async {
         if task.kind == .download {
-            await receiveDownload(body, of: task, delegate, idle: idle, into: &outcome)
+            await receiveDownload(body, of: task, delegate, idle: idle, hooks: hooks, into: &outcome)
             return
         }
         let request = task.currentRequest
         let url = request.url
-        let hooks = self.hooks
         var data = Data()
         var iterator = ResponseBodyReader(body, response: outcome.response, request: request, configuration: configuration)
         let limit = configuration.maximumBufferedResponseSize
@@ -496,10 +497,9 @@ extension SessionManager {
     /// `downloadTaskDidWriteData` and the task's progress block.
     @inline(never)  // Its own async frame, allocated only for downloads (`receiveBody`).
     private func receiveDownload(_ body: HTTPBody, of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
-                                 into outcome: inout TransferOutcome) async {
+                                 hooks: SessionHooksSnapshot, into outcome: inout TransferOutcome) async {
         let request = task.currentRequest
         let url = request.url
-        let hooks = self.hooks
         let file: AsyncFile
         do {
             file = try await openDownloadFile(for: task, url: url)

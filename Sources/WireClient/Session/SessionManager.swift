@@ -40,8 +40,6 @@ public final class SessionManager: Sendable {
         var generations = 0
         /// Sessions invalidated and waiting for their last task, by generation number.
         var draining: [Int: SessionGeneration] = [:]
-        /// Tasks of each session whose completion handler has not yet returned: generation number → count.
-        var pending: [Int: Int] = [:]
         /// The unfinished tasks, by identifier.
         var delegates: [Int: TaskDelegate] = [:]
         var responseSerializer: any ResponseSerializer = JSONResponseSerializer()
