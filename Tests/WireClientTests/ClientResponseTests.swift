@@ -27,4 +27,32 @@ import WireClient
         #expect(ClientResponse(url: url, statusCode: 200, headers: chunked).expectedContentLength == -1)
         #expect(ClientResponse(url: url, statusCode: 200, headers: ["Content-Length": "7"]).value(forHTTPHeaderField: "content-length") == "7")
     }
+
+    /// A response is a value: a copy changed does not change the original, equal responses built apart are equal and
+    /// hash alike, and any field that differs makes them unequal.
+    @Test func copiesAreValuesAndEqualityCoversEveryField() {
+        let original = ClientResponse(url: url, statusCode: 200, headers: ["Content-Type": "text/plain", "Content-Length": "3"])
+        var copy = original
+        copy.source = .cache
+        copy.statusCode = 203
+        #expect(original.source == .network && original.statusCode == 200)
+        #expect(copy.source == .cache && copy.statusCode == 203 && copy.mimeType == "text/plain")
+        #expect(copy != original)
+
+        let twin = ClientResponse(url: url, statusCode: 200, headers: ["Content-Type": "text/plain", "Content-Length": "3"])
+        #expect(twin == original)
+        #expect(Set([twin, original]).count == 1)
+        var edits: [(inout ClientResponse) -> Void] = [
+            { $0.url = URL(string: "http://example.com/other")! }, { $0.headers.add(name: "X", value: "1") },
+            { $0.mimeType = "text/html" }, { $0.textEncodingName = "utf-8" }, { $0.expectedContentLength = 4 },
+            { $0.source = .revalidated },
+        ]
+        edits.append { $0.statusCode = 500 }
+        for edit in edits {
+            var changed = twin
+            edit(&changed)
+            #expect(changed != twin)
+            #expect(twin == original, "editing a copy left the original alone")
+        }
+    }
 }

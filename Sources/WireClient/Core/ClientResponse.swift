@@ -2,32 +2,82 @@ import FoundationEssentials
 import Wire
 
 /// A received HTTP response head, as the serializers and completion handlers see it (NSHTTPURLResponse).
+///
+/// The fields sit behind one immutable reference: a response is copied through every step of a task (its outcome,
+/// the task, the body reader, the completion, the caller's result), and a copy is then one retain. Setting a
+/// property (rare: a cache marks where a response came from) makes a new reference.
 public struct ClientResponse: Sendable, Hashable {
+    /// The stored fields.
+    private struct Fields: Sendable, Hashable {
+        var url: URL
+        var statusCode: Int
+        var headers: HTTPHeaders
+        var mimeType: String?
+        var textEncodingName: String?
+        var expectedContentLength: Int64
+        var source = ResponseSource.network
+        var metricsBox: Boxed<HTTPClientMetrics.Snapshot>?
+    }
+
+    /// The fields, shared by copies and never changed in place.
+    private final class Storage: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var storage: Storage
+
+    /// Reads through the shared storage; a write replaces it.
+    private var fields: Fields {
+        get { storage.fields }
+        set { storage = Storage(newValue) }
+    }
+
     /// The URL that produced this response (after redirects, the last hop's).
-    public var url: URL
+    public var url: URL {
+        get { storage.fields.url }
+        set { fields.url = newValue }
+    }
     /// The status code.
-    public var statusCode: Int
+    public var statusCode: Int {
+        get { storage.fields.statusCode }
+        set { fields.statusCode = newValue }
+    }
     /// The header fields, in wire order.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { storage.fields.headers }
+        set { fields.headers = newValue }
+    }
     /// The media type of `Content-Type`: up to the first `;`, trimmed and lower-cased; nil without a
     /// `Content-Type` or with an empty one.
-    public var mimeType: String?
+    public var mimeType: String? {
+        get { storage.fields.mimeType }
+        set { fields.mimeType = newValue }
+    }
     /// The `charset` parameter of `Content-Type`, lower-cased and unquoted (NSURLResponse's `textEncodingName`).
-    public var textEncodingName: String?
+    public var textEncodingName: String? {
+        get { storage.fields.textEncodingName }
+        set { fields.textEncodingName = newValue }
+    }
     /// The body length from `Content-Length`, or −1 when the length is unknown (absent, chunked or malformed).
-    public var expectedContentLength: Int64
+    public var expectedContentLength: Int64 {
+        get { storage.fields.expectedContentLength }
+        set { fields.expectedContentLength = newValue }
+    }
     /// Where the response came from: the network (`.network`, `.networkStored`) or a `URLCache` (`.cache` with no
     /// request sent, `.revalidated` after a 304). `.network` for a response made with `init`.
-    public var source = ResponseSource.network
+    public var source: ResponseSource {
+        get { storage.fields.source }
+        set { fields.source = newValue }
+    }
     /// Timings and byte counts of the exchange, when it went over the network.
     public var metrics: HTTPClientMetrics.Snapshot? {
-        get { metricsBox?.value }
-        set { metricsBox = newValue.map(Boxed.init) }
+        get { storage.fields.metricsBox?.value }
+        set { fields.metricsBox = newValue.map(Boxed.init) }
     }
-    /// The metrics behind a reference: a snapshot is some 300 bytes (two socket addresses), and responses are copied
-    /// through every step of a task.
-    /// Shared, not copied, by what carries the response's metrics on (`CompletionInfo`).
-    private(set) var metricsBox: Boxed<HTTPClientMetrics.Snapshot>?
+    /// The metrics behind a reference (a snapshot is some 300 bytes, two socket addresses): shared, not copied, by
+    /// what carries the response's metrics on (`CompletionInfo`).
+    var metricsBox: Boxed<HTTPClientMetrics.Snapshot>? { storage.fields.metricsBox }
 
     /// Creates a response; `mimeType`, `textEncodingName` and `expectedContentLength` are derived from `headers`.
     /// - Parameters:
@@ -36,14 +86,21 @@ public struct ClientResponse: Sendable, Hashable {
     ///   - headers: The header fields.
     ///   - metrics: The exchange's metrics.
     public init(url: URL, statusCode: Int, headers: HTTPHeaders = HTTPHeaders(), metrics: HTTPClientMetrics.Snapshot? = nil) {
-        self.url = url
-        self.statusCode = statusCode
-        self.headers = headers
-        metricsBox = metrics.map(Boxed.init)
         let contentType = headers.first(name: "Content-Type").map(MediaType.init)
-        mimeType = contentType?.type
-        textEncodingName = contentType?.charset
-        expectedContentLength = Self.contentLength(headers)
+        storage = Storage(Fields(url: url, statusCode: statusCode, headers: headers, mimeType: contentType?.type,
+                                 textEncodingName: contentType?.charset,
+                                 expectedContentLength: Self.contentLength(headers),
+                                 metricsBox: metrics.map(Boxed.init)))
+    }
+
+    /// Equal when every field is: the same status, URL, fields, derived values, source and metrics.
+    public static func == (lhs: ClientResponse, rhs: ClientResponse) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+    }
+
+    /// Hashes every field.
+    public func hash(into hasher: inout Hasher) {
+        storage.fields.hash(into: &hasher)
     }
 
     /// The first value of the field called `name` (case-insensitive).

@@ -20,8 +20,9 @@ enum RedirectRules {
     ///   - request: The request that was answered.
     ///   - status: The response status.
     ///   - location: The response's `Location`, if any.
-    static func next(after request: ClientRequest, status: Int, location: String?) -> Outcome {
-        guard RedirectRewrite.statuses.contains(status), let location, !location.isEmpty else { return .deliver }
+    static func next(after request: ClientRequest, status: Int, location: @autoclosure () -> String?) -> Outcome {
+        // The `Location` field is looked up only for a redirect status (every response passes here).
+        guard RedirectRewrite.statuses.contains(status), let location = location(), !location.isEmpty else { return .deliver }
         guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
         else {

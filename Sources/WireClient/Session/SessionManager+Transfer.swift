@@ -280,7 +280,7 @@ extension SessionManager {
                 return nil
             }
         }
-        await receiveBody(response.body, of: task, delegate, idle: idle, hooks: hooks, into: &hop.outcome)
+        await receiveBody(response.body, to: request, of: task, delegate, idle: idle, hooks: hooks, into: &hop.outcome)
         if hop.cacheAttempt != nil {
             await finishCache(hop.cacheAttempt, request, task, idle: idle, &hop.outcome)
         }
@@ -336,7 +336,8 @@ extension SessionManager {
             if let became = hooks.dataTaskDidBecomeDownloadTask {
                 await askCaller(idle) { became(task, download.task) }
             }
-            await receiveBody(body, of: download.task, download.delegate, idle: idle, hooks: hooks, into: &outcome)
+            await receiveBody(body, to: download.task.currentRequest, of: download.task, download.delegate, idle: idle,
+                              hooks: hooks, into: &outcome)
             return true
         }
     }
@@ -429,13 +430,13 @@ extension SessionManager {
     /// Reads the body, chunk by chunk, only while the task is not suspended: a suspended task stops pulling, so
     /// Wire's body stream fills to its high watermark and the connection stops reading its socket. A data or upload
     /// task buffers it; a download writes it to a temporary file (`receiveDownload`).
-    nonisolated(nonsending) private func receiveBody(_ body: HTTPBody, of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
-                             hooks: SessionHooksSnapshot, into outcome: inout TransferOutcome) async {
+    nonisolated(nonsending) private func receiveBody(_ body: HTTPBody, to request: ClientRequest, of task: SessionTask,
+                                                     _ delegate: TaskDelegate, idle: IdleTimer, hooks: SessionHooksSnapshot,
+                                                     into outcome: inout TransferOutcome) async {
         if task.kind == .download {
-            await receiveDownload(body, of: task, delegate, idle: idle, hooks: hooks, into: &outcome)
+            await receiveDownload(body, to: request, of: task, delegate, idle: idle, hooks: hooks, into: &outcome)
             return
         }
-        let request = task.currentRequest
         let url = request.url
         var data = Data()
         var iterator = ResponseBodyReader(body, response: outcome.response, request: request, configuration: configuration)
@@ -449,8 +450,9 @@ extension SessionManager {
                 break
             }
             data.append(chunk)
-            await task.waitWhileSuspended()
             if hooks.dataTaskDidReceiveData != nil || delegate.downloadProgress != nil {
+                // No callback while suspended (the next read waits at its own checkpoint).
+                await task.waitWhileSuspended()
                 await reportReceived(chunk, progress, of: task, delegate, hooks: hooks, idle: idle)
             }
         }
@@ -496,9 +498,8 @@ extension SessionManager {
     /// `receiveBody` for a download task: the body goes to a temporary file, and each write is told to
     /// `downloadTaskDidWriteData` and the task's progress block.
     @inline(never)  // Its own async frame, allocated only for downloads (`receiveBody`).
-    private func receiveDownload(_ body: HTTPBody, of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
-                                 hooks: SessionHooksSnapshot, into outcome: inout TransferOutcome) async {
-        let request = task.currentRequest
+    private func receiveDownload(_ body: HTTPBody, to request: ClientRequest, of task: SessionTask, _ delegate: TaskDelegate,
+                                 idle: IdleTimer, hooks: SessionHooksSnapshot, into outcome: inout TransferOutcome) async {
         let url = request.url
         let file: AsyncFile
         do {

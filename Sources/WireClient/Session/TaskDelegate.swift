@@ -9,8 +9,9 @@ public typealias TaskProgressHandler = @Sendable (TaskProgress) -> Void
 public typealias DownloadDestination = @Sendable (String, ClientResponse) -> String
 
 /// What the manager keeps per unfinished task (AFURLSessionManagerTaskDelegate): the handlers and the session the
-/// task runs on. In the manager's map from insertion (before the task is returned) until the task completes.
-struct TaskDelegate: Sendable {
+/// task runs on. In the manager's map from insertion (before the task is returned) until the task completes. A
+/// class: it is passed to every step of a transfer, and a reference keeps those steps' async frames small.
+final class TaskDelegate: Sendable {
     let task: SessionTask
     /// The session the task runs on; nil when it was created on an invalidated session.
     let generation: SessionGeneration?
@@ -22,5 +23,18 @@ struct TaskDelegate: Sendable {
     let replacesExistingFile: Bool
     /// The task is an `async` form's: its caller drives the transfer and receives what it completed with from
     /// `drive` (no completion handler, no completion queue).
-    var drivenByCaller = false
+    let drivenByCaller: Bool
+
+    init(task: SessionTask, generation: SessionGeneration?, uploadProgress: TaskProgressHandler?,
+         downloadProgress: TaskProgressHandler?, completion: (@Sendable (CompletionInfo) -> Void)?,
+         destination: DownloadDestination?, replacesExistingFile: Bool, drivenByCaller: Bool) {
+        self.task = task
+        self.generation = generation
+        self.uploadProgress = uploadProgress
+        self.downloadProgress = downloadProgress
+        self.completion = completion
+        self.destination = destination
+        self.replacesExistingFile = replacesExistingFile
+        self.drivenByCaller = drivenByCaller
+    }
 }
