@@ -11,16 +11,19 @@ import WireClient
 //
 //   ManagerFigures MODE URL [CONNECTIONS=64] [SECONDS=4] [REQUESTS]
 //
-// With REQUESTS the timed part sends exactly that many requests (SECONDS is ignored): for instruction counts under
-// valgrind, where two counts of different REQUESTS give the cost of one request without the start-up.
+// With REQUESTS the timed part sends exactly that many requests (SECONDS is ignored): for counts per request
+// (`malloc` with an LD_PRELOAD counter, `perf probe` events), where two runs of different REQUESTS give the cost of
+// one request without the start-up. (valgrind cannot run it: it does not follow Swift's global executor.)
 //
 // MODE:
 //   client     HTTPClient: execute, collect the body (the floor)
 //   data       HTTPSessionManager.get with HTTPResponseSerializer (status and content-type checks, Data back)
 //   json       HTTPSessionManager.get with JSONResponseSerializer (a JSONValue tree)
 //   decodable  HTTPSessionManager.get with DecodableResponseSerializer<User> (JSONDecoder into a struct)
-// and, to take the difference apart: observed (client with a request observer, as the manager sets one), hopped
-// (client inside a Task of its own, as a manager's driver), iterated (client with the body read chunk by chunk).
+// and, to take the difference apart: observed (client with a request observer, as the manager sets one for a
+// request with a body), hopped (client inside a Task of its own, as a callback task's driver), iterated (client
+// with the body read chunk by chunk), built (the manager's value work without its task: the verb's request, sent
+// by HTTPClient from its URL, the body into a Data, the response made and serialized).
 //
 // Run it pinned to one core and nginx to the other, alternating the modes, e.g.
 //   taskset -c 1 .build/release/ManagerFigures data http://127.0.0.1:18080/user.json 64 4
