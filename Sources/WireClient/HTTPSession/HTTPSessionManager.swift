@@ -181,8 +181,10 @@ struct RecentlyResolved {
     private var entries: [(path: String, url: URL)] = []
     private var next = 0
 
+    /// The URL remembered for exactly these bytes (not `String` equality, which takes canonically equivalent text,
+    /// "K" and the Kelvin sign, as equal where escaping does not).
     func url(for path: String) -> URL? {
-        for entry in entries where entry.path == path { return entry.url }
+        for entry in entries where entry.path.utf8.elementsEqual(path.utf8) { return entry.url }
         return nil
     }
 

@@ -63,6 +63,12 @@ struct IdleTimer: Sendable {
         task.idleClock.touch(at: Deadline.now().uptimeNanoseconds)
     }
 
+    /// `touch()` for a closure that may outlive the transfer (Wire's request observer): it does not keep the task
+    /// alive.
+    var weakTouch: @Sendable () -> Void {
+        { [weak task] in task?.idleClock.touch(at: Deadline.now().uptimeNanoseconds) }
+    }
+
     /// Stops the clock while suspended; starts it again from now on resume.
     func setPaused(_ paused: Bool) {
         if paused { beginHold() } else { endHold() }

@@ -99,8 +99,11 @@ public struct SessionConfiguration: Sendable {
         var configuration = HTTPClientConfiguration()
         configuration.userAgent = nil
         configuration.maxConnectionsPerHost = httpMaximumConnectionsPerHost
-        configuration.connectTimeout = timeoutIntervalForResource
-        configuration.readTimeout = timeoutIntervalForResource
+        // Wire refuses a timeout of zero or less; such a resource timeout has expired already, and the session's
+        // own watch ends the task with `.timedOut`.
+        let bound = max(timeoutIntervalForResource, .milliseconds(1))
+        configuration.connectTimeout = bound
+        configuration.readTimeout = bound
         configuration.redirects = .disallow
         configuration.tls = tls
         return configuration

@@ -412,14 +412,17 @@ extension SessionManager {
                 }
             }
         }
+        // Wire may keep the observer past the exchange: it holds neither the task nor the idle timer (which holds
+        // the task) strongly.
+        let touch = idle.weakTouch
         wireRequest.observer = { [weak task] event, _ in
             guard let task else { return }
             switch event {
             case .bodyBytesSent(let total, _):
-                idle.touch()
+                touch()
                 task.bodySent(total: Int64(total))
             case .responseHead:
-                idle.touch()
+                touch()
             case .redirect, .retry:
                 break
             }

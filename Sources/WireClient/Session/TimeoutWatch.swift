@@ -103,7 +103,9 @@ final class TimeoutWatch: Sendable {
         let replaced = state.watcher?.task
         state.watchers += 1
         let number = state.watchers
-        let task = Task { [weak self] in
+        // Detached: made from whichever transfer needed it, the watcher must not take that caller's priority or
+        // keep its task-local values alive while it sleeps.
+        let task = Task.detached { [weak self] in
             guard let self else { return }
             await watch(number: number, until: deadline)
         }
@@ -162,10 +164,11 @@ final class TimeoutWatch: Sendable {
         return ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(entry.idleTimeout)")
     }
 
-    /// `duration` in nanoseconds, at least 0, at most `UInt64.max`.
+    /// `duration` in nanoseconds, at least 0 (a negative timeout expires at once), at most `UInt64.max`.
     static func nanoseconds(_ duration: Duration) -> UInt64 {
+        // Both components carry the duration's sign: −0.5 s is 0 s and −5·10¹⁷ as.
+        guard duration > .zero else { return 0 }
         let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
         let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
         guard !overflow else { return .max }
         let (sum, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))

@@ -53,6 +53,14 @@ import WireTestSupport
                 #expect(try manager.request(method: "GET", path: path).url.absoluteString == expected, "\(path), again")
             }
         }
+        // Canonically equivalent text is not the same path: escaping works on bytes, and so does the memory.
+        let equivalent = [("/users/K", "/users/K"), ("/users/\u{212A}", "/users/%E2%84%AA"),
+                          ("/caf\u{E9}", "/caf%C3%A9"), ("/cafe\u{301}", "/cafe%CC%81")]
+        for _ in 0..<2 {
+            for (path, expected) in equivalent {
+                #expect(try manager.request(method: "GET", path: path).url.absoluteString == "http://example.com\(expected)")
+            }
+        }
         let bare = try HTTPSessionManager()
         for _ in 0..<2 {
             #expect(throws: ClientError.self) { try bare.request(method: "GET", path: "items/1") }

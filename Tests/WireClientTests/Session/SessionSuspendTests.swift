@@ -141,4 +141,26 @@ struct SessionSuspendTests {
             }
         }
     }
+
+    /// A negative timeout (a configuration decoded from elsewhere, say) has expired already: the task fails with
+    /// `.timedOut`, the process does not trap on the conversion.
+    @Test func aNegativeTimeoutHasExpiredAlready() async throws {
+        try await LoopbackServer.with({ _, writer in
+            try await Task.sleep(for: .seconds(20))
+            try await writer.writeHead(HTTPResponseHead(status: .noContent))
+            try await writer.end()
+        }) { server in
+            for negative in [Duration.milliseconds(-500), .nanoseconds(-1), .seconds(-3)] {
+                var idle = SessionConfiguration()
+                idle.timeoutIntervalForRequest = negative
+                let first = SessionManager(configuration: idle)
+                await #expect(throws: ClientError(.timedOut)) { try await first.data(for: ClientRequest(url: server.url("/"))) }
+
+                var total = SessionConfiguration()
+                total.timeoutIntervalForResource = negative
+                let second = SessionManager(configuration: total)
+                await #expect(throws: ClientError(.timedOut)) { try await second.data(for: ClientRequest(url: server.url("/"))) }
+            }
+        }
+    }
 }
