@@ -326,12 +326,17 @@ extension SessionManager {
             outcome.error = task.cancelReason
             return true
         case .becomeDownload:
-            await task.waitWhileSuspended()
-            guard let download = becomeDownload(task, delegate, idle: idle) else {
-                outcome.error = task.cancelReason ?? ClientError(.cancelled, failingURL: url,
-                                                                 failureReason: "the task was cancelled")
-                return true
+            // The hand-over needs a running task: a `suspend()` landing between the wait and the hand-over makes it
+            // refuse, and the task waits again (only a cancellation ends it here).
+            var becameDownload: (task: SessionTask, delegate: TaskDelegate)?
+            while becameDownload == nil {
+                if let reason = await task.checkpoint() {
+                    outcome.error = reason
+                    return true
+                }
+                becameDownload = becomeDownload(task, delegate, idle: idle)
             }
+            guard let download = becameDownload else { return true }
             outcome.replacement = download
             if let became = hooks.dataTaskDidBecomeDownloadTask {
                 await askCaller(idle) { became(task, download.task) }
@@ -354,7 +359,8 @@ extension SessionManager {
     /// Turns a data task into a download task that receives the rest of the exchange (NSURLSession's
     /// `becomeDownload`): a new task with the next identifier, running, with the data task's request, response and
     /// completion handler (its delegate moves over, as in AF); the data task ends without a completion of its own.
-    /// - Returns: The download task and its delegate; nil when the data task was cancelled meanwhile.
+    /// - Returns: The download task and its delegate; nil when the data task was cancelled or suspended meanwhile
+    ///   (then the identifier taken for the download stays unused: identifiers are never reused).
     private func becomeDownload(_ task: SessionTask, _ delegate: TaskDelegate,
                                 idle: IdleTimer) -> (task: SessionTask, delegate: TaskDelegate)? {
         let identifier = nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue

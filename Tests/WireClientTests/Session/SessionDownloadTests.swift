@@ -147,4 +147,39 @@ struct SessionBecomeDownloadTests {
             #expect(manager.tasks.isEmpty)
         }
     }
+    /// A data task suspended by its own response hook becomes a download only once resumed, and then completes as
+    /// one: the suspension is not taken for a cancellation.
+    @Test func aTaskSuspendedInItsResponseHookBecomesADownloadOnResume() async throws {
+        let folder = try SessionDownloadTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await LoopbackServer.with(SessionDownloadTests.handler) { server in
+            let manager = SessionManager()
+            manager.responseSerializer = HTTPResponseSerializer()
+            let decided = Recorder<String>()
+            manager.dataTaskDidReceiveResponse = { task, _ in
+                task.suspend()
+                decided.record("suspended")
+                return .becomeDownload
+            }
+            let became = Recorder<String>()
+            manager.dataTaskDidBecomeDownloadTask = { data, download in
+                became.record("\(data.taskIdentifier)->\(download.taskIdentifier) \(download.state)")
+            }
+            manager.downloadTaskDidFinishDownloading = { task, _ in folder + "/resumed-\(task.taskIdentifier)" }
+            let outcome = Recorder<String>()
+            let task = manager.dataTask(with: ClientRequest(url: server.url("/file"))) { response, value, error in
+                outcome.record("\(response?.statusCode ?? 0) \(value as? String ?? "nil") \(String(describing: error?.code))")
+            }
+            task.resume()
+            #expect(await eventually(within: .seconds(10)) { decided.all == ["suspended"] })
+            #expect(task.state == .suspended)
+            #expect(became.all.isEmpty, "no hand-over while suspended")
+            task.resume()
+            #expect(await eventually(within: .seconds(10)) { !outcome.all.isEmpty })
+            #expect(became.all == ["1->2 running"])
+            #expect(outcome.all == ["200 \(folder)/resumed-2 nil"])
+            let contents = try String(contentsOfFile: folder + "/resumed-2", encoding: .utf8)
+            #expect(contents == SessionDownloadTests.body)
+        }
+    }
 }
