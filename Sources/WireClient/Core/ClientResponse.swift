@@ -20,64 +20,59 @@ public struct ClientResponse: Sendable, Hashable {
     }
 
     /// The fields, shared by copies and never changed in place.
-    private final class Storage: Sendable {
-        let fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
-
-    private var storage: Storage
+    private var storage: Boxed<Fields>
 
     /// Reads through the shared storage; a write replaces it.
     private var fields: Fields {
-        get { storage.fields }
-        set { storage = Storage(newValue) }
+        get { storage.value }
+        set { storage = Boxed(newValue) }
     }
 
     /// The URL that produced this response (after redirects, the last hop's).
     public var url: URL {
-        get { storage.fields.url }
+        get { storage.value.url }
         set { fields.url = newValue }
     }
     /// The status code.
     public var statusCode: Int {
-        get { storage.fields.statusCode }
+        get { storage.value.statusCode }
         set { fields.statusCode = newValue }
     }
     /// The header fields, in wire order.
     public var headers: HTTPHeaders {
-        get { storage.fields.headers }
+        get { storage.value.headers }
         set { fields.headers = newValue }
     }
     /// The media type of `Content-Type`: up to the first `;`, trimmed and lower-cased; nil without a
     /// `Content-Type` or with an empty one.
     public var mimeType: String? {
-        get { storage.fields.mimeType }
+        get { storage.value.mimeType }
         set { fields.mimeType = newValue }
     }
     /// The `charset` parameter of `Content-Type`, lower-cased and unquoted (NSURLResponse's `textEncodingName`).
     public var textEncodingName: String? {
-        get { storage.fields.textEncodingName }
+        get { storage.value.textEncodingName }
         set { fields.textEncodingName = newValue }
     }
     /// The body length from `Content-Length`, or −1 when the length is unknown (absent, chunked or malformed).
     public var expectedContentLength: Int64 {
-        get { storage.fields.expectedContentLength }
+        get { storage.value.expectedContentLength }
         set { fields.expectedContentLength = newValue }
     }
     /// Where the response came from: the network (`.network`, `.networkStored`) or a `URLCache` (`.cache` with no
     /// request sent, `.revalidated` after a 304). `.network` for a response made with `init`.
     public var source: ResponseSource {
-        get { storage.fields.source }
+        get { storage.value.source }
         set { fields.source = newValue }
     }
     /// Timings and byte counts of the exchange, when it went over the network.
     public var metrics: HTTPClientMetrics.Snapshot? {
-        get { storage.fields.metricsBox?.value }
+        get { storage.value.metricsBox?.value }
         set { fields.metricsBox = newValue.map(Boxed.init) }
     }
     /// The metrics behind a reference (a snapshot is some 300 bytes, two socket addresses): shared, not copied, by
     /// what carries the response's metrics on (`CompletionInfo`).
-    var metricsBox: Boxed<HTTPClientMetrics.Snapshot>? { storage.fields.metricsBox }
+    var metricsBox: Boxed<HTTPClientMetrics.Snapshot>? { storage.value.metricsBox }
 
     /// Creates a response; `mimeType`, `textEncodingName` and `expectedContentLength` are derived from `headers`.
     /// - Parameters:
@@ -87,7 +82,7 @@ public struct ClientResponse: Sendable, Hashable {
     ///   - metrics: The exchange's metrics.
     public init(url: URL, statusCode: Int, headers: HTTPHeaders = HTTPHeaders(), metrics: HTTPClientMetrics.Snapshot? = nil) {
         let contentType = headers.first(name: "Content-Type").map(MediaType.init)
-        storage = Storage(Fields(url: url, statusCode: statusCode, headers: headers, mimeType: contentType?.type,
+        storage = Boxed(Fields(url: url, statusCode: statusCode, headers: headers, mimeType: contentType?.type,
                                  textEncodingName: contentType?.charset,
                                  expectedContentLength: Self.contentLength(headers),
                                  metricsBox: metrics.map(Boxed.init)))
@@ -95,12 +90,12 @@ public struct ClientResponse: Sendable, Hashable {
 
     /// Equal when every field is: the same status, URL, fields, derived values, source and metrics.
     public static func == (lhs: ClientResponse, rhs: ClientResponse) -> Bool {
-        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+        lhs.storage == rhs.storage
     }
 
     /// Hashes every field.
     public func hash(into hasher: inout Hasher) {
-        storage.fields.hash(into: &hasher)
+        storage.value.hash(into: &hasher)
     }
 
     /// The first value of the field called `name` (case-insensitive).
