@@ -8,8 +8,19 @@
 public struct HTTPClientRequest: Sendable {
     /// The method.
     public var method: HTTPMethod
-    /// The absolute URL (`http`, `https` or `http+unix`).
-    public var url: String
+    /// The absolute URL (`http`, `https` or `http+unix`). For a request made from an `HTTPURL`, its text
+    /// (`HTTPURL.description`); setting it replaces the parsed URL.
+    public var url: String {
+        get {
+            switch location {
+            case .text(let text): text
+            case .parsed(let url): url.description
+            }
+        }
+        set { location = .text(newValue) }
+    }
+    /// The URL as given: text, parsed when the request is sent, or already parsed.
+    private var location: Location
     /// Header fields to send. `Host`, and `Content-Length` or `Transfer-Encoding` for the body,
     /// are added when absent.
     public var headers: HTTPHeaders
@@ -34,10 +45,34 @@ public struct HTTPClientRequest: Sendable {
 
     /// Creates a request.
     public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(), body: Body? = nil) {
-        self.url = url
+        location = .text(url)
         self.method = method
         self.headers = headers
         self.body = body
+    }
+
+    /// Creates a request for a URL parsed already: a caller that sends to the same URL again and again (a session
+    /// layer remembering its paths) parses it once instead of once per request.
+    public init(url: HTTPURL, method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders(), body: Body? = nil) {
+        location = .parsed(url)
+        self.method = method
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The URL parsed: as given, or from its text.
+    /// - Throws: `HTTPClientError` `.invalidURL` for text that is not an absolute `http`, `https` or `http+unix` URL.
+    func parsedURL() throws(HTTPClientError) -> HTTPURL {
+        switch location {
+        case .text(let text): try HTTPURL(text)
+        case .parsed(let url): url
+        }
+    }
+
+    /// How a request holds its URL.
+    private enum Location: Sendable {
+        case text(String)
+        case parsed(HTTPURL)
     }
 
     /// A request body.

@@ -69,6 +69,22 @@ extension IOSuite {
             }
         }
 
+        @Test func aRequestMadeFromAParsedURLGoesToItsTarget() async throws {
+            try await Self.withPeer { client, base in
+                let parsed = try HTTPURL("\(base)/bytes/7")
+                var request = HTTPClientRequest(url: parsed)
+                #expect(request.url == "\(base)/bytes/7")
+                let response = try await client.execute(request)
+                #expect(try await response.body.collect(upTo: 100).readableBytes == 7)
+                #expect(response.url == parsed)
+                // Text set afterwards replaces the parsed URL.
+                request.url = "\(base)/bytes/3"
+                let next = try await client.execute(request)
+                #expect(try await next.body.collect(upTo: 100).readableBytes == 3)
+                #expect(next.url.target == "/bytes/3")
+            }
+        }
+
         @Test func headHasNoBodyAndKeepsTheConnection() async throws {
             try await Self.withPeer { client, base in
                 let head = try await client.execute(HTTPClientRequest(url: "\(base)/bytes/5000", method: .head))
