@@ -7,7 +7,12 @@ import Wire
 /// set on it (§3.2.3).
 public struct ClientRequest: Sendable {
     /// The URL to fetch.
-    public var url: URL
+    public var url: URL {
+        didSet { wireURL = nil }
+    }
+    /// `url` as Wire parsed it, when whoever made the request knew it already (`HTTPSessionManager` remembers the
+    /// paths it resolved); nil to parse `url` when the request is sent. Setting `url` forgets it.
+    var wireURL: Boxed<HTTPURL>?
     /// The method, as given (serializers upper-case it only to look it up).
     public var method: String
     /// The header fields, in order.

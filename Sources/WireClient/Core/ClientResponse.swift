@@ -7,16 +7,45 @@ import Wire
 /// the task, the body reader, the completion, the caller's result), and a copy is then one retain. Setting a
 /// property (rare: a cache marks where a response came from) makes a new reference.
 public struct ClientResponse: Sendable, Hashable {
-    /// The stored fields.
+    /// The stored fields. The values derived from `headers` are worked out when read (a data task's serializer
+    /// reads none of them); one that was set is kept as set.
     private struct Fields: Sendable, Hashable {
         var url: URL
         var statusCode: Int
         var headers: HTTPHeaders
-        var mimeType: String?
-        var textEncodingName: String?
-        var expectedContentLength: Int64
+        /// Values set in place of the derived ones: nil for "derived" (an optional set to nil is `.some(nil)`).
+        var setMIMEType: String??
+        var setTextEncodingName: String??
+        var setExpectedContentLength: Int64?
         var source = ResponseSource.network
         var metricsBox: Boxed<HTTPClientMetrics.Snapshot>?
+
+        var mimeType: String? { setMIMEType ?? contentType?.type }
+        var textEncodingName: String? { setTextEncodingName ?? contentType?.charset }
+        var expectedContentLength: Int64 { setExpectedContentLength ?? ClientResponse.contentLength(headers) }
+        private var contentType: MediaType? { headers.first(name: "Content-Type").map(MediaType.init) }
+
+        /// Equal when every value is, derived ones included (whether derived or set).
+        static func == (left: Fields, right: Fields) -> Bool {
+            left.statusCode == right.statusCode && left.url == right.url && left.headers == right.headers
+                && left.source == right.source && left.metricsBox == right.metricsBox
+                && left.mimeType == right.mimeType && left.textEncodingName == right.textEncodingName
+                && left.expectedContentLength == right.expectedContentLength
+        }
+
+        /// Hashes what the derived values come from (equal fields have it equal).
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(url)
+            hasher.combine(statusCode)
+            hasher.combine(headers)
+            hasher.combine(source)
+            hasher.combine(metricsBox)
+        }
+
+        /// Keeps the derived values as they are now, before `headers` changes under them.
+        mutating func pinDerivedValues() {
+            (setMIMEType, setTextEncodingName, setExpectedContentLength) = (mimeType, textEncodingName, expectedContentLength)
+        }
     }
 
     /// The fields, shared by copies and never changed in place.
@@ -38,26 +67,32 @@ public struct ClientResponse: Sendable, Hashable {
         get { storage.value.statusCode }
         set { fields.statusCode = newValue }
     }
-    /// The header fields, in wire order.
+    /// The header fields, in wire order. Setting them leaves `mimeType`, `textEncodingName` and
+    /// `expectedContentLength` as they were.
     public var headers: HTTPHeaders {
         get { storage.value.headers }
-        set { fields.headers = newValue }
+        set {
+            var changed = storage.value
+            changed.pinDerivedValues()
+            changed.headers = newValue
+            fields = changed
+        }
     }
     /// The media type of `Content-Type`: up to the first `;`, trimmed and lower-cased; nil without a
     /// `Content-Type` or with an empty one.
     public var mimeType: String? {
         get { storage.value.mimeType }
-        set { fields.mimeType = newValue }
+        set { fields.setMIMEType = .some(newValue) }
     }
     /// The `charset` parameter of `Content-Type`, lower-cased and unquoted (NSURLResponse's `textEncodingName`).
     public var textEncodingName: String? {
         get { storage.value.textEncodingName }
-        set { fields.textEncodingName = newValue }
+        set { fields.setTextEncodingName = .some(newValue) }
     }
     /// The body length from `Content-Length`, or −1 when the length is unknown (absent, chunked or malformed).
     public var expectedContentLength: Int64 {
         get { storage.value.expectedContentLength }
-        set { fields.expectedContentLength = newValue }
+        set { fields.setExpectedContentLength = newValue }
     }
     /// Where the response came from: the network (`.network`, `.networkStored`) or a `URLCache` (`.cache` with no
     /// request sent, `.revalidated` after a 304). `.network` for a response made with `init`.
@@ -81,11 +116,7 @@ public struct ClientResponse: Sendable, Hashable {
     ///   - headers: The header fields.
     ///   - metrics: The exchange's metrics.
     public init(url: URL, statusCode: Int, headers: HTTPHeaders = HTTPHeaders(), metrics: HTTPClientMetrics.Snapshot? = nil) {
-        let contentType = headers.first(name: "Content-Type").map(MediaType.init)
-        storage = Boxed(Fields(url: url, statusCode: statusCode, headers: headers, mimeType: contentType?.type,
-                                 textEncodingName: contentType?.charset,
-                                 expectedContentLength: Self.contentLength(headers),
-                                 metricsBox: metrics.map(Boxed.init)))
+        storage = Boxed(Fields(url: url, statusCode: statusCode, headers: headers, metricsBox: metrics.map(Boxed.init)))
     }
 
     /// Equal when every field is: the same status, URL, fields, derived values, source and metrics.
@@ -93,7 +124,7 @@ public struct ClientResponse: Sendable, Hashable {
         lhs.storage == rhs.storage
     }
 
-    /// Hashes every field.
+    /// Hashes every field the derived values come from.
     public func hash(into hasher: inout Hasher) {
         storage.value.hash(into: &hasher)
     }
@@ -107,7 +138,7 @@ public struct ClientResponse: Sendable, Hashable {
 
     /// `Content-Length` as NSURLResponse reads it: one run of decimal digits (repeated identical values allowed,
     /// RFC 9110 §8.6); anything else, or a chunked body, is unknown.
-    private static func contentLength(_ headers: HTTPHeaders) -> Int64 {
+    fileprivate static func contentLength(_ headers: HTTPHeaders) -> Int64 {
         if headers.containsToken("chunked", inFieldsNamed: "Transfer-Encoding") { return -1 }
         let fields = headers["Content-Length"]
         // The common case, one field of digits: no split.

@@ -40,7 +40,9 @@ extension HTTPSessionManager {
     func multipartRequest(_ path: String, parameters: Parameters?, headers: HTTPHeaders?, boundary: String?,
                           constructingBody: ((MultipartFormData) throws -> Void)?) throws(ClientError) -> ClientRequest {
         let serializer = requestSerializer
-        var request = ClientRequest(url: try resolve(path), method: "POST")
+        let (url, wireURL) = try resolve(path)
+        var request = ClientRequest(url: url, method: "POST")
+        request.wireURL = wireURL
         serializer.httpSerializer.applySettings(to: &request)
         request = try serializer.multipartFormRequest(bySerializing: request, parameters: parameters, boundary: boundary,
                                                       constructingBody: constructingBody)

@@ -69,9 +69,10 @@ public final class HTTPSessionManager: Sendable {
     /// - Throws: `ClientError` `.badURL` or the serializer's `.requestSerializationFailed`.
     public func request(method: String, path: String, parameters: Parameters? = nil,
                         headers: HTTPHeaders? = nil) throws(ClientError) -> ClientRequest {
-        let url = try resolve(path)
+        let (url, wireURL) = try resolve(path)
         let serializer = requestSerializer
         var request = ClientRequest(url: url, method: method)
+        request.wireURL = wireURL
         serializer.httpSerializer.applySettings(to: &request)
         request = try serializer.request(bySerializing: request, parameters: parameters)
         if let headers {
@@ -83,11 +84,14 @@ public final class HTTPSessionManager: Sendable {
         return request
     }
 
-    func resolve(_ path: String) throws(ClientError) -> URL {
-        if let url = recentlyResolved.withLock({ $0.url(for: path) }) { return url }
+    func resolve(_ path: String) throws(ClientError) -> (url: URL, wireURL: Boxed<HTTPURL>?) {
+        if let known = recentlyResolved.withLock({ $0.url(for: path) }) { return known }
         let url = try resolveAnew(path)
-        recentlyResolved.withLock { $0.remember(url, for: path) }
-        return url
+        // Parsed for Wire once here rather than for each request sent to it; nil (parsed, and refused, when a
+        // request is sent) for a URL Wire does not take.
+        let wireURL = (try? HTTPURL(url.absoluteString)).map(Boxed.init)
+        recentlyResolved.withLock { $0.remember(url, wireURL, for: path) }
+        return (url, wireURL)
     }
 
     private func resolveAnew(_ path: String) throws(ClientError) -> URL {
@@ -178,22 +182,32 @@ final class TaskSlot: Sendable {
 /// changes), replaced in turn.
 struct RecentlyResolved {
     private static let capacity = 8
-    private var entries: [(path: String, url: URL)] = []
+    private var entries: [(path: String, url: URL, wireURL: Boxed<HTTPURL>?)] = []
     private var next = 0
 
     /// The URL remembered for exactly these bytes (not `String` equality, which takes canonically equivalent text,
     /// "K" and the Kelvin sign, as equal where escaping does not).
-    func url(for path: String) -> URL? {
-        for entry in entries where entry.path.utf8.elementsEqual(path.utf8) { return entry.url }
+    func url(for path: String) -> (url: URL, wireURL: Boxed<HTTPURL>?)? {
+        for entry in entries where Self.sameBytes(entry.path, path) { return (entry.url, entry.wireURL) }
         return nil
     }
 
-    mutating func remember(_ url: URL, for path: String) {
+    mutating func remember(_ url: URL, _ wireURL: Boxed<HTTPURL>?, for path: String) {
         if entries.count < Self.capacity {
-            entries.append((path, url))
+            entries.append((path, url, wireURL))
         } else {
-            entries[next] = (path, url)
+            entries[next] = (path, url, wireURL)
             next = (next + 1) % Self.capacity
         }
+    }
+
+    /// Whether two strings hold the same UTF-8 bytes: the lengths first, then the bytes as one buffer each (native
+    /// strings have them contiguous), not an element-by-element walk of the views.
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let compared = a.utf8.withContiguousStorageIfAvailable { left in
+            b.utf8.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
+        }
+        return (compared ?? nil) ?? a.utf8.elementsEqual(b.utf8)
     }
 }

@@ -34,12 +34,13 @@ final class SessionGeneration: Sendable {
         adopted = configuration.httpClient
     }
 
-    /// The client for `url` under `trust`: an adopted client serves `http` as it is; `https` always goes through a
+    /// The client for an `https` URL (`secure`) or an `http` one under `trust`: an adopted client serves `http` as it
+    /// is; `https` always goes through a
     /// client whose TLS layer applies `trust` (made from the adopted client's configuration when there is one, so
     /// an adopted client's own TLS settings can never bypass the session's security policy). `trust` is asked only
     /// when it matters (not for an adopted client's `http`).
-    func client(for url: URL, trust: () -> SessionTrust) throws(HTTPClientError) -> HTTPClient {
-        if let adopted, url.scheme?.lowercased() != "https" { return adopted }
+    func client(secure: Bool, trust: () -> SessionTrust) throws(HTTPClientError) -> HTTPClient {
+        if let adopted, !secure { return adopted }
         let trust = trust()
         let base = adopted?.configuration ?? configuration
         let result = made.withLock { clients -> Result<HTTPClient, HTTPClientError> in

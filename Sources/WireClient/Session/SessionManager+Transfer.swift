@@ -188,10 +188,12 @@ extension SessionManager {
     nonisolated(nonsending) private func exchange(_ request: ClientRequest, of task: SessionTask, _ delegate: TaskDelegate,
                           generation: SessionGeneration, idle: IdleTimer,
                           _ hop: inout HopState) async -> Result<HTTPClientResponse, ClientError> {
+        let target = wireURL(of: request)
         // Per hop: a redirect may lead to a host under another security policy.
         let client: HTTPClient
         do throws(HTTPClientError) {
-            client = try generation.client(for: request.url) {
+            let secure = (try? target.get())?.isTLS ?? (request.url.scheme?.lowercased() == "https")
+            client = try generation.client(secure: secure) {
                 let trust = hop.trust ?? sessionTrust
                 hop.trust = trust
                 return trust
@@ -203,7 +205,7 @@ extension SessionManager {
         if let reason = await task.checkpoint() { return .failure(reason) }
         var wireRequest: HTTPClientRequest
         do {
-            wireRequest = try await makeWireRequest(request, for: task, delegate: delegate, idle: idle)
+            wireRequest = try await makeWireRequest(request, to: target.get(), for: task, delegate: delegate, idle: idle)
         } catch {
             return .failure(error)
         }
@@ -378,13 +380,36 @@ extension SessionManager {
         return (download, moved)
     }
 
-    /// The Wire request for one hop: additional headers filled in, the body gated by suspension, Wire's redirects
-    /// off, and an observer that turns Wire's events into upload progress and idle-timer activity.
-    nonisolated(nonsending) private func makeWireRequest(_ request: ClientRequest, for task: SessionTask, delegate: TaskDelegate,
-                                 idle: IdleTimer) async throws(ClientError) -> HTTPClientRequest {
-        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
-            throw ClientError(.badURL, failingURL: request.url, failureReason: "WireClient fetches http and https URLs only")
+    /// `request`'s URL as Wire takes it: parsed already (a path `HTTPSessionManager` remembers), or parsed now.
+    /// WireClient fetches `http` and `https` URLs with a host (`.badURL` otherwise); any other URL Wire refuses
+    /// fails as Wire's error would.
+    private func wireURL(of request: ClientRequest) -> Result<HTTPURL, ClientError> {
+        let url: HTTPURL
+        if let known = request.wireURL {
+            url = known.value
+        } else {
+            do throws(HTTPClientError) {
+                url = try HTTPURL(request.url.absoluteString)
+            } catch {
+                let scheme = request.url.scheme?.lowercased()
+                guard scheme == "http" || scheme == "https", request.url.host != nil else { return .failure(notFetched(request.url)) }
+                return .failure(.transport(error, url: request.url))
+            }
         }
+        guard url.scheme == "http" || url.scheme == "https" else { return .failure(notFetched(request.url)) }
+        return .success(url)
+    }
+
+    /// The error for a URL that is not `http` or `https`, or has no host.
+    private func notFetched(_ url: URL) -> ClientError {
+        ClientError(.badURL, failingURL: url, failureReason: "WireClient fetches http and https URLs only")
+    }
+
+    /// The Wire request for one hop to `target` (`request.url` parsed): additional headers filled in, the body gated
+    /// by suspension, Wire's redirects off, and an observer that turns Wire's events into upload progress and
+    /// idle-timer activity.
+    nonisolated(nonsending) private func makeWireRequest(_ request: ClientRequest, to target: HTTPURL, for task: SessionTask,
+                                                         delegate: TaskDelegate, idle: IdleTimer) async throws(ClientError) -> HTTPClientRequest {
         // Before any socket, for the first request and every redirect hop alike.
         try configuration.transportSecurity.check(request.url)
         var headers = request.headers
@@ -393,7 +418,7 @@ extension SessionManager {
         }
         addCookies(to: &headers, for: request)
         configuration.offerContentCodings(in: &headers)
-        var wireRequest = HTTPClientRequest(url: request.url.absoluteString, method: HTTPMethod(request.method), headers: headers)
+        var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: headers)
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
         if let body = request.body {
