@@ -55,4 +55,24 @@ import WireClient
             #expect(twin == original, "editing a copy left the original alone")
         }
     }
+
+    /// The derived values are read from the fields the response was made with; a value set stays as set, and new
+    /// fields leave them as they were (as NSHTTPURLResponse's, fixed when it is made).
+    @Test func derivedValuesStayAsMadeOrAsSet() {
+        let made = ClientResponse(url: url, statusCode: 200, headers: ["Content-Type": "text/html; charset=ISO-8859-1", "Content-Length": "7"])
+        var changed = made
+        changed.headers = ["Content-Type": "application/json", "Transfer-Encoding": "chunked"]
+        #expect(changed.mimeType == "text/html" && changed.textEncodingName == "iso-8859-1" && changed.expectedContentLength == 7)
+        changed.mimeType = nil
+        changed.expectedContentLength = -1
+        #expect(changed.mimeType == nil && changed.textEncodingName == "iso-8859-1" && changed.expectedContentLength == -1)
+
+        // Equality compares the values, whether derived or set.
+        var pinned = made
+        pinned.mimeType = "text/html"
+        pinned.textEncodingName = "iso-8859-1"
+        #expect(pinned == made && pinned.hashValue == made.hashValue)
+        pinned.textEncodingName = "utf-8"
+        #expect(pinned != made)
+    }
 }

@@ -321,12 +321,25 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
     /// Two lists are equal when they hold the same names and values, byte for byte, in the same order.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         guard lhs.count == rhs.count else { return false }
+        // Copies of one list (a serializer's defaults handed to each request) share their storage: no byte compare.
+        if lhs.sharesStorage(with: rhs) { return true }
         for position in lhs.indices {
             guard lhs.bytes[lhs.nameRange(at: position)].elementsEqual(rhs.bytes[rhs.nameRange(at: position)]),
                 lhs.bytes[lhs.valueRange(at: position)].elementsEqual(rhs.bytes[rhs.valueRange(at: position)])
             else { return false }
         }
         return true
+    }
+
+    /// Whether both lists are copies of one, sharing their storage (and so equal).
+    func sharesStorage(with other: HTTPHeaders) -> Bool {
+        guard !index.isEmpty, index.count == other.index.count, bytes.count == other.bytes.count else { return false }
+        let sameIndex = index.withUnsafeBufferPointer { left in
+            other.index.withUnsafeBufferPointer { right in left.baseAddress == right.baseAddress }
+        }
+        return sameIndex && bytes.withUnsafeBufferPointer { left in
+            other.bytes.withUnsafeBufferPointer { right in left.baseAddress == right.baseAddress }
+        }
     }
 
     /// Hashes names and values in order, consistent with `==`.

@@ -73,9 +73,10 @@ public final class CookieStorage: Sendable {
     /// The cookies to send with a request to `url` (RFC 6265 §5.4): matching domain and path, `Secure` ones only
     /// over https (or to a loopback host), none expired; longer paths first, then earlier creation.
     public func cookies(for url: URL) -> [Cookie] {
+        // The common case of a service that never got a cookie: no clock read, no purge, no filtered copy.
+        if state.withLock({ $0.cookies.isEmpty }) { return [] }
         let now = clock()
         return state.withLock { state in
-            // The common case of a service that never got a cookie: no purge, no filtered copy.
             guard !state.cookies.isEmpty else { return [] }
             Self.purge(&state, now: now)
             return state.sorted { $0.matches(url, at: now) }

@@ -412,12 +412,8 @@ extension SessionManager {
                                                          delegate: TaskDelegate, idle: IdleTimer) async throws(ClientError) -> HTTPClientRequest {
         // Before any socket, for the first request and every redirect hop alike.
         try configuration.transportSecurity.check(request.url)
-        var headers = request.headers
-        for field in configuration.httpAdditionalHeaders {
-            if !headers.contains(name: field.name) { headers.add(name: field.name, value: field.value) }
-        }
+        var headers = sessionFields.fields(over: request.headers)
         addCookies(to: &headers, for: request)
-        configuration.offerContentCodings(in: &headers)
         var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: headers)
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)

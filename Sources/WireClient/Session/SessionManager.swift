@@ -31,6 +31,8 @@ public final class SessionManager: Sendable {
     let slots: TaskSlots
     /// The idle and resource timeouts of the manager's tasks, under one sleeping Swift task.
     let timeouts = TimeoutWatch()
+    /// The fields sent with every request over its own (remembered for the last request fields seen).
+    let sessionFields: SessionFields
     /// How many monitors and event streams there are (kept under the state lock, read without it by `emit`).
     let listeners = Atomic<Int>(0)
 
@@ -69,6 +71,7 @@ public final class SessionManager: Sendable {
         delegateQueue = DispatchQueue(label: "WireClient.SessionManager.delegate")
         privateCompletionQueue = DispatchQueue(label: "WireClient.SessionManager.completion")
         slots = TaskSlots(limit: configuration.maximumConcurrentTasks)
+        sessionFields = SessionFields(configuration: configuration)
         state = Mutex(State(current: SessionGeneration(number: 0, configuration: configuration), generations: 1,
                             monitors: eventMonitors))
         listeners.store(eventMonitors.count, ordering: .releasing)

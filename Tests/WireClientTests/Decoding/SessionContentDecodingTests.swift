@@ -112,6 +112,43 @@ struct SessionContentDecodingTests {
         }
     }
 
+    /// The session's fields (additional headers, `Accept-Encoding`) go over each request's own, whatever request went
+    /// before: one with the same fields, with other ones, or many at once.
+    @Test func theSessionsFieldsGoOverEachRequestsOwn() async throws {
+        try await Self.withServer({ $0.httpAdditionalHeaders = ["X-Session": "s", "Accept": "session/type"] }) { _, server, manager in
+            func send(_ fields: HTTPHeaders) async throws -> HTTPHeaders? {
+                var request = ClientRequest(url: server.url("/plain"))
+                request.headers = fields
+                _ = try await manager.data(for: request)
+                return server.requests.last?.headers
+            }
+            let own: HTTPHeaders = ["Accept": "a/b"]
+            for _ in 0..<2 {
+                let first = try await send(own)
+                #expect(first?["Accept"] == ["a/b"] && first?["X-Session"] == ["s"])
+                #expect(first?["Accept-Encoding"] == ["gzip, deflate"])
+                let bare = try await send(HTTPHeaders())
+                #expect(bare?["Accept"] == ["session/type"] && bare?["X-Session"] == ["s"])
+                let chosen = try await send(["Accept-Encoding": "identity", "X-Session": "mine"])
+                #expect(chosen?["Accept-Encoding"] == ["identity"] && chosen?["X-Session"] == ["mine"])
+                #expect(chosen?["Accept"] == ["session/type"])
+            }
+            let before = server.requests.count
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<20 {
+                    // Equal fields built apart for each request, two kinds taking turns.
+                    let fields: HTTPHeaders = ["Accept": "a/\(index % 2)"]
+                    group.addTask { _ = try await manager.data(for: { var r = ClientRequest(url: server.url("/plain")); r.headers = fields; return r }()) }
+                }
+                try await group.waitForAll()
+            }
+            let batch = server.requests.dropFirst(before).map(\.headers)
+            #expect(batch.count == 20)
+            #expect(batch.filter { $0["Accept"] == ["a/0"] }.count == 10 && batch.filter { $0["Accept"] == ["a/1"] }.count == 10)
+            #expect(batch.allSatisfy { $0["X-Session"] == ["s"] && $0["Accept-Encoding"] == ["gzip, deflate"] })
+        }
+    }
+
     /// The `ContentDecodingError` under a task's `.cannotDecodeContentData`, or nil when it did not fail so.
     static func decodingFailure(_ run: () async throws(ClientError) -> DataResult) async -> ContentDecodingError? {
         do {

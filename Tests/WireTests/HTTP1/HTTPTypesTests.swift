@@ -52,6 +52,18 @@ struct HTTPHeadersTests {
         #expect(ab.hashValue == sameAB.hashValue)
     }
 
+    @Test func copiesShareStorageUntilOneChanges() {
+        let defaults: HTTPHeaders = ["Accept-Language": "en", "User-Agent": "wire"]
+        var copy = defaults
+        #expect(copy.sharesStorage(with: defaults) && copy == defaults)
+        // Built apart: equal by their bytes, not by their storage.
+        let rebuilt: HTTPHeaders = ["Accept-Language": "en", "User-Agent": "wire"]
+        #expect(!rebuilt.sharesStorage(with: defaults) && rebuilt == defaults)
+        copy.replaceOrAdd(name: "User-Agent", value: "curl")
+        #expect(!copy.sharesStorage(with: defaults) && copy != defaults)
+        #expect(!HTTPHeaders().sharesStorage(with: HTTPHeaders()) && HTTPHeaders() == HTTPHeaders())
+    }
+
     @Test func parsedHeadersUseCompactStorage() throws {
         var parser = HTTP1Parser(kind: .request)
         let bytes = Array("GET / HTTP/1.1\r\nHost: a\r\nX-A: b\r\n\r\n".utf8)
