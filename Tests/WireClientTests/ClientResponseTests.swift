@@ -26,6 +26,21 @@ import WireClient
         let chunked: HTTPHeaders = ["Transfer-Encoding": "chunked", "Content-Length": "5"]
         #expect(ClientResponse(url: url, statusCode: 200, headers: chunked).expectedContentLength == -1)
         #expect(ClientResponse(url: url, statusCode: 200, headers: ["Content-Length": "7"]).value(forHTTPHeaderField: "content-length") == "7")
+        // Names in any case, repeated fields, a coding other than chunked, digits at the edge of Int64.
+        func length(_ fields: [(String, String)]) -> Int64 {
+            ClientResponse(url: url, statusCode: 200, headers: HTTPHeaders(fields.map { (name: $0.0, value: $0.1) })).expectedContentLength
+        }
+        #expect(length([("CONTENT-LENGTH", "12"), ("Content-Type", "text/plain")]) == 12)
+        #expect(length([("Content-Length", "12"), ("content-length", "12")]) == 12)
+        #expect(length([("Content-Length", "12"), ("content-length", "13")]) == -1)
+        #expect(length([("Transfer-Encoding", "gzip"), ("Content-Length", "12")]) == 12)
+        #expect(length([("Content-Length", "12"), ("Transfer-Encoding", "gzip, Chunked")]) == -1)
+        #expect(length([("Content-Length", "")]) == -1)
+        #expect(length([("Content-Length", "1 2")]) == -1)
+        #expect(length([("Content-Length", "999999999999999999")]) == 999_999_999_999_999_999)
+        #expect(length([("Content-Length", "9223372036854775807")]) == Int64.max)
+        #expect(length([("Content-Length", "9223372036854775808")]) == -1)
+        #expect(length([("Content-Lengthy", "12"), ("Xontent-Length", "3")]) == -1)
     }
 
     /// A response is a value: a copy changed does not change the original, equal responses built apart are equal and

@@ -9,6 +9,11 @@ public struct Deadline: Comparable, Hashable, Sendable, CustomStringConvertible 
     /// The current time.
     public static func now() -> Deadline { Deadline(uptimeNanoseconds: Posix.monotonicNanoseconds()) }
 
+    /// The current time as of the clock's last tick (at most a few milliseconds behind `now()`, never ahead of it),
+    /// at a fraction of `now()`'s cost: for stamps taken often and compared against timeouts of their own, such as
+    /// an idle timer's last activity.
+    public static func coarseNow() -> Deadline { Deadline(uptimeNanoseconds: Posix.coarseMonotonicNanoseconds()) }
+
     /// A deadline that never comes.
     public static let distantFuture = Deadline(uptimeNanoseconds: .max)
 

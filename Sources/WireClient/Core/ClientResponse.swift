@@ -139,13 +139,11 @@ public struct ClientResponse: Sendable, Hashable {
     /// `Content-Length` as NSURLResponse reads it: one run of decimal digits (repeated identical values allowed,
     /// RFC 9110 §8.6); anything else, or a chunked body, is unknown.
     fileprivate static func contentLength(_ headers: HTTPHeaders) -> Int64 {
+        // The common case, one `Content-Length` of digits and no `Transfer-Encoding`: one pass over the names, no
+        // string made.
+        if let length = plainContentLength(headers) { return length }
         if headers.containsToken("chunked", inFieldsNamed: "Transfer-Encoding") { return -1 }
         let fields = headers["Content-Length"]
-        // The common case, one field of digits: no split.
-        if fields.count == 1, let only = fields.first, !only.isEmpty, only.utf8.count <= 18,
-           only.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-            return Int64(only) ?? -1
-        }
         var length: Int64?
         for field in fields {
             for item in field.split(separator: ",", omittingEmptySubsequences: false) {
@@ -157,6 +155,45 @@ public struct ClientResponse: Sendable, Hashable {
             }
         }
         return length ?? -1
+    }
+
+    /// The length when `headers` has exactly one `Content-Length`, of 1 to 18 digits, and no `Transfer-Encoding`;
+    /// nil for anything else (which `contentLength` then reads the long way).
+    private static func plainContentLength(_ headers: HTTPHeaders) -> Int64? {
+        var length: Int64?
+        for position in headers.indices {
+            let name = headers.withNameBytes(at: position) { name -> Int in
+                if name.count == 14, sameLowercased(name, "content-length") { return 1 }
+                if name.count == 17, sameLowercased(name, "transfer-encoding") { return 2 }
+                return 0
+            }
+            guard name != 0 else { continue }
+            guard name == 1, length == nil else { return nil }
+            length = headers.withValueBytes(at: position) { value -> Int64? in
+                guard value.count > 0, value.count <= 18 else { return nil }
+                var total: Int64 = 0
+                for offset in 0..<value.count {
+                    let byte = value[offset]
+                    guard byte >= 0x30, byte <= 0x39 else { return nil }
+                    total = total * 10 + Int64(byte - 0x30)
+                }
+                return total
+            }
+            guard length != nil else { return nil }
+        }
+        return length
+    }
+
+    /// Whether `bytes` spell `lowercased` (ASCII, lower-case) in any case; the counts are equal.
+    private static func sameLowercased(_ bytes: Span<UInt8>, _ lowercased: StaticString) -> Bool {
+        let expected = UnsafeBufferPointer(start: lowercased.utf8Start, count: lowercased.utf8CodeUnitCount)
+        for offset in 0..<bytes.count {
+            let (byte, wanted) = (bytes[offset], expected[offset])
+            guard byte == wanted || (byte | 0x20 == wanted && wanted >= UInt8(ascii: "a") && wanted <= UInt8(ascii: "z")) else {
+                return false
+            }
+        }
+        return true
     }
 }
 

@@ -14,6 +14,11 @@ public enum ContentCoding: String, Sendable, Hashable, CaseIterable {
     /// The coding of every `Content-Encoding` field of `headers`, joined as one value (see `init(contentEncoding:)`).
     /// - Throws: `ContentDecodingError.unsupportedCoding` with the value.
     public init(headers: HTTPHeaders) throws(ContentDecodingError) {
+        // The common case, no Content-Encoding at all: no list of values, no joined string.
+        guard headers.contains(name: "Content-Encoding") else {
+            self = .identity
+            return
+        }
         try self.init(contentEncoding: headers["Content-Encoding"].joined(separator: ","))
     }
 

@@ -19,27 +19,27 @@ struct ResponseBodyReader {
     private var unreportedWireBytes = 0
     private var ended = false
 
-    /// A reader of `body`, the body of `response` to `request`.
-    init(_ body: HTTPBody, response: ClientResponse?, request: ClientRequest, configuration: SessionConfiguration) {
+    /// A reader of `body`, the body of `response` to `request`, decoded when `decodes` (the session decodes content)
+    /// within `limits`. `callerChoseCoding` tells whether the caller asked for codings itself (its own
+    /// `Accept-Encoding`): then a coding WireClient cannot decode is the caller's, handed over as it is.
+    init(_ body: HTTPBody, response: ClientResponse?, request: ClientRequest, decodes: Bool, limits: ContentDecodingLimits,
+         callerChoseCoding: () -> Bool) {
         iterator = body.makeAsyncIterator()
         url = request.url
         self.response = response
         var coding = ContentCoding.identity
-        if configuration.decodesContent, let response, Self.mayDecode(response, method: request.method) {
+        if decodes, let response, Self.mayDecode(response, method: request.method) {
             do {
                 coding = try ContentCoding(headers: response.headers)
             } catch {
-                // A coding the caller asked for with its own Accept-Encoding is the caller's to decode.
-                let callerChose = request.headers.contains(name: "Accept-Encoding")
-                    || configuration.httpAdditionalHeaders.contains(name: "Accept-Encoding")
-                if !callerChose { refusal = error }
+                if !callerChoseCoding() { refusal = error }
             }
         }
         if coding == .identity || refusal != nil {
             decoder = nil
         } else {
             do {
-                decoder = try ContentDecoder(coding: coding, limits: configuration.contentDecoding)
+                decoder = try ContentDecoder(coding: coding, limits: limits)
             } catch {
                 refusal = error
                 decoder = nil

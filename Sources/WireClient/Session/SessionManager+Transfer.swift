@@ -469,7 +469,7 @@ extension SessionManager {
         }
         let url = request.url
         var data = Data()
-        var iterator = ResponseBodyReader(body, response: outcome.response, request: request, configuration: configuration)
+        var iterator = bodyReader(body, response: outcome.response, request: request)
         let limit = configuration.maximumBufferedResponseSize
         while true {
             guard let (chunk, progress) = await nextChunk(&iterator, of: task, idle: idle, url: url, into: &outcome) else { break }
@@ -487,6 +487,14 @@ extension SessionManager {
             }
         }
         outcome.data = data
+    }
+
+    /// The reader of a hop's body under the session's decoding settings.
+    private func bodyReader(_ body: HTTPBody, response: ClientResponse?, request: ClientRequest) -> ResponseBodyReader {
+        ResponseBodyReader(body, response: response, request: request, decodes: configuration.decodesContent,
+                           limits: configuration.contentDecoding) {
+            request.headers.contains(name: "Accept-Encoding") || configuration.httpAdditionalHeaders.contains(name: "Accept-Encoding")
+        }
     }
 
     /// The body's next chunk, read once the task is not suspended, with the task's progress after it; nil at the end
@@ -539,7 +547,7 @@ extension SessionManager {
             outcome.error = error
             return
         }
-        var iterator = ResponseBodyReader(body, response: outcome.response, request: request, configuration: configuration)
+        var iterator = bodyReader(body, response: outcome.response, request: request)
         while true {
             guard let (chunk, progress) = await nextChunk(&iterator, of: task, idle: idle, url: url, into: &outcome) else { break }
             do {

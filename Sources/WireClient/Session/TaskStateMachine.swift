@@ -46,13 +46,22 @@ public struct TaskStateMachine: Sendable, Hashable {
         }
     }
 
-    /// Every transition there is; anything absent is a no-op.
-    public static let table: [State: [Input: State]] = [
-        .suspended: [.resume: .running, .cancel: .canceling],
-        .running: [.suspend: .suspended, .cancel: .canceling, .complete: .completed],
-        .canceling: [.complete: .completed],
-        .completed: [:],
-    ]
+    /// Every transition there is; anything absent is a no-op. (`apply` reads the same transitions from a `switch`:
+    /// no hashing on a task's path.)
+    public static let table: [State: [Input: State]] = Dictionary(uniqueKeysWithValues: State.allCases.map { state in
+        (state, Dictionary(uniqueKeysWithValues: Input.allCases.compactMap { input in next(from: state, on: input).map { (input, $0) } }))
+    })
+
+    /// The state `input` leads to from `state`; nil for none.
+    private static func next(from state: State, on input: Input) -> State? {
+        switch (state, input) {
+        case (.suspended, .resume): .running
+        case (.suspended, .cancel), (.running, .cancel): .canceling
+        case (.running, .suspend): .suspended
+        case (.running, .complete), (.canceling, .complete): .completed
+        default: nil
+        }
+    }
 
     /// The current state; a new task is suspended.
     public private(set) var state: State
@@ -65,7 +74,7 @@ public struct TaskStateMachine: Sendable, Hashable {
     /// Applies `input`.
     /// - Returns: The transition when the table has one, nil (and no change) otherwise.
     public mutating func apply(_ input: Input) -> Transition? {
-        guard let next = Self.table[state]?[input] else { return nil }
+        guard let next = Self.next(from: state, on: input) else { return nil }
         let transition = Transition(from: state, to: next)
         state = next
         return transition

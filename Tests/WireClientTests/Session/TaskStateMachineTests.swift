@@ -13,6 +13,7 @@ import WireClient
             .canceling: [.complete: .completed],
             .completed: [:],
         ]
+        #expect(TaskStateMachine.table == expected)
         for state in State.allCases {
             for input in Input.allCases {
                 var machine = TaskStateMachine(state: state)

@@ -79,7 +79,9 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
 
     /// Whether `method`'s parameters go into the URL.
     func encodesParametersInURI(_ method: String) -> Bool {
-        httpMethodsEncodingParametersInURI.contains(method.uppercased())
+        // Methods come upper-case as a rule: then no upper-cased copy.
+        let isUpperCase = !method.utf8.contains { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") }
+        return httpMethodsEncodingParametersInURI.contains(isUpperCase ? method : method.uppercased())
     }
 
     /// Adds each default header the request lacks (case-insensitive), in order.
