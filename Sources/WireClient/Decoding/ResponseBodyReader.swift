@@ -20,10 +20,10 @@ struct ResponseBodyReader {
     private var ended = false
 
     /// A reader of `body`, the body of `response` to `request`, decoded when `decodes` (the session decodes content)
-    /// within `limits`. `callerChoseCoding` tells whether the caller asked for codings itself (its own
-    /// `Accept-Encoding`): then a coding WireClient cannot decode is the caller's, handed over as it is.
+    /// within `limits`. A coding WireClient cannot decode is handed over as it is when the caller asked for codings
+    /// itself (an `Accept-Encoding` of the request's or of the session's additional `sessionHeaders`).
     init(_ body: HTTPBody, response: ClientResponse?, request: ClientRequest, decodes: Bool, limits: ContentDecodingLimits,
-         callerChoseCoding: () -> Bool) {
+         sessionHeaders: HTTPHeaders) {
         iterator = body.makeAsyncIterator()
         url = request.url
         self.response = response
@@ -32,7 +32,9 @@ struct ResponseBodyReader {
             do {
                 coding = try ContentCoding(headers: response.headers)
             } catch {
-                if !callerChoseCoding() { refusal = error }
+                let callerChose = request.headers.contains(name: "Accept-Encoding")
+                    || sessionHeaders.contains(name: "Accept-Encoding")
+                if !callerChose { refusal = error }
             }
         }
         if coding == .identity || refusal != nil {

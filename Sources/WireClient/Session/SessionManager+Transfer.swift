@@ -64,6 +64,7 @@ extension SessionManager {
     /// Runs the transfer once when no interceptor is set; otherwise attempts it until one is kept
     /// (`retryingAttempts`). Kept apart so that the common case's async frame stays small: the task allocator of a
     /// transfer's Swift task then holds it without another slab.
+    @inline(__always)  // No frame of its own for the common case (`transfer` has one).
     nonisolated(nonsending) private func attempts(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer) async -> TransferOutcome {
         let manager = state.withLock { $0.interceptor }
         guard manager != nil || task.originalRequest.interceptor != nil else {
@@ -408,6 +409,7 @@ extension SessionManager {
     /// The Wire request for one hop to `target` (`request.url` parsed): additional headers filled in, the body gated
     /// by suspension, Wire's redirects off, and an observer that turns Wire's events into upload progress and
     /// idle-timer activity.
+    @inline(__always)  // A request without a body is built without a frame of its own (`sendBody` has one).
     nonisolated(nonsending) private func makeWireRequest(_ request: ClientRequest, to target: HTTPURL, for task: SessionTask,
                                                          delegate: TaskDelegate, idle: IdleTimer) async throws(ClientError) -> HTTPClientRequest {
         // Before any socket, for the first request and every redirect hop alike.
@@ -417,17 +419,25 @@ extension SessionManager {
         var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: headers)
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
-        if let body = request.body {
-            let declared = headers.first(name: "Content-Length").flatMap { Int64($0) }
-            let gated = try await GatedBody.make(body, declaredLength: declared, task: task, url: request.url)
-            wireRequest.body = gated.body
-            task.setUploadTotal(gated.length ?? declared ?? -1)
-        } else {
+        guard let body = request.body else {
+            // No byte of a body is sent (no upload progress), and the exchange touches the idle timer when the head
+            // is handed over: no observer.
             task.setUploadTotal(-1)
+            return wireRequest
         }
-        // Without a body no byte of it is sent (no upload progress), and the exchange touches the idle timer when
-        // the head is handed over: no observer.
-        guard request.body != nil else { return wireRequest }
+        try await sendBody(body, of: request, in: &wireRequest, for: task, delegate: delegate, idle: idle)
+        return wireRequest
+    }
+
+    /// Gives `wireRequest` the request's body, gated by suspension, and an observer that turns Wire's events into
+    /// upload progress and idle-timer activity.
+    @inline(never)  // Its own async frame, allocated only for a request with a body.
+    nonisolated(nonsending) private func sendBody(_ body: RequestBody, of request: ClientRequest, in wireRequest: inout HTTPClientRequest,
+                                                  for task: SessionTask, delegate: TaskDelegate, idle: IdleTimer) async throws(ClientError) {
+        let declared = wireRequest.headers.first(name: "Content-Length").flatMap { Int64($0) }
+        let gated = try await GatedBody.make(body, declaredLength: declared, task: task, url: request.url)
+        wireRequest.body = gated.body
+        task.setUploadTotal(gated.length ?? declared ?? -1)
         let hooks = self.hooks
         let uploadProgress = delegate.uploadProgress
         if hooks.taskDidSendBodyData != nil || uploadProgress != nil {
@@ -454,7 +464,6 @@ extension SessionManager {
                 break
             }
         }
-        return wireRequest
     }
 
     /// Reads the body, chunk by chunk, only while the task is not suspended: a suspended task stops pulling, so
@@ -492,9 +501,7 @@ extension SessionManager {
     /// The reader of a hop's body under the session's decoding settings.
     private func bodyReader(_ body: HTTPBody, response: ClientResponse?, request: ClientRequest) -> ResponseBodyReader {
         ResponseBodyReader(body, response: response, request: request, decodes: configuration.decodesContent,
-                           limits: configuration.contentDecoding) {
-            request.headers.contains(name: "Accept-Encoding") || configuration.httpAdditionalHeaders.contains(name: "Accept-Encoding")
-        }
+                           limits: configuration.contentDecoding, sessionHeaders: configuration.httpAdditionalHeaders)
     }
 
     /// The body's next chunk, read once the task is not suspended, with the task's progress after it; nil at the end

@@ -176,9 +176,16 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     }
 
     /// Returns once the task is not suspended (running, cancelling or completed).
+    @inline(__always)  // The common case, a running task, is one lock in the caller's frame: no frame of its own.
     nonisolated(nonsending) func waitWhileSuspended() async {
         // The common case, a running task, costs one lock and no continuation (this runs twice per body chunk).
         guard core.withLock({ $0.machine.state == .suspended }) else { return }
+        await waitForResume()
+    }
+
+    /// `waitWhileSuspended()` for a task found suspended.
+    @inline(never)
+    nonisolated(nonsending) private func waitForResume() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = core.withLock { core -> Bool in
                 guard core.machine.state == .suspended else { return true }
@@ -194,10 +201,11 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     /// Returns once the task is not suspended, with the reason it was cancelled, if it was: `waitWhileSuspended()`
     /// and `cancelReason` in one lock for a running task (the common case, at every step of a transfer).
+    @inline(__always)  // As `waitWhileSuspended()`: the common case in the caller's frame.
     nonisolated(nonsending) func checkpoint() async -> ClientError? {
         let (suspended, reason) = core.withLock { ($0.machine.state == .suspended, $0.cancelReason) }
         guard suspended else { return reason }
-        await waitWhileSuspended()
+        await waitForResume()
         return cancelReason
     }
 
@@ -243,18 +251,30 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     /// Moves to `completed` once the task is not suspended (a transfer that ended while suspended completes on
     /// resume: no callback while suspended). Only the task's transfer calls it, so it succeeds exactly once.
+    @inline(__always)  // The common case, a running task completing at once, in the caller's frame.
     nonisolated(nonsending) func markCompleted(error: ClientError?) async {
+        if tryMarkingCompleted(error: error) { return }
+        await markCompletedOnceResumed(error: error)
+    }
+
+    /// Completes the task unless it is suspended; whether it is completed now.
+    private func tryMarkingCompleted(error: ClientError?) -> Bool {
+        core.withLock { core -> Bool in
+            if core.machine.apply(.complete) != nil {
+                core.error = error
+                core.idleTimer = nil
+                return true
+            }
+            return core.machine.state == .completed
+        }
+    }
+
+    /// `markCompleted(error:)` for a suspended task: completes it once resumed.
+    @inline(never)
+    nonisolated(nonsending) private func markCompletedOnceResumed(error: ClientError?) async {
         while true {
             await waitWhileSuspended()
-            let done = core.withLock { core -> Bool in
-                if core.machine.apply(.complete) != nil {
-                    core.error = error
-                    core.idleTimer = nil
-                    return true
-                }
-                return core.machine.state == .completed
-            }
-            if done { return }
+            if tryMarkingCompleted(error: error) { return }
         }
     }
 

@@ -31,11 +31,18 @@ final class TaskSlots: Sendable {
     }
 
     /// Returns true once `id` holds a slot; false when it was abandoned while waiting.
+    @inline(__always)  // The common cases (no limit, a slot taken at `enqueue`) in the caller's frame.
     nonisolated(nonsending) func wait(_ id: Int) async -> Bool {
         guard limit != nil else { return true }
         // The common case, a slot taken at `enqueue`: no continuation.
         if state.withLock({ $0.holders.contains(id) }) { return true }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        return await waitInQueue(id)
+    }
+
+    /// `wait(_:)` for a task queued behind the limit.
+    @inline(never)
+    nonisolated(nonsending) private func waitInQueue(_ id: Int) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let answer = state.withLock { state -> Bool? in
                 if state.holders.contains(id) { return true }
                 guard state.waiting.contains(id) else { return false }
