@@ -76,19 +76,17 @@ extension SessionManager {
     /// processing queue would give, without two thread hops. Returns the value and the task's final error.
     private func serialize(_ task: SessionTask, _ outcome: TransferOutcome, movedTo: String?,
                            failure: ClientError?) -> ((any Sendable)?, ClientError?) {
-        let data = task.kind == .download ? nil : outcome.data
-        let serialized = responseSerializer.serialize(response: outcome.response, data: data)
-        let value: (any Sendable)?
-        var failure = failure
-        if task.kind == .download {
-            value = movedTo
-            if failure == nil { failure = serialized.error }
-        } else {
-            value = serialized.value
-            failure = serialized.error
+        // Taken apart as it comes back: the value is moved on, not copied (an existential: a copy goes through its
+        // type's witnesses).
+        if task.kind != .download {
+            let (value, error) = responseSerializer.serialize(response: outcome.response, data: outcome.data)
+            task.setError(error)
+            return (value, error)
         }
+        let (_, error) = responseSerializer.serialize(response: outcome.response, data: nil)
+        let failure = failure ?? error
         task.setError(failure)
-        return (value, failure)
+        return (movedTo, failure)
     }
 
     /// Calls the completion handler on the completion queue, inside the completion group, and returns after it did.

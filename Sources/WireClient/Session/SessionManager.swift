@@ -83,6 +83,7 @@ public final class SessionManager: Sendable {
             (Array(state.draining.values) + (state.current.map { [$0] } ?? []), Array(state.streams.values))
         }
         for stream in streams { stream.finish() }
+        timeouts.stop()
         let clients = generations.flatMap(\.ownClients)
         if !clients.isEmpty {
             Task { for client in clients { await client.shutdown() } }

@@ -35,7 +35,9 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     struct Core {
         var machine = TaskStateMachine()
-        var currentRequest: ClientRequest
+        /// The request being sent when it is not `originalRequest` (a redirect's hop, an adapted attempt); nil while
+        /// it is the original, which then is not stored twice.
+        var replacedRequest: ClientRequest?
         var response: ClientResponse?
         var uploadProgress = TaskProgress()
         var downloadProgress = TaskProgress()
@@ -75,13 +77,13 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         self.kind = kind
         originalRequest = request
         self.drivenByCaller = drivenByCaller
-        core = Mutex(Core(currentRequest: request, manager: manager))
+        core = Mutex(Core(manager: manager))
     }
 
     /// The state now.
     public var state: State { core.withLock { $0.machine.state } }
     /// The request now being sent: after a redirect, the request for the new location.
-    public var currentRequest: ClientRequest { core.withLock { $0.currentRequest } }
+    public var currentRequest: ClientRequest { core.withLock { $0.replacedRequest } ?? originalRequest }
     /// The final response, once its head arrived (during a redirect, nil until the last hop answers).
     public var response: ClientResponse? { core.withLock { $0.response } }
     /// Upload progress: body bytes written to the socket, of the body's length (−1 unknown).
@@ -297,7 +299,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         download.core.withLock { core in
             _ = core.machine.apply(.resume)
             core.started = true
-            core.currentRequest = taken.currentRequest
+            core.replacedRequest = taken.replacedRequest
             core.response = taken.response
             core.uploadProgress = taken.uploadProgress
             core.downloadProgress = taken.downloadProgress
@@ -316,7 +318,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     /// Prepares another attempt: the request it sends, progress from zero (the totals unknown until it reports them).
     func beginAttempt(with request: ClientRequest) {
         core.withLock { core in
-            core.currentRequest = request
+            core.replacedRequest = request
             core.response = nil
             core.uploadProgress = TaskProgress()
             core.downloadProgress = TaskProgress()
@@ -326,7 +328,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     /// Records the next hop's request.
     func setCurrentRequest(_ request: ClientRequest) {
-        core.withLock { $0.currentRequest = request }
+        core.withLock { $0.replacedRequest = request }
     }
 
     /// Records the final response and the download total it announces.

@@ -59,7 +59,8 @@ final class TimeoutWatch: Sendable {
     /// Watches `task`'s transfer: the resource timeout from now, and the idle timeout of its `idleClock` once its
     /// first hold ends (`IdleTimer.start()`).
     func add(_ task: SessionTask, resourceTimeout: Duration, idleTimeout: Duration) -> Key {
-        let now = Deadline.now().uptimeNanoseconds
+        // The coarse clock, as the idle clocks read it: the deadline may come one tick (a few milliseconds) early.
+        let now = Deadline.coarseNow().uptimeNanoseconds
         let entry = Entry(task: task, resourceDeadline: Self.adding(resourceTimeout, to: now),
                           resourceTimeout: resourceTimeout, idleTimeout: idleTimeout,
                           idleNanoseconds: Self.nanoseconds(idleTimeout))
@@ -96,6 +97,16 @@ final class TimeoutWatch: Sendable {
         state.withLock { state in state.remove(key) }
     }
 
+    /// Ends the watcher (its manager is gone: no transfer is left to watch).
+    func stop() {
+        let watcher = state.withLock { state -> Task<Void, Never>? in
+            defer { state.watcher = nil }
+            return state.watcher?.task
+        }
+        publishedWake.store(.max, ordering: .sequentiallyConsistent)
+        watcher?.cancel()
+    }
+
     /// Starts a watcher for `deadline` unless the current one wakes by then; returns the replaced watcher's task,
     /// to cancel outside the lock.
     private func wakeEarlier(_ state: inout State, for deadline: UInt64) -> Task<Void, Never>? {
@@ -104,10 +115,11 @@ final class TimeoutWatch: Sendable {
         state.watchers += 1
         let number = state.watchers
         // Detached: made from whichever transfer needed it, the watcher must not take that caller's priority or
-        // keep its task-local values alive while it sleeps.
-        let task = Task.detached { [weak self] in
-            guard let self else { return }
-            await watch(number: number, until: deadline)
+        // keep its task-local values alive while it sleeps. It holds the watch strongly (a weak reference would give
+        // the watch a side table, and every retain of it on a task's path the slow path) until it ends: when nothing
+        // is watched at its wake-up, or at `stop()`.
+        let task = Task.detached {
+            await self.watch(number: number, until: deadline)
         }
         state.watcher = (number, deadline, task)
         publishedWake.store(deadline, ordering: .sequentiallyConsistent)
