@@ -80,7 +80,8 @@ extension SessionManager {
         // type's witnesses).
         if task.kind != .download {
             let (value, error) = responseSerializer.serialize(response: outcome.response, data: outcome.data)
-            task.setError(error)
+            // The task completed without an error (`markCompleted`): only a serializer's error changes it.
+            if error != nil { task.setError(error) }
             return (value, error)
         }
         let (_, error) = responseSerializer.serialize(response: outcome.response, data: nil)

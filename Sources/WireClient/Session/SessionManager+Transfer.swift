@@ -48,8 +48,8 @@ extension SessionManager {
             task.setIdleTimer(idle)
             idle.start()
             outcome = await attempts(task, delegate, idle: idle)
+            // The task lets go of its idle timer when it is marked completed (`complete`).
             timeouts.remove(watched)
-            task.setIdleTimer(nil)
         } else {
             timeouts.remove(watched)
             outcome.error = task.cancelReason
@@ -181,6 +181,8 @@ extension SessionManager {
         var cacheAttempt: CacheAttempt?
         /// The trust the session's TLS layer enforces, read once per transfer when a hop first needs it.
         var trust: SessionTrust?
+        /// Whether a hop sent a body (and so set an upload total that a hop without one must reset).
+        var sentBody = false
     }
 
     /// One hop up to its response head: the client for the request's URL, the Wire request, the exchange, the
@@ -206,7 +208,9 @@ extension SessionManager {
         if let reason = await task.checkpoint() { return .failure(reason) }
         var wireRequest: HTTPClientRequest
         do {
-            wireRequest = try await makeWireRequest(request, to: target.get(), for: task, delegate: delegate, idle: idle)
+            wireRequest = try await makeWireRequest(request, to: target.get(), for: task, delegate: delegate, idle: idle,
+                                                    resetsUploadTotal: hop.sentBody)
+            if request.body != nil { hop.sentBody = true }
         } catch {
             return .failure(error)
         }
@@ -411,7 +415,8 @@ extension SessionManager {
     /// idle-timer activity.
     @inline(__always)  // A request without a body is built without a frame of its own (`sendBody` has one).
     nonisolated(nonsending) private func makeWireRequest(_ request: ClientRequest, to target: HTTPURL, for task: SessionTask,
-                                                         delegate: TaskDelegate, idle: IdleTimer) async throws(ClientError) -> HTTPClientRequest {
+                                                         delegate: TaskDelegate, idle: IdleTimer,
+                                                         resetsUploadTotal: Bool) async throws(ClientError) -> HTTPClientRequest {
         // Before any socket, for the first request and every redirect hop alike.
         try configuration.transportSecurity.check(request.url)
         var headers = sessionFields.fields(over: request.headers)
@@ -420,9 +425,10 @@ extension SessionManager {
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
         guard let body = request.body else {
-            // No byte of a body is sent (no upload progress), and the exchange touches the idle timer when the head
-            // is handed over: no observer.
-            task.setUploadTotal(-1)
+            // No byte of a body is sent (no upload progress: the total stays unknown, as each attempt starts it, or
+            // goes back to unknown after a hop with a body), and the exchange touches the idle timer when the head is
+            // handed over: no observer.
+            if resetsUploadTotal { task.setUploadTotal(-1) }
             return wireRequest
         }
         try await sendBody(body, of: request, in: &wireRequest, for: task, delegate: delegate, idle: idle)

@@ -38,8 +38,12 @@ struct SessionRedirectTests {
         try await LoopbackServer.with(Self.handler) { server in
             let manager = SessionManager()
             manager.responseSerializer = HTTPResponseSerializer()
+            let expectedToSend = Recorder<Int64>()
+            manager.taskDidComplete = { task, _ in expectedToSend.record(task.countOfBytesExpectedToSend) }
             let result = try await manager.data(for: Self.post(server.url("/r/\(status)"), method: method))
             #expect(String(decoding: result.data ?? Data(), as: UTF8.self) == expected)
+            // The last hop's upload total: unknown again after a hop that dropped the body.
+            #expect(expectedToSend.all == [expected.hasPrefix("GET") ? -1 : 7])
             #expect(result.response?.url == server.url("/echo"))
             let final = server.requests.last!
             #expect(final.target == "/echo")
