@@ -100,7 +100,8 @@ public struct ClientResponse: Sendable, Hashable {
         get { storage.value.source }
         set { fields.source = newValue }
     }
-    /// Timings and byte counts of the exchange, when it went over the network.
+    /// Timings and byte counts of the exchange as of the response head, when it went over the network (a task's
+    /// completion, `CompletionInfo.metrics`, has them for the whole exchange).
     public var metrics: HTTPClientMetrics.Snapshot? {
         get { storage.value.metricsBox?.value }
         set { fields.metricsBox = newValue.map(Boxed.init) }

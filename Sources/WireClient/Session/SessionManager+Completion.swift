@@ -19,15 +19,17 @@ extension SessionManager {
         if task.kind == .download, failure == nil, let temporary = outcome.temporaryFile, let response = outcome.response {
             (movedTo, failure) = await moveDownload(task, delegate, temporary, response, hooks: hooks)
         }
+        // Read once the body ended: the whole exchange's timings and byte counts.
+        let metrics = outcome.metricsBox
         if hooks.taskDidFinishCollectingMetrics != nil || hooks.taskDidComplete != nil {
-            await tellCompletion(task, metrics: outcome.metrics, error: failure, hooks: hooks)
+            await tellCompletion(task, metrics: metrics?.value, error: failure, hooks: hooks)
         }
         var value: (any Sendable)?
         if outcome.error == nil {
             (value, failure) = serialize(task, outcome, movedTo: movedTo, failure: failure)
         }
         let info = CompletionInfo(response: outcome.response, value: value, data: outcome.data, downloadPath: movedTo,
-                                  error: failure)
+                                  error: failure, metricsBox: metrics)
         // Before the completion handler; a file kept for resume data is not deleted.
         let keptForResumption = task.kind == .download ? await handOverResumeData(of: task, outcome) : false
         await deliver(info, to: delegate)

@@ -9,8 +9,14 @@ struct TransferOutcome: Sendable {
     /// A download's temporary file, closed.
     var temporaryFile: String?
     var error: ClientError?
-    /// The last response's metrics.
-    var metrics: HTTPClientMetrics.Snapshot? { response?.metrics }
+    /// The last exchange's record in Wire, complete once its body ended; nil for a response that did not come from
+    /// the network (a cache's).
+    var exchangeMetrics: HTTPClientMetrics?
+    /// The last exchange's metrics as they stand now: the whole exchange once the body ended (the response's own are
+    /// as of its head), else the response's.
+    var metricsBox: Boxed<HTTPClientMetrics.Snapshot>? {
+        exchangeMetrics.map { Boxed($0.snapshot) } ?? response?.metricsBox
+    }
     /// The download task a data task became (`ResponseDisposition.becomeDownload`): the one that completes.
     var replacement: (task: SessionTask, delegate: TaskDelegate)?
 }
@@ -247,6 +253,7 @@ extension SessionManager {
             ?? ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
                               metrics: response.metrics.snapshot)
         hop.outcome.response = clientResponse
+        hop.outcome.exchangeMetrics = response.metrics
         switch RedirectRules.next(after: request, status: response.status.code, location: response.headers.first(name: "Location")) {
         case .deliver:
             break

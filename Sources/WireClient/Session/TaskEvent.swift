@@ -44,7 +44,8 @@ public struct CompletionInfo: Sendable {
     public var downloadPath: String?
     /// The transport, move or serialization error, if any.
     public var error: ClientError?
-    /// Timings and byte counts of the last exchange.
+    /// Timings and byte counts of the last exchange, taken when the task completed (its body included, where
+    /// `response.metrics` are as of the response head).
     public var metrics: HTTPClientMetrics.Snapshot? {
         get { metricsBox?.value }
         set { metricsBox = newValue.map(Boxed.init) }
@@ -62,14 +63,15 @@ public struct CompletionInfo: Sendable {
         self.metrics = metrics
     }
 
-    /// Completion information whose metrics are `response`'s, shared rather than copied into a box of their own.
-    init(response: ClientResponse?, value: (any Sendable)?, data: Data?, downloadPath: String?, error: ClientError?) {
+    /// Completion information whose metrics are boxed already (shared, not copied into a box of their own).
+    init(response: ClientResponse?, value: (any Sendable)?, data: Data?, downloadPath: String?, error: ClientError?,
+         metricsBox: Boxed<HTTPClientMetrics.Snapshot>?) {
         self.response = response
         self.value = value
         self.data = data
         self.downloadPath = downloadPath
         self.error = error
-        metricsBox = response?.metricsBox
+        self.metricsBox = metricsBox
     }
 }
 

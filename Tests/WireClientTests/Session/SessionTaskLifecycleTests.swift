@@ -104,6 +104,49 @@ struct SessionTaskLifecycleTests {
         }
     }
 
+    /// The metrics a task completes with cover its whole exchange, body included (the response's own are as of its
+    /// head): the hook and the `didComplete` event see the same.
+    @Test func theCompletionsMetricsCoverTheWholeExchange() async throws {
+        let body = Data(repeating: 0x61, count: 100_000)
+        // The body goes out once the client has the head (its response hook ran): the head's metrics have no body.
+        let (release, released) = AsyncStream<Void>.makeStream()
+        try await LoopbackServer.with({ _, writer in
+            let chunks = AsyncStream<ByteBuffer> { continuation in
+                Task {
+                    for await _ in release { break }
+                    continuation.yield(ByteBuffer(bytes: body))
+                    continuation.finish()
+                }
+            }
+            try await writer.respond(HTTPResponseHead(status: .ok, headers: ["Content-Type": "text/plain"]), body: chunks)
+        }) { server in
+            let manager = SessionManager()
+            manager.responseSerializer = HTTPResponseSerializer()
+            manager.dataTaskDidReceiveResponse = { _, _ in
+                released.yield()
+                return .allow
+            }
+            let collected = Recorder<HTTPClientMetrics.Snapshot>()
+            manager.taskDidFinishCollectingMetrics = { _, metrics in collected.record(metrics) }
+            let events = manager.events
+            let result = try await manager.data(for: ClientRequest(url: server.url("/body")))
+            #expect(result.data == body)
+            let metrics = try #require(collected.all.first)
+            #expect(collected.all.count == 1)
+            #expect(metrics.bodyBytes == body.count)
+            #expect(metrics.timings.lastByte != nil && metrics.timings.firstByte != nil)
+            #expect(result.response?.metrics?.timings.lastByte == nil, "the response's metrics are as of its head")
+            var completed: CompletionInfo?
+            for await event in events {
+                if case .didComplete(_, let info) = event {
+                    completed = info
+                    break
+                }
+            }
+            #expect(completed?.metrics == metrics)
+        }
+    }
+
     @Test func progressFollowsTheCountingRules() async throws {
         let body = String(repeating: "z", count: 150_000)
         try await LoopbackServer.with({ request, writer in
