@@ -100,15 +100,18 @@ public struct ClientResponse: Sendable, Hashable {
         get { storage.value.source }
         set { fields.source = newValue }
     }
-    /// Timings and byte counts of the exchange as of the response head, when it went over the network (a task's
-    /// completion, `CompletionInfo.metrics`, has them for the whole exchange).
+    /// Timings and byte counts of the exchange, when it went over the network: in a completed task's response, of the
+    /// whole exchange, body included; nil in the response a hook sees before the body (and in a cache's).
     public var metrics: HTTPClientMetrics.Snapshot? {
         get { storage.value.metricsBox?.value }
         set { fields.metricsBox = newValue.map(Boxed.init) }
     }
     /// The metrics behind a reference (a snapshot is some 300 bytes, two socket addresses): shared, not copied, by
     /// what carries the response's metrics on (`CompletionInfo`).
-    var metricsBox: Boxed<HTTPClientMetrics.Snapshot>? { storage.value.metricsBox }
+    var metricsBox: Boxed<HTTPClientMetrics.Snapshot>? {
+        get { storage.value.metricsBox }
+        set { fields.metricsBox = newValue }
+    }
 
     /// Creates a response; `mimeType`, `textEncodingName` and `expectedContentLength` are derived from `headers`.
     /// - Parameters:

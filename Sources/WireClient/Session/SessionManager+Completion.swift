@@ -11,7 +11,12 @@ extension SessionManager {
     /// - Returns: What the task completed with (the completion handler's arguments).
     @discardableResult
     nonisolated(nonsending) func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: TransferOutcome) async -> CompletionInfo {
-        await task.markCompleted(error: outcome.error)
+        // Read once the body ended: the whole exchange's timings and byte counts, which the final response carries
+        // (the response a hook saw before the body had none) as the completion does.
+        let metrics = outcome.metricsBox
+        var outcome = outcome
+        if let metrics, outcome.exchangeMetrics != nil { outcome.response?.metricsBox = metrics }
+        await task.markCompleted(error: outcome.error, response: outcome.exchangeMetrics == nil ? nil : outcome.response)
         state.withLock { _ = $0.delegates.removeValue(forKey: task.taskIdentifier) }
         let hooks = self.hooks
         var failure = outcome.error
@@ -19,8 +24,6 @@ extension SessionManager {
         if task.kind == .download, failure == nil, let temporary = outcome.temporaryFile, let response = outcome.response {
             (movedTo, failure) = await moveDownload(task, delegate, temporary, response, hooks: hooks)
         }
-        // Read once the body ended: the whole exchange's timings and byte counts.
-        let metrics = outcome.metricsBox
         if hooks.taskDidFinishCollectingMetrics != nil || hooks.taskDidComplete != nil {
             await tellCompletion(task, metrics: metrics?.value, error: failure, hooks: hooks)
         }

@@ -12,8 +12,8 @@ struct TransferOutcome: Sendable {
     /// The last exchange's record in Wire, complete once its body ended; nil for a response that did not come from
     /// the network (a cache's).
     var exchangeMetrics: HTTPClientMetrics?
-    /// The last exchange's metrics as they stand now: the whole exchange once the body ended (the response's own are
-    /// as of its head), else the response's.
+    /// The last exchange's metrics as they stand now (the whole exchange once its body ended), else the response's
+    /// (a cache's has none).
     var metricsBox: Boxed<HTTPClientMetrics.Snapshot>? {
         exchangeMetrics.map { Boxed($0.snapshot) } ?? response?.metricsBox
     }
@@ -250,8 +250,7 @@ extension SessionManager {
     nonisolated(nonsending) private func afterHead(_ response: HTTPClientResponse, to request: ClientRequest, of task: SessionTask,
                            _ delegate: TaskDelegate, idle: IdleTimer, _ hop: inout HopState) async -> ClientRequest? {
         let clientResponse = hop.cacheAttempt?.revalidated(by: response, url: request.url)
-            ?? ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers,
-                              metrics: response.metrics.snapshot)
+            ?? ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers)
         hop.outcome.response = clientResponse
         hop.outcome.exchangeMetrics = response.metrics
         switch RedirectRules.next(after: request, status: response.status.code, location: response.headers.first(name: "Location")) {

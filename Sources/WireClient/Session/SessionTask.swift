@@ -254,29 +254,32 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     /// Moves to `completed` once the task is not suspended (a transfer that ended while suspended completes on
     /// resume: no callback while suspended). Only the task's transfer calls it, so it succeeds exactly once.
     @inline(__always)  // The common case, a running task completing at once, in the caller's frame.
-    nonisolated(nonsending) func markCompleted(error: ClientError?) async {
-        if tryMarkingCompleted(error: error) { return }
-        await markCompletedOnceResumed(error: error)
+    nonisolated(nonsending) func markCompleted(error: ClientError?, response: ClientResponse? = nil) async {
+        if tryMarkingCompleted(error: error, response: response) { return }
+        await markCompletedOnceResumed(error: error, response: response)
     }
 
-    /// Completes the task unless it is suspended; whether it is completed now.
-    private func tryMarkingCompleted(error: ClientError?) -> Bool {
+    /// Completes the task unless it is suspended, with `response` (the final one, with the whole exchange's metrics)
+    /// in place of the head's when given; whether it is completed now.
+    private func tryMarkingCompleted(error: ClientError?, response: ClientResponse?) -> Bool {
         core.withLock { core -> Bool in
             if core.machine.apply(.complete) != nil {
                 core.error = error
                 core.idleTimer = nil
+                // Only over the response the task had (the final hop's head), with its metrics now complete.
+                if let response, core.response != nil { core.response = response }
                 return true
             }
             return core.machine.state == .completed
         }
     }
 
-    /// `markCompleted(error:)` for a suspended task: completes it once resumed.
+    /// `markCompleted(error:response:)` for a suspended task: completes it once resumed.
     @inline(never)
-    nonisolated(nonsending) private func markCompletedOnceResumed(error: ClientError?) async {
+    nonisolated(nonsending) private func markCompletedOnceResumed(error: ClientError?, response: ClientResponse?) async {
         while true {
             await waitWhileSuspended()
-            if tryMarkingCompleted(error: error) { return }
+            if tryMarkingCompleted(error: error, response: response) { return }
         }
     }
 

@@ -104,8 +104,8 @@ struct SessionTaskLifecycleTests {
         }
     }
 
-    /// The metrics a task completes with cover its whole exchange, body included (the response's own are as of its
-    /// head): the hook and the `didComplete` event see the same.
+    /// The metrics a task completes with cover its whole exchange, body included: the hook, the `didComplete` event,
+    /// the final response and the task's response see the same; the response a hook sees before the body has none.
     @Test func theCompletionsMetricsCoverTheWholeExchange() async throws {
         let body = Data(repeating: 0x61, count: 100_000)
         // The body goes out once the client has the head (its response hook ran): the head's metrics have no body.
@@ -122,7 +122,9 @@ struct SessionTaskLifecycleTests {
         }) { server in
             let manager = SessionManager()
             manager.responseSerializer = HTTPResponseSerializer()
-            manager.dataTaskDidReceiveResponse = { _, _ in
+            let headMetrics = Recorder<Bool>()
+            manager.dataTaskDidReceiveResponse = { _, response in
+                headMetrics.record(response.metrics == nil)
                 released.yield()
                 return .allow
             }
@@ -135,15 +137,19 @@ struct SessionTaskLifecycleTests {
             #expect(collected.all.count == 1)
             #expect(metrics.bodyBytes == body.count)
             #expect(metrics.timings.lastByte != nil && metrics.timings.firstByte != nil)
-            #expect(result.response?.metrics?.timings.lastByte == nil, "the response's metrics are as of its head")
+            // The final response carries them too; the one the hook saw before the body had none.
+            #expect(result.response?.metrics == metrics)
+            #expect(headMetrics.all == [true])
             var completed: CompletionInfo?
+            var taskResponse: ClientResponse?
             for await event in events {
-                if case .didComplete(_, let info) = event {
-                    completed = info
+                if case .didComplete(let task, let info) = event {
+                    (completed, taskResponse) = (info, task.response)
                     break
                 }
             }
-            #expect(completed?.metrics == metrics)
+            #expect(completed?.metrics == metrics && taskResponse?.metrics == metrics)
+            #expect(completed?.response?.metrics == metrics)
         }
     }
 
