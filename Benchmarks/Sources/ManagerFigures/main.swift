@@ -17,6 +17,8 @@ import WireClient
 //
 // MODE:
 //   client     HTTPClient: execute, collect the body (the floor)
+//   same       client, sending the fields the manager's GET carries (Accept-Language, User-Agent, Accept-Encoding):
+//              the same request bytes on the wire
 //   data       HTTPSessionManager.get with HTTPResponseSerializer (status and content-type checks, Data back)
 //   json       HTTPSessionManager.get with JSONResponseSerializer (a JSONValue tree)
 //   decodable  HTTPSessionManager.get with DecodableResponseSerializer<User> (JSONDecoder into a struct)
@@ -49,11 +51,11 @@ struct User: Decodable, Sendable {
     let tags: [String]
 }
 
-enum Mode: String { case client, observed, hopped, iterated, built, data, json, decodable }
+enum Mode: String { case client, same, observed, hopped, iterated, built, data, json, decodable }
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let mode = Mode(rawValue: arguments[1]) else {
-    report("usage: ManagerFigures client|observed|hopped|iterated|built|data|json|decodable URL [CONNECTIONS=64] [SECONDS=4] [REQUESTS]")
+    report("usage: ManagerFigures client|same|observed|hopped|iterated|built|data|json|decodable URL [CONNECTIONS=64] [SECONDS=4] [REQUESTS]")
     exit(2)
 }
 let url = arguments[2]
@@ -78,10 +80,19 @@ var sessionConfiguration = SessionConfiguration.default
 sessionConfiguration.httpClient = client
 let manager = try HTTPSessionManager(configuration: sessionConfiguration)
 switch mode {
-case .client, .observed, .hopped, .iterated, .built, .data: manager.responseSerializer = HTTPResponseSerializer()
+case .client, .same, .observed, .hopped, .iterated, .built, .data: manager.responseSerializer = HTTPResponseSerializer()
 case .json: manager.responseSerializer = JSONResponseSerializer()
 case .decodable: manager.responseSerializer = DecodableResponseSerializer<User>()
 }
+
+/// The fields the manager's GET carries on the wire (the serializer's `Accept-Language` and `User-Agent`, the
+/// session's `Accept-Encoding`), for `same`: HTTPClient sending the same request bytes. Made once, as a client that
+/// sends the same fields each time would hold them.
+let managerFields: HTTPHeaders = {
+    var fields = (try? manager.request(method: "GET", path: url).headers) ?? HTTPHeaders()
+    fields.add(name: "Accept-Encoding", value: "gzip, deflate")
+    return fields
+}()
 
 /// One request of the chosen path; fails loudly on anything but a 200 with a body, so a broken run cannot pass as
 /// a fast one.
@@ -117,8 +128,9 @@ case .decodable: manager.responseSerializer = DecodableResponseSerializer<User>(
         }.value
         return
     }
-    if mode == .client || mode == .observed {
+    if mode == .client || mode == .same || mode == .observed {
         var request = HTTPClientRequest(url: url)
+        if mode == .same { request.headers = managerFields }
         if mode == .observed { request.observer = { _, _ in } }
         let response = try await client.execute(request)
         let body = try await response.body.collect(upTo: 1 << 16)
