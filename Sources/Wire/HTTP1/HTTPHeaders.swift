@@ -281,7 +281,7 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
     }
 
     /// Calls `body` with each position whose name matches `name` case-insensitively.
-    private func forEachPosition(named name: String, _ body: (Int) -> Void) {
+    package func forEachPosition(named name: String, _ body: (Int) -> Void) {
         var name = name
         name.withUTF8 { query in forEachPosition(named: query, body) }
     }

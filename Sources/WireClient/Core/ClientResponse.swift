@@ -164,15 +164,11 @@ public struct ClientResponse: Sendable, Hashable {
     /// The length when `headers` has exactly one `Content-Length`, of 1 to 18 digits, and no `Transfer-Encoding`;
     /// nil for anything else (which `contentLength` then reads the long way).
     private static func plainContentLength(_ headers: HTTPHeaders) -> Int64? {
+        guard !headers.contains(name: "Transfer-Encoding") else { return nil }
+        var fields = 0
         var length: Int64?
-        for position in headers.indices {
-            let name = headers.withNameBytes(at: position) { name -> Int in
-                if name.count == 14, sameLowercased(name, "content-length") { return 1 }
-                if name.count == 17, sameLowercased(name, "transfer-encoding") { return 2 }
-                return 0
-            }
-            guard name != 0 else { continue }
-            guard name == 1, length == nil else { return nil }
+        headers.forEachPosition(named: "Content-Length") { position in
+            fields += 1
             length = headers.withValueBytes(at: position) { value -> Int64? in
                 guard value.count > 0, value.count <= 18 else { return nil }
                 var total: Int64 = 0
@@ -183,21 +179,8 @@ public struct ClientResponse: Sendable, Hashable {
                 }
                 return total
             }
-            guard length != nil else { return nil }
         }
-        return length
-    }
-
-    /// Whether `bytes` spell `lowercased` (ASCII, lower-case) in any case; the counts are equal.
-    private static func sameLowercased(_ bytes: Span<UInt8>, _ lowercased: StaticString) -> Bool {
-        let expected = UnsafeBufferPointer(start: lowercased.utf8Start, count: lowercased.utf8CodeUnitCount)
-        for offset in 0..<bytes.count {
-            let (byte, wanted) = (bytes[offset], expected[offset])
-            guard byte == wanted || (byte | 0x20 == wanted && wanted >= UInt8(ascii: "a") && wanted <= UInt8(ascii: "z")) else {
-                return false
-            }
-        }
-        return true
+        return fields == 1 ? length : nil
     }
 }
 
