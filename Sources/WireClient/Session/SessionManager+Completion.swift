@@ -13,7 +13,7 @@ extension SessionManager {
     nonisolated(nonsending) func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: TransferOutcome) async -> CompletionInfo {
         // Read once the body ended: the whole exchange's timings and byte counts, which the final response carries
         // (the response a hook saw before the body had none) as the completion does.
-        let metrics = outcome.metricsBox
+        let metrics = outcome.snapshotMetrics()
         var outcome = outcome
         if let metrics, outcome.exchangeMetrics != nil { outcome.response?.metricsBox = metrics }
         await task.markCompleted(error: outcome.error, response: outcome.exchangeMetrics == nil ? nil : outcome.response)

@@ -12,9 +12,9 @@ struct TransferOutcome: Sendable {
     /// The last exchange's record in Wire, complete once its body ended; nil for a response that did not come from
     /// the network (a cache's).
     var exchangeMetrics: HTTPClientMetrics?
-    /// The last exchange's metrics as they stand now (the whole exchange once its body ended), else the response's
-    /// (a cache's has none).
-    var metricsBox: Boxed<HTTPClientMetrics.Snapshot>? {
+    /// A snapshot of the last exchange's metrics as they stand now (the whole exchange once its body ended), else
+    /// the response's (a cache's has none). A function, not a property: each call reads Wire's record again.
+    func snapshotMetrics() -> Boxed<HTTPClientMetrics.Snapshot>? {
         exchangeMetrics.map { Boxed($0.snapshot) } ?? response?.metricsBox
     }
     /// The download task a data task became (`ResponseDisposition.becomeDownload`): the one that completes.
