@@ -125,8 +125,9 @@ public final class CookieStorage: Sendable {
     /// - Returns: How many fields set or deleted a cookie (the others were ignored).
     @discardableResult
     public func storeCookies(fromResponseHeaders headers: HTTPHeaders, for url: URL) -> Int {
+        // Most responses set none: one scan of the names, no array made.
+        guard headers.contains(name: "Set-Cookie") else { return 0 }
         let fields = headers["Set-Cookie"]
-        guard !fields.isEmpty else { return 0 }
         let now = clock()
         let parsed = fields.compactMap { Cookie(setCookie: $0, for: url, now: now) }
         return state.withLock { state in

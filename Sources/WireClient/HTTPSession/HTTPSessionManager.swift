@@ -206,7 +206,11 @@ struct RecentlyResolved {
     static func sameBytes(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
         let compared = a.utf8.withContiguousStorageIfAvailable { left in
-            b.utf8.withContiguousStorageIfAvailable { right in left.elementsEqual(right) }
+            b.utf8.withContiguousStorageIfAvailable { right in
+                // An index loop over the two buffers: `elementsEqual` walks two iterators, several times slower.
+                for offset in 0..<left.count where left[offset] != right[offset] { return false }
+                return true
+            }
         }
         return (compared ?? nil) ?? a.utf8.elementsEqual(b.utf8)
     }

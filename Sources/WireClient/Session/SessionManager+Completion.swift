@@ -17,7 +17,7 @@ extension SessionManager {
         var outcome = outcome
         if let metrics, outcome.exchangeMetrics != nil { outcome.response?.metricsBox = metrics }
         await task.markCompleted(error: outcome.error, response: outcome.exchangeMetrics == nil ? nil : outcome.response)
-        state.withLock { _ = $0.delegates.removeValue(forKey: task.taskIdentifier) }
+        state.withLock { _ = $0.delegates.remove(task.taskIdentifier) }
         let hooks = self.hooks
         var failure = outcome.error
         var movedTo: String?
@@ -35,7 +35,8 @@ extension SessionManager {
                                   error: failure, metricsBox: metrics)
         // Before the completion handler; a file kept for resume data is not deleted.
         let keptForResumption = task.kind == .download ? await handOverResumeData(of: task, outcome) : false
-        await deliver(info, to: delegate)
+        // An `async` form's task has no handler: its caller gets `info` from `drive` (no frame for `deliver`).
+        if !delegate.drivenByCaller { await deliver(info, to: delegate) }
         if let temporary = outcome.temporaryFile, movedTo == nil, !keptForResumption { try? await AsyncFile.remove(temporary) }
         emit(.didComplete(task, info))
         task.release()
@@ -96,9 +97,8 @@ extension SessionManager {
     }
 
     /// Calls the completion handler on the completion queue, inside the completion group, and returns after it did.
+    /// Only for a task with a handler: an `async` form's caller gets what the task completed with from `drive`.
     nonisolated(nonsending) private func deliver(_ info: CompletionInfo, to delegate: TaskDelegate) async {
-        // An `async` form's task has no handler: its caller gets `info` from `drive`.
-        if delegate.drivenByCaller { return }
         let (queue, group) = state.withLock { ($0.completionQueue ?? privateCompletionQueue, $0.completionGroup) }
         let completion = delegate.completion
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -90,10 +90,10 @@ extension SessionManager {
         let task = SessionTask(identifier: identifier, kind: kind, request: request, manager: self,
                                drivenByCaller: drivenByCaller)
         let invalid = state.withLock { state -> Bool in
-            state.delegates[identifier] = TaskDelegate(
+            state.delegates.insert(TaskDelegate(
                 task: task, generation: state.current, uploadProgress: uploadProgress, downloadProgress: downloadProgress,
                 completion: completion, destination: destination, replacesExistingFile: replacesExistingFile,
-                drivenByCaller: drivenByCaller)
+                drivenByCaller: drivenByCaller))
             state.current?.pendingTasks.wrappingAdd(1, ordering: .sequentiallyConsistent)
             return state.current == nil
         }

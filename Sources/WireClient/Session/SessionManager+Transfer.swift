@@ -385,8 +385,8 @@ extension SessionManager {
                                  destination: nil, replacesExistingFile: false,
                                  drivenByCaller: delegate.drivenByCaller)
         state.withLock { state in
-            state.delegates.removeValue(forKey: task.taskIdentifier)
-            state.delegates[identifier] = moved
+            state.delegates.remove(task.taskIdentifier)
+            state.delegates.insert(moved)
         }
         return (download, moved)
     }

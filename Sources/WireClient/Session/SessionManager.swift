@@ -43,7 +43,7 @@ public final class SessionManager: Sendable {
         /// Sessions invalidated and waiting for their last task, by generation number.
         var draining: [Int: SessionGeneration] = [:]
         /// The unfinished tasks, by identifier.
-        var delegates: [Int: TaskDelegate] = [:]
+        var delegates = TaskTable()
         var responseSerializer: any ResponseSerializer = JSONResponseSerializer()
         var interceptor: (any Interceptor)?
         var completionQueue: DispatchQueue?
@@ -157,7 +157,7 @@ public final class SessionManager: Sendable {
 
     /// The unfinished tasks (suspended ones included), in creation order. Does not block on I/O.
     public var tasks: [SessionTask] {
-        state.withLock { state in state.delegates.keys.sorted().compactMap { state.delegates[$0]?.task } }
+        state.withLock { state in state.delegates.delegates.map(\.task) }.sorted { $0.taskIdentifier < $1.taskIdentifier }
     }
 
     /// The unfinished data tasks, in creation order.

@@ -52,6 +52,32 @@ struct SessionTaskLifecycleTests {
         manager.invalidateSession(cancelingTasks: true)
     }
 
+    /// The manager's list of unfinished tasks stays exact while tasks end in any order: through its growth, its
+    /// shrinking, and identifiers far apart sharing their low bits.
+    @Test func theTaskListStaysExactWhileTasksEndInAnyOrder() async throws {
+        let manager = SessionManager()
+        let request = ClientRequest(url: URL(string: "http://127.0.0.1:9/")!)
+        let tasks = (1...300).map { _ in manager.dataTask(with: request) }
+        #expect(manager.tasks.map(\.taskIdentifier) == Array(1...300))
+        // A fixed pseudo-random order (a linear congruential walk), so a failure repeats.
+        var order = Array(tasks.indices)
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for index in order.indices.reversed() {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            order.swapAt(index, Int(seed >> 33) % (index + 1))
+        }
+        var remaining = Set(1...300)
+        for (step, index) in order.enumerated() {
+            tasks[index].cancel()
+            remaining.remove(tasks[index].taskIdentifier)
+            let expected = remaining.sorted()
+            // Checked at every step while few are left (where identifiers far apart collide), else every 25th.
+            guard remaining.count < 40 || step % 25 == 0 else { continue }
+            #expect(await eventually(within: .seconds(10)) { manager.tasks.map(\.taskIdentifier) == expected })
+        }
+        #expect(manager.tasks.isEmpty)
+    }
+
     @Test func callbacksRunInOrderOnTheDelegateQueueAndNeverOnAnEventLoop() async throws {
         try await LoopbackServer.with({ request, writer in
             try await writer.reply(200, String(repeating: "b", count: 300_000), headers: ["Content-Type": "application/json"])
