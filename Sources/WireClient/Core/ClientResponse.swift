@@ -18,7 +18,7 @@ public struct ClientResponse: Sendable, Hashable {
         var setTextEncodingName: String??
         var setExpectedContentLength: Int64?
         var source = ResponseSource.network
-        var metricsBox: Boxed<HTTPClientMetrics.Snapshot>?
+        var metricsBox: MetricsBox?
 
         var mimeType: String? { setMIMEType ?? contentType?.type }
         var textEncodingName: String? { setTextEncodingName ?? contentType?.charset }
@@ -104,11 +104,11 @@ public struct ClientResponse: Sendable, Hashable {
     /// whole exchange, body included; nil in the response a hook sees before the body (and in a cache's).
     public var metrics: HTTPClientMetrics.Snapshot? {
         get { storage.value.metricsBox?.value }
-        set { fields.metricsBox = newValue.map(Boxed.init) }
+        set { fields.metricsBox = newValue.map(MetricsBox.init) }
     }
     /// The metrics behind a reference (a snapshot is some 300 bytes, two socket addresses): shared, not copied, by
     /// what carries the response's metrics on (`CompletionInfo`).
-    var metricsBox: Boxed<HTTPClientMetrics.Snapshot>? {
+    var metricsBox: MetricsBox? {
         get { storage.value.metricsBox }
         set { fields.metricsBox = newValue }
     }
@@ -120,7 +120,7 @@ public struct ClientResponse: Sendable, Hashable {
     ///   - headers: The header fields.
     ///   - metrics: The exchange's metrics.
     public init(url: URL, statusCode: Int, headers: HTTPHeaders = HTTPHeaders(), metrics: HTTPClientMetrics.Snapshot? = nil) {
-        storage = Boxed(Fields(url: url, statusCode: statusCode, headers: headers, metricsBox: metrics.map(Boxed.init)))
+        storage = Boxed(Fields(url: url, statusCode: statusCode, headers: headers, metricsBox: metrics.map(MetricsBox.init)))
     }
 
     /// Equal when every field is: the same status, URL, fields, derived values, source and metrics.

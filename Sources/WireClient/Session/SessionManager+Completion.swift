@@ -11,9 +11,9 @@ extension SessionManager {
     /// - Returns: What the task completed with (the completion handler's arguments).
     @discardableResult
     nonisolated(nonsending) func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: TransferOutcome) async -> CompletionInfo {
-        // Read once the body ended: the whole exchange's timings and byte counts, which the final response carries
+        // The whole exchange's timings and byte counts (its body ended), which the final response carries
         // (the response a hook saw before the body had none) as the completion does.
-        let metrics = outcome.snapshotMetrics()
+        let metrics = outcome.finalMetrics()
         var outcome = outcome
         if let metrics, outcome.exchangeMetrics != nil { outcome.response?.metricsBox = metrics }
         await task.markCompleted(error: outcome.error, response: outcome.exchangeMetrics == nil ? nil : outcome.response)

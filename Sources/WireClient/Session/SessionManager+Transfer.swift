@@ -12,10 +12,13 @@ struct TransferOutcome: Sendable {
     /// The last exchange's record in Wire, complete once its body ended; nil for a response that did not come from
     /// the network (a cache's).
     var exchangeMetrics: HTTPClientMetrics?
-    /// A snapshot of the last exchange's metrics as they stand now (the whole exchange once its body ended), else
-    /// the response's (a cache's has none). A function, not a property: each call reads Wire's record again.
-    func snapshotMetrics() -> Boxed<HTTPClientMetrics.Snapshot>? {
-        exchangeMetrics.map { Boxed($0.snapshot) } ?? response?.metricsBox
+    /// The last exchange's metrics once the transfer ended, else the response's (a cache's has none). After a
+    /// transfer without error the exchange's body ended and Wire's record no longer changes: it is read when asked.
+    /// After an error the connection may still write to it, so it is copied now. A function, not a property: each
+    /// call may copy Wire's record.
+    func finalMetrics() -> MetricsBox? {
+        guard let exchangeMetrics else { return response?.metricsBox }
+        return error == nil ? MetricsBox(finished: exchangeMetrics) : MetricsBox(exchangeMetrics.snapshot)
     }
     /// The download task a data task became (`ResponseDisposition.becomeDownload`): the one that completes.
     var replacement: (task: SessionTask, delegate: TaskDelegate)?

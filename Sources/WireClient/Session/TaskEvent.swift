@@ -48,9 +48,9 @@ public struct CompletionInfo: Sendable {
     /// `response.metrics` are as of the response head).
     public var metrics: HTTPClientMetrics.Snapshot? {
         get { metricsBox?.value }
-        set { metricsBox = newValue.map(Boxed.init) }
+        set { metricsBox = newValue.map(MetricsBox.init) }
     }
-    private var metricsBox: Boxed<HTTPClientMetrics.Snapshot>?
+    private var metricsBox: MetricsBox?
 
     /// Creates completion information.
     public init(response: ClientResponse? = nil, value: (any Sendable)? = nil, data: Data? = nil, downloadPath: String? = nil,
@@ -65,7 +65,7 @@ public struct CompletionInfo: Sendable {
 
     /// Completion information whose metrics are boxed already (shared, not copied into a box of their own).
     init(response: ClientResponse?, value: (any Sendable)?, data: Data?, downloadPath: String?, error: ClientError?,
-         metricsBox: Boxed<HTTPClientMetrics.Snapshot>?) {
+         metricsBox: MetricsBox?) {
         self.response = response
         self.value = value
         self.data = data
