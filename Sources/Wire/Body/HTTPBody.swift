@@ -56,7 +56,7 @@ public struct HTTPBody: AsyncSequence, Sendable {
     ///
     /// - Throws: `HTTPBodyError.tooLarge` once more than `maxBytes` arrive (the rest is not read),
     ///   or the error that ended the stream.
-    public func collect(upTo maxBytes: Int) async throws -> ByteBuffer {
+    nonisolated(nonsending) public func collect(upTo maxBytes: Int) async throws -> ByteBuffer {
         var collected = ByteBuffer()
         for try await chunk in self {
             guard collected.readableBytes + chunk.readableBytes <= maxBytes else {
@@ -82,7 +82,7 @@ public struct HTTPBody: AsyncSequence, Sendable {
         ///
         /// - Throws: `HTTPBodyError.alreadyConsumed` from a second iterator, `.cancelled` after
         ///   cancellation, or the connection's error (reset, truncated body, timeout).
-        public mutating func next() async throws -> ByteBuffer? {
+        nonisolated(nonsending) public mutating func next() async throws -> ByteBuffer? {
             guard isFirst else { throw HTTPBodyError.alreadyConsumed }
             return try await consumer.channel.next()
         }
@@ -307,7 +307,7 @@ final class BodyChannel: Sendable {
         }
     }
 
-    func next() async throws -> ByteBuffer? {
+    nonisolated(nonsending) func next() async throws -> ByteBuffer? {
         // What is already here is taken without suspending: no continuation, no cancellation handler (a small
         // response's body and end are in the channel when its task first reads it). A cancelled task goes the
         // long way, where the handler abandons the body at once.

@@ -1,7 +1,7 @@
 extension HTTPClient {
     /// Sends `request` and follows the redirects the configuration allows: the method and body rules of RFC 9110
     /// §15.4, credentials dropped when a hop leaves the origin, and only `http` and `https` as destinations.
-    func followRedirects(_ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
+    nonisolated(nonsending) func followRedirects(_ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
         let origin = try request.parsedURL()
         var url = origin
         // Checked before a connection is leased: a negative length would reach the serializer.

@@ -72,7 +72,7 @@ public final class HTTPClient: Sendable {
     ///   - request: What to send.
     ///   - timeout: A total deadline for the request, body included; nil for none.
     /// - Throws: `HTTPClientError`.
-    public func execute(_ request: HTTPClientRequest, timeout: Duration? = nil) async throws(HTTPClientError) -> HTTPClientResponse {
+    nonisolated(nonsending) public func execute(_ request: HTTPClientRequest, timeout: Duration? = nil) async throws(HTTPClientError) -> HTTPClientResponse {
         guard request.method != .connect else {
             // A 2xx to CONNECT turns the connection into a tunnel, which an HTTPClientResponse cannot carry.
             throw HTTPClientError(.invalidRequest, "CONNECT opens a tunnel: use HTTPClient.connect(to:via:)")
@@ -108,7 +108,7 @@ public final class HTTPClient: Sendable {
 
     // MARK: Retry
 
-    func executeWithRetry(url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
+    nonisolated(nonsending) func executeWithRetry(url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
                           observation: RequestObservation? = nil,
                                   metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
         let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
@@ -266,7 +266,7 @@ public final class HTTPClient: Sendable {
                                keepAlive: keepAlive, requestComplete: requestComplete)
     }
 
-    private func send(_ prepared: PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
+    nonisolated(nonsending) private func send(_ prepared: sending PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
                       body: HTTPClientRequest.Body?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
                       observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
         let (headBytes, framing, inline, file) = (prepared.headBytes, prepared.framing, prepared.inline, prepared.file)
@@ -320,7 +320,20 @@ public final class HTTPClient: Sendable {
         // A body sent after the head: the exchange runs with the connection's loop as its executor,
         // so its awaits on the loop (the drain between parts, 100 Continue) resume on the loop's
         // own thread instead of hopping to a pool thread and back.
-        return try await withLoopPreference(connection.loop) { () async throws(HTTPClientError) -> HTTPClientResponse in
+        return try await sendInPartsOnLoop(connection: connection, url: url, method: method, body: body, inline: inline,
+                                           file: file, framing: framing, headBytes: headBytes, keepAlive: keepAlive,
+                                           expectsContinue: expectsContinue, metrics: metrics, abort: abort,
+                                           observation: observation)
+    }
+
+    /// `sendInParts` with the connection's loop as the task executor (off the caller's executor, which `send`
+    /// runs on).
+    private func sendInPartsOnLoop(connection: LoopBound<HTTP1ClientConnection>, url: HTTPURL, method: HTTPMethod,
+                                   body: HTTPClientRequest.Body?, inline: ByteBuffer?, file: FileReader?,
+                                   framing: HTTP1Serializer.BodyFraming, headBytes: [UInt8], keepAlive: Bool,
+                                   expectsContinue: Bool, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
+                                   observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
+        try await withLoopPreference(connection.loop) { () async throws(HTTPClientError) -> HTTPClientResponse in
             try await sendInParts(on: connection, url: url, method: method, body: body, inline: inline, file: file, framing: framing,
                                   headBytes: headBytes, keepAlive: keepAlive, expectsContinue: expectsContinue, metrics: metrics,
                                   abort: abort, observation: observation)

@@ -66,7 +66,7 @@ struct ResponseBodyReader {
     /// The next decoded chunk; nil at the end. An empty chunk only carries wire bytes (a trailer that decoded to
     /// nothing) to `takeWireByteCount()`.
     /// - Throws: Wire's body errors as they are; decoding failures as `ClientError` `.cannotDecodeContentData`.
-    mutating func next() async throws -> ByteBuffer? {
+    nonisolated(nonsending) mutating func next() async throws -> ByteBuffer? {
         if let refusal { throw failure(refusal) }
         guard let decoder else {
             guard let chunk = try await iterator.next() else { return nil }

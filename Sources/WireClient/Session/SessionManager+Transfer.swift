@@ -521,7 +521,7 @@ extension SessionManager {
 
     /// The body's next chunk, read once the task is not suspended, with the task's progress after it; nil at the end
     /// of the body, or when the task was cancelled or the body failed (then `outcome.error` says which).
-    private func nextChunk(_ iterator: inout ResponseBodyReader, of task: SessionTask, idle: IdleTimer, url: URL,
+    nonisolated(nonsending) private func nextChunk(_ iterator: inout ResponseBodyReader, of task: SessionTask, idle: IdleTimer, url: URL,
                            into outcome: inout TransferOutcome) async -> (chunk: ByteBuffer, progress: TaskProgress)? {
         if let reason = await task.checkpoint() {
             outcome.error = reason
