@@ -53,6 +53,15 @@ import WireClient
         #expect(try serializer.request(withMethod: "post", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString == "http://h/?a=1")
         let delete = try serializer.request(withMethod: "DELETE", urlString: "http://h/", parameters: ["a": 1])
         #expect(bodyText(delete) == "a=1")
+        // Back to the default set: methods in any case, and the ones outside it, go where the set says.
+        serializer.httpMethodsEncodingParametersInURI = ["HEAD", "DELETE", "GET"]
+        for method in ["GET", "get", "Head", "DELETE", "delete"] {
+            #expect(try serializer.request(withMethod: method, urlString: "http://h/", parameters: ["a": 1]).url.query == "a=1")
+        }
+        for method in ["POST", "post", "OPTIONS", "PUT", "PATCH", "PURGE"] {
+            let request = try serializer.request(withMethod: method, urlString: "http://h/", parameters: ["a": 1])
+            #expect(request.url.query == nil && bodyText(request) == "a=1")
+        }
     }
 
     @Test func customQuerySerialization() throws {

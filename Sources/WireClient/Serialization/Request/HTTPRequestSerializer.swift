@@ -13,7 +13,17 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     /// pair; setting a header replaces every field of its name): the per-request fast path reads this.
     private var defaultsMayRepeatAName = false
     /// Methods whose parameters go into the URL (looked up with the request's method upper-cased).
-    public var httpMethodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
+    public var httpMethodsEncodingParametersInURI: Set<String> {
+        get { methodsInURI }
+        set {
+            methodsInURI = newValue
+            methodsInURIAreTheDefault = newValue == Self.defaultMethodsInURI
+        }
+    }
+    private static let defaultMethodsInURI: Set<String> = ["GET", "HEAD", "DELETE"]
+    private var methodsInURI = defaultMethodsInURI
+    /// Whether `methodsInURI` is the default set, which the per-request check then compares without hashing.
+    private var methodsInURIAreTheDefault = true
     /// Copied into each request when non-nil; nil means the session's value.
     public var allowsCellularAccess: Bool?
     /// Copied into each request when non-nil; nil means the session's value.
@@ -79,6 +89,14 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
 
     /// Whether `method`'s parameters go into the URL.
     func encodesParametersInURI(_ method: String) -> Bool {
+        // The default set and a method as usually written: three comparisons, no hash of the method.
+        if methodsInURIAreTheDefault {
+            switch method {
+            case "GET", "HEAD", "DELETE": return true
+            case "POST", "PUT", "PATCH", "OPTIONS": return false
+            default: break
+            }
+        }
         // Methods come upper-case as a rule: then no upper-cased copy.
         let isUpperCase = !method.utf8.contains { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") }
         return httpMethodsEncodingParametersInURI.contains(isUpperCase ? method : method.uppercased())
