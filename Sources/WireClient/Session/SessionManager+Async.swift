@@ -52,15 +52,14 @@ extension SessionManager {
         let task = make()
         // Nothing when the task was cancelled at creation (an invalidated session): `drive` completes it at once.
         task.resume()
-        let info = await withTaskCancellationHandler {
-            if withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor != nil }) {
-                return await withTaskExecutorPreference(globalConcurrentExecutor) { await self.drive(task) }
-            }
-            return await drive(task)
-        } onCancel: {
-            // The transfer's: a data task that became a download has handed it over.
-            task.cancelTransfer(reason: ClientError(.cancelled, failingURL: task.originalRequest.url,
-                                                    failureReason: "the task was cancelled"))
+        // No cancellation handler here: the common path waits only on Wire, whose waits end at the caller's
+        // cancellation, and the transfer then cancels the task (`cancelReason(after:)`); the task's own waits (for a
+        // slot, a resume, a retry's delay) install one while they wait (`SessionTask.whileCallerWaits`).
+        let info: CompletionInfo?
+        if withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor != nil }) {
+            info = await withTaskExecutorPreference(globalConcurrentExecutor) { await self.drive(task) }
+        } else {
+            info = await drive(task)
         }
         guard let info else {
             throw task.error ?? ClientError(.cancelled, failingURL: task.originalRequest.url,

@@ -52,7 +52,7 @@ extension SessionManager {
         // table) and is removed below, before the task completes.
         let idleTimeout = task.originalRequest.timeoutInterval ?? configuration.timeoutIntervalForRequest
         let watched = timeouts.add(task, resourceTimeout: configuration.timeoutIntervalForResource, idleTimeout: idleTimeout)
-        if task.cancelReason == nil, await slots.wait(task.taskIdentifier), task.cancelReason == nil {
+        if task.cancelReason == nil, await slots.wait(task.taskIdentifier, for: task), task.cancelReason == nil {
             let idle = IdleTimer(task: task, timeout: idleTimeout, watch: timeouts)
             task.setIdleTimer(idle)
             idle.start()
@@ -101,7 +101,7 @@ extension SessionManager {
                 let failure = error as? ClientError
                     ?? ClientError(.requestSerializationFailed, failingURL: task.originalRequest.url, underlying: error,
                                    failureReason: "an adapter refused the request")
-                return TransferOutcome(error: task.cancelReason ?? failure)
+                return TransferOutcome(error: task.cancelReason(after: error) ?? failure)
             }
             let outcome = await transfer(task, delegate, idle: idle)
             guard outcome.replacement == nil, task.cancelReason == nil, let failure = retryableFailure(of: outcome) else {

@@ -185,17 +185,33 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         await waitForResume()
     }
 
-    /// `waitWhileSuspended()` for a task found suspended.
+    /// `waitWhileSuspended()` for a task found suspended. A caller-driven task's caller cancelling its Swift task
+    /// meanwhile cancels the task, which ends the wait (`whileCallerWaits`).
     @inline(never)
     nonisolated(nonsending) private func waitForResume() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = core.withLock { core -> Bool in
-                guard core.machine.state == .suspended else { return true }
-                core.waiters.append(continuation)
-                return false
+        await whileCallerWaits {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = core.withLock { core -> Bool in
+                    guard core.machine.state == .suspended else { return true }
+                    core.waiters.append(continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
         }
+    }
+
+    /// Runs `wait`, one of a caller-driven task's waits that nothing of Wire's ends (for a slot, for a resume, a
+    /// retry's delay), with the caller's cancellation cancelling this task, which ends the wait. Wire's own waits
+    /// (the exchange, a body's next chunk) end at the caller's cancellation themselves, and the transfer then
+    /// cancels the task (`cancelReason(after:)`): so the common path, which waits only on Wire, installs no
+    /// handler of its own. A driver task's waits are ended by `cancel()` directly.
+    nonisolated(nonsending) func whileCallerWaits<T>(_ wait: () async -> T) async -> T {
+        guard drivenByCaller else { return await wait() }
+        return await withTaskCancellationHandler(operation: wait, onCancel: {
+            self.cancelTransfer(reason: ClientError(.cancelled, failingURL: self.originalRequest.url,
+                                                    failureReason: "the task was cancelled"))
+        })
     }
 
     /// The reason the task was cancelled, if it was.
@@ -221,8 +237,8 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     }
 
     /// Why the transfer failed with `error`, when it was cancelled. A caller-driven task whose caller's Swift task
-    /// was cancelled may see Wire's own `.cancelled` before the `async` form's handler called `cancel()`: the
-    /// cancellation is recorded here then (first reason wins), so the task fails with `.cancelled` either way.
+    /// was cancelled sees Wire's own `.cancelled` (Wire ends its waits at the caller's cancellation): the task's
+    /// cancellation is recorded here then (first reason wins), so the task fails with `.cancelled`.
     func cancelReason(after error: any Error) -> ClientError? {
         if drivenByCaller, Task.isCancelled { cancel() }
         return cancelReason
@@ -247,7 +263,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         }
         let sleeper = Task { _ = try? await Task.sleep(for: delay) }
         attach(driver: sleeper)
-        await sleeper.value
+        await whileCallerWaits { await sleeper.value }
         core.withLock { $0.driver = nil }
     }
 

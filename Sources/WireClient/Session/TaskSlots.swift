@@ -30,13 +30,14 @@ final class TaskSlots: Sendable {
         }
     }
 
-    /// Returns true once `id` holds a slot; false when it was abandoned while waiting.
+    /// Returns true once `id` (`task`'s identifier) holds a slot; false when it was abandoned while waiting (the
+    /// task was cancelled: by `cancel()`, or, for a caller-driven task, by its caller's cancellation).
     @inline(__always)  // The common cases (no limit, a slot taken at `enqueue`) in the caller's frame.
-    nonisolated(nonsending) func wait(_ id: Int) async -> Bool {
+    nonisolated(nonsending) func wait(_ id: Int, for task: SessionTask) async -> Bool {
         guard limit != nil else { return true }
         // The common case, a slot taken at `enqueue`: no continuation.
         if state.withLock({ $0.holders.contains(id) }) { return true }
-        return await waitInQueue(id)
+        return await task.whileCallerWaits { await waitInQueue(id) }
     }
 
     /// `wait(_:)` for a task queued behind the limit.

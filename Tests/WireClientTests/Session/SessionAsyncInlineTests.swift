@@ -124,4 +124,43 @@ struct SessionAsyncInlineTests {
                                      ready: { _, _ in asked.current == 1 },
                                      stop: { manager, _ in manager.tasks.first?.cancel() })
     }
+
+    /// A retry's delay is the task's own wait, not Wire's: the caller's cancellation must end it too.
+    @Test func cancellingTheCallerEndsARetryDelay() async throws {
+        let asked = Counter()
+        let retrier = Retrier { _, _, _, _ in
+            asked.add()
+            return .retryAfter(.seconds(60))
+        }
+        try await Self.expectStopped("/busy", .cancelled, interceptor: retrier,
+                                     ready: { _, _ in asked.current == 1 },
+                                     stop: { _, call in call.cancel() })
+    }
+
+    /// A caller waiting for a slot (`maximumConcurrentTasks`) waits on the manager, not on Wire: cancelling it ends
+    /// the wait at once, with `.cancelled`, and the request is never sent.
+    @Test func cancellingTheCallerEndsItsWaitForASlot() async throws {
+        let gate = SessionInvalidationTests.Gate()
+        try await LoopbackServer.with(Self.handler(gate: gate)) { server in
+            var configuration = SessionConfiguration()
+            configuration.maximumConcurrentTasks = 1
+            let manager = SessionManager(configuration: configuration)
+            manager.responseSerializer = HTTPResponseSerializer()
+            let holder = manager.dataTask(with: ClientRequest(url: server.url("/head")))
+            holder.resume()
+            #expect(await eventually(within: .seconds(10)) { server.requests.contains { $0.target == "/head" } })
+            let outcome = Recorder<ClientError.Code?>()
+            let call = Self.start(manager, server.url("/ok"), into: outcome)
+            #expect(await eventually(within: .seconds(10)) { manager.tasks.count == 2 })
+            call.cancel()
+            let ended = await eventually(within: .seconds(5)) { !outcome.all.isEmpty }
+            #expect(ended, "the wait for a slot did not end")
+            gate.open()
+            await call.value
+            #expect(outcome.all == [.cancelled])
+            #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty })
+            #expect(!server.requests.contains { $0.target == "/ok" })
+            manager.invalidateSession(cancelingTasks: true)
+        }
+    }
 }
