@@ -49,10 +49,10 @@ struct IdleTimer: Sendable {
     private let watch: TimeoutWatch
     private let timeout: UInt64
 
-    init(task: SessionTask, timeout: Duration, watch: TimeoutWatch) {
+    init(task: SessionTask, timeout: TimeoutWatch.Timeout, watch: TimeoutWatch) {
         self.task = task
         self.watch = watch
-        self.timeout = TimeoutWatch.nanoseconds(timeout)
+        self.timeout = timeout.nanoseconds
     }
 
     /// Starts the clock: the transfer begins (its first hold ends).

@@ -50,11 +50,13 @@ extension SessionManager {
         var outcome = TransferOutcome()
         // One entry for both timeouts; it holds the task strongly (a weak reference would give every task a side
         // table) and is removed below, before the task completes.
-        let idleTimeout = task.originalRequest.timeoutInterval ?? configuration.timeoutIntervalForRequest
-        let watched = timeouts.add(task, resourceTimeout: configuration.timeoutIntervalForResource, idleTimeout: idleTimeout)
-        if task.cancelReason == nil, await slots.wait(task.taskIdentifier, for: task), task.cancelReason == nil {
-            let idle = IdleTimer(task: task, timeout: idleTimeout, watch: timeouts)
-            task.setIdleTimer(idle)
+        let idleTimeout = task.originalRequest.timeoutInterval.map(TimeoutWatch.Timeout.init) ?? defaultIdleTimeout
+        let watched = timeouts.add(task, resourceTimeout: resourceTimeout, idleTimeout: idleTimeout)
+        let idle = IdleTimer(task: task, timeout: idleTimeout, watch: timeouts)
+        // Without a task limit a slot is free at once, and `startTransfer` finds a cancellation in the same lock as
+        // it installs the idle timer.
+        if !slots.isLimited || task.cancelReason == nil, await slots.wait(task.taskIdentifier, for: task),
+           task.startTransfer(idle: idle) {
             idle.start()
             outcome = await attempts(task, delegate, idle: idle)
             // The task lets go of its idle timer when it is marked completed (`complete`).
@@ -521,6 +523,7 @@ extension SessionManager {
 
     /// The body's next chunk, read once the task is not suspended, with the task's progress after it; nil at the end
     /// of the body, or when the task was cancelled or the body failed (then `outcome.error` says which).
+    @inline(__always)  // Called per chunk: no frame of its own.
     nonisolated(nonsending) private func nextChunk(_ iterator: inout ResponseBodyReader, of task: SessionTask, idle: IdleTimer, url: URL,
                            into outcome: inout TransferOutcome) async -> (chunk: ByteBuffer, progress: TaskProgress)? {
         if let reason = await task.checkpoint() {

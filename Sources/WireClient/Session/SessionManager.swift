@@ -31,6 +31,9 @@ public final class SessionManager: Sendable {
     let slots: TaskSlots
     /// The idle and resource timeouts of the manager's tasks, under one sleeping Swift task.
     let timeouts = TimeoutWatch()
+    /// The configuration's resource and idle timeouts, converted once.
+    let resourceTimeout: TimeoutWatch.Timeout
+    let defaultIdleTimeout: TimeoutWatch.Timeout
     /// The fields sent with every request over its own (remembered for the last request fields seen).
     let sessionFields: SessionFields
     /// How many monitors and event streams there are (kept under the state lock, read without it by `emit`).
@@ -71,6 +74,8 @@ public final class SessionManager: Sendable {
         delegateQueue = DispatchQueue(label: "WireClient.SessionManager.delegate")
         privateCompletionQueue = DispatchQueue(label: "WireClient.SessionManager.completion")
         slots = TaskSlots(limit: configuration.maximumConcurrentTasks)
+        resourceTimeout = TimeoutWatch.Timeout(configuration.timeoutIntervalForResource)
+        defaultIdleTimeout = TimeoutWatch.Timeout(configuration.timeoutIntervalForRequest)
         sessionFields = SessionFields(configuration: configuration)
         state = Mutex(State(current: SessionGeneration(number: 0, configuration: configuration), generations: 1,
                             monitors: eventMonitors))

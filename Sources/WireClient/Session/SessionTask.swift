@@ -397,11 +397,14 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Installs the transfer's idle timer (paused at once if the task is suspended); nil removes it.
-    func setIdleTimer(_ timer: IdleTimer?) {
-        core.withLock { core in
+    /// The transfer starts, unless the task was cancelled (false): installs its idle timer, paused at once if the
+    /// task is suspended.
+    func startTransfer(idle timer: IdleTimer) -> Bool {
+        core.withLock { core -> Bool in
+            guard core.cancelReason == nil else { return false }
             core.idleTimer = timer
-            if core.machine.state == .suspended { timer?.setPaused(true) }
+            if core.machine.state == .suspended { timer.setPaused(true) }
+            return true
         }
     }
 

@@ -17,6 +17,9 @@ final class TaskSlots: Sendable {
         self.limit = limit
     }
 
+    /// Whether tasks may have to wait for a slot.
+    var isLimited: Bool { limit != nil }
+
     /// Takes a slot for `id` at once if one is free, else queues it.
     func enqueue(_ id: Int) {
         // Without a limit every task holds a slot at once: nothing to track.

@@ -10,6 +10,18 @@ import Wire
 /// deadline earlier than the watcher's wake-up (an entry added, a hold ended) checks the published wake-up first
 /// and takes the lock only when the watcher would wake too late. The watcher ends when nothing is watched.
 final class TimeoutWatch: Sendable {
+    /// A timeout as given and in nanoseconds: the session's are converted once, not for every task.
+    struct Timeout: Sendable {
+        let duration: Duration
+        /// `duration` in nanoseconds (`TimeoutWatch.nanoseconds`).
+        let nanoseconds: UInt64
+
+        init(_ duration: Duration) {
+            self.duration = duration
+            nanoseconds = TimeoutWatch.nanoseconds(duration)
+        }
+    }
+
     /// One transfer's timeouts.
     struct Entry {
         let task: SessionTask
@@ -58,12 +70,13 @@ final class TimeoutWatch: Sendable {
 
     /// Watches `task`'s transfer: the resource timeout from now, and the idle timeout of its `idleClock` once its
     /// first hold ends (`IdleTimer.start()`).
-    func add(_ task: SessionTask, resourceTimeout: Duration, idleTimeout: Duration) -> Key {
+    func add(_ task: SessionTask, resourceTimeout: Timeout, idleTimeout: Timeout) -> Key {
         // The coarse clock, as the idle clocks read it: the deadline may come one tick (a few milliseconds) early.
         let now = Deadline.coarseNow().uptimeNanoseconds
-        let entry = Entry(task: task, resourceDeadline: Self.adding(resourceTimeout, to: now),
-                          resourceTimeout: resourceTimeout, idleTimeout: idleTimeout,
-                          idleNanoseconds: Self.nanoseconds(idleTimeout))
+        let (resourceDeadline, overflow) = now.addingReportingOverflow(resourceTimeout.nanoseconds)
+        let entry = Entry(task: task, resourceDeadline: overflow ? .max : resourceDeadline,
+                          resourceTimeout: resourceTimeout.duration, idleTimeout: idleTimeout.duration,
+                          idleNanoseconds: idleTimeout.nanoseconds)
         let (key, stale) = state.withLock { state -> (Key, Task<Void, Never>?) in
             let serial = state.nextSerial
             state.nextSerial += 1
@@ -185,11 +198,5 @@ final class TimeoutWatch: Sendable {
         guard !overflow else { return .max }
         let (sum, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
         return carry ? .max : sum
-    }
-
-    /// `now` plus `duration`, saturating.
-    static func adding(_ duration: Duration, to now: UInt64) -> UInt64 {
-        let (sum, overflow) = now.addingReportingOverflow(nanoseconds(duration))
-        return overflow ? .max : sum
     }
 }
