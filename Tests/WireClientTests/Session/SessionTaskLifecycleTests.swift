@@ -76,6 +76,17 @@ struct SessionTaskLifecycleTests {
             #expect(await eventually(within: .seconds(10)) { manager.tasks.map(\.taskIdentifier) == expected })
         }
         #expect(manager.tasks.isEmpty)
+        // One task that stays while many come and go after it: their identifiers meet its own low bits again and
+        // again, and each is still found and removed.
+        let staying = manager.dataTask(with: request)
+        for _ in 0..<70 {
+            let passing = manager.dataTask(with: request)
+            #expect(manager.tasks.map(\.taskIdentifier) == [staying.taskIdentifier, passing.taskIdentifier])
+            passing.cancel()
+            #expect(await eventually(within: .seconds(10)) { manager.tasks.map(\.taskIdentifier) == [staying.taskIdentifier] })
+        }
+        staying.cancel()
+        #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty })
     }
 
     @Test func callbacksRunInOrderOnTheDelegateQueueAndNeverOnAnEventLoop() async throws {
