@@ -61,7 +61,7 @@ extension SessionManager {
         case .useStored(let entry):
             let response = Self.response(answering: request, from: entry)
             task.setResponse(response)
-            _ = task.bodyReceived(entry.data.count)
+            task.bodyReceived(entry.data.count)
             return .answered(TransferOutcome(response: response, data: entry.data))
         }
     }
@@ -100,7 +100,7 @@ extension SessionManager {
         guard let attempt, outcome.error == nil, outcome.replacement == nil, let response = outcome.response else { return }
         if response.source == .revalidated, let entry = attempt.revalidating {
             outcome.data = entry.data
-            _ = task.bodyReceived(entry.data.count)
+            task.bodyReceived(entry.data.count)
             let refreshed = CachedResponse(response: response, data: entry.data, requestDate: attempt.requestDate,
                                            userInfo: entry.userInfo)
             await attempt.cache.storeCachedResponse(refreshed, for: request)

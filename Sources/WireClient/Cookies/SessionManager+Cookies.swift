@@ -13,8 +13,9 @@ extension SessionManager {
     /// own, which is left as it is (NSURLSession's rule). Called for every hop, so a redirect gets the cookies of its
     /// own URL; the field goes on the wire request only, so it is never taken for a caller's on the next hop.
     func addCookies(to headers: inout HTTPHeaders, for request: ClientRequest) {
-        guard !headers.contains(name: "Cookie"), let storage = cookieStorage(for: request),
-              let field = storage.cookieHeader(for: request.url) else { return }
+        // The storage first: most have no cookie for the URL, and then the fields are not scanned.
+        guard let storage = cookieStorage(for: request), let field = storage.cookieHeader(for: request.url),
+              !headers.contains(name: "Cookie") else { return }
         headers.add(name: "Cookie", value: field)
     }
 

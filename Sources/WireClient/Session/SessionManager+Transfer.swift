@@ -498,7 +498,7 @@ extension SessionManager {
         var iterator = bodyReader(body, response: outcome.response, request: request)
         let limit = configuration.maximumBufferedResponseSize
         while true {
-            guard let (chunk, progress) = await nextChunk(&iterator, of: task, idle: idle, url: url, into: &outcome) else { break }
+            guard let chunk = await nextChunk(&iterator, of: task, idle: idle, url: url, into: &outcome) else { break }
             guard data.count + chunk.readableBytes <= limit else {
                 // Dropping the iterator abandons the body: Wire closes the connection instead of reading on.
                 outcome.error = ClientError(.responseTooLarge, failingURL: url, response: outcome.response, failureReason:
@@ -509,7 +509,7 @@ extension SessionManager {
             if hooks.dataTaskDidReceiveData != nil || delegate.downloadProgress != nil {
                 // No callback while suspended (the next read waits at its own checkpoint).
                 await task.waitWhileSuspended()
-                await reportReceived(chunk, progress, of: task, delegate, hooks: hooks, idle: idle)
+                await reportReceived(chunk, task.downloadProgress, of: task, delegate, hooks: hooks, idle: idle)
             }
         }
         outcome.data = data
@@ -521,11 +521,11 @@ extension SessionManager {
                            limits: configuration.contentDecoding, sessionHeaders: configuration.httpAdditionalHeaders)
     }
 
-    /// The body's next chunk, read once the task is not suspended, with the task's progress after it; nil at the end
+    /// The body's next chunk, read once the task is not suspended and counted in its progress; nil at the end
     /// of the body, or when the task was cancelled or the body failed (then `outcome.error` says which).
     @inline(__always)  // Called per chunk: no frame of its own.
     nonisolated(nonsending) private func nextChunk(_ iterator: inout ResponseBodyReader, of task: SessionTask, idle: IdleTimer, url: URL,
-                           into outcome: inout TransferOutcome) async -> (chunk: ByteBuffer, progress: TaskProgress)? {
+                           into outcome: inout TransferOutcome) async -> ByteBuffer? {
         if let reason = await task.checkpoint() {
             outcome.error = reason
             return nil
@@ -539,7 +539,8 @@ extension SessionManager {
         }
         guard let chunk else { return nil }
         idle.touch()
-        return (chunk, task.bodyReceived(iterator.takeWireByteCount()))
+        task.bodyReceived(iterator.takeWireByteCount())
+        return chunk
     }
 
     /// A data task's chunk and progress to `dataTaskDidReceiveData` and the task's progress block, on the delegate
@@ -574,7 +575,7 @@ extension SessionManager {
         }
         var iterator = bodyReader(body, response: outcome.response, request: request)
         while true {
-            guard let (chunk, progress) = await nextChunk(&iterator, of: task, idle: idle, url: url, into: &outcome) else { break }
+            guard let chunk = await nextChunk(&iterator, of: task, idle: idle, url: url, into: &outcome) else { break }
             do {
                 try await file.write(chunk)
             } catch {
@@ -585,6 +586,7 @@ extension SessionManager {
             await task.waitWhileSuspended()
             if hooks.downloadTaskDidWriteData != nil || delegate.downloadProgress != nil {
                 let count = Int64(chunk.readableBytes)
+                let progress = task.downloadProgress
                 await askCaller(idle) {
                     hooks.downloadTaskDidWriteData?(task, count, progress.completedUnitCount, progress.totalUnitCount)
                     delegate.downloadProgress?(progress)

@@ -77,6 +77,7 @@ extension SessionTask {
     func continueProgress(at offset: Int64, of total: Int64) -> TaskProgress {
         core.withLock { core in
             core.downloadProgress = TaskProgress(completedUnitCount: offset, totalUnitCount: total)
+            core.downloadTotalPending = false
             return core.downloadProgress
         }
     }

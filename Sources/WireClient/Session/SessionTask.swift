@@ -40,7 +40,11 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         var replacedRequest: ClientRequest?
         var response: ClientResponse?
         var uploadProgress = TaskProgress()
+        /// Its total is the response's expected length once a response is set: worked out when the progress is
+        /// first read (`settledDownloadProgress()`), since most tasks' progress is never read.
         var downloadProgress = TaskProgress()
+        /// Whether `downloadProgress`'s total is still to be read from `response`.
+        var downloadTotalPending = false
         var taskDescription: String?
         var error: ClientError?
         /// Why the task was cancelled (`.cancelled`, `.timedOut`, `.sessionInvalidated`); first reason wins.
@@ -68,6 +72,15 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         var uploadReporter: (@Sendable (_ delta: Int64, _ progress: TaskProgress) -> Void)?
         /// A download's resumption: the record it resumes from, where its body goes, who wants resume data.
         var resumption = DownloadResumption()
+
+        /// The download progress, its total read from the response if that is still to be done.
+        mutating func settledDownloadProgress() -> TaskProgress {
+            if downloadTotalPending {
+                downloadProgress.totalUnitCount = response?.expectedContentLength ?? -1
+                downloadTotalPending = false
+            }
+            return downloadProgress
+        }
     }
 
     let core: Mutex<Core>
@@ -89,7 +102,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     /// Upload progress: body bytes written to the socket, of the body's length (−1 unknown).
     public var uploadProgress: TaskProgress { core.withLock { $0.uploadProgress } }
     /// Download progress: body bytes received on the wire, of `Content-Length` (−1 unknown).
-    public var downloadProgress: TaskProgress { core.withLock { $0.downloadProgress } }
+    public var downloadProgress: TaskProgress { core.withLock { $0.settledDownloadProgress() } }
     /// Body bytes written to the socket so far.
     public var countOfBytesSent: Int64 { uploadProgress.completedUnitCount }
     /// The body's expected length, or −1.
@@ -306,6 +319,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     func handOver(to download: SessionTask, idle: IdleTimer) -> Bool {
         let taken = core.withLock { core -> Core? in
             guard core.machine.state == .running, core.machine.apply(.complete) != nil else { return nil }
+            _ = core.settledDownloadProgress()
             let snapshot = core
             core.successor = download
             core.manager = nil
@@ -341,6 +355,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
             core.response = nil
             core.uploadProgress = TaskProgress()
             core.downloadProgress = TaskProgress()
+            core.downloadTotalPending = false
             core.deferredUploadTotal = nil
         }
     }
@@ -350,11 +365,11 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         core.withLock { $0.replacedRequest = request }
     }
 
-    /// Records the final response and the download total it announces.
+    /// Records the final response; the download total is the length it announces (read when the progress is).
     func setResponse(_ response: ClientResponse) {
         core.withLock { core in
             core.response = response
-            core.downloadProgress.totalUnitCount = response.expectedContentLength
+            core.downloadTotalPending = true
         }
     }
 
@@ -389,12 +404,9 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         return (delta, core.uploadProgress)
     }
 
-    /// `count` more body bytes were received; returns the snapshot.
-    func bodyReceived(_ count: Int) -> TaskProgress {
-        core.withLock { core in
-            core.downloadProgress.completedUnitCount += Int64(count)
-            return core.downloadProgress
-        }
+    /// `count` more body bytes were received.
+    func bodyReceived(_ count: Int) {
+        core.withLock { $0.downloadProgress.completedUnitCount += Int64(count) }
     }
 
     /// The transfer starts, unless the task was cancelled (false): installs its idle timer, paused at once if the
