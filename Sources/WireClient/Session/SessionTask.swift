@@ -37,7 +37,13 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         var machine = TaskStateMachine()
         /// The request being sent when it is not `originalRequest` (a redirect's hop, an adapted attempt); nil while
         /// it is the original, which then is not stored twice.
-        var replacedRequest: ClientRequest?
+        var replacedRequest: ClientRequest? {
+            get { replacedRequestBox?.value }
+            set { replacedRequestBox = newValue.map(Boxed.init) }
+        }
+        /// `replacedRequest`, boxed: most tasks never replace their request, and the box keeps `Core` (allocated
+        /// with every task, and written whole) a few cache lines smaller.
+        var replacedRequestBox: Boxed<ClientRequest>?
         var response: ClientResponse?
         var uploadProgress = TaskProgress()
         /// Its total is the response's expected length once a response is set: worked out when the progress is
@@ -71,7 +77,12 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         /// so a report and a `suspend()` are queued in the order they happened: none lands after `didSuspend`.
         var uploadReporter: (@Sendable (_ delta: Int64, _ progress: TaskProgress) -> Void)?
         /// A download's resumption: the record it resumes from, where its body goes, who wants resume data.
-        var resumption = DownloadResumption()
+        var resumption: DownloadResumption {
+            get { resumptionBox?.value ?? DownloadResumption() }
+            set { resumptionBox = Boxed(newValue) }
+        }
+        /// `resumption`, boxed (a download changes it a few times; other tasks never do), like `replacedRequest`.
+        var resumptionBox: Boxed<DownloadResumption>?
 
         /// The download progress, its total read from the response if that is still to be done.
         mutating func settledDownloadProgress() -> TaskProgress {
