@@ -18,23 +18,70 @@ public struct ClientRequest: Sendable {
     /// The header fields, in order.
     public var headers: HTTPHeaders
     /// The body, if any.
-    public var body: RequestBody?
+    public var body: RequestBody? {
+        get { bodyBox?.value }
+        set { bodyBox = newValue.map(Boxed.init) }
+    }
     /// The idle timeout: the longest silence allowed while connecting, sending or waiting for bytes.
-    public var timeoutInterval: Duration?
+    public var timeoutInterval: Duration? {
+        get { settings?.value.timeoutInterval }
+        set { changeSettings { $0.timeoutInterval = newValue } }
+    }
     /// How the request may use the cache.
-    public var cachePolicy: CachePolicy?
+    public var cachePolicy: CachePolicy? {
+        get { settings?.value.cachePolicy }
+        set { changeSettings { $0.cachePolicy = newValue } }
+    }
     /// Whether cookies are sent and stored for this request.
-    public var shouldHandleCookies: Bool?
+    public var shouldHandleCookies: Bool? {
+        get { settings?.value.shouldHandleCookies }
+        set { changeSettings { $0.shouldHandleCookies = newValue } }
+    }
     /// Whether the request may go over a cellular interface; nil uses the session's `allowsCellularAccess`.
-    public var allowsCellularAccess: Bool?
+    public var allowsCellularAccess: Bool? {
+        get { settings?.value.allowsCellularAccess }
+        set { changeSettings { $0.allowsCellularAccess = newValue } }
+    }
     /// Whether the request may be pipelined (WireClient never pipelines; kept for fidelity).
-    public var shouldUsePipelining: Bool?
+    public var shouldUsePipelining: Bool? {
+        get { settings?.value.shouldUsePipelining }
+        set { changeSettings { $0.shouldUsePipelining = newValue } }
+    }
     /// The connection's traffic class (DSCP); nil uses the session's `networkServiceType`. Requests of different
     /// service types never share a connection.
-    public var networkServiceType: NetworkServiceType?
+    public var networkServiceType: NetworkServiceType? {
+        get { settings?.value.networkServiceType }
+        set { changeSettings { $0.networkServiceType = newValue } }
+    }
     /// This request's own adapters and retriers, consulted after the manager's (`SessionManager.interceptor`); nil
     /// for none.
-    public var interceptor: (any Interceptor)?
+    public var interceptor: (any Interceptor)? {
+        get { settings?.value.interceptor }
+        set { changeSettings { $0.interceptor = newValue } }
+    }
+
+    /// The settings a request rarely has (each nil: the session's), together behind one reference: a request is
+    /// copied through every step of a task, and most carry none of them.
+    private struct Settings: Sendable {
+        var timeoutInterval: Duration?
+        var cachePolicy: CachePolicy?
+        var shouldHandleCookies: Bool?
+        var allowsCellularAccess: Bool?
+        var shouldUsePipelining: Bool?
+        var networkServiceType: NetworkServiceType?
+        var interceptor: (any Interceptor)?
+    }
+
+    /// nil while every setting is.
+    private var settings: Boxed<Settings>?
+    /// The body behind a reference, for the same reason (an enum of files, data and streams, tens of bytes wide).
+    private var bodyBox: Boxed<RequestBody>?
+
+    private mutating func changeSettings(_ change: (inout Settings) -> Void) {
+        var changed = settings?.value ?? Settings()
+        change(&changed)
+        settings = Boxed(changed)
+    }
 
     /// Creates a request.
     /// - Parameters:
@@ -46,7 +93,7 @@ public struct ClientRequest: Sendable {
         self.url = url
         self.method = method
         self.headers = headers
-        self.body = body
+        bodyBox = body.map(Boxed.init)
     }
 
     /// The first value of the field called `name` (case-insensitive).
