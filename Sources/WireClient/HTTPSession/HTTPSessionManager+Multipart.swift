@@ -33,7 +33,7 @@ extension HTTPSessionManager {
         let request = try multipartRequest(path, parameters: parameters, headers: headers, boundary: boundary,
                                            constructingBody: constructingBody)
         let session = session
-        return try await session.run { session.makeTask(.upload, request, completionInfo: nil, drivenByCaller: true) }
+        return try await session.run(session.makeTask(.upload, request, completionInfo: nil, drivenByCaller: true))
     }
 
     /// The multipart request for `path`, with `headers` over the serializer's fields.

@@ -9,15 +9,15 @@ extension SessionManager {
     /// other (events, hooks, maximum concurrency, timeouts, invalidation); `cancel()` on it ends this call.
     /// - Throws: `ClientError`: transport, validation or serialization (the error carries the response and data).
     ///   Cancelling the calling Swift task cancels the transfer.
-    public func data(for request: ClientRequest) async throws(ClientError) -> DataResult {
-        try await run { self.makeTask(.data, request, completionInfo: nil, drivenByCaller: true) }
+    public func data(for request: consuming ClientRequest) async throws(ClientError) -> DataResult {
+        try await run(makeTask(.data, request, completionInfo: nil, drivenByCaller: true))
     }
 
     /// Uploads `data` as the body of `request` and returns the serialized response; runs like `data(for:)`.
     public func upload(for request: ClientRequest, fromData data: Data) async throws(ClientError) -> DataResult {
         var request = request
         request.body = .data(data)
-        return try await run { self.makeTask(.upload, request, completionInfo: nil, drivenByCaller: true) }
+        return try await run(makeTask(.upload, request, completionInfo: nil, drivenByCaller: true))
     }
 
     /// Uploads the file at `path` as the body of `request` and returns the serialized response; runs like
@@ -25,22 +25,19 @@ extension SessionManager {
     public func upload(for request: ClientRequest, fromFile path: String) async throws(ClientError) -> DataResult {
         var request = request
         request.body = .file(path: path)
-        return try await run { self.makeTask(.upload, request, completionInfo: nil, drivenByCaller: true) }
+        return try await run(makeTask(.upload, request, completionInfo: nil, drivenByCaller: true))
     }
 
     /// Downloads `request`'s response body to `destination`; the result's value is the destination path. Runs like
     /// `data(for:)`.
     public func download(for request: ClientRequest, destination: @escaping DownloadDestination,
                          replacesExistingFile: Bool = false) async throws(ClientError) -> DataResult {
-        try await run {
-            self.makeTask(.download, request, completionInfo: nil, destination: destination,
-                          replacesExistingFile: replacesExistingFile, drivenByCaller: true)
-        }
+        try await run(makeTask(.download, request, completionInfo: nil, destination: destination,
+                               replacesExistingFile: replacesExistingFile, drivenByCaller: true))
     }
 
-    /// Makes a task with `make`, resumes it, drives its transfer and returns its outcome; a cancelled caller cancels
-    /// it. `make` runs at once, in the caller's Swift task (not escaping: no closure context to allocate per call),
-    /// and makes a task driven by its caller (`drivenByCaller`).
+    /// Resumes `task`, a task driven by its caller (`drivenByCaller`) made just now, drives its transfer and returns
+    /// its outcome; a cancelled caller cancels it.
     ///
     /// The task's transfer and completion run in the caller's Swift task, with no driver task, no continuation and
     /// no completion handler: `drive` returns what the task completed with. It is a `SessionTask` like any other
@@ -48,8 +45,7 @@ extension SessionManager {
     /// priority and task-local values; `cancel()` from elsewhere (a timeout, invalidation) ends it through the Wire
     /// request's abort handle. A caller that prefers a task executor (an event loop) is taken off it for the
     /// transfer: the serializer must not run on an event-loop thread.
-    func run(_ make: () -> SessionTask) async throws(ClientError) -> DataResult {
-        let task = make()
+    func run(_ task: SessionTask) async throws(ClientError) -> DataResult {
         // Nothing when the task was cancelled at creation (an invalidated session): `drive` completes it at once.
         task.resume()
         // No cancellation handler here: the common path waits only on Wire, whose waits end at the caller's

@@ -82,7 +82,7 @@ extension SessionManager {
 
     /// Makes a task whose completion handler gets the whole `CompletionInfo`. A task driven by its caller is an
     /// `async` form's (`run`): the caller runs its transfer (`drive`), which returns what the task completed with.
-    func makeTask(_ kind: SessionTask.Kind, _ request: ClientRequest, uploadProgress: TaskProgressHandler? = nil,
+    func makeTask(_ kind: SessionTask.Kind, _ request: consuming ClientRequest, uploadProgress: TaskProgressHandler? = nil,
                   downloadProgress: TaskProgressHandler? = nil, completionInfo completion: (@Sendable (CompletionInfo) -> Void)?,
                   destination: DownloadDestination? = nil, replacesExistingFile: Bool = false,
                   drivenByCaller: Bool = false) -> SessionTask {
@@ -98,7 +98,7 @@ extension SessionManager {
             return state.current == nil
         }
         if invalid {
-            task.cancel(reason: ClientError(.sessionInvalidated, failingURL: request.url,
+            task.cancel(reason: ClientError(.sessionInvalidated, failingURL: task.originalRequest.url,
                                             failureReason: "the session was invalidated; no new task is accepted"))
         }
         return task

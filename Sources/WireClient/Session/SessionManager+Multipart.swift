@@ -18,7 +18,7 @@ extension SessionManager {
         var request = request
         form.attach(to: &request)
         guard !form.isEmpty else {
-            return try await run { self.makeTask(.upload, request, completionInfo: nil, drivenByCaller: true) }
+            return try await run(makeTask(.upload, request, completionInfo: nil, drivenByCaller: true))
         }
         if form.contentLength < threshold {
             do {
@@ -26,7 +26,7 @@ extension SessionManager {
             } catch {
                 throw error.failing(request.url)
             }
-            return try await run { self.makeTask(.upload, request, completionInfo: nil, drivenByCaller: true) }
+            return try await run(makeTask(.upload, request, completionInfo: nil, drivenByCaller: true))
         }
         let path = "\(DownloadFile.directory)/\(UUID().uuidString).multipart"
         do {
@@ -39,7 +39,7 @@ extension SessionManager {
         do {
             try await form.writeStreamContents(to: path)
             request.body = .file(path: path)
-            result = .success(try await run { self.makeTask(.upload, request, completionInfo: nil, drivenByCaller: true) })
+            result = .success(try await run(makeTask(.upload, request, completionInfo: nil, drivenByCaller: true)))
         } catch {
             result = .failure(error.failing(request.url))
         }

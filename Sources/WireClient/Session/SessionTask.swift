@@ -96,7 +96,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
 
     let core: Mutex<Core>
 
-    init(identifier: Int, kind: Kind, request: ClientRequest, manager: SessionManager, drivenByCaller: Bool = false) {
+    init(identifier: Int, kind: Kind, request: consuming ClientRequest, manager: SessionManager, drivenByCaller: Bool = false) {
         taskIdentifier = identifier
         self.kind = kind
         originalRequest = request
