@@ -10,15 +10,19 @@ extension SessionManager {
     /// the `didComplete` event, and the session's invalidation if this was its last task.
     /// - Returns: What the task completed with (the completion handler's arguments).
     @discardableResult
-    nonisolated(nonsending) func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: TransferOutcome) async -> CompletionInfo {
+    nonisolated(nonsending) func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: consuming TransferOutcome) async -> CompletionInfo {
         // The whole exchange's timings and byte counts (its body ended), which the final response carries
         // (the response a hook saw before the body had none) as the completion does.
         let metrics = outcome.finalMetrics()
         var outcome = outcome
         if let metrics, outcome.exchangeMetrics != nil { outcome.response?.metricsBox = metrics }
         await task.markCompleted(error: outcome.error, response: outcome.exchangeMetrics == nil ? nil : outcome.response)
-        state.withLock { _ = $0.delegates.remove(task.taskIdentifier) }
-        let hooks = self.hooks
+        // One lock: the task leaves the manager's table, and the hooks and the response serializer are read (the
+        // serializer as AFNetworking reads it, before `taskDidComplete` runs).
+        let (hooks, responseSerializer) = state.withLock { state in
+            _ = state.delegates.remove(task.taskIdentifier)
+            return (state.hooksSnapshot, state.responseSerializer)
+        }
         var failure = outcome.error
         var movedTo: String?
         if task.kind == .download, failure == nil, let temporary = outcome.temporaryFile, let response = outcome.response {
@@ -29,7 +33,7 @@ extension SessionManager {
         }
         var value: (any Sendable)?
         if outcome.error == nil {
-            (value, failure) = serialize(task, outcome, movedTo: movedTo, failure: failure)
+            (value, failure) = serialize(task, outcome, with: responseSerializer, movedTo: movedTo, failure: failure)
         }
         let info = CompletionInfo(response: outcome.response, value: value, data: outcome.data, downloadPath: movedTo,
                                   error: failure, metricsBox: metrics)
@@ -80,8 +84,8 @@ extension SessionManager {
     /// Runs the response serializer (after a transfer without transport error), here in the task's driver on Swift's
     /// global executor: off the delegate queue and every event loop, and concurrent across tasks, which is all a
     /// processing queue would give, without two thread hops. Returns the value and the task's final error.
-    private func serialize(_ task: SessionTask, _ outcome: TransferOutcome, movedTo: String?,
-                           failure: ClientError?) -> ((any Sendable)?, ClientError?) {
+    private func serialize(_ task: SessionTask, _ outcome: TransferOutcome, with responseSerializer: any ResponseSerializer,
+                           movedTo: String?, failure: ClientError?) -> ((any Sendable)?, ClientError?) {
         // Taken apart as it comes back: the value is moved on, not copied (an existential: a copy goes through its
         // type's witnesses).
         if task.kind != .download {
