@@ -52,7 +52,7 @@ public struct HTTPBody: AsyncSequence, Sendable {
         Iterator(consumer: consumer, isFirst: channel.claimConsumer())
     }
 
-    /// Reads the whole body into one buffer.
+    /// Reads the whole body into one buffer, on the caller's executor.
     ///
     /// - Throws: `HTTPBodyError.tooLarge` once more than `maxBytes` arrive (the rest is not read),
     ///   or the error that ended the stream.

@@ -68,6 +68,10 @@ public final class HTTPClient: Sendable {
 
     /// Sends a request and returns the response once its head has arrived.
     ///
+    /// Runs on the caller's executor (an actor's, or Swift's global executor): a caller is not moved off it and
+    /// back. A request whose body is sent in parts runs those parts with its connection's loop as task executor.
+    /// Cancelling the calling task aborts the request with `.cancelled`.
+    ///
     /// - Parameters:
     ///   - request: What to send.
     ///   - timeout: A total deadline for the request, body included; nil for none.
