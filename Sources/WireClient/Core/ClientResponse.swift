@@ -106,8 +106,8 @@ public struct ClientResponse: Sendable, Hashable {
         get { storage.value.metricsBox?.value }
         set { fields.metricsBox = newValue.map(MetricsBox.init) }
     }
-    /// The metrics behind a reference (a snapshot is some 300 bytes, two socket addresses): shared, not copied, by
-    /// what carries the response's metrics on (`CompletionInfo`).
+    /// The metrics behind a reference (`MetricsBox`: Wire's record of a finished exchange, or a snapshot): shared,
+    /// not copied, by what carries the response's metrics on (`CompletionInfo`).
     var metricsBox: MetricsBox? {
         get { storage.value.metricsBox }
         set { fields.metricsBox = newValue }

@@ -169,7 +169,12 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     /// Cancels the task: it completes (once) with `.cancelled`, also when it was never resumed. Does nothing once the
     /// task is cancelling or completed.
     public func cancel() {
-        cancel(reason: ClientError(.cancelled, failingURL: originalRequest.url, failureReason: "the task was cancelled"))
+        cancel(reason: cancellation)
+    }
+
+    /// The error of a task cancelled by `cancel()` or by its caller.
+    private var cancellation: ClientError {
+        ClientError(.cancelled, failingURL: originalRequest.url, failureReason: "the task was cancelled")
     }
 
     /// Cancels with `reason` as the task's error: `cancel()`, a timeout, invalidation.
@@ -233,8 +238,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     nonisolated(nonsending) func whileCallerWaits<T>(_ wait: () async -> T) async -> T {
         guard drivenByCaller else { return await wait() }
         return await withTaskCancellationHandler(operation: wait, onCancel: {
-            self.cancelTransfer(reason: ClientError(.cancelled, failingURL: self.originalRequest.url,
-                                                    failureReason: "the task was cancelled"))
+            self.cancelTransfer(reason: self.cancellation)
         })
     }
 

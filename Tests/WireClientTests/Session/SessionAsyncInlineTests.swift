@@ -114,7 +114,10 @@ struct SessionAsyncInlineTests {
                                      stop: { _, _ in })
     }
 
-    @Test func cancellingTheSessionTaskEndsARetryDelay() async throws {
+    /// A retry's delay is the task's own wait, not Wire's: `cancel()` on the session task and the caller's
+    /// cancellation must each end it.
+    @Test(arguments: [false, true])
+    func cancellingEndsARetryDelay(byTheCaller: Bool) async throws {
         let asked = Counter()
         let retrier = Retrier { _, _, _, _ in
             asked.add()
@@ -122,19 +125,9 @@ struct SessionAsyncInlineTests {
         }
         try await Self.expectStopped("/busy", .cancelled, interceptor: retrier,
                                      ready: { _, _ in asked.current == 1 },
-                                     stop: { manager, _ in manager.tasks.first?.cancel() })
-    }
-
-    /// A retry's delay is the task's own wait, not Wire's: the caller's cancellation must end it too.
-    @Test func cancellingTheCallerEndsARetryDelay() async throws {
-        let asked = Counter()
-        let retrier = Retrier { _, _, _, _ in
-            asked.add()
-            return .retryAfter(.seconds(60))
-        }
-        try await Self.expectStopped("/busy", .cancelled, interceptor: retrier,
-                                     ready: { _, _ in asked.current == 1 },
-                                     stop: { _, call in call.cancel() })
+                                     stop: { manager, call in
+                                         if byTheCaller { call.cancel() } else { manager.tasks.first?.cancel() }
+                                     })
     }
 
     /// A caller waiting for a slot (`maximumConcurrentTasks`) waits on the manager, not on Wire: cancelling it ends
