@@ -39,6 +39,7 @@ extension HTTPClient {
             throw HTTPClientError(.invalidRequest, "a CONNECT target is host:port, not '\(authority)'")
         }
         let url = try HTTPURL(proxy)
+        let group = try runningGroup()
         let metrics = HTTPClientMetrics(start: .now())
         let abort = HTTPClientAbortHandle()
         let deadlineTimer = timeout.map { timeout in

@@ -17,7 +17,7 @@ extension HTTPClient {
         let observation = request.observer.map { RequestObservation(observer: $0, metrics: metrics) }
         while true {
             let response = try await executeWithRetry(url: url, via: socketPath, requirements: request.connectionRequirements,
-                                                       method: method, headers: headers, body: body,
+                                                       allowsPipelining: request.allowsPipelining, method: method, headers: headers, body: body,
                                                        observation: observation,
                                                        metrics: metrics, abort: abort)
             // A switch, not an array literal's `contains` (an allocation per request).

@@ -17,7 +17,11 @@ import Synchronization
 public final class HTTPClient: Sendable {
     /// The configuration the client was made with.
     public let configuration: HTTPClientConfiguration
-    let group: EventLoopGroup
+    /// The client's loops; nil only for `HTTPClient.shared` when its loop could not start (`startFailure` says why).
+    let group: EventLoopGroup?
+    /// Why the loops could not start: every request then fails with it (only `HTTPClient.shared` is made this way,
+    /// since a static cannot throw).
+    private let startFailure: HTTPClientError?
     private let ownsGroup: Bool
     private let pools = Mutex<[ConnectionPool.Key: ConnectionPool]>([:])
 
@@ -35,6 +39,7 @@ public final class HTTPClient: Sendable {
     public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration(), group: EventLoopGroup? = nil) throws(HTTPClientError) {
         try configuration.validate()
         self.configuration = configuration
+        startFailure = nil
         if let group {
             self.group = group
             ownsGroup = false
@@ -48,13 +53,27 @@ public final class HTTPClient: Sendable {
         }
     }
 
+    /// A client whose loops could not start: every request fails with `failure`. For `HTTPClient.shared`.
+    init(failedToStart failure: HTTPClientError) {
+        configuration = HTTPClientConfiguration()
+        group = nil
+        ownsGroup = false
+        startFailure = failure
+    }
+
+    /// The client's loops, or the error that kept them from starting.
+    func runningGroup() throws(HTTPClientError) -> EventLoopGroup {
+        guard let group else { throw startFailure ?? HTTPClientError(.startFailed, "the client has no event loop") }
+        return group
+    }
+
     /// Closes every pooled connection and, if it owns one, stops its event-loop group. Does nothing on
     /// `HTTPClient.shared`, which lives as long as the process.
     public func shutdown() async {
         guard !isShared, !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let all = pools.withLock { Array($0.values) }
         for pool in all { pool.shutDown() }
-        if ownsGroup { await group.shutdownGracefully() }
+        if ownsGroup, let group { await group.shutdownGracefully() }
     }
 
     deinit {
@@ -63,7 +82,7 @@ public final class HTTPClient: Sendable {
         guard !isShutDown.load(ordering: .acquiring) else { return }
         ImplicitShutdownWarning.emit(for: "HTTPClient")
         for pool in pools.withLock({ Array($0.values) }) { pool.shutDown() }
-        if ownsGroup { group.stopWithoutWaiting() }
+        if ownsGroup, let group { group.stopWithoutWaiting() }
     }
 
     /// Sends a request and returns the response once its head has arrived.
@@ -81,6 +100,7 @@ public final class HTTPClient: Sendable {
             // A 2xx to CONNECT turns the connection into a tunnel, which an HTTPClientResponse cannot carry.
             throw HTTPClientError(.invalidRequest, "CONNECT opens a tunnel: use HTTPClient.connect(to:via:)")
         }
+        let group = try runningGroup()
         let metrics = HTTPClientMetrics(start: .now())
         let abort = request.abortHandle ?? HTTPClientAbortHandle()
         let deadlineTimer = timeout.map { timeout in
@@ -112,7 +132,7 @@ public final class HTTPClient: Sendable {
 
     // MARK: Retry
 
-    nonisolated(nonsending) func executeWithRetry(url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
+    nonisolated(nonsending) func executeWithRetry(url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, allowsPipelining: Bool = true, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
                           observation: RequestObservation? = nil,
                                   metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
         let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
@@ -120,7 +140,7 @@ public final class HTTPClient: Sendable {
         while true {
             // Aborted before this attempt took a connection (its abort handle, a deadline, cancellation): no byte goes out.
             if let error = abort.error { throw error }
-            let pipelinable = configuration.pipelining.maxInFlight > 1 && isPipelinable(method: method, headers: headers, body: body)
+            let pipelinable = configuration.pipelining.maxInFlight > 1 && allowsPipelining && isPipelinable(method: method, headers: headers, body: body)
             // Made ready before it takes a connection: a request refused here holds none (it used to keep its lease,
             // and with it one of the host's connections, for the client's life).
             let prepared = try prepare(url: url, method: method, headers: headers, body: body)
@@ -179,6 +199,7 @@ public final class HTTPClient: Sendable {
             ConnectionPool.Key(scheme: url.scheme, endpoint: .host(url.host, port: url.port ?? (url.isTLS ? 443 : 80)), security: security?.poolKey,
                                requirements: requirements)
         }
+        let group = try runningGroup()
         return pools.withLock { pools in
             if let pool = pools[key] { return pool }
             let pool = ConnectionPool(key: key, configuration: .init(

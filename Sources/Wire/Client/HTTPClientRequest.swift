@@ -39,6 +39,10 @@ public struct HTTPClientRequest: Sendable {
     /// What the connection carrying the request (and every redirect it follows) must be: a traffic class set
     /// before connecting, an admission check after. Requests with other requirements never share its connections.
     public var connectionRequirements = ConnectionRequirements()
+    /// Whether the request may join a pipeline when the client pipelines (`configuration.pipelining`); false sends it
+    /// only on a connection with nothing else in flight. Default true; without pipelining in the client it changes
+    /// nothing.
+    public var allowsPipelining = true
     /// Ends the request from outside its task when `abort()` is called on it (see `HTTPClientAbortHandle`); nil for
     /// none. The calling task's cancellation and `execute`'s deadline end it as before.
     public var abortHandle: HTTPClientAbortHandle?

@@ -42,7 +42,9 @@ public struct ClientRequest: Sendable {
         get { settings?.value.allowsCellularAccess }
         set { changeSettings { $0.allowsCellularAccess = newValue } }
     }
-    /// Whether the request may be pipelined (WireClient never pipelines; kept for fidelity).
+    /// Whether the request may be pipelined; nil follows the session's `httpShouldUsePipelining`. false keeps it out of
+    /// pipelines on a session that pipelines; true cannot turn pipelining on for a session that does not (the
+    /// connections are the session's).
     public var shouldUsePipelining: Bool? {
         get { settings?.value.shouldUsePipelining }
         set { changeSettings { $0.shouldUsePipelining = newValue } }

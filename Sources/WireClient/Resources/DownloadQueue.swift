@@ -108,4 +108,15 @@ struct DownloadQueue<Requester> {
         }
         return (requesters, start)
     }
+
+    /// Takes every download, queued or running, out of the queue: the downloader is going away.
+    /// - Returns: Each download's task and requesters, to cancel and to fail with `.cancelled`.
+    mutating func removeAll() -> [Entry] {
+        defer {
+            entries = [:]
+            queued = []
+            active = []
+        }
+        return Array(entries.values)
+    }
 }

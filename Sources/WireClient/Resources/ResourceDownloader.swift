@@ -89,11 +89,12 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     }
 
     /// The configuration of a manager the downloader makes itself: the default one with a 60 s request timeout
-    /// (AFImageDownloader's; cookies are on and pipelining off, as everywhere in WireClient) and a process-wide
+    /// (AFImageDownloader's; cookies on, `httpShouldUsePipelining` off) and a process-wide
     /// `URLCache` of 20 MiB in memory and 150 MiB on disk under `$XDG_CACHE_HOME/wireclient.resourcedownloader`.
     public static var defaultSessionConfiguration: SessionConfiguration {
         var configuration = SessionConfiguration.default
         configuration.timeoutIntervalForRequest = .seconds(60)
+        configuration.httpShouldUsePipelining = false
         configuration.urlCache = .resourceDownloader
         return configuration
     }
@@ -121,8 +122,9 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     ///   - failure: Called once with the error (`.cancelled` when this receipt is cancelled), on `callbackQueue`.
     /// - Returns: The receipt, or nil when `cache` answered (success follows, with a nil response), the session's
     ///   `URLCache` answered without a task (success follows with the stored response, `source` `.cache`, or failure
-    ///   if the response serializer refuses it), or the request was refused (a method other than GET: failure follows
-    ///   with `.requestSerializationFailed`).
+    ///   if the response serializer refuses it), or the request was refused: a URL whose scheme is not `http`,
+    ///   `https` or `http+unix`, or that has no host (failure follows at once with `.badURL`, as AFImageDownloader
+    ///   answers a nil URL), or a method other than GET (failure follows with `.requestSerializationFailed`).
     @discardableResult
     // Specialised for the two values the module serves: unspecialised, each call looked up the metadata of the
     // generic types it touches (`Locked<LRUStore<Value>>`, the queue's), more than half of a cache hit's cost.
@@ -130,6 +132,11 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     @_specialize(exported: true, where Value == ImageData)
     public func download(_ request: ClientRequest, receiptID: UUID = ReceiptIdentifiers.next(), success: @escaping Success,
                          failure: @escaping Failure) -> DownloadReceipt? {
+        guard Self.isDownloadable(request.url) else {
+            let error = ClientError(.badURL, failingURL: request.url, failureReason: Self.undownloadableReason(request.url))
+            callbackQueue.async { failure(request, nil, error) }
+            return nil
+        }
         guard request.method.uppercased() == "GET" else {
             let error = ClientError(.requestSerializationFailed, failingURL: request.url,
                                     failureReason: "ResourceDownloader downloads with GET only, not \(request.method)")
@@ -179,10 +186,48 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
             if let value = cache?.value(for: request) { return .cached(value) }
             if askingURLCache { return .asksURLCache }
             let id = ReceiptIdentifiers.next()
-            let task = sessionManager.session.dataTask(with: request) { [self] response, value, error in
-                taskDidComplete(key: key, id: id, response: response, value: value, error: error)
+            // Weak: a running task must not keep its downloader alive (the session holds the task until it ends);
+            // a downloader that goes first cancels its tasks in `deinit` and has told their requesters already.
+            let task = sessionManager.session.dataTask(with: request) { [weak self] response, value, error in
+                self?.taskDidComplete(key: key, id: id, response: response, value: value, error: error)
             }
             return .created(task, startNow: queue.add(key, id: id, task: task, receiptID: receiptID, requester: requester))
+        }
+    }
+
+    /// Whether `url` can be downloaded at all: an `http` or `https` URL with a host, or an `http+unix` URL (its
+    /// authority is the percent-encoded socket path, which Wire checks). Anything else fails at once with `.badURL`,
+    /// before a task exists.
+    static func isDownloadable(_ url: URL) -> Bool {
+        switch url.scheme?.lowercased() {
+        case "http", "https": !(url.host ?? "").isEmpty
+        case "http+unix": true
+        default: false
+        }
+    }
+
+    /// Why `url` cannot be downloaded, for the `.badURL` error's reason.
+    static func undownloadableReason(_ url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        if scheme == "http" || scheme == "https" || scheme == "http+unix" { return "The URL has no host: \(url.absoluteString)" }
+        return "ResourceDownloader downloads http, https and http+unix URLs only, not \(url.absoluteString)"
+    }
+
+    /// Releasing the downloader ends its downloads, as AFImageDownloader's deallocation does: every requester still
+    /// waiting, queued or running, is failed with `.cancelled` on `callbackQueue`, and every task is cancelled.
+    deinit {
+        let entries = state.withLock { $0.removeAll() }
+        for entry in entries {
+            let requesters = entry.requesters.map(\.requester)
+            callbackQueue.async {
+                for requester in requesters {
+                    let url = requester.request.url
+                    requester.failure(requester.request, nil, ClientError(
+                        .cancelled, failingURL: url,
+                        failureReason: "ResourceDownloader cancelled URL request: \(url.absoluteString)"))
+                }
+            }
+            entry.task.cancel()
         }
     }
 

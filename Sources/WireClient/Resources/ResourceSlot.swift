@@ -78,6 +78,9 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
 
     /// Loads `request`'s resource into the slot.
     ///
+    /// A URL that cannot be downloaded (a scheme other than `http`, `https` and `http+unix`, or no host) shows
+    /// `placeholder`, even nil, and calls `failure` with `.badURL` before this returns.
+    ///
     /// The same URL as the active download's: nothing happens. Otherwise the active download is cancelled (its
     /// callbacks never come); a value in the downloader's cache is delivered before this returns (`success`, or set
     /// as `value` without one); else a non-nil `placeholder` is shown and a download starts.
@@ -88,9 +91,12 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
     ///     `load` returns for a cache hit.
     ///   - failure: Told why the load failed; the placeholder stays.
     public func load(_ request: ClientRequest, placeholder: Value? = nil, success: Success? = nil, failure: Failure? = nil) {
-        guard request.url.host != nil || request.url.scheme == "http+unix" else {
+        guard ResourceDownloader<Value>.isDownloadable(request.url) else {
+            // As for a nil URL: the placeholder (nil included), the failure before `load` returns, and the active
+            // download left alone.
             setValue(placeholder)
-            failure?(request, nil, ClientError(.badURL, failingURL: request.url, failureReason: "The URL has no host"))
+            failure?(request, nil, ClientError(.badURL, failingURL: request.url,
+                                               failureReason: ResourceDownloader<Value>.undownloadableReason(request.url)))
             return
         }
         let id = ReceiptIdentifiers.next()

@@ -5,7 +5,7 @@ import WireTLS
 /// A configuration archives its settings, not its live objects or closures (§13.2 item 11):
 ///
 /// - archived: the timeouts, additional headers, limits, content decoding, redirects, transport security, cookie
-///   rules, cache policy, cellular access, service type, interface classifier, and the TLS settings (versions, trust
+///   rules, cache policy, pipelining, cellular access, service type, interface classifier, and the TLS settings (versions, trust
 ///   roots, verification, client certificate files, pins, resumption);
 /// - `urlCache` as its capacities and directory: decoding makes a new cache on them (keep one cache per directory
 ///   in a process: decode once, or set the property to the cache you already have);
@@ -17,7 +17,7 @@ extension SessionConfiguration: Codable {
         case timeoutIntervalForRequest, timeoutIntervalForResource, httpAdditionalHeaders, httpMaximumConnectionsPerHost
         case maximumBufferedResponseSize, decodesContent, contentDecoding, maximumConcurrentTasks, maximumRedirects
         case transportSecurity, tls, httpShouldSetCookies, httpCookieAcceptPolicy, httpCookieStorage, urlCache
-        case requestCachePolicy, allowsCellularAccess, networkServiceType, interfaceClassifier
+        case requestCachePolicy, allowsCellularAccess, networkServiceType, interfaceClassifier, httpShouldUsePipelining
     }
 
     /// Which cookie storage a configuration uses, as archived.
@@ -60,6 +60,8 @@ extension SessionConfiguration: Codable {
         }
         requestCachePolicy = try container.decode(CachePolicy.self, forKey: .requestCachePolicy)
         allowsCellularAccess = try container.decode(Bool.self, forKey: .allowsCellularAccess)
+        // Absent from archives made before it existed: the default then.
+        httpShouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining) ?? false
         networkServiceType = try container.decode(NetworkServiceType.self, forKey: .networkServiceType)
         interfaceClassifier = InterfaceClassifier(sysfsRoot: try container.decode(String.self, forKey: .interfaceClassifier))
     }
@@ -92,6 +94,7 @@ extension SessionConfiguration: Codable {
             forKey: .urlCache)
         try container.encode(requestCachePolicy, forKey: .requestCachePolicy)
         try container.encode(allowsCellularAccess, forKey: .allowsCellularAccess)
+        try container.encode(httpShouldUsePipelining, forKey: .httpShouldUsePipelining)
         try container.encode(networkServiceType, forKey: .networkServiceType)
         try container.encode(interfaceClassifier.sysfsRoot, forKey: .interfaceClassifier)
     }

@@ -63,6 +63,11 @@ public struct SessionConfiguration: Sendable {
     public var urlCache: URLCache?
     /// How requests use `urlCache` unless a request's `cachePolicy` says otherwise. Default `.useProtocolCachePolicy`.
     public var requestCachePolicy = CachePolicy.useProtocolCachePolicy
+    /// Whether the session's client pipelines idempotent requests (HTTP/1.1 pipelining, RFC 9112 §9.3.2: up to 8 in
+    /// flight per connection once every connection of the host is busy); a request's `shouldUsePipelining` of false
+    /// keeps that request out of pipelines. Off by default, as in NSURLSessionConfiguration and AFImageDownloader:
+    /// some servers and proxies mishandle it. With an adopted `httpClient`, the client's own `pipelining` applies.
+    public var httpShouldUsePipelining = false
     /// Whether connections may go out through a cellular modem; a request's `allowsCellularAccess` overrides it.
     /// When false, a new connection whose local address is on an interface `interfaceClassifier` calls `.wwan` is
     /// closed before its first request and the task fails with `.notConnectedToInternet`. Default true.
@@ -105,6 +110,7 @@ public struct SessionConfiguration: Sendable {
         configuration.connectTimeout = bound
         configuration.readTimeout = bound
         configuration.redirects = .disallow
+        configuration.pipelining = httpShouldUsePipelining ? .enabled() : .disabled
         configuration.tls = tls
         return configuration
     }

@@ -435,6 +435,7 @@ extension SessionManager {
         var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: headers)
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
+        if request.shouldUsePipelining == false { wireRequest.allowsPipelining = false }
         guard let body = request.body else {
             // No byte of a body is sent (no upload progress: the total stays unknown, as each attempt starts it, or
             // goes back to unknown after a hop with a body), and the exchange touches the idle timer when the head is

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 @testable import Wire
 
@@ -13,7 +14,7 @@ extension IOSuite {
                     let first = try await HTTPClient.shared.execute(HTTPClientRequest(url: url))
                     #expect(first.status.code == 200)
                     #expect(try await first.body.collect(upTo: 1024).readableBytes == "shared 0".utf8.count)
-                    #expect(HTTPClient.shared.group.loops.count == 1, "one loop, whatever the number of cores")
+                    #expect(HTTPClient.shared.group?.loops.count == 1, "one loop, whatever the number of cores")
 
                     await HTTPClient.shared.shutdown()
                     let second = try await HTTPClient.shared.execute(HTTPClientRequest(url: url))
@@ -28,8 +29,29 @@ extension IOSuite {
             let client = try HTTPClient(group: try EventLoopGroup(loopCount: 1))
             #expect(!client.isShared)
             await client.shutdown()
-            let group = client.group
+            let group = try #require(client.group)
             await group.shutdownGracefully()
+        }
+
+        /// With no descriptor left for its epoll instance, `shared`'s loop cannot start: the process goes on and the
+        /// first request throws `.startFailed` with the `IOError` (it used to stop the process in `fatalError`).
+        @Test func aSharedClientWhoseLoopCannotStartFailsItsRequestsInsteadOfStoppingTheProcess() async {
+            await #expect(processExitsWith: .exitCode(0)) {
+                var limit = rlimit()
+                getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+                limit.rlim_cur = 0
+                limit.rlim_max = 0
+                guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { exit(10) }
+                for _ in 0..<2 {
+                    do throws(HTTPClientError) {
+                        _ = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:9/"))
+                        exit(11)
+                    } catch {
+                        guard error.code == .startFailed, error.ioError != nil else { exit(12) }
+                    }
+                }
+                exit(0)
+            }
         }
     }
 }

@@ -53,7 +53,7 @@ extension IOSuite {
 
         @Test func requestsFromATaskPreferringTheClientsLoopStayOnItsThread() async throws {
             try await Self.withPeer { client, base in
-                let loop = client.group.next()
+                let loop = try #require(client.group).next()
                 let results = await withTaskExecutorPreference(loop) { () async -> [Bool] in
                     var onLoop: [Bool] = []
                     for size in [10, 100_000, 3] {
