@@ -73,6 +73,14 @@ package enum Posix {
         return value
     }
 
+    /// The bytes the kernel holds for reading on socket `fd` (its receive queue, without a received FIN). The
+    /// corresponding C function is `ioctl(2)` with `FIONREAD`.
+    static func readableByteCount(_ fd: CInt) throws(IOError) -> Int {
+        var count: CInt = 0
+        _ = try systemCall("ioctl") { c_wire_fionread(fd, &count) }
+        return Int(count)
+    }
+
     static func setLinger(_ fd: CInt, seconds: CInt?) throws(IOError) {
         var value = linger(l_onoff: seconds == nil ? 0 : 1, l_linger: seconds ?? 0)
         _ = try systemCall("setsockopt") {
