@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -28,6 +29,9 @@
 
 /// fcntl(2) with an integer argument; Swift cannot call the variadic original.
 static inline int c_wire_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, cmd, arg); }
+
+/// ioctl(2) FIONREAD: the bytes a socket holds for reading; Swift cannot call the variadic original.
+static inline int c_wire_fionread(int fd, int *count) { return ioctl(fd, FIONREAD, count); }
 
 /// The largest Unix-domain socket path, including its terminating NUL.
 static inline size_t c_wire_sun_path_capacity(void) { return sizeof(((struct sockaddr_un *)0)->sun_path); }

@@ -308,6 +308,14 @@ public final class EventLoop: @unchecked Sendable {
         try selector.modify(fd, key: key, interest: interest)
     }
 
+    /// Stops epoll watching `fd` while its registration stays: for a descriptor that has nothing more to report but
+    /// is not closed yet (a hung-up socket whose unread bytes wait for their reader, which epoll would otherwise
+    /// report on every wait). `deregister` still ends the registration before the close.
+    package func stopWatching(_ fd: CInt) {
+        preconditionInEventLoop()
+        try? selector.remove(fd)
+    }
+
     /// Stops watching `fd`. Call before closing it. Events already fetched for it in the current
     /// batch are dropped, because the key is looked up again for each event.
     package func deregister(_ fd: CInt, key: UInt64) {

@@ -8,7 +8,7 @@ struct ConnectionTimer {
     enum Kind: Equatable {
         /// Waiting for the next request on a kept-alive connection.
         case idle
-        /// Waiting for the rest of a request head.
+        /// Waiting for a new connection's first request head, or the rest of a head.
         case header
         /// Waiting for more of a request body the server is reading; moved on by every read.
         case bodyRead

@@ -1,9 +1,10 @@
 /// How an `HTTPServer` listens, and the limits that protect it.
 ///
 /// The defaults suit a public server: a client gets 10 seconds to send a whole request head (so a slowloris client
-/// cannot hold a connection by trickling bytes), an idle keep-alive connection is closed after 60 seconds, a client
-/// that stops sending a request body or stops reading a response for 60 seconds is disconnected, and the head limits
-/// are the parser's (8 KiB request line, 64 KiB head, 100 fields).
+/// cannot hold a connection by trickling bytes, nor one that sends nothing at all after the accept), an idle
+/// keep-alive connection is closed after 60 seconds, a client that stops sending a request body or stops reading a
+/// response for 60 seconds is disconnected, and the head limits are the parser's (8 KiB request line, 64 KiB head,
+/// 256 fields).
 public struct HTTPServerConfiguration: Sendable {
     /// The address to listen on; port 0 picks an ephemeral port (read it from `HTTPServer.start()`).
     public var address: SocketAddress
@@ -11,7 +12,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var backlog: Int
     /// Limits on request lines, heads and bodies. A body over `maxBodySize` is answered 413.
     public var parser: HTTP1ParserConfiguration
-    /// How long a client may take to send a whole request head, from its first byte.
+    /// How long a client may take to send a whole request head: the first request's from the accept (over TLS the
+    /// handshake counts in it, as in nginx's `client_header_timeout`; a connection that sends nothing is closed when
+    /// it passes, without a response), a kept-alive connection's next one from its first byte (`idleTimeout` bounds
+    /// the wait for that byte).
     public var headerReadTimeout: Duration
     /// How long a keep-alive connection may wait for its next request.
     public var idleTimeout: Duration

@@ -6,6 +6,10 @@ extension HTTPServerConnection {
     struct StateMachine {
         /// Where the connection stands. Transitions are noted per case.
         enum State: Equatable {
+            /// Accepted, nothing of the first request received yet: the header timer runs from the accept, so a
+            /// connection that never speaks is held no longer than a slow head (nginx's `client_header_timeout`).
+            /// → readingHead, active, closing, closed.
+            case awaitingFirstRequest
             /// Between requests, nothing of the next head received; the idle timer runs.
             /// → readingHead, active, closing, closed.
             case idle
@@ -65,7 +69,8 @@ extension HTTPServerConnection {
         enum Action: Equatable {
             /// Nothing.
             case none
-            /// Arm the header timer: the head under way must be complete before it fires.
+            /// Arm the header timer: the head under way (or, on a new connection, the first head) must be complete
+            /// before it fires.
             case scheduleHeaderTimer
             /// Start the request's handler (the head was just parsed); cancels the header or idle timer.
             case startHandler
@@ -115,7 +120,7 @@ extension HTTPServerConnection {
             case sendTimedOut
         }
 
-        private(set) var state = State.idle
+        private(set) var state = State.awaitingFirstRequest
         /// Between requests or while closing, response bytes still queued at the last send check: the peer is still
         /// reading a response whose exchange ended, which the send timer bounds (by progress) before the idle or
         /// linger timer starts. nil otherwise.
@@ -132,7 +137,7 @@ extension HTTPServerConnection {
             // A response still going out holds the next request back: a peer that does not read gets no new
             // exchange (and no fresh timer) until it does.
             case .idle: return trailingSendStall == nil
-            case .readingHead, .closing: return true
+            case .awaitingFirstRequest, .readingHead, .closing: return true
             case .active(let exchange):
                 if exchange.bodyConsumerBehind { return false }
                 // Once the request is complete, what arrives belongs to the next request: it waits.
@@ -145,7 +150,7 @@ extension HTTPServerConnection {
         var isParsing: Bool {
             switch state {
             case .idle: return trailingSendStall == nil
-            case .readingHead: return true
+            case .awaitingFirstRequest, .readingHead: return true
             case .active(let exchange): return !exchange.requestComplete
             case .closing, .closed: return false
             }
@@ -153,12 +158,27 @@ extension HTTPServerConnection {
 
         // MARK: Reading
 
+        /// The connection was accepted: the first request's head is due within the header timeout from now, whether
+        /// or not any byte of it comes.
+        func connectionOpened() -> Action {
+            guard case .awaitingFirstRequest = state else { return .none }
+            return .scheduleHeaderTimer
+        }
+
         /// Bytes of a head arrived and no complete head was found yet.
         mutating func partialHeadReceived() -> Action {
-            guard case .idle = state else { return .none }
-            trailingSendStall = nil
-            state = .readingHead
-            return .scheduleHeaderTimer
+            switch state {
+            case .awaitingFirstRequest:
+                // The header timer has run since the accept: a first byte does not buy the head more time.
+                state = .readingHead
+                return .none
+            case .idle:
+                trailingSendStall = nil
+                state = .readingHead
+                return .scheduleHeaderTimer
+            case .readingHead, .active, .closing, .closed:
+                return .none
+            }
         }
 
         /// A complete request head was parsed.
@@ -167,7 +187,7 @@ extension HTTPServerConnection {
         ///   - expectsContinue: Whether it carries `Expect: 100-continue` (HTTP/1.1 only).
         mutating func requestHeadReceived(keepAlive: Bool, expectsContinue: Bool) -> Action {
             switch state {
-            case .idle, .readingHead:
+            case .awaitingFirstRequest, .idle, .readingHead:
                 trailingSendStall = nil
                 state = .active(Exchange(keepAlive: keepAlive && !isShuttingDown, expectsContinue: expectsContinue))
                 return .startHandler
@@ -243,7 +263,7 @@ extension HTTPServerConnection {
                 peerEnded = true
                 state = .closing
                 return .finishWritesAndClose
-            case .idle, .readingHead, .closing:
+            case .awaitingFirstRequest, .idle, .readingHead, .closing:
                 state = .closed
                 return .abortConnection
             case .active(var exchange):
@@ -269,7 +289,7 @@ extension HTTPServerConnection {
         /// The parser refused the input; `status` is the answer the fault calls for.
         mutating func parseErrorOccurred(status: HTTPStatus) -> Action {
             switch state {
-            case .idle, .readingHead:
+            case .awaitingFirstRequest, .idle, .readingHead:
                 state = .closing
                 return .writeErrorResponseAndClose(status)
             case .active(let exchange):
@@ -294,12 +314,21 @@ extension HTTPServerConnection {
             return .abortConnection
         }
 
-        /// The header timer fired: the client took too long to send its head (slowloris).
+        /// The header timer fired: the client took too long to send its head (slowloris), or sent nothing at all
+        /// since the accept.
         mutating func headerTimeoutFired() -> Action {
-            guard case .readingHead = state else { return .none }
-            state = .closing
-            // RFC 9110 §15.5.9: 408 tells the client the server closes instead of waiting.
-            return .writeErrorResponseAndClose(HTTPStatus(code: 408))
+            switch state {
+            case .awaitingFirstRequest:
+                // No request, so nothing to answer: the connection closes as an idle one does.
+                state = .closed
+                return .abortConnection
+            case .readingHead:
+                state = .closing
+                // RFC 9110 §15.5.9: 408 tells the client the server closes instead of waiting.
+                return .writeErrorResponseAndClose(HTTPStatus(code: 408))
+            case .idle, .active, .closing, .closed:
+                return .none
+            }
         }
 
         /// The body-read timer fired: the peer sent no body bytes for the whole timeout while the server read.
@@ -383,7 +412,7 @@ extension HTTPServerConnection {
             guard case .active(var exchange) = state, exchange.response == .headSent else {
                 switch state {
                 case .closing, .closed: return .none
-                case .idle, .readingHead, .active: return abortUnlessClosed()
+                case .awaitingFirstRequest, .idle, .readingHead, .active: return abortUnlessClosed()
                 }
             }
             exchange.response = .ended
@@ -481,7 +510,7 @@ extension HTTPServerConnection {
                 trailingSendStall = nil
                 state = .closing
                 return .finishWritesAndClose
-            case .idle:
+            case .awaitingFirstRequest, .idle:
                 state = .closed
                 return .abortConnection
             case .active(var exchange):

@@ -73,7 +73,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         self.bound = LoopBound(self, loop: stream.eventLoop)
         stream.delegate = self
         timer.onLoopTimer = { [weak self] in self?.loopTimerFired() }
-        timer.arm(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
+        perform(machine.connectionOpened())
     }
 
     var eventLoop: EventLoop { stream.eventLoop }
@@ -86,7 +86,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
             // Lingering: read and drop until the peer closes.
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
             return
-        case .idle, .readingHead, .active:
+        case .awaitingFirstRequest, .idle, .readingHead, .active:
             break
         }
         // The rest of a large request body may gather in the kernel before the next wake-up; not while bytes wait
@@ -492,7 +492,7 @@ extension HTTPServerConnection.StateMachine {
     /// Whether the connection is neither closing nor closed.
     var isOpen: Bool {
         switch state {
-        case .idle, .readingHead, .active: return true
+        case .awaitingFirstRequest, .idle, .readingHead, .active: return true
         case .closing, .closed: return false
         }
     }

@@ -47,6 +47,11 @@ package final class Socket {
         Int(try Posix.getOption(descriptor.rawValue, level: SOL_SOCKET, name: SO_RCVBUF))
     }
 
+    /// The bytes the kernel holds for reading (`FIONREAD`), which a peer that hung up can no longer add to.
+    func readableByteCount() throws(IOError) -> Int {
+        try Posix.readableByteCount(descriptor.rawValue)
+    }
+
     /// Binds to a local address. The corresponding C function is `bind(2)`.
     func bind(to address: SocketAddress) throws(IOError) {
         try Posix.bind(descriptor.rawValue, to: address)

@@ -39,6 +39,12 @@ package final class SocketStream: FileRegionStream, Selectable {
     @exclusivity(unchecked) private var state = State.open
     /// The peer's end of stream arrived while no delegate listened: reported when one attaches.
     @exclusivity(unchecked) private(set) var heldEndOfStream = false
+    /// The socket hung up fully while reading was paused with bytes still unread in the kernel: the loop no longer
+    /// watches it (a hung-up socket is reported on every wait, whatever the interest), the bytes stay in the
+    /// kernel, and they are read, then the end of stream, once reading resumes. Nothing can be written any more.
+    @exclusivity(unchecked) package private(set) var isParked = false
+    /// Readiness events handled over the stream's life: a stalled reader of a parked stream adds none.
+    @exclusivity(unchecked) package private(set) var readinessEventCount = 0
     package private(set) var closeError: (any Error)?
     package let localAddress: SocketAddress?
     package let remoteAddress: SocketAddress?
@@ -283,10 +289,32 @@ package final class SocketStream: FileRegionStream, Selectable {
         readingEnabled = enabled
         if !enabled, let watermark = gathering.readingPaused() { setReceiveLowWatermark(watermark, starting: false) }
         guard state == .open else { return }
+        if isParked {
+            // No readiness will come: the bytes are read from the loop's queue (after the caller's job, which may
+            // be a delivery in progress).
+            if enabled { scheduleParkedRead() }
+            return
+        }
         updateInterest(wantsWrite: interest.contains(.write))
     }
 
-    private func readAvailable() {
+    /// Reads a parked stream's bytes, a budget at a time, until its end of stream, its error or a pause.
+    private func scheduleParkedRead() {
+        eventLoop.executeSoon { [weak self] in
+            guard let self, self.isParked, self.readingEnabled, self.state == .open else { return }
+            guard self.readAvailable() else {
+                // A hung-up socket's read never waits; if one did, no readiness would ever end the wait.
+                self.close(error: nil)
+                return
+            }
+            if self.isParked && self.readingEnabled && self.state == .open { self.scheduleParkedRead() }
+        }
+    }
+
+    /// Reads what the socket holds, within one wake-up's budget, and hands it to the delegate.
+    /// - Returns: False when a read found nothing (EAGAIN); true otherwise.
+    @discardableResult
+    private func readAvailable() -> Bool {
         var budget = Self.bytesPerWakeup
         for _ in 0..<Self.readsPerWakeup where readingEnabled && state == .open && budget > 0 {
             let maxBytes = prepareReadBuffer()
@@ -295,19 +323,23 @@ package final class SocketStream: FileRegionStream, Selectable {
                 result = try socket.read(into: &readBuffer, maxBytes: maxBytes)
             } catch {
                 close(error: error)
-                return
+                return true
             }
             switch result {
             case .wouldBlock:
                 releaseReadBufferIfEmpty()
-                return
+                return false
             case .processed(0):
                 releaseReadBufferIfEmpty()
                 // End of stream: stop watching for reads (level-triggered epoll would report it forever).
                 readingEnabled = false
                 updateInterest(wantsWrite: interest.contains(.write))
                 if let delegate { delegate.streamDidReachEnd(self) } else { heldEndOfStream = true }
-                return
+                if isParked && state == .open && pendingWriteBytes > 0 {
+                    // Every byte the peer sent is delivered; what waits to be written never goes.
+                    close(error: IOError(syscall: "sendmsg", errno: .brokenPipe))
+                }
+                return true
             case .processed(let count):
                 gathering.didRead(count, asked: maxBytes, largest: Self.maximumReadSize)
                 sizer.record(count, maximum: Self.maximumReadSize)
@@ -319,11 +351,12 @@ package final class SocketStream: FileRegionStream, Selectable {
                 delegate?.stream(self, didRead: &delivered)
                 if state == .open { swap(&delivered, &readBuffer) }
                 // A short read emptied the socket: wait for readiness rather than spend a read on EAGAIN.
-                if count < maxBytes { releaseReadBufferIfEmpty(); return }
+                if count < maxBytes { releaseReadBufferIfEmpty(); return true }
                 budget -= count
             }
         }
         releaseReadBufferIfEmpty()
+        return true
     }
 
     /// Makes `readBuffer` ready for the next read and returns how much that read asks for. The delegate usually
@@ -352,7 +385,8 @@ package final class SocketStream: FileRegionStream, Selectable {
     /// gather in the kernel, up to one read's worth, before the loop is woken for them (see `ReceiveGathering`).
     package func expectAtLeast(_ count: Int) {
         let starting = !gathering.isGathering
-        guard state == .open, let watermark = gathering.expect(count, largest: Self.maximumReadSize) else { return }
+        // A parked socket gets no more bytes to gather, and is read without readiness events.
+        guard state == .open, !isParked, let watermark = gathering.expect(count, largest: Self.maximumReadSize) else { return }
         if starting {
             // Linux grows the receive buffer to hold a new watermark and, when it has to, clamps the advertised window
             // to it until autotuning grows it again: gathering starts only once the buffer holds twice as much.
@@ -413,6 +447,8 @@ package final class SocketStream: FileRegionStream, Selectable {
     // MARK: Readiness
 
     package func ready(_ event: ReadinessEvent) {
+        readinessEventCount &+= 1
+        if (event.isError || event.isFullHangUp) && !readingEnabled && state == .open && park() { return }
         if event.isError && !event.isReadable {
             let error = (try? Posix.pendingError(socket.rawDescriptor)) ?? nil
             close(error: IOError(syscall: "recv", errno: error ?? .connectionReset))
@@ -430,12 +466,26 @@ package final class SocketStream: FileRegionStream, Selectable {
         }
     }
 
+    /// The socket hung up fully (or was reset) while reading is paused: if the kernel still holds bytes the peer
+    /// sent, stops watching the socket and keeps them there for the reader, which a close would drop.
+    /// - Returns: Whether the stream parked; false when nothing is left to read (the caller closes as before).
+    private func park() -> Bool {
+        guard let unread = try? socket.readableByteCount(), unread > 0 else { return false }
+        isParked = true
+        if let gatheringCheck { eventLoop.cancelOnLoop(gatheringCheck) }
+        gatheringCheck = nil
+        eventLoop.stopWatching(socket.rawDescriptor)
+        return true
+    }
+
     package func eventLoopIsClosing() {
         close(error: EventLoopClosedError(loopName: eventLoop.name))
     }
 
     private func updateInterest(wantsWrite: Bool) {
         guard state == .open else { return }
+        // A parked socket is not watched (its writes fail at once, and its reads are scheduled).
+        if isParked { return }
         var wanted: Interest = []
         if readingEnabled { wanted.insert(.read) }
         if wantsWrite { wanted.insert(.write) }

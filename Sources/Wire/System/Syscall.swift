@@ -73,6 +73,14 @@ package enum Posix {
         return value
     }
 
+    /// The bytes the kernel holds for reading on socket `fd` (its receive queue, without a received FIN). The
+    /// corresponding C function is `ioctl(2)` with `FIONREAD`.
+    static func readableByteCount(_ fd: CInt) throws(IOError) -> Int {
+        var count: CInt = 0
+        _ = try systemCall("ioctl") { c_wire_fionread(fd, &count) }
+        return Int(count)
+    }
+
     static func setLinger(_ fd: CInt, seconds: CInt?) throws(IOError) {
         var value = linger(l_onoff: seconds == nil ? 0 : 1, l_linger: seconds ?? 0)
         _ = try systemCall("setsockopt") {
@@ -217,6 +225,14 @@ package enum Posix {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    /// The resolution of `CLOCK_MONOTONIC_COARSE` in nanoseconds: the kernel's tick (4 ms at 250 Hz). The
+    /// corresponding C function is `clock_getres(2)`.
+    package static func coarseMonotonicResolutionNanoseconds() -> UInt64 {
+        var resolution = timespec()
+        guard clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) == 0 else { return 10_000_000 }
+        return UInt64(resolution.tv_sec) * 1_000_000_000 + UInt64(resolution.tv_nsec)
     }
 
     /// The kernel id of the calling thread.

@@ -5,8 +5,8 @@ import Wire
 /// not to count silence. Read by the `TimeoutWatch` without a lock.
 struct IdleClock: ~Copyable, Sendable {
     /// `Deadline` nanoseconds of the last activity (a byte moved, a resume, a hold ended), read off the coarse clock
-    /// (`Deadline.coarseNow()`, a few times per request): the timeout may fire up to one clock tick (a few
-    /// milliseconds) early.
+    /// (`Deadline.coarseNow()`, a few times per request): up to `Deadline.coarseLagNanoseconds` before the activity,
+    /// which the timeout's offset adds back (`TimeoutWatch.Timeout.offsetFromCoarseStamp`).
     private let lastActivity = Atomic<UInt64>(0)
     /// Reasons silence does not count: the transfer has not started (the first, ended by `IdleTimer.start()`), the
     /// task is suspended, or the transfer waits for the caller.
@@ -52,7 +52,7 @@ struct IdleTimer: Sendable {
     init(task: SessionTask, timeout: TimeoutWatch.Timeout, watch: TimeoutWatch) {
         self.task = task
         self.watch = watch
-        self.timeout = timeout.nanoseconds
+        self.timeout = timeout.offsetFromCoarseStamp
     }
 
     /// Starts the clock: the transfer begins (its first hold ends).

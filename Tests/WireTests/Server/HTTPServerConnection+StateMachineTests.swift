@@ -12,6 +12,62 @@ struct HTTPServerConnectionStateMachineTests {
         return machine
     }
 
+    /// A kept-alive connection between requests: one exchange done, waiting for the next.
+    private func idleMachine() -> Machine {
+        var machine = Machine()
+        _ = machine.requestHeadReceived(keepAlive: true, expectsContinue: false)
+        _ = machine.requestEndReceived()
+        _ = machine.responseHeadSent(allowsKeepAlive: true)
+        #expect(machine.responseEnded() == .prepareForNextRequest)
+        #expect(machine.state == .idle)
+        return machine
+    }
+
+    @Test func aNewConnectionGetsTheHeaderTimeoutNotTheIdleOne() {
+        var machine = Machine()
+        #expect(machine.state == .awaitingFirstRequest)
+        #expect(machine.isReadingEnabled && machine.isParsing)
+        #expect(machine.connectionOpened() == .scheduleHeaderTimer)
+        #expect(machine.idleTimeoutFired() == .none)
+        // Nothing was asked, so nothing is answered: the connection closes as an idle one does.
+        #expect(machine.headerTimeoutFired() == .abortConnection)
+        #expect(machine.state == .closed)
+    }
+
+    @Test func theFirstHeadIsDueFromTheAcceptNotFromItsFirstByte() {
+        var machine = Machine()
+        _ = machine.connectionOpened()
+        // The timer armed at the accept keeps running: a first byte does not re-arm it.
+        #expect(machine.partialHeadReceived() == .none)
+        #expect(machine.state == .readingHead)
+        #expect(machine.headerTimeoutFired() == .writeErrorResponseAndClose(HTTPStatus(code: 408)))
+        // A head that comes in time starts the exchange, and the header timer is stale then.
+        var inTime = Machine()
+        _ = inTime.connectionOpened()
+        #expect(inTime.requestHeadReceived(keepAlive: true, expectsContinue: false) == .startHandler)
+        #expect(inTime.headerTimeoutFired() == .none)
+    }
+
+    @Test func betweenKeptAliveRequestsTheIdleTimerStays() {
+        var machine = idleMachine()
+        #expect(machine.connectionOpened() == .none)
+        #expect(machine.headerTimeoutFired() == .none)
+        #expect(machine.idleTimeoutFired() == .abortConnection)
+        var next = idleMachine()
+        #expect(next.partialHeadReceived() == .scheduleHeaderTimer)
+    }
+
+    @Test func aNewConnectionEndsLikeAnIdleOne() {
+        var eof = Machine()
+        #expect(eof.readEOF() == .abortConnection)
+        var shutdown = Machine()
+        #expect(shutdown.shutdownRequested() == .abortConnection)
+        var malformed = Machine()
+        #expect(malformed.parseErrorOccurred(status: .badRequest) == .writeErrorResponseAndClose(.badRequest))
+        var unasked = Machine()
+        #expect(unasked.responseEnded() == .abortConnection)
+    }
+
     @Test func keepAliveExchangeReturnsToIdle() {
         var machine = active()
         #expect(machine.requestEndReceived() == .pauseReading)
@@ -50,9 +106,9 @@ struct HTTPServerConnectionStateMachineTests {
         #expect(machine.requestHeadReceived(keepAlive: true, expectsContinue: false) == .abortConnection)
         #expect(machine.state == .closed)
 
-        var ended = Machine()
+        var ended = idleMachine()
         #expect(ended.requestEndReceived() == .abortConnection)
-        var idle = Machine()
+        var idle = idleMachine()
         #expect(idle.responseEnded() == .abortConnection)
         var twice = active()
         #expect(twice.requestEndReceived() == .pauseReading)
@@ -75,7 +131,7 @@ struct HTTPServerConnectionStateMachineTests {
     }
 
     @Test func partialHeadArmsTheHeaderTimerOnce() {
-        var machine = Machine()
+        var machine = idleMachine()
         #expect(machine.partialHeadReceived() == .scheduleHeaderTimer)
         #expect(machine.partialHeadReceived() == .none)
         #expect(machine.state == .readingHead)
@@ -87,14 +143,14 @@ struct HTTPServerConnectionStateMachineTests {
     }
 
     @Test func headerTimeoutIsStaleOnceTheHeadArrived() {
-        var machine = Machine()
+        var machine = idleMachine()
         _ = machine.partialHeadReceived()
         #expect(machine.requestHeadReceived(keepAlive: true, expectsContinue: false) == .startHandler)
         #expect(machine.headerTimeoutFired() == .none)
     }
 
     @Test func idleTimeoutClosesAnIdleConnectionOnly() {
-        var idle = Machine()
+        var idle = idleMachine()
         #expect(idle.idleTimeoutFired() == .abortConnection)
         var busy = active()
         #expect(busy.idleTimeoutFired() == .none)
@@ -118,7 +174,7 @@ struct HTTPServerConnectionStateMachineTests {
     }
 
     @Test func parseErrorBeforeResponseAnswersAndCloses() {
-        var idle = Machine()
+        var idle = idleMachine()
         #expect(idle.parseErrorOccurred(status: .badRequest) == .writeErrorResponseAndClose(.badRequest))
         var reading = active()
         #expect(reading.parseErrorOccurred(status: .contentTooLarge)
@@ -174,15 +230,15 @@ struct HTTPServerConnectionStateMachineTests {
     }
 
     @Test func readEOFWhileIdleOrClosingCloses() {
-        var idle = Machine()
+        var idle = idleMachine()
         #expect(idle.readEOF() == .abortConnection)
-        var closing = Machine()
+        var closing = idleMachine()
         _ = closing.parseErrorOccurred(status: .badRequest)
         #expect(closing.readEOF() == .abortConnection)
     }
 
     @Test func shutdownClosesIdleAndDrainsBusy() {
-        var idle = Machine()
+        var idle = idleMachine()
         #expect(idle.shutdownRequested() == .abortConnection)
         var busy = active()
         #expect(busy.shutdownRequested() == .none)
@@ -192,7 +248,7 @@ struct HTTPServerConnectionStateMachineTests {
     }
 
     @Test func requestAfterShutdownIsNotKeptAlive() {
-        var machine = Machine()
+        var machine = idleMachine()
         _ = machine.partialHeadReceived()
         #expect(machine.shutdownRequested() == .none)
         _ = machine.requestHeadReceived(keepAlive: true, expectsContinue: false)
@@ -217,7 +273,7 @@ struct HTTPServerConnectionStateMachineTests {
         _ = machine.requestEndReceived()
         #expect(machine.bodyBytesAwaited() == .none)
         #expect(machine.bodyReadTimeoutFired() == .none)
-        var idle = Machine()
+        var idle = idleMachine()
         #expect(idle.bodyBytesAwaited() == .none)
         #expect(idle.bodyReadTimeoutFired() == .none)
     }
@@ -292,7 +348,7 @@ struct HTTPServerConnectionStateMachineTests {
         // The next stall is measured from its own start.
         #expect(machine.writerBlocked(drainedWriteBytes: 1000) == .armSendTimer)
         #expect(machine.sendTimeoutFired(drainedWriteBytes: 2000) == .armSendTimer)
-        var idle = Machine()
+        var idle = idleMachine()
         #expect(idle.writerBlocked(drainedWriteBytes: 0) == .none)
         #expect(idle.sendTimeoutFired(drainedWriteBytes: 0) == .none)
     }
@@ -326,12 +382,12 @@ struct HTTPServerConnectionStateMachineTests {
     }
 
     @Test func aPeerThatStopsReadingTheLastResponseIsCut() {
-        var machine = Machine()
+        var machine = idleMachine()
         #expect(machine.enteredIdle(pendingWriteBytes: 8000, drainedWriteBytes: 0) == .armSendTimer)
         #expect(machine.sendTimeoutFired(drainedWriteBytes: 0) == .sendTimedOut)
         #expect(machine.state == .closed)
         // A next request starting meanwhile takes the connection out of idle and the stale check with it.
-        var next = Machine()
+        var next = idleMachine()
         #expect(next.enteredIdle(pendingWriteBytes: 8000, drainedWriteBytes: 0) == .armSendTimer)
         #expect(next.partialHeadReceived() == .scheduleHeaderTimer)
         #expect(next.sendTimeoutFired(drainedWriteBytes: 0) == .none)
@@ -359,7 +415,7 @@ struct HTTPServerConnectionStateMachineTests {
 
     @Test func aHalfCloseWhileTheLastResponseGoesOutClosesOnceItIsOut() {
         // The peer's end of stream while idle with bytes queued: send them, then close without lingering.
-        var machine = Machine()
+        var machine = idleMachine()
         #expect(machine.enteredIdle(pendingWriteBytes: 5000, drainedWriteBytes: 0) == .armSendTimer)
         #expect(machine.readEOF(pendingWriteBytes: 5000) == .finishWritesAndClose)
         #expect(machine.state == .closing)
@@ -374,20 +430,20 @@ struct HTTPServerConnectionStateMachineTests {
         #expect(closing.readEOF(pendingWriteBytes: 3000) == .none)
         #expect(closing.writesDrained() == .abortConnection)
         // With nothing queued, the end of stream closes at once, as before.
-        var idle = Machine()
+        var idle = idleMachine()
         #expect(idle.readEOF(pendingWriteBytes: 0) == .abortConnection)
     }
 
     @Test func shutdownLetsAnIdleConnectionFinishItsLastResponse() {
-        var machine = Machine()
+        var machine = idleMachine()
         #expect(machine.shutdownRequested(pendingWriteBytes: 100) == .finishWritesAndClose)
         #expect(machine.state == .closing)
-        var empty = Machine()
+        var empty = idleMachine()
         #expect(empty.shutdownRequested(pendingWriteBytes: 0) == .abortConnection)
     }
 
     @Test func aResponseStillGoingOutHoldsTheNextRequestBack() {
-        var machine = Machine()
+        var machine = idleMachine()
         #expect(machine.enteredIdle(pendingWriteBytes: 5000, drainedWriteBytes: 100) == .armSendTimer)
         #expect(!machine.isReadingEnabled && !machine.isParsing)
         // Progress is the drained count growing, however much more is queued meanwhile.

@@ -150,6 +150,52 @@ extension IOSuite {
             }
         }
 
+        @Test func aConnectionThatNeverSpeaksIsClosedAfterTheHeaderTimeoutNotTheIdleOne() async throws {
+            try await withTimeout(seconds: 10) {
+                let harness = try await ServerHarness.start(
+                    configure: {
+                        $0.headerReadTimeout = .milliseconds(200)
+                        $0.idleTimeout = .seconds(30)
+                    },
+                    handler: EchoTestHandler())
+                let started = ContinuousClock.now
+                let client = try await harness.connect()
+                // Nothing is sent: the first head is due from the accept, and none came.
+                let bytes = await client.readUntilClosed()
+                let elapsed = ContinuousClock.now - started
+                #expect(elapsed >= .milliseconds(200) && elapsed < .seconds(5))
+                // Nothing was asked, so nothing is answered.
+                #expect(bytes.isEmpty)
+                #expect(await client.isClosedByPeer())
+                await client.close()
+                await harness.stop()
+            }
+        }
+
+        @Test func theFirstHeadIsDueWithinTheHeaderTimeoutOfTheAccept() async throws {
+            try await withTimeout(seconds: 10) {
+                let harness = try await ServerHarness.start(
+                    configure: {
+                        $0.headerReadTimeout = .milliseconds(500)
+                        $0.idleTimeout = .seconds(30)
+                    },
+                    handler: EchoTestHandler())
+                let client = try await harness.connect()
+                let started = ContinuousClock.now
+                // The first byte comes late and the rest never: the head's time ran from the accept, not from that
+                // byte (which would close at 400 + 500 ms at the earliest).
+                try await Task.sleep(for: .milliseconds(400))
+                try await client.send("G")
+                let bytes = await client.readUntilClosed()
+                let elapsed = ContinuousClock.now - started
+                #expect(elapsed < .milliseconds(900))
+                // A 408 when the byte came in time, nothing when the loaded machine sent it after the timeout.
+                #expect(try bytes.isEmpty || ParsedResponse.parseAll(bytes, methods: [.get]).first?.status == 408)
+                await client.close()
+                await harness.stop()
+            }
+        }
+
         @Test func idleKeepAliveConnectionIsClosed() async throws {
             try await withTimeout {
                 let harness = try await ServerHarness.start(
