@@ -49,4 +49,32 @@ struct PrivateFileModeTests {
         #expect(entries.count == 1)
         for name in entries { #expect(Self.isPrivate(directory + "/" + name, owner: 0o600)) }
     }
+
+    @Test func credentialsInAURLNeverReachTheCacheKeyOrFile() async throws {
+        let folder = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: folder)
+        let request = ClientRequest(url: URL(string: "http://alice:s3cret@cache.test/a?q=1#frag")!)
+        let response = ClientResponse(url: request.url, statusCode: 200, headers: ["Cache-Control": "max-age=600"])
+        await cache.storeCachedResponse(CachedResponse(response: response, data: Data("body".utf8)), for: request)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        #expect(names.count == 1)
+        for name in names {
+            let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)), as: UTF8.self)
+            #expect(!text.contains("s3cret") && !text.contains("alice"))
+            #expect(text.contains("http://cache.test/a?q=1"))
+        }
+        // The entry is the URL's without its userinfo, from a new cache object too.
+        let reopened = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: folder)
+        let found = await reopened.cachedResponse(for: ClientRequest(url: URL(string: "http://cache.test/a?q=1")!))
+        #expect(found?.data == Data("body".utf8))
+        #expect(found?.response.url.absoluteString == "http://cache.test/a?q=1")
+        // An @ after the authority is not userinfo.
+        let pathAt = ClientRequest(url: URL(string: "http://cache.test/p@x")!)
+        await reopened.storeCachedResponse(CachedResponse(response: ClientResponse(url: pathAt.url, statusCode: 200,
+                                                                                   headers: ["Cache-Control": "max-age=600"]),
+                                                          data: Data("at".utf8)), for: pathAt)
+        #expect(await reopened.cachedResponse(for: pathAt)?.data == Data("at".utf8))
+        #expect(await reopened.cachedResponse(for: ClientRequest(url: URL(string: "http://cache.test/x")!)) == nil)
+    }
 }
