@@ -154,7 +154,8 @@ struct Fetcher {
             var plan = try builder.plan(for: url)
             resume?.apply(to: &plan.request)
             if let cache, summary == nil, resume == nil, cookies == nil {
-                let (step, note) = await cache.begin(plan.request, url: HTTPURL.hasScheme(url) ? url : "http://" + url)
+                // The URL as sent (with -G's query), without credentials: the key never holds a password.
+                let (step, note) = await cache.begin(plan.request, url: plan.displayURL.description)
                 if options.verbose { try? standardError.write("* cache: \(note)\n") }
                 switch step {
                 case .answer(let entry):
