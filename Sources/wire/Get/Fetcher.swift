@@ -19,7 +19,9 @@ struct Fetcher {
     init(options: FetchOptions) {
         self.options = options
         cookies = CookieEngine(options: options)
-        cache = options.cacheDirectory.map(FetchCache.init(directory:))
+        cache = options.cacheDirectory.map {
+            FetchCache(directory: $0, unixSocket: options.unixSocket.map(RequestBuilder.absoluteSocketPath))
+        }
     }
 
     /// Fetches every URL and returns the exit status.

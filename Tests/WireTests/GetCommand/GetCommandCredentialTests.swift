@@ -5,7 +5,8 @@ import Wire
 import WireTestSupport
 
 extension IOSuite {
-    /// `user:password@` in a URL, as curl treats it: sent as Basic credentials, never kept in a cache key or file.
+    /// `user:password@` in a URL, as curl treats it: sent as Basic credentials, never kept in a cache key or file;
+    /// and the cache key's transport: the same URL through another Unix socket is another server.
     @Suite struct GetCommandCredentialTests {
         /// The request heads a server received.
         final class Heads: Sendable {
@@ -99,6 +100,29 @@ extension IOSuite {
                     run = try await WireToolRunner.run(["get", "-v", "--cache-dir", cache, "http://127.0.0.1:\(server.address.port!)/doc"])
                     #expect(run.text == "public body" && run.errors.contains("* cache: hit (fresh)\n"), "\(run.errors)")
                     #expect(heads.all.count == 1)
+                }
+            }
+        }
+
+        @Test func theSameURLThroughAnotherUnixSocketIsNotAnsweredFromTheFirstOnesEntry() async throws {
+            try await Self.withGroup { group in
+                let folder = try WireToolRunner.temporaryFolder()
+                defer { try? FileManager.default.removeItem(at: folder) }
+                let cache = folder.appendingPathComponent("cache").path
+                let socketA = folder.appendingPathComponent("a.sock").path
+                let socketB = folder.appendingPathComponent("b.sock").path
+                try await Self.withServer("from A", address: try SocketAddress(unixPath: socketA), group: group) { _, headsA in
+                    try await Self.withServer("from B", address: try SocketAddress(unixPath: socketB), group: group) { _, headsB in
+                        var answers: [String] = []
+                        // A, then B, then each again: each socket's own entry answers it from then on.
+                        for socket in [socketA, socketB, socketA, socketB] {
+                            let run = try await WireToolRunner.run(["get", "-s", "--cache-dir", cache, "--unix-socket", socket,
+                                                                    "http://app.test/x"])
+                            answers.append(run.text)
+                        }
+                        #expect(answers == ["from A", "from B", "from A", "from B"])
+                        #expect(headsA.all.count == 1 && headsB.all.count == 1)
+                    }
                 }
             }
         }
