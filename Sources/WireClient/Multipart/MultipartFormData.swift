@@ -36,6 +36,8 @@ public final class MultipartFormData: Sendable {
     private struct State {
         var parts: [MultipartPart] = []
         var throttle = Throttle()
+        /// The first part an append that cannot throw refused.
+        var refusal: ClientError?
     }
 
     /// The boundary: `Boundary+` and 16 upper-case hex digits from the system's CSPRNG, or the one given.
@@ -103,12 +105,12 @@ public final class MultipartFormData: Sendable {
     ///   - fileName: The `filename` parameter.
     ///   - length: The number of bytes the stream yields.
     ///   - mimeType: The part's `Content-Type`.
-    /// - Throws: `.requestSerializationFailed` when `mimeType` holds CR, LF or NUL; the part is not appended.
+    ///
+    /// A `mimeType` holding CR, LF or NUL is refused: the part is not appended and `refusedPartError` says why.
     public func appendPart(stream: @escaping @Sendable () -> AsyncThrowingStream<Data, any Error>, name: String,
-                           fileName: String, length: Int64, mimeType: String) throws(ClientError) {
+                           fileName: String, length: Int64, mimeType: String) {
         precondition(length >= 0, "a stream part's length cannot be negative")
-        append(MultipartPart(headers: try checked(Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType)),
-                             source: .stream(length: length, make: stream)))
+        appendChecked(Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType), source: .stream(length: length, make: stream))
     }
 
     /// Appends `fileData` as a file part.
@@ -117,10 +119,10 @@ public final class MultipartFormData: Sendable {
     ///   - name: The part's name.
     ///   - fileName: The `filename` parameter.
     ///   - mimeType: The part's `Content-Type`.
-    /// - Throws: `.requestSerializationFailed` when `mimeType` holds CR, LF or NUL; the part is not appended.
-    public func appendPart(fileData: Data, name: String, fileName: String, mimeType: String) throws(ClientError) {
-        append(MultipartPart(headers: try checked(Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType)),
-                             source: .data(fileData)))
+    ///
+    /// A `mimeType` holding CR, LF or NUL is refused: the part is not appended and `refusedPartError` says why.
+    public func appendPart(fileData: Data, name: String, fileName: String, mimeType: String) {
+        appendChecked(Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType), source: .data(fileData))
     }
 
     /// Appends a form field: `Content-Disposition: form-data; name="…"` and the bytes.
@@ -135,11 +137,34 @@ public final class MultipartFormData: Sendable {
     /// - Parameters:
     ///   - headers: The fields (name, value).
     ///   - body: The body.
-    /// - Throws: `.requestSerializationFailed` when a name is not a field name (an RFC 9110 token) or a value holds
-    ///   CR, LF or NUL, which would end the field or the header block and inject others (AFNetworking writes them
-    ///   raw); the part is not appended.
-    public func appendPart(headers: [(String, String)], body: Data) throws(ClientError) {
-        append(MultipartPart(headers: try checked(headers.map { (name: $0.0, value: $0.1) }), source: .data(body)))
+    ///
+    /// A name that is not a field name (an RFC 9110 token) or a value holding CR, LF or NUL, which would end the field
+    /// or the header block and inject others (AFNetworking writes them raw), is refused: the part is not appended and
+    /// `refusedPartError` says why.
+    public func appendPart(headers: [(String, String)], body: Data) {
+        appendChecked(headers.map { (name: $0.0, value: $0.1) }, source: .data(body))
+    }
+
+    /// Why a part was refused by an append that cannot throw (the first such part), naming the part; nil when every
+    /// part was taken. A refused part is never written: `upload(for:multipartFormData:)`, the request serializer's
+    /// multipart requests and `writeStreamContents(to:)` fail with this error (`.requestSerializationFailed`), and
+    /// `body` and `attach(to:)` leave the part out.
+    public var refusedPartError: ClientError? { state.withLock { $0.refusal } }
+
+    /// Appends a part whose headers passed `checked`, or records why it was refused.
+    private func appendChecked(_ headers: [(name: String, value: String)], source: MultipartPart.Source) {
+        do throws(ClientError) {
+            append(MultipartPart(headers: try checked(headers), source: source))
+        } catch {
+            state.withLock { state in
+                if state.refusal == nil { state.refusal = error }
+            }
+        }
+    }
+
+    /// Throws the refusal of an earlier append, if there was one.
+    func checkNoPartWasRefused() throws(ClientError) {
+        if let refusal = refusedPartError { throw refusal }
     }
 
     private func append(_ part: MultipartPart) {

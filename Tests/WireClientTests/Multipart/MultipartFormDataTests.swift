@@ -10,8 +10,8 @@ struct MultipartFormDataTests {
     @Test func smallFormHasAFsExactLayout() async throws {
         let form = MultipartFormData(boundary: "B")
         form.appendPart(formData: Data("Ada".utf8), name: "name")
-        try form.appendPart(fileData: Data("hi\r\n".utf8), name: "f", fileName: "a.txt", mimeType: "text/plain")
-        try form.appendPart(headers: [("X-B", "2"), ("Content-Disposition", "form-data; name=\"h\"")], body: Data("z".utf8))
+        form.appendPart(fileData: Data("hi\r\n".utf8), name: "f", fileName: "a.txt", mimeType: "text/plain")
+        form.appendPart(headers: [("X-B", "2"), ("Content-Disposition", "form-data; name=\"h\"")], body: Data("z".utf8))
         let expected = "--B\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nAda"
             + "\r\n--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nhi\r\n"
             + "\r\n--B\r\nX-B: 2\r\nContent-Disposition: form-data; name=\"h\"\r\n\r\nz"
@@ -42,7 +42,7 @@ struct MultipartFormDataTests {
 
     @Test func namesAndFileNamesCannotBreakTheirHeader() async throws {
         let form = MultipartFormData(boundary: "B")
-        try form.appendPart(fileData: Data("x".utf8), name: "a\"b\r\nX-Injected: 1", fileName: "c\"d\ne.txt", mimeType: "text/plain")
+        form.appendPart(fileData: Data("x".utf8), name: "a\"b\r\nX-Injected: 1", fileName: "c\"d\ne.txt", mimeType: "text/plain")
         let text = String(decoding: try await collect(form.body), as: UTF8.self)
         #expect(text.contains("Content-Disposition: form-data; name=\"a%22b%0D%0AX-Injected: 1\"; filename=\"c%22d%0Ae.txt\"\r\n"))
         #expect(!text.contains("\r\nX-Injected"))
@@ -52,45 +52,64 @@ struct MultipartFormDataTests {
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Data("file".utf8).write(to: URL(fileURLWithPath: folder + "/x.txt"))
+        /// A form of one good part, then `append`: the refused part is not added, and the form says why.
+        func refused(_ expected: String, _ append: (MultipartFormData) -> Void) async throws {
+            let form = MultipartFormData(boundary: "B")
+            form.appendPart(formData: Data("1".utf8), name: "first")
+            append(form)
+            form.appendPart(formData: Data("3".utf8), name: "third")
+            #expect(form.partCount == 2, "\(expected)")
+            let error = try #require(form.refusedPartError, "\(expected)")
+            #expect(error.code == .requestSerializationFailed)
+            #expect(error.failureReason?.contains(expected) == true, "\(error.failureReason ?? "")")
+            let text = String(decoding: try await collect(form.body), as: UTF8.self)
+            #expect(!text.contains("Evil") && !text.utf8.contains(0))
+            // Nothing of such a form is written to a file.
+            let path = folder + "/spill"
+            await #expect(throws: ClientError.self) { try await form.writeStreamContents(to: path) }
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+        try await refused("multipart part 2 (\"f\"): the value of its Content-Type field holds a carriage return (CR)") {
+            $0.appendPart(fileData: Data("x".utf8), name: "f", fileName: "x.txt", mimeType: "text/plain\r\nEvil: b")
+        }
+        try await refused("multipart part 2 (\"s\"): the value of its Content-Type field holds a line feed (LF)") {
+            $0.appendPart(stream: { AsyncThrowingStream { $0.finish() } }, name: "s", fileName: "s", length: 0,
+                          mimeType: "text/plain\nEvil: b")
+        }
+        try await refused("multipart part 2: the header name \"X\\r\\nEvil\" is not a field name") {
+            $0.appendPart(headers: [("X\r\nEvil", "b")], body: Data())
+        }
+        try await refused("multipart part 2 (\"h\"): the value of its Content-Disposition field holds a line feed (LF)") {
+            $0.appendPart(headers: [("Content-Disposition", "form-data; name=\"h\"\nEvil: b")], body: Data())
+        }
+        try await refused("multipart part 2: the header name \"\" is not a field name") {
+            $0.appendPart(headers: [("", "b")], body: Data())
+        }
+        try await refused("multipart part 2: the value of its X-A field holds a NUL byte") {
+            $0.appendPart(headers: [("X-A", "a\0")], body: Data())
+        }
+
+        // An append that can throw refuses at once, and the form stays usable.
         let form = MultipartFormData(boundary: "B")
         form.appendPart(formData: Data("1".utf8), name: "first")
-        func refused(_ expected: String, _ append: () throws(ClientError) -> Void) {
-            do {
-                try append()
-                Issue.record("appended: \(expected)")
-            } catch {
-                #expect(error.code == .requestSerializationFailed)
-                #expect(error.failureReason?.contains(expected) == true, "\(error.failureReason ?? "")")
-            }
-        }
-        refused("multipart part 2 (\"f\"): the value of its Content-Type field holds a carriage return (CR)") { () throws(ClientError) in
-            try form.appendPart(fileData: Data("x".utf8), name: "f", fileName: "x.txt", mimeType: "text/plain\r\nEvil: b")
-        }
-        refused("multipart part 2 (\"s\"): the value of its Content-Type field holds a line feed (LF)") { () throws(ClientError) in
-            try form.appendPart(stream: { AsyncThrowingStream { $0.finish() } }, name: "s", fileName: "s", length: 0,
-                                mimeType: "text/plain\nEvil: b")
-        }
-        refused("multipart part 2 (\"p\"): the value of its Content-Type field holds a NUL byte") { () throws(ClientError) in
+        #expect(throws: ClientError.self) {
             try form.appendPart(fileAt: folder + "/x.txt", name: "p", fileName: "x.txt", mimeType: "text/plain\0Evil: b")
         }
-        refused("multipart part 2: the header name \"X\\r\\nEvil\" is not a field name") { () throws(ClientError) in
-            try form.appendPart(headers: [("X\r\nEvil", "b")], body: Data())
-        }
-        refused("multipart part 2 (\"h\"): the value of its Content-Disposition field holds a line feed (LF)") { () throws(ClientError) in
-            try form.appendPart(headers: [("Content-Disposition", "form-data; name=\"h\"\nEvil: b")], body: Data())
-        }
-        refused("multipart part 2: the header name \"\" is not a field name") { () throws(ClientError) in
-            try form.appendPart(headers: [("", "b")], body: Data())
-        }
-        refused("multipart part 2: the value of its X-A field holds a NUL byte") { () throws(ClientError) in
-            try form.appendPart(headers: [("X-A", "a\0")], body: Data())
-        }
+        #expect(form.refusedPartError == nil)
         // A NUL in a name or file name is escaped like CR and LF.
-        try form.appendPart(fileData: Data("x".utf8), name: "n\0", fileName: "f\0.txt", mimeType: "text/plain")
+        form.appendPart(fileData: Data("x".utf8), name: "n\0", fileName: "f\0.txt", mimeType: "text/plain")
         #expect(form.partCount == 2)
         let text = String(decoding: try await collect(form.body), as: UTF8.self)
         #expect(!text.contains("Evil") && !text.utf8.contains(0))
         #expect(text.contains("Content-Disposition: form-data; name=\"n%00\"; filename=\"f%00.txt\"\r\n"))
+
+        // The serializer's multipart request fails with the refusal.
+        #expect(throws: ClientError.self) {
+            try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: "http://127.0.0.1/upload",
+                                                            parameters: nil) { form in
+                form.appendPart(fileData: Data("x".utf8), name: "f", fileName: "x.txt", mimeType: "a\r\nEvil: b")
+            }
+        }
     }
 
     @Test(arguments: [
@@ -138,7 +157,7 @@ struct MultipartFormDataTests {
         try content.write(to: URL(fileURLWithPath: path))
         let form = MultipartFormData(boundary: "B")
         try form.appendPart(fileAt: path, name: "blob")
-        try form.appendPart(stream: { stream(of: content, chunkSize: 70_000) }, name: "s", fileName: "s.bin", length: Int64(content.count),
+        form.appendPart(stream: { stream(of: content, chunkSize: 70_000) }, name: "s", fileName: "s.bin", length: Int64(content.count),
                         mimeType: "application/octet-stream")
         let body = form.body
         let first = try await collect(body)
@@ -166,7 +185,7 @@ struct MultipartFormDataTests {
     func aStreamPartOfAnotherLengthFailsThePass(actual: Int) async throws {
         let form = MultipartFormData(boundary: "B")
         let bytes = Data(repeating: 0x61, count: actual)
-        try form.appendPart(stream: { stream(of: bytes, chunkSize: 4) }, name: "s", fileName: "s", length: 10, mimeType: "text/plain")
+        form.appendPart(stream: { stream(of: bytes, chunkSize: 4) }, name: "s", fileName: "s", length: 10, mimeType: "text/plain")
         let error = await passError(form.body)
         #expect(error?.code == .bodyLengthMismatch)
         #expect(error?.urlErrorCode == -1)
@@ -177,7 +196,7 @@ struct MultipartFormDataTests {
         #expect(MultipartFormData.suggestedDelay3G == .milliseconds(200))
         let clock = RecordingClock()
         let form = MultipartFormData(boundary: "B", clock: clock)
-        try form.appendPart(fileData: patternedBytes(1_000), name: "f", fileName: "f.bin", mimeType: "application/octet-stream")
+        form.appendPart(fileData: patternedBytes(1_000), name: "f", fileName: "f.bin", mimeType: "application/octet-stream")
         form.throttleBandwidth(packetSize: 100, delay: .milliseconds(200))
         let pieces = try await chunks(of: form.body)
         #expect(pieces.allSatisfy { !$0.isEmpty && $0.count <= 100 })
@@ -187,7 +206,7 @@ struct MultipartFormDataTests {
 
         // Unthrottled, a form of data and files is pieces, sent without a clock.
         let unthrottled = MultipartFormData(boundary: "B", clock: clock)
-        try unthrottled.appendPart(fileData: patternedBytes(1_000), name: "f", fileName: "f.bin", mimeType: "application/octet-stream")
+        unthrottled.appendPart(fileData: patternedBytes(1_000), name: "f", fileName: "f.bin", mimeType: "application/octet-stream")
         let before = clock.sleeps.count
         guard case .composite(let parts) = unthrottled.body else {
             Issue.record("an unthrottled form of data is not pieces")
@@ -203,7 +222,7 @@ struct MultipartFormDataTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let form = MultipartFormData(boundary: "B")
         form.appendPart(formData: Data("1".utf8), name: "a")
-        try form.appendPart(fileData: patternedBytes(100_000), name: "b", fileName: "b.bin", mimeType: "application/octet-stream")
+        form.appendPart(fileData: patternedBytes(100_000), name: "b", fileName: "b.bin", mimeType: "application/octet-stream")
         let path = folder + "/body"
         try await form.writeStreamContents(to: path)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == (try await collect(form.body)))

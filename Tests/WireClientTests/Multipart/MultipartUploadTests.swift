@@ -25,8 +25,8 @@ struct MultipartUploadTests {
         manager.responseSerializer = HTTPResponseSerializer()
         let result = try await manager.post(receiver.url().absoluteString, parameters: ["title": "café & co"]) { form in
             try form.appendPart(fileAt: photo, name: "photo")
-            try form.appendPart(fileData: notes, name: "notes", fileName: "notes.txt", mimeType: "text/plain")
-            try form.appendPart(stream: { stream(of: streamed, chunkSize: 8_192) }, name: "blob", fileName: "s.bin",
+            form.appendPart(fileData: notes, name: "notes", fileName: "notes.txt", mimeType: "text/plain")
+            form.appendPart(stream: { stream(of: streamed, chunkSize: 8_192) }, name: "blob", fileName: "s.bin",
                             length: Int64(streamed.count), mimeType: "application/x-custom")
         }
         let wire = try MultipartReceiver.report(result.data)
@@ -76,7 +76,7 @@ struct MultipartUploadTests {
             do {
                 _ = try await manager.post(server.url("/up").absoluteString) { form in
                     form.appendPart(formData: Data("first".utf8), name: "a")
-                    try form.appendPart(stream: { stream(of: bytes, chunkSize: 1_024) }, name: "s", fileName: "s.bin", length: 4_000,
+                    form.appendPart(stream: { stream(of: bytes, chunkSize: 1_024) }, name: "s", fileName: "s.bin", length: 4_000,
                                     mimeType: "application/octet-stream")
                 }
                 Issue.record("the upload succeeded")
@@ -123,7 +123,7 @@ struct MultipartUploadTests {
         let form = MultipartFormData(boundary: "R")
         try form.appendPart(fileAt: path, name: "file")
         let streamed = patternedBytes(20_000, seed: 1)
-        try form.appendPart(stream: {
+        form.appendPart(stream: {
             passes.add()
             return stream(of: streamed)
         }, name: "s", fileName: "s.bin", length: 20_000, mimeType: "application/octet-stream")
@@ -154,7 +154,7 @@ struct MultipartUploadTests {
         let form = MultipartFormData(boundary: "T")
         let streamed = patternedBytes(90_000, seed: 4)
         form.appendPart(formData: Data("x".utf8), name: "a")
-        try form.appendPart(stream: { stream(of: streamed, chunkSize: 30_000) }, name: "s", fileName: "s.bin", length: 90_000,
+        form.appendPart(stream: { stream(of: streamed, chunkSize: 30_000) }, name: "s", fileName: "s.bin", length: 90_000,
                         mimeType: "application/octet-stream")
         let expected = try await collect(form.body)
         let attempts = Counter()
@@ -183,7 +183,7 @@ struct MultipartUploadTests {
         let before = spilled()
         let form = MultipartFormData(boundary: "S")
         form.appendPart(formData: Data("1".utf8), name: "a")
-        try form.appendPart(fileData: patternedBytes(100_000), name: "b", fileName: "b.bin", mimeType: "application/octet-stream")
+        form.appendPart(fileData: patternedBytes(100_000), name: "b", fileName: "b.bin", mimeType: "application/octet-stream")
         let expected = try await collect(form.body)
         // What the spill folder holds while the server has the request: the spill file exists exactly when used.
         let seen = Recorder<[String]>()
