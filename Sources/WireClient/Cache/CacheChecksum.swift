@@ -1,5 +1,5 @@
 /// FNV-1a, 64 bits, a byte at a time: names entry files (`fileName(for:)`), where the input is a short key.
-struct Checksum {
+package struct Checksum {
     private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
     init(seed: UInt64 = 0) { value ^= seed }
@@ -9,7 +9,7 @@ struct Checksum {
     }
 
     /// The file name of the entry for `key`: two independent 64-bit hashes in hex, 32 characters.
-    static func fileName(for key: String) -> String {
+    package static func fileName(for key: String) -> String {
         var first = Checksum()
         var second = Checksum(seed: 0x9e37_79b9_7f4a_7c15)
         first.add(key.utf8)

@@ -22,10 +22,12 @@ struct CacheDirectory: Sendable {
     let largestEntry: Int
     let path: String
 
-    /// Creates the directory (and its parents) when missing; nil when that fails, and the cache keeps memory only.
+    /// Creates the directory (and its parents) when missing, readable by its owner only (0700: the entries hold
+    /// responses, which may be private, and are 0600 themselves); nil when that fails, and the cache keeps memory
+    /// only. A directory already there keeps its mode.
     init?(path: String, largestEntry: Int) {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        do throws(IOError) {
+            try LocalFiles.makeDirectories(atPath: path, permissions: 0o700)
         } catch {
             return nil
         }

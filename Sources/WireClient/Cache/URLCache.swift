@@ -198,11 +198,21 @@ public final class URLCache: Sendable {
         for name in names { await files.remove(name) }
     }
 
-    /// The key of `url`: its text without a fragment.
+    /// The key of `url`: its text without a fragment and without the user name and password of its authority
+    /// (`http://user:pw@host/` is keyed as `http://host/`), which would otherwise be written into the entry's file.
+    /// Responses to requests with credentials are stored only when RFC 9111 §3.5 lets them be shared.
     static func key(_ url: URL) -> String {
         let text = url.absoluteString
         // By bytes: a `Character` search costs more than the rest of finding an entry's file name.
-        return text.utf8.firstIndex(of: UInt8(ascii: "#")).map { String(text[..<$0]) } ?? text
+        var end = text.utf8.endIndex
+        if let fragment = text.utf8.firstIndex(of: UInt8(ascii: "#")) { end = fragment }
+        let utf8 = text.utf8[..<end]
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")),
+              utf8[colon...].starts(with: "://".utf8) else { return String(text[..<end]) }
+        let authority = utf8.index(colon, offsetBy: 3)
+        let authorityEnd = utf8[authority...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? end
+        guard let at = utf8[authority..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) else { return String(text[..<end]) }
+        return String(text[..<authority]) + String(text[text.utf8.index(after: at)..<end])
     }
 
     private func keepInMemory(_ entry: CachedResponse, key: String) {

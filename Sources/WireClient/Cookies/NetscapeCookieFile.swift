@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import Wire
 
 /// curl's cookie file (the Netscape format read by `curl -b FILE` and written by `curl -c FILE`): one cookie a line,
 /// seven tab-separated fields (domain, include-subdomains `TRUE`/`FALSE`, path, secure `TRUE`/`FALSE`, expiry in
@@ -116,11 +117,12 @@ extension CookieStorage {
     }
 
     /// Writes every cookie, session cookies included, to a Netscape cookie file: to a temporary file beside it that
-    /// is then renamed over it, so a reader sees the old file or the new one, never half of one.
+    /// is then renamed over it, so a reader sees the old file or the new one, never half of one. The cookies are
+    /// secrets: a new file is readable by its owner only (0600), and an existing one keeps its mode and owner.
     /// - Parameter path: The file.
-    /// - Throws: The error of writing or renaming.
+    /// - Throws: The `IOError` of writing or renaming.
     public func saveCookies(toFile path: String) throws {
-        try Data(cookieFileText().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try LocalFiles.replaceContents(atPath: path, with: Array(cookieFileText().utf8), permissions: 0o600)
     }
 
     /// The text `saveCookies(toFile:)` writes: every cookie, the newest first, in curl's format.

@@ -5,9 +5,11 @@ extension MultipartFormData {
     /// Writes the whole body to `path` (created 0600 or truncated), part by part, on Wire's file threads (AF's
     /// `requestWithMultipartFormRequest:writingStreamContentsToFile:`), for an upload from that file.
     /// - Parameter path: The file to write.
-    /// - Throws: `.cannotWriteToFile` with the `IOError` when the file cannot be written; a part's own error
+    /// - Throws: `.requestSerializationFailed` (nothing written) when the form refused a part (`refusedPartError`);
+    ///   `.cannotWriteToFile` with the `IOError` when the file cannot be written; a part's own error
     ///   (`.fileNotReachable`, `.bodyLengthMismatch`) when it cannot be read. The file may then hold a partial body.
     public func writeStreamContents(to path: String) async throws(ClientError) {
+        try checkNoPartWasRefused()
         try await Self.write(body, to: path)
     }
 

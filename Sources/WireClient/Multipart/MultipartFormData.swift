@@ -36,6 +36,8 @@ public final class MultipartFormData: Sendable {
     private struct State {
         var parts: [MultipartPart] = []
         var throttle = Throttle()
+        /// The first part an append that cannot throw refused.
+        var refusal: ClientError?
     }
 
     /// The boundary: `Boundary+` and 16 upper-case hex digits from the system's CSPRNG, or the one given.
@@ -82,8 +84,9 @@ public final class MultipartFormData: Sendable {
     ///   - fileName: The `filename` parameter.
     ///   - mimeType: The part's `Content-Type`.
     /// - Throws: `.badURL` for a URL string other than `file://`; `.fileNotReachable` for a missing, unreadable or
-    ///   non-regular file.
+    ///   non-regular file; `.requestSerializationFailed` when `mimeType` holds CR, LF or NUL.
     public func appendPart(fileAt path: String, name: String, fileName: String, mimeType: String) throws(ClientError) {
+        let headers = try checked(Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType))
         let local = try Self.localPath(path)
         let size: Int
         do {
@@ -91,8 +94,7 @@ public final class MultipartFormData: Sendable {
         } catch {
             throw ClientError(.fileNotReachable, underlying: error, failureReason: "File URL not reachable: \(local) (\(error))")
         }
-        append(MultipartPart(headers: Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType),
-                             source: .file(path: local, size: Int64(size))))
+        append(MultipartPart(headers: headers, source: .file(path: local, size: Int64(size))))
     }
 
     /// Appends a part whose body is read from a stream that `stream` makes for each pass over the body, and that
@@ -103,11 +105,12 @@ public final class MultipartFormData: Sendable {
     ///   - fileName: The `filename` parameter.
     ///   - length: The number of bytes the stream yields.
     ///   - mimeType: The part's `Content-Type`.
+    ///
+    /// A `mimeType` holding CR, LF or NUL is refused: the part is not appended and `refusedPartError` says why.
     public func appendPart(stream: @escaping @Sendable () -> AsyncThrowingStream<Data, any Error>, name: String,
                            fileName: String, length: Int64, mimeType: String) {
         precondition(length >= 0, "a stream part's length cannot be negative")
-        append(MultipartPart(headers: Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType),
-                             source: .stream(length: length, make: stream)))
+        appendChecked(Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType), source: .stream(length: length, make: stream))
     }
 
     /// Appends `fileData` as a file part.
@@ -116,8 +119,10 @@ public final class MultipartFormData: Sendable {
     ///   - name: The part's name.
     ///   - fileName: The `filename` parameter.
     ///   - mimeType: The part's `Content-Type`.
+    ///
+    /// A `mimeType` holding CR, LF or NUL is refused: the part is not appended and `refusedPartError` says why.
     public func appendPart(fileData: Data, name: String, fileName: String, mimeType: String) {
-        append(MultipartPart(headers: Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType), source: .data(fileData)))
+        appendChecked(Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType), source: .data(fileData))
     }
 
     /// Appends a form field: `Content-Disposition: form-data; name="…"` and the bytes.
@@ -132,8 +137,34 @@ public final class MultipartFormData: Sendable {
     /// - Parameters:
     ///   - headers: The fields (name, value).
     ///   - body: The body.
+    ///
+    /// A name that is not a field name (an RFC 9110 token) or a value holding CR, LF or NUL, which would end the field
+    /// or the header block and inject others (AFNetworking writes them raw), is refused: the part is not appended and
+    /// `refusedPartError` says why.
     public func appendPart(headers: [(String, String)], body: Data) {
-        append(MultipartPart(headers: headers.map { (name: $0.0, value: $0.1) }, source: .data(body)))
+        appendChecked(headers.map { (name: $0.0, value: $0.1) }, source: .data(body))
+    }
+
+    /// Why a part was refused by an append that cannot throw (the first such part), naming the part; nil when every
+    /// part was taken. A refused part is never written: `upload(for:multipartFormData:)`, the request serializer's
+    /// multipart requests and `writeStreamContents(to:)` fail with this error (`.requestSerializationFailed`), and
+    /// `body` and `attach(to:)` leave the part out.
+    public var refusedPartError: ClientError? { state.withLock { $0.refusal } }
+
+    /// Appends a part whose headers passed `checked`, or records why it was refused.
+    private func appendChecked(_ headers: [(name: String, value: String)], source: MultipartPart.Source) {
+        do throws(ClientError) {
+            append(MultipartPart(headers: try checked(headers), source: source))
+        } catch {
+            state.withLock { state in
+                if state.refusal == nil { state.refusal = error }
+            }
+        }
+    }
+
+    /// Throws the refusal of an earlier append, if there was one.
+    func checkNoPartWasRefused() throws(ClientError) {
+        if let refusal = refusedPartError { throw refusal }
     }
 
     private func append(_ part: MultipartPart) {
@@ -142,6 +173,32 @@ public final class MultipartFormData: Sendable {
 
     private static func fileHeaders(name: String, fileName: String, mimeType: String) -> [(name: String, value: String)] {
         [MultipartPart.disposition(name: name, fileName: fileName), ("Content-Type", mimeType)]
+    }
+
+    /// `headers` if every name is a token and no value holds CR, LF or NUL.
+    /// - Throws: `.requestSerializationFailed` naming the part (the number it would have had, and its form name).
+    private func checked(_ headers: [(name: String, value: String)]) throws(ClientError) -> [(name: String, value: String)] {
+        for field in headers {
+            let problem: String
+            if field.name.isEmpty || !field.name.utf8.allSatisfy(MultipartPart.isTokenByte) {
+                problem = "the header name \(Self.escaped(field.name)) is not a field name"
+            } else if let byte = field.value.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+                let what = byte == 0x0D ? "a carriage return (CR)" : byte == 0x0A ? "a line feed (LF)" : "a NUL byte"
+                problem = "the value of its \(field.name) field holds \(what): \(Self.escaped(field.value))"
+            } else {
+                continue
+            }
+            let index = partCount
+            let formName = headers.first { $0.name.lowercased() == "content-disposition" }.flatMap { MultipartPart.formName(in: $0.value) }
+            throw ClientError(.requestSerializationFailed, failureReason: "multipart part \(index + 1)"
+                                  + (formName.map { " (\"\($0)\")" } ?? "") + ": \(problem); the part was not added")
+        }
+        return headers
+    }
+
+    /// `text` quoted for a message, with control bytes as `\r`, `\n`, `\0` or `\u{…}`.
+    private static func escaped(_ text: String) -> String {
+        "\"" + text.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }.joined() + "\""
     }
 
     /// `path` as a local path: plain paths as they are, `file://` URL strings decoded, other URLs refused.

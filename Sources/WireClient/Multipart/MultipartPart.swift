@@ -42,8 +42,8 @@ struct MultipartPart: Sendable {
         return ("Content-Disposition", value)
     }
 
-    /// `text` with `"` → `%22`, CR → `%0D`, LF → `%0A`, so it cannot end the quoted string or the header line
-    /// (a deviation from AFNetworking, which inserts names raw).
+    /// `text` with `"` → `%22`, CR → `%0D`, LF → `%0A` (the WHATWG form-data rule) and NUL → `%00`, so it cannot
+    /// end the quoted string or the header line (a deviation from AFNetworking, which inserts names raw).
     static func quoted(_ text: String) -> String {
         var result = ""
         result.reserveCapacity(text.utf8.count)
@@ -52,9 +52,27 @@ struct MultipartPart: Sendable {
             case "\"": result += "%22"
             case "\r": result += "%0D"
             case "\n": result += "%0A"
+            case "\0": result += "%00"
             default: result.unicodeScalars.append(scalar)
             }
         }
         return result
+    }
+
+    /// Whether `byte` may be in a field name (RFC 9110 §5.6.2 `tchar`).
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// The `name` parameter of a `Content-Disposition` value as `disposition(name:fileName:)` writes it, for messages.
+    static func formName(in disposition: String) -> String? {
+        guard let start = disposition.firstRange(of: "name=\"")?.upperBound,
+              let end = disposition[start...].firstIndex(of: "\"") else { return nil }
+        return String(disposition[start..<end])
     }
 }

@@ -11,11 +11,18 @@ extension SessionManager {
     ///   - form: The form.
     ///   - threshold: The length from which the body goes through a file.
     /// - Returns: The serialized value, response and body.
-    /// - Throws: `ClientError`: `.cannotWriteToFile` when the spill file cannot be written, a part's
+    /// - Throws: `ClientError`: `.requestSerializationFailed` when the form refused a part (`refusedPartError`),
+    ///   `.cannotWriteToFile` when the spill file cannot be written, a part's
     ///   `.fileNotReachable` or `.bodyLengthMismatch`, or the transfer's error.
     public func upload(for request: ClientRequest, multipartFormData form: MultipartFormData,
                        usingThreshold threshold: Int64 = MultipartFormData.encodingMemoryThreshold) async throws(ClientError) -> DataResult {
         var request = request
+        // A part refused by its append is never sent: the whole upload fails, before any task.
+        do throws(ClientError) {
+            try form.checkNoPartWasRefused()
+        } catch {
+            throw error.failing(request.url)
+        }
         form.attach(to: &request)
         guard !form.isEmpty else {
             return try await run(makeTask(.upload, request, completionInfo: nil, drivenByCaller: true))

@@ -12,9 +12,12 @@ struct FetchCache {
 
     let cache: URLCache
 
-    /// Opens (creating when missing) the cache in `directory`.
-    init(directory: String) {
-        cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 30, directory: directory)
+    /// Opens (creating when missing) the cache in `directory`. Answers fetched through a Unix socket (`--unix-socket`)
+    /// are kept apart, in a folder of their own per socket path (`unix-` and a hash of the absolute path): the same
+    /// URL through another socket, or over TCP, is another server, and must not be answered from this one's entry.
+    init(directory: String, unixSocket: String? = nil) {
+        let folder = unixSocket.map { directory + "/unix-" + Checksum.fileName(for: $0) } ?? directory
+        cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 30, directory: folder)
     }
 
     /// A request on its way to the network, with what finishing it needs.

@@ -19,7 +19,9 @@ struct Fetcher {
     init(options: FetchOptions) {
         self.options = options
         cookies = CookieEngine(options: options)
-        cache = options.cacheDirectory.map(FetchCache.init(directory:))
+        cache = options.cacheDirectory.map {
+            FetchCache(directory: $0, unixSocket: options.unixSocket.map(RequestBuilder.absoluteSocketPath))
+        }
     }
 
     /// Fetches every URL and returns the exit status.
@@ -150,11 +152,14 @@ struct Fetcher {
         let resume = OutputResume(options: options, output: output)
         let redirects: [RedirectStep]
         var pending: FetchCache.Pending?
+        // With -C -: the length of the range a 206 continues the file with.
+        var rangeLength: Int64?
         do throws(TransferFailure) {
             var plan = try builder.plan(for: url)
             resume?.apply(to: &plan.request)
             if let cache, summary == nil, resume == nil, cookies == nil {
-                let (step, note) = await cache.begin(plan.request, url: HTTPURL.hasScheme(url) ? url : "http://" + url)
+                // The URL as sent (with -G's query), without credentials: the key never holds a password.
+                let (step, note) = await cache.begin(plan.request, url: plan.displayURL.description)
                 if options.verbose { try? standardError.write("* cache: \(note)\n") }
                 switch step {
                 case .answer(let entry):
@@ -202,14 +207,21 @@ struct Fetcher {
                                       message: "the requested URL returned error: \(status)")
             }
             // After --fail, as in curl 7.88 (a 416 with --fail is its exit 22); otherwise a 416 is the complete file.
-            let verdict = resume?.verdict(status: Int(response.status.code), headers: response.headers)
-            if let verdict, verdict != .append {
+            switch resume?.verdict(status: Int(response.status.code), headers: response.headers) {
+            case nil:
+                break
+            case .append(let length):
+                rangeLength = length
+            case .alreadyComplete:
                 _ = try? await response.body.collect(upTo: 64 * 1024)
-                guard verdict == .alreadyComplete else {
-                    throw TransferFailure(status: ExitStatus.rangeError,
-                                          message: "HTTP server doesn't seem to support byte ranges. Cannot resume.")
-                }
                 return nil
+            case .cannotResume:
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                throw TransferFailure(status: ExitStatus.rangeError,
+                                      message: "HTTP server doesn't seem to support byte ranges. Cannot resume.")
+            case .inconsistentLength(let reason):
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                throw TransferFailure(status: ExitStatus.rangeError, message: "cannot resume: \(reason)")
             }
         } catch {
             try? summary?.failed(error)
@@ -226,7 +238,9 @@ struct Fetcher {
         if summary != nil {
             try await streamSummary(response, into: &summary!)
         } else {
-            try await streamBody(response, redirects: redirects, to: output, appending: resume != nil, capture: capture)
+            let range = resume.flatMap { resume in rangeLength.map { (offset: resume.offset, length: $0) } }
+            try await streamBody(response, redirects: redirects, to: output, appending: resume != nil, range: range,
+                                 capture: capture)
         }
         if let pending, let cache, let capture {
             let note = await cache.finish(response, body: capture.bytes, pending)
@@ -270,8 +284,12 @@ struct Fetcher {
     }
 
     /// Writes the body (after the head with `-i`) to the file or standard output, with a progress bar when wanted.
+    /// With `range` (a 206 continuing a file of `offset` bytes), a body longer than the range is refused before its
+    /// extra bytes are written and the file cut back to `offset` (exit 33), and one that ends short of it is
+    /// a partial transfer (exit 18; the bytes that came are in place, so `-C -` can go on from them).
     private func streamBody(_ response: HTTPClientResponse, redirects: [RedirectStep], to output: String?,
-                            appending: Bool = false, capture: BodyCapture? = nil) async throws(TransferFailure) {
+                            appending: Bool = false, range: (offset: Int, length: Int64)? = nil,
+                            capture: BodyCapture? = nil) async throws(TransferFailure) {
         // Opened only now, so a transfer that fails before its response (or with --fail) leaves no file behind.
         let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path, appending: appending) }
             ?? .standardOutput
@@ -296,8 +314,16 @@ struct Fetcher {
         var progress = wantsBar ? ProgressBar(total: total, sink: standardError) : nil
         defer { progress?.finish() }
         var decoding = try BodyDecoding(response, compressed: options.compressed)
+        var received: Int64 = 0
         do {
             for try await chunk in response.body {
+                received += Int64(chunk.readableBytes)
+                if let range, received > range.length {
+                    try sink.truncate(to: range.offset)
+                    throw TransferFailure(status: ExitStatus.rangeError,
+                                          message: "cannot resume: the 206 answer's body runs past its Content-Range of "
+                                              + "\(range.length) bytes; nothing appended")
+                }
                 // The cache keeps the bytes as they came (with their Content-Encoding).
                 capture?.append(chunk)
                 try decoding.write(chunk, to: sink.write)
@@ -306,6 +332,10 @@ struct Fetcher {
             }
         } catch {
             throw failure(error)
+        }
+        if let range, received < range.length {
+            throw TransferFailure(status: ExitStatus.partialBody,
+                                  message: "the 206 answer's body ended \(range.length - received) bytes short of its Content-Range")
         }
         try decoding.finish()
     }

@@ -58,7 +58,9 @@ struct FormPart: Equatable, Sendable {
 
     /// The multipart form of `parts`, built with WireClient's `MultipartFormData`: files are checked and sized now
     /// and read as the socket takes them.
-    /// - Throws: `TransferFailure` with curl's read-error status (26) when a file cannot be read.
+    /// - Throws: `TransferFailure` with curl's read-error status (26) when a file cannot be read; with curl's status
+    ///   for an option it cannot use (2, "option -F: is badly used here") when a part's header would hold CR, LF or
+    ///   NUL (`;type=text/plain\r\nEvil: 1`), which curl writes into the part and Wire refuses.
     static func form(of parts: [FormPart]) throws(TransferFailure) -> MultipartFormData {
         // curl's boundary shape: 24 dashes and random hex.
         let form = MultipartFormData(boundary: "------------------------" + MultipartFormData().boundary.dropFirst(9).lowercased())
@@ -76,6 +78,8 @@ struct FormPart: Equatable, Sendable {
                 let name = fileName ?? String(path.split(separator: "/").last ?? "")
                 do {
                     try form.appendPart(fileAt: path, name: part.name, fileName: name, mimeType: type ?? curlType(of: name))
+                } catch where error.code == .requestSerializationFailed {
+                    throw TransferFailure(status: ExitStatus.usage, message: "option -F: \(error.failureReason ?? "\(error)")")
                 } catch {
                     throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): \(error.failureReason ?? "\(error)")")
                 }

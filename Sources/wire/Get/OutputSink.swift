@@ -43,6 +43,16 @@ final class OutputSink {
         if owned { close(descriptor) }
     }
 
+    /// Cuts the file back to its first `length` bytes (`ftruncate(2)`): an append undone.
+    ///
+    /// - Throws: `TransferFailure` with status 23.
+    func truncate(to length: Int) throws(TransferFailure) {
+        guard ftruncate(descriptor, off_t(length)) == 0 else {
+            let code = errno
+            throw TransferFailure(status: ExitStatus.writeError, message: "cannot restore \(path): \(systemErrorText(code))")
+        }
+    }
+
     /// Whether the descriptor is a terminal.
     var isTerminal: Bool { isatty(descriptor) == 1 }
 

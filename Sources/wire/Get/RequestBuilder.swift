@@ -78,6 +78,11 @@ struct RequestBuilder: Sendable {
             let base = String(absolute.dropLast(fragment.count))
             absolute = base + (base.contains("?") ? "&" : "?") + query + fragment
         }
+        // curl sends `user:password@` as Basic credentials; the URL goes on without them, so they reach no message,
+        // record or cache key.
+        let split = try Self.takingUserinfo(from: absolute)
+        absolute = split.url
+        let userinfo = split.credentials
         let url: HTTPURL
         do { url = try HTTPURL(absolute) } catch { throw TransferFailure(error) }
         var headers = HTTPHeaders()
@@ -85,9 +90,10 @@ struct RequestBuilder: Sendable {
             throw TransferFailure(status: ExitStatus.malformedURL, message: "https over --unix-socket is not supported: \(text)")
         }
         for field in options.headers { headers.add(name: field.name, value: field.value) }
-        if let credentials = options.credentials, !headers.contains(name: "authorization") {
-            let token = Base64Encoder.encode(Array("\(credentials.user):\(credentials.password)".utf8))
-            headers.add(name: "Authorization", value: "Basic " + token)
+        // -u wins over the URL's credentials, and -H Authorization over both, as in curl.
+        let credentials = options.credentials.map { Array("\($0.user):\($0.password)".utf8) } ?? userinfo
+        if let credentials, !headers.contains(name: "authorization") {
+            headers.add(name: "Authorization", value: "Basic " + Base64Encoder.encode(credentials))
         }
         let sendsJSON = options.data.contains { if case .json = $0 { true } else { false } }
         if sendsJSON, !headers.contains(name: "accept") {
@@ -114,6 +120,53 @@ struct RequestBuilder: Sendable {
         // target and Host, and redirects stay on the socket, as with curl.
         request.unixSocketPath = options.unixSocket.map(Self.absoluteSocketPath)
         return Plan(request: request, displayURL: url)
+    }
+
+    /// `absolute` without the userinfo of its authority, and that userinfo as Basic credentials: `user:password`
+    /// percent-decoded, each part on its own (so an encoded `%3A` in the user name stays in it), a missing password
+    /// empty, as curl sends it.
+    ///
+    /// - Throws: `TransferFailure` with status 3 when the userinfo holds a malformed `%` escape.
+    static func takingUserinfo(from absolute: String) throws(TransferFailure) -> (url: String, credentials: [UInt8]?) {
+        let bytes = Array(absolute.utf8)
+        guard let separator = bytes.firstRange(of: Array("://".utf8))?.upperBound else { return (absolute, nil) }
+        let authorityEnd = bytes[separator...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? bytes.endIndex
+        guard let at = bytes[separator..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) else { return (absolute, nil) }
+        let userinfo = bytes[separator..<at]
+        let url = String(decoding: bytes[..<separator] + bytes[(at + 1)...], as: UTF8.self)
+        guard !userinfo.isEmpty else { return (url, nil) }
+        let colon = userinfo.firstIndex(of: UInt8(ascii: ":")) ?? userinfo.endIndex
+        guard let user = percentDecoded(userinfo[..<colon]),
+              let password = colon == userinfo.endIndex ? [] : percentDecoded(userinfo[(colon + 1)...]) else {
+            throw TransferFailure(status: ExitStatus.malformedURL, message: "malformed percent-encoding in the URL's credentials")
+        }
+        return (url, user + [UInt8(ascii: ":")] + password)
+    }
+
+    /// `text` with each `%XX` replaced by its byte; nil when a `%` is not followed by two hex digits.
+    private static func percentDecoded(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        func hexValue(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var output: [UInt8] = []
+        var index = text.startIndex
+        while index < text.endIndex {
+            if text[index] == UInt8(ascii: "%") {
+                guard index + 2 < text.endIndex, let high = hexValue(text[index + 1]), let low = hexValue(text[index + 2]) else { return nil }
+                output.append(high << 4 | low)
+                index += 3
+            } else {
+                output.append(text[index])
+                index += 1
+            }
+        }
+        return output
     }
 
     // MARK: Body

@@ -48,6 +48,70 @@ struct MultipartFormDataTests {
         #expect(!text.contains("\r\nX-Injected"))
     }
 
+    @Test func aPartHeaderWithCRLFOrNULIsRefusedNamingThePartAndNeverWritten() async throws {
+        let folder = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Data("file".utf8).write(to: URL(fileURLWithPath: folder + "/x.txt"))
+        /// A form of one good part, then `append`: the refused part is not added, and the form says why.
+        func refused(_ expected: String, _ append: (MultipartFormData) -> Void) async throws {
+            let form = MultipartFormData(boundary: "B")
+            form.appendPart(formData: Data("1".utf8), name: "first")
+            append(form)
+            form.appendPart(formData: Data("3".utf8), name: "third")
+            #expect(form.partCount == 2, "\(expected)")
+            let error = try #require(form.refusedPartError, "\(expected)")
+            #expect(error.code == .requestSerializationFailed)
+            #expect(error.failureReason?.contains(expected) == true, "\(error.failureReason ?? "")")
+            let text = String(decoding: try await collect(form.body), as: UTF8.self)
+            #expect(!text.contains("Evil") && !text.utf8.contains(0))
+            // Nothing of such a form is written to a file.
+            let path = folder + "/spill"
+            await #expect(throws: ClientError.self) { try await form.writeStreamContents(to: path) }
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+        try await refused("multipart part 2 (\"f\"): the value of its Content-Type field holds a carriage return (CR)") {
+            $0.appendPart(fileData: Data("x".utf8), name: "f", fileName: "x.txt", mimeType: "text/plain\r\nEvil: b")
+        }
+        try await refused("multipart part 2 (\"s\"): the value of its Content-Type field holds a line feed (LF)") {
+            $0.appendPart(stream: { AsyncThrowingStream { $0.finish() } }, name: "s", fileName: "s", length: 0,
+                          mimeType: "text/plain\nEvil: b")
+        }
+        try await refused("multipart part 2: the header name \"X\\r\\nEvil\" is not a field name") {
+            $0.appendPart(headers: [("X\r\nEvil", "b")], body: Data())
+        }
+        try await refused("multipart part 2 (\"h\"): the value of its Content-Disposition field holds a line feed (LF)") {
+            $0.appendPart(headers: [("Content-Disposition", "form-data; name=\"h\"\nEvil: b")], body: Data())
+        }
+        try await refused("multipart part 2: the header name \"\" is not a field name") {
+            $0.appendPart(headers: [("", "b")], body: Data())
+        }
+        try await refused("multipart part 2: the value of its X-A field holds a NUL byte") {
+            $0.appendPart(headers: [("X-A", "a\0")], body: Data())
+        }
+
+        // An append that can throw refuses at once, and the form stays usable.
+        let form = MultipartFormData(boundary: "B")
+        form.appendPart(formData: Data("1".utf8), name: "first")
+        #expect(throws: ClientError.self) {
+            try form.appendPart(fileAt: folder + "/x.txt", name: "p", fileName: "x.txt", mimeType: "text/plain\0Evil: b")
+        }
+        #expect(form.refusedPartError == nil)
+        // A NUL in a name or file name is escaped like CR and LF.
+        form.appendPart(fileData: Data("x".utf8), name: "n\0", fileName: "f\0.txt", mimeType: "text/plain")
+        #expect(form.partCount == 2)
+        let text = String(decoding: try await collect(form.body), as: UTF8.self)
+        #expect(!text.contains("Evil") && !text.utf8.contains(0))
+        #expect(text.contains("Content-Disposition: form-data; name=\"n%00\"; filename=\"f%00.txt\"\r\n"))
+
+        // The serializer's multipart request fails with the refusal.
+        #expect(throws: ClientError.self) {
+            try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: "http://127.0.0.1/upload",
+                                                            parameters: nil) { form in
+                form.appendPart(fileData: Data("x".utf8), name: "f", fileName: "x.txt", mimeType: "a\r\nEvil: b")
+            }
+        }
+    }
+
     @Test(arguments: [
         ("photo.PNG", "image/png"), ("a.jpeg", "image/jpeg"), ("x.tar.gz", "application/gzip"), ("d.json", "application/json"),
         ("clip.mov", "video/quicktime"), ("noext", "application/octet-stream"), (".bashrc", "application/octet-stream"),

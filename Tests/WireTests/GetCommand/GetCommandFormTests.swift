@@ -48,6 +48,24 @@ extension IOSuite {
             }
         }
 
+        /// curl writes `;type=` into the part as given, so CR LF in it adds a header line of the user's choosing;
+        /// wire refuses the option (curl's 2, an option it cannot use) before anything is sent.
+        @Test func aPartTypeWithCRorLFExits2AndNothingIsSent() async throws {
+            try await GetCommandPeerTests.withPeer { base in
+                let folder = try WireToolRunner.temporaryFolder()
+                defer { try? FileManager.default.removeItem(at: folder) }
+                let file = folder.appendingPathComponent("x.txt")
+                try Data("x".utf8).write(to: file)
+                for type in ["text/plain\r\nEvil: b", "text/plain\nEvil: b"] {  // (an argument cannot hold a NUL)
+                    let run = try await WireToolRunner.run(["get", "-s", "-F", "a=1", "-F", "f=@\(file.path);type=\(type)", "\(base)/echo"])
+                    #expect(run.status == 2, "\(run.errors)")
+                    #expect(run.output.isEmpty)
+                    #expect(run.errors.hasPrefix("wire: (2) option -F: multipart part 2 (\"f\"): the value of its Content-Type field holds "),
+                            "\(run.errors)")
+                }
+            }
+        }
+
         @Test func formWithDataOrHeadIsAUsageError() async throws {
             for words in [["-F", "a=1", "-d", "b=2"], ["-I", "-F", "a=1"], ["-F", "novalue"]] {
                 let run = try await WireToolRunner.run(["get"] + words + ["http://127.0.0.1:1/"])

@@ -23,7 +23,7 @@ struct OutputResumeTests {
         let options = try FetchOptions(["-C", "-", "-o", path, "http://a/"], requiresMethod: false)
         let resume = try #require(OutputResume(options: options, output: path))
         #expect(resume.offset == 100)
-        #expect(resume.verdict(status: 206, headers: ["Content-Range": "bytes 100-199/200"]) == .append)
+        #expect(resume.verdict(status: 206, headers: ["Content-Range": "bytes 100-199/200"]) == .append(length: 100))
         #expect(resume.verdict(status: 206, headers: ["Content-Range": "bytes 0-199/200"]) == .cannotResume)
         #expect(resume.verdict(status: 206, headers: ["Content-Range": "nonsense"]) == .cannotResume)
         #expect(resume.verdict(status: 206, headers: [:]) == .cannotResume)
@@ -115,6 +115,84 @@ extension IOSuite {
                 }
                 #expect(statuses[0] == statuses[1], "\(entry.name): curl \(statuses[0]), wire \(statuses[1])")
                 #expect(files[0] == files[1], "\(entry.name): the files differ")
+            }
+        }
+    }
+}
+
+extension IOSuite {
+    /// `-C -` against a 206 whose body does not fit its `Content-Range`: nothing past the range is ever appended.
+    /// curl 7.88 appends such a body whole (exit 0); wire refuses with curl's code for an answer that cannot
+    /// continue the file (33) and leaves the file as it was; a body that ends short of the range is a partial
+    /// transfer (18).
+    @Suite struct GetCommandResumeRangeTests {
+        static let partial = Data((0..<6240).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+
+        /// `wire get -C -` on a file holding `partial`, against a server answering `reply`; the run and the file after.
+        static func resume(answering reply: String) async throws -> (WireToolRunner.Run, Data) {
+            let group = try EventLoopGroup(loopCount: 1)
+            let server = try await ScriptedServer.start(on: group.next()) { _, _, head in
+                head.contains("\r\nRange: bytes=6240-\r\n") ? .respondAndClose(reply) : .respond("HTTP/1.1 400 Bad\r\nContent-Length: 0\r\n\r\n")
+            }
+            let folder = try WireToolRunner.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let output = folder.appendingPathComponent("file")
+            try partial.write(to: output)
+            let run: WireToolRunner.Run
+            do {
+                run = try await WireToolRunner.run(["get", "-s", "-C", "-", "-o", output.path, "http://127.0.0.1:\(server.address.port!)/file"])
+            } catch {
+                try await server.close()
+                await group.shutdownGracefully()
+                throw error
+            }
+            try await server.close()
+            await group.shutdownGracefully()
+            return (run, try Data(contentsOf: output))
+        }
+
+        static func chunked(_ pieces: [Int]) -> String {
+            pieces.map { String($0, radix: 16) + "\r\n" + String(repeating: "B", count: $0) + "\r\n" }.joined() + "0\r\n\r\n"
+        }
+
+        @Test func aContentLengthLongerThanTheRangeExits33AndLeavesTheFile() async throws {
+            let (run, file) = try await Self.resume(answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
+                + "Content-Length: 8000\r\n\r\n" + String(repeating: "B", count: 8000))
+            #expect(run.status == 33, "\(run.errors)")
+            #expect(run.errors.contains("Content-Length 8000 disagrees with its Content-Range of 4000 bytes"), "\(run.errors)")
+            #expect(file == Self.partial)
+        }
+
+        @Test func aContentLengthShorterThanTheRangeExits33AndLeavesTheFile() async throws {
+            let (run, file) = try await Self.resume(answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
+                + "Content-Length: 100\r\n\r\n" + String(repeating: "B", count: 100))
+            #expect(run.status == 33, "\(run.errors)")
+            #expect(file == Self.partial)
+        }
+
+        @Test func aChunkedBodyRunningPastTheRangeExits33AndTheFileIsCutBack() async throws {
+            // The first chunks fit the range and are written; the last one runs past it.
+            let (run, file) = try await Self.resume(answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n" + Self.chunked([3000, 1000, 4000]))
+            #expect(run.status == 33, "\(run.errors)")
+            #expect(run.errors.contains("runs past its Content-Range of 4000 bytes"), "\(run.errors)")
+            #expect(file == Self.partial, "the file holds \(file.count) bytes")
+        }
+
+        @Test func aChunkedBodyEndingShortOfTheRangeExits18AndKeepsWhatCame() async throws {
+            let (run, file) = try await Self.resume(answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n" + Self.chunked([3000]))
+            #expect(run.status == 18, "\(run.errors)")
+            #expect(file == Self.partial + Data(repeating: UInt8(ascii: "B"), count: 3000))
+        }
+
+        @Test func aBodyThatFitsItsRangeIsAppended() async throws {
+            for framing in ["Content-Length: 4000\r\n\r\n" + String(repeating: "B", count: 4000),
+                            "Transfer-Encoding: chunked\r\n\r\n" + Self.chunked([3000, 1000])] {
+                let (run, file) = try await Self.resume(answering: "HTTP/1.1 206 Partial Content\r\n"
+                    + "Content-Range: bytes 6240-10239/10240\r\n" + framing)
+                #expect(run.status == 0, "\(run.errors)")
+                #expect(file == Self.partial + Data(repeating: UInt8(ascii: "B"), count: 4000))
             }
         }
     }

@@ -13,7 +13,8 @@ extension RequestSerializer {
     ///   - boundary: The boundary to use verbatim; nil for a random one.
     ///   - constructingBody: Appends parts; an error it throws fails the request.
     /// - Returns: The request with the streamed body, `Content-Type` and exact `Content-Length`.
-    /// - Throws: `.requestSerializationFailed` for GET or HEAD, for parameters that cannot be walked, or wrapping the
+    /// - Throws: `.requestSerializationFailed` for GET or HEAD, for parameters that cannot be walked, for a part the
+    ///   form refused (`MultipartFormData.refusedPartError`), or wrapping the
     ///   block's error (a `ClientError` from the block is thrown as it is); `.badURL` for an unusable URL.
     public func multipartFormRequest(withMethod method: String, urlString: String, parameters: Parameters?,
                                      boundary: String? = nil,
@@ -62,6 +63,11 @@ extension RequestSerializer {
                 throw ClientError(.requestSerializationFailed, failingURL: request.url, underlying: error,
                                   failureReason: "The multipart body block failed: \(error)")
             }
+        }
+        do throws(ClientError) {
+            try form.checkNoPartWasRefused()
+        } catch {
+            throw HTTPRequestSerializer.failure(error, request: request)
         }
         form.attach(to: &serialized)
         return serialized
