@@ -4,7 +4,8 @@ extension Cookie {
     /// The cookie a `Set-Cookie` field value sets for a response to `url`, with the storage model's checks of
     /// RFC 6265 §5.2–5.3 (and RFC 6265bis for `Secure`); nil when the field is to be ignored.
     ///
-    /// Ignored: no `=` in the name-value pair or an empty name; a `Domain` that the host does not domain-match; a
+    /// Ignored: no `=` in the name-value pair or an empty name; a control character in the name or the value (a
+    /// tab included, which curl's cookie file could not hold); a `Domain` that the host does not domain-match; a
     /// `Domain` that is a public suffix (`com`, `co.uk`, `github.io`: see `CookieDomain.isPublicSuffix`) other than
     /// the host itself; `Secure` from a URL that is not https (nor http to a loopback host); a `__Secure-` name
     /// without `Secure`, and a `__Host-` name without `Secure`, with a `Domain` or with a `Path` other than `/`
@@ -24,7 +25,7 @@ extension Cookie {
         guard let equals = pair.firstIndex(of: "=") else { return nil }
         let name = Self.trimmed(pair[..<equals])
         let value = Self.trimmed(pair[pair.index(after: equals)...])
-        guard !name.isEmpty, Self.isClean(name), Self.isClean(value), !value.contains("\t") else { return nil }
+        guard !name.isEmpty, Self.isClean(name), Self.isClean(value) else { return nil }
 
         var expires: Date?
         var maxAge: Date?
@@ -51,7 +52,7 @@ extension Cookie {
                 if domain.hasSuffix(".") { domain.removeLast() }
                 domainAttribute = domain
             case "path":
-                path = argument.hasPrefix("/") && Self.isClean(argument) && !argument.contains("\t") ? argument : nil
+                path = argument.utf8.first == UInt8(ascii: "/") && Self.isClean(argument) ? argument : nil
             case "secure":
                 secure = true
             case "httponly":
@@ -95,11 +96,17 @@ extension Cookie {
         String(text.trimmingSpacesAndTabs())
     }
 
-    /// No control characters (RFC 6265bis §5.7 step 1), so a stored cookie cannot break the field it is sent in. A
-    /// tab, which RFC 6265bis allows, is refused in a value and a path by the callers: curl's cookie file separates
-    /// its fields with tabs, so such a cookie would not survive a save and a load.
-    private static func isClean(_ text: String) -> Bool {
-        !text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }
+    /// No control characters (RFC 6265bis §5.7 step 1), so a stored cookie cannot break the field it is sent in,
+    /// and no tab, which RFC 6265bis allows in a value: curl's cookie file separates its fields with tabs, so such a
+    /// cookie would not survive a save and a load.
+    static func isClean<Text: StringProtocol>(_ text: Text) -> Bool {
+        !text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+    }
+
+    /// Whether a storage keeps the cookie: a name, and no control character (a tab included) in the name, the
+    /// value or the path, whatever made it.
+    var isStorable: Bool {
+        !name.isEmpty && Self.isClean(name) && Self.isClean(value) && Self.isClean(path)
     }
 
     /// `Max-Age`'s value: an optional `-` and digits (§5.2.2), clamped to ±100 years; nil otherwise.

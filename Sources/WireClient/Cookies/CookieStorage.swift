@@ -91,7 +91,8 @@ public final class CookieStorage: Sendable {
     }
 
     /// Stores `cookie` as it is (no policy or domain check), replacing the cookie with the same name, domain and
-    /// path and keeping its creation time; an expired `cookie` removes that cookie instead.
+    /// path and keeping its creation time; an expired `cookie` removes that cookie instead. A cookie with an empty
+    /// name or a control character (a tab included) in its name, value or path is not stored.
     public func setCookie(_ cookie: Cookie) {
         let now = clock()
         state.withLock { Self.insert(cookie, into: &$0, now: now) }
@@ -176,8 +177,10 @@ public final class CookieStorage: Sendable {
         }
     }
 
-    /// §5.3 steps 11–12: a replacement keeps the old creation time; an expired cookie only deletes.
+    /// §5.3 steps 11–12: a replacement keeps the old creation time; an expired cookie only deletes. A cookie that
+    /// could break the field it is sent in (or a cookie file) is refused, however it was made.
     private static func insert(_ cookie: Cookie, into state: inout State, now: Date) {
+        guard cookie.isStorable else { return }
         let key = cookie.key
         guard !cookie.isExpired(at: now) else {
             state.cookies.removeValue(forKey: key)
