@@ -35,10 +35,15 @@ public final class CookieStorage: Sendable {
 
     private let state = Mutex(State())
     let clock: @Sendable () -> Date
+    /// The list `Domain` attributes are checked against.
+    public let publicSuffixList: PublicSuffixList
 
     /// An empty storage.
-    /// - Parameter now: The clock for expiry and creation times; the system's by default (tests inject one).
-    public init(now: @escaping @Sendable () -> Date = { Date() }) {
+    /// - Parameters:
+    ///   - publicSuffixList: The list a `Domain` attribute is checked against; the system's by default.
+    ///   - now: The clock for expiry and creation times; the system's by default (tests inject one).
+    public init(publicSuffixList: PublicSuffixList = .system, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.publicSuffixList = publicSuffixList
         clock = now
     }
 
@@ -99,8 +104,9 @@ public final class CookieStorage: Sendable {
     }
 
     /// Stores cookies received for `url` under the accept policy (HTTPCookieStorage's method). A cookie whose domain
-    /// `url`'s host does not domain-match is refused, as is a `Secure` one for an http `url` to a host other than a
-    /// loopback one.
+    /// `url`'s host does not domain-match is refused, as is one whose domain is a public suffix other than that host
+    /// (see `publicSuffixList`; a cookie for the host itself then becomes host-only) and a `Secure` one for an http
+    /// `url` to a host other than a loopback one.
     /// - Parameters:
     ///   - cookies: The cookies.
     ///   - url: The URL they came with; nil skips the host and scheme checks.
@@ -109,11 +115,17 @@ public final class CookieStorage: Sendable {
         let now = clock()
         state.withLock { state in
             guard state.acceptPolicy != .never else { return }
-            for cookie in cookies {
+            for var cookie in cookies {
                 if let url {
                     guard let host = CookieDomain.canonicalHost(of: url) else { continue }
-                    let domainOK = cookie.isHostOnly ? host == cookie.domain : CookieDomain.domainMatches(host, cookie.domain)
-                    guard domainOK, !cookie.isSecure || CookieDomain.isSecureOrigin(url) else { continue }
+                    if cookie.isHostOnly {
+                        guard host == cookie.domain else { continue }
+                    } else {
+                        guard let resolved = CookieDomain.cookieDomain(attribute: cookie.domain, host: host,
+                                                                       publicSuffixList: publicSuffixList) else { continue }
+                        (cookie.domain, cookie.isHostOnly) = resolved
+                    }
+                    guard !cookie.isSecure || CookieDomain.isSecureOrigin(url) else { continue }
                     if Self.wouldShadowSecureCookie(cookie, from: url, in: state, now: now) { continue }
                 }
                 Self.insert(cookie, into: &state, now: now)
@@ -122,7 +134,7 @@ public final class CookieStorage: Sendable {
     }
 
     /// Stores the cookies of every `Set-Cookie` field in a response to `url` under the accept policy and the rules
-    /// of `Cookie.init?(setCookie:for:now:)`.
+    /// of `Cookie.init?(setCookie:for:now:publicSuffixList:)`, checked against `publicSuffixList`.
     /// - Returns: How many fields set or deleted a cookie (the others were ignored).
     @discardableResult
     public func storeCookies(fromResponseHeaders headers: HTTPHeaders, for url: URL) -> Int {
@@ -130,7 +142,7 @@ public final class CookieStorage: Sendable {
         guard headers.contains(name: "Set-Cookie") else { return 0 }
         let fields = headers["Set-Cookie"]
         let now = clock()
-        let parsed = fields.compactMap { Cookie(setCookie: $0, for: url, now: now) }
+        let parsed = fields.compactMap { Cookie(setCookie: $0, for: url, now: now, publicSuffixList: publicSuffixList) }
         return state.withLock { state in
             guard state.acceptPolicy != .never else { return 0 }
             var stored = 0

@@ -58,7 +58,7 @@ public enum NetscapeCookieFile {
 
     /// Whether `cookie` has a line that `parse` reads back as the same cookie: a name; a domain that does not start
     /// with `.` or `#` and holds no space; a path starting with `/`; no control character (a tab included) in any
-    /// of them or in the value. `Cookie.init?(setCookie:for:now:)` makes no other kind, but a
+    /// of them or in the value. `Cookie.init?(setCookie:for:now:publicSuffixList:)` makes no other kind, but a
     /// cookie made or changed directly can be anything.
     public static func canWrite(_ cookie: Cookie) -> Bool {
         let domain = cookie.domain.utf8
