@@ -12,7 +12,7 @@ extension Cookie {
     /// `__Host-` name without `Secure`, with a `Domain` or with a `Path` other than `/` (RFC 6265bis §4.1.3, prefixes
     /// matched without regard to case). An `Expires` that does not parse is ignored; `Max-Age` takes precedence over
     /// `Expires`. A cookie whose expiry has passed is returned (expired): storing it deletes the stored cookie it
-    /// replaces.
+    /// replaces. Size limits are the storage's (`CookieLimits`).
     /// - Parameters:
     ///   - setCookie: The field value.
     ///   - url: The URL the response answered.
