@@ -3,7 +3,7 @@ import Glibc
 extension Posix {
     /// Writes `text` to standard error in one `write(2)`, ignoring failure: for warnings that must not
     /// themselves fail (a closed or full standard error loses the warning, nothing else).
-    static func writeToStandardError(_ text: String) {
+    package static func writeToStandardError(_ text: String) {
         var text = text
         text.withUTF8 { bytes in
             var offset = 0

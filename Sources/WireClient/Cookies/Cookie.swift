@@ -44,10 +44,10 @@ public struct Cookie: Sendable, Hashable, Codable {
                 creationTime: Date = Date()) {
         self.name = name
         self.value = value
-        var domain = domain.lowercased()
-        if domain.hasPrefix(".") { domain.removeFirst() }
-        self.domain = domain
-        self.path = path.hasPrefix("/") ? path : "/"
+        // Bytes, not characters: a combining mark after the dot or the slash must not hide it.
+        let domain = domain.lowercased()
+        self.domain = domain.utf8.first == UInt8(ascii: ".") ? String(Substring(domain.utf8.dropFirst())) : domain
+        self.path = path.utf8.first == UInt8(ascii: "/") ? path : "/"
         self.expires = expires
         self.isSecure = isSecure
         self.isHTTPOnly = isHTTPOnly

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Host and domain rules of RFC 6265 §5.1.2–5.1.3, and a small public-suffix guard.
+/// Host and domain rules of RFC 6265 §5.1.2–5.1.3 and §5.3 steps 5–6.
 enum CookieDomain {
     /// The request host lower-cased, without IPv6 brackets or a trailing dot; nil when the URL has none.
     static func canonicalHost(of url: URL) -> String? {
@@ -41,24 +41,18 @@ enum CookieDomain {
         }
     }
 
-    /// Whether a `Domain` attribute names a public suffix, for which no cookie may be set (§5.3 step 5).
-    ///
-    /// Not the full Public Suffix List: a single label (`com`, `local`, `localhost`) is a suffix, and so is a name on
-    /// a short built-in list of common multi-label suffixes under which unrelated parties register names.
-    static func isPublicSuffix(_ domain: String) -> Bool {
-        !domain.contains(".") || multiLabelSuffixes.contains(domain)
+    /// The domain a cookie with the `Domain` attribute `attribute` (lower-case, without its leading dot) from `host`
+    /// is kept under, and whether it is host-only; nil when the cookie is refused (§5.3 steps 5–6). A public suffix
+    /// is allowed only as the host itself, and then the cookie is host-only; when the list cannot be read every name
+    /// counts as one, so only the host itself is allowed. An IP address matches only itself (`1.2.3.4` is no
+    /// parent of the name `x.1.2.3.4`), and its cookie is host-only whatever the attribute says.
+    static func cookieDomain(attribute: String, host: String,
+                             publicSuffixList: PublicSuffixList) -> (domain: String, isHostOnly: Bool)? {
+        if attribute == host && (isIPAddress(host) || publicSuffixList.isPublicSuffix(attribute)) { return (host, true) }
+        guard domainMatches(host, attribute), !isIPAddress(attribute), !publicSuffixList.isPublicSuffix(attribute)
+        else { return nil }
+        return (attribute, false)
     }
-
-    /// Common registry and hosting suffixes with more than one label.
-    static let multiLabelSuffixes: Set<String> = [
-        "co.uk", "org.uk", "ac.uk", "gov.uk", "ltd.uk", "plc.uk", "me.uk", "net.uk",
-        "com.au", "net.au", "org.au", "edu.au", "gov.au",
-        "co.nz", "org.nz", "co.jp", "ne.jp", "or.jp", "ac.jp", "co.kr", "or.kr",
-        "com.br", "com.cn", "net.cn", "org.cn", "com.mx", "co.in", "co.za", "com.tr", "com.tw", "com.hk", "com.sg",
-        "github.io", "gitlab.io", "herokuapp.com", "blogspot.com", "appspot.com", "pages.dev", "workers.dev",
-        "netlify.app", "vercel.app", "web.app", "firebaseapp.com", "azurewebsites.net", "cloudfront.net",
-        "s3.amazonaws.com", "fly.dev", "onrender.com",
-    ]
 }
 
 /// Path rules of RFC 6265 §5.1.4.

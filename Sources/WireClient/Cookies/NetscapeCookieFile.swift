@@ -29,20 +29,22 @@ public enum NetscapeCookieFile {
 
     private static let httpOnlyPrefix = "#HttpOnly_"
 
-    /// Parses a file's text; a malformed line is skipped and counted, never fatal.
+    /// Parses a file's text; a malformed line is skipped and counted, never fatal. A line is split at its bytes
+    /// (line feeds, tabs), never at characters, so no combining mark can hide a separator; a name, value, domain
+    /// or path holding a control character is malformed, as the writer never writes one.
     /// - Parameters:
     ///   - text: The file's text.
     ///   - now: The time against which expiry is judged, and the first loaded cookie's creation time.
     public static func parse(_ text: String, now: Date = Date()) -> Contents {
         var contents = Contents(cookies: [], malformedLines: 0, expiredLines: 0)
-        for rawLine in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
-            var line = Substring(rawLine)
-            while line.last == "\r" { line.removeLast() }
+        for rawLine in text.utf8.split(separator: 0x0A) {
+            var line = rawLine
+            while line.last == 0x0D { line.removeLast() }
             var httpOnly = false
-            if line.hasPrefix(httpOnlyPrefix) {
+            if line.starts(with: httpOnlyPrefix.utf8) {
                 httpOnly = true
-                line = line.dropFirst(httpOnlyPrefix.count)
-            } else if line.hasPrefix("#") || line.allSatisfy({ $0 == " " || $0 == "\t" }) {
+                line = line.dropFirst(httpOnlyPrefix.utf8.count)
+            } else if line.first == UInt8(ascii: "#") || line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
                 continue
             }
             let created = now.addingTimeInterval(-1e-6 * Double(contents.cookies.count))
@@ -55,14 +57,26 @@ public enum NetscapeCookieFile {
         return contents
     }
 
+    /// Whether `cookie` has a line that `parse` reads back as the same cookie: a name; a domain that does not start
+    /// with `.` or `#` and holds no space; a path starting with `/`; no control character (a tab included) in any
+    /// of them or in the value. `Cookie.init?(setCookie:for:now:publicSuffixList:)` makes no other kind, but a
+    /// cookie made or changed directly can be anything.
+    public static func canWrite(_ cookie: Cookie) -> Bool {
+        let domain = cookie.domain.utf8
+        return cookie.isStorable && !domain.isEmpty && domain.first != UInt8(ascii: ".") && domain.first != UInt8(ascii: "#")
+            && Cookie.isClean(cookie.domain) && !domain.contains(0x20) && cookie.path.utf8.first == UInt8(ascii: "/")
+    }
+
     /// The file's text for `cookies` in the order given (newest first, for `parse`), the header first; session
-    /// cookies are written with expiry 0, as curl does.
+    /// cookies are written with expiry 0, as curl does. A cookie `canWrite` refuses is left out: the file holds no
+    /// line its reader would misread. The domain is written lower-cased, the expiry in whole seconds (at least 1,
+    /// at most the end of year 9999).
     public static func render(_ cookies: [Cookie]) -> String {
         var text = header
-        for cookie in cookies {
-            let domain = cookie.isHostOnly ? cookie.domain : "." + cookie.domain
+        for cookie in cookies where canWrite(cookie) {
+            let domain = cookie.domain.lowercased()
             let expiry = cookie.expires.map { Int64(max(1, min($0.timeIntervalSince1970, 253_402_300_799).rounded(.down))) } ?? 0
-            text += (cookie.isHTTPOnly ? httpOnlyPrefix : "") + domain + "\t"
+            text += (cookie.isHTTPOnly ? httpOnlyPrefix : "") + (cookie.isHostOnly ? "" : ".") + domain + "\t"
                 + (cookie.isHostOnly ? "FALSE" : "TRUE") + "\t" + cookie.path + "\t"
                 + (cookie.isSecure ? "TRUE" : "FALSE") + "\t" + String(expiry) + "\t"
                 + cookie.name + "\t" + cookie.value + "\n"
@@ -71,14 +85,13 @@ public enum NetscapeCookieFile {
     }
 
     /// One line's cookie: nil when malformed, `.some(nil)` when well-formed but expired.
-    private static func cookie(from line: Substring, httpOnly: Bool, now: Date, created: Date) -> Cookie?? {
-        var fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+    private static func cookie(from line: Substring.UTF8View, httpOnly: Bool, now: Date, created: Date) -> Cookie?? {
+        var fields = line.split(separator: 0x09, omittingEmptySubsequences: false).map(Substring.init)
         // curl writes an empty value as nothing after the last tab; some writers drop that tab.
         if fields.count == 6 { fields.append("") }
-        guard fields.count == 7 else { return nil }
-        var domain = fields[0].lowercased()
-        if domain.hasPrefix(".") { domain.removeFirst() }
-        guard !domain.isEmpty, !domain.contains(" ") else { return nil }
+        guard fields.count == 7, fields.allSatisfy({ Cookie.isClean($0) }) else { return nil }
+        let domain = fields[0].utf8.first == UInt8(ascii: ".") ? Substring(fields[0].utf8.dropFirst()) : fields[0]
+        guard !domain.isEmpty, !domain.utf8.contains(0x20) else { return nil }
         let subdomains: Bool
         switch fields[1].uppercased() {
         case "TRUE": subdomains = true
@@ -94,10 +107,10 @@ public enum NetscapeCookieFile {
         guard let seconds = Int64(fields[4]), seconds >= 0 else { return nil }
         let name = String(fields[5])
         guard !name.isEmpty else { return nil }
-        let path = fields[2].hasPrefix("/") ? String(fields[2]) : "/"
+        let path = fields[2].utf8.first == UInt8(ascii: "/") ? String(fields[2]) : "/"
         let expires = seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
         if let expires, expires <= now { return .some(nil) }
-        return Cookie(name: name, value: String(fields[6]), domain: domain, path: path, expires: expires,
+        return Cookie(name: name, value: String(fields[6]), domain: String(domain), path: path, expires: expires,
                       isSecure: secure, isHTTPOnly: httpOnly, isHostOnly: !subdomains, creationTime: created)
     }
 }

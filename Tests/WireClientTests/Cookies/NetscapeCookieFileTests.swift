@@ -78,6 +78,62 @@ import WireTestSupport
         #expect(throws: (any Error).self) { try loaded.loadCookies(fromFile: folder + "/missing") }
     }
 
+    /// The writer never writes a line its reader misreads: random cookies, with tabs, line breaks, control bytes,
+    /// combining marks, `#` and dots where they hurt, come back byte for byte, or are left out when no line can hold
+    /// them (and only then).
+    @Test func everyLineWrittenIsReadBackAsTheSameCookie() {
+        var generator = SplitMix64(seed: 0x6265_7_2026)
+        let text = ["a", "sid", "é", "\u{301}", "\t", "\n", "\r", "\r\n", "\u{0}", " ", "#", "=", ";", "TRUE", "😀", "\u{7F}", "\u{85}"]
+        let domains = ["example.com", "a.b", "#x", ".x", "x y", "é.com", "\u{301}x", "EXAMPLE.org", "", "#HttpOnly_z", "x\t", "x\n"]
+        let paths = ["/", "/a", "/\u{301}", "a", "/x\ty", "/é", "/#", "", "/\r"]
+        func pick(_ pieces: [String], upTo count: Int, _ generator: inout SplitMix64) -> String {
+            (0..<Int.random(in: 0...count, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+        }
+        func bytes(_ cookie: Cookie) -> [[UInt8]] {
+            [Array(cookie.name.utf8), Array(cookie.value.utf8), Array(cookie.domain.utf8), Array(cookie.path.utf8),
+             [cookie.isSecure ? 1 : 0, cookie.isHTTPOnly ? 1 : 0, cookie.isHostOnly ? 1 : 0]]
+        }
+        func clean(_ text: String) -> Bool { !text.utf8.contains { $0 < 0x20 || $0 == 0x7F } }
+        var written = 0
+        var leftOut = 0
+        for _ in 0..<600 {
+            var cookies: [Cookie] = []
+            for _ in 0..<Int.random(in: 1...12, using: &generator) {
+                var cookie = Cookie(name: "n", value: "v", domain: "example.com", isSecure: Bool.random(using: &generator),
+                                    isHTTPOnly: Bool.random(using: &generator), isHostOnly: Bool.random(using: &generator))
+                cookie.name = Int.random(in: 0..<4, using: &generator) == 0 ? pick(text, upTo: 4, &generator) : "n" + pick(["a", "1", "é"], upTo: 3, &generator)
+                cookie.value = Int.random(in: 0..<4, using: &generator) == 0 ? pick(text, upTo: 5, &generator) : pick(["x", " ", "é", "=", "\u{301}", "#"], upTo: 5, &generator)
+                cookie.domain = domains.randomElement(using: &generator)!
+                cookie.path = paths.randomElement(using: &generator)!
+                cookie.expires = [nil, Self.now.addingTimeInterval(Double.random(in: 1...1e9, using: &generator)),
+                                  Date(timeIntervalSince1970: 1e13)].randomElement(using: &generator)!
+                cookies.append(cookie)
+            }
+            // What a line can hold, stated independently of the writer.
+            let expected = cookies.filter { cookie in
+                let domain = cookie.domain.utf8
+                return !cookie.name.isEmpty && clean(cookie.name) && clean(cookie.value) && clean(cookie.domain) && clean(cookie.path)
+                    && !domain.isEmpty && domain.first != UInt8(ascii: ".") && domain.first != UInt8(ascii: "#")
+                    && !domain.contains(0x20) && cookie.path.utf8.first == UInt8(ascii: "/")
+            }
+            let contents = NetscapeCookieFile.parse(NetscapeCookieFile.render(cookies), now: Self.now)
+            #expect(contents.malformedLines == 0 && contents.expiredLines == 0)
+            #expect(contents.cookies.map(bytes) == expected.map { cookie in
+                var normal = cookie
+                normal.domain = cookie.domain.lowercased()
+                return bytes(normal)
+            })
+            #expect(contents.cookies.map(\.expires) == expected.map { cookie in
+                cookie.expires.map { Date(timeIntervalSince1970: min($0.timeIntervalSince1970, 253_402_300_799).rounded(.down)) }
+            })
+            #expect(cookies.filter(NetscapeCookieFile.canWrite).count == expected.count)
+            written += expected.count
+            leftOut += cookies.count - expected.count
+        }
+        // Both kinds were tried.
+        #expect(written > 300 && leftOut > 300, "\(written) written, \(leftOut) left out")
+    }
+
     /// Random text, tabs and curl's markers included, is skipped line by line and never traps.
     @Test func garbageNeverTraps() {
         var generator = SplitMix64(seed: 6265)

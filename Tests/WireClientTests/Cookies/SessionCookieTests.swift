@@ -130,6 +130,45 @@ struct SessionCookieTests {
         #expect(Self.pairs(curlSent).count == 8)
     }
 
+    /// The cookie bomb: ten redirects, each setting 80 cookies of 700 bytes. Unbounded, the last hop's `Cookie`
+    /// field would be 566 KB; bounded, no request carries more than 8 KiB or 150 cookies, and the storage keeps 180.
+    /// `/bomb/<n>` below 10 redirects to the next and sets 80 cookies of 700 bytes (name and value); anything else
+    /// answers with how many cookies and bytes its `Cookie` field had.
+    static func bomb(_ request: LoopbackServer.Recorded, _ writer: HTTPResponseWriter) async throws {
+        guard request.target.hasPrefix("/bomb/"), let hop = Int(request.target.dropFirst("/bomb/".count)), hop < 10 else {
+            let field = request.headers.first(name: "Cookie") ?? ""
+            try await writer.reply(200, "\(field.split(separator: "; ").count) \(field.utf8.count)")
+            return
+        }
+        var headers: HTTPHeaders = ["Location": "/bomb/\(hop + 1)"]
+        for index in 0..<80 {
+            let name = "h\(hop)c\(index)"
+            headers.add(name: "Set-Cookie", value: name + "=" + String(repeating: "x", count: 700 - name.utf8.count) + "; Path=/")
+        }
+        try await writer.reply(302, headers: headers)
+    }
+
+    /// The cookie bomb of ten redirects: unbounded, the last hop's `Cookie` field would carry 800 cookies, about 560 KB
+    /// (and the server refuses it); bounded, no request carries more than 8 KiB or 150 cookies, and the storage keeps 180.
+    @Test func aCookieBombThroughRedirectsStaysWithinTheLimits() async throws {
+        try await LoopbackServer.with(Self.bomb) { server in
+            let storage = CookieStorage()
+            let manager = Self.manager(storage)
+            // 11 cookies of 701 bytes and their separators: a twelfth would pass 8192.
+            let last = try await Self.fetch(manager, ClientRequest(url: server.url("/bomb/0")))
+            #expect(last == "11 7731")
+            #expect(server.requests.count == 11)
+            for request in server.requests {
+                let field = request.headers.first(name: "Cookie") ?? ""
+                #expect(field.utf8.count <= 8192 && field.split(separator: "; ").count <= 150)
+            }
+            // Each response gave 50; the site keeps 180, the most recently used.
+            #expect(storage.cookies.count == 180)
+            let next = try await Self.fetch(manager, ClientRequest(url: server.url("/echo")))
+            #expect(next == "11 7731")
+        }
+    }
+
     /// The `name=value` pairs of an echoed `Cookie` field.
     static func pairs(_ echoed: String) -> Set<String> {
         Set(echoed.dropFirst("cookie:".count).split(separator: "; ").map(String.init))

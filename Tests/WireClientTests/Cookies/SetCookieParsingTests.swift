@@ -24,6 +24,24 @@ import WireTestSupport
         #expect(try #require(Self.parse("a=b; Path=/x\ty")).path != "/x\ty")
     }
 
+    /// A name is held to a value's rule: a tab or any other control byte refuses the cookie.
+    @Test(arguments: ["a\tb=c", "a\u{01}b=c", "a\u{1F}=c", "a\u{7F}=c", "\u{0B}a=c"])
+    func aControlByteOrATabInANameIsRefused(field: String) {
+        #expect(Self.parse(field) == nil)
+    }
+
+    /// A cookie made directly with a control byte is not stored either: it would break the field it is sent in.
+    @Test func theStorageRefusesControlBytesHoweverTheCookieWasMade() {
+        let storage = CookieStorage()
+        let url = URL(string: "http://example.com/")!
+        storage.setCookie(Cookie(name: "a\tb", value: "1", domain: "example.com"))
+        storage.setCookie(Cookie(name: "c", value: "1\r\nEvil: yes", domain: "example.com"))
+        storage.setCookie(Cookie(name: "", value: "1", domain: "example.com"))
+        storage.setCookies([Cookie(name: "d\u{0}", value: "1", domain: "example.com")], for: url)
+        storage.setCookie(Cookie(name: "fine", value: "1", domain: "example.com"))
+        #expect(storage.cookieHeader(for: url) == "fine=1")
+    }
+
     @Test(arguments: [
         // RFC 6265bis §4.1.3, prefixes matched without regard to case.
         ("__Secure-id=1; Secure", true),
