@@ -40,12 +40,20 @@ final class SSLConnection {
     let isClient: Bool
     /// The host a client connects to.
     let host: String?
+    /// The server name a client sends (SNI): its host, unless that is an IP literal.
+    let serverName: String?
     /// Whether a certificate failure stops the handshake (false for `.none`).
     private let enforcesVerification: Bool
     /// The first verification failure, kept even when it did not stop the handshake.
     private(set) var verifyFailure: VerifyFailure?
-    /// Takes a new session (a reference the receiver now owns) for later resumption.
-    var onNewSession: ((OpaquePointer) -> Void)?
+    /// Takes a new session (a reference the receiver now owns) for later resumption, with the certificates the peer
+    /// sent for it (DER, leaf first): a session OpenSSL serializes keeps the leaf and nothing else of the chain.
+    var onNewSession: ((OpaquePointer, [[UInt8]]) -> Void)?
+    /// The chain stored with the session offered for resumption (DER, leaf first).
+    private var offeredPeerChain: [[UInt8]]?
+    /// Both chains, read once the handshake is complete: from OpenSSL after a full handshake, from the stored chain
+    /// verified again after a resumed one.
+    private var chains: (peer: [Certificate], verified: [Certificate])?
 
     /// A client connection to `host`, verifying as `verification` says; with `deferringVerdict` a
     /// verification failure is only recorded, for a deferred evaluator to decide on.
@@ -54,11 +62,12 @@ final class SSLConnection {
         isClient = true
         self.host = host
         enforcesVerification = verification != .none && !deferringVerdict
-        attach()
-        SSL_set_connect_state(ssl)
         let isIPAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
         // RFC 6066 §3: literal IP addresses are not permitted in the server name.
-        if !isIPAddress { _ = c_wire_tls_set_server_name(ssl, host) }
+        serverName = isIPAddress ? nil : host
+        attach()
+        SSL_set_connect_state(ssl)
+        if let serverName { _ = c_wire_tls_set_server_name(ssl, serverName) }
         _ = c_wire_tls_client_alpn(ssl)
         if verification != .noHostnameVerification {
             // Set on the verify parameters, so OpenSSL's verdict includes the name (X509_check_host
@@ -77,6 +86,7 @@ final class SSLConnection {
         (ssl, readBIO, writeBIO) = try Self.makeSSL(context)
         isClient = false
         host = nil
+        serverName = nil
         enforcesVerification = true
         attach()
         SSL_set_accept_state(ssl)
@@ -107,10 +117,18 @@ final class SSLConnection {
         SSL_free(ssl)
     }
 
-    /// Offers `session` for resumption (OpenSSL takes its own reference).
-    func resume(_ session: OpaquePointer) {
-        SSL_set_session(ssl, session)
+    /// Offers `session` for resumption (OpenSSL takes its own reference), with the chain the peer sent when it was
+    /// made: if the server resumes it, that chain is verified again before the handshake counts as complete.
+    func resume(_ session: OpaquePointer, peerChain: [[UInt8]]) {
+        guard SSL_set_session(ssl, session) == 1 else {
+            OpenSSLErrorQueue.clear()
+            return
+        }
+        offeredPeerChain = peerChain
     }
+
+    /// Whether the handshake resumed a session.
+    var isSessionResumed: Bool { SSL_session_reused(ssl) == 1 }
 
     // MARK: Bytes in and out
 
@@ -143,7 +161,10 @@ final class SSLConnection {
     /// Advances the handshake with what has been fed so far.
     func handshake() -> HandshakeStep {
         let result = SSL_do_handshake(ssl)
-        if result == 1 { return .complete }
+        if result == 1 {
+            if chains == nil, let error = readChains() { return .failed(error) }
+            return .complete
+        }
         let code = SSL_get_error(ssl, result)
         if code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE { return .needsInput }
         return .failed(handshakeError())
@@ -212,8 +233,9 @@ final class SSLConnection {
                                      peerCertificates: peer.map(\.der), verifiedCertificates: verified.map(\.der))
     }
 
-    /// The certificates the peer sent, leaf first.
+    /// The certificates the peer sent, leaf first (on a resumed session, those its first handshake received).
     func peerChain() -> [Certificate] {
+        if let chains { return chains.peer }
         let sent = X509Reader.certificates(stack: SSL_get_peer_cert_chain(ssl))
         // A server's view of the client's chain leaves out the client's own certificate.
         if isClient { return sent }
@@ -221,9 +243,81 @@ final class SSLConnection {
         return [leaf] + sent
     }
 
-    /// The chain verification built, leaf to anchor.
+    /// The chain verification built, leaf to anchor (on a resumed session, built again by `verifyResumedChain`).
     func verifiedChain() -> [Certificate] {
-        X509Reader.certificates(stack: SSL_get0_verified_chain(ssl))
+        if let chains { return chains.verified }
+        return X509Reader.certificates(stack: SSL_get0_verified_chain(ssl))
+    }
+
+    // MARK: Resumption
+
+    /// Reads both chains once the handshake is complete. A resumed client session has had nothing verified: its
+    /// stored chain is verified again, as the handshake would have; the error is what the handshake would have
+    /// failed with.
+    private func readChains() -> TLSError? {
+        if isClient && isSessionResumed {
+            switch verifyResumedChain() {
+            case .success(let resumed): chains = resumed
+            case .failure(let error): return error
+            }
+        } else {
+            chains = (peerChain(), verifiedChain())
+        }
+        return nil
+    }
+
+    /// The chain stored with the resumed session verified again with this connection's store and parameters (its
+    /// roots, the host name, the TLS server purpose) and its verify callback, which records the first failure and
+    /// stops on it when verification is enforced, exactly as during a full handshake. OpenSSL keeps neither chain
+    /// in a serialized session, and verifies nothing when it resumes one; it does keep the leaf, which must be the
+    /// stored chain's leaf.
+    private func verifyResumedChain() -> Result<(peer: [Certificate], verified: [Certificate]), TLSError> {
+        let stored = offeredPeerChain ?? []
+        guard let leafDER = stored.first, let leaf = X509Reader.decoded(leafDER) else {
+            return .failure(TLSError(.certificateInvalid, "the resumed session has no stored certificate chain", host: host))
+        }
+        defer { X509_free(leaf) }
+        guard let sessionLeaf = SSL_get0_peer_certificate(ssl), X509_cmp(sessionLeaf, leaf) == 0 else {
+            return .failure(TLSError(.certificateInvalid, "the resumed session's certificate is not the one stored with it", host: host))
+        }
+        guard let untrusted = c_wire_tls_stack_new() else { return .failure(SSLContext.failure(.handshakeFailed, "sk_X509_new failed")) }
+        defer { c_wire_tls_stack_free(untrusted) }
+        for der in stored.dropFirst() {
+            guard let x509 = X509Reader.decoded(der) else { continue }
+            if c_wire_tls_stack_push(untrusted, x509) == 0 { X509_free(x509) }
+        }
+        guard let context = X509_STORE_CTX_new() else { return .failure(SSLContext.failure(.handshakeFailed, "X509_STORE_CTX_new failed")) }
+        defer { X509_STORE_CTX_free(context) }
+        // What OpenSSL's ssl_verify_cert_chain sets up: the context's store, the security level as the
+        // authentication level, the SSL as ex-data (for the callback), the TLS server purpose, then the
+        // connection's own verify parameters (the host name among them).
+        guard X509_STORE_CTX_init(context, SSL_CTX_get_cert_store(SSL_get_SSL_CTX(ssl)), leaf, untrusted) == 1,
+              X509_STORE_CTX_set_ex_data(context, SSL_get_ex_data_X509_STORE_CTX_idx(), UnsafeMutableRawPointer(ssl)) == 1 else {
+            return .failure(SSLContext.failure(.handshakeFailed, "X509_STORE_CTX_init failed"))
+        }
+        let parameters = X509_STORE_CTX_get0_param(context)
+        X509_VERIFY_PARAM_set_auth_level(parameters, SSL_get_security_level(ssl))
+        _ = X509_STORE_CTX_set_default(context, "ssl_server")
+        _ = X509_VERIFY_PARAM_set1(parameters, SSL_get0_param(ssl))
+        X509_STORE_CTX_set_verify_cb(context) { ok, store in SSLConnection.verifyCallback(ok: ok, store: store) }
+        let verified = X509_verify_cert(context) == 1
+        let result = X509_STORE_CTX_get_error(context)
+        SSL_set_verify_result(ssl, Int(verified ? X509_V_OK : (result == X509_V_OK ? X509_V_ERR_UNSPECIFIED : result)))
+        if !verified && enforcesVerification {
+            let failure = verifyFailure ?? VerifyFailure(code: result, depth: X509_STORE_CTX_get_error_depth(context), subject: "")
+            return .failure(Self.verifyError(failure, host: host, openSSLErrors: OpenSSLErrorQueue.drain().map(\.text)))
+        }
+        OpenSSLErrorQueue.clear()
+        let peer = stored.compactMap { try? X509Reader.certificate(der: $0) }
+        return .success((peer, X509Reader.certificates(stack: X509_STORE_CTX_get0_chain(context))))
+    }
+
+    /// The DER of the chain to store with a new session: the one this connection's peer sent, or, for a session
+    /// issued on a resumed connection, the chain stored with the resumed one.
+    private func sentChainDER() -> [[UInt8]] {
+        if isSessionResumed { return offeredPeerChain ?? [] }
+        guard let stack = SSL_get_peer_cert_chain(ssl) else { return [] }
+        return (0..<c_wire_tls_stack_count(stack)).compactMap { index in c_wire_tls_stack_at(stack, index).flatMap(X509Reader.encoded) }
     }
 
     /// OpenSSL's verdict on the peer's chain: nil when it verified.
@@ -332,8 +426,8 @@ final class SSLConnection {
 
     /// Hands a new session to the cache; 1 tells OpenSSL the reference was taken.
     static func newSessionCallback(ssl: OpaquePointer?, session: OpaquePointer?) -> Int32 {
-        guard let ssl, let session, let sink = connection(of: ssl)?.onNewSession else { return 0 }
-        sink(session)
+        guard let ssl, let session, let connection = connection(of: ssl), let sink = connection.onNewSession else { return 0 }
+        sink(session, connection.sentChainDER())
         return 1
     }
 }

@@ -1,31 +1,72 @@
 import CWireOpenSSL
 import Synchronization
 
-/// The client's resumable sessions, one per `host:port` (the newest ticket wins), shared by the
-/// connections of one configuration across loops.
+/// What a client session may be resumed for: the origin, the server name it was sent with, and every setting of the
+/// TLS layer that decides what a handshake proves or presents (the trust roots, the verification mode, the versions,
+/// the client certificate). Pins and trust hooks are not part of it: they are evaluated again on every connection,
+/// resumed or not.
+struct TLSSessionKey: Hashable, Sendable {
+    /// The settings of one TLS layer that a session key includes.
+    struct Settings: Hashable, Sendable {
+        let trustRoots: TrustRoots
+        let verification: CertificateVerification
+        let minimumVersion: TLSVersion
+        let maximumVersion: TLSVersion
+        let certificateChainFile: String?
+        let privateKeyFile: String?
+
+        /// The settings of `configuration` that a session key includes.
+        init(_ configuration: TLSConfiguration) {
+            trustRoots = configuration.trustRoots
+            verification = configuration.certificateVerification
+            minimumVersion = configuration.minimumVersion
+            maximumVersion = configuration.maximumVersion
+            certificateChainFile = configuration.certificateChainFile
+            privateKeyFile = configuration.privateKeyFile
+        }
+    }
+
+    let host: String
+    let port: Int
+    /// The SNI sent (none for an IP literal).
+    let serverName: String?
+    let settings: Settings
+}
+
+/// The client's resumable sessions, one per `TLSSessionKey` (the newest ticket wins), shared by the connections of
+/// one TLS layer across loops, or by several layers (a WireClient session's clients under successive security
+/// policies).
 ///
-/// Sessions are kept serialized (`i2d_SSL_SESSION`), so the cache holds plain bytes and no
-/// OpenSSL object crosses threads; each new connection decodes its own copy.
-final class TLSSessionCache: Sendable {
+/// Sessions are kept serialized (`i2d_SSL_SESSION`), so the cache holds plain bytes and no OpenSSL object crosses
+/// threads; each new connection decodes its own copy. A serialized session keeps the peer's leaf and nothing else of
+/// its chain, so each entry keeps the chain the peer sent beside it, for the resumed connection to verify again.
+package final class TLSSessionCache: Sendable {
+    private struct Entry {
+        let session: [UInt8]
+        let peerChain: [[UInt8]]
+    }
+
     private struct Entries {
-        var sessions: [String: [UInt8]] = [:]
+        var sessions: [TLSSessionKey: Entry] = [:]
         /// Keys, least recently stored first, for eviction.
-        var order: [String] = []
+        var order: [TLSSessionKey] = []
     }
 
     private let entries = Mutex(Entries())
-    /// Hosts remembered at most; the oldest is dropped beyond it.
+    /// Keys remembered at most; the oldest is dropped beyond it.
     let capacity: Int
 
-    init(capacity: Int = 256) {
+    /// An empty cache of `capacity` keys.
+    package init(capacity: Int = 256) {
         self.capacity = capacity
     }
 
-    /// Stores a session for `key`, releasing the caller's reference to it.
-    func store(_ session: OpaquePointer, for key: String) {
+    /// Stores a session for `key` with the chain its peer sent (DER, leaf first), releasing the caller's reference
+    /// to the session.
+    func store(_ session: OpaquePointer, peerChain: [[UInt8]], for key: TLSSessionKey) {
         defer { SSL_SESSION_free(session) }
-        // Only sessions that can be resumed are worth keeping.
-        guard SSL_SESSION_is_resumable(session) == 1 else { return }
+        // Only sessions that can be resumed are worth keeping, and only with a chain to verify again.
+        guard SSL_SESSION_is_resumable(session) == 1, !peerChain.isEmpty else { return }
         let length = i2d_SSL_SESSION(session, nil)
         guard length > 0 else { return }
         var bytes = [UInt8](repeating: 0, count: Int(length))
@@ -35,8 +76,9 @@ final class TLSSessionCache: Sendable {
         }
         guard written == length else { return }
         let capacity = self.capacity
+        let entry = Entry(session: bytes, peerChain: peerChain)
         entries.withLock { entries in
-            if entries.sessions.updateValue(bytes, forKey: key) != nil { entries.order.removeAll { $0 == key } }
+            if entries.sessions.updateValue(entry, forKey: key) != nil { entries.order.removeAll { $0 == key } }
             entries.order.append(key)
             if entries.order.count > capacity {
                 entries.sessions[entries.order.removeFirst()] = nil
@@ -44,10 +86,10 @@ final class TLSSessionCache: Sendable {
         }
     }
 
-    /// Offers the session stored for `key`, if any, to `connection`.
-    func resume(_ connection: SSLConnection, key: String) {
-        guard let bytes = entries.withLock({ $0.sessions[key] }) else { return }
-        let session = bytes.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+    /// Offers the session stored for `key`, if any, to `connection`, with its chain.
+    func resume(_ connection: SSLConnection, key: TLSSessionKey) {
+        guard let entry = entries.withLock({ $0.sessions[key] }) else { return }
+        let session = entry.session.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             return d2i_SSL_SESSION(nil, &cursor, buffer.count)
         }
@@ -55,10 +97,10 @@ final class TLSSessionCache: Sendable {
             OpenSSLErrorQueue.clear()
             return
         }
-        connection.resume(session)
+        connection.resume(session, peerChain: entry.peerChain)
         SSL_SESSION_free(session)
     }
 
-    /// The number of hosts with a session.
+    /// The number of keys with a session.
     var count: Int { entries.withLock { $0.sessions.count } }
 }
