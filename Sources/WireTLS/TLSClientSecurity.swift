@@ -70,12 +70,12 @@ final class TLSClientSecurity: ClientTransportSecurity {
             return
         }
         if configuration.resumesSessions {
-            // A resumed session is checked as a new one is: the connection verifies the chain stored with it
+            // A resumed session is checked as a new one is: the connection verifies the chain the session keeps
             // again, and the pins and hooks below run on that.
             let sessionKey = TLSSessionKey(host: host, port: port, serverName: connection.serverName, settings: sessionSettings)
             sessions.resume(connection, key: sessionKey)
             let sessions = self.sessions
-            connection.onNewSession = { session, chain in sessions.store(session, peerChain: chain, for: sessionKey) }
+            connection.onNewSession = { session in sessions.store(session, for: sessionKey) }
         }
         let configuration = self.configuration
         // The completion holds the stream until the handshake ends (it is dropped then, breaking

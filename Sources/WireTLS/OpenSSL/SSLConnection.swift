@@ -46,11 +46,8 @@ final class SSLConnection {
     private let enforcesVerification: Bool
     /// The first verification failure, kept even when it did not stop the handshake.
     private(set) var verifyFailure: VerifyFailure?
-    /// Takes a new session (a reference the receiver now owns) for later resumption, with the certificates the peer
-    /// sent for it (DER, leaf first): a session OpenSSL serializes keeps the leaf and nothing else of the chain.
-    var onNewSession: ((OpaquePointer, [[UInt8]]) -> Void)?
-    /// The chain stored with the session offered for resumption (DER, leaf first).
-    private var offeredPeerChain: [[UInt8]]?
+    /// Takes a new session (a reference the receiver now owns) for later resumption.
+    var onNewSession: ((OpaquePointer) -> Void)?
     /// Both chains, read once the handshake is complete: from OpenSSL after a full handshake, from the stored chain
     /// verified again after a resumed one.
     private var chains: (peer: [Certificate], verified: [Certificate])?
@@ -117,14 +114,10 @@ final class SSLConnection {
         SSL_free(ssl)
     }
 
-    /// Offers `session` for resumption (OpenSSL takes its own reference), with the chain the peer sent when it was
-    /// made: if the server resumes it, that chain is verified again before the handshake counts as complete.
-    func resume(_ session: OpaquePointer, peerChain: [[UInt8]]) {
-        guard SSL_set_session(ssl, session) == 1 else {
-            OpenSSLErrorQueue.clear()
-            return
-        }
-        offeredPeerChain = peerChain
+    /// Offers `session` for resumption (OpenSSL takes its own reference): if the server resumes it, the chain it
+    /// keeps is verified again before the handshake counts as complete.
+    func resume(_ session: OpaquePointer) {
+        if SSL_set_session(ssl, session) != 1 { OpenSSLErrorQueue.clear() }
     }
 
     /// Whether the handshake resumed a session.
@@ -266,32 +259,23 @@ final class SSLConnection {
         return nil
     }
 
-    /// The chain stored with the resumed session verified again with this connection's store and parameters (its
-    /// roots, the host name, the TLS server purpose) and its verify callback, which records the first failure and
-    /// stops on it when verification is enforced, exactly as during a full handshake. OpenSSL keeps neither chain
-    /// in a serialized session, and verifies nothing when it resumes one; it does keep the leaf, which must be the
-    /// stored chain's leaf.
+    /// The chain the resumed session keeps verified again with this connection's store and parameters (its roots,
+    /// the host name, the TLS server purpose) and its verify callback, which records the first failure and stops on
+    /// it when verification is enforced, exactly as during a full handshake: OpenSSL verifies nothing when it
+    /// resumes a session. A session made in this process keeps the chain its first handshake received (leaf first,
+    /// decoded), which is why the cache keeps sessions in memory: one read from `i2d_SSL_SESSION` bytes would keep
+    /// the leaf alone.
     private func verifyResumedChain() -> Result<(peer: [Certificate], verified: [Certificate]), TLSError> {
-        let stored = offeredPeerChain ?? []
-        guard let leafDER = stored.first, let leaf = X509Reader.decoded(leafDER) else {
-            return .failure(TLSError(.certificateInvalid, "the resumed session has no stored certificate chain", host: host))
-        }
-        defer { X509_free(leaf) }
-        guard let sessionLeaf = SSL_get0_peer_certificate(ssl), X509_cmp(sessionLeaf, leaf) == 0 else {
-            return .failure(TLSError(.certificateInvalid, "the resumed session's certificate is not the one stored with it", host: host))
-        }
-        guard let untrusted = c_wire_tls_stack_new() else { return .failure(SSLContext.failure(.handshakeFailed, "sk_X509_new failed")) }
-        defer { c_wire_tls_stack_free(untrusted) }
-        for der in stored.dropFirst() {
-            guard let x509 = X509Reader.decoded(der) else { continue }
-            if c_wire_tls_stack_push(untrusted, x509) == 0 { X509_free(x509) }
+        guard let sent = SSL_get_peer_cert_chain(ssl), c_wire_tls_stack_count(sent) > 0, let leaf = c_wire_tls_stack_at(sent, 0),
+              let sessionLeaf = SSL_get0_peer_certificate(ssl), X509_cmp(sessionLeaf, leaf) == 0 else {
+            return .failure(TLSError(.certificateInvalid, "the resumed session keeps no certificate chain", host: host))
         }
         guard let context = X509_STORE_CTX_new() else { return .failure(SSLContext.failure(.handshakeFailed, "X509_STORE_CTX_new failed")) }
         defer { X509_STORE_CTX_free(context) }
-        // What OpenSSL's ssl_verify_cert_chain sets up: the context's store, the security level as the
-        // authentication level, the SSL as ex-data (for the callback), the TLS server purpose, then the
-        // connection's own verify parameters (the host name among them).
-        guard X509_STORE_CTX_init(context, SSL_CTX_get_cert_store(SSL_get_SSL_CTX(ssl)), leaf, untrusted) == 1,
+        // What OpenSSL's ssl_verify_cert_chain sets up: the context's store, the peer's list as the untrusted
+        // certificates, the security level as the authentication level, the SSL as ex-data (for the callback), the
+        // TLS server purpose, then the connection's own verify parameters (the host name among them).
+        guard X509_STORE_CTX_init(context, SSL_CTX_get_cert_store(SSL_get_SSL_CTX(ssl)), leaf, sent) == 1,
               X509_STORE_CTX_set_ex_data(context, SSL_get_ex_data_X509_STORE_CTX_idx(), UnsafeMutableRawPointer(ssl)) == 1 else {
             return .failure(SSLContext.failure(.handshakeFailed, "X509_STORE_CTX_init failed"))
         }
@@ -308,16 +292,7 @@ final class SSLConnection {
             return .failure(Self.verifyError(failure, host: host, openSSLErrors: OpenSSLErrorQueue.drain().map(\.text)))
         }
         OpenSSLErrorQueue.clear()
-        let peer = stored.compactMap { try? X509Reader.certificate(der: $0) }
-        return .success((peer, X509Reader.certificates(stack: X509_STORE_CTX_get0_chain(context))))
-    }
-
-    /// The DER of the chain to store with a new session: the one this connection's peer sent, or, for a session
-    /// issued on a resumed connection, the chain stored with the resumed one.
-    private func sentChainDER() -> [[UInt8]] {
-        if isSessionResumed { return offeredPeerChain ?? [] }
-        guard let stack = SSL_get_peer_cert_chain(ssl) else { return [] }
-        return (0..<c_wire_tls_stack_count(stack)).compactMap { index in c_wire_tls_stack_at(stack, index).flatMap(X509Reader.encoded) }
+        return .success((X509Reader.certificates(stack: sent), X509Reader.certificates(stack: X509_STORE_CTX_get0_chain(context))))
     }
 
     /// OpenSSL's verdict on the peer's chain: nil when it verified.
@@ -426,8 +401,8 @@ final class SSLConnection {
 
     /// Hands a new session to the cache; 1 tells OpenSSL the reference was taken.
     static func newSessionCallback(ssl: OpaquePointer?, session: OpaquePointer?) -> Int32 {
-        guard let ssl, let session, let connection = connection(of: ssl), let sink = connection.onNewSession else { return 0 }
-        sink(session, connection.sentChainDER())
+        guard let ssl, let session, let sink = connection(of: ssl)?.onNewSession else { return 0 }
+        sink(session)
         return 1
     }
 }

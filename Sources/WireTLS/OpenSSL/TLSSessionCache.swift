@@ -37,17 +37,15 @@ struct TLSSessionKey: Hashable, Sendable {
 /// one TLS layer across loops, or by several layers (a WireClient session's clients under successive security
 /// policies).
 ///
-/// Sessions are kept serialized (`i2d_SSL_SESSION`), so the cache holds plain bytes and no OpenSSL object crosses
-/// threads; each new connection decodes its own copy. A serialized session keeps the peer's leaf and nothing else of
-/// its chain, so each entry keeps the chain the peer sent beside it, for the resumed connection to verify again.
+/// Sessions are kept in memory as OpenSSL objects: such a session keeps the chain its first handshake received,
+/// decoded, which a resumed connection verifies again (a session read back from `i2d_SSL_SESSION` bytes keeps the
+/// leaf alone, and decoding certificates costs OpenSSL 3.0 as much as verifying them). The cache holds copies that
+/// no connection ever uses: OpenSSL changes a connection's session (it marks it not resumable when the connection
+/// ends without close_notify), so a stored session is copied from the connection's, and each resumption is offered
+/// a copy of the stored one (`SSL_SESSION_dup`, which shares the decoded certificates by reference count).
 package final class TLSSessionCache: Sendable {
-    private struct Entry {
-        let session: [UInt8]
-        let peerChain: [[UInt8]]
-    }
-
     private struct Entries {
-        var sessions: [TLSSessionKey: Entry] = [:]
+        var sessions: [TLSSessionKey: TLSSession] = [:]
         /// Keys, least recently stored first, for eviction.
         var order: [TLSSessionKey] = []
     }
@@ -61,24 +59,23 @@ package final class TLSSessionCache: Sendable {
         self.capacity = capacity
     }
 
-    /// Stores a session for `key` with the chain its peer sent (DER, leaf first), releasing the caller's reference
-    /// to the session.
-    func store(_ session: OpaquePointer, peerChain: [[UInt8]], for key: TLSSessionKey) {
-        defer { SSL_SESSION_free(session) }
-        // Only sessions that can be resumed are worth keeping, and only with a chain to verify again.
-        guard SSL_SESSION_is_resumable(session) == 1, !peerChain.isEmpty else { return }
-        let length = i2d_SSL_SESSION(session, nil)
-        guard length > 0 else { return }
-        var bytes = [UInt8](repeating: 0, count: Int(length))
-        let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
-            return i2d_SSL_SESSION(session, &cursor)
+    /// Stores a session for `key`, taking the caller's reference to it.
+    func store(_ session: OpaquePointer, for key: TLSSessionKey) {
+        // Only sessions that can be resumed, with a certificate to verify again, are worth keeping.
+        guard SSL_SESSION_is_resumable(session) == 1, SSL_SESSION_get0_peer(session) != nil else {
+            SSL_SESSION_free(session)
+            return
         }
-        guard written == length else { return }
+        let copy = SSL_SESSION_dup(session)
+        SSL_SESSION_free(session)
+        guard let copy else {
+            OpenSSLErrorQueue.clear()
+            return
+        }
+        let held = TLSSession(taking: copy)
         let capacity = self.capacity
-        let entry = Entry(session: bytes, peerChain: peerChain)
         entries.withLock { entries in
-            if entries.sessions.updateValue(entry, forKey: key) != nil { entries.order.removeAll { $0 == key } }
+            if entries.sessions.updateValue(held, forKey: key) != nil { entries.order.removeAll { $0 == key } }
             entries.order.append(key)
             if entries.order.count > capacity {
                 entries.sessions[entries.order.removeFirst()] = nil
@@ -86,21 +83,38 @@ package final class TLSSessionCache: Sendable {
         }
     }
 
-    /// Offers the session stored for `key`, if any, to `connection`, with its chain.
+    /// Offers the session stored for `key`, if any, to `connection`.
     func resume(_ connection: SSLConnection, key: TLSSessionKey) {
-        guard let entry = entries.withLock({ $0.sessions[key] }) else { return }
-        let session = entry.session.withUnsafeBufferPointer { buffer -> OpaquePointer? in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_SSL_SESSION(nil, &cursor, buffer.count)
-        }
-        guard let session else {
-            OpenSSLErrorQueue.clear()
-            return
-        }
-        connection.resume(session, peerChain: entry.peerChain)
-        SSL_SESSION_free(session)
+        entries.withLock { $0.sessions[key] }?.offer(to: connection)
     }
 
     /// The number of keys with a session.
     var count: Int { entries.withLock { $0.sessions.count } }
+}
+
+/// One `SSL_SESSION` that no connection uses, freed once when the last holder lets go.
+final class TLSSession: Sendable {
+    // Sharing the pointer across threads is safe because it never changes after init, and neither does the session:
+    // no connection is given it, only copies of it (`SSL_SESSION_dup` reads it; OpenSSL's certificates are shared by
+    // atomic reference counts, and made for use from many threads). That is the whole contract.
+    private nonisolated(unsafe) let session: OpaquePointer
+
+    /// Holds `session`, taking the caller's reference.
+    init(taking session: OpaquePointer) {
+        self.session = session
+    }
+
+    deinit {
+        SSL_SESSION_free(session)
+    }
+
+    /// Offers a copy of the session to `connection`.
+    func offer(to connection: SSLConnection) {
+        guard let copy = SSL_SESSION_dup(session) else {
+            OpenSSLErrorQueue.clear()
+            return
+        }
+        connection.resume(copy)
+        SSL_SESSION_free(copy)
+    }
 }

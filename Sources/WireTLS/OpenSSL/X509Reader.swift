@@ -96,8 +96,7 @@ enum X509Reader {
         return Array(bytes.prefix(max(0, Int(read))))
     }
 
-    /// The DER of an X509 the caller keeps owning, or nil.
-    static func encoded(_ x509: OpaquePointer) -> [UInt8]? {
+    private static func encoded(_ x509: OpaquePointer) -> [UInt8]? {
         let length = i2d_X509(x509, nil)
         guard length > 0 else { return nil }
         var der = [UInt8](repeating: 0, count: Int(length))
