@@ -57,6 +57,16 @@ let package = Package(
                 .product(name: "WireClient", package: wirePackage),
             ]
         ),
+        // TLS figures: CPU per new connection of a session with a pinned security policy, resumed or not, for issue
+        // 27's rows.
+        .executableTarget(
+            name: "TLSFigures",
+            dependencies: [
+                .product(name: "Wire", package: wirePackage),
+                .product(name: "WireTLS", package: wirePackage),
+                .product(name: "WireClient", package: wirePackage),
+            ]
+        ),
         // Peer client: AsyncHTTPClient's keep-alive requests/s and CPU per request, for run.sh's client rows.
         .executableTarget(
             name: "AHCClient",

@@ -8,12 +8,17 @@ final class TLSClientSecurity: ClientTransportSecurity {
     let configuration: TLSConfiguration
     let poolKey: String
     private let context = Mutex<Result<SSLContext, TLSError>?>(nil)
-    let sessions = TLSSessionCache()
+    /// The configuration's shared cache, or one of this layer's own.
+    let sessions: TLSSessionCache
+    /// What of the configuration a session is keyed by, read once.
+    private let sessionSettings: TLSSessionKey.Settings
 
     private static let nextIdentity = Atomic<Int>(0)
 
     init(_ configuration: TLSConfiguration) {
         self.configuration = configuration
+        sessions = configuration.sessionCache ?? TLSSessionCache()
+        sessionSettings = TLSSessionKey.Settings(configuration)
         poolKey = "tls#\(Self.nextIdentity.add(1, ordering: .relaxed).newValue)"
     }
 
@@ -64,8 +69,10 @@ final class TLSClientSecurity: ClientTransportSecurity {
             completion(.failure(error))
             return
         }
-        let sessionKey = "\(host):\(port)"
         if configuration.resumesSessions {
+            // A resumed session is checked as a new one is: the connection verifies the chain the session keeps
+            // again, and the pins and hooks below run on that.
+            let sessionKey = TLSSessionKey(host: host, port: port, serverName: connection.serverName, settings: sessionSettings)
             sessions.resume(connection, key: sessionKey)
             let sessions = self.sessions
             connection.onNewSession = { session in sessions.store(session, for: sessionKey) }
@@ -85,7 +92,8 @@ final class TLSClientSecurity: ClientTransportSecurity {
                                 let trust = defers ? TrustContext(
                                     host: host, port: port, verifiedChain: CertificateChain(connection.verifiedChain()),
                                     peerChain: CertificateChain(connection.peerChain()), verdict: connection.verdict,
-                                    verification: configuration.certificateVerification) : nil
+                                    verification: configuration.certificateVerification,
+                                    isSessionResumed: connection.isSessionResumed) : nil
                                 if let stream = tls { completion(.success((stream, trust))) }
                             case .failure(let error):
                                 completion(.failure(error))
@@ -100,7 +108,7 @@ extension HTTPClientConfiguration {
     ///
     /// Each assignment makes a new TLS layer: its own OpenSSL context (built on the first https
     /// connection, so an unreadable file fails that request with `.localCertificate`), its own
-    /// session cache, and pools of its own.
+    /// session cache (unless the configuration shares one), and pools of its own.
     ///
     /// ```swift
     /// var configuration = HTTPClientConfiguration()

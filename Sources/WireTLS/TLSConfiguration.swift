@@ -71,16 +71,21 @@ public struct TrustContext: Sendable {
     public let verdict: TLSError?
     /// The verification mode the connection used.
     public let verification: CertificateVerification
+    /// Whether the handshake resumed an earlier session. The chains are then the ones the session's first
+    /// handshake received, verified again for this connection (its roots, host name and mode), and `verdict` is
+    /// that verification's: a resumed connection is judged as a new one would be.
+    public let isSessionResumed: Bool
 
     /// A context as a handshake would make it (for evaluators tested without a connection).
     public init(host: String, port: Int, verifiedChain: CertificateChain, peerChain: CertificateChain, verdict: TLSError?,
-                verification: CertificateVerification) {
+                verification: CertificateVerification, isSessionResumed: Bool = false) {
         self.host = host
         self.port = port
         self.verifiedChain = verifiedChain
         self.peerChain = peerChain
         self.verdict = verdict
         self.verification = verification
+        self.isSessionResumed = isSessionResumed
     }
 }
 
@@ -131,7 +136,17 @@ public struct TLSConfiguration: Sendable {
     /// off the event loop, and before the connection carries any HTTP byte or enters a pool.
     public var deferredTrustEvaluation: (@Sendable (TrustContext) async -> TLSError?)?
     /// Whether sessions are resumed on later connections to the same host and port. Default on.
+    ///
+    /// A session is resumed only under the settings it was made with (host, port, server name, trust roots,
+    /// verification mode, versions, client certificate), and a resumed connection is checked as a new one is before
+    /// it carries any byte: the chain the session's first handshake received is verified again with this
+    /// configuration's roots and host name, then `pinning`, `trustEvaluation` and `deferredTrustEvaluation` run on it.
     public var resumesSessions = true
+    /// The cache sessions are kept in and resumed from; nil gives each TLS layer (each assignment to
+    /// `HTTPClientConfiguration.tls`) a cache of its own. Layers that share one resume each other's sessions when
+    /// their keys match (see `resumesSessions`): a WireClient session shares one between the clients it makes for
+    /// successive security policies.
+    package var sessionCache: TLSSessionCache?
 
     /// The default: TLS 1.2–1.3, the system's roots, full verification.
     public init() {}

@@ -1,7 +1,8 @@
 import Wire
 
 /// What runs after a client handshake and before the connection carries any HTTP byte: the
-/// pins, then the user's trust hook.
+/// pins, then the user's trust hook. A resumed handshake gets the same checks, on the chain its
+/// session was made with, verified again by the connection.
 enum TrustEvaluation {
     /// Nil to proceed; otherwise the error that refuses the peer.
     static func evaluate(_ connection: SSLConnection, host: String, port: Int, configuration: TLSConfiguration) -> TLSError? {
@@ -22,7 +23,8 @@ enum TrustEvaluation {
         }
         if let hook = configuration.trustEvaluation {
             let context = TrustContext(host: host, port: port, verifiedChain: verified, peerChain: sent, verdict: verdict,
-                                       verification: configuration.certificateVerification)
+                                       verification: configuration.certificateVerification,
+                                       isSessionResumed: connection.isSessionResumed)
             if case .refuse(let reason) = hook(context) {
                 return TLSError(.trustRefused, "the trust hook refused \(host): \(reason)", subject: sent.leaf?.subject, host: host)
             }

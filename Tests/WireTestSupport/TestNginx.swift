@@ -140,7 +140,7 @@ public final class TestNginx: Sendable {
     }
 
     /// A port the kernel had free a moment ago.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
         defer { close(descriptor) }
@@ -156,7 +156,7 @@ public final class TestNginx: Sendable {
     }
 
     /// Whether a connect to the port succeeds now.
-    private static func accepts(_ port: Int) -> Bool {
+    static func accepts(_ port: Int) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }

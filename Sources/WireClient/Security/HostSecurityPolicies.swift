@@ -66,11 +66,6 @@ public struct HostSecurityPolicies: Sendable, Hashable, Codable {
         return best?.policy ?? defaultPolicy
     }
 
-    /// Whether TLS sessions may be resumed: only when every host is under the default policy, which the handshake's
-    /// own verdict settles. Any other policy needs the chains on every connection (OpenSSL keeps no verified chain
-    /// for a resumed session), so each connection gets a full handshake.
-    var allowsSessionResumption: Bool { policies.isEmpty && defaultPolicy == .default }
-
     private static func normalised(_ host: String) -> String {
         let lower = host.lowercased()
         return lower.hasSuffix(".") ? String(lower.dropLast()) : lower

@@ -32,8 +32,8 @@ extension SecurityPolicy {
         switch pinningMode {
         case .none:
             if allowInvalidCertificates { return .trusted }
-            // The handshake's verdict suffices when it checked what the policy checks (it also covers a resumed
-            // session, whose verified chain OpenSSL does not keep).
+            // The handshake's verdict suffices when it checked what the policy checks (on a resumed session, the
+            // verdict of the stored chain verified again).
             if context.verification == Self.verification(checking: nameToCheck) {
                 return context.verdict.map { .refused($0) } ?? .trusted
             }

@@ -28,8 +28,9 @@ public import FoundationEssentials
 ///   pins are then the only trust), pins that are not certificates or `sha256/` hashes.
 ///
 /// Public-key pins are SHA-256 over the DER SubjectPublicKeyInfo (`sha256/<base64>`, WireTLS's
-/// `Certificate.pin`), not raw keys. Any policy other than the default switches TLS session resumption off, so
-/// every connection is verified and pinned on a full handshake.
+/// `Certificate.pin`), not raw keys. TLS sessions are resumed under every policy, and a resumed connection is
+/// evaluated as a new one is: the chain the session's first handshake received is verified again and the policy
+/// runs on it, so a policy changed since the session was made applies to it.
 public struct SecurityPolicy: Sendable, Hashable, Codable {
     /// What is pinned (AFSSLPinningMode).
     public enum PinningMode: String, Sendable, Hashable, Codable {

@@ -8,8 +8,10 @@ import WireTLS
 /// fail; a client that cannot start fails the task that needed it.
 ///
 /// The client's TLS layer enforces the security policies it was made with; when the manager's policies change, the
-/// next request gets a new client (a new TLS layer, new pools, no session resumption across policies) and the old
-/// one is retired: it finishes what it runs and is shut down with the generation.
+/// next request gets a new client (a new TLS layer, new pools) and the old one is retired: it finishes what it runs
+/// and is shut down with the generation. The generation's clients share one TLS session cache: a session made under
+/// one policy may be resumed under the next, and the resumed connection is evaluated under the policy in force as a
+/// new one would be (its stored chain verified again, then the hook and the policy).
 final class SessionGeneration: Sendable {
     /// 0 for the manager's first session, then 1, 2, …
     let number: Int
@@ -18,6 +20,8 @@ final class SessionGeneration: Sendable {
     let pendingTasks = Atomic<Int>(0)
     private let configuration: HTTPClientConfiguration
     private let adopted: HTTPClient?
+    /// The TLS sessions of the generation's clients.
+    private let sessions = TLSSessionCache()
 
     private struct Clients {
         /// The client for the current policies, with the policies it enforces.
@@ -46,7 +50,7 @@ final class SessionGeneration: Sendable {
         let result = made.withLock { clients -> Result<HTTPClient, HTTPClientError> in
             if let current = clients.current, current.policies == trust.policies { return current.result }
             if case .success(let old) = clients.current?.result { clients.retired.append(old) }
-            let configuration = trust.applied(to: base)
+            let configuration = trust.applied(to: base, sessions: sessions)
             let result = Result { () throws(HTTPClientError) -> HTTPClient in try HTTPClient(configuration: configuration) }
             clients.current = (trust.policies, result)
             return result
@@ -75,14 +79,15 @@ struct SessionTrust: Sendable {
     let policies: HostSecurityPolicies
     let evaluate: @Sendable (TrustContext, HostSecurityPolicies, TrustRoots) async -> TLSError?
 
-    /// `configuration` with its TLS layer deciding through `evaluate` (no-op without WireTLS's `tls`).
-    func applied(to configuration: HTTPClientConfiguration) -> HTTPClientConfiguration {
+    /// `configuration` with its TLS layer deciding through `evaluate` and keeping its sessions in `sessions` (no-op
+    /// without WireTLS's `tls`).
+    func applied(to configuration: HTTPClientConfiguration, sessions: TLSSessionCache) -> HTTPClientConfiguration {
         guard var tls = configuration.tls else { return configuration }
         let roots = tls.trustRoots
         let policies = self.policies
         let evaluate = self.evaluate
         tls.deferredTrustEvaluation = { context in await evaluate(context, policies, roots) }
-        if !policies.allowsSessionResumption { tls.resumesSessions = false }
+        tls.sessionCache = sessions
         var configuration = configuration
         configuration.tls = tls
         return configuration

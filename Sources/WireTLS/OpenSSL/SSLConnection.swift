@@ -40,12 +40,17 @@ final class SSLConnection {
     let isClient: Bool
     /// The host a client connects to.
     let host: String?
+    /// The server name a client sends (SNI): its host, unless that is an IP literal.
+    let serverName: String?
     /// Whether a certificate failure stops the handshake (false for `.none`).
     private let enforcesVerification: Bool
     /// The first verification failure, kept even when it did not stop the handshake.
     private(set) var verifyFailure: VerifyFailure?
     /// Takes a new session (a reference the receiver now owns) for later resumption.
     var onNewSession: ((OpaquePointer) -> Void)?
+    /// Both chains, read once the handshake is complete: from OpenSSL after a full handshake, from the stored chain
+    /// verified again after a resumed one.
+    private var chains: (peer: [Certificate], verified: [Certificate])?
 
     /// A client connection to `host`, verifying as `verification` says; with `deferringVerdict` a
     /// verification failure is only recorded, for a deferred evaluator to decide on.
@@ -54,11 +59,12 @@ final class SSLConnection {
         isClient = true
         self.host = host
         enforcesVerification = verification != .none && !deferringVerdict
-        attach()
-        SSL_set_connect_state(ssl)
         let isIPAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
         // RFC 6066 §3: literal IP addresses are not permitted in the server name.
-        if !isIPAddress { _ = c_wire_tls_set_server_name(ssl, host) }
+        serverName = isIPAddress ? nil : host
+        attach()
+        SSL_set_connect_state(ssl)
+        if let serverName { _ = c_wire_tls_set_server_name(ssl, serverName) }
         _ = c_wire_tls_client_alpn(ssl)
         if verification != .noHostnameVerification {
             // Set on the verify parameters, so OpenSSL's verdict includes the name (X509_check_host
@@ -77,6 +83,7 @@ final class SSLConnection {
         (ssl, readBIO, writeBIO) = try Self.makeSSL(context)
         isClient = false
         host = nil
+        serverName = nil
         enforcesVerification = true
         attach()
         SSL_set_accept_state(ssl)
@@ -107,10 +114,14 @@ final class SSLConnection {
         SSL_free(ssl)
     }
 
-    /// Offers `session` for resumption (OpenSSL takes its own reference).
+    /// Offers `session` for resumption (OpenSSL takes its own reference): if the server resumes it, the chain it
+    /// keeps is verified again before the handshake counts as complete.
     func resume(_ session: OpaquePointer) {
-        SSL_set_session(ssl, session)
+        if SSL_set_session(ssl, session) != 1 { OpenSSLErrorQueue.clear() }
     }
+
+    /// Whether the handshake resumed a session.
+    var isSessionResumed: Bool { SSL_session_reused(ssl) == 1 }
 
     // MARK: Bytes in and out
 
@@ -143,7 +154,10 @@ final class SSLConnection {
     /// Advances the handshake with what has been fed so far.
     func handshake() -> HandshakeStep {
         let result = SSL_do_handshake(ssl)
-        if result == 1 { return .complete }
+        if result == 1 {
+            if chains == nil, let error = readChains() { return .failed(error) }
+            return .complete
+        }
         let code = SSL_get_error(ssl, result)
         if code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE { return .needsInput }
         return .failed(handshakeError())
@@ -212,8 +226,9 @@ final class SSLConnection {
                                      peerCertificates: peer.map(\.der), verifiedCertificates: verified.map(\.der))
     }
 
-    /// The certificates the peer sent, leaf first.
+    /// The certificates the peer sent, leaf first (on a resumed session, those its first handshake received).
     func peerChain() -> [Certificate] {
+        if let chains { return chains.peer }
         let sent = X509Reader.certificates(stack: SSL_get_peer_cert_chain(ssl))
         // A server's view of the client's chain leaves out the client's own certificate.
         if isClient { return sent }
@@ -221,9 +236,63 @@ final class SSLConnection {
         return [leaf] + sent
     }
 
-    /// The chain verification built, leaf to anchor.
+    /// The chain verification built, leaf to anchor (on a resumed session, built again by `verifyResumedChain`).
     func verifiedChain() -> [Certificate] {
-        X509Reader.certificates(stack: SSL_get0_verified_chain(ssl))
+        if let chains { return chains.verified }
+        return X509Reader.certificates(stack: SSL_get0_verified_chain(ssl))
+    }
+
+    // MARK: Resumption
+
+    /// Reads both chains once the handshake is complete. A resumed client session has had nothing verified: its
+    /// stored chain is verified again, as the handshake would have; the error is what the handshake would have
+    /// failed with.
+    private func readChains() -> TLSError? {
+        if isClient && isSessionResumed {
+            switch verifyResumedChain() {
+            case .success(let resumed): chains = resumed
+            case .failure(let error): return error
+            }
+        } else {
+            chains = (peerChain(), verifiedChain())
+        }
+        return nil
+    }
+
+    /// The chain the resumed session keeps verified again with this connection's store and parameters (its roots,
+    /// the host name, the TLS server purpose) and its verify callback, which records the first failure and stops on
+    /// it when verification is enforced, exactly as during a full handshake: OpenSSL verifies nothing when it
+    /// resumes a session. A session made in this process keeps the chain its first handshake received (leaf first,
+    /// decoded), which is why the cache keeps sessions in memory: one read from `i2d_SSL_SESSION` bytes would keep
+    /// the leaf alone.
+    private func verifyResumedChain() -> Result<(peer: [Certificate], verified: [Certificate]), TLSError> {
+        guard let sent = SSL_get_peer_cert_chain(ssl), c_wire_tls_stack_count(sent) > 0, let leaf = c_wire_tls_stack_at(sent, 0),
+              let sessionLeaf = SSL_get0_peer_certificate(ssl), X509_cmp(sessionLeaf, leaf) == 0 else {
+            return .failure(TLSError(.certificateInvalid, "the resumed session keeps no certificate chain", host: host))
+        }
+        guard let context = X509_STORE_CTX_new() else { return .failure(SSLContext.failure(.handshakeFailed, "X509_STORE_CTX_new failed")) }
+        defer { X509_STORE_CTX_free(context) }
+        // What OpenSSL's ssl_verify_cert_chain sets up: the context's store, the peer's list as the untrusted
+        // certificates, the security level as the authentication level, the SSL as ex-data (for the callback), the
+        // TLS server purpose, then the connection's own verify parameters (the host name among them).
+        guard X509_STORE_CTX_init(context, SSL_CTX_get_cert_store(SSL_get_SSL_CTX(ssl)), leaf, sent) == 1,
+              X509_STORE_CTX_set_ex_data(context, SSL_get_ex_data_X509_STORE_CTX_idx(), UnsafeMutableRawPointer(ssl)) == 1 else {
+            return .failure(SSLContext.failure(.handshakeFailed, "X509_STORE_CTX_init failed"))
+        }
+        let parameters = X509_STORE_CTX_get0_param(context)
+        X509_VERIFY_PARAM_set_auth_level(parameters, SSL_get_security_level(ssl))
+        _ = X509_STORE_CTX_set_default(context, "ssl_server")
+        _ = X509_VERIFY_PARAM_set1(parameters, SSL_get0_param(ssl))
+        X509_STORE_CTX_set_verify_cb(context) { ok, store in SSLConnection.verifyCallback(ok: ok, store: store) }
+        let verified = X509_verify_cert(context) == 1
+        let result = X509_STORE_CTX_get_error(context)
+        SSL_set_verify_result(ssl, Int(verified ? X509_V_OK : (result == X509_V_OK ? X509_V_ERR_UNSPECIFIED : result)))
+        if !verified && enforcesVerification {
+            let failure = verifyFailure ?? VerifyFailure(code: result, depth: X509_STORE_CTX_get_error_depth(context), subject: "")
+            return .failure(Self.verifyError(failure, host: host, openSSLErrors: OpenSSLErrorQueue.drain().map(\.text)))
+        }
+        OpenSSLErrorQueue.clear()
+        return .success((X509Reader.certificates(stack: sent), X509Reader.certificates(stack: X509_STORE_CTX_get0_chain(context))))
     }
 
     /// OpenSSL's verdict on the peer's chain: nil when it verified.
