@@ -30,6 +30,9 @@ struct ServerConnectionRun {
     }
 
     mutating func play() {
+        // The accept: the first head is due within the header timeout from here.
+        checker.note("connectionOpened")
+        checker.check(machine.connectionOpened() == .scheduleHeaderTimer, "a new connection armed no header timer")
         var steps = 0
         while !script.isAtEnd && steps < 512 {
             steps += 1
@@ -155,7 +158,7 @@ struct ServerConnectionRun {
                 checker.note("requestHead")
                 action = machine.requestHeadReceived(keepAlive: head.isKeepAlive, expectsContinue: false)
                 switch before {
-                case .idle, .readingHead:
+                case .awaitingFirstRequest, .idle, .readingHead:
                     checker.check(action == .startHandler, "a head while idle did not start a handler: \(action)")
                 default:
                     checker.check(action != .startHandler, "a handler started in state \(before)")
