@@ -28,7 +28,9 @@ public enum CacheRules {
     }
 
     /// Whether `response` to `request` may be stored (RFC 9111 §3): GET only, a storable status, no `no-store` on
-    /// either side, no `Vary: *`, and for a request with `Authorization` only a response saying `public`,
+    /// either side, no `Vary: *`, no `Vary` on a credential field (`Authorization`, `Proxy-Authorization`, `Cookie`)
+    /// the request carries (its value would be kept in the entry), and for a request with `Authorization` only a
+    /// response saying `public`,
     /// `s-maxage` or `must-revalidate` (§3.5). `private` is fine in a private cache.
     public static func storability(of response: ClientResponse, for request: ClientRequest) -> Storability {
         guard request.method.uppercased() == "GET" else { return .notStorable("method \(request.method)") }
@@ -36,7 +38,12 @@ public enum CacheRules {
         if CacheControl(request.headers).noStore { return .notStorable("no-store in the request") }
         let control = CacheControl(response.headers)
         if control.noStore { return .notStorable("no-store in the response") }
-        if varyNames(of: response) == nil { return .notStorable("Vary: *") }
+        guard let varied = varyNames(of: response) else { return .notStorable("Vary: *") }
+        // An entry keeps the request's values of the fields its response varies on: for a credential that would put
+        // the secret into the cache's memory and files. Such a response is not stored (a cache may always decline).
+        for name in varied where credentialFields.contains(name) && request.headers.contains(name: name) {
+            return .notStorable("Vary on the credential field \(name)")
+        }
         if request.headers.contains(name: "Authorization"), !control.isPublic, control.sMaxAge == nil, !control.mustRevalidate {
             return .notStorable("Authorization without public, s-maxage or must-revalidate")
         }
@@ -91,6 +98,9 @@ public enum CacheRules {
         if let limit = asked.maxAge, age > Double(limit) { return false }
         return freshnessLifetime(of: entry.response, receivedAt: entry.responseDate, control: control) > age
     }
+
+    /// Fields whose values are credentials, never kept in an entry (lower-cased, as `varyNames` gives them).
+    private static let credentialFields: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
     /// The lower-cased field names `Vary` lists; nil for `Vary: *`, which no request matches.
     public static func varyNames(of response: ClientResponse) -> [String]? {

@@ -110,6 +110,17 @@ struct CacheRulesTests {
         }
     }
 
+    /// An entry keeps the values of the fields its response varies on: never a credential's.
+    @Test(arguments: [("Authorization", "Basic dXNlcjpwdw=="), ("Proxy-Authorization", "Basic cDpx"), ("Cookie", "sid=s3cr3t")])
+    func aResponseVaryingOnACredentialTheRequestCarriesIsNotStored(_ field: (name: String, value: String)) {
+        var request = ClientRequest(url: Self.url)
+        request.setValue(field.value, forHTTPHeaderField: field.name)
+        let response = Self.entry([("Cache-Control", "public, max-age=60"), ("Vary", "Accept, \(field.name.uppercased())")]).response
+        #expect(CacheRules.storability(of: response, for: request) == .notStorable("Vary on the credential field \(field.name.lowercased())"))
+        // Without the field there is nothing secret to keep.
+        #expect(CacheRules.storability(of: response, for: ClientRequest(url: Self.url)) == .storable)
+    }
+
     @Test func varyMatchesOnTheStoredRequestValuesAndStarNeverMatches() {
         var gzip = ClientRequest(url: Self.url)
         gzip.setValue("gzip", forHTTPHeaderField: "Accept-Encoding")
