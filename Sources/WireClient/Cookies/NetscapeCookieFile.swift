@@ -61,7 +61,7 @@ public enum NetscapeCookieFile {
     /// with `.` or `#` and holds no space; a path starting with `/`; no control character (a tab included) in any
     /// of them or in the value. `Cookie.init?(setCookie:for:now:publicSuffixList:)` makes no other kind, but a
     /// cookie made or changed directly can be anything.
-    public static func canWrite(_ cookie: Cookie) -> Bool {
+    package static func canWrite(_ cookie: Cookie) -> Bool {
         let domain = cookie.domain.utf8
         return cookie.isStorable && !domain.isEmpty && domain.first != UInt8(ascii: ".") && domain.first != UInt8(ascii: "#")
             && Cookie.isClean(cookie.domain) && !domain.contains(0x20) && cookie.path.utf8.first == UInt8(ascii: "/")

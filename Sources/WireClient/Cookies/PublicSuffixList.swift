@@ -22,7 +22,7 @@ import Wire
 /// ```
 public final class PublicSuffixList: Sendable {
     /// Where Debian's `publicsuffix` package puts the list.
-    public static let systemPath = "/usr/share/publicsuffix/public_suffix_list.dat"
+    package static let systemPath = "/usr/share/publicsuffix/public_suffix_list.dat"
 
     /// The system's list (`systemPath`), read at its first lookup and shared by every storage that does not name
     /// another.
@@ -57,7 +57,7 @@ public final class PublicSuffixList: Sendable {
 
     /// A list of the rules in `text`, in the list's format: one rule a line, `//` comments, `*` and `!` rules.
     /// - Parameter rules: The list's text.
-    public init(rules: String) {
+    package init(rules: String) {
         source = .text(rules)
         warn = { _ in }
     }
@@ -78,7 +78,7 @@ public final class PublicSuffixList: Sendable {
     /// The registrable domain of `domain` (lower-case, without a trailing dot): its public suffix and one label
     /// more, `example.co.uk` for `www.example.co.uk`; nil when `domain` is itself a public suffix or the rules could
     /// not be read.
-    public func registrableDomain(of domain: String) -> String? {
+    package func registrableDomain(of domain: String) -> String? {
         guard let trie = trie() else { return nil }
         let labels = domain.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         let suffix = trie.suffixLabelCount(labels)
