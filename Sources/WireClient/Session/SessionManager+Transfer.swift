@@ -284,7 +284,7 @@ extension SessionManager {
         ClientError(.badURL, failingURL: url, failureReason: "WireClient fetches http and https URLs only")
     }
 
-    /// The Wire request for one hop to `target` (`request.url` parsed): additional headers filled in, the body gated
+    /// The Wire request for one hop to `target` (`request.url` parsed, its fields as the chain left them), the body gated
     /// by suspension, Wire's redirects off, and an observer that turns Wire's events into upload progress and
     /// idle-timer activity.
     @inline(__always)  // A request without a body is built without a frame of its own (`sendBody` has one).
@@ -293,8 +293,7 @@ extension SessionManager {
                                                          resetsUploadTotal: Bool) async throws(ClientError) -> HTTPClientRequest {
         // Before any socket, for the first request and every redirect hop alike.
         try configuration.transportSecurity.check(request.url)
-        let headers = sessionFields.fields(over: request.headers)
-        var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: headers)
+        var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: request.headers)
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
         if request.shouldUsePipelining == false { wireRequest.allowsPipelining = false }

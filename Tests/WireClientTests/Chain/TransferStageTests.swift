@@ -66,6 +66,33 @@ struct TransferStageTests {
         }
     }
 
+    struct FieldRecorder: TransferStage {
+        let fields: Recorder<String>
+
+        func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+            fields.record(chain.request.headers.map { "\($0.name): \($0.value)" }.joined(separator: ", "))
+            return try await chain.proceed(chain.request)
+        }
+    }
+
+    @Test func aNetworkStageSeesTheSessionsFieldsAndAnApplicationStageTheCallersOnly() async throws {
+        try await LoopbackServer.with(Self.handler) { server in
+            let application = Recorder<String>()
+            let network = Recorder<String>()
+            var configuration = SessionConfiguration.default
+            configuration.httpCookieStorage = nil
+            configuration.httpAdditionalHeaders = ["X-Session": "1"]
+            configuration.applicationStages = [FieldRecorder(fields: application)]
+            configuration.networkStages = [FieldRecorder(fields: network)]
+            let manager = SessionManager(configuration: configuration)
+            manager.responseSerializer = HTTPResponseSerializer()
+            _ = try await manager.data(for: ClientRequest(url: server.url("/echo"), headers: ["X-Own": "2"]))
+            #expect(application.all == ["X-Own: 2"])
+            #expect(network.all == ["X-Own: 2, X-Session: 1, Accept-Encoding: gzip, deflate"])
+            #expect(server.requests.first?.headers.first(name: "X-Session") == "1")
+        }
+    }
+
     @Test func aNetworkStageIsNotCalledForAnAnswerFromTheCache() async throws {
         try await LoopbackServer.with(Self.handler) { server in
             let network = Seen()
