@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that data flows one way through Wire's rooms and modules (ARCHITECTURE.md, "Who may use whom").
 
-Each room (a folder of Sources/Wire) and each module above Wire has a rank; a source file may name a type
+Each room (a folder of Sources/Wire or Sources/WireClient) and each other module has a rank; a source file may name a type
 declared in its own room or in a lower one, never in a higher one. Names are found by declarations at the
 start of a line (`struct`, `class`, `enum`, `protocol`, `actor`, `typealias`, after any modifiers); uses are
 whole identifiers outside comments and string literals. Exit status 1 lists every file that reaches up.
@@ -26,7 +26,19 @@ RANKS = [
     ("Wire/Pool",),
     ("Wire/Client", "Wire/Server"),
     ("WireTLS", "WireLoad"),
-    ("WireClient",),
+    # WireClient's folders: the vocabulary, then what builds requests and reads responses, the chain's contract,
+    # the features (each a stage of the chain, independent of one another), the session that assembles them, and
+    # what is built on the session.
+    ("WireClient/Core",),
+    ("WireClient/Values", "WireClient/URL"),
+    ("WireClient/Multipart",),
+    ("WireClient/Serialization",),
+    ("WireClient/Chain",),
+    ("WireClient/Cache", "WireClient/Cookies", "WireClient/Decoding", "WireClient/Interception", "WireClient/Redirects",
+     "WireClient/Resumption", "WireClient/Security", "WireClient/Reachability"),
+    ("WireClient/Session",),
+    ("WireClient/HTTPSession",),
+    ("WireClient/Resources", "WireClient/Activity"),
     ("wire", "wire-profile"),
 ]
 
@@ -37,6 +49,7 @@ DECLARATION = re.compile(
     re.MULTILINE,
 )
 IDENTIFIER = re.compile(r"\b[A-Z][A-Za-z0-9_]*\b")
+EXTENSION = re.compile(r"^\s*(?:(?:public|package|internal|fileprivate|private)\s+)?extension\s+([A-Z][A-Za-z0-9_]*)", re.MULTILINE)
 
 
 def strip_comments_and_strings(text: str) -> str:
@@ -75,7 +88,14 @@ def main() -> int:
     # A name declared in several rooms (a nested `State`, `Key`, `Event`) is ambiguous: only names with one home count.
     home = {name: next(iter(rooms)) for name, rooms in declared_in.items() if len(rooms) == 1}
     failures = []
+    extensions = 0
     for path, (room, text) in files.items():
+        # An extension adds to its type's room from another: allowed only from above (the type's room never sees it).
+        for name in EXTENSION.findall(text):
+            if name in home and home[name] != room:
+                extensions += 1
+                if rank_of[home[name]] >= rank_of[room]:
+                    failures.append(f"{path.relative_to(root)} [{room}] extends {name} of {home[name]}, a room not below it")
         reached = sorted({
             f"{name} ({home[name]})"
             for name in set(IDENTIFIER.findall(text))
@@ -88,7 +108,8 @@ def main() -> int:
         for failure in failures:
             print("  " + failure)
         return 1
-    print(f"layers: {len(files)} files in {len(set(r for r, _ in files.values()))} rooms, every use points down")
+    print(f"layers: {len(files)} files in {len(set(r for r, _ in files.values()))} rooms, every use points down; "
+          f"{extensions} extensions of another room's types, each from above it; no cycles (the ranks order them)")
     return 0
 
 

@@ -10,7 +10,8 @@ import WireTLS
 /// - `urlCache` as its capacities and directory: decoding makes a new cache on them (keep one cache per directory
 ///   in a process: decode once, or set the property to the cache you already have);
 /// - `httpCookieStorage` as which storage: `.shared`, none, or a private one, which decodes as a new, empty storage;
-/// - not archived: `httpClient` (a running client), `credentialStorage` (secrets stay out of archives), and the TLS
+/// - not archived: `httpClient` (a running client), `credentialStorage` (secrets stay out of archives), the transfer
+///   stages (code, not settings), and the TLS
 ///   trust hooks (closures). They decode as nil.
 extension SessionConfiguration: Codable {
     private enum CodingKeys: String, CodingKey {

@@ -80,6 +80,15 @@ public struct SessionConfiguration: Sendable {
     /// tests).
     public var interfaceClassifier = InterfaceClassifier()
 
+    /// Stages of the caller's that run first in every task's transfer chain, once per task: they see the request as
+    /// the task was made with it and the final response (after retries, redirects, challenges and the cache), and may
+    /// rewrite, short-circuit or observe both. Empty by default. Not archived.
+    public var applicationStages: [any TransferStage] = []
+    /// Stages of the caller's around each network exchange: every hop (each redirect, each challenge's replay), with
+    /// the fields as they go out (cookies and the cache's conditional fields included), and the response as it
+    /// came, before decoding. Not called for an answer from the cache. Empty by default. Not archived.
+    public var networkStages: [any TransferStage] = []
+
     /// The defaults listed on each property.
     public init() {}
 

@@ -91,9 +91,9 @@ extension SessionManager {
                                drivenByCaller: drivenByCaller)
         let invalid = state.withLock { state -> Bool in
             state.delegates.insert(TaskDelegate(
-                task: task, generation: state.current, uploadProgress: uploadProgress, downloadProgress: downloadProgress,
-                completion: completion, destination: destination, replacesExistingFile: replacesExistingFile,
-                drivenByCaller: drivenByCaller))
+                task: task, manager: self, generation: state.current, uploadProgress: uploadProgress,
+                downloadProgress: downloadProgress, completion: completion, destination: destination,
+                replacesExistingFile: replacesExistingFile, drivenByCaller: drivenByCaller, idle: idleTimer(for: task)))
             state.current?.pendingTasks.wrappingAdd(1, ordering: .sequentiallyConsistent)
             return state.current == nil
         }

@@ -85,4 +85,11 @@ extension SessionManager {
         get { state.withLock { $0.hooks.taskDidReceiveAuthenticationChallenge } }
         set { state.withLock { $0.hooks.taskDidReceiveAuthenticationChallenge = newValue } }
     }
+
+    /// Asked before a data task's complete response is stored in the session's `urlCache`, with the entry the session
+    /// proposes; returns the entry to store (that one, or another) or nil to store nothing. On the delegate queue.
+    public var dataTaskWillCacheResponse: (@Sendable (SessionTask, CachedResponse) -> CachedResponse?)? {
+        get { state.withLock { $0.hooks.dataTaskWillCacheResponse } }
+        set { state.withLock { $0.hooks.dataTaskWillCacheResponse = newValue } }
+    }
 }

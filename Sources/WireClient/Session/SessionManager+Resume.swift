@@ -1,7 +1,8 @@
 public import FoundationEssentials
 import Wire
 
-/// Resumable downloads (§13.2.9): the factory that continues from resume data, and the transfer's steps for it.
+/// Resumable downloads: the factory that continues from resume data, where the body goes, and the resume data a
+/// cancelled download hands over (the transfer's part is `ResumptionStage`).
 extension SessionManager {
     /// A download task that continues the partial download `resumeData` describes; it starts suspended.
     ///
@@ -40,75 +41,6 @@ extension SessionManager {
                             destination: destination, replacesExistingFile: replacesExistingFile)
         task.updateResumption { $0.record = record }
         return task
-    }
-
-    /// Before a resuming task's request goes out: the data decoded, and the temporary file is there with exactly the
-    /// recorded bytes. Nil when the task may go on (every task that does not resume).
-    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
-    func checkResumption(of task: SessionTask) async -> ClientError? {
-        let resumption = task.resumption
-        if let failure = resumption.failure { return failure }
-        guard let record = resumption.record else { return nil }
-        task.updateResumption { $0.placement = .newFile; $0.restarted = false }
-        let size: Int
-        do {
-            size = try await Self.size(of: record.temporaryFile)
-        } catch {
-            return ClientError(.cannotDecodeRawData, failingURL: task.originalRequest.url, underlying: error,
-                               failureReason: "the resume data's temporary file \(record.temporaryFile) cannot be read: \(error)")
-        }
-        guard Int64(size) == record.bytesOnDisk else {
-            return ClientError(.cannotDecodeRawData, failingURL: task.originalRequest.url, failureReason:
-                "the resume data's temporary file holds \(size) bytes, not the \(record.bytesOnDisk) it recorded")
-        }
-        return nil
-    }
-
-    /// A resuming task's final response head arrived: decides where the body goes and tells the resume hook, or
-    /// returns the request to send instead (the same without `Range`) when the answer cannot continue the file.
-    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
-    func resolveResumption(of task: SessionTask, _ delegate: TaskDelegate, response: ClientResponse,
-                           idle: IdleTimer) async -> ClientRequest? {
-        let resumption = task.resumption
-        guard let record = resumption.record else { return nil }
-        let path = record.temporaryFile
-        let offset = record.bytesOnDisk
-        if !resumption.restarted && response.statusCode == 206 {
-            let range = response.headers.first(name: "Content-Range").flatMap { ContentRange($0) }
-            guard let range, let bytes = range.range, bytes.lowerBound == offset,
-                  range.completeLength.map({ bytes.upperBound == $0 - 1 }) ?? true else {
-                task.updateResumption { $0.restarted = true }
-                return record.freshRequest
-            }
-            task.updateResumption { $0.placement = .append(path: path, offset: offset) }
-            // `bytes N-<Int64.max>/*` is a valid field: its end + 1 would overflow, so the total is unknown then.
-            let total = range.completeLength ?? (bytes.upperBound < .max ? bytes.upperBound + 1 : -1)
-            await tellResumed(task, delegate, offset: offset, total: total, idle: idle)
-            return nil
-        }
-        if !resumption.restarted && response.statusCode == 416 {
-            task.updateResumption { $0.restarted = true }
-            return record.freshRequest
-        }
-        // The whole representation (200), or an answer that is not the file (404…): the kept bytes go.
-        task.updateResumption { $0.placement = .truncate(path: path) }
-        if response.statusCode == 200 {
-            await tellResumed(task, delegate, offset: 0, total: response.expectedContentLength, idle: idle)
-        }
-        return nil
-    }
-
-    /// Sets progress to continue from `offset` and calls `downloadTaskDidResume` (and, past 0, the progress handler).
-    private func tellResumed(_ task: SessionTask, _ delegate: TaskDelegate, offset: Int64, total: Int64,
-                             idle: IdleTimer) async {
-        let progress = task.continueProgress(at: offset, of: total)
-        let hook = hooks.downloadTaskDidResume
-        let report = offset > 0 ? delegate.downloadProgress : nil
-        guard hook != nil || report != nil else { return }
-        await askCaller(idle) {
-            hook?(task, offset, total)
-            report?(progress)
-        }
     }
 
     /// Opens where a download task's body goes: a new temporary file, or the kept one to append to or empty.
@@ -157,7 +89,7 @@ extension SessionManager {
         } else {
             total = response.expectedContentLength
         }
-        guard let size = try? await Self.size(of: path) else { return nil }
+        guard let size = try? await ResumptionStage.fileSize(path) else { return nil }
         let resumed = ResumeRecord(version: ResumeRecord.currentVersion, url: response.url.absoluteString,
                                    headers: record?.headers ?? ResumeRecord.recordedHeaders(of: request),
                                    validator: validator, bytesOnDisk: Int64(size), expectedTotalBytes: total,
@@ -179,19 +111,5 @@ extension SessionManager {
     /// `text` without spaces and tabs around it.
     private static func trimmed(_ text: String) -> String {
         String(text[...].trimmingSpacesAndTabs())
-    }
-
-    /// The size of the file at `path` now.
-    private static func size(of path: String) async throws(IOError) -> Int {
-        let file = try await AsyncFile.open(path, mode: .read)
-        let size: Int
-        do {
-            size = try await file.size()
-        } catch {
-            try? await file.close()
-            throw error
-        }
-        try? await file.close()
-        return size
     }
 }

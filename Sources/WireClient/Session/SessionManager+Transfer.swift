@@ -24,6 +24,18 @@ struct TransferOutcome: Sendable {
     var replacement: (task: SessionTask, delegate: TaskDelegate)?
 }
 
+extension TransferOutcome {
+    /// What the chain gave: the response and its received body.
+    init(_ answer: StageResponse) {
+        self.init(response: answer.response, exchangeMetrics: answer.exchangeMetrics)
+        guard case .received(let body) = answer.body.content else { return }
+        data = body.data
+        temporaryFile = body.temporaryFile
+        error = body.error
+        if let moved = body.replacement as? TaskDelegate { replacement = (moved.task, moved) }
+    }
+}
+
 extension SessionManager {
     /// A task was resumed (its `didResume` event is queued); the first time, it queues for a slot, in resume order,
     /// and its transfer starts (a caller-driven task's caller runs it: `drive`).
@@ -50,15 +62,14 @@ extension SessionManager {
         var outcome = TransferOutcome()
         // One entry for both timeouts; it holds the task strongly (a weak reference would give every task a side
         // table) and is removed below, before the task completes.
-        let idleTimeout = task.originalRequest.timeoutInterval.map(TimeoutWatch.Timeout.init) ?? defaultIdleTimeout
-        let watched = timeouts.add(task, resourceTimeout: resourceTimeout, idleTimeout: idleTimeout)
-        let idle = IdleTimer(task: task, timeout: idleTimeout, watch: timeouts)
+        let idle = delegate.idle
+        let watched = timeouts.add(task, resourceTimeout: resourceTimeout, idleTimeout: idleTimeout(for: task))
         // Without a task limit a slot is free at once, and `startTransfer` finds a cancellation in the same lock as
         // it installs the idle timer.
         if !slots.isLimited || task.cancelReason == nil, await slots.wait(task.taskIdentifier, for: task),
            task.startTransfer(idle: idle) {
             idle.start()
-            outcome = await attempts(task, delegate, idle: idle)
+            outcome = await transfer(task, delegate)
             // The task lets go of its idle timer when it is marked completed (`complete`).
             timeouts.remove(watched)
         } else {
@@ -72,268 +83,120 @@ extension SessionManager {
         return await complete(completing, completingDelegate, outcome)
     }
 
-    /// Runs the transfer once when no interceptor is set; otherwise attempts it until one is kept
-    /// (`retryingAttempts`). Kept apart so that the common case's async frame stays small: the task allocator of a
-    /// transfer's Swift task then holds it without another slab.
-    @inline(__always)  // No frame of its own for the common case (`transfer` has one).
-    nonisolated(nonsending) private func attempts(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer) async -> TransferOutcome {
-        let manager = state.withLock { $0.interceptor }
-        guard manager != nil || task.originalRequest.interceptor != nil else {
-            return await transfer(task, delegate, idle: idle)
-        }
-        let chain = InterceptorChain.combining(manager: manager, request: task.originalRequest.interceptor)
-        return await retryingAttempts(task, delegate, idle: idle, chain: chain)
+    /// The idle timeout of `task`: its request's `timeoutInterval`, else the session's.
+    func idleTimeout(for task: SessionTask) -> TimeoutWatch.Timeout {
+        task.originalRequest.timeoutInterval.map(TimeoutWatch.Timeout.init) ?? defaultIdleTimeout
     }
 
-    /// Runs attempts of the transfer until one is kept: each sends the original request through the adapters, and a
-    /// failed one (a transport error, or a status the response serializer would refuse) goes to the retriers.
-    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
-    private func retryingAttempts(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
-                                  chain: InterceptorChain) async -> TransferOutcome {
-        var attempt = 0
-        while true {
-            if let reason = task.cancelReason { return TransferOutcome(error: reason) }
-            do {
-                idle.beginHold()
-                let adapted = try await chain.adapt(task.originalRequest)
-                idle.endHold()
-                task.beginAttempt(with: adapted)
-            } catch {
-                idle.endHold()
-                let failure = error as? ClientError
-                    ?? ClientError(.requestSerializationFailed, failingURL: task.originalRequest.url, underlying: error,
-                                   failureReason: "an adapter refused the request")
-                return TransferOutcome(error: task.cancelReason(after: error) ?? failure)
-            }
-            let outcome = await transfer(task, delegate, idle: idle)
-            guard outcome.replacement == nil, task.cancelReason == nil, let failure = retryableFailure(of: outcome) else {
-                return outcome
-            }
-            attempt += 1
-            idle.beginHold()
-            let decision = await chain.retry(task.currentRequest, attempt: attempt, response: outcome.response, error: failure)
-            let delay: Duration
-            switch decision {
-            case .doNotRetry:
-                idle.endHold()
-                return outcome
-            case .doNotRetryWithError(let error):
-                idle.endHold()
-                var replaced = outcome
-                replaced.error = error
-                return replaced
-            case .retry:
-                delay = .zero
-            case .retryAfter(let wait):
-                delay = wait
-            }
-            if let file = outcome.temporaryFile { try? await AsyncFile.remove(file) }
-            if delay > .zero { await task.pause(for: delay) }
-            idle.endHold()
-        }
+    /// The idle timer a new task's transfer runs under.
+    func idleTimer(for task: SessionTask) -> IdleTimer {
+        IdleTimer(task: task, timeout: idleTimeout(for: task), watch: timeouts)
     }
 
-    /// What a retrier is asked about: the attempt's error, or, for a response the serializer's status validation
-    /// would refuse, `.unacceptableStatusCode` carrying it; nil for an attempt that succeeded.
-    private func retryableFailure(of outcome: TransferOutcome) -> ClientError? {
-        if let error = outcome.error { return error }
-        guard let response = outcome.response else { return nil }
-        let acceptable = responseSerializer.acceptableStatusCodes
-        guard let acceptable, !acceptable.contains(response.statusCode) else { return nil }
-        return ClientError(.unacceptableStatusCode(response.statusCode), failingURL: response.url, response: response,
-                           responseData: outcome.data, failureReason: "status \(response.statusCode)")
-    }
-
-    /// Sends the request, follows redirects, and receives the final response's body.
-    ///
-    /// The work of a hop lives in `exchange` (up to the response head) and `afterHead` (the decisions the head calls
-    /// for, then the body), and what only some hops need in functions of their own: each async function's frame holds
-    /// every value any of its paths keeps across a suspension, so one large function here made every transfer's Swift
-    /// task allocate (and free) several kilobytes of frame from the heap.
-    nonisolated(nonsending) private func transfer(_ task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer) async -> TransferOutcome {
-        guard let generation = delegate.generation else {
+    /// Runs the task's transfer chain (`stages(for:)`) from its current request and receives the body.
+    nonisolated(nonsending) private func transfer(_ task: SessionTask, _ delegate: TaskDelegate) async -> TransferOutcome {
+        guard delegate.generation != nil else {
             return TransferOutcome(error: ClientError(.sessionInvalidated, failingURL: task.originalRequest.url,
                                                       failureReason: "no session"))
         }
-        // Resume data that cannot be used fails here, before any connection (only a download may resume).
-        if task.kind == .download, let failure = await checkResumption(of: task) {
-            return TransferOutcome(error: failure)
-        }
-        var request = task.currentRequest
-        var hop = HopState()
-        if configuration.urlCache != nil {
-            switch await startCache(for: task, request) {
-            case .answered(let answer): return answer
-            case .send(let attempt, let sent): (hop.cacheAttempt, request) = (attempt, sent)
-            }
-        }
-        while true {
-            switch await exchange(request, of: task, delegate, generation: generation, idle: idle, &hop) {
-            case .failure(let error):
-                hop.outcome.error = error
-                return hop.outcome
-            case .success(let response):
-                guard let next = await afterHead(response, to: request, of: task, delegate, idle: idle, &hop) else {
-                    return hop.outcome
-                }
-                request = next
-            }
+        let chain = TransferChain(request: task.currentRequest, stages: stages(for: task), transfer: delegate)
+        do {
+            let answer = try await chain.proceed(chain.request)
+            return TransferOutcome(await delegate.receive(answer))
+        } catch {
+            // The last head of this attempt, and its timings, stay with the failure (a redirect loop, a refused
+            // challenge): the completion reports them.
+            let (response, metrics) = delegate.records.withLock { ($0.response, $0.metrics) }
+            return TransferOutcome(response: response, error: error, exchangeMetrics: metrics)
         }
     }
 
-    /// What a transfer carries from hop to hop.
-    struct HopState {
-        /// What the transfer ends with so far (the last hop's response once its head arrived).
-        var outcome = TransferOutcome()
-        /// Redirects followed.
-        var redirects = 0
-        var challenges = ChallengeLedger()
-        /// The cache consulted before the first hop, finished after the body; nil without a cache.
-        var cacheAttempt: CacheAttempt?
-        /// The trust the session's TLS layer enforces, read once per transfer when a hop first needs it.
-        var trust: SessionTrust?
-        /// Whether a hop sent a body (and so set an upload total that a hop without one must reset).
-        var sentBody = false
-    }
-
-    /// One hop up to its response head: the client for the request's URL, the Wire request, the exchange, the
-    /// cookies; a suspended task sends nothing until resumed, and a cancelled one ends here.
-    @inline(never)  // Its own async frame: `transfer` keeps only what goes from hop to hop.
-    nonisolated(nonsending) private func exchange(_ request: ClientRequest, of task: SessionTask, _ delegate: TaskDelegate,
-                          generation: SessionGeneration, idle: IdleTimer,
-                          _ hop: inout HopState) async -> Result<HTTPClientResponse, ClientError> {
+    /// One hop through Wire, up to its response head (the chain's last stage): the client for the request's URL, the
+    /// Wire request, the exchange; a suspended task sends nothing until resumed, and a cancelled one ends here.
+    nonisolated(nonsending) func exchange(_ request: ClientRequest, for delegate: TaskDelegate) async throws(ClientError)
+        -> StageResponse {
+        let task = delegate.task
         let target = wireURL(of: request)
         // Per hop: a redirect may lead to a host under another security policy.
+        guard let generation = delegate.generation else {
+            throw ClientError(.sessionInvalidated, failingURL: request.url, failureReason: "no session")
+        }
         let client: HTTPClient
         do throws(HTTPClientError) {
             let secure = (try? target.get())?.isTLS ?? (request.url.scheme?.lowercased() == "https")
             client = try generation.client(secure: secure) {
-                let trust = hop.trust ?? sessionTrust
-                hop.trust = trust
-                return trust
+                delegate.records.withLock { records in
+                    if let trust = records.trust { return trust }
+                    let trust = sessionTrust
+                    records.trust = trust
+                    return trust
+                }
             }
         } catch {
-            return .failure(.transport(error, url: request.url))
+            throw .transport(error, url: request.url)
         }
         // A task suspended before its request (or the next hop's) went out sends nothing until it is resumed.
-        if let reason = await task.checkpoint() { return .failure(reason) }
-        var wireRequest: HTTPClientRequest
-        do {
-            wireRequest = try await makeWireRequest(request, to: target.get(), for: task, delegate: delegate, idle: idle,
-                                                    resetsUploadTotal: hop.sentBody)
-            if request.body != nil { hop.sentBody = true }
-        } catch {
-            return .failure(error)
-        }
+        if let reason = await task.checkpoint() { throw reason }
+        let sentBody = request.body == nil ? delegate.records.withLock { $0.sentBody } : false
+        var wireRequest = try await makeWireRequest(request, to: target.get(), for: task, delegate: delegate,
+                                                    idle: delegate.idle, resetsUploadTotal: sentBody)
+        if request.body != nil { delegate.records.withLock { $0.sentBody = true } }
         if task.drivenByCaller {
             // No driver to cancel: `cancel()` (a timeout, invalidation) aborts the hop through its handle.
             let abort = HTTPClientAbortHandle()
             wireRequest.abortHandle = abort
             guard task.setAbort(abort) else {
-                return .failure(task.cancelReason ?? ClientError(.cancelled, failingURL: request.url,
-                                                                 failureReason: "the task was cancelled"))
+                throw task.cancelReason ?? ClientError(.cancelled, failingURL: request.url,
+                                                       failureReason: "the task was cancelled")
             }
         }
-        idle.touch()
+        delegate.idle.touch()
         let response: HTTPClientResponse
         do {
             response = try await client.execute(wireRequest)
         } catch {
-            return .failure(task.cancelReason(after: error) ?? .transport(error, url: request.url))
+            throw task.cancelReason(after: error) ?? .transport(error, url: request.url)
         }
-        idle.touch()
-        storeCookies(from: response.headers, for: request)
+        delegate.idle.touch()
+        let head = ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers)
+        let answer = StageResponse(response: head, body: ResponseBody(.wire(response.body)), request: request,
+                                   exchangeMetrics: response.metrics)
         // A head that arrived while the task was suspended is told (redirect and response hooks) after resume.
-        if let reason = await task.checkpoint() { return .failure(reason) }
-        return .success(response)
+        if let reason = await task.checkpoint() {
+            delegate.record(head, metrics: response.metrics)
+            throw reason
+        }
+        return answer
     }
 
-    /// A hop's head arrived: a redirect to follow, a challenge to answer or a resumption to restart returns the next
-    /// request; otherwise the response hook decides and the body is received. Nil: the transfer ends with
-    /// `hop.outcome`.
-    @inline(never)  // Its own async frame: `transfer` keeps only what goes from hop to hop.
-    nonisolated(nonsending) private func afterHead(_ response: HTTPClientResponse, to request: ClientRequest, of task: SessionTask,
-                           _ delegate: TaskDelegate, idle: IdleTimer, _ hop: inout HopState) async -> ClientRequest? {
-        let clientResponse = hop.cacheAttempt?.revalidated(by: response, url: request.url)
-            ?? ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers)
-        hop.outcome.response = clientResponse
-        hop.outcome.exchangeMetrics = response.metrics
-        switch RedirectRules.next(after: request, status: response.status.code, location: response.headers.first(name: "Location")) {
-        case .deliver:
-            break
-        case .fail(let error):
-            hop.outcome.error = error
-            return nil
-        case .follow(let proposed, let keepsBody):
-            hop.redirects += 1
-            guard hop.redirects <= configuration.maximumRedirects else {
-                hop.outcome.error = ClientError(.tooManyRedirects, failingURL: request.url, response: clientResponse,
-                                                failureReason: "more than \(configuration.maximumRedirects) redirects")
-                return nil
-            }
-            if let next = await redirect(to: proposed, keepsBody: keepsBody, after: clientResponse, of: task, idle: idle) {
-                return await moveOn(to: next, after: response, of: task)
-            }
-        }
-        // Read once for the rest of the hop (after the redirect hooks, which may have set others).
+    /// Receives the final response's body as the task does: the response is the task's from now on, a data task's
+    /// response hook may cancel it or make it a download, and the body goes into memory or a temporary file.
+    nonisolated(nonsending) func receive(_ answer: StageResponse, for delegate: TaskDelegate) async -> StageResponse {
+        let task = delegate.task
+        var outcome = TransferOutcome(response: answer.response, exchangeMetrics: answer.exchangeMetrics)
+        task.setResponse(answer.response)
         let hooks = self.hooks
-        if hooks.taskDidReceiveAuthenticationChallenge != nil,
-           let answer = await answerChallenge(clientResponse, to: request, of: task, idle: idle, ledger: &hop.challenges) {
-            switch answer {
-            case .replay(let next):
-                return await moveOn(to: next, after: response, of: task)
-            case .cancel:
-                task.cancel()
-                hop.outcome.error = task.cancelReason
-                return nil
-            }
-        }
-        task.setResponse(clientResponse)
-        if task.kind == .download, let fresh = await resolveResumption(of: task, delegate, response: clientResponse, idle: idle) {
-            return await moveOn(to: fresh, after: response, of: task)
-        }
+        var received = answer
         if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
-            if await dispose(response.body, clientResponse, decide, url: request.url, of: task, delegate, idle: idle,
-                             hooks: hooks, &hop.outcome) {
-                return nil
+            if await dispose(answer.body, answer.response, decide, of: task, delegate,
+                             idle: delegate.idle, hooks: hooks, &outcome) {
+                received.body = ResponseBody(.received(ReceivedBody(data: outcome.data, temporaryFile: outcome.temporaryFile,
+                                                                    error: outcome.error, replacement: outcome.replacement?.delegate)))
+                return received
             }
         }
-        await receiveBody(response.body, to: request, of: task, delegate, idle: idle, hooks: hooks, into: &hop.outcome)
-        if hop.cacheAttempt != nil {
-            await finishCache(hop.cacheAttempt, request, task, idle: idle, &hop.outcome)
-        }
-        return nil
-    }
-
-    /// The transfer goes on with `next` instead of `response`'s body (a redirect's, a challenge's, or a whole file
-    /// where a range was asked for): up to 64 KiB of it is read so the connection can be reused; a larger one is
-    /// abandoned, which closes the connection.
-    private func moveOn(to next: ClientRequest, after response: HTTPClientResponse, of task: SessionTask) async -> ClientRequest {
-        _ = try? await response.body.collect(upTo: 64 * 1024)
-        task.setCurrentRequest(next)
-        return next
-    }
-
-    /// The redirect hooks: a new body stream when the redirect keeps the body, then whether (and where) to follow.
-    /// - Returns: The request to send next; nil delivers the redirect response itself.
-    @inline(never)  // Its own async frame, allocated only when called (`transfer`).
-    private func redirect(to proposed: ClientRequest, keepsBody: Bool, after response: ClientResponse,
-                          of task: SessionTask, idle: IdleTimer) async -> ClientRequest? {
-        var proposed = proposed
-        let hooks = self.hooks
-        if keepsBody, let needBody = hooks.taskNeedNewBodyStream, let body = await askCaller(idle, { needBody(task) }) {
-            proposed.body = body
-        }
-        guard let willRedirect = hooks.taskWillPerformHTTPRedirection else { return proposed }
-        let offer = proposed
-        return await askCaller(idle) { willRedirect(task, response, offer) }
+        await receiveBody(answer.body, to: answer.request, of: task, delegate, idle: delegate.idle, hooks: hooks,
+                          into: &outcome)
+        received.body = ResponseBody(.received(ReceivedBody(data: outcome.data, temporaryFile: outcome.temporaryFile,
+                                                            error: outcome.error)))
+        return received
     }
 
     /// `dataTaskDidReceiveResponse`'s answer: allow (false: receive the body as usual), cancel, or become a download
     /// task that receives the body (true: the transfer ends with `outcome`).
     @inline(never)  // Its own async frame, allocated only when called (`transfer`).
-    private func dispose(_ body: HTTPBody, _ response: ClientResponse,
-                         _ decide: @escaping @Sendable (SessionTask, ClientResponse) -> ResponseDisposition, url: URL,
+    private func dispose(_ body: ResponseBody, _ response: ClientResponse,
+                         _ decide: @escaping @Sendable (SessionTask, ClientResponse) -> ResponseDisposition,
                          of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
                          hooks: SessionHooksSnapshot, _ outcome: inout TransferOutcome) async -> Bool {
         switch await askCaller(idle, { decide(task, response) }) {
@@ -385,10 +248,10 @@ extension SessionManager {
         let download = SessionTask(identifier: identifier, kind: .download, request: task.originalRequest, manager: self,
                                    drivenByCaller: task.drivenByCaller)
         guard task.handOver(to: download, idle: idle) else { return nil }
-        let moved = TaskDelegate(task: download, generation: delegate.generation, uploadProgress: delegate.uploadProgress,
-                                 downloadProgress: delegate.downloadProgress, completion: delegate.completion,
-                                 destination: nil, replacesExistingFile: false,
-                                 drivenByCaller: delegate.drivenByCaller)
+        let moved = TaskDelegate(task: download, manager: self, generation: delegate.generation,
+                                 uploadProgress: delegate.uploadProgress, downloadProgress: delegate.downloadProgress,
+                                 completion: delegate.completion, destination: nil, replacesExistingFile: false,
+                                 drivenByCaller: delegate.drivenByCaller, idle: idle)
         state.withLock { state in
             state.delegates.remove(task.taskIdentifier)
             state.delegates.insert(moved)
@@ -421,7 +284,7 @@ extension SessionManager {
         ClientError(.badURL, failingURL: url, failureReason: "WireClient fetches http and https URLs only")
     }
 
-    /// The Wire request for one hop to `target` (`request.url` parsed): additional headers filled in, the body gated
+    /// The Wire request for one hop to `target` (`request.url` parsed, its fields as the chain left them), the body gated
     /// by suspension, Wire's redirects off, and an observer that turns Wire's events into upload progress and
     /// idle-timer activity.
     @inline(__always)  // A request without a body is built without a frame of its own (`sendBody` has one).
@@ -430,9 +293,7 @@ extension SessionManager {
                                                          resetsUploadTotal: Bool) async throws(ClientError) -> HTTPClientRequest {
         // Before any socket, for the first request and every redirect hop alike.
         try configuration.transportSecurity.check(request.url)
-        var headers = sessionFields.fields(over: request.headers)
-        addCookies(to: &headers, for: request)
-        var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: headers)
+        var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: request.headers)
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
         if request.shouldUsePipelining == false { wireRequest.allowsPipelining = false }
@@ -487,7 +348,7 @@ extension SessionManager {
     /// Reads the body, chunk by chunk, only while the task is not suspended: a suspended task stops pulling, so
     /// Wire's body stream fills to its high watermark and the connection stops reading its socket. A data or upload
     /// task buffers it; a download writes it to a temporary file (`receiveDownload`).
-    nonisolated(nonsending) private func receiveBody(_ body: HTTPBody, to request: ClientRequest, of task: SessionTask,
+    nonisolated(nonsending) private func receiveBody(_ body: ResponseBody, to request: ClientRequest, of task: SessionTask,
                                                      _ delegate: TaskDelegate, idle: IdleTimer, hooks: SessionHooksSnapshot,
                                                      into outcome: inout TransferOutcome) async {
         if task.kind == .download {
@@ -496,7 +357,7 @@ extension SessionManager {
         }
         let url = request.url
         var data = Data()
-        var iterator = bodyReader(body, response: outcome.response, request: request)
+        var iterator = ResponseBodyReader(body)
         let limit = configuration.maximumBufferedResponseSize
         while true {
             guard let chunk = await nextChunk(&iterator, of: task, idle: idle, url: url, into: &outcome) else { break }
@@ -514,12 +375,6 @@ extension SessionManager {
             }
         }
         outcome.data = data
-    }
-
-    /// The reader of a hop's body under the session's decoding settings.
-    private func bodyReader(_ body: HTTPBody, response: ClientResponse?, request: ClientRequest) -> ResponseBodyReader {
-        ResponseBodyReader(body, response: response, request: request, decodes: configuration.decodesContent,
-                           limits: configuration.contentDecoding, sessionHeaders: configuration.httpAdditionalHeaders)
     }
 
     /// The body's next chunk, read once the task is not suspended and counted in its progress; nil at the end
@@ -563,7 +418,7 @@ extension SessionManager {
     /// `receiveBody` for a download task: the body goes to a temporary file, and each write is told to
     /// `downloadTaskDidWriteData` and the task's progress block.
     @inline(never)  // Its own async frame, allocated only for downloads (`receiveBody`).
-    private func receiveDownload(_ body: HTTPBody, to request: ClientRequest, of task: SessionTask, _ delegate: TaskDelegate,
+    private func receiveDownload(_ body: ResponseBody, to request: ClientRequest, of task: SessionTask, _ delegate: TaskDelegate,
                                  idle: IdleTimer, hooks: SessionHooksSnapshot, into outcome: inout TransferOutcome) async {
         let url = request.url
         let file: AsyncFile
@@ -574,7 +429,7 @@ extension SessionManager {
             outcome.error = error
             return
         }
-        var iterator = bodyReader(body, response: outcome.response, request: request)
+        var iterator = ResponseBodyReader(body)
         while true {
             guard let chunk = await nextChunk(&iterator, of: task, idle: idle, url: url, into: &outcome) else { break }
             do {

@@ -36,6 +36,8 @@ public final class SessionManager: Sendable {
     let defaultIdleTimeout: TimeoutWatch.Timeout
     /// The fields sent with every request over its own (remembered for the last request fields seen).
     let sessionFields: SessionFields
+    /// The transfer chains of tasks without an interceptor (`stages(for:)`), for data and upload tasks, and for downloads.
+    let baseStages: [TransferStages]
     /// How many monitors and event streams there are (kept under the state lock, read without it by `emit`).
     let listeners = Atomic<Int>(0)
 
@@ -77,6 +79,7 @@ public final class SessionManager: Sendable {
         resourceTimeout = TimeoutWatch.Timeout(configuration.timeoutIntervalForResource)
         defaultIdleTimeout = TimeoutWatch.Timeout(configuration.timeoutIntervalForRequest)
         sessionFields = SessionFields(configuration: configuration)
+        baseStages = Self.stages(for: configuration, fields: sessionFields)
         state = Mutex(State(current: SessionGeneration(number: 0, configuration: configuration), generations: 1,
                             monitors: eventMonitors))
         listeners.store(eventMonitors.count, ordering: .releasing)

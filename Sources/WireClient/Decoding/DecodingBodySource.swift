@@ -1,13 +1,32 @@
 import FoundationEssentials
 import Wire
 
-/// A task's response body as the task stores it: decoded when it carries a `Content-Encoding` (gzip or deflate),
-/// as it came otherwise, with the bytes that came off the wire counted apart for progress.
-///
-/// Decoding is skipped, and the bytes pass through, when the session's `decodesContent` is off, for responses that
-/// have no body (HEAD, 1xx, 204, 304), for a 206 (a byte range of the encoded representation cannot be decoded on
-/// its own), and for a coding WireClient did not offer when the caller chose `Accept-Encoding` itself.
-struct ResponseBodyReader {
+/// A response body decoded from its `Content-Encoding` (gzip or deflate) as it is read, with the bytes that came
+/// off the wire counted apart for progress; or, for a coding that cannot be decoded, a body whose first read throws
+/// why. Made by `DecodingStage` for encoded bodies only: an identity body stays Wire's stream.
+struct DecodingBodySource: ResponseBodySource {
+    let body: HTTPBody
+    let response: ClientResponse
+    let request: ClientRequest
+    let coding: ContentCoding
+    let limits: ContentDecodingLimits
+    let refusal: ContentDecodingError?
+
+    func makeReader() -> any ResponseBodyChunks {
+        DecodingBodyReader(body, response: response, request: request, coding: coding, limits: limits, refusal: refusal)
+    }
+
+    /// Whether a response may carry an encoded body at all.
+    static func mayDecode(_ response: ClientResponse, method: String) -> Bool {
+        let status = response.statusCode
+        // `method` is HEAD in any case: compared byte by byte (A–Z and a–z differ by 0x20 only), no upper-cased copy.
+        let isHead = method.utf8.count == 4 && method.utf8.elementsEqual("HEAD".utf8) { $0 & 0xDF == $1 }
+        return !isHead && status >= 200 && status != 204 && status != 206 && status != 304
+    }
+}
+
+/// The reader of a `DecodingBodySource`: Wire's chunks through the decoder.
+struct DecodingBodyReader: ResponseBodyChunks {
     private var iterator: HTTPBody.Iterator
     /// The decoder of an encoded body; nil for identity, whose chunks go out as Wire read them, whole (no copy,
     /// no 64 KiB pieces), so a download's progress is the bytes on disk after every write.
@@ -15,46 +34,28 @@ struct ResponseBodyReader {
     /// Why decoding cannot start (an unsupported coding), thrown by the first `next()`.
     private var refusal: ContentDecodingError?
     private let url: URL
-    private let response: ClientResponse?
+    private let response: ClientResponse
     private var unreportedWireBytes = 0
     private var ended = false
 
-    /// A reader of `body`, the body of `response` to `request`, decoded when `decodes` (the session decodes content)
-    /// within `limits`. A coding WireClient cannot decode is handed over as it is when the caller asked for codings
-    /// itself (an `Accept-Encoding` of the request's or of the session's additional `sessionHeaders`).
-    init(_ body: HTTPBody, response: ClientResponse?, request: ClientRequest, decodes: Bool, limits: ContentDecodingLimits,
-         sessionHeaders: HTTPHeaders) {
+    /// A decoder of `body`, the body of `response` to `request`, in `coding` within `limits`; or, with `refusal`, a
+    /// body that fails with it.
+    init(_ body: HTTPBody, response: ClientResponse, request: ClientRequest, coding: ContentCoding,
+         limits: ContentDecodingLimits, refusal: ContentDecodingError?) {
         iterator = body.makeAsyncIterator()
         url = request.url
         self.response = response
-        var coding = ContentCoding.identity
-        if decodes, let response, Self.mayDecode(response, method: request.method) {
-            do {
-                coding = try ContentCoding(headers: response.headers)
-            } catch {
-                let callerChose = request.headers.contains(name: "Accept-Encoding")
-                    || sessionHeaders.contains(name: "Accept-Encoding")
-                if !callerChose { refusal = error }
-            }
-        }
-        if coding == .identity || refusal != nil {
+        self.refusal = refusal
+        if refusal != nil || coding == .identity {
             decoder = nil
         } else {
             do {
                 decoder = try ContentDecoder(coding: coding, limits: limits)
             } catch {
-                refusal = error
+                self.refusal = error
                 decoder = nil
             }
         }
-    }
-
-    /// Whether a response may carry an encoded body at all.
-    private static func mayDecode(_ response: ClientResponse, method: String) -> Bool {
-        let status = response.statusCode
-        // `method` is HEAD in any case: compared byte by byte (A–Z and a–z differ by 0x20 only), no upper-cased copy.
-        let isHead = method.utf8.count == 4 && method.utf8.elementsEqual("HEAD".utf8) { $0 & 0xDF == $1 }
-        return !isHead && status >= 200 && status != 204 && status != 206 && status != 304
     }
 
     /// The bytes read off the wire since the last call, for progress.

@@ -1,0 +1,60 @@
+import FoundationEssentials
+import Wire
+
+/// Reads a `ResponseBody` chunk by chunk, whatever it holds (Wire's stream, a stage's decoder, bytes), with the
+/// bytes that came off the wire counted apart for progress: how the task receives a body.
+struct ResponseBodyReader {
+    private enum Input {
+        case wire(HTTPBody.Iterator)
+        case source(any ResponseBodyChunks)
+        case bytes(ByteBuffer?)
+    }
+
+    private var input: Input
+    private var unreportedWireBytes = 0
+
+    /// A reader of `body`; a body already received reads as empty.
+    init(_ body: ResponseBody) {
+        switch body.content {
+        case .wire(let stream): input = .wire(stream.makeAsyncIterator())
+        case .source(let source): input = .source(source.makeReader())
+        case .bytes(let data): input = .bytes(data.isEmpty ? nil : ByteBuffer(bytes: data))
+        case .received: input = .bytes(nil)
+        }
+    }
+
+    /// The bytes read off the wire since the last call, for progress.
+    mutating func takeWireByteCount() -> Int {
+        switch input {
+        case .source(var source):
+            let count = source.takeWireByteCount()
+            input = .source(source)
+            return count
+        case .wire, .bytes:
+            defer { unreportedWireBytes = 0 }
+            return unreportedWireBytes
+        }
+    }
+
+    /// The next chunk; nil at the end. An empty chunk only carries wire bytes (a trailer that decoded to nothing).
+    /// - Throws: Wire's body errors as they are; a decoder's as `ClientError`.
+    nonisolated(nonsending) mutating func next() async throws -> ByteBuffer? {
+        switch input {
+        case .wire(var iterator):
+            // Wire's iterator is a reference to the stream: the copy reads the same bytes.
+            guard let chunk = try await iterator.next() else { return nil }
+            input = .wire(iterator)
+            unreportedWireBytes += chunk.readableBytes
+            return chunk
+        case .source(var source):
+            input = .bytes(nil)
+            let chunk = try await source.next()
+            input = .source(source)
+            return chunk
+        case .bytes(let bytes):
+            input = .bytes(nil)
+            if let bytes { unreportedWireBytes += bytes.readableBytes }
+            return bytes
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import FoundationEssentials
+import Wire
+
+/// The task's side of authentication challenges: whether a hook answers them, and its answer. The session
+/// implements it; the stage asks only when a 401 or 407 arrives.
+protocol ChallengeAnswering: TransferContext {
+    /// Whether the session has a challenge hook (`taskDidReceiveAuthenticationChallenge`).
+    var answersChallenges: Bool { get }
+    /// The hook's answer to `challenge`, on the delegate queue, with the idle timeout held.
+    nonisolated(nonsending) func answer(_ challenge: AuthenticationChallenge) async -> AuthenticationChallengeDisposition
+}
+
+/// Authentication challenges, as a stage of the transfer chain: a 401 (or a 407, from a proxy) with a challenge is
+/// offered to the session's challenge hook, whose answer (a user and password sent as Basic, a header value of the
+/// caller's, or the credential storage's entry for the protection space) is sent on the same request; the hop is
+/// replayed with `Authorization` (`Proxy-Authorization` for a 407).
+///
+/// An answer refused once for a protection space is not sent again (the response is delivered), `previousFailureCount`
+/// counts the refusals per space, and at most eight replays are made, so a hook that invents a new answer every time
+/// cannot loop for ever. Without a hook, a 401 is delivered as it is.
+struct ChallengeStage: TransferStage {
+    /// Where `.performDefaultHandling` looks for a credential.
+    let credentialStorage: CredentialStorage?
+
+    /// What the hop has answered to challenges so far.
+    struct Ledger {
+        /// Refused answers per protection space, for `previousFailureCount`.
+        var failures: [ProtectionSpace: Int] = [:]
+        /// The header values already sent per protection space: none is sent twice.
+        var sent: [ProtectionSpace: Set<String>] = [:]
+        /// Replays so far.
+        var replays = 0
+        static let maximumReplays = 8
+    }
+
+    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+        var request = chain.request
+        var ledger = Ledger()
+        while true {
+            let answer = try await chain.proceed(request)
+            let status = answer.response.statusCode
+            // Every response passes here: the status first, the task's hooks only for a challenge.
+            guard status == 401 || status == 407, let host = chain.transfer as? any ChallengeAnswering,
+                  host.answersChallenges, let next = await reply(to: answer, host: host, ledger: &ledger) else {
+                return answer
+            }
+            guard let next else { throw host.cancelTask() }
+            await answer.body.discard()
+            host.setCurrentRequest(next)
+            request = next
+        }
+    }
+
+    /// The request that answers the challenge in `answer`; nil delivers the response as it is; `.some(nil)`: the hook
+    /// cancelled the task.
+    nonisolated(nonsending) private func reply(to answer: StageResponse, host: any ChallengeAnswering,
+                                               ledger: inout Ledger) async -> ClientRequest?? {
+        guard ledger.replays < Ledger.maximumReplays else { return nil }
+        let request = answer.request
+        let probe = AuthenticationChallenge.parse(answer.response, url: request.url, previousFailureCount: 0)
+        guard let space = probe?.protectionSpace, var challenge = probe else { return nil }
+        // A challenge after an answer was sent for this space means that answer was refused.
+        if let sent = ledger.sent[space], !sent.isEmpty { ledger.failures[space, default: 0] += 1 }
+        challenge.previousFailureCount = ledger.failures[space, default: 0]
+        let value: String
+        switch await host.answer(challenge) {
+        case .useCredential(let user, let password):
+            value = Self.basicAuthorization(user: user, password: password)
+        case .useAuthorization(let header):
+            value = header
+        case .performDefaultHandling:
+            guard let stored = credentialStorage?.credential(for: space) else { return nil }
+            value = Self.basicAuthorization(user: stored.user, password: stored.password)
+        case .cancel:
+            return .some(nil)
+        case .rejectProtectionSpace:
+            return nil
+        }
+        // The same answer refused once for this space is not sent again: the response is delivered.
+        guard ledger.sent[space, default: []].insert(value).inserted else { return nil }
+        ledger.replays += 1
+        var next = request
+        let field = space.isProxy ? "Proxy-Authorization" : "Authorization"
+        next.headers.remove(name: field)
+        next.headers.add(name: field, value: value)
+        return .some(next)
+    }
+
+    /// `Basic` with the base64 of `user:password` (RFC 7617, UTF-8).
+    static func basicAuthorization(user: String, password: String) -> String {
+        "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+    }
+}

@@ -1,0 +1,65 @@
+import Synchronization
+import Wire
+
+/// The transfer chain, assembled in one place. Outermost first:
+///
+/// 1. the configuration's `applicationStages` (once per task: the original request, the final response);
+/// 2. `RetryStage`: adapters, the retry policy, the authenticator (only with an interceptor);
+/// 3. `CacheStage`: lookup, revalidation, store (only with a `urlCache`);
+/// 4. `ResumptionStage`: `Range`/`If-Range` for a download made from resume data (only for downloads);
+/// 5. `RedirectStage`: 3xx hops and the redirect hooks;
+/// 6. `ChallengeStage`: 401 and 407 challenges and the challenge hook (read when a challenge arrives);
+/// 7. `CookieStage`: `Cookie` out, `Set-Cookie` in, per hop (only with a cookie storage);
+/// 8. `DecodingStage`: gzip and deflate bodies (only when the session decodes content);
+/// 9. `SessionFieldsStage`: the session's additional fields and `Accept-Encoding`;
+/// 10. `MetricsStage`: each hop's head and timings, kept for the task;
+/// 11. the configuration's `networkStages` (around each exchange: every hop, the fields as sent);
+/// 12. `ExchangeStage`: the request through Wire.
+///
+/// The task receives the final response's body when the chain returns (the retry and cache stages have it received
+/// earlier, since they need it whole).
+extension SessionManager {
+    /// The chain for `task`: the session's own for the task's kind, with a retry stage in front when the manager or
+    /// the request has an interceptor.
+    func stages(for task: SessionTask) -> TransferStages {
+        let manager = state.withLock { $0.interceptor }
+        let base = baseStages[task.kind == .download ? 1 : 0]
+        guard manager != nil || task.originalRequest.interceptor != nil else { return base }
+        let retry = RetryStage(interceptors: InterceptorChain.combining(manager: manager, request: task.originalRequest.interceptor),
+                               acceptableStatusCodes: responseSerializer.acceptableStatusCodes)
+        var list = base.list
+        list.insert(retry, at: configuration.applicationStages.count)
+        return TransferStages(list)
+    }
+
+    /// The session's chains without a retry stage, from its configuration: for data and upload tasks, then for
+    /// downloads (a stage that would only pass every response on is left out: each stage is a call and a copy of the
+    /// request per hop).
+    static func stages(for configuration: SessionConfiguration, fields: SessionFields) -> [TransferStages] {
+        [stages(for: configuration, fields: fields, download: false), stages(for: configuration, fields: fields, download: true)]
+    }
+
+    private static func stages(for configuration: SessionConfiguration, fields: SessionFields, download: Bool) -> TransferStages {
+        var list: [any TransferStage] = configuration.applicationStages
+        if let cache = configuration.urlCache {
+            list.append(CacheStage(cache: cache, defaultPolicy: configuration.requestCachePolicy))
+        }
+        if download { list.append(ResumptionStage()) }
+        list.append(RedirectStage(maximumRedirects: configuration.maximumRedirects))
+        list.append(ChallengeStage(credentialStorage: configuration.credentialStorage))
+        if let storage = configuration.httpCookieStorage {
+            list.append(CookieStage(storage: storage, handlesCookiesByDefault: configuration.httpShouldSetCookies,
+                                    acceptPolicy: configuration.httpCookieAcceptPolicy,
+                                    sessionSetsCookieField: configuration.httpAdditionalHeaders.contains(name: "Cookie")))
+        }
+        if configuration.decodesContent {
+            list.append(DecodingStage(limits: configuration.contentDecoding,
+                                      sessionChoosesCodings: configuration.httpAdditionalHeaders.contains(name: "Accept-Encoding")))
+        }
+        list.append(SessionFieldsStage(fields: fields))
+        list.append(MetricsStage())
+        list.append(contentsOf: configuration.networkStages)
+        list.append(ExchangeStage())
+        return TransferStages(list)
+    }
+}
