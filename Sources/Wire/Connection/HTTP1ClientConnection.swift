@@ -44,45 +44,35 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         }
     }
 
-    /// A request in flight.
+    /// A request in flight: what its task waits on and what its metrics record. What happens to it is the
+    /// machine's to decide.
     private final class Exchange {
         let id: ExchangeID
-        let method: HTTPMethod
+        let metrics: HTTPClientMetrics
         /// Where the response head goes, until it is delivered: then dropped, because what it
         /// captures holds the body, and the connection must not keep a body its reader let go of
         /// (dropping it unread is how a reader abandons a response).
         var respond: Responder?
-        /// Whether the response head was delivered (or the request failed before it).
-        var responseSettled = false
+        /// The body's channel, once the head is delivered (nil while a response is dropped or held for a tunnel).
         var body: BodyChannel?
-        var metrics: HTTPClientMetrics
+        /// The task waiting for `100 Continue`, parked while the machine says it waits.
         var continueWaiter: CheckedContinuation<Bool, Never>?
-        /// `100 Continue` arrived, possibly before anyone waited for it.
-        var receivedContinue = false
+        /// The task whose upload waits for the socket to drain.
         var drainWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
-        /// The request's last byte was handed to the stream.
-        var requestSent = false
-        var readTimeout: Duration
+        /// The read loop reached this request (for the metrics' first byte, and to tell a failure before the
+        /// response from one inside it).
         var sawFirstByte = false
         var bodyBytes = 0
-        var wroteAnyByte = false
-        /// The request was abandoned while requests ahead of it were still answered: its
-        /// response is read and dropped, so the connection and the requests around it survive.
-        var discarded = false
-        /// A 2xx head answering CONNECT, held until the parser confirms the switch (`.upgraded`)
-        /// so the head and the tunnel are handed over together.
+        /// A 2xx head answering CONNECT, held until the parser confirms the switch (`.holdHeadForTunnel`).
         var tunnelHead: HTTPResponseHead?
 
-        init(id: ExchangeID, method: HTTPMethod, metrics: HTTPClientMetrics, readTimeout: Duration) {
+        init(id: ExchangeID, metrics: HTTPClientMetrics) {
             self.id = id
-            self.method = method
             self.metrics = metrics
-            self.readTimeout = readTimeout
         }
 
         /// Hands the response head (or the failure before it) over, once.
         func settle(_ result: Result<ResponseStart, HTTPClientError>) {
-            responseSettled = true
             let respond = respond
             self.respond = nil
             respond?(result)
@@ -97,8 +87,6 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     /// only when pipelining.
     private var exchanges: [Exchange] = []
     private var nextExchangeID = 0
-    /// Requests completed on this connection; a request on a connection with one or more is "reused".
-    private(set) var completedRequests = 0
     /// The error that closed the connection while no request was under way, for the next request
     /// to report: a TLS 1.3 server refuses a client certificate only after the handshake, and a
     /// peer may reset a connection just made, before the first request.
@@ -108,14 +96,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     var onRelease: ((HTTP1ClientConnection, _ reusable: Bool) -> Void)?
     /// Set by the owner: called when a connection with no request in flight closes on its own.
     var onIdleClose: ((HTTP1ClientConnection) -> Void)?
-    private var bodyPausedReading = false
-    /// When the peer last sent bytes (or the oldest request became the one awaiting them).
-    private var lastActivity = Deadline.now()
+    /// The read timer, armed and re-armed as the machine says (`.armReadTimer`).
     private var readTimer: TimerQueue<() -> Void>.ID?
-    /// When `readTimer` fires; meaningful while it is set.
-    private var readTimerDeadline = Deadline.now()
-    /// The stream became a CONNECT tunnel and belongs to it now: this connection no longer closes it.
-    private var handedOver = false
     /// Response heads parsed during the read being handled, handed over at the end of the loop iteration: a small
     /// response's body and end usually arrive in the same read, and its task then finds the body
     /// complete instead of waking once for the head and again for each part of the body.
@@ -193,15 +175,14 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
                 ?? HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true)))
             return id
         }
-        let exchange = Exchange(id: id, method: method, metrics: metrics, readTimeout: readTimeout)
+        let exchange = Exchange(id: id, metrics: metrics)
         exchange.respond = respond
-        let reused = completedRequests > 0 || !exchanges.isEmpty
+        let reused = machine.reusesConnection
         exchanges.append(exchange)
-        machine.requestStarted(keepAlive: keepAlive)
+        perform(machine.requestStarted(id: id, keepAlive: keepAlive, isConnect: method == .connect, readTimeout: readTimeout, now: .now()),
+                error: nil)
         parser.expectResponse(to: method)
         metrics.update { $0.isReusedConnection = reused }
-        if exchanges.count == 1 { becameOldest(exchange) }
-        exchange.wroteAnyByte = true
         if let inlineBody {
             stream.write([ByteBuffer(bytes: head), inlineBody])
         } else {
@@ -216,14 +197,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         exchanges.first { $0.id == id }
     }
 
-    private func write(_ buffers: [ByteBuffer], exchange: Exchange) {
-        exchange.wroteAnyByte = true
-        stream.write(buffers)
-    }
-
     private func requestWritten(_ exchange: Exchange) {
-        exchange.requestSent = true
-        _ = machine.requestWritten()
+        machine.requestWritten(exchange.id)
         if stream.pendingWriteBytes == 0 { exchange.metrics.update { $0.timings.requestSent = exchange.metrics.elapsed() } }
     }
 
@@ -236,7 +211,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
                                                                     mayHaveBeenProcessed: true)))
             return
         }
-        write(buffers, exchange: exchange)
+        stream.write(buffers)
         if isLast { requestWritten(exchange) }
         if stream.pendingWriteBytes > Self.writeHighWatermark {
             exchange.drainWaiter = continuation
@@ -261,7 +236,6 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
                                                                     mayHaveBeenProcessed: true)))
             return
         }
-        exchange.wroteAnyByte = true
         regions.write(region)
         if isLast { requestWritten(exchange) }
         if stream.pendingWriteBytes > Self.writeHighWatermark {
@@ -271,25 +245,34 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         }
     }
 
-    /// Waits for `100 Continue` (true), or a final response or the timeout (false: send the
-    /// body anyway after a timeout, per RFC 9110 §10.1.1, or skip it if a final response came).
+    /// Waits for the go-ahead to send the body of a request that asked `Expect: 100-continue`: true at
+    /// `100 Continue` or at the timeout (the body goes anyway, RFC 9110 §10.1.1), false when a final response
+    /// came first or the request is gone. The machine decides (`continueAwaited`); this parks the task meanwhile.
     func awaitContinue(timeout: Duration, for id: ExchangeID, continuation: CheckedContinuation<Bool, Never>) {
         loop.preconditionInEventLoop()
-        guard let exchange = findExchange(id), !exchange.responseSettled else {
+        switch machine.continueAwaited(id, timeout: timeout, now: .now()) {
+        case .armContinueTimer(let deadline):
+            guard let exchange = findExchange(id) else { return continuation.resume(returning: false) }
+            exchange.continueWaiter = continuation
+            // A strong capture, as the read timer's: the timer holds the connection at most until the timeout.
+            _ = loop.scheduleOnLoop(at: deadline) { self.continueTimerFired(for: id) }
+        case .answerContinue(let sendBody):
+            continuation.resume(returning: sendBody)
+        default:
             continuation.resume(returning: false)
-            return
         }
-        // The server may have said 100 before this task got here: the loop ran the read first.
-        if exchange.receivedContinue {
-            continuation.resume(returning: true)
-            return
-        }
-        exchange.continueWaiter = continuation
-        _ = loop.scheduleOnLoop(at: .after(timeout)) { [weak exchange] in
-            guard let exchange, let waiter = exchange.continueWaiter else { return }
-            exchange.continueWaiter = nil
-            waiter.resume(returning: true)
-        }
+    }
+
+    private func continueTimerFired(for id: ExchangeID) {
+        guard case .answerContinue(let sendBody) = machine.continueTimeoutFired(request: id) else { return }
+        answerContinue(of: findExchange(id), sendBody: sendBody)
+    }
+
+    /// Resumes the task that waits for `100 Continue` on `exchange`, if one does.
+    private func answerContinue(of exchange: Exchange?, sendBody: Bool) {
+        guard let exchange, let waiter = exchange.continueWaiter else { return }
+        exchange.continueWaiter = nil
+        waiter.resume(returning: sendBody)
     }
 
     /// Abandons a request (deadline passed, task cancelled). The oldest request's response is
@@ -297,19 +280,15 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     /// failed at once and its response, when it comes, is read and dropped.
     func abort(_ id: ExchangeID, with error: HTTPClientError) {
         loop.preconditionInEventLoop()
-        guard let exchange = findExchange(id) else { return }
-        guard exchange === oldest else {
-            exchange.discarded = true
-            exchange.settle(.failure(error))
-            return
-        }
-        perform(machine.failed(.abandoned), error: error)
+        let action = machine.requestAbandoned(id)
+        guard action == .failAbandonedRequest else { return perform(action, error: error) }
+        findExchange(id)?.settle(.failure(error))
     }
 
     /// Closes the connection (pool eviction or shutdown).
     func close() {
         loop.preconditionInEventLoop()
-        guard !handedOver else { return }
+        guard !machine.isHandedOver else { return }
         stream.close(error: nil)
     }
 
@@ -322,12 +301,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             stream.expectAtLeast(parser.bodyBytesStillDue)
             deliverHeads()
         }
-        if machine.bytesReceived() == .closeIdle {
+        let now = Deadline.now()
+        if machine.bytesReceived(now: now) == .closeIdle {
             closeIdle()
             return
         }
-        let now = Deadline.now()
-        lastActivity = now
         // Keep asking until the parser neither consumes nor reports anything: some events (the
         // end of a Content-Length body) come from a call with no new bytes. Each pass serves the
         // oldest request; behind pipelined requests one read may hold several responses.
@@ -358,14 +336,14 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
                 if step.consumed == 0 { return }
                 continue
             }
-            if case .upgraded = event, exchange.tunnelHead != nil {
-                // Every byte after the proxy's head belongs to the tunnel.
+            if case .upgraded = event {
+                // Every byte after the head belongs to the tunnel, if the switch opens one; else the connection fails.
                 let leftover = buffer.slice(at: 0, length: buffer.readableBytes)
                 buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
-                openTunnel(exchange, leftover: leftover)
+                switchedProtocols(exchange, leftover: leftover)
                 return
             }
-            handle(event, chunk: chunk, exchange: exchange, trailingBytes: buffer.readableBytes > 0)
+            handle(event, chunk: chunk, exchange: exchange, trailingBytes: buffer.readableBytes > 0, now: now)
         }
     }
 
@@ -392,7 +370,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         delivering.removeAll(keepingCapacity: true)
     }
 
-    private func handle(_ event: HTTP1ParserEvent, chunk: ByteBuffer?, exchange: Exchange, trailingBytes: Bool = false) {
+    private func handle(_ event: HTTP1ParserEvent, chunk: ByteBuffer?, exchange: Exchange, trailingBytes: Bool, now: Deadline) {
         switch event {
         case .requestHead:
             // A response parser never produces one; were it ever to, the bytes are not a response.
@@ -400,65 +378,69 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
                                                                               mayHaveBeenProcessed: true))
         case .responseHead(let head):
             if head.isInterim {
-                if head.status.code == 100 {
-                    exchange.receivedContinue = true
-                    if let waiter = exchange.continueWaiter {
-                        exchange.continueWaiter = nil
-                        waiter.resume(returning: true)
-                    }
+                if case .answerContinue(let sendBody) = machine.interimResponseReceived(status: head.status) {
+                    answerContinue(of: exchange, sendBody: sendBody)
                 }
                 return
             }
-            guard machine.responseHeadReceived(keepAlive: head.isKeepAlive) == .deliverHead else { return }
-            if exchange.discarded { return }
-            if exchange.method == .connect && head.status.responseClass == .successful {
-                exchange.tunnelHead = head
+            switch machine.responseHeadReceived(status: head.status, keepAlive: head.isKeepAlive) {
+            case .deliverHead(let refusingBody):
+                deliverHead(head, to: exchange, refusingBody: refusingBody)
+            case .discardResponse:
+                // Abandoned while queued: no channel, so its body bytes are dropped as they come.
                 return
-            }
-            let channel = BodyChannel()
-            channel.setProducer(ResponseBodyProducer(connection: LoopBound(self, loop: loop), exchange: exchange.id))
-            exchange.body = channel
-            if let waiter = exchange.continueWaiter {
-                exchange.continueWaiter = nil
-                waiter.resume(returning: false)
-            }
-            let start = ResponseStart(head: head, body: HTTPBody(channel: channel))
-            if isHandlingRead, let respond = exchange.respond {
-                exchange.responseSettled = true
-                exchange.respond = nil
-                deliveries.append((respond, start))
-            } else {
-                exchange.settle(.success(start))
+            case .holdHeadForTunnel:
+                exchange.tunnelHead = head
+            case let action:
+                perform(action, error: nil)
             }
         case .body:
             guard let chunk, let channel = exchange.body else { return }
             exchange.bodyBytes += chunk.readableBytes
-            if !channel.yield(chunk) {
-                bodyPausedReading = true
-                stream.setReadingEnabled(false)
-            }
+            if !channel.yield(chunk) { perform(machine.bodyConsumerFellBehind(), error: nil) }
         case .end:
-            perform(machine.responseEnded(trailingBytes: trailingBytes), error: nil)
+            perform(machine.responseEnded(trailingBytes: trailingBytes, now: now), error: nil)
         case .upgraded:
-            perform(machine.failed(.upgraded), error: HTTPClientError(.upgradeNotSupported, "the server switched protocols", mayHaveBeenProcessed: true))
+            switchedProtocols(exchange, leftover: ByteBuffer())
         }
+    }
+
+    private func deliverHead(_ head: HTTPResponseHead, to exchange: Exchange, refusingBody: Bool) {
+        let channel = BodyChannel()
+        channel.setProducer(ResponseBodyProducer(connection: LoopBound(self, loop: loop), exchange: exchange.id))
+        exchange.body = channel
+        if refusingBody { answerContinue(of: exchange, sendBody: false) }
+        let start = ResponseStart(head: head, body: HTTPBody(channel: channel))
+        if isHandlingRead, let respond = exchange.respond {
+            exchange.respond = nil
+            deliveries.append((respond, start))
+        } else {
+            exchange.settle(.success(start))
+        }
+    }
+
+    /// The parser reported a switch of protocol: a tunnel when the machine held a 2xx to CONNECT, a failure
+    /// otherwise.
+    private func switchedProtocols(_ exchange: Exchange, leftover: ByteBuffer) {
+        let action = machine.upgradeReceived()
+        guard case .openTunnel(let requestWritten, let pipelined) = action else {
+            return perform(action, error: HTTPClientError(.upgradeNotSupported, "the server switched protocols", mayHaveBeenProcessed: true))
+        }
+        guard let head = exchange.tunnelHead else {
+            // The machine held a head this shell did not keep: nothing to hand over, so the request fails instead.
+            return perform(.failRequestAndClose(.protocolOrIOError, responseStarted: false, pipelined: pipelined),
+                           error: HTTPClientError(.connectionClosed, "the connection closed as the tunnel opened", mayHaveBeenProcessed: true))
+        }
+        openTunnel(exchange, head: head, requestWritten: requestWritten, leftover: leftover)
     }
 
     /// A 2xx answered CONNECT: the stream leaves HTTP and this connection for good. The request
     /// gets the head with the tunnel; the pool is told the connection is not reusable, and its
     /// close does nothing now that the stream has another owner.
-    private func openTunnel(_ exchange: Exchange, leftover: ByteBuffer) {
-        guard let head = exchange.tunnelHead else { return }
-        guard machine.tunnelOpened() else {
-            perform(machine.failed(.protocolOrIOError),
-                    error: HTTPClientError(.connectionClosed, "the connection closed as the tunnel opened", mayHaveBeenProcessed: true))
-            return
-        }
-        handedOver = true
+    private func openTunnel(_ exchange: Exchange, head: HTTPResponseHead, requestWritten: Bool, leftover: ByteBuffer) {
         stopReadTimer()
         finishOldest(exchange)
-        wakeWaiters(of: exchange)
-        completedRequests += 1
+        wakeWaiters(of: exchange, requestWritten: requestWritten)
         let tunnel = HTTPTunnel(stream: stream, leftover: leftover)
         // Out of the pool before the request resumes, as a completed response is.
         onRelease?(self, false)
@@ -473,7 +455,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         }
         do {
             if let event = try parser.finish() {
-                handle(event, chunk: nil, exchange: exchange)
+                handle(event, chunk: nil, exchange: exchange, trailingBytes: false, now: .now())
             }
         } catch {
             // Mid-message EOF: the state machine decides which error it is.
@@ -518,41 +500,18 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     // MARK: Back-pressure and abandonment
 
     fileprivate func resumeReadingForBody(of id: ExchangeID) {
-        guard oldest?.id == id else { return }
-        liftReadPause()
-    }
-
-    private func liftReadPause() {
-        guard bodyPausedReading, stream.isOpen else { return }
-        bodyPausedReading = false
-        stream.setReadingEnabled(true)
+        perform(machine.bodyConsumerCaughtUp(id), error: nil)
     }
 
     fileprivate func bodyAbandoned(of id: ExchangeID) {
-        guard let exchange = oldest, exchange.id == id, exchange.body != nil else { return }
-        perform(machine.failed(.abandoned), error: HTTPClientError(.cancelled, "the response body was abandoned"))
+        perform(machine.responseBodyAbandoned(id), error: HTTPClientError(.cancelled, "the response body was abandoned"))
     }
 
     // MARK: Timers
 
-    /// `exchange` is now the one whose response is awaited: its read timeout starts now.
-    private func becameOldest(_ exchange: Exchange) {
-        lastActivity = .now()
-        let due = lastActivity + exchange.readTimeout
-        if let timer = readTimer {
-            // A timer due no later keeps running: when it fires it finds the activity since and re-arms itself,
-            // so a busy connection costs no timer work (and no allocation) per request.
-            if readTimerDeadline <= due { return }
-            loop.cancelOnLoop(timer)
-        }
-        armReadTimer(at: due)
-    }
-
-    /// One timer per connection for the oldest request, re-armed lazily: reads only stamp `lastActivity` and a
-    /// request becoming the oldest only stamps it too, so neither a fast download nor a run of keep-alive requests
-    /// costs timer work per read or per request. A timer that fires with no request in flight stops.
+    /// One timer per connection for the oldest request, re-armed lazily (the machine says when: `readTimerFired`).
     private func armReadTimer(at when: Deadline) {
-        readTimerDeadline = when
+        if let readTimer { loop.cancelOnLoop(readTimer) }
         // A strong capture (a weak one would give the connection a side table, and every retain and release of it
         // the slow path): the timer is cancelled when the stream closes or is handed over.
         readTimer = loop.scheduleOnLoop(at: when) { self.readTimerFired() }
@@ -565,45 +524,51 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
 
     private func readTimerFired() {
         readTimer = nil
-        guard let exchange = oldest, !machine.isClosed else { return }
-        let idleFor = Deadline.now() - lastActivity
-        if idleFor >= exchange.readTimeout && !bodyPausedReading {
-            perform(machine.failed(.protocolOrIOError),
-                    error: HTTPClientError(.readTimeout, "no data from the server for \(exchange.readTimeout)", mayHaveBeenProcessed: exchange.wroteAnyByte))
-        } else {
-            if bodyPausedReading { lastActivity = .now() }
-            armReadTimer(at: lastActivity + exchange.readTimeout)
-        }
+        perform(machine.readTimerFired(now: .now()), error: nil)
     }
 
     // MARK: Performing actions
 
     private func perform(_ action: HTTP1ClientConnectionStateMachine.Action, error: HTTPClientError?) {
         switch action {
-        case .none, .deliverHead:
+        case .none, .deliverHead, .discardResponse, .holdHeadForTunnel, .openTunnel, .answerContinue, .armContinueTimer,
+             .failAbandonedRequest:
+            // Answered where the event is handled: each needs what only its caller has (the head, the waiter, the
+            // bytes after the head).
             return
-        case .completeRequest(let reusable):
+        case .armReadTimer(let deadline):
+            armReadTimer(at: deadline)
+        case .pauseReading:
+            stream.setReadingEnabled(false)
+        case .resumeReading:
+            if stream.isOpen { stream.setReadingEnabled(true) }
+        case .completeRequest(let timer, let resumeReading):
             guard let exchange = oldest else { return }
             finishOldest(exchange)
-            wakeWaiters(of: exchange)
-            completedRequests += 1
-            if !reusable {
-                stream.close(error: nil)
-                failPipelined()
-            }
+            if let timer { armReadTimer(at: timer) }
+            wakeWaiters(of: exchange, requestWritten: true)
             // A pause this body asked for ends with it (its last bytes can arrive in the read that
             // paused): the bytes that follow are another response's, and this body's consumer may
             // never read again to lift it.
-            liftReadPause()
+            if resumeReading, stream.isOpen { stream.setReadingEnabled(true) }
             // Back to the pool before the body ends: ending it wakes the consumer, whose next
             // request must find this connection idle rather than open a new one.
-            onRelease?(self, reusable)
+            onRelease?(self, true)
             exchange.body?.finish()
-        case .failRequestAndClose(let failure, let responseStarted):
+        case .completeRequestAndClose(let requestWritten, _):
+            guard let exchange = oldest else { return }
+            finishOldest(exchange)
+            wakeWaiters(of: exchange, requestWritten: requestWritten)
+            stream.close(error: nil)
+            failPipelined()
+            onRelease?(self, false)
+            exchange.body?.finish()
+        case .failRequestAndClose(let failure, let responseStarted, _):
             guard let exchange = oldest else { return }
             finishOldest(exchange)
             let failureError = error ?? describe(failure, exchange: exchange)
-            let finalError = exchange.wroteAnyByte && !failureError.failedBeforeResponse ? failureError.markingMayHaveBeenProcessed() : failureError
+            // Every byte of the request head went out with its start, so the server may have acted on it.
+            let finalError = failureError.failedBeforeResponse ? failureError : failureError.markingMayHaveBeenProcessed()
             fail(exchange, with: finalError, responseStarted: responseStarted)
             stream.close(error: nil)
             onRelease?(self, false)
@@ -630,12 +595,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     /// (an early 413 or 401), or waiting for `100 Continue`. Nothing else would wake it: the
     /// exchange is gone, so neither a drain nor an abort finds it. An unfinished upload fails,
     /// and the request then returns the response it already has.
-    private func wakeWaiters(of exchange: Exchange) {
-        exchange.continueWaiter?.resume(returning: false)
-        exchange.continueWaiter = nil
+    private func wakeWaiters(of exchange: Exchange, requestWritten: Bool) {
+        answerContinue(of: exchange, sendBody: false)
         guard let waiter = exchange.drainWaiter else { return }
         exchange.drainWaiter = nil
-        if exchange.requestSent {
+        if requestWritten {
             waiter.resume(returning: .success(()))
         } else {
             waiter.resume(returning: .failure(HTTPClientError(.writeFailed, "the server answered before the request body was sent",
@@ -643,8 +607,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         }
     }
 
-    /// The connection closed with requests pipelined behind the one it answered last: none of
-    /// them saw a response byte, so they fail as never answered (and idempotent ones are retried).
+    /// The connection closed with requests pipelined behind the one it answered last (the machine's `pipelined`):
+    /// none of them saw a response byte, so they fail as never answered (and idempotent ones are retried).
     private func failPipelined() {
         let queued = exchanges
         exchanges.removeAll()
@@ -657,7 +621,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         }
     }
 
-    /// Removes the oldest request and starts the read timeout of the next one, if any.
+    /// Removes the oldest request and records its last byte.
     private func finishOldest(_ exchange: Exchange) {
         exchanges.removeFirst()
         let bytes = exchange.bodyBytes
@@ -665,7 +629,6 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             $0.timings.lastByte = exchange.metrics.elapsed()
             $0.bodyBytes = bytes
         }
-        if let next = oldest, !machine.isClosed { becameOldest(next) }
     }
 
     private func describe(_ failure: HTTP1ClientConnectionStateMachine.Failure, exchange: Exchange) -> HTTPClientError {
@@ -682,6 +645,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             return HTTPClientError(.upgradeNotSupported, "the server switched protocols")
         case .abandoned:
             return HTTPClientError(.cancelled, "the request was abandoned")
+        case .readTimedOut(let timeout):
+            return HTTPClientError(.readTimeout, "no data from the server for \(timeout)", mayHaveBeenProcessed: true)
         }
     }
 
