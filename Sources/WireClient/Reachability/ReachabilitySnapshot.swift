@@ -96,7 +96,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         case up
 
         /// The state of the kernel's numeric code (`IF_OPER_*`); out-of-range codes are `.unknown`.
-        public init(code: UInt8) {
+        package init(code: UInt8) {
             self = switch code {
             case 1: .notPresent
             case 2: .down
@@ -109,7 +109,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         }
 
         /// The state of sysfs's `operstate` text (`up`, `down`, `lowerlayerdown`, ...).
-        public init(text: some StringProtocol) {
+        package init(text: some StringProtocol) {
             self = switch text {
             case "notpresent": .notPresent
             case "down": .down
@@ -194,7 +194,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
             case nowhere
 
             /// The scope of the kernel's numeric code (0, 200, 253, 254, 255); other values are `.site`.
-            public init(code: UInt8) {
+            package init(code: UInt8) {
                 self = switch code {
                 case 0: .global
                 case 253: .link
@@ -236,7 +236,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         case other
 
         /// The type of the kernel's numeric code.
-        public init(code: UInt8) {
+        package init(code: UInt8) {
             self = switch code {
             case 1: .unicast
             case 2: .local
