@@ -40,7 +40,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         }
 
         /// Whether the first `length` bits equal those of `prefix` (of the same family).
-        public func hasPrefix(_ prefix: IPAddress, length: Int) -> Bool {
+        package func hasPrefix(_ prefix: IPAddress, length: Int) -> Bool {
             guard prefix.family == family, length >= 0, length <= bytes.count * 8 else { return false }
             let whole = length / 8
             guard bytes[..<whole] == prefix.bytes[..<whole] else { return false }
@@ -206,7 +206,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         }
 
         /// Whether a default route of its family can use it: any settled IPv4 address, or a settled global IPv6 one.
-        public var isUsableForDefaultRoute: Bool {
+        package var isUsableForDefaultRoute: Bool {
             guard !isTentative else { return false }
             return address.family == .ipv4 || scope == .global
         }
