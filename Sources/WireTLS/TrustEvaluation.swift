@@ -36,7 +36,7 @@ enum TrustEvaluation {
 extension CertificatePinning {
     /// Nil when a certificate of `chain` matches; otherwise the `.pinMismatch` error, listing the chain's pins.
     /// Give it the verified chain, or the leaf alone when nothing was verified: never the list a peer sent.
-    public func check(_ chain: [Certificate], host: String) -> TLSError? {
+    package func check(_ chain: [Certificate], host: String) -> TLSError? {
         let matches = switch self {
         case .publicKey(let pins): chain.contains { pins.contains($0.pin) }
         case .certificate(let certificates): chain.contains { certificates.contains($0.der) }

@@ -38,7 +38,7 @@ public struct HTTPClientRequest: Sendable {
     public var redirects: HTTPClientConfiguration.RedirectPolicy?
     /// What the connection carrying the request (and every redirect it follows) must be: a traffic class set
     /// before connecting, an admission check after. Requests with other requirements never share its connections.
-    public var connectionRequirements = ConnectionRequirements()
+    package var connectionRequirements = ConnectionRequirements()
     /// Whether the request may join a pipeline when the client pipelines (`configuration.pipelining`); false sends it
     /// only on a connection with nothing else in flight. Default true; without pipelining in the client it changes
     /// nothing.

@@ -13,7 +13,7 @@ public struct Deadline: Comparable, Hashable, Sendable, CustomStringConvertible 
     /// at a fraction of `now()`'s cost: for stamps taken often and compared against timeouts of their own, such as
     /// an idle timer's last activity. A deadline computed from it must add `coarseLagNanoseconds`, or it may come
     /// before its interval has passed since the stamp.
-    public static func coarseNow() -> Deadline { Deadline(uptimeNanoseconds: Posix.coarseMonotonicNanoseconds()) }
+    package static func coarseNow() -> Deadline { Deadline(uptimeNanoseconds: Posix.coarseMonotonicNanoseconds()) }
 
     /// How far `coarseNow()` may read behind `now()`: two ticks of the coarse clock (its `clock_getres`, read
     /// once). The kernel advances the coarse clock at each tick to the last whole tick it accounted for, so it is up

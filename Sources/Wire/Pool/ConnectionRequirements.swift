@@ -5,27 +5,27 @@
 /// var request = HTTPClientRequest(url: "http://example.com/feed")
 /// request.connectionRequirements.trafficClass = 0x20  // DSCP CS1: background traffic
 /// ```
-public struct ConnectionRequirements: Hashable, Sendable {
+package struct ConnectionRequirements: Hashable, Sendable {
     /// The IP traffic-class byte (`IP_TOS` for IPv4, `IPV6_TCLASS` for IPv6), a DSCP code point in its upper six
     /// bits. It is set on the socket before it connects, so the SYN carries it as well as every later packet. nil
     /// (the default) leaves the system's default.
-    public var trafficClass: UInt8?
+    package var trafficClass: UInt8?
     /// A check each new connection must pass once it has connected, before TLS and before its first request; a
     /// refused connection is closed and the request fails with `.connectionNotAdmitted`. nil admits every
     /// connection. Requirements with different admission objects (compared by identity) use different pools.
-    public var admission: (any ConnectionAdmission)?
+    package var admission: (any ConnectionAdmission)?
 
     /// Requirements with these parts; the defaults ask for nothing.
-    public init(trafficClass: UInt8? = nil, admission: (any ConnectionAdmission)? = nil) {
+    package init(trafficClass: UInt8? = nil, admission: (any ConnectionAdmission)? = nil) {
         self.trafficClass = trafficClass
         self.admission = admission
     }
 
-    public static func == (lhs: ConnectionRequirements, rhs: ConnectionRequirements) -> Bool {
+    package static func == (lhs: ConnectionRequirements, rhs: ConnectionRequirements) -> Bool {
         lhs.trafficClass == rhs.trafficClass && lhs.admission.map(ObjectIdentifier.init) == rhs.admission.map(ObjectIdentifier.init)
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(trafficClass)
         hasher.combine(admission.map(ObjectIdentifier.init))
     }
@@ -40,7 +40,7 @@ public struct ConnectionRequirements: Hashable, Sendable {
 ///
 /// An object, because its identity is part of the pool key: keep one instance per rule rather than making one per
 /// request, or every request gets pools of its own.
-public protocol ConnectionAdmission: AnyObject, Sendable {
+package protocol ConnectionAdmission: AnyObject, Sendable {
     /// Why the connection from `local` to `remote` must not be used, or nil to admit it.
     func refusal(local: SocketAddress, remote: SocketAddress) -> String?
 }

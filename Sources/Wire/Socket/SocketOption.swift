@@ -1,7 +1,7 @@
 import Glibc
 
 /// A socket option Wire sets, in Swift words. Each maps to one `setsockopt(2)` call.
-public enum SocketOption: Hashable, Sendable {
+package enum SocketOption: Hashable, Sendable {
     /// `TCP_NODELAY`: send small segments at once instead of waiting (Nagle). On by default,
     /// since HTTP writes whole messages and latency matters more than segment count.
     case noDelay(Bool)
@@ -40,7 +40,7 @@ public enum SocketOption: Hashable, Sendable {
 }
 
 /// Which direction `shutdown(2)` closes.
-public enum ShutdownDirection: Sendable {
+package enum ShutdownDirection: Sendable {
     /// No more reads.
     case read
     /// No more writes: the peer sees end of stream (a FIN).

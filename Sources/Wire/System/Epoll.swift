@@ -3,18 +3,18 @@ import Glibc
 import Synchronization
 
 /// What a registered descriptor is waited on for.
-public struct Interest: OptionSet, Hashable, Sendable {
+package struct Interest: OptionSet, Hashable, Sendable {
     /// The raw bit set.
-    public let rawValue: UInt8
+    package let rawValue: UInt8
     /// Creates an interest set from raw bits.
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// Readable: bytes, a new connection, or end of stream are waiting.
-    public static let read = Interest(rawValue: 1 << 0)
+    package static let read = Interest(rawValue: 1 << 0)
     /// Writable: the socket can take more bytes, or a connect completed.
-    public static let write = Interest(rawValue: 1 << 1)
+    package static let write = Interest(rawValue: 1 << 1)
     /// Nothing but errors and hang-ups.
-    public static let none: Interest = []
+    package static let none: Interest = []
 
     var epollEvents: UInt32 {
         // Level-triggered on purpose: a handler that stops early (back-pressure, a read budget)

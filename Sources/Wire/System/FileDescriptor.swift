@@ -2,9 +2,9 @@
 ///
 /// It cannot be copied, so there is never a second holder that could close it again or use it
 /// after close. It is closed by `close()` or, failing that, when its owner goes away.
-public struct FileDescriptor: ~Copyable, Sendable {
+package struct FileDescriptor: ~Copyable, Sendable {
     /// The raw descriptor, or -1 once closed.
-    public private(set) var rawValue: CInt
+    package private(set) var rawValue: CInt
 
     /// Takes ownership of an open descriptor.
     init(owning rawValue: CInt) {
@@ -13,12 +13,12 @@ public struct FileDescriptor: ~Copyable, Sendable {
     }
 
     /// Whether the descriptor is still open.
-    public var isOpen: Bool { rawValue >= 0 }
+    package var isOpen: Bool { rawValue >= 0 }
 
     /// Closes the descriptor. Closing twice is a programming error.
     ///
     /// The corresponding C function is `close(2)`.
-    public mutating func close() throws(IOError) {
+    package mutating func close() throws(IOError) {
         precondition(rawValue >= 0, "FileDescriptor closed twice")
         let fd = rawValue
         rawValue = -1

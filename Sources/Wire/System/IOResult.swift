@@ -3,7 +3,7 @@
 /// Would-block is the normal state of a non-blocking socket, not an error, so it is a value
 /// here and never thrown.
 @frozen
-public enum IOResult<Value> {
+package enum IOResult<Value> {
     /// The operation completed with this value.
     case processed(Value)
     /// The operation would have blocked; wait for readiness and try again.

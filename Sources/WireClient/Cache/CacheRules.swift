@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Wire
 
 /// RFC 9111 for a private client cache, as pure functions of requests, responses, stored entries and an injected
@@ -9,18 +9,18 @@ import Wire
 /// storing. Decisions of WireClient: one entry per URL (a new variant replaces the old one); a request carrying its own
 /// validator (`If-None-Match`, `If-Modified-Since`, …) bypasses the cache, since its caller wants to see the 304; the
 /// `returnCacheData…` policies serve an entry of any age as §13.2.4 says, `must-revalidate` included.
-public enum CacheRules {
+package enum CacheRules {
     /// The statuses a response may be stored with (the heuristically cacheable ones of RFC 9110 §15.1 but 206).
-    public static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+    package static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
 
     /// The longest heuristic freshness lifetime: one day.
-    public static let maximumHeuristicLifetime: Double = 86_400
+    package static let maximumHeuristicLifetime: Double = 86_400
 
     /// Request fields that make a request its caller's own conditional one.
     static let conditionalFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"]
 
     /// Whether a stored entry may be stored for `request`, and why not.
-    public enum Storability: Sendable, Hashable {
+    package enum Storability: Sendable, Hashable {
         /// It may be stored.
         case storable
         /// It must not be: the reason, in words (for the tool's `-v`).
@@ -32,7 +32,7 @@ public enum CacheRules {
     /// the request carries (its value would be kept in the entry), and for a request with `Authorization` only a
     /// response saying `public`,
     /// `s-maxage` or `must-revalidate` (§3.5). `private` is fine in a private cache.
-    public static func storability(of response: ClientResponse, for request: ClientRequest) -> Storability {
+    package static func storability(of response: ClientResponse, for request: ClientRequest) -> Storability {
         guard request.method.uppercased() == "GET" else { return .notStorable("method \(request.method)") }
         guard storableStatuses.contains(response.statusCode) else { return .notStorable("status \(response.statusCode)") }
         if CacheControl(request.headers).noStore { return .notStorable("no-store in the request") }
@@ -53,7 +53,7 @@ public enum CacheRules {
     /// The freshness lifetime in seconds (RFC 9111 §4.2.1) for a private cache: `max-age`, else `Expires` − `Date`
     /// (an invalid `Expires` means already expired), else 10 % of `Date` − `Last-Modified` capped at one day for a
     /// heuristically cacheable status, else 0. `s-maxage` is for shared caches and ignored.
-    public static func freshnessLifetime(of response: ClientResponse, receivedAt responseDate: Date) -> Double {
+    package static func freshnessLifetime(of response: ClientResponse, receivedAt responseDate: Date) -> Double {
         freshnessLifetime(of: response, receivedAt: responseDate, control: CacheControl(response.headers))
     }
 
@@ -74,7 +74,7 @@ public enum CacheRules {
 
     /// The current age in seconds (RFC 9111 §4.2.3): the larger of the apparent age (`response_time` − `Date`) and
     /// `Age` plus the response delay, plus the time the entry has been resident since it was received.
-    public static func currentAge(of entry: CachedResponse, now: Date) -> Double {
+    package static func currentAge(of entry: CachedResponse, now: Date) -> Double {
         let responseTime = entry.responseDate.timeIntervalSince1970
         let dateValue = dateValue(entry.response.headers, "Date") ?? responseTime
         let apparentAge = max(0, responseTime - dateValue)
@@ -90,7 +90,7 @@ public enum CacheRules {
 
     /// Whether `entry` may be used without revalidation at `now`: its lifetime exceeds its age and neither it nor
     /// the request says `no-cache` (the request's `max-age` caps the age it accepts).
-    public static func isFresh(_ entry: CachedResponse, for request: ClientRequest, now: Date) -> Bool {
+    package static func isFresh(_ entry: CachedResponse, for request: ClientRequest, now: Date) -> Bool {
         let control = CacheControl(entry.response.headers)
         let asked = CacheControl(request.headers)
         if control.noCache || asked.noCache { return false }
@@ -103,7 +103,7 @@ public enum CacheRules {
     private static let credentialFields: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
     /// The lower-cased field names `Vary` lists; nil for `Vary: *`, which no request matches.
-    public static func varyNames(of response: ClientResponse) -> [String]? {
+    package static func varyNames(of response: ClientResponse) -> [String]? {
         var names: [String] = []
         for field in response.headers["Vary"] {
             for item in field.split(separator: ",") {
@@ -117,7 +117,7 @@ public enum CacheRules {
 
     /// The values `request` carries for the fields `response` varies on (every field of a name joined with ", ",
     /// whitespace-normalised); nil for `Vary: *`.
-    public static func varyValues(of request: ClientRequest, for response: ClientResponse) -> [String: String?]? {
+    package static func varyValues(of request: ClientRequest, for response: ClientResponse) -> [String: String?]? {
         guard let names = varyNames(of: response) else { return nil }
         var values: [String: String?] = [:]
         for name in names { values[name] = normalizedValue(request.headers, name) }
@@ -126,7 +126,7 @@ public enum CacheRules {
 
     /// Whether `entry` answers `request` (RFC 9111 §4.1): same URL, and the same values for every field its response
     /// varies on.
-    public static func matches(_ entry: CachedResponse, _ request: ClientRequest) -> Bool {
+    package static func matches(_ entry: CachedResponse, _ request: ClientRequest) -> Bool {
         guard let names = varyNames(of: entry.response) else { return false }
         for name in names {
             let stored = entry.varyValues[name] ?? nil
@@ -136,7 +136,7 @@ public enum CacheRules {
     }
 
     /// What `policy` does with `request` given the entry stored for its URL (§13.2.4).
-    public static func lookup(_ request: ClientRequest, policy: CachePolicy, stored: CachedResponse?, now: Date) -> CacheLookup {
+    package static func lookup(_ request: ClientRequest, policy: CachePolicy, stored: CachedResponse?, now: Date) -> CacheLookup {
         guard request.method.uppercased() == "GET",
               !conditionalFields.contains(where: { request.headers.contains(name: $0) }) else {
             return policy == .returnCacheDataDontLoad ? .unavailable : .load
@@ -159,7 +159,7 @@ public enum CacheRules {
 
     /// `request` with `If-None-Match` from the entry's `ETag` and `If-Modified-Since` from its `Last-Modified`
     /// (RFC 9111 §4.3.1); nil when the entry has no validator.
-    public static func conditionalRequest(for request: ClientRequest, revalidating entry: CachedResponse) -> ClientRequest? {
+    package static func conditionalRequest(for request: ClientRequest, revalidating entry: CachedResponse) -> ClientRequest? {
         let etag = entry.response.headers.first(name: "ETag")
         let modified = entry.response.headers.first(name: "Last-Modified")
         guard etag != nil || modified != nil else { return nil }
@@ -176,7 +176,7 @@ public enum CacheRules {
     /// The stored entry refreshed by a 304 (RFC 9111 §4.3.4): every field the 304 carries replaces the stored fields
     /// of that name, except framing and hop-by-hop ones; the status, body and Vary values stay; the dates are the
     /// revalidation's.
-    public static func merge(_ entry: CachedResponse, notModified: ClientResponse, requestDate: Date,
+    package static func merge(_ entry: CachedResponse, notModified: ClientResponse, requestDate: Date,
                              responseDate: Date) -> CachedResponse {
         var headers = entry.response.headers
         var replaced = Set<String>()
@@ -196,7 +196,7 @@ public enum CacheRules {
     /// The URLs whose entries a response to an unsafe request invalidates (RFC 9111 §4.4): for a method other than
     /// GET, HEAD, OPTIONS or TRACE answered with 2xx or 3xx, the request's URL and the same-origin `Location` and
     /// `Content-Location`; none otherwise.
-    public static func invalidatedURLs(by request: ClientRequest, response: ClientResponse) -> [URL] {
+    package static func invalidatedURLs(by request: ClientRequest, response: ClientResponse) -> [URL] {
         let safe: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
         guard !safe.contains(request.method.uppercased()), (200..<400).contains(response.statusCode) else { return [] }
         var urls = [request.url]
@@ -225,7 +225,7 @@ public enum CacheRules {
 }
 
 /// What a cache policy does with a request (`CacheRules.lookup`).
-public enum CacheLookup: Sendable {
+package enum CacheLookup: Sendable {
     /// Answer with the stored entry; no request goes out.
     case useStored(CachedResponse)
     /// Send the conditional request; a 304 answers with the stored entry merged (`CacheRules.merge`).

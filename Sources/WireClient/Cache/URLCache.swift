@@ -100,7 +100,7 @@ public final class URLCache: Sendable {
     ///     Wire's file threads.
     /// - Returns: The entry; nil on a miss, when its file is larger than `limit` or cannot be read now, or when the
     ///   file does not decode (it is then removed, as `cachedResponse(for:)` would).
-    public func cachedResponse(for request: ClientRequest, blockingReadsUpTo limit: Int) -> CachedResponse? {
+    package func cachedResponse(for request: ClientRequest, blockingReadsUpTo limit: Int) -> CachedResponse? {
         let key = Self.key(request.url)
         switch lookUp(key) {
         case .memory(let entry):

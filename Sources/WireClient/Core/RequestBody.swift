@@ -46,7 +46,7 @@ public enum RequestBody: Sendable {
     }
 
     /// The body as Wire sends it: `.bytes`, `.file(path:)`, `.segments` or `.replayable(length:makeChunks:)`.
-    public var wireBody: HTTPClientRequest.Body {
+    package var wireBody: HTTPClientRequest.Body {
         switch self {
         case .data(let data):
             return .bytes(ByteBuffer(bytes: data))

@@ -1,4 +1,4 @@
-public import Wire
+import Wire
 
 /// A content coding of `Content-Encoding` (RFC 9110 §8.4.1) that WireClient decodes.
 public enum ContentCoding: String, Sendable, Hashable, CaseIterable {
@@ -13,7 +13,7 @@ public enum ContentCoding: String, Sendable, Hashable, CaseIterable {
 
     /// The coding of every `Content-Encoding` field of `headers`, joined as one value (see `init(contentEncoding:)`).
     /// - Throws: `ContentDecodingError.unsupportedCoding` with the value.
-    public init(headers: HTTPHeaders) throws(ContentDecodingError) {
+    package init(headers: HTTPHeaders) throws(ContentDecodingError) {
         // The common case, no Content-Encoding at all: no list of values, no joined string.
         guard headers.contains(name: "Content-Encoding") else {
             self = .identity
@@ -28,7 +28,7 @@ public enum ContentCoding: String, Sendable, Hashable, CaseIterable {
     /// identity is supported: a stacked value (`deflate, gzip`) throws, as does any other coding.
     /// - Parameter contentEncoding: The field's value (all `Content-Encoding` lines joined by commas), or nil.
     /// - Throws: `ContentDecodingError.unsupportedCoding` with the value.
-    public init(contentEncoding: String?) throws(ContentDecodingError) {
+    package init(contentEncoding: String?) throws(ContentDecodingError) {
         var found: ContentCoding?
         for token in (contentEncoding ?? "").split(separator: ",") {
             let name = token.trimmingSpacesAndTabs().lowercased()

@@ -1,4 +1,4 @@
-public import Wire
+import Wire
 
 /// Decodes a `Content-Encoding` stream piece by piece: encoded chunks in (`push`), decoded chunks out (`next`), at
 /// most `maximumChunkSize` bytes each, so a body is never inflated whole and a bomb is refused as soon as a limit is
@@ -16,17 +16,17 @@ public import Wire
 /// A decoder owns a zlib stream, so it is a reference and not `Sendable`: one task feeds it, start to end. (It was a
 /// noncopyable struct; Swift 6.3's optimizer released an uninitialised reference when such a value was stored into
 /// another noncopyable struct from a `do`/`catch`, so it is a class.)
-public final class ContentDecoder {
+package final class ContentDecoder {
     /// The coding being decoded.
-    public let coding: ContentCoding
+    package let coding: ContentCoding
     /// The limits checked after every decoded chunk.
-    public let limits: ContentDecodingLimits
+    package let limits: ContentDecodingLimits
     /// The most bytes one `next()` returns.
-    public let maximumChunkSize: Int
+    package let maximumChunkSize: Int
     /// Encoded bytes consumed so far.
-    public private(set) var encodedByteCount: Int64 = 0
+    package private(set) var encodedByteCount: Int64 = 0
     /// Decoded bytes produced so far.
-    public private(set) var decodedByteCount: Int64 = 0
+    package private(set) var decodedByteCount: Int64 = 0
 
     private enum Phase {
         /// deflate only: the first two bytes decide between the zlib wrapper and raw deflate.
@@ -52,7 +52,7 @@ public final class ContentDecoder {
     ///   - limits: The bomb limits. Identity is not limited: nothing expands.
     ///   - maximumChunkSize: The most bytes one `next()` returns; default 64 KiB.
     /// - Throws: `.decoderUnavailable` when zlib cannot allocate its state.
-    public init(coding: ContentCoding, limits: ContentDecodingLimits = ContentDecodingLimits(),
+    package init(coding: ContentCoding, limits: ContentDecodingLimits = ContentDecodingLimits(),
                 maximumChunkSize: Int = 65_536) throws(ContentDecodingError) {
         self.coding = coding
         self.limits = limits
@@ -69,14 +69,14 @@ public final class ContentDecoder {
 
     /// A decoder for a `Content-Encoding` field value (see `ContentCoding.init(contentEncoding:)`).
     /// - Throws: `.unsupportedCoding` for a coding other than gzip, x-gzip, deflate and identity.
-    public convenience init(contentEncoding: String?, limits: ContentDecodingLimits = ContentDecodingLimits(),
+    package convenience init(contentEncoding: String?, limits: ContentDecodingLimits = ContentDecodingLimits(),
                 maximumChunkSize: Int = 65_536) throws(ContentDecodingError) {
         try self.init(coding: ContentCoding(contentEncoding: contentEncoding), limits: limits, maximumChunkSize: maximumChunkSize)
     }
 
     /// Hands over the next encoded bytes. Call `next()` until it returns nil before pushing again (bytes pushed
     /// before are kept, at the cost of a copy).
-    public func push(_ chunk: ByteBuffer) {
+    package func push(_ chunk: ByteBuffer) {
         if pending.isEmpty {
             pending = chunk
         } else {
@@ -87,7 +87,7 @@ public final class ContentDecoder {
 
     /// The next decoded chunk (1 to `maximumChunkSize` bytes), or nil when the pushed bytes are used up.
     /// - Throws: `.corrupt`, `.trailingGarbage`, `.ratioExceeded` or `.sizeExceeded`; the decoder is unusable after.
-    public func next() throws(ContentDecodingError) -> ByteBuffer? {
+    package func next() throws(ContentDecodingError) -> ByteBuffer? {
         if coding == .identity {
             guard !pending.isEmpty else { return nil }
             let chunk = pending.readSlice(min(pending.readableBytes, maximumChunkSize))
@@ -139,7 +139,7 @@ public final class ContentDecoder {
 
     /// Checks that the body ended where the encoded stream does. Call it after the last `next()` returned nil.
     /// - Throws: `.truncated` when the body ended inside the stream (an empty body is an empty stream, no error).
-    public func finish() throws(ContentDecodingError) {
+    package func finish() throws(ContentDecodingError) {
         if coding == .identity || phase == .ended { return }
         if phase == .sniffing {
             // Fewer than two bytes: none is an empty body; one cannot be a whole deflate stream.

@@ -3,9 +3,9 @@ import Wire
 
 /// The media type of a file part, from its extension (§5.2.4): a built-in table first, then `/etc/mime.types` for
 /// extensions the table lacks, else `application/octet-stream` (AFNetworking asks UTType; Linux has no such thing).
-public enum MIMEType {
+package enum MIMEType {
     /// The type for unknown or missing extensions.
-    public static let fallback = "application/octet-stream"
+    package static let fallback = "application/octet-stream"
 
     /// The built-in table, by lower-cased extension.
     static let table: [String: String] = [
@@ -27,7 +27,7 @@ public enum MIMEType {
     /// The type for the file name or path `name`, by its extension (case-insensitive).
     /// - Parameter name: A file name or path.
     /// - Returns: The media type; `application/octet-stream` when the extension is unknown or absent.
-    public static func forFileName(_ name: String) -> String {
+    package static func forFileName(_ name: String) -> String {
         let base = name.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? name
         guard let dot = base.lastIndex(of: "."), dot != base.startIndex else { return fallback }
         let ext = base[base.index(after: dot)...].lowercased()

@@ -3,9 +3,9 @@
 /// `<proc>/net/ipv6_route`, IPv6 addresses from `<proc>/net/if_inet6`. procfs lists no IPv4 addresses per
 /// interface, so an interface with a directly connected IPv4 route (no gateway) counts as having an IPv4 address.
 /// The parsers are pure and skip lines they cannot read.
-public enum ProcNetSnapshot {
+package enum ProcNetSnapshot {
     /// Reads the files under `procRoot` and `classifier.sysfsRoot`.
-    public static func read(procRoot: String = "/proc", classifier: InterfaceClassifier = InterfaceClassifier()) -> ReachabilitySnapshot {
+    package static func read(procRoot: String = "/proc", classifier: InterfaceClassifier = InterfaceClassifier()) -> ReachabilitySnapshot {
         let netDirectory = "\(classifier.sysfsRoot)/class/net"
         let links = SysfsFile.names(in: netDirectory).compactMap { name -> ReachabilitySnapshot.Link? in
             let directory = "\(netDirectory)/\(name)"
@@ -29,7 +29,7 @@ public enum ProcNetSnapshot {
     }
 
     /// The snapshot these file contents describe (`links` already read from sysfs).
-    public static func snapshot(links: [ReachabilitySnapshot.Link], ipv4Routes: String, ipv6Routes: String, ipv6Addresses: String) -> ReachabilitySnapshot {
+    package static func snapshot(links: [ReachabilitySnapshot.Link], ipv4Routes: String, ipv6Routes: String, ipv6Addresses: String) -> ReachabilitySnapshot {
         let indexes = Dictionary(links.map { ($0.name, $0.index) }, uniquingKeysWith: { first, _ in first })
         var snapshot = ReachabilitySnapshot(links: links)
         // /proc/net/route: Iface Destination Gateway Flags RefCnt Use Metric Mask ...; addresses are the in_addr

@@ -1,6 +1,6 @@
 /// Reachability as a pure function of a snapshot (spec §7.2 item 3). No I/O, no clock: the managers feed it
 /// snapshots; tests feed it values.
-public enum ReachabilityEvaluator {
+package enum ReachabilityEvaluator {
     /// The path to `target` in `snapshot`.
     ///
     /// - `.anyRoute`: reachable iff some unicast default route (outside the local table) leaves through an
@@ -10,7 +10,7 @@ public enum ReachabilityEvaluator {
     ///   else by the longest matching prefix of `routes`; a unicast route must leave through an interface that
     ///   is up, a local route or a loopback destination is reachable via loopback, and `unreachable`,
     ///   `prohibit`, `blackhole` or no route are not reachable.
-    public static func path(for target: ReachabilityTarget, in snapshot: ReachabilitySnapshot) -> ReachabilityPath {
+    package static func path(for target: ReachabilityTarget, in snapshot: ReachabilitySnapshot) -> ReachabilityPath {
         let links = Dictionary(snapshot.links.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
         switch target {
         case .anyRoute: return defaultPath(snapshot, links)

@@ -38,7 +38,7 @@ public struct ReachabilityPath: Sendable, Hashable {
 }
 
 /// What a reachability manager asks about.
-public enum ReachabilityTarget: Sendable, Hashable {
+package enum ReachabilityTarget: Sendable, Hashable {
     /// Any default route: "is there a network at all" (AFNetworking's zero-address manager).
     case anyRoute
     /// Any of these addresses (an address manager's one, a domain manager's resolved ones; none: not reachable).

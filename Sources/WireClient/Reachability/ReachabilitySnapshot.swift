@@ -40,7 +40,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         }
 
         /// Whether the first `length` bits equal those of `prefix` (of the same family).
-        public func hasPrefix(_ prefix: IPAddress, length: Int) -> Bool {
+        package func hasPrefix(_ prefix: IPAddress, length: Int) -> Bool {
             guard prefix.family == family, length >= 0, length <= bytes.count * 8 else { return false }
             let whole = length / 8
             guard bytes[..<whole] == prefix.bytes[..<whole] else { return false }
@@ -96,7 +96,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         case up
 
         /// The state of the kernel's numeric code (`IF_OPER_*`); out-of-range codes are `.unknown`.
-        public init(code: UInt8) {
+        package init(code: UInt8) {
             self = switch code {
             case 1: .notPresent
             case 2: .down
@@ -109,7 +109,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         }
 
         /// The state of sysfs's `operstate` text (`up`, `down`, `lowerlayerdown`, ...).
-        public init(text: some StringProtocol) {
+        package init(text: some StringProtocol) {
             self = switch text {
             case "notpresent": .notPresent
             case "down": .down
@@ -194,7 +194,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
             case nowhere
 
             /// The scope of the kernel's numeric code (0, 200, 253, 254, 255); other values are `.site`.
-            public init(code: UInt8) {
+            package init(code: UInt8) {
                 self = switch code {
                 case 0: .global
                 case 253: .link
@@ -206,7 +206,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         }
 
         /// Whether a default route of its family can use it: any settled IPv4 address, or a settled global IPv6 one.
-        public var isUsableForDefaultRoute: Bool {
+        package var isUsableForDefaultRoute: Bool {
             guard !isTentative else { return false }
             return address.family == .ipv4 || scope == .global
         }
@@ -236,7 +236,7 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         case other
 
         /// The type of the kernel's numeric code.
-        public init(code: UInt8) {
+        package init(code: UInt8) {
             self = switch code {
             case 1: .unicast
             case 2: .local

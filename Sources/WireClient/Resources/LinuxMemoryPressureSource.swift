@@ -9,7 +9,7 @@ import Wire
 /// no thread runs. The files are watched by one thread blocked in `poll(2)` (Wire's `PriorityEventWatcher`).
 public final class LinuxMemoryPressureSource: MemoryPressureSource {
     /// The trigger lines written to the PSI file, in order of preference.
-    public static let pressureTriggers = ["some 150000 1000000", "some 300000 2000000"]
+    package static let pressureTriggers = ["some 150000 1000000", "some 300000 2000000"]
 
     private let procRoot: String
     private let cgroupEventsPath: String?
@@ -31,7 +31,7 @@ public final class LinuxMemoryPressureSource: MemoryPressureSource {
     }
 
     /// Whether a file is being watched now (false before `start`, after `stop`, and where neither exists).
-    public var isWatching: Bool {
+    package var isWatching: Bool {
         running.withLock { !($0.watcher?.watchedIndices.isEmpty ?? true) }
     }
 
@@ -76,7 +76,7 @@ public final class LinuxMemoryPressureSource: MemoryPressureSource {
     /// - Parameters:
     ///   - cgroup: The text of `/proc/self/cgroup`.
     ///   - mountInfo: The text of `/proc/self/mountinfo`.
-    public static func memoryEventsPath(cgroup: String?, mountInfo: String?) -> String? {
+    package static func memoryEventsPath(cgroup: String?, mountInfo: String?) -> String? {
         guard let cgroup, let mountInfo else { return nil }
         guard let line = cgroup.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) else { return nil }
         let group = String(line.dropFirst(3))
@@ -100,14 +100,14 @@ public final class LinuxMemoryPressureSource: MemoryPressureSource {
 
 /// The counters of a cgroup v2 `memory.events` file (`low`, `high`, `max`, `oom`, `oom_kill`, one `name value` a
 /// line).
-public struct MemoryEventCounters: Sendable, Hashable {
+package struct MemoryEventCounters: Sendable, Hashable {
     /// Times the group's usage went over `memory.high` (throttled and reclaimed).
-    public var high: UInt64
+    package var high: UInt64
     /// Times the group's usage was about to go over `memory.max`.
-    public var max: UInt64
+    package var max: UInt64
 
     /// Reads the counters from the file's text; absent or malformed lines count as 0.
-    public init(parsing text: String) {
+    package init(parsing text: String) {
         var high: UInt64 = 0
         var max: UInt64 = 0
         for line in text.split(separator: "\n") {
@@ -124,7 +124,7 @@ public struct MemoryEventCounters: Sendable, Hashable {
     }
 
     /// Whether `high` or `max` went up since `earlier`.
-    public func indicatesPressure(since earlier: MemoryEventCounters) -> Bool {
+    package func indicatesPressure(since earlier: MemoryEventCounters) -> Bool {
         high > earlier.high || max > earlier.max
     }
 }

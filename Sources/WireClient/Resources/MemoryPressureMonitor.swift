@@ -41,10 +41,10 @@ public final class MemoryPressureMonitor: Sendable {
     }
 
     /// How many pressure events were heard so far (each emptied the registered caches).
-    public var pressureEvents: Int { pressureCount.load(ordering: .relaxed) }
+    package var pressureEvents: Int { pressureCount.load(ordering: .relaxed) }
 
     /// Whether the source is running (some cache is registered).
-    public var isMonitoring: Bool { state.withLock { $0.isStarted } }
+    package var isMonitoring: Bool { state.withLock { $0.isStarted } }
 
     /// Registers `purge`, called on every pressure event until `unregister` with the returned token. `purge` must not
     /// keep its cache alive (capture its storage or capture it weakly). Starts the source for the first registration.

@@ -108,9 +108,9 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     }
 
     /// Downloads started and not yet completed.
-    public var activeDownloadCount: Int { state.withLock { $0.activeCount } }
+    package var activeDownloadCount: Int { state.withLock { $0.activeCount } }
     /// Downloads waiting for a slot.
-    public var queuedDownloadCount: Int { state.withLock { $0.queuedCount } }
+    package var queuedDownloadCount: Int { state.withLock { $0.queuedCount } }
 
     // MARK: Downloading
 

@@ -3,27 +3,27 @@
 ///
 /// Parsing is total: any text a peer sends gives a value or nil, never a trap (numbers that overflow `Int64`, a last
 /// position before the first, or one at or past the complete length are nil).
-public struct ContentRange: Sendable, Hashable, CustomStringConvertible {
+package struct ContentRange: Sendable, Hashable, CustomStringConvertible {
     /// The bytes the body carries, first and last position inclusive; nil for the unsatisfied form (`bytes */N`).
-    public var range: ClosedRange<Int64>?
+    package var range: ClosedRange<Int64>?
     /// The representation's whole length; nil when the server wrote `*` (unknown).
-    public var completeLength: Int64?
+    package var completeLength: Int64?
 
     /// A satisfied range: `first...last` of `completeLength` bytes (nil: unknown).
-    public init(range: ClosedRange<Int64>, completeLength: Int64?) {
+    package init(range: ClosedRange<Int64>, completeLength: Int64?) {
         self.range = range
         self.completeLength = completeLength
     }
 
     /// The unsatisfied form of a 416: the representation is `completeLength` bytes long.
-    public init(unsatisfiedOf completeLength: Int64) {
+    package init(unsatisfiedOf completeLength: Int64) {
         range = nil
         self.completeLength = completeLength
     }
 
     /// Parses a field value; nil unless it is one of the three forms with the `bytes` unit (case-insensitive) and
     /// consistent numbers. Whitespace around the value is ignored.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         var bytes = Array(text.utf8)[...]
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
         while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
@@ -56,7 +56,7 @@ public struct ContentRange: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The field value, as a server writes it.
-    public var description: String {
+    package var description: String {
         let length = completeLength.map { String($0) } ?? "*"
         guard let range else { return "bytes */\(length)" }
         return "bytes \(range.lowerBound)-\(range.upperBound)/\(length)"

@@ -56,7 +56,7 @@ final class CellularAdmission: ConnectionAdmission {
 extension NetworkServiceType {
     /// The IP traffic-class byte the service type sets on its connections (§13.2 item 8): DSCP CS1, AF41, EF and
     /// AF21 in the upper six bits; nil for `.default`, which leaves the socket's class alone.
-    public var trafficClass: UInt8? {
+    package var trafficClass: UInt8? {
         switch self {
         case .default: nil
         case .background: 0x20

@@ -18,8 +18,17 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         case download
     }
 
-    /// The task's state (`TaskStateMachine.State`).
-    public typealias State = TaskStateMachine.State
+    /// Where a task is in its life (NSURLSessionTask's states); `TaskStateMachine` says which input moves it where.
+    public enum State: Sendable, Hashable, CaseIterable {
+        /// Created, or suspended by the caller: no byte moves.
+        case suspended
+        /// Resumed: the transfer runs, or waits for a slot under `maximumConcurrentTasks`.
+        case running
+        /// Cancelled (by the caller, a timeout or invalidation); completion follows.
+        case canceling
+        /// Finished: the completion handler has been (or is being) called. Terminal.
+        case completed
+    }
 
     /// Unique within the manager: 1 for its first task, then the next integer; never reused.
     public let taskIdentifier: Int

@@ -7,21 +7,12 @@
 /// ```
 /// Any other input is a no-op: `apply` returns nil and the state is unchanged, so the caller emits no event and
 /// reports no error (a second `resume()`, a `suspend()` of a completed task). `completed` is terminal.
-public struct TaskStateMachine: Sendable, Hashable {
-    /// Where a task is in its life (NSURLSessionTask's states).
-    public enum State: Sendable, Hashable, CaseIterable {
-        /// Created, or suspended by the caller: no byte moves.
-        case suspended
-        /// Resumed: the transfer runs, or waits for a slot under `maximumConcurrentTasks`.
-        case running
-        /// Cancelled (by the caller, a timeout or invalidation); completion follows.
-        case canceling
-        /// Finished: the completion handler has been (or is being) called. Terminal.
-        case completed
-    }
+package struct TaskStateMachine: Sendable, Hashable {
+    /// Where a task is in its life: `SessionTask.State`, public since a task's caller reads it.
+    package typealias State = SessionTask.State
 
     /// What can happen to a task.
-    public enum Input: Sendable, Hashable, CaseIterable {
+    package enum Input: Sendable, Hashable, CaseIterable {
         /// `resume()`.
         case resume
         /// `suspend()`.
@@ -33,14 +24,14 @@ public struct TaskStateMachine: Sendable, Hashable {
     }
 
     /// A change of state that happened.
-    public struct Transition: Sendable, Hashable {
+    package struct Transition: Sendable, Hashable {
         /// The state before.
-        public var from: State
+        package var from: State
         /// The state after.
-        public var to: State
+        package var to: State
 
         /// A transition from `from` to `to`.
-        public init(from: State, to: State) {
+        package init(from: State, to: State) {
             self.from = from
             self.to = to
         }
@@ -48,7 +39,7 @@ public struct TaskStateMachine: Sendable, Hashable {
 
     /// Every transition there is; anything absent is a no-op. (`apply` reads the same transitions from a `switch`:
     /// no hashing on a task's path.)
-    public static let table: [State: [Input: State]] = Dictionary(uniqueKeysWithValues: State.allCases.map { state in
+    package static let table: [State: [Input: State]] = Dictionary(uniqueKeysWithValues: State.allCases.map { state in
         (state, Dictionary(uniqueKeysWithValues: Input.allCases.compactMap { input in next(from: state, on: input).map { (input, $0) } }))
     })
 
@@ -64,16 +55,16 @@ public struct TaskStateMachine: Sendable, Hashable {
     }
 
     /// The current state; a new task is suspended.
-    public private(set) var state: State
+    package private(set) var state: State
 
     /// A machine in `state` (`.suspended` for a new task).
-    public init(state: State = .suspended) {
+    package init(state: State = .suspended) {
         self.state = state
     }
 
     /// Applies `input`.
     /// - Returns: The transition when the table has one, nil (and no change) otherwise.
-    public mutating func apply(_ input: Input) -> Transition? {
+    package mutating func apply(_ input: Input) -> Transition? {
         guard let next = Self.next(from: state, on: input) else { return nil }
         let transition = Transition(from: state, to: next)
         state = next

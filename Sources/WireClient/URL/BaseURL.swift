@@ -8,11 +8,11 @@ import Wire
 /// try base.resolve("foo?bar=baz")                       // http://example.com/v1/foo?bar=baz
 /// try base.resolve("/foo")                              // http://example.com/foo
 /// ```
-public struct BaseURL: Sendable, Hashable {
+package struct BaseURL: Sendable, Hashable {
     /// The normalised base: a terminal `/` added to a non-empty path that lacks one, the query kept.
-    public let url: URL
+    package let url: URL
     /// The normalised base as RFC 3986 components.
-    public let reference: URIReference
+    package let reference: URIReference
 
     /// Parses and normalises a base URL.
     ///
@@ -21,7 +21,7 @@ public struct BaseURL: Sendable, Hashable {
     /// an empty path (`http://h`) is left alone.
     /// - Parameter string: The base URL.
     /// - Throws: `.badURL` when the text is not an absolute URL with an authority (a scheme and `//host`).
-    public init(_ string: String) throws(ClientError) {
+    package init(_ string: String) throws(ClientError) {
         guard var parsed = URIReference(parsing: Self.escapingDisallowedBytes(string)), parsed.scheme != nil,
               let authority = parsed.authority, !authority.isEmpty
         else { throw ClientError(.badURL, failureReason: "Not an absolute URL with a host: \(string)") }
@@ -38,7 +38,7 @@ public struct BaseURL: Sendable, Hashable {
     /// - Parameter reference: A relative or absolute reference (`foo`, `/foo`, `../x?y`, `http://other/`).
     /// - Returns: The target URL.
     /// - Throws: `.badURL` when the reference's scheme is malformed or the result is not a URL.
-    public func resolve(_ reference: String) throws(ClientError) -> URL {
+    package func resolve(_ reference: String) throws(ClientError) -> URL {
         guard let parsed = URIReference(parsing: Self.escapingDisallowedBytes(reference)) else {
             throw ClientError(.badURL, failureReason: "Not a URI reference: \(reference)")
         }
@@ -49,7 +49,7 @@ public struct BaseURL: Sendable, Hashable {
     /// (space → `%20`, `é` → `%C3%A9`), and every `%` not followed by two hexadecimal digits written `%25`.
     /// - Parameter text: A URL or reference as a caller wrote it.
     /// - Returns: Text made only of URI characters.
-    public static func escapingDisallowedBytes(_ text: String) -> String {
+    package static func escapingDisallowedBytes(_ text: String) -> String {
         // The common case, nothing to escape and no `%` to look at: the text itself, with no copy.
         if text.utf8.allSatisfy({ uriCharacters.contains($0) }) { return text }
         let bytes = Array(text.utf8)

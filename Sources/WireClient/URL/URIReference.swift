@@ -7,17 +7,17 @@
 /// let base = URIReference(parsing: "http://a/b/c/d;p?q")!
 /// URIReference(parsing: "../g")!.resolved(against: base).description   // "http://a/b/g"
 /// ```
-public struct URIReference: Sendable, Hashable, CustomStringConvertible {
+package struct URIReference: Sendable, Hashable, CustomStringConvertible {
     /// The scheme, without its `:`; nil for a relative reference.
-    public var scheme: String?
+    package var scheme: String?
     /// The authority, without its leading `//`; nil when absent (an empty authority is `""`).
-    public var authority: String?
+    package var authority: String?
     /// The path, possibly empty.
-    public var path: String
+    package var path: String
     /// The query, without its `?`; nil when absent (an empty query is `""`).
-    public var query: String?
+    package var query: String?
     /// The fragment, without its `#`; nil when absent.
-    public var fragment: String?
+    package var fragment: String?
 
     /// Creates a reference from its components.
     /// - Parameters:
@@ -26,7 +26,7 @@ public struct URIReference: Sendable, Hashable, CustomStringConvertible {
     ///   - path: The path.
     ///   - query: The query, or nil.
     ///   - fragment: The fragment, or nil.
-    public init(scheme: String? = nil, authority: String? = nil, path: String = "", query: String? = nil, fragment: String? = nil) {
+    package init(scheme: String? = nil, authority: String? = nil, path: String = "", query: String? = nil, fragment: String? = nil) {
         self.scheme = scheme
         self.authority = authority
         self.path = path
@@ -41,7 +41,7 @@ public struct URIReference: Sendable, Hashable, CustomStringConvertible {
     /// (§4.2), so it is refused rather than read as a path.
     /// - Parameter text: The reference.
     /// - Returns: The components, or nil when the scheme is malformed.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         var rest = Substring(text)
         if let hash = rest.firstIndex(of: "#") {
             fragment = String(rest[rest.index(after: hash)...])
@@ -67,7 +67,7 @@ public struct URIReference: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The reference written back as RFC 3986 §5.3 recomposes it.
-    public var description: String {
+    package var description: String {
         var result = ""
         if let scheme { result += scheme + ":" }
         if let authority { result += "//" + authority }
@@ -81,7 +81,7 @@ public struct URIReference: Sendable, Hashable, CustomStringConvertible {
     /// is not ignored (`http:g` stays `http:g`).
     /// - Parameter base: An absolute URI (one with a scheme); its fragment is never used.
     /// - Returns: The target URI.
-    public func resolved(against base: URIReference) -> URIReference {
+    package func resolved(against base: URIReference) -> URIReference {
         var target = URIReference()
         if let scheme {
             target.scheme = scheme
@@ -124,7 +124,7 @@ public struct URIReference: Sendable, Hashable, CustomStringConvertible {
     /// and output buffers).
     /// - Parameter path: A path.
     /// - Returns: The path without dot segments.
-    public static func removingDotSegments(_ path: String) -> String {
+    package static func removingDotSegments(_ path: String) -> String {
         var input = Array(path.utf8)[...]
         var output: [UInt8] = []
         let slash = UInt8(ascii: "/")

@@ -5,9 +5,9 @@ import FoundationEssentials
 /// Built to be fed anything (a fuzzer, a hostile server): every read goes through `ByteReader`, which answers nil
 /// past the end instead of trapping; arithmetic on offsets cannot overflow (offsets only grow by values read from at
 /// most two bytes, and loops end when the data does); a zero width or height is refused.
-public struct ImageHeader: Sendable, Hashable {
+package struct ImageHeader: Sendable, Hashable {
     /// The formats recognised by their signatures.
-    public enum Format: String, Sendable, Hashable, CaseIterable {
+    package enum Format: String, Sendable, Hashable, CaseIterable {
         /// PNG: size from the IHDR chunk.
         case png
         /// JPEG: size from the first SOFn segment.
@@ -22,7 +22,7 @@ public struct ImageHeader: Sendable, Hashable {
         case ico
 
         /// The format's media type.
-        public var mimeType: String {
+        package var mimeType: String {
             switch self {
             case .png: "image/png"
             case .jpeg: "image/jpeg"
@@ -38,18 +38,18 @@ public struct ImageHeader: Sendable, Hashable {
     private typealias Size = (format: Format, width: Int, height: Int)
 
     /// The format.
-    public var format: Format
+    package var format: Format
     /// The width in pixels (at least 1).
-    public var pixelWidth: Int
+    package var pixelWidth: Int
     /// The height in pixels (at least 1).
-    public var pixelHeight: Int
+    package var pixelHeight: Int
 
     /// Creates a header from known values.
     /// - Parameters:
     ///   - format: The format.
     ///   - pixelWidth: The width in pixels.
     ///   - pixelHeight: The height in pixels.
-    public init(format: Format, pixelWidth: Int, pixelHeight: Int) {
+    package init(format: Format, pixelWidth: Int, pixelHeight: Int) {
         self.format = format
         self.pixelWidth = pixelWidth
         self.pixelHeight = pixelHeight
@@ -58,14 +58,14 @@ public struct ImageHeader: Sendable, Hashable {
     /// Reads the header of `data`.
     /// - Parameter data: The image's bytes (the first few hundred are usually enough; JPEG may need more).
     /// - Returns: nil for an unknown signature, a truncated or malformed header, or a zero dimension.
-    public init?(_ data: Data) {
+    package init?(_ data: Data) {
         self.init(bytes: Array(data))
     }
 
     /// Reads the header of `bytes`.
     /// - Parameter bytes: The image's bytes.
     /// - Returns: nil for an unknown signature, a truncated or malformed header, or a zero dimension.
-    public init?(bytes: [UInt8]) {
+    package init?(bytes: [UInt8]) {
         let reader = ByteReader(bytes: bytes)
         let size: Size?
         if reader.matches([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], at: 0) {

@@ -16,7 +16,7 @@ public enum PreferredLanguages {
     /// entries are dropped; a repeated entry keeps its first position; an empty list becomes `["en"]`.
     /// - Parameter environment: Variable names and values.
     /// - Returns: Language tags, most preferred first.
-    public static func fromEnvironment(_ environment: [String: String]) -> [String] {
+    package static func fromEnvironment(_ environment: [String: String]) -> [String] {
         let locale = ["LC_ALL", "LC_MESSAGES", "LANG"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
         var entries: [String] = []
         if let locale, isPOSIX(normalized(locale)) {
@@ -38,7 +38,7 @@ public enum PreferredLanguages {
     /// written with one significant digit (`q=1`, never `q=1.0`), joined by `", "`, at most six entries.
     /// - Parameter languages: Language tags, most preferred first.
     /// - Returns: The header value (empty for no languages).
-    public static func acceptLanguage(_ languages: [String]) -> String {
+    package static func acceptLanguage(_ languages: [String]) -> String {
         languages.prefix(6).enumerated().map { index, language in
             "\(language);q=\(index == 0 ? "1" : "0.\(10 - index)")"
         }.joined(separator: ", ")

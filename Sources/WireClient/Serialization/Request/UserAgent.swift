@@ -3,12 +3,12 @@ import Wire
 
 /// WireClient's default `User-Agent`: `"<product>/<version> (Linux <kernel release>; <machine>)"` (§3.2.2), the Linux
 /// counterpart of AFNetworking's `"<app>/<version> (<model>; iOS <version>; Scale/<scale>)"`.
-public enum UserAgent {
+package enum UserAgent {
     /// The value for this process: the executable's file name, `applicationVersion` (or `"unknown"`), and
     /// `uname(2)`'s release and machine.
     /// - Parameter applicationVersion: The version to write; `"unknown"` when nil.
     /// - Returns: The header value, ASCII only.
-    public static func current(applicationVersion: String? = nil) -> String {
+    package static func current(applicationVersion: String? = nil) -> String {
         value(product: executableName, version: applicationVersion, system: .current)
     }
 
@@ -18,7 +18,7 @@ public enum UserAgent {
     ///   - version: The product version; `"unknown"` when nil.
     ///   - system: The kernel release and machine.
     /// - Returns: The header value.
-    public static func value(product: String, version: String?, system: SystemIdentity) -> String {
+    package static func value(product: String, version: String?, system: SystemIdentity) -> String {
         ascii("\(product)/\(version ?? "unknown") (Linux \(system.release); \(system.machine))")
     }
 
@@ -27,7 +27,7 @@ public enum UserAgent {
     /// transliterates with ICU's `Any-Latin; Latin-ASCII`, which the toolchain does not have.)
     /// - Parameter text: Any text.
     /// - Returns: The folded text.
-    public static func ascii(_ text: String) -> String {
+    package static func ascii(_ text: String) -> String {
         var folded = ""
         folded.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {
