@@ -44,6 +44,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // `swift package generate-documentation`: the DocC catalogs of the three libraries (CONTRIBUTING.md). A command
+        // plugin only: nothing of it is linked into a product.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Linux headers that Glibc's module map does not export (epoll, eventfd, timerfd)
