@@ -27,7 +27,7 @@ RANKS = [
     ("Wire/Client", "Wire/Server"),
     ("WireTLS", "WireLoad"),
     ("WireClient",),
-    ("wire", "wire-profile"),
+    ("WireTool", "wire-profile"),
 ]
 
 DECLARATION = re.compile(
