@@ -159,7 +159,7 @@ import WireClient
         serializer.timeoutInterval = .seconds(60)
         serializer.cachePolicy = .useProtocolCachePolicy
         serializer.allowsCellularAccess = true
-        serializer.httpShouldHandleCookies = false
+        serializer.shouldHandleCookies = false
         serializer.httpShouldUsePipelining = false
         serializer.networkServiceType = .video
         request = try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: nil)
@@ -203,6 +203,19 @@ import WireClient
         #expect(restored.networkServiceType == .voice)
         #expect(restored.cachePolicy == nil)
         #expect(try restored.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString == "http://h/?a=1")
+    }
+
+    /// Archives made while the serializer's cookie switch was spelled `httpShouldHandleCookies` keep their value; new
+    /// ones write only `shouldHandleCookies`.
+    @Test func theCookieSwitchIsReadUnderItsOldKey() throws {
+        var serializer = serializer()
+        serializer.shouldHandleCookies = false
+        let archive = String(decoding: try JSONEncoder().encode(serializer), as: UTF8.self)
+        #expect(archive.contains("\"shouldHandleCookies\":false") && !archive.contains("httpShouldHandleCookies"))
+        let old = archive.replacing("\"shouldHandleCookies\"", with: "\"httpShouldHandleCookies\"")
+        let restored = try JSONDecoder().decode(HTTPRequestSerializer.self, from: Data(old.utf8))
+        #expect(restored.shouldHandleCookies == false)
+        #expect(try restored.request(withMethod: "GET", urlString: "http://h/", parameters: nil).shouldHandleCookies == false)
     }
 
     @Test func unusableURLsAndParametersFail() {

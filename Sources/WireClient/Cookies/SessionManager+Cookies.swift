@@ -5,7 +5,7 @@ extension SessionManager {
     /// The storage a request's cookies go through: the configuration's, unless the request or the configuration turns
     /// cookie handling off (§13.2.5).
     private func cookieStorage(for request: ClientRequest) -> CookieStorage? {
-        guard request.shouldHandleCookies ?? configuration.httpShouldSetCookies else { return nil }
+        guard request.shouldHandleCookies ?? configuration.shouldHandleCookies else { return nil }
         return configuration.httpCookieStorage
     }
 

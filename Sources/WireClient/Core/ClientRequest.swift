@@ -32,7 +32,7 @@ public struct ClientRequest: Sendable {
         get { settings?.value.cachePolicy }
         set { changeSettings { $0.cachePolicy = newValue } }
     }
-    /// Whether cookies are sent and stored for this request.
+    /// Whether cookies are sent and stored for this request; nil uses the session's `shouldHandleCookies`.
     public var shouldHandleCookies: Bool? {
         get { settings?.value.shouldHandleCookies }
         set { changeSettings { $0.shouldHandleCookies = newValue } }

@@ -16,8 +16,10 @@ extension SessionConfiguration: Codable {
     private enum CodingKeys: String, CodingKey {
         case timeoutIntervalForRequest, timeoutIntervalForResource, httpAdditionalHeaders, httpMaximumConnectionsPerHost
         case maximumBufferedResponseSize, decodesContent, contentDecoding, maximumConcurrentTasks, maximumRedirects
-        case transportSecurity, tls, httpShouldSetCookies, httpCookieAcceptPolicy, httpCookieStorage, urlCache
+        case transportSecurity, tls, shouldHandleCookies, httpCookieAcceptPolicy, httpCookieStorage, urlCache
         case requestCachePolicy, allowsCellularAccess, networkServiceType, interfaceClassifier, httpShouldUsePipelining
+        /// `shouldHandleCookies` in archives made before the switch had one spelling: read, never written.
+        case httpShouldSetCookies
     }
 
     /// Which cookie storage a configuration uses, as archived.
@@ -48,7 +50,8 @@ extension SessionConfiguration: Codable {
         maximumRedirects = try container.decode(Int.self, forKey: .maximumRedirects)
         transportSecurity = try container.decode(TransportSecurityPolicy.self, forKey: .transportSecurity)
         tls = try container.decodeIfPresent(TLSSettings.self, forKey: .tls).map { try $0.configuration }
-        httpShouldSetCookies = try container.decode(Bool.self, forKey: .httpShouldSetCookies)
+        shouldHandleCookies = try container.decodeIfPresent(Bool.self, forKey: .shouldHandleCookies)
+            ?? container.decode(Bool.self, forKey: .httpShouldSetCookies)
         httpCookieAcceptPolicy = try container.decode(CookieAcceptPolicy.self, forKey: .httpCookieAcceptPolicy)
         httpCookieStorage = switch try container.decode(CookieStorageKind.self, forKey: .httpCookieStorage) {
         case .shared: CookieStorage.shared
@@ -81,7 +84,7 @@ extension SessionConfiguration: Codable {
         try container.encode(maximumRedirects, forKey: .maximumRedirects)
         try container.encode(transportSecurity, forKey: .transportSecurity)
         try container.encodeIfPresent(tls.map(TLSSettings.init), forKey: .tls)
-        try container.encode(httpShouldSetCookies, forKey: .httpShouldSetCookies)
+        try container.encode(shouldHandleCookies, forKey: .shouldHandleCookies)
         try container.encode(httpCookieAcceptPolicy, forKey: .httpCookieAcceptPolicy)
         let storage: CookieStorageKind = switch httpCookieStorage {
         case nil: .none

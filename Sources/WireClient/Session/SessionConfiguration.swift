@@ -52,8 +52,16 @@ public struct SessionConfiguration: Sendable {
     /// default): the session makes, owns and shuts down its own client.
     public var httpClient: HTTPClient?
     /// Whether requests carry the storage's cookies and responses' `Set-Cookie` fields are stored; a request's
-    /// `shouldHandleCookies` overrides it. Default true.
-    public var httpShouldSetCookies = true
+    /// `shouldHandleCookies` overrides it. Default true. One spelling for the switch on the configuration, the request
+    /// serializer and the request (NSURLSessionConfiguration's `HTTPShouldSetCookies` is the deprecated
+    /// `httpShouldSetCookies`).
+    public var shouldHandleCookies = true
+    /// NSURLSessionConfiguration's spelling of `shouldHandleCookies`, which the specification names (§13.2 item 1).
+    @available(*, deprecated, renamed: "shouldHandleCookies")
+    public var httpShouldSetCookies: Bool {
+        get { shouldHandleCookies }
+        set { shouldHandleCookies = newValue }
+    }
     /// Which cookies from responses are stored. Default `.always`.
     public var httpCookieAcceptPolicy = CookieAcceptPolicy.always
     /// Where cookies are kept: `CookieStorage.shared` by default; nil keeps none.

@@ -29,7 +29,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     /// Copied into each request when non-nil; nil means the session's value.
     public var cachePolicy: CachePolicy?
     /// Copied into each request when non-nil; nil means the session's value.
-    public var httpShouldHandleCookies: Bool?
+    public var shouldHandleCookies: Bool?
     /// Copied into each request when non-nil; nil means the session's value.
     public var httpShouldUsePipelining: Bool?
     /// Copied into each request when non-nil; nil means the session's value.
@@ -140,7 +140,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     func applySettings(to request: inout ClientRequest) {
         if let allowsCellularAccess { request.allowsCellularAccess = allowsCellularAccess }
         if let cachePolicy { request.cachePolicy = cachePolicy }
-        if let httpShouldHandleCookies { request.shouldHandleCookies = httpShouldHandleCookies }
+        if let shouldHandleCookies { request.shouldHandleCookies = shouldHandleCookies }
         if let httpShouldUsePipelining { request.shouldUsePipelining = httpShouldUsePipelining }
         if let networkServiceType { request.networkServiceType = networkServiceType }
         if let timeoutInterval { request.timeoutInterval = timeoutInterval }
@@ -195,7 +195,9 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case headers, queryStringStyle, httpMethodsEncodingParametersInURI, allowsCellularAccess, cachePolicy
-        case httpShouldHandleCookies, httpShouldUsePipelining, networkServiceType, timeoutInterval
+        case shouldHandleCookies, httpShouldUsePipelining, networkServiceType, timeoutInterval
+        /// `shouldHandleCookies` in archives made before the switch had one spelling: read, never written.
+        case httpShouldHandleCookies
     }
 
     /// Restores an archived serializer (without a custom query block).
@@ -208,7 +210,8 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         httpMethodsEncodingParametersInURI = Set(try container.decode([String].self, forKey: .httpMethodsEncodingParametersInURI))
         allowsCellularAccess = try container.decodeIfPresent(Bool.self, forKey: .allowsCellularAccess)
         cachePolicy = try container.decodeIfPresent(CachePolicy.self, forKey: .cachePolicy)
-        httpShouldHandleCookies = try container.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies)
+        shouldHandleCookies = try container.decodeIfPresent(Bool.self, forKey: .shouldHandleCookies)
+            ?? container.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies)
         httpShouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining)
         networkServiceType = try container.decodeIfPresent(NetworkServiceType.self, forKey: .networkServiceType)
         timeoutInterval = try container.decodeIfPresent(Duration.self, forKey: .timeoutInterval)
@@ -223,7 +226,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         try container.encode(httpMethodsEncodingParametersInURI.sorted(), forKey: .httpMethodsEncodingParametersInURI)
         try container.encodeIfPresent(allowsCellularAccess, forKey: .allowsCellularAccess)
         try container.encodeIfPresent(cachePolicy, forKey: .cachePolicy)
-        try container.encodeIfPresent(httpShouldHandleCookies, forKey: .httpShouldHandleCookies)
+        try container.encodeIfPresent(shouldHandleCookies, forKey: .shouldHandleCookies)
         try container.encodeIfPresent(httpShouldUsePipelining, forKey: .httpShouldUsePipelining)
         try container.encodeIfPresent(networkServiceType, forKey: .networkServiceType)
         try container.encodeIfPresent(timeoutInterval, forKey: .timeoutInterval)

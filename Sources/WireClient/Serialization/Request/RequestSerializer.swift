@@ -59,10 +59,17 @@ extension RequestSerializer {
         set { httpSerializer.cachePolicy = newValue }
     }
 
-    /// Copied into each request when set: whether cookies are handled.
+    /// Copied into each request when set: whether cookies are handled (the request's `shouldHandleCookies`).
+    public var shouldHandleCookies: Bool? {
+        get { httpSerializer.shouldHandleCookies }
+        set { httpSerializer.shouldHandleCookies = newValue }
+    }
+
+    /// AFHTTPRequestSerializer's spelling of `shouldHandleCookies`, which the specification names (§3.2 item 3).
+    @available(*, deprecated, renamed: "shouldHandleCookies")
     public var httpShouldHandleCookies: Bool? {
-        get { httpSerializer.httpShouldHandleCookies }
-        set { httpSerializer.httpShouldHandleCookies = newValue }
+        get { httpSerializer.shouldHandleCookies }
+        set { httpSerializer.shouldHandleCookies = newValue }
     }
 
     /// Copied into each request when set: whether it may be pipelined.
