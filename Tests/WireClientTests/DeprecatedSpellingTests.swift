@@ -17,6 +17,16 @@ import WireClient
     }
 
     @available(*, deprecated, message: "exercises deprecated spellings")
+    @Test func theConfigurationsHTTPShouldUsePipeliningIsShouldUsePipelining() {
+        var configuration = SessionConfiguration()
+        #expect(!configuration.httpShouldUsePipelining)
+        configuration.httpShouldUsePipelining = true
+        #expect(configuration.shouldUsePipelining)
+        configuration.shouldUsePipelining = false
+        #expect(!configuration.httpShouldUsePipelining)
+    }
+
+    @available(*, deprecated, message: "exercises deprecated spellings")
     @Test func theSerializersHTTPShouldHandleCookiesIsShouldHandleCookies() throws {
         let serializers: [any RequestSerializer] = [HTTPRequestSerializer(), JSONRequestSerializer(), PropertyListRequestSerializer()]
         for var serializer in serializers {
@@ -30,5 +40,18 @@ import WireClient
         var form = HTTPRequestSerializer()
         form.httpShouldHandleCookies = false
         #expect(form.shouldHandleCookies == false)
+    }
+
+    @available(*, deprecated, message: "exercises deprecated spellings")
+    @Test func theSerializersHTTPShouldUsePipeliningIsShouldUsePipelining() throws {
+        let serializers: [any RequestSerializer] = [HTTPRequestSerializer(), JSONRequestSerializer(), PropertyListRequestSerializer()]
+        for var serializer in serializers {
+            #expect(serializer.httpShouldUsePipelining == nil)
+            serializer.httpShouldUsePipelining = false
+            #expect(serializer.shouldUsePipelining == false)
+            #expect(try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: nil).shouldUsePipelining == false)
+            serializer.shouldUsePipelining = true
+            #expect(serializer.httpShouldUsePipelining == true)
+        }
     }
 }

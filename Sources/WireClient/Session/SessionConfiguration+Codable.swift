@@ -17,9 +17,10 @@ extension SessionConfiguration: Codable {
         case timeoutIntervalForRequest, timeoutIntervalForResource, httpAdditionalHeaders, httpMaximumConnectionsPerHost
         case maximumBufferedResponseSize, decodesContent, contentDecoding, maximumConcurrentTasks, maximumRedirects
         case transportSecurity, tls, shouldHandleCookies, httpCookieAcceptPolicy, httpCookieStorage, urlCache
-        case requestCachePolicy, allowsCellularAccess, networkServiceType, interfaceClassifier, httpShouldUsePipelining
-        /// `shouldHandleCookies` in archives made before the switch had one spelling: read, never written.
-        case httpShouldSetCookies
+        case requestCachePolicy, allowsCellularAccess, networkServiceType, interfaceClassifier, shouldUsePipelining
+        /// `shouldHandleCookies` and `shouldUsePipelining` in archives made before each had one spelling: read, never
+        /// written.
+        case httpShouldSetCookies, httpShouldUsePipelining
     }
 
     /// Which cookie storage a configuration uses, as archived.
@@ -64,7 +65,8 @@ extension SessionConfiguration: Codable {
         requestCachePolicy = try container.decode(CachePolicy.self, forKey: .requestCachePolicy)
         allowsCellularAccess = try container.decode(Bool.self, forKey: .allowsCellularAccess)
         // Absent from archives made before it existed: the default then.
-        httpShouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining) ?? false
+        shouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .shouldUsePipelining)
+            ?? container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining) ?? false
         networkServiceType = try container.decode(NetworkServiceType.self, forKey: .networkServiceType)
         interfaceClassifier = InterfaceClassifier(sysfsRoot: try container.decode(String.self, forKey: .interfaceClassifier))
     }
@@ -97,7 +99,7 @@ extension SessionConfiguration: Codable {
             forKey: .urlCache)
         try container.encode(requestCachePolicy, forKey: .requestCachePolicy)
         try container.encode(allowsCellularAccess, forKey: .allowsCellularAccess)
-        try container.encode(httpShouldUsePipelining, forKey: .httpShouldUsePipelining)
+        try container.encode(shouldUsePipelining, forKey: .shouldUsePipelining)
         try container.encode(networkServiceType, forKey: .networkServiceType)
         try container.encode(interfaceClassifier.sysfsRoot, forKey: .interfaceClassifier)
     }

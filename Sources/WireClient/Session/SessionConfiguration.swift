@@ -75,7 +75,15 @@ public struct SessionConfiguration: Sendable {
     /// flight per connection once every connection of the host is busy); a request's `shouldUsePipelining` of false
     /// keeps that request out of pipelines. Off by default, as in NSURLSessionConfiguration and AFImageDownloader:
     /// some servers and proxies mishandle it. With an adopted `httpClient`, the client's own `pipelining` applies.
-    public var httpShouldUsePipelining = false
+    /// One spelling on the configuration, the request serializer and the request (NSURLSessionConfiguration's
+    /// `HTTPShouldUsePipelining` is the deprecated `httpShouldUsePipelining`).
+    public var shouldUsePipelining = false
+    /// NSURLSessionConfiguration's spelling of `shouldUsePipelining`, which the specification names (§13.2 item 1).
+    @available(*, deprecated, renamed: "shouldUsePipelining")
+    public var httpShouldUsePipelining: Bool {
+        get { shouldUsePipelining }
+        set { shouldUsePipelining = newValue }
+    }
     /// Whether connections may go out through a cellular modem; a request's `allowsCellularAccess` overrides it.
     /// When false, a new connection whose local address is on an interface `interfaceClassifier` calls `.wwan` is
     /// closed before its first request and the task fails with `.notConnectedToInternet`. Default true.
@@ -118,7 +126,7 @@ public struct SessionConfiguration: Sendable {
         configuration.connectTimeout = bound
         configuration.readTimeout = bound
         configuration.redirects = .disallow
-        configuration.pipelining = httpShouldUsePipelining ? .enabled() : .disabled
+        configuration.pipelining = shouldUsePipelining ? .enabled() : .disabled
         configuration.tls = tls
         return configuration
     }

@@ -31,7 +31,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     /// Copied into each request when non-nil; nil means the session's value.
     public var shouldHandleCookies: Bool?
     /// Copied into each request when non-nil; nil means the session's value.
-    public var httpShouldUsePipelining: Bool?
+    public var shouldUsePipelining: Bool?
     /// Copied into each request when non-nil; nil means the session's value.
     public var networkServiceType: NetworkServiceType?
     /// Copied into each request when non-nil; nil means the session's value.
@@ -141,7 +141,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         if let allowsCellularAccess { request.allowsCellularAccess = allowsCellularAccess }
         if let cachePolicy { request.cachePolicy = cachePolicy }
         if let shouldHandleCookies { request.shouldHandleCookies = shouldHandleCookies }
-        if let httpShouldUsePipelining { request.shouldUsePipelining = httpShouldUsePipelining }
+        if let shouldUsePipelining { request.shouldUsePipelining = shouldUsePipelining }
         if let networkServiceType { request.networkServiceType = networkServiceType }
         if let timeoutInterval { request.timeoutInterval = timeoutInterval }
     }
@@ -195,9 +195,10 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case headers, queryStringStyle, httpMethodsEncodingParametersInURI, allowsCellularAccess, cachePolicy
-        case shouldHandleCookies, httpShouldUsePipelining, networkServiceType, timeoutInterval
-        /// `shouldHandleCookies` in archives made before the switch had one spelling: read, never written.
-        case httpShouldHandleCookies
+        case shouldHandleCookies, shouldUsePipelining, networkServiceType, timeoutInterval
+        /// `shouldHandleCookies` and `shouldUsePipelining` in archives made before each had one spelling: read, never
+        /// written.
+        case httpShouldHandleCookies, httpShouldUsePipelining
     }
 
     /// Restores an archived serializer (without a custom query block).
@@ -212,7 +213,8 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         cachePolicy = try container.decodeIfPresent(CachePolicy.self, forKey: .cachePolicy)
         shouldHandleCookies = try container.decodeIfPresent(Bool.self, forKey: .shouldHandleCookies)
             ?? container.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies)
-        httpShouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining)
+        shouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .shouldUsePipelining)
+            ?? container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining)
         networkServiceType = try container.decodeIfPresent(NetworkServiceType.self, forKey: .networkServiceType)
         timeoutInterval = try container.decodeIfPresent(Duration.self, forKey: .timeoutInterval)
     }
@@ -227,7 +229,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         try container.encodeIfPresent(allowsCellularAccess, forKey: .allowsCellularAccess)
         try container.encodeIfPresent(cachePolicy, forKey: .cachePolicy)
         try container.encodeIfPresent(shouldHandleCookies, forKey: .shouldHandleCookies)
-        try container.encodeIfPresent(httpShouldUsePipelining, forKey: .httpShouldUsePipelining)
+        try container.encodeIfPresent(shouldUsePipelining, forKey: .shouldUsePipelining)
         try container.encodeIfPresent(networkServiceType, forKey: .networkServiceType)
         try container.encodeIfPresent(timeoutInterval, forKey: .timeoutInterval)
     }

@@ -72,10 +72,17 @@ extension RequestSerializer {
         set { httpSerializer.shouldHandleCookies = newValue }
     }
 
-    /// Copied into each request when set: whether it may be pipelined.
+    /// Copied into each request when set: whether it may be pipelined (the request's `shouldUsePipelining`).
+    public var shouldUsePipelining: Bool? {
+        get { httpSerializer.shouldUsePipelining }
+        set { httpSerializer.shouldUsePipelining = newValue }
+    }
+
+    /// AFHTTPRequestSerializer's spelling of `shouldUsePipelining`, which the specification names (§3.2 item 3).
+    @available(*, deprecated, renamed: "shouldUsePipelining")
     public var httpShouldUsePipelining: Bool? {
-        get { httpSerializer.httpShouldUsePipelining }
-        set { httpSerializer.httpShouldUsePipelining = newValue }
+        get { httpSerializer.shouldUsePipelining }
+        set { httpSerializer.shouldUsePipelining = newValue }
     }
 
     /// Copied into each request when set: its traffic class.
