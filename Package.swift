@@ -39,7 +39,7 @@ let package = Package(
         .library(name: "Wire", targets: ["Wire"]),
         .library(name: "WireTLS", targets: ["WireTLS"]),
         .library(name: "WireClient", targets: ["WireClient"]),
-        .executable(name: "wire", targets: ["wire"]),
+        .executable(name: "wire", targets: ["WireTool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -86,8 +86,11 @@ let package = Package(
             dependencies: ["Wire"],
             swiftSettings: strictSettings
         ),
+        // The `wire` command (its product's name). The folder and module are `WireTool`, not `wire`: a name that differs
+        // from `Wire` only by case cannot be checked out (or built: Wire.swiftmodule beside wire.swiftmodule) on a
+        // case-insensitive file system.
         .executableTarget(
-            name: "wire",
+            name: "WireTool",
             dependencies: [
                 "Wire",
                 "WireTLS",
@@ -127,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WireTests",
-            dependencies: ["Wire", "WireTLS", "WireLoad", "WireClient", "CWireLinux", "wire", "WireTestSupport"],
+            dependencies: ["Wire", "WireTLS", "WireLoad", "WireClient", "CWireLinux", "WireTool", "WireTestSupport"],
             exclude: ["Resources"],
             swiftSettings: strictSettings
         ),

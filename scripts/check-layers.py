@@ -39,7 +39,7 @@ RANKS = [
     ("WireClient/Session",),
     ("WireClient/HTTPSession",),
     ("WireClient/Resources", "WireClient/Activity"),
-    ("wire", "wire-profile"),
+    ("WireTool", "wire-profile"),
 ]
 
 DECLARATION = re.compile(

@@ -159,8 +159,8 @@ import WireClient
         serializer.timeoutInterval = .seconds(60)
         serializer.cachePolicy = .useProtocolCachePolicy
         serializer.allowsCellularAccess = true
-        serializer.httpShouldHandleCookies = false
-        serializer.httpShouldUsePipelining = false
+        serializer.shouldHandleCookies = false
+        serializer.shouldUsePipelining = false
         serializer.networkServiceType = .video
         request = try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: nil)
         #expect(request.timeoutInterval == .seconds(60))
@@ -203,6 +203,23 @@ import WireClient
         #expect(restored.networkServiceType == .voice)
         #expect(restored.cachePolicy == nil)
         #expect(try restored.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString == "http://h/?a=1")
+    }
+
+    /// Archives made while the serializer's cookie and pipelining switches were spelled `httpShouldHandleCookies` and
+    /// `httpShouldUsePipelining` keep their values; new ones write only `shouldHandleCookies` and `shouldUsePipelining`.
+    @Test func theSwitchesAreReadUnderTheirOldKeys() throws {
+        var serializer = serializer()
+        serializer.shouldHandleCookies = false
+        serializer.shouldUsePipelining = false
+        let archive = String(decoding: try JSONEncoder().encode(serializer), as: UTF8.self)
+        #expect(archive.contains("\"shouldHandleCookies\":false") && !archive.contains("httpShouldHandleCookies"))
+        #expect(archive.contains("\"shouldUsePipelining\":false") && !archive.contains("httpShouldUsePipelining"))
+        let old = archive.replacing("\"shouldHandleCookies\"", with: "\"httpShouldHandleCookies\"")
+            .replacing("\"shouldUsePipelining\"", with: "\"httpShouldUsePipelining\"")
+        let restored = try JSONDecoder().decode(HTTPRequestSerializer.self, from: Data(old.utf8))
+        #expect(restored.shouldHandleCookies == false && restored.shouldUsePipelining == false)
+        let request = try restored.request(withMethod: "GET", urlString: "http://h/", parameters: nil)
+        #expect(request.shouldHandleCookies == false && request.shouldUsePipelining == false)
     }
 
     @Test func unusableURLsAndParametersFail() {

@@ -3,6 +3,20 @@
 /// A struct wrapping a private code, so adding a case later breaks no one's `switch`. Compare
 /// with the static members (`error.code == .readTimeout`) and read `description` for a line
 /// that names the cause: the limit, the address, the system call and errno.
+///
+/// One error for the client side of two rooms, so that a caller of `HTTPClient` switches over one type. It is declared
+/// here, in `Connection/`, because that is the lower of the two (a lower room never names a higher one):
+/// - `Connection/` (one exchange on one connection, and `HTTPURL`): `.malformedResponse`, `.emptyReply`,
+///   `.connectionClosed`, `.connectionReset`, `.bodyTruncated`, `.readTimeout`, `.writeFailed`,
+///   `.upgradeNotSupported`, `.tlsFailed`, `.cancelled`, and `.invalidURL` from `HTTPURL`'s parsing;
+/// - `Client/` (requests, redirects, deadlines, and the pool's `ConnectionPoolError`s, mapped in
+///   `HTTPClientError+Pool.swift`): `.invalidURL`, `.invalidRequest`, `.invalidConfiguration`, `.startFailed`,
+///   `.shutDown`, `.deadlineExceeded`, `.cancelled`, `.writeFailed`, `.tooManyRedirects`, `.redirectRefused`,
+///   `.redirectSchemeNotAllowed`, and from connecting `.connectFailed`, `.connectTimeout`, `.connectionReset`,
+///   `.tlsFailed` and `.connectionNotAdmitted`.
+///
+/// `Pool/` throws none: its `ConnectionPoolError` stays inside the module. `.bodyTooLarge` is thrown by neither
+/// (`HTTPBody.collect(upTo:)` throws `HTTPBodyError.tooLarge`).
 public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -69,7 +83,8 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let cancelled = Code(value: .cancelled)
         /// The client was shut down.
         public static let shutDown = Code(value: .shutDown)
-        /// The response body exceeded the collection limit.
+        /// The response body exceeded a collection limit. Wire's own client does not produce it:
+        /// `HTTPBody.collect(upTo:)` throws `HTTPBodyError.tooLarge`.
         public static let bodyTooLarge = Code(value: .bodyTooLarge)
         /// The server switched protocols, which this client does not speak.
         public static let upgradeNotSupported = Code(value: .upgradeNotSupported)

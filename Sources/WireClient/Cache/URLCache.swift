@@ -16,6 +16,23 @@ import Wire
 /// a file that is torn, foreign or damaged reads as a miss and is removed. Its index is rebuilt from the directory
 /// when the cache is made, ordered by each file's modification time, which every hit updates. A directory that cannot
 /// be created leaves a memory-only cache. Every method may be called from any thread; none calls user code.
+///
+/// ## The name it shares with FoundationNetworking
+///
+/// FoundationNetworking on Linux has a `URLCache` class too (Foundation's `NSURLCache`, which `URLSession` uses). This
+/// type keeps the name anyway, because it is the name the specification gives it (§13.2) and the one an AFNetworking
+/// user looks for; it is the only public type of Wire, WireTLS and WireClient whose name Foundation also declares. A
+/// file that imports WireClient without FoundationNetworking (FoundationEssentials has no `URLCache`) writes
+/// `URLCache`. A file that imports both must say which it means, or the compiler reports the name as ambiguous:
+///
+/// ```swift
+/// import FoundationNetworking
+/// import WireClient
+///
+/// configuration.urlCache = WireClient.URLCache(memoryCapacity: 4 << 20, diskCapacity: 0, directory: nil)
+/// ```
+///
+/// `SessionConfiguration.urlCache` accepts only this type, so Foundation's cache can never be set there by mistake.
 public final class URLCache: Sendable {
     /// The most bytes (bodies and headers) the memory tier holds.
     public let memoryCapacity: Int

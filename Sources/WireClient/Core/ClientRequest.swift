@@ -32,7 +32,7 @@ public struct ClientRequest: Sendable {
         get { settings?.value.cachePolicy }
         set { changeSettings { $0.cachePolicy = newValue } }
     }
-    /// Whether cookies are sent and stored for this request.
+    /// Whether cookies are sent and stored for this request; nil uses the session's `shouldHandleCookies`.
     public var shouldHandleCookies: Bool? {
         get { settings?.value.shouldHandleCookies }
         set { changeSettings { $0.shouldHandleCookies = newValue } }
@@ -42,7 +42,7 @@ public struct ClientRequest: Sendable {
         get { settings?.value.allowsCellularAccess }
         set { changeSettings { $0.allowsCellularAccess = newValue } }
     }
-    /// Whether the request may be pipelined; nil follows the session's `httpShouldUsePipelining`. false keeps it out of
+    /// Whether the request may be pipelined; nil follows the session's `shouldUsePipelining`. false keeps it out of
     /// pipelines on a session that pipelines; true cannot turn pipelining on for a session that does not (the
     /// connections are the session's).
     public var shouldUsePipelining: Bool? {

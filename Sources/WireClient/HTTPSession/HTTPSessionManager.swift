@@ -141,17 +141,17 @@ public final class HTTPSessionManager: Sendable {
             deliverLater { failure?(nil, error) }
             return nil
         }
-        let slot = TaskSlot()
+        let handoff = TaskHandoff()
         let task = session.makeTask(kind, request, uploadProgress: uploadProgress, downloadProgress: downloadProgress) {
             _, value, error in
-            guard let task = slot.take() else { return }
+            guard let task = handoff.take() else { return }
             if let error {
                 failure?(task, error)
             } else {
                 success?(task, value)
             }
         }
-        slot.set(task)
+        handoff.set(task)
         task.resume()
         return task
     }
@@ -168,9 +168,9 @@ public final class HTTPSessionManager: Sendable {
     }
 }
 
-/// The task a completion handler reports, set right after the task is made (it starts suspended, so its handler
-/// cannot run before) and taken once, so the handler does not keep the task alive after it ran.
-final class TaskSlot: Sendable {
+/// Hands a callback verb's task to its own completion handler: set right after the task is made (it starts suspended,
+/// so its handler cannot run before) and taken once, so the handler does not keep the task alive after it ran.
+final class TaskHandoff: Sendable {
     private let task = Mutex<SessionTask?>(nil)
 
     func set(_ value: SessionTask) { task.withLock { $0 = value } }

@@ -89,12 +89,12 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     }
 
     /// The configuration of a manager the downloader makes itself: the default one with a 60 s request timeout
-    /// (AFImageDownloader's; cookies on, `httpShouldUsePipelining` off) and a process-wide
+    /// (AFImageDownloader's; cookies on, `shouldUsePipelining` off) and a process-wide
     /// `URLCache` of 20 MiB in memory and 150 MiB on disk under `$XDG_CACHE_HOME/wireclient.resourcedownloader`.
     public static var defaultSessionConfiguration: SessionConfiguration {
         var configuration = SessionConfiguration.default
         configuration.timeoutIntervalForRequest = .seconds(60)
-        configuration.httpShouldUsePipelining = false
+        configuration.shouldUsePipelining = false
         configuration.urlCache = .resourceDownloader
         return configuration
     }

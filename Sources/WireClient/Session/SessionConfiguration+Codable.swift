@@ -17,8 +17,11 @@ extension SessionConfiguration: Codable {
     private enum CodingKeys: String, CodingKey {
         case timeoutIntervalForRequest, timeoutIntervalForResource, httpAdditionalHeaders, httpMaximumConnectionsPerHost
         case maximumBufferedResponseSize, decodesContent, contentDecoding, maximumConcurrentTasks, maximumRedirects
-        case transportSecurity, tls, httpShouldSetCookies, httpCookieAcceptPolicy, httpCookieStorage, urlCache
-        case requestCachePolicy, allowsCellularAccess, networkServiceType, interfaceClassifier, httpShouldUsePipelining
+        case transportSecurity, tls, shouldHandleCookies, httpCookieAcceptPolicy, httpCookieStorage, urlCache
+        case requestCachePolicy, allowsCellularAccess, networkServiceType, interfaceClassifier, shouldUsePipelining
+        /// `shouldHandleCookies` and `shouldUsePipelining` in archives made before each had one spelling: read, never
+        /// written.
+        case httpShouldSetCookies, httpShouldUsePipelining
     }
 
     /// Which cookie storage a configuration uses, as archived.
@@ -49,7 +52,8 @@ extension SessionConfiguration: Codable {
         maximumRedirects = try container.decode(Int.self, forKey: .maximumRedirects)
         transportSecurity = try container.decode(TransportSecurityPolicy.self, forKey: .transportSecurity)
         tls = try container.decodeIfPresent(TLSSettings.self, forKey: .tls).map { try $0.configuration }
-        httpShouldSetCookies = try container.decode(Bool.self, forKey: .httpShouldSetCookies)
+        shouldHandleCookies = try container.decodeIfPresent(Bool.self, forKey: .shouldHandleCookies)
+            ?? container.decode(Bool.self, forKey: .httpShouldSetCookies)
         httpCookieAcceptPolicy = try container.decode(CookieAcceptPolicy.self, forKey: .httpCookieAcceptPolicy)
         httpCookieStorage = switch try container.decode(CookieStorageKind.self, forKey: .httpCookieStorage) {
         case .shared: CookieStorage.shared
@@ -62,7 +66,8 @@ extension SessionConfiguration: Codable {
         requestCachePolicy = try container.decode(CachePolicy.self, forKey: .requestCachePolicy)
         allowsCellularAccess = try container.decode(Bool.self, forKey: .allowsCellularAccess)
         // Absent from archives made before it existed: the default then.
-        httpShouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining) ?? false
+        shouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .shouldUsePipelining)
+            ?? container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining) ?? false
         networkServiceType = try container.decode(NetworkServiceType.self, forKey: .networkServiceType)
         interfaceClassifier = InterfaceClassifier(sysfsRoot: try container.decode(String.self, forKey: .interfaceClassifier))
     }
@@ -82,7 +87,7 @@ extension SessionConfiguration: Codable {
         try container.encode(maximumRedirects, forKey: .maximumRedirects)
         try container.encode(transportSecurity, forKey: .transportSecurity)
         try container.encodeIfPresent(tls.map(TLSSettings.init), forKey: .tls)
-        try container.encode(httpShouldSetCookies, forKey: .httpShouldSetCookies)
+        try container.encode(shouldHandleCookies, forKey: .shouldHandleCookies)
         try container.encode(httpCookieAcceptPolicy, forKey: .httpCookieAcceptPolicy)
         let storage: CookieStorageKind = switch httpCookieStorage {
         case nil: .none
@@ -95,7 +100,7 @@ extension SessionConfiguration: Codable {
             forKey: .urlCache)
         try container.encode(requestCachePolicy, forKey: .requestCachePolicy)
         try container.encode(allowsCellularAccess, forKey: .allowsCellularAccess)
-        try container.encode(httpShouldUsePipelining, forKey: .httpShouldUsePipelining)
+        try container.encode(shouldUsePipelining, forKey: .shouldUsePipelining)
         try container.encode(networkServiceType, forKey: .networkServiceType)
         try container.encode(interfaceClassifier.sysfsRoot, forKey: .interfaceClassifier)
     }

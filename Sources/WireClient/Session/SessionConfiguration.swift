@@ -52,8 +52,16 @@ public struct SessionConfiguration: Sendable {
     /// default): the session makes, owns and shuts down its own client.
     public var httpClient: HTTPClient?
     /// Whether requests carry the storage's cookies and responses' `Set-Cookie` fields are stored; a request's
-    /// `shouldHandleCookies` overrides it. Default true.
-    public var httpShouldSetCookies = true
+    /// `shouldHandleCookies` overrides it. Default true. One spelling for the switch on the configuration, the request
+    /// serializer and the request (NSURLSessionConfiguration's `HTTPShouldSetCookies` is the deprecated
+    /// `httpShouldSetCookies`).
+    public var shouldHandleCookies = true
+    /// NSURLSessionConfiguration's spelling of `shouldHandleCookies`, which the specification names (§13.2 item 1).
+    @available(*, deprecated, renamed: "shouldHandleCookies")
+    public var httpShouldSetCookies: Bool {
+        get { shouldHandleCookies }
+        set { shouldHandleCookies = newValue }
+    }
     /// Which cookies from responses are stored. Default `.always`.
     public var httpCookieAcceptPolicy = CookieAcceptPolicy.always
     /// Where cookies are kept: `CookieStorage.shared` by default; nil keeps none.
@@ -67,7 +75,15 @@ public struct SessionConfiguration: Sendable {
     /// flight per connection once every connection of the host is busy); a request's `shouldUsePipelining` of false
     /// keeps that request out of pipelines. Off by default, as in NSURLSessionConfiguration and AFImageDownloader:
     /// some servers and proxies mishandle it. With an adopted `httpClient`, the client's own `pipelining` applies.
-    public var httpShouldUsePipelining = false
+    /// One spelling on the configuration, the request serializer and the request (NSURLSessionConfiguration's
+    /// `HTTPShouldUsePipelining` is the deprecated `httpShouldUsePipelining`).
+    public var shouldUsePipelining = false
+    /// NSURLSessionConfiguration's spelling of `shouldUsePipelining`, which the specification names (§13.2 item 1).
+    @available(*, deprecated, renamed: "shouldUsePipelining")
+    public var httpShouldUsePipelining: Bool {
+        get { shouldUsePipelining }
+        set { shouldUsePipelining = newValue }
+    }
     /// Whether connections may go out through a cellular modem; a request's `allowsCellularAccess` overrides it.
     /// When false, a new connection whose local address is on an interface `interfaceClassifier` calls `.wwan` is
     /// closed before its first request and the task fails with `.notConnectedToInternet`. Default true.
@@ -119,7 +135,7 @@ public struct SessionConfiguration: Sendable {
         configuration.connectTimeout = bound
         configuration.readTimeout = bound
         configuration.redirects = .disallow
-        configuration.pipelining = httpShouldUsePipelining ? .enabled() : .disabled
+        configuration.pipelining = shouldUsePipelining ? .enabled() : .disabled
         configuration.tls = tls
         return configuration
     }

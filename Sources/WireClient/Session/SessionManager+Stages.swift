@@ -48,7 +48,7 @@ extension SessionManager {
         list.append(RedirectStage(maximumRedirects: configuration.maximumRedirects))
         list.append(ChallengeStage(credentialStorage: configuration.credentialStorage))
         if let storage = configuration.httpCookieStorage {
-            list.append(CookieStage(storage: storage, handlesCookiesByDefault: configuration.httpShouldSetCookies,
+            list.append(CookieStage(storage: storage, handlesCookiesByDefault: configuration.shouldHandleCookies,
                                     acceptPolicy: configuration.httpCookieAcceptPolicy,
                                     sessionSetsCookieField: configuration.httpAdditionalHeaders.contains(name: "Cookie")))
         }

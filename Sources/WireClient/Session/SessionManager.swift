@@ -28,7 +28,8 @@ public final class SessionManager: Sendable {
     /// Where completion handlers run when `completionQueue` is nil.
     let privateCompletionQueue: DispatchQueue
     let nextIdentifier = Atomic<Int>(1)
-    let slots: TaskSlots
+    /// Admits at most `maximumConcurrentTasks` transfers at once, in the order they were resumed.
+    let slots: ConcurrentTaskLimiter
     /// The idle and resource timeouts of the manager's tasks, under one sleeping Swift task.
     let timeouts = TimeoutWatch()
     /// The configuration's resource and idle timeouts, converted once.
@@ -75,7 +76,7 @@ public final class SessionManager: Sendable {
         self.configuration = configuration
         delegateQueue = DispatchQueue(label: "WireClient.SessionManager.delegate")
         privateCompletionQueue = DispatchQueue(label: "WireClient.SessionManager.completion")
-        slots = TaskSlots(limit: configuration.maximumConcurrentTasks)
+        slots = ConcurrentTaskLimiter(limit: configuration.maximumConcurrentTasks)
         resourceTimeout = TimeoutWatch.Timeout(configuration.timeoutIntervalForResource)
         defaultIdleTimeout = TimeoutWatch.Timeout(configuration.timeoutIntervalForRequest)
         sessionFields = SessionFields(configuration: configuration)

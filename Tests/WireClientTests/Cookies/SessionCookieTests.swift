@@ -80,7 +80,7 @@ struct SessionCookieTests {
         #expect(storage.cookies.map(\.name) == ["stored"])
 
         // The session's switch, and a request overriding it.
-        let off = Self.manager(storage) { $0.httpShouldSetCookies = false }
+        let off = Self.manager(storage) { $0.shouldHandleCookies = false }
         #expect(try await Self.fetch(off, ClientRequest(url: peer.url("/set-all"))) == "cookie:")
         #expect(storage.cookies.map(\.name) == ["stored"])
         var on = ClientRequest(url: peer.url("/echo"))
@@ -100,7 +100,7 @@ struct SessionCookieTests {
 
     @Test func theDefaultConfigurationSharesTheProcessStorageAndEphemeralOnesDoNot() {
         #expect(SessionConfiguration.default.httpCookieStorage === CookieStorage.shared)
-        #expect(SessionConfiguration.default.httpShouldSetCookies && SessionConfiguration.default.httpCookieAcceptPolicy == .always)
+        #expect(SessionConfiguration.default.shouldHandleCookies && SessionConfiguration.default.httpCookieAcceptPolicy == .always)
         let first = SessionConfiguration.ephemeral.httpCookieStorage
         let second = SessionConfiguration.ephemeral.httpCookieStorage
         #expect(first != nil && first !== CookieStorage.shared && first !== second)

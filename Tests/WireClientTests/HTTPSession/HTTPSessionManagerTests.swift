@@ -8,7 +8,7 @@ import WireTestSupport
 
 /// `HTTPSessionManager` (§2.2): the base URL's normalisation, resolution, where parameters go, per-call headers over
 /// the serializer's, and failures before sending.
-@Suite struct HTTPSessionManagerBaseTests {
+@Suite struct HTTPSessionManagerTests {
     @Test func aNonEmptyBasePathGetsATerminalSlashAndTheQueryStays() throws {
         #expect(try HTTPSessionManager(baseURL: "http://example.com/v1").baseURL?.absoluteString == "http://example.com/v1/")
         #expect(try HTTPSessionManager(baseURL: "http://example.com/v1/").baseURL?.absoluteString == "http://example.com/v1/")
@@ -121,7 +121,7 @@ import WireTestSupport
     }
 }
 
-extension HTTPSessionManagerBaseTests {
+extension HTTPSessionManagerTests {
     /// The verbs against a real server: each sends at once (the task is resumed), the async forms return value,
     /// response and data.
     @Suite(.timeLimit(.minutes(1)), .exclusiveIO) struct Loopback {

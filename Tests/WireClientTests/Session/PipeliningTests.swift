@@ -4,7 +4,7 @@ import Wire
 import WireClient
 import WireTestSupport
 
-/// `SessionConfiguration.httpShouldUsePipelining` against a raw Python server that counts the request heads that
+/// `SessionConfiguration.shouldUsePipelining` against a raw Python server that counts the request heads that
 /// reached it before it wrote its first answer: requests pipelined on one connection arrive together.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct PipeliningTests {
@@ -70,7 +70,7 @@ struct PipeliningTests {
     @Test func aSessionThatPipelinesSendsItsRequestsBeforeTheFirstAnswer() async throws {
         try await Self.withServer { base async throws in
             let manager = rawDataManager {
-                $0.httpShouldUsePipelining = true
+                $0.shouldUsePipelining = true
                 $0.httpMaximumConnectionsPerHost = 1
             }
             defer { manager.invalidateSession(cancelingTasks: true) }
@@ -81,7 +81,7 @@ struct PipeliningTests {
     @Test func aRequestThatSaysNoStaysOutOfThePipeline() async throws {
         try await Self.withServer { base async throws in
             let manager = rawDataManager {
-                $0.httpShouldUsePipelining = true
+                $0.shouldUsePipelining = true
                 $0.httpMaximumConnectionsPerHost = 1
             }
             defer { manager.invalidateSession(cancelingTasks: true) }
@@ -91,18 +91,21 @@ struct PipeliningTests {
     }
 
     @Test func theSettingIsOffByDefaultAndArchived() throws {
-        #expect(SessionConfiguration.default.httpShouldUsePipelining == false)
-        #expect(ResourceDownloader<Data>.defaultSessionConfiguration.httpShouldUsePipelining == false)
+        #expect(SessionConfiguration.default.shouldUsePipelining == false)
+        #expect(ResourceDownloader<Data>.defaultSessionConfiguration.shouldUsePipelining == false)
         var configuration = SessionConfiguration.default
-        configuration.httpShouldUsePipelining = true
+        configuration.shouldUsePipelining = true
         let archive = try JSONEncoder().encode(configuration)
-        #expect(try JSONDecoder().decode(SessionConfiguration.self, from: archive).httpShouldUsePipelining == true)
+        #expect(try JSONDecoder().decode(SessionConfiguration.self, from: archive).shouldUsePipelining == true)
         let text = try #require(String(data: archive, encoding: .utf8))
-        #expect(text.contains("\"httpShouldUsePipelining\":true"))
+        #expect(text.contains("\"shouldUsePipelining\":true") && !text.contains("httpShouldUsePipelining"))
+        // An archive from before the setting had one spelling keeps its value.
+        let renamed = text.replacingOccurrences(of: "\"shouldUsePipelining\"", with: "\"httpShouldUsePipelining\"")
+        #expect(try JSONDecoder().decode(SessionConfiguration.self, from: Data(renamed.utf8)).shouldUsePipelining == true)
         // An archive from before the setting existed decodes with the default.
-        let older = text.replacingOccurrences(of: ",\"httpShouldUsePipelining\":true", with: "")
-            .replacingOccurrences(of: "\"httpShouldUsePipelining\":true,", with: "")
-        #expect(!older.contains("httpShouldUsePipelining"))
-        #expect(try JSONDecoder().decode(SessionConfiguration.self, from: Data(older.utf8)).httpShouldUsePipelining == false)
+        let older = text.replacingOccurrences(of: ",\"shouldUsePipelining\":true", with: "")
+            .replacingOccurrences(of: "\"shouldUsePipelining\":true,", with: "")
+        #expect(!older.contains("shouldUsePipelining"))
+        #expect(try JSONDecoder().decode(SessionConfiguration.self, from: Data(older.utf8)).shouldUsePipelining == false)
     }
 }

@@ -32,7 +32,7 @@ import WireTLS
         tls.resumesSessions = false
         tls.trustEvaluation = { _ in .proceed }
         configuration.tls = tls
-        configuration.httpShouldSetCookies = false
+        configuration.shouldHandleCookies = false
         configuration.httpCookieAcceptPolicy = .onlyFromMainDocumentDomain
         configuration.httpCookieStorage = nil
         configuration.urlCache = URLCache(memoryCapacity: 1000, diskCapacity: 2000, directory: "/tmp/wire-coding-test-cache")
@@ -54,7 +54,7 @@ import WireTLS
         #expect(decoded.maximumConcurrentTasks == original.maximumConcurrentTasks)
         #expect(decoded.maximumRedirects == original.maximumRedirects)
         #expect(decoded.transportSecurity == original.transportSecurity)
-        #expect(decoded.httpShouldSetCookies == original.httpShouldSetCookies)
+        #expect(decoded.shouldHandleCookies == original.shouldHandleCookies)
         #expect(decoded.httpCookieAcceptPolicy == original.httpCookieAcceptPolicy)
         #expect(decoded.requestCachePolicy == original.requestCachePolicy)
         #expect(decoded.allowsCellularAccess == original.allowsCellularAccess)
@@ -112,6 +112,22 @@ import WireTLS
         let ephemeral = try JSONDecoder().decode(SessionConfiguration.self, from: JSONEncoder().encode(SessionConfiguration.ephemeral))
         #expect(ephemeral.httpCookieStorage !== CookieStorage.shared && ephemeral.httpCookieStorage != nil)
         #expect(ephemeral.urlCache?.directory == nil && ephemeral.urlCache?.diskCapacity == SessionConfiguration.ephemeral.urlCache?.diskCapacity)
+    }
+
+    /// Archives made while the cookie switch was spelled `httpShouldSetCookies` keep their value; new ones write only
+    /// `shouldHandleCookies`.
+    @Test func theCookieSwitchIsReadUnderItsOldKey() throws {
+        var configuration = SessionConfiguration()
+        configuration.shouldHandleCookies = false
+        var object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(configuration)) as! [String: Any]
+        #expect(object["shouldHandleCookies"] as? Bool == false && object["httpShouldSetCookies"] == nil)
+        object["httpShouldSetCookies"] = object.removeValue(forKey: "shouldHandleCookies")
+        let old = try JSONDecoder().decode(SessionConfiguration.self, from: JSONSerialization.data(withJSONObject: object))
+        #expect(old.shouldHandleCookies == false)
+        object["httpShouldSetCookies"] = nil
+        #expect(throws: DecodingError.self, "an archive with neither key is incomplete") {
+            try JSONDecoder().decode(SessionConfiguration.self, from: JSONSerialization.data(withJSONObject: object))
+        }
     }
 
     @Test func corruptArchivesAreErrorsNotTraps() throws {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Testing
-@testable import wire
+@testable import WireTool
 import Wire
 import WireLoad
 

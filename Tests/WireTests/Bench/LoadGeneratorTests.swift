@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Wire
 import WireLoad
-@testable import wire
+@testable import WireTool
 
 /// Counts latencies; enough to check that every response was recorded once.
 struct CountingRecorder: LatencyRecorder {

@@ -29,9 +29,9 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     /// Copied into each request when non-nil; nil means the session's value.
     public var cachePolicy: CachePolicy?
     /// Copied into each request when non-nil; nil means the session's value.
-    public var httpShouldHandleCookies: Bool?
+    public var shouldHandleCookies: Bool?
     /// Copied into each request when non-nil; nil means the session's value.
-    public var httpShouldUsePipelining: Bool?
+    public var shouldUsePipelining: Bool?
     /// Copied into each request when non-nil; nil means the session's value.
     public var networkServiceType: NetworkServiceType?
     /// Copied into each request when non-nil; nil means the session's value.
@@ -140,8 +140,8 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
     func applySettings(to request: inout ClientRequest) {
         if let allowsCellularAccess { request.allowsCellularAccess = allowsCellularAccess }
         if let cachePolicy { request.cachePolicy = cachePolicy }
-        if let httpShouldHandleCookies { request.shouldHandleCookies = httpShouldHandleCookies }
-        if let httpShouldUsePipelining { request.shouldUsePipelining = httpShouldUsePipelining }
+        if let shouldHandleCookies { request.shouldHandleCookies = shouldHandleCookies }
+        if let shouldUsePipelining { request.shouldUsePipelining = shouldUsePipelining }
         if let networkServiceType { request.networkServiceType = networkServiceType }
         if let timeoutInterval { request.timeoutInterval = timeoutInterval }
     }
@@ -195,7 +195,10 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case headers, queryStringStyle, httpMethodsEncodingParametersInURI, allowsCellularAccess, cachePolicy
-        case httpShouldHandleCookies, httpShouldUsePipelining, networkServiceType, timeoutInterval
+        case shouldHandleCookies, shouldUsePipelining, networkServiceType, timeoutInterval
+        /// `shouldHandleCookies` and `shouldUsePipelining` in archives made before each had one spelling: read, never
+        /// written.
+        case httpShouldHandleCookies, httpShouldUsePipelining
     }
 
     /// Restores an archived serializer (without a custom query block).
@@ -208,8 +211,10 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         httpMethodsEncodingParametersInURI = Set(try container.decode([String].self, forKey: .httpMethodsEncodingParametersInURI))
         allowsCellularAccess = try container.decodeIfPresent(Bool.self, forKey: .allowsCellularAccess)
         cachePolicy = try container.decodeIfPresent(CachePolicy.self, forKey: .cachePolicy)
-        httpShouldHandleCookies = try container.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies)
-        httpShouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining)
+        shouldHandleCookies = try container.decodeIfPresent(Bool.self, forKey: .shouldHandleCookies)
+            ?? container.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies)
+        shouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .shouldUsePipelining)
+            ?? container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining)
         networkServiceType = try container.decodeIfPresent(NetworkServiceType.self, forKey: .networkServiceType)
         timeoutInterval = try container.decodeIfPresent(Duration.self, forKey: .timeoutInterval)
     }
@@ -223,8 +228,8 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         try container.encode(httpMethodsEncodingParametersInURI.sorted(), forKey: .httpMethodsEncodingParametersInURI)
         try container.encodeIfPresent(allowsCellularAccess, forKey: .allowsCellularAccess)
         try container.encodeIfPresent(cachePolicy, forKey: .cachePolicy)
-        try container.encodeIfPresent(httpShouldHandleCookies, forKey: .httpShouldHandleCookies)
-        try container.encodeIfPresent(httpShouldUsePipelining, forKey: .httpShouldUsePipelining)
+        try container.encodeIfPresent(shouldHandleCookies, forKey: .shouldHandleCookies)
+        try container.encodeIfPresent(shouldUsePipelining, forKey: .shouldUsePipelining)
         try container.encodeIfPresent(networkServiceType, forKey: .networkServiceType)
         try container.encodeIfPresent(timeoutInterval, forKey: .timeoutInterval)
     }

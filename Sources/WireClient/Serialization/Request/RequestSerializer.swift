@@ -59,16 +59,30 @@ extension RequestSerializer {
         set { httpSerializer.cachePolicy = newValue }
     }
 
-    /// Copied into each request when set: whether cookies are handled.
-    public var httpShouldHandleCookies: Bool? {
-        get { httpSerializer.httpShouldHandleCookies }
-        set { httpSerializer.httpShouldHandleCookies = newValue }
+    /// Copied into each request when set: whether cookies are handled (the request's `shouldHandleCookies`).
+    public var shouldHandleCookies: Bool? {
+        get { httpSerializer.shouldHandleCookies }
+        set { httpSerializer.shouldHandleCookies = newValue }
     }
 
-    /// Copied into each request when set: whether it may be pipelined.
+    /// AFHTTPRequestSerializer's spelling of `shouldHandleCookies`, which the specification names (§3.2 item 3).
+    @available(*, deprecated, renamed: "shouldHandleCookies")
+    public var httpShouldHandleCookies: Bool? {
+        get { httpSerializer.shouldHandleCookies }
+        set { httpSerializer.shouldHandleCookies = newValue }
+    }
+
+    /// Copied into each request when set: whether it may be pipelined (the request's `shouldUsePipelining`).
+    public var shouldUsePipelining: Bool? {
+        get { httpSerializer.shouldUsePipelining }
+        set { httpSerializer.shouldUsePipelining = newValue }
+    }
+
+    /// AFHTTPRequestSerializer's spelling of `shouldUsePipelining`, which the specification names (§3.2 item 3).
+    @available(*, deprecated, renamed: "shouldUsePipelining")
     public var httpShouldUsePipelining: Bool? {
-        get { httpSerializer.httpShouldUsePipelining }
-        set { httpSerializer.httpShouldUsePipelining = newValue }
+        get { httpSerializer.shouldUsePipelining }
+        set { httpSerializer.shouldUsePipelining = newValue }
     }
 
     /// Copied into each request when set: its traffic class.

@@ -3,7 +3,7 @@ import Synchronization
 /// `maximumConcurrentTasks`: at most `limit` tasks hold a slot (have a request on the wire); the others wait in the
 /// order they were first resumed. `enqueue` is called in `resume()` itself, so the order is the callers', not the
 /// order in which the transfers' Swift tasks happen to start.
-final class TaskSlots: Sendable {
+final class ConcurrentTaskLimiter: Sendable {
     private struct State {
         var holders: Set<Int> = []
         var waiting: [Int] = []

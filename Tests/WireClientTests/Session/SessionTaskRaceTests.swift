@@ -8,7 +8,7 @@ import WireClient
 /// Races and lifecycle corners found in review: a suspended task that has not sent yet, the timeouts of a data task
 /// that became a download, and cancelling invalidation after a finishing one (§1.2.6, §1.2.12, §1.2.15, §13.2.3).
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
-struct SessionReviewTests {
+struct SessionTaskRaceTests {
     @Test func aTaskSuspendedBeforeItsRequestWentOutSendsNothingUntilResumed() async throws {
         try await LoopbackServer.with({ request, writer in try await writer.reply(200, request.target) }) { server in
             let manager = SessionManager()

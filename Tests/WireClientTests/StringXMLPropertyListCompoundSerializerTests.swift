@@ -4,7 +4,7 @@ import Wire
 import WireClient
 
 /// §4.2.5, §4.2.6, §4.2.8 and the string serializer.
-@Suite struct OtherResponseSerializerTests {
+@Suite struct StringXMLPropertyListCompoundSerializerTests {
     @Test func stringUsesTheCharsetOfContentType() {
         let serializer = StringResponseSerializer()
         #expect(serializer.serialize(response: makeResponse(200, "text/plain"), data: Data("café".utf8)).value as? String == "café")
