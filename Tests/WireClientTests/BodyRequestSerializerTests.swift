@@ -3,7 +3,7 @@ import Testing
 import Wire
 import WireClient
 
-/// §3.2.11 and §3.2.12: the JSON and property-list request serializers.
+/// The JSON and property-list request serializers.
 @Suite struct BodyRequestSerializerTests {
     let url = URL(string: "http://h/p")!
 

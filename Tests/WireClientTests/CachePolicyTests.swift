@@ -1,7 +1,7 @@
 import Testing
 import WireClient
 
-/// The per-request setting enums keep their names through `Codable`: serializers archive them (§3.2.1).
+/// The per-request setting enums keep their names through `Codable`: serializers archive them.
 @Suite struct CachePolicyTests {
     @Test func rawValuesAreTheSwiftNames() {
         #expect(CachePolicy.allCases.map(\.rawValue) == [

@@ -3,7 +3,7 @@ import Testing
 import Wire
 import WireClient
 
-/// §14.1: every code and its NSURLError number; equality by code; the context an error carries.
+/// `ClientError`: every code and its NSURLError number; equality by code; the context an error carries.
 @Suite struct ClientErrorTests {
     @Test func everyCodeHasItsURLErrorNumber() {
         let table: [(ClientError.Code, Int)] = [

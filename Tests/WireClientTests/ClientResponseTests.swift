@@ -3,7 +3,7 @@ import Testing
 import Wire
 import WireClient
 
-/// §0.4: `mimeType` lower-cased without parameters, `expectedContentLength` −1 when unknown.
+/// `ClientResponse`: `mimeType` lower-cased without parameters, `expectedContentLength` −1 when unknown.
 @Suite struct ClientResponseTests {
     let url = URL(string: "http://example.com/")!
 

@@ -2,8 +2,8 @@ import FoundationEssentials
 import Testing
 import WireClient
 
-/// The spellings the specification names that gave way to one spelling per concept (§13.2 item 1, §3.2 item 3) still
-/// read and write the same setting. Each test is itself deprecated, so its uses of deprecated names do not warn (the
+/// The AFNetworking and NSURLSessionConfiguration spellings that gave way to one spelling per concept still read and
+/// write the same setting. Each test is itself deprecated, so its uses of deprecated names do not warn (the
 /// tests build with warnings as errors); the testing library calls it from its own deprecated thunk.
 @Suite struct DeprecatedSpellingTests {
     @available(*, deprecated, message: "exercises deprecated spellings")

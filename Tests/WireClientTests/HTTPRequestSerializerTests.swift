@@ -3,7 +3,7 @@ import Testing
 import Wire
 import WireClient
 
-/// §3.2: the form serializer.
+/// The form serializer.
 @Suite struct HTTPRequestSerializerTests {
     let system = SystemIdentity(systemName: "Linux", release: "6.1.0-test", machine: "x86_64")
 

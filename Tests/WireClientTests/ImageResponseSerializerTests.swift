@@ -56,7 +56,7 @@ enum ImageFixtures {
     }
 }
 
-/// §4.2.7: image type and pixel size read from headers, never trapping on malformed input.
+/// The image serializer: image type and pixel size read from headers, never trapping on malformed input.
 @Suite struct ImageResponseSerializerTests {
     typealias F = ImageFixtures
 

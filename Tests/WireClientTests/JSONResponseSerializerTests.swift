@@ -4,7 +4,7 @@ import WireTestSupport
 import Wire
 import WireClient
 
-/// §4.2.4 and §4.2.9: JSON into `JSONValue` and `Decodable` types.
+/// The JSON response serializer: JSON into `JSONValue` and `Decodable` types.
 @Suite struct JSONResponseSerializerTests {
     func serialize(_ text: String, status: Int = 200, type: String? = "application/json", _ serializer: JSONResponseSerializer = JSONResponseSerializer())
         -> SerializedResponse

@@ -3,7 +3,7 @@ import Testing
 import Wire
 import WireClient
 
-/// §3.2.4: the form-style query and its escaping, exactly as AFNetworking writes it.
+/// The form-style query and its escaping, exactly as AFNetworking writes it.
 @Suite struct QueryStringTests {
     @Test func escapingTableIsExact() {
         let table: [(String, String)] = [

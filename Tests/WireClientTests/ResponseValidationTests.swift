@@ -10,7 +10,7 @@ func makeResponse(_ status: Int = 200, _ contentType: String? = "application/jso
     return ClientResponse(url: URL(string: url)!, statusCode: status, headers: headers)
 }
 
-/// §4.2.2 and §4.2.3: validation and its precedence, and the data serializer.
+/// Response validation and its precedence, and the data serializer.
 @Suite struct ResponseValidationTests {
     let body = Data("{}".utf8)
 

@@ -3,7 +3,7 @@ import Testing
 import Wire
 import WireClient
 
-/// §4.2.5, §4.2.6, §4.2.8 and the string serializer.
+/// The XML, property-list, compound and string response serializers.
 @Suite struct StringXMLPropertyListCompoundSerializerTests {
     @Test func stringUsesTheCharsetOfContentType() {
         let serializer = StringResponseSerializer()

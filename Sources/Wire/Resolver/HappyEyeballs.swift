@@ -1,7 +1,7 @@
 /// Connection racing per RFC 8305 (Happy Eyeballs v2), as a pure state machine.
 ///
 /// Addresses are tried in RFC 8305 §4 order, families interleaved and IPv6 first. A new
-/// attempt starts when the previous one fails or when `attemptDelay` (250 ms, §5) passes
+/// attempt starts when the previous one fails or when `attemptDelay` (250 ms, RFC 8305 §5) passes
 /// without a winner, whichever comes first. The first attempt to connect wins; the others are
 /// cancelled. It takes events and returns actions; the shell (`Connector`) does the I/O.
 struct HappyEyeballs {
@@ -60,7 +60,7 @@ struct HappyEyeballs {
         }
     }
 
-    /// Attempt `attempt` failed: start the next address at once (§5: no need to wait).
+    /// Attempt `attempt` failed: start the next address at once (RFC 8305 §5: no need to wait).
     mutating func attemptFailed(_ attempt: Int, error: IOError, now: Deadline) -> [Action] {
         switch state {
         case .racing(let next, var inFlight, var failures):

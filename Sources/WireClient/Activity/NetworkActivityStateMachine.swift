@@ -1,4 +1,4 @@
-/// Whether network activity should be shown (AFNetworkActivityIndicatorManager's logic, §8), as a value: events in,
+/// Whether network activity should be shown (AFNetworkActivityIndicatorManager's logic), as a value: events in,
 /// actions out, no clock and no timers of its own.
 ///
 /// Four states keep an indicator from flickering: a burst of activity shorter than `activationDelay` never shows it,

@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 
-/// Tells whether network activity should be visible (AFNetworkActivityIndicatorManager, §8): a
+/// Tells whether network activity should be visible (AFNetworkActivityIndicatorManager): a
 /// `NetworkActivityStateMachine` with real timers, fed by the task events of the managers it monitors.
 ///
 /// Add it to one or more managers (`track(_:)`, or `eventMonitors`): a resumed task counts as activity until it is

@@ -3,12 +3,12 @@ import Wire
 
 /// RFC 9111 for a private client cache, as pure functions of requests, responses, stored entries and an injected
 /// `now`: what may be stored, how long it stays fresh, how old it is, which request it answers, what a cache policy
-/// does with it, how a revalidation is asked for and how a 304 is merged (§13.2.4).
+/// does with it, how a revalidation is asked for and how a 304 is merged.
 ///
 /// Decisions that differ from a shared cache: `s-maxage` is ignored for freshness and `private` does not prevent
 /// storing. Decisions of WireClient: one entry per URL (a new variant replaces the old one); a request carrying its own
 /// validator (`If-None-Match`, `If-Modified-Since`, …) bypasses the cache, since its caller wants to see the 304; the
-/// `returnCacheData…` policies serve an entry of any age as §13.2.4 says, `must-revalidate` included.
+/// `returnCacheData…` policies serve an entry of any age, `must-revalidate` included, as NSURLCache does.
 package enum CacheRules {
     /// The statuses a response may be stored with (the heuristically cacheable ones of RFC 9110 §15.1 but 206).
     package static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
@@ -31,7 +31,7 @@ package enum CacheRules {
     /// either side, no `Vary: *`, no `Vary` on a credential field (`Authorization`, `Proxy-Authorization`, `Cookie`)
     /// the request carries (its value would be kept in the entry), and for a request with `Authorization` only a
     /// response saying `public`,
-    /// `s-maxage` or `must-revalidate` (§3.5). `private` is fine in a private cache.
+    /// `s-maxage` or `must-revalidate` (RFC 9111 §3.5). `private` is fine in a private cache.
     package static func storability(of response: ClientResponse, for request: ClientRequest) -> Storability {
         guard request.method.uppercased() == "GET" else { return .notStorable("method \(request.method)") }
         guard storableStatuses.contains(response.statusCode) else { return .notStorable("status \(response.statusCode)") }
@@ -135,7 +135,8 @@ package enum CacheRules {
         return true
     }
 
-    /// What `policy` does with `request` given the entry stored for its URL (§13.2.4).
+    /// What `policy` does with `request` given the entry stored for its URL (the WireClient catalog's article
+    /// "Caching and cookies").
     package static func lookup(_ request: ClientRequest, policy: CachePolicy, stored: CachedResponse?, now: Date) -> CacheLookup {
         guard request.method.uppercased() == "GET",
               !conditionalFields.contains(where: { request.headers.contains(name: $0) }) else {

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 extension URLCache {
-    /// The cache of the managers resource downloaders make themselves (§9.2): 20 MiB in memory, 150 MiB on disk at
+    /// The cache of the managers resource downloaders make themselves: 20 MiB in memory, 150 MiB on disk at
     /// `$XDG_CACHE_HOME/wireclient.resourcedownloader`, else `~/.cache/…`, else `$TMPDIR/…` (or `/tmp/…`) without a
     /// home. Made on first use, once per process.
     static let resourceDownloader = URLCache(memoryCapacity: 20 << 20, diskCapacity: 150 << 20,

@@ -2,7 +2,7 @@ public import FoundationEssentials
 import Synchronization
 import Wire
 
-/// An RFC 9111 response cache in memory and, optionally, on disk (NSURLCache, §13.2.4); what a
+/// An RFC 9111 response cache in memory and, optionally, on disk (NSURLCache); what a
 /// `SessionConfiguration.urlCache` consults.
 ///
 /// ```swift
@@ -20,7 +20,7 @@ import Wire
 /// ## The name it shares with FoundationNetworking
 ///
 /// FoundationNetworking on Linux has a `URLCache` class too (Foundation's `NSURLCache`, which `URLSession` uses). This
-/// type keeps the name anyway, because it is the name the specification gives it (§13.2) and the one an AFNetworking
+/// type keeps the name anyway, because it is NSURLSessionConfiguration's name for it and the one an AFNetworking
 /// user looks for; it is the only public type of Wire, WireTLS and WireClient whose name Foundation also declares. A
 /// file that imports WireClient without FoundationNetworking (FoundationEssentials has no `URLCache`) writes
 /// `URLCache`. A file that imports both must say which it means, or the compiler reports the name as ambiguous:

@@ -106,7 +106,7 @@ extension Cookie {
         !name.isEmpty && Self.isClean(name) && Self.isClean(value) && Self.isClean(path)
     }
 
-    /// `Max-Age`'s value: an optional `-` and digits (§5.2.2), clamped to ±100 years; nil otherwise.
+    /// `Max-Age`'s value: an optional `-` and digits (RFC 6265 §5.2.2), clamped to ±100 years; nil otherwise.
     private static func maxAgeSeconds(_ text: String) -> Int? {
         var digits = Substring(text)
         let negative = digits.first == "-"

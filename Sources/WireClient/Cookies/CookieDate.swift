@@ -32,7 +32,7 @@ enum CookieDate {
 
     private static let monthNames = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
-    /// Splits at the delimiters of §5.1.1 (%x09, %x20-2F, %x3B-40, %x5B-60, %x7B-7E).
+    /// Splits at the delimiters of RFC 6265 §5.1.1 (%x09, %x20-2F, %x3B-40, %x5B-60, %x7B-7E).
     private static func tokens(of text: String) -> [Substring.UTF8View] {
         text.utf8.split { byte in
             byte == 0x09 || (0x20...0x2F).contains(byte) || (0x3B...0x40).contains(byte)

@@ -10,8 +10,8 @@ enum CookieDomain {
         return host.isEmpty ? nil : host
     }
 
-    /// Whether `host` domain-matches `domain` (§5.1.3): identical, or `domain` is a suffix of `host` after a dot and
-    /// `host` is a name rather than an IP address.
+    /// Whether `host` domain-matches `domain` (RFC 6265 §5.1.3): identical, or `domain` is a suffix of `host` after a
+    /// dot and `host` is a name rather than an IP address.
     static func domainMatches(_ host: String, _ domain: String) -> Bool {
         if host == domain { return true }
         guard !domain.isEmpty, host.hasSuffix("." + domain) else { return false }
@@ -42,10 +42,10 @@ enum CookieDomain {
     }
 
     /// The domain a cookie with the `Domain` attribute `attribute` (lower-case, without its leading dot) from `host`
-    /// is kept under, and whether it is host-only; nil when the cookie is refused (§5.3 steps 5–6). A public suffix
-    /// is allowed only as the host itself, and then the cookie is host-only; when the list cannot be read every name
-    /// counts as one, so only the host itself is allowed. An IP address matches only itself (`1.2.3.4` is no
-    /// parent of the name `x.1.2.3.4`), and its cookie is host-only whatever the attribute says.
+    /// is kept under, and whether it is host-only; nil when the cookie is refused (RFC 6265 §5.3 steps 5–6). A
+    /// public suffix is allowed only as the host itself, and then the cookie is host-only; when the list cannot be
+    /// read every name counts as one, so only the host itself is allowed. An IP address matches only itself
+    /// (`1.2.3.4` is no parent of the name `x.1.2.3.4`), and its cookie is host-only whatever the attribute says.
     static func cookieDomain(attribute: String, host: String,
                              publicSuffixList: PublicSuffixList) -> (domain: String, isHostOnly: Bool)? {
         if attribute == host && (isIPAddress(host) || publicSuffixList.isPublicSuffix(attribute)) { return (host, true) }

@@ -293,7 +293,7 @@ public final class CookieStorage: Sendable {
         }
     }
 
-    /// Drops expired cookies (§5.3: "the user agent MUST evict all expired cookies").
+    /// Drops expired cookies (RFC 6265 §5.3: "the user agent MUST evict all expired cookies").
     private static func purge(_ state: inout State, now: Date) {
         if state.cookies.values.contains(where: { $0.cookie.isExpired(at: now) }) {
             state.removeAll { $0.isExpired(at: now) }
@@ -306,7 +306,7 @@ public final class CookieStorage: Sendable {
         return publicSuffixList.registrableDomain(of: cookie.domain) ?? cookie.domain
     }
 
-    /// Stores `cookie` (§5.3 steps 11–12: a replacement keeps the old creation time; an expired cookie only
+    /// Stores `cookie` (RFC 6265 §5.3 steps 11–12: a replacement keeps the old creation time; an expired cookie only
     /// deletes) within the limits: a new cookie beyond its site's or the storage's count evicts the least recently
     /// used, expired cookies first.
     /// - Returns: Whether the cookie was stored or deleted one; false when it was refused.

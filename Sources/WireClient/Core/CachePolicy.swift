@@ -1,4 +1,4 @@
-/// How a request may use the session's response cache (NSURLRequest's cache policies, §13).
+/// How a request may use the session's response cache (NSURLRequest's cache policies).
 public enum CachePolicy: String, Sendable, Hashable, Codable, CaseIterable {
     /// Fresh stored responses come from the cache, stale ones are revalidated, others go to the network.
     case useProtocolCachePolicy
@@ -10,7 +10,7 @@ public enum CachePolicy: String, Sendable, Hashable, Codable, CaseIterable {
     case returnCacheDataDontLoad
 }
 
-/// The traffic class of a request's connection (NSURLRequest's network service types), written as DSCP (§13).
+/// The traffic class of a request's connection (NSURLRequest's network service types), written as DSCP.
 public enum NetworkServiceType: String, Sendable, Hashable, Codable, CaseIterable {
     /// Ordinary traffic: the socket's class is left unchanged.
     case `default`

@@ -1,7 +1,7 @@
 import Wire
 
 extension ClientError {
-    /// The failures of §14.1, each with its NSURLError equivalent.
+    /// The failures WireClient reports, each with its NSURLError equivalent.
     public enum Code: Sendable, Hashable, CustomStringConvertible {
         /// The task was cancelled (by `cancel()`, a downloader receipt, or invalidation). −999.
         case cancelled

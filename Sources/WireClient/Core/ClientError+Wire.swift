@@ -3,7 +3,7 @@ import Wire
 import WireTLS
 
 extension ClientError {
-    /// The WireClient error for a Wire client failure (§14.1), carrying it as `underlying`.
+    /// The WireClient error for a Wire client failure, carrying it as `underlying`.
     /// - Parameters:
     ///   - error: What Wire threw.
     ///   - url: The URL being fetched.
@@ -24,12 +24,12 @@ extension ClientError {
         case .tlsFailed: isTrustRefusal(error.securityError) ? .serverCertificateUntrusted : .secureConnectionFailed
         case .invalidRequest: .requestSerializationFailed
         case .startFailed, .invalidConfiguration: .cannotConnectToHost
-        // The only admission check WireClient sets is the cellular one (§13.2 item 8).
+        // The only admission check WireClient sets is the cellular one (`allowsCellularAccess == false`).
         case .connectionNotAdmitted: .notConnectedToInternet
         default: .networkConnectionLost
         }
         if code == .serverCertificateUntrusted, let tls = error.securityError {
-            // §6.2.6: the TLSError itself, which names the rule and lists the chain's pins.
+            // The underlying error is the TLSError itself, which names the rule and lists the chain's pins.
             return ClientError(code, failingURL: url, underlying: tls, failureReason: "The certificate for this server is invalid: \(tls)")
         }
         return ClientError(code, failingURL: url, underlying: error, failureReason: error.detail)

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Every failure WireClient reports (§14.1): what went wrong (`code`), for which URL, with the response and body that
+/// Every failure WireClient reports: what went wrong (`code`), for which URL, with the response and body that
 /// were received, if any, and the lower-level cause (a Wire `HTTPClientError`, a `TLSError`, an I/O error or a parse
 /// error).
 ///

@@ -4,7 +4,7 @@ import Wire
 /// A request as WireClient builds, serializes, adapts and sends it (NSURLRequest).
 ///
 /// Every optional setting is "use the session's value" when nil; a request serializer copies the settings that were
-/// set on it (§3.2.3).
+/// set on it.
 public struct ClientRequest: Sendable {
     /// The URL to fetch.
     public var url: URL {

@@ -1,6 +1,6 @@
 public import Wire
 
-/// The multipart POST (§2.2.7; AF's `POST:parameters:headers:constructingBodyWithBlock:progress:success:failure:`):
+/// The multipart POST (AF's `POST:parameters:headers:constructingBodyWithBlock:progress:success:failure:`):
 /// the request from `requestSerializer.multipartFormRequest`, sent by an upload task with the streamed body.
 extension HTTPSessionManager {
     /// POST `path` with a multipart body: `parameters` as the first parts, then what `constructingBody` appends.

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 extension HTTPSessionManager {
-    /// Sets the session's security policy (§2.2.8, AFHTTPSessionManager's guard): a pinning policy needs an `https`
+    /// Sets the session's security policy (AFHTTPSessionManager's guard): a pinning policy needs an `https`
     /// base URL.
     /// - Throws: `ClientError` with code `.invalidSecurityPolicy` when the policy pins and the base URL is nil or not
     ///   `https`, or when `SecurityPolicy.validate()` refuses it; the policy in force is then unchanged.

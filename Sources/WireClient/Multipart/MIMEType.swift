@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Wire
 
-/// The media type of a file part, from its extension (§5.2.4): a built-in table first, then `/etc/mime.types` for
+/// The media type of a file part, from its extension: a built-in table first, then `/etc/mime.types` for
 /// extensions the table lacks, else `application/octet-stream` (AFNetworking asks UTType; Linux has no such thing).
 package enum MIMEType {
     /// The type for unknown or missing extensions.

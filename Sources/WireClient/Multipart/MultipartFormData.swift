@@ -13,7 +13,7 @@ import Wire
 /// form.attach(to: &request)      // Content-Type with the boundary, exact Content-Length, the streamed body
 /// ```
 ///
-/// The layout is AFNetworking's (§5.2.3): `--B\r\n` before the first part, `\r\n--B\r\n` before every other,
+/// The layout is AFNetworking's: `--B\r\n` before the first part, `\r\n--B\r\n` before every other,
 /// `\r\n--B--\r\n` after the last; `contentLength` is exact before a byte is sent. Every pass over the body starts
 /// from byte 0 (`body` makes each anew), so a 307/308 redirect or a retry sends it again. A file whose size changed
 /// since it was appended, or a stream part that yields another length than declared, fails the task with

@@ -35,7 +35,7 @@ struct MultipartPart: Sendable {
         return Data(text.utf8)
     }
 
-    /// `Content-Disposition: form-data; name="…"[; filename="…"]` with both quoted by the WHATWG rule (§5.2.3).
+    /// `Content-Disposition: form-data; name="…"[; filename="…"]` with both quoted by the WHATWG rule.
     static func disposition(name: String, fileName: String?) -> (name: String, value: String) {
         var value = "form-data; name=\"\(quoted(name))\""
         if let fileName { value += "; filename=\"\(quoted(fileName))\"" }

@@ -14,7 +14,7 @@ public enum InterfaceKind: String, Sendable, Hashable, Codable, CaseIterable {
     case other
 }
 
-/// Classifies interfaces from sysfs (`<root>/class/net/<name>/`), first match wins (spec §7.2 item 2):
+/// Classifies interfaces from sysfs (`<root>/class/net/<name>/`), first match wins:
 /// loopback by hardware type 772; WWAN by `DEVTYPE=wwan`, hardware type 519 (raw IP) or 512 (PPP), or a name
 /// starting `wwan`, `rmnet` or `ccmni`; wireless by a `wireless/` or `phy80211/` directory or `DEVTYPE=wlan`;
 /// tunnel by a `tun_flags` file, `DEVTYPE=wireguard` or hardware type 65534 (none); wired by type 1 (Ethernet).

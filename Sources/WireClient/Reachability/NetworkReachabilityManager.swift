@@ -3,7 +3,7 @@ import Synchronization
 import Wire
 
 /// Watches whether the network, an address or a host can be reached: AFNetworking's
-/// `AFNetworkReachabilityManager` over the kernel's routing netlink (spec §7).
+/// `AFNetworkReachabilityManager` over the kernel's routing netlink.
 ///
 /// ```swift
 /// let reachability = NetworkReachabilityManager()

@@ -1,4 +1,4 @@
-/// Reachability as a pure function of a snapshot (spec §7.2 item 3). No I/O, no clock: the managers feed it
+/// Reachability as a pure function of a snapshot. No I/O, no clock: the managers feed it
 /// snapshots; tests feed it values.
 package enum ReachabilityEvaluator {
     /// The path to `target` in `snapshot`.

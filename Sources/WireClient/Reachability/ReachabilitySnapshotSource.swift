@@ -1,4 +1,4 @@
-/// Where a reachability manager gets its view of the network: an injection point (spec §0.4), so that tests can
+/// Where a reachability manager gets its view of the network: an injection point, so that tests can
 /// play the kernel. `SystemReachabilitySource` is the real one.
 public protocol ReachabilitySnapshotSource: Sendable {
     /// Starts watching the network. `onChange` is called, from any thread, after the network may have changed

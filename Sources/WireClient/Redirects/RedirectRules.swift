@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Wire
 
-/// The request a redirect leads to (§1.2.13), before the redirect hook sees it: which statuses redirect, how the
+/// The request a redirect leads to, before the redirect hook sees it: which statuses redirect, how the
 /// method and body change, and which credentials stay behind when the origin changes (Wire's `RedirectRewrite`, the
 /// rules its own client follows). A pure function.
 enum RedirectRules {

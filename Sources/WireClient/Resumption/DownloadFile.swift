@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 import Wire
 
-/// A download's temporary file and its move to the destination (§1.2.14). Every call runs on Wire's file threads
+/// A download's temporary file and its move to the destination. Every call runs on Wire's file threads
 /// (`AsyncFile`), never on an event loop.
 enum DownloadFile {
     /// `$TMPDIR/WireClient` (or `/tmp/WireClient`): where downloads in progress live.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// A download task's part in resumable downloads (§13.2.9), kept in the task's core.
+/// A download task's part in resumable downloads, kept in the task's core.
 struct DownloadResumption: Sendable {
     /// Where the response body goes.
     enum Placement: Sendable, Equatable {

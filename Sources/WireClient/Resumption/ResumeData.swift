@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Wire
 
-/// What `cancel(producingResumeData:)` hands out and `downloadTask(withResumeData:)` takes back (§13.2.9): a
+/// What `cancel(producingResumeData:)` hands out and `downloadTask(withResumeData:)` takes back: a
 /// versioned JSON record of the partial download. Callers treat it as opaque bytes; it may be kept across restarts of
 /// the process, as long as the temporary file stays where it is.
 struct ResumeRecord: Codable, Sendable, Equatable {

@@ -11,7 +11,8 @@ public enum TrustOutcome: Sendable, Hashable {
 }
 
 extension SecurityPolicy {
-    /// Decides on a handshake (§6.2.4), without I/O beyond reading `sessionRoots` when the chain must be verified again.
+    /// Decides on a handshake (the certificate's verdict first, then the host name, then the pins), without I/O
+    /// beyond reading `sessionRoots` when the chain must be verified again.
     ///
     /// The handshake's own verdict (in `context`) is used when it was computed the way the policy needs (the
     /// session's roots, and the host name exactly when `validatesDomainName`); otherwise the chain the server sent is

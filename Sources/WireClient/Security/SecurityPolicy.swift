@@ -1,6 +1,6 @@
 public import FoundationEssentials
 
-/// Whom an `https` connection trusts (AFSecurityPolicy, §6), decided after the TLS handshake and before any HTTP
+/// Whom an `https` connection trusts (AFSecurityPolicy), decided after the TLS handshake and before any HTTP
 /// byte is sent.
 ///
 /// ```swift

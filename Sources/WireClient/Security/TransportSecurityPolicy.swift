@@ -1,6 +1,6 @@
 public import FoundationEssentials
 
-/// Which connections a session may make at all (App Transport Security's rules, §13.2 item 6): checked before any
+/// Which connections a session may make at all (App Transport Security's rules): checked before any
 /// socket is opened and again at every redirect hop.
 ///
 /// The default allows everything, unlike iOS: Linux services talk plain HTTP inside their networks. A session that

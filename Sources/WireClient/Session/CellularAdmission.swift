@@ -1,7 +1,7 @@
 import Synchronization
 import Wire
 
-/// `allowsCellularAccess == false` on Linux (§13.2 item 8): a new connection whose local address belongs to an
+/// `allowsCellularAccess == false` on Linux: a new connection whose local address belongs to an
 /// interface the classifier calls `.wwan` is refused, closed before any request goes out on it, and the task fails
 /// with `.notConnectedToInternet` ("cellular access denied").
 ///
@@ -54,7 +54,7 @@ final class CellularAdmission: ConnectionAdmission {
 }
 
 extension NetworkServiceType {
-    /// The IP traffic-class byte the service type sets on its connections (§13.2 item 8): DSCP CS1, AF41, EF and
+    /// The IP traffic-class byte the service type sets on its connections: DSCP CS1, AF41, EF and
     /// AF21 in the upper six bits; nil for `.default`, which leaves the socket's class alone.
     package var trafficClass: UInt8? {
         switch self {

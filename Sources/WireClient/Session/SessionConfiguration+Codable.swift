@@ -2,7 +2,7 @@ import FoundationEssentials
 import Wire
 import WireTLS
 
-/// A configuration archives its settings, not its live objects or closures (§13.2 item 11):
+/// A configuration archives its settings, not its live objects or closures:
 ///
 /// - archived: the timeouts, additional headers, limits, content decoding, redirects, transport security, cookie
 ///   rules, cache policy, pipelining, cellular access, service type, interface classifier, and the TLS settings (versions, trust

@@ -1,7 +1,7 @@
 public import Wire
 public import WireTLS
 
-/// How a `SessionManager` behaves (NSURLSessionConfiguration, §13.2.1), for the features WireClient has.
+/// How a `SessionManager` behaves (NSURLSessionConfiguration), for the features WireClient has.
 ///
 /// ```swift
 /// var configuration = SessionConfiguration.default
@@ -56,7 +56,7 @@ public struct SessionConfiguration: Sendable {
     /// serializer and the request (NSURLSessionConfiguration's `HTTPShouldSetCookies` is the deprecated
     /// `httpShouldSetCookies`).
     public var shouldHandleCookies = true
-    /// NSURLSessionConfiguration's spelling of `shouldHandleCookies`, which the specification names (§13.2 item 1).
+    /// NSURLSessionConfiguration's spelling of `shouldHandleCookies`, kept for code written against it.
     @available(*, deprecated, renamed: "shouldHandleCookies")
     public var httpShouldSetCookies: Bool {
         get { shouldHandleCookies }
@@ -66,8 +66,9 @@ public struct SessionConfiguration: Sendable {
     public var httpCookieAcceptPolicy = CookieAcceptPolicy.always
     /// Where cookies are kept: `CookieStorage.shared` by default; nil keeps none.
     public var httpCookieStorage: CookieStorage? = CookieStorage.shared
-    /// The response cache data tasks consult and fill (RFC 9111, §13.2.4); nil (the default) for none: a server
-    /// library should not cache silently. `.ephemeral` has a private memory-only one of 4 MiB.
+    /// The response cache data tasks consult and fill (RFC 9111; the WireClient catalog's article "Caching and
+    /// cookies"); nil (the default) for none: a server library should not cache silently. `.ephemeral` has a private
+    /// memory-only one of 4 MiB.
     public var urlCache: URLCache?
     /// How requests use `urlCache` unless a request's `cachePolicy` says otherwise. Default `.useProtocolCachePolicy`.
     public var requestCachePolicy = CachePolicy.useProtocolCachePolicy
@@ -78,7 +79,7 @@ public struct SessionConfiguration: Sendable {
     /// One spelling on the configuration, the request serializer and the request (NSURLSessionConfiguration's
     /// `HTTPShouldUsePipelining` is the deprecated `httpShouldUsePipelining`).
     public var shouldUsePipelining = false
-    /// NSURLSessionConfiguration's spelling of `shouldUsePipelining`, which the specification names (§13.2 item 1).
+    /// NSURLSessionConfiguration's spelling of `shouldUsePipelining`, kept for code written against it.
     @available(*, deprecated, renamed: "shouldUsePipelining")
     public var httpShouldUsePipelining: Bool {
         get { shouldUsePipelining }

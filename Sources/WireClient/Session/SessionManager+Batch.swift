@@ -19,7 +19,7 @@ public struct TaskResult: Sendable {
 }
 
 extension SessionManager {
-    /// Starts a data task for every request (AF 2.x batch operations, §12.2.3). After each task's completion handler,
+    /// Starts a data task for every request (AF 2.x batch operations). After each task's completion handler,
     /// `progress(finished, total)`; after all, `completion` once with the results in input order. Both run on the
     /// completion queue. An empty batch calls `completion([])` asynchronously and `progress` never.
     /// - Returns: The tasks, resumed, in input order.

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Wire
 
 extension SessionManager {
-    /// Completes `task` once, in the order of §1.2.8: the download move, `taskDidFinishCollectingMetrics` and
+    /// Completes `task` once, in this order: the download move, `taskDidFinishCollectingMetrics` and
     /// `taskDidComplete` on the delegate queue, serialization in this Swift task (skipped after a transport
     /// error), the completion handler on the completion queue (inside the group), then the temporary file's removal,
     /// the `didComplete` event, and the session's invalidation if this was its last task.

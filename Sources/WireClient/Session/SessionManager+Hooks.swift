@@ -2,7 +2,7 @@ import Synchronization
 public import FoundationEssentials
 public import Wire
 
-/// The session hooks (§1.2.12): settable at any time, read when each event happens; they run on the delegate queue.
+/// The session hooks: settable at any time, read when each event happens; they run on the delegate queue.
 extension SessionManager {
     /// Called once when the session became invalid (`invalidateSession`), after the last task's completion handler; the error is nil for an explicit invalidation.
     public var sessionDidBecomeInvalid: (@Sendable (ClientError?) -> Void)? {

@@ -1,7 +1,7 @@
 import Synchronization
 public import WireTLS
 
-/// The security policy of a manager's `https` connections (§6) and the server-trust hook (§1.2.12).
+/// The security policy of a manager's `https` connections and the server-trust hook.
 extension SessionManager {
     /// The policy of hosts without a policy of their own: `SecurityPolicy.default` unless set.
     public var securityPolicy: SecurityPolicy { state.withLock { $0.securityPolicies.defaultPolicy } }

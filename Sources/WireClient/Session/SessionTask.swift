@@ -64,7 +64,7 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         var error: ClientError?
         /// Why the task was cancelled (`.cancelled`, `.timedOut`, `.sessionInvalidated`); first reason wins.
         var cancelReason: ClientError?
-        /// The manager, held until the task completes (§1.2.16).
+        /// The manager, held until the task completes, so that a task keeps its manager alive.
         var manager: SessionManager?
         /// Whether the task was ever resumed (its transfer started).
         var started = false

@@ -1,7 +1,8 @@
 import FoundationEssentials
 import Wire
 
-/// The base URL of an `HTTPSessionManager`, normalised as §2.2 says, and the resolution of request paths against it.
+/// The base URL of an `HTTPSessionManager`, normalised (a non-empty path not ending in `/` gets one; the query stays),
+/// and the resolution of request paths against it.
 ///
 /// ```swift
 /// let base = try BaseURL("http://example.com/v1")      // http://example.com/v1/

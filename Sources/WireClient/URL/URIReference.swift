@@ -1,6 +1,6 @@
 /// A URI reference split into RFC 3986's five components, resolved against a base by RFC 3986 §5.2 exactly.
 ///
-/// FoundationEssentials' `URL(string:relativeTo:)` departs from the RFC on several §5.4 examples, so WireClient
+/// FoundationEssentials' `URL(string:relativeTo:)` departs from RFC 3986 on several §5.4 examples, so WireClient
 /// parses, merges and removes dot segments itself, on the text, and makes a `URL` only from the result.
 ///
 /// ```swift
@@ -34,11 +34,11 @@ package struct URIReference: Sendable, Hashable, CustomStringConvertible {
         self.fragment = fragment
     }
 
-    /// Splits `text` as RFC 3986 Appendix B does, then checks the scheme against §3.1's grammar
+    /// Splits `text` as RFC 3986 Appendix B does, then checks the scheme against RFC 3986 §3.1's grammar
     /// (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`).
     ///
     /// A first segment holding a `:` that is not a valid scheme (`1a:b`, `:x`) cannot start a relative reference
-    /// (§4.2), so it is refused rather than read as a path.
+    /// (RFC 3986 §4.2), so it is refused rather than read as a path.
     /// - Parameter text: The reference.
     /// - Returns: The components, or nil when the scheme is malformed.
     package init?(parsing text: String) {
@@ -113,7 +113,7 @@ package struct URIReference: Sendable, Hashable, CustomStringConvertible {
         return target
     }
 
-    /// §5.2.3: this relative path appended to the base path's directory.
+    /// RFC 3986 §5.2.3: this relative path appended to the base path's directory.
     private func merge(onto base: URIReference) -> String {
         if base.authority != nil && base.path.isEmpty { return "/" + path }
         guard let slash = base.path.lastIndex(of: "/") else { return path }

@@ -1,7 +1,7 @@
 import Testing
 import WireClient
 
-/// §8: the activity state machine, events in and actions out, without a clock.
+/// The network activity state machine, events in and actions out, without a clock.
 @Suite struct NetworkActivityStateMachineTests {
     typealias Machine = NetworkActivityStateMachine
 

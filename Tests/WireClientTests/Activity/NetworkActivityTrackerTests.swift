@@ -5,7 +5,7 @@ import Wire
 import WireClient
 import WireTestSupport
 
-/// §8: the tracker's timers on a clock the test moves, then real tasks of a manager on loopback.
+/// The network activity tracker's timers on a clock the test moves, then real tasks of a manager on loopback.
 @Suite(.timeLimit(.minutes(1)))
 struct NetworkActivityTrackerTests {
     /// A clock whose sleepers wake only when the test advances it.

@@ -3,7 +3,7 @@ import Testing
 import Wire
 import WireClient
 
-/// RFC 9111 as `CacheRules` decides it, with an injected clock and no sockets (§13.2.4).
+/// RFC 9111 as `CacheRules` decides it, with an injected clock and no sockets.
 struct CacheRulesTests {
     static let url = URL(string: "http://example.test/a")!
     /// The moment the responses below were received.

@@ -4,7 +4,7 @@ import WireTestSupport
 import Wire
 import WireClient
 
-/// Data tasks with a `URLCache` against a loopback server that counts what reaches it (§13.2.4).
+/// Data tasks with a `URLCache` against a loopback server that counts what reaches it.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionCacheTests {
     /// Each path answers with one caching header set; `/validated` honours `If-None-Match` with a 304.

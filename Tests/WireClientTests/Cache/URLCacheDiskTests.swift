@@ -4,7 +4,7 @@ import Wire
 import WireClient
 
 /// The disk tier of `URLCache`: files under the directory, reopening, LRU eviction, and files that are not whole
-/// entries read as misses (§13.2.4).
+/// entries read as misses.
 @Suite(.timeLimit(.minutes(1)))
 struct URLCacheDiskTests {
     static func request(_ path: String) -> ClientRequest { ClientRequest(url: URL(string: "http://cache.test\(path)")!) }

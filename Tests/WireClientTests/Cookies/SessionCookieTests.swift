@@ -4,7 +4,7 @@ import WireTestSupport
 import Wire
 import WireClient
 
-/// Cookies through a `SessionManager` against Python's http.server (§13.2.5): every attribute, every redirect hop,
+/// Cookies through a `SessionManager` against Python's http.server: every attribute, every redirect hop,
 /// the caller's own `Cookie`, the per-request and per-session opt-outs, and curl's cookie file.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionCookieTests {

@@ -6,7 +6,7 @@ import Wire
 import WireClient
 import WireTestSupport
 
-/// `HTTPSessionManager` (§2.2): the base URL's normalisation, resolution, where parameters go, per-call headers over
+/// `HTTPSessionManager`: the base URL's normalisation, resolution, where parameters go, per-call headers over
 /// the serializer's, and failures before sending.
 @Suite struct HTTPSessionManagerTests {
     @Test func aNonEmptyBasePathGetsATerminalSlashAndTheQueryStays() throws {
@@ -101,7 +101,8 @@ import WireTestSupport
         #expect(request.headers.contains(name: "Accept-Language"), "the serializer's other defaults stay")
     }
 
-    /// §2.2 item 6: nil back, then `failure(nil, error)` once, after the verb returned, on the completion queue.
+    /// A request that cannot be built: nil back, then `failure(nil, error)` once, after the verb returned, on the
+    /// completion queue.
     @Test func aRequestThatCannotBeBuiltFailsLaterOnTheCompletionQueue() async throws {
         let manager = try HTTPSessionManager()
         let queue = DispatchQueue(label: "test.completion")

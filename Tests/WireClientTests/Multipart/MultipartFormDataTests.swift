@@ -4,7 +4,7 @@ import Wire
 import WireClient
 
 /// The body a `MultipartFormData` produces, without sockets: AF's exact layout, lengths, quoting, the MIME table,
-/// file checks, throttling, replay and length honesty (§5.2).
+/// file checks, throttling, replay and length honesty.
 @Suite(.timeLimit(.minutes(1)))
 struct MultipartFormDataTests {
     @Test func smallFormHasAFsExactLayout() async throws {
@@ -232,7 +232,7 @@ struct MultipartFormDataTests {
     }
 }
 
-/// `multipartFormRequest` (§5.2.5, §5.2.6, §5.2.11) and `writeMultipartBody(of:toFile:)` (§5.2.10).
+/// `multipartFormRequest` and `writeMultipartBody(of:toFile:)`.
 @Suite(.timeLimit(.minutes(1)))
 struct MultipartRequestSerializerTests {
     @Test func parametersBecomeUnescapedPartsBeforeTheBlocksParts() async throws {

@@ -6,7 +6,7 @@ import WireClient
 import WireTestSupport
 
 /// A 1 GiB file part sent with flat memory: the kernel sends the file from the page cache (`sendfile(2)`) as the
-/// socket takes it, so the process's peak resident size grows by far less than the file (§5.2.7).
+/// socket takes it, so the process's peak resident size grows by far less than the file.
 @Suite(.timeLimit(.minutes(3)), .exclusiveIO)
 struct MultipartLargeUploadTests {
     static let size = 1 << 30

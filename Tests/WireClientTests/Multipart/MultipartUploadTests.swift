@@ -4,7 +4,7 @@ import Wire
 import WireClient
 import WireTestSupport
 
-/// Multipart bodies on the wire (§5.2): what Python's standard library parses out of them, against what curl -F sends;
+/// Multipart bodies on the wire: what Python's standard library parses out of them, against what curl -F sends;
 /// length honesty on a live connection; replay on 307; the spill to a file; the empty form.
 @Suite(.timeLimit(.minutes(2)), .exclusiveIO)
 struct MultipartUploadTests {

@@ -3,7 +3,7 @@ import Testing
 import WireClient
 import WireTestSupport
 
-/// Interface kinds from a sysfs fixture tree (spec §7.2 item 2), and the procfs/sysfs snapshot of the polling
+/// Interface kinds from a sysfs fixture tree, and the procfs/sysfs snapshot of the polling
 /// fallback, from fixture files.
 @Suite struct InterfaceClassifierTests {
     /// Builds `<root>/class/net/<name>/` with `files` (relative path → content; a trailing "/" makes a folder).

@@ -1,7 +1,7 @@
 import Testing
 import WireClient
 
-/// The status function over snapshot values: every rule of spec §7.2 item 3, no sockets.
+/// The status function over snapshot values: every rule of `ReachabilityEvaluator`, no sockets.
 @Suite struct ReachabilityEvaluatorTests {
     typealias Snapshot = ReachabilitySnapshot
 

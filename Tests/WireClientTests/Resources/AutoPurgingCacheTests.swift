@@ -4,8 +4,9 @@ import Testing
 import WireTestSupport
 import WireClient
 
-/// §10: the purge arithmetic, LRU order with reads counting, request keys, the oversize refusal, image costs, and
-/// memory pressure through an injected source (plus the Linux source's parsing and its start/stop on this machine).
+/// The auto-purging image cache: the purge arithmetic, LRU order with reads counting, request keys, the oversize
+/// refusal, image costs, and memory pressure through an injected source (plus the Linux source's parsing and its
+/// start/stop on this machine).
 @Suite(.timeLimit(.minutes(1)))
 struct AutoPurgingCacheTests {
     /// Capacity 100, preferred 60, cost = byte count.

@@ -6,7 +6,8 @@ import WireTestSupport
 import Wire
 import WireClient
 
-/// §9 against a loopback server that holds `/hold/…` responses until the test lets them go and counts every request.
+/// The resource downloader against a loopback server that holds `/hold/…` responses until the test lets them go and
+/// counts every request.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct ResourceDownloaderTests {
     @Test func oneHundredConcurrentRequestersOfOneURLMakeOneRequest() async throws {

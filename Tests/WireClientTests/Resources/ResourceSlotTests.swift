@@ -6,8 +6,8 @@ import WireTestSupport
 import Wire
 import WireClient
 
-/// §11: one active load per slot, supersession, placeholders, cache hits before `load` returns, and the download
-/// cancelled when the slot (or its owner) goes.
+/// Resource slots: one active load per slot, supersession, placeholders, cache hits before `load` returns, and the
+/// download cancelled when the slot (or its owner) goes.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct ResourceSlotTests {
     func text(_ data: Data?) -> String? { data.map { String(decoding: $0, as: UTF8.self) } }

@@ -4,7 +4,7 @@ import Wire
 import WireClient
 import WireTestSupport
 
-/// §13.2 item 7: 401 challenges answered through the hook and the credential store, against Wire's server.
+/// 401 challenges answered through the hook and the credential store, against Wire's server.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct AuthenticationChallengeTests {
     static let good = "Basic " + Data("alice:s3cret".utf8).base64EncodedString()

@@ -5,15 +5,15 @@ import WireClient
 import WireTestSupport
 import WireTLS
 
-/// §6.2 on real connections: every policy (pinning mode × `allowInvalidCertificates` × `validatesDomainName` ×
-/// what is pinned × enforced or report-only) against every certificate case of `MatrixCertificates`, served by
-/// Wire's TLS server and by nginx. The session trusts the test roots (standing in for the system's). Each test case
-/// starts one server of its kind for all the certificate cases (one port each) and runs one task per certificate
-/// case through a new `SessionManager`.
+/// The security policy on real connections: every policy (pinning mode × `allowInvalidCertificates` ×
+/// `validatesDomainName` × what is pinned × enforced or report-only) against every certificate case of
+/// `MatrixCertificates`, served by Wire's TLS server and by nginx. The session trusts the test roots (standing in for
+/// the system's). Each test case starts one server of its kind for all the certificate cases (one port each) and runs
+/// one task per certificate case through a new `SessionManager`.
 ///
-/// The expected outcome is not asked of the library: `expected(_:_:)` is the table of §6.2.4 (and, for report-only,
-/// the rule `SecurityPolicy.PinEnforcement.reportOnly` documents) written out as a rule, over facts about each chain
-/// written by hand from how the certificates were made (`facts(_:)`).
+/// The expected outcome is not asked of the library: `expected(_:_:)` is the policy's decision table (and, for
+/// report-only, the rule `SecurityPolicy.PinEnforcement.reportOnly` documents) written out as a rule, over facts about
+/// each chain written by hand from how the certificates were made (`facts(_:)`).
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SecurityPolicyMatrixTests {
     typealias Case = MatrixCertificates.Case
@@ -142,7 +142,7 @@ struct SecurityPolicyMatrixTests {
         }
     }
 
-    /// §6.2.4's table. A certificate verdict comes before the host name, and both before the pins.
+    /// The decision table. A certificate verdict comes before the host name, and both before the pins.
     static func expected(_ row: Row, _ certificate: Case) -> Outcome {
         let facts = facts(certificate)
         let checksName = row.validatesDomain && !facts.namesHost

@@ -7,7 +7,7 @@ import WireClient
 import WireTLS
 
 /// The security policy and the server-trust hook on real TLS connections: Wire's TLS server on loopback serving
-/// chains made with the openssl tool, a manager whose session trusts the test roots (§6.2, §1.2.12).
+/// chains made with the openssl tool, a manager whose session trusts the test roots.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SecurityPolicySessionTests {
     /// A manager trusting the test roots (the system's roots would trust none of the test certificates).

@@ -3,8 +3,8 @@ import Testing
 import WireClient
 import WireTLS
 
-/// The policy decisions of §6 without sockets: validation, host patterns, loading pins, and evaluation of handshakes
-/// described by `TrustContext`s built from the test certificates.
+/// The security policy's decisions without sockets: validation, host patterns, loading pins, and evaluation of
+/// handshakes described by `TrustContext`s built from the test certificates.
 @Suite(.timeLimit(.minutes(1)))
 struct SecurityPolicyTests {
     private func chain(_ files: String...) throws -> CertificateChain {

@@ -4,7 +4,7 @@ import Wire
 import WireClient
 import WireTestSupport
 
-/// §13.2 item 6: the ATS-like policy, as a decision and in a session (before any socket, and at a redirect hop).
+/// The ATS-like transport security policy, as a decision and in a session (before any socket, and at a redirect hop).
 @Suite(.timeLimit(.minutes(1)))
 struct TransportSecurityPolicyTests {
     static func refuses(_ policy: TransportSecurityPolicy, _ url: String) -> Bool {

@@ -4,8 +4,8 @@ import Wire
 import WireClient
 import WireTestSupport
 
-/// §13.2 item 8 against real sockets: `networkServiceType` as the traffic class the server's kernel saw on the SYN
-/// (read with `getsockopt` by Python on the server side), connections pooled per service type, and
+/// The connection rules against real sockets: `networkServiceType` as the traffic class the server's kernel saw on the
+/// SYN (read with `getsockopt` by Python on the server side), connections pooled per service type, and
 /// `allowsCellularAccess` refusing a connection whose local interface is classified cellular.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct ConnectionRulesTests {

@@ -4,7 +4,7 @@ import Wire
 import WireClient
 import WireTLS
 
-/// §13.2 item 11: a configuration archives its settings (JSON and property lists alike) and leaves out live objects
+/// A configuration archives its settings (JSON and property lists alike) and leaves out live objects
 /// and closures, saying what they decode as.
 @Suite struct SessionConfigurationCodingTests {
     /// Every archived setting away from its default.

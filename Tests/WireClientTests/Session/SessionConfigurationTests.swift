@@ -5,8 +5,7 @@ import WireTestSupport
 import Wire
 import WireClient
 
-/// The buffer limit, additional headers, file uploads, lost connections, the completion queue and the per-host limit
-/// (§1.2.8–10, §13.2.1).
+/// The buffer limit, additional headers, file uploads, lost connections, the completion queue and the per-host limit.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionConfigurationTests {
     static let handler: @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void = { request, writer in

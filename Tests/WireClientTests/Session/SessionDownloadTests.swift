@@ -4,7 +4,7 @@ import WireTestSupport
 import Wire
 import WireClient
 
-/// Downloads go to a 0600 temporary file and are moved; a failed move fails the task loudly (§1.2.14).
+/// Downloads go to a 0600 temporary file and are moved; a failed move fails the task loudly.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionDownloadTests {
     static func folder() throws -> String {
@@ -115,7 +115,7 @@ struct SessionDownloadTests {
     }
 }
 
-/// A data task that becomes a download task (`ResponseDisposition.becomeDownload`, §1.2.12).
+/// A data task that becomes a download task (`ResponseDisposition.becomeDownload`).
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionBecomeDownloadTests {
     @Test func theDownloadTaskTakesOverTheExchangeAndTheCompletionHandler() async throws {

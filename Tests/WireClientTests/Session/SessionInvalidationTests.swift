@@ -5,7 +5,7 @@ import WireTestSupport
 import Wire
 import WireClient
 
-/// Invalidation both ways, reset, lifetime, the fd census, `maximumConcurrentTasks` and `batch` (§1.2.15–16, §12.2).
+/// Invalidation both ways, reset, lifetime, the fd census, `maximumConcurrentTasks` and `batch`.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionInvalidationTests {
     /// `/hold` answers only when `gate` is opened; everything else at once.

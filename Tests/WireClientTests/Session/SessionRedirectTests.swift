@@ -4,8 +4,7 @@ import WireTestSupport
 import Wire
 import WireClient
 
-/// Redirects followed by WireClient: method and body rules, credentials across origins, the hop limit, the hook
-/// (§1.2.13).
+/// Redirects followed by WireClient: method and body rules, credentials across origins, the hop limit, the hook.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionRedirectTests {
     /// `/r/<status>` redirects to `/echo` (or to `Location` given in the query `?to=`); `/echo` answers with what it got.

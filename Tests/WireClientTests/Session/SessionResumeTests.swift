@@ -4,7 +4,7 @@ import Wire
 import WireClient
 import WireTestSupport
 
-/// Resumable downloads (§13.2.9): `cancel(producingResumeData:)` and `downloadTask(withResumeData:)` against a real
+/// Resumable downloads: `cancel(producingResumeData:)` and `downloadTask(withResumeData:)` against a real
 /// nginx (ranges, `ETag`, `If-Range`) and against servers that ignore or botch ranges.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionResumeTests {

@@ -4,7 +4,7 @@ import WireTestSupport
 import Wire
 import WireClient
 
-/// Suspend applies real back-pressure and silences callbacks; idle and resource timeouts (§1.2.6, §13.2.3).
+/// Suspend applies real back-pressure and silences callbacks; idle and resource timeouts.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionSuspendTests {
     static let total = 48 << 20

@@ -5,7 +5,7 @@ import WireTestSupport
 import Wire
 import WireClient
 
-/// Tasks start suspended, identifiers, callback order and threads, progress, completion exactly once (§1.2.2–9).
+/// Tasks start suspended, identifiers, callback order and threads, progress, completion exactly once.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionTaskLifecycleTests {
     static let hello: @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void = { request, writer in
@@ -297,7 +297,7 @@ struct SessionTaskLifecycleTests {
     }
 }
 
-/// `TaskEvent`s: exactly once per real transition, in per-task order, only the manager's own tasks (§1.2.11).
+/// `TaskEvent`s: exactly once per real transition, in per-task order, only the manager's own tasks.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionEventTests {
     @Test func eventsStreamOncePerRealTransitionAndOnlyForTheManagersTasks() async throws {

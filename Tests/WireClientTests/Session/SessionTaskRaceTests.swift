@@ -6,7 +6,7 @@ import Wire
 import WireClient
 
 /// Races and lifecycle corners found in review: a suspended task that has not sent yet, the timeouts of a data task
-/// that became a download, and cancelling invalidation after a finishing one (§1.2.6, §1.2.12, §1.2.15, §13.2.3).
+/// that became a download, and cancelling invalidation after a finishing one.
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionTaskRaceTests {
     @Test func aTaskSuspendedBeforeItsRequestWentOutSendsNothingUntilResumed() async throws {

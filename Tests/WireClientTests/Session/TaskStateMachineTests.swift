@@ -1,7 +1,7 @@
 import Testing
 import WireClient
 
-/// The task state machine as a value, without sockets (§1.2.5, §12.2.4).
+/// The task state machine as a value, without sockets.
 @Suite struct TaskStateMachineTests {
     typealias State = TaskStateMachine.State
     typealias Input = TaskStateMachine.Input

@@ -2,7 +2,7 @@ import FoundationEssentials
 import Wire
 
 /// The form serializer (AFHTTPRequestSerializer): default headers, per-request settings, and parameters as a form
-/// query, in the URL for GET/HEAD/DELETE and as an `application/x-www-form-urlencoded` body otherwise (§3.2).
+/// query, in the URL for GET/HEAD/DELETE and as an `application/x-www-form-urlencoded` body otherwise.
 ///
 /// A value: copies are independent and complete (headers, settings, query block). `Codable` archives everything but
 /// the query block.
@@ -67,7 +67,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         )
     }
 
-    /// Applies the default headers and encodes `parameters` as a form query (§3.2.4–§3.2.8).
+    /// Applies the default headers and encodes `parameters` as a form query.
     /// - Parameters:
     ///   - request: The request to complete.
     ///   - parameters: The parameters, or nil.
@@ -175,7 +175,7 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         return error
     }
 
-    /// `url` with `query` appended (§3.2.5): `?query` without a query, `&query` after a non-empty one, `query` after a
+    /// `url` with `query` appended: `?query` without a query, `&query` after a non-empty one, `query` after a
     /// bare `?`; the fragment is dropped.
     static func url(_ url: URL, appendingQuery query: String) throws(ClientError) -> URL {
         var text = Substring(url.absoluteString)

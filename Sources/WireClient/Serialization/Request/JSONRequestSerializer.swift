@@ -2,7 +2,6 @@ import FoundationEssentials
 import Wire
 
 /// Sends parameters as a JSON body (AFJSONRequestSerializer); GET/HEAD/DELETE keep the form serializer's query
-/// (§3.2.11).
 public struct JSONRequestSerializer: RequestSerializer, Codable {
     /// How the JSON text is written.
     public struct WritingOptions: OptionSet, Sendable, Hashable, Codable {

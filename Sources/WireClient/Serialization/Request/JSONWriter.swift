@@ -1,4 +1,4 @@
-/// Writes `ParameterValue`s as JSON text the way NSJSONSerialization does, with object keys sorted (§3.2.11).
+/// Writes `ParameterValue`s as JSON text the way NSJSONSerialization does, with object keys sorted.
 struct JSONWriter {
     /// Why a value cannot be written.
     enum Failure: Error, Equatable {

@@ -8,7 +8,7 @@ public enum PreferredLanguages {
         fromEnvironment(ProcessInfo.processInfo.environment)
     }
 
-    /// The preferred languages an environment describes (§3.2.2).
+    /// The preferred languages an environment describes, for `Accept-Language`.
     ///
     /// The locale is the first non-empty of `LC_ALL`, `LC_MESSAGES`, `LANG`. If it is `C` or `POSIX` (with or without a
     /// codeset) the list is that locale alone; otherwise the `:`-separated entries of `LANGUAGE` followed by the

@@ -2,7 +2,7 @@ import FoundationEssentials
 import Wire
 
 /// Sends parameters as a property-list body (AFPropertyListRequestSerializer); GET/HEAD/DELETE keep the form
-/// serializer's query (§3.2.12).
+/// serializer's query.
 public struct PropertyListRequestSerializer: RequestSerializer, Codable {
     /// The property-list encodings.
     public enum Format: String, Sendable, Hashable, Codable {

@@ -13,7 +13,7 @@ public func percentEscaped(_ string: String) -> String {
     PercentEncoding.encode(string, allowing: .queryComponent)
 }
 
-/// The form-style query of `parameters`, AFNetworking's default query-string serialization (§3.2.4).
+/// The form-style query of `parameters`, AFNetworking's default query-string serialization.
 ///
 /// The top level must be a dictionary. Pairs come depth first: keys sorted by code point (Swift's `<`), nested names
 /// `parent[key]`, array elements `parent[]` in order, empty containers nothing; `.null` writes the name alone (no

@@ -3,9 +3,9 @@ import Wire
 
 extension RequestSerializer {
     /// A multipart request (AF's `multipartFormRequestWithMethod:URLString:parameters:constructingBodyWithBlock:`,
-    /// §5.2): the request serialized without parameters, then a form whose first parts are `parameters` (the
-    /// query-string walk's pairs, not percent-escaped: `.data` raw, `.null` empty, booleans `1`/`0`), then what
-    /// `constructingBody` appends. With no part at all the request stays the plain form request (§5.2.6).
+    /// AFMultipartFormData): the request serialized without parameters, then a form whose first parts are
+    /// `parameters` (the query-string walk's pairs, not percent-escaped: `.data` raw, `.null` empty, booleans
+    /// `1`/`0`), then what `constructingBody` appends. With no part at all the request stays the plain form request.
     /// - Parameters:
     ///   - method: Any method but GET and HEAD.
     ///   - urlString: An absolute URL.
@@ -74,7 +74,7 @@ extension RequestSerializer {
     }
 
     /// Writes `request`'s multipart body to `path` (created 0600, truncated) and returns the request without a body
-    /// but with its `Content-Type` and `Content-Length`, to send with `uploadTask(with:fromFile:)` (§5.2.10; AF's
+    /// but with its `Content-Type` and `Content-Length`, to send with `uploadTask(with:fromFile:)` (AF's
     /// `requestWithMultipartFormRequest:writingStreamContentsToFile:`).
     /// - Throws: `.requestSerializationFailed` when the request has no multipart body; `.cannotWriteToFile` for an
     ///   I/O error; a part's `.fileNotReachable` or `.bodyLengthMismatch`.

@@ -65,7 +65,7 @@ extension RequestSerializer {
         set { httpSerializer.shouldHandleCookies = newValue }
     }
 
-    /// AFHTTPRequestSerializer's spelling of `shouldHandleCookies`, which the specification names (§3.2 item 3).
+    /// AFHTTPRequestSerializer's spelling of `shouldHandleCookies`, kept for code written against it.
     @available(*, deprecated, renamed: "shouldHandleCookies")
     public var httpShouldHandleCookies: Bool? {
         get { httpSerializer.shouldHandleCookies }
@@ -78,7 +78,7 @@ extension RequestSerializer {
         set { httpSerializer.shouldUsePipelining = newValue }
     }
 
-    /// AFHTTPRequestSerializer's spelling of `shouldUsePipelining`, which the specification names (§3.2 item 3).
+    /// AFHTTPRequestSerializer's spelling of `shouldUsePipelining`, kept for code written against it.
     @available(*, deprecated, renamed: "shouldUsePipelining")
     public var httpShouldUsePipelining: Bool? {
         get { httpSerializer.shouldUsePipelining }

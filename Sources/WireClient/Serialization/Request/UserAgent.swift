@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Wire
 
-/// WireClient's default `User-Agent`: `"<product>/<version> (Linux <kernel release>; <machine>)"` (§3.2.2), the Linux
+/// WireClient's default `User-Agent`: `"<product>/<version> (Linux <kernel release>; <machine>)"`, the Linux
 /// counterpart of AFNetworking's `"<app>/<version> (<model>; iOS <version>; Scale/<scale>)"`.
 package enum UserAgent {
     /// The value for this process: the executable's file name, `applicationVersion` (or `"unknown"`), and

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Tries several serializers in order (AFCompoundResponseSerializer, §4.2.8): the first that yields a value wins, with
+/// Tries several serializers in order (AFCompoundResponseSerializer): the first that yields a value wins, with
 /// its error; when none does, the body is returned as `Data` with the compound's own validation.
 public struct CompoundResponseSerializer: ResponseSerializer {
     /// The serializers, tried in order.

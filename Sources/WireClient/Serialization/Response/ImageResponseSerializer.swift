@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// Image bodies as `ImageData`: the bytes with their format and pixel size read from the header, never decoded
-/// (§4.2.7; Linux's toolchain has no image decoder, so there is nothing to inflate into).
+/// (Linux's toolchain has no image decoder, so there is nothing to inflate into).
 public struct ImageResponseSerializer: ResponseSerializer, Codable, Hashable {
     /// Acceptable status codes; 200…299 by default.
     public var acceptableStatusCodes: Set<Int>? = successfulStatusCodes

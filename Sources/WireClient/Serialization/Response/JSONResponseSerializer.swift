@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Parses JSON bodies into `JSONValue` (AFJSONResponseSerializer, §4.2.4).
+/// Parses JSON bodies into `JSONValue` (AFJSONResponseSerializer).
 public struct JSONResponseSerializer: ResponseSerializer, Codable, Hashable {
     /// How the text is read.
     public struct ReadingOptions: OptionSet, Sendable, Hashable, Codable {

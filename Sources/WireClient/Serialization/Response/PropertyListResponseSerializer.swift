@@ -1,6 +1,7 @@
 import FoundationEssentials
 
-/// Property-list bodies, XML or binary (not the legacy OpenStep text format), as `PropertyListValue` (AFPropertyListResponseSerializer, §4.2.6).
+/// Property-list bodies, XML or binary (not the legacy OpenStep text format), as `PropertyListValue`
+/// (AFPropertyListResponseSerializer).
 public struct PropertyListResponseSerializer: ResponseSerializer, Codable, Hashable {
     /// Acceptable status codes; 200…299 by default.
     public var acceptableStatusCodes: Set<Int>? = successfulStatusCodes

@@ -4,7 +4,7 @@ import FoundationEssentials
 ///
 /// `serialize` returns a value and an error independently: a bad status with a valid JSON body yields both, and the
 /// plain data serializer returns the body even when it is invalid. Every error carries the response, the raw body and
-/// the URL (§4.2.1).
+/// the URL.
 public protocol ResponseSerializer: Sendable {
     /// Acceptable status codes; nil accepts any.
     var acceptableStatusCodes: Set<Int>? { get set }
@@ -23,7 +23,7 @@ public protocol ResponseSerializer: Sendable {
 let successfulStatusCodes = Set(200..<300)
 
 extension ResponseSerializer {
-    /// Checks `response` against the acceptable status codes and content types (§4.2.2).
+    /// Checks `response` against the acceptable status codes and content types.
     ///
     /// The media type is `Content-Type` up to `;`, trimmed and lower-cased. A response with an empty body is never
     /// rejected for its content type; a non-empty body without a `Content-Type` is, when a set is configured. A status

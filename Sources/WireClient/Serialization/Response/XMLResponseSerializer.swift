@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// XML bodies as `XMLData`, the raw document (AFXMLParserResponseSerializer returned an unparsed `NSXMLParser`; on
-/// Linux FoundationEssentials has no XML parser, so the bytes are handed over as they are) (§4.2.5).
+/// Linux FoundationEssentials has no XML parser, so the bytes are handed over as they are).
 public struct XMLResponseSerializer: ResponseSerializer, Codable, Hashable {
     /// Acceptable status codes; 200…299 by default.
     public var acceptableStatusCodes: Set<Int>? = successfulStatusCodes
