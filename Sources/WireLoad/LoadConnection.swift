@@ -284,7 +284,8 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
             responseEnded()
             guard state == .open, self.stream === stream else { return }
         }
-        let reason = carried > 0 || statusCode != 0
+        let reason =
+            carried > 0 || statusCode != 0
             ? "the server closed the connection mid-response"
             : "the server closed the connection before responding"
         failRequests(.read, reason, atLeastOne: false)

@@ -62,10 +62,12 @@ package enum LoadGenerator {
         for _ in workers { ready.wait() }
         let opened = workers.map { worker in worker.loop.runBlocking { worker.value.openedAtStart } }.reduce(0, +)
         guard opened > 0 else {
-            let setup = workers.map { worker in worker.loop.runBlocking { () -> LoadStatistics in
-                worker.value.abandon()
-                return worker.value.setupStatistics
-            } }
+            let setup = workers.map { worker in
+                worker.loop.runBlocking { () -> LoadStatistics in
+                    worker.value.abandon()
+                    return worker.value.setupStatistics
+                }
+            }
             let reason = setup.lazy.compactMap { $0.reasons[.connect]?.keys.first }.first ?? "no connection opened"
             throw LoadStartError(message: "could not connect to \(plan.host):\(plan.port): \(reason)")
         }
@@ -154,7 +156,9 @@ package enum LoadGenerator {
             let connectionIndices = indices[position]
             let budget = budgets[position]
             return loop.runBlocking {
-                LoopBound(LoadWorker<Recorder>(loop: loop, plan: plan, connectionIndices: connectionIndices, budget: budget), loop: loop)
+                LoopBound(
+                    LoadWorker<Recorder>(loop: loop, plan: plan, connectionIndices: connectionIndices, budget: budget), loop: loop
+                )
             }
         }
     }

@@ -115,9 +115,10 @@ final class LoadWorker<Recorder: LatencyRecorder> {
         onFinished = finished
         startTime = start
         if measureFrom > start {
-            timers.append(loop.scheduleOnLoop(at: Deadline(uptimeNanoseconds: measureFrom)) { [unowned self] in
-                startMeasuring(at: measureFrom)
-            })
+            timers.append(
+                loop.scheduleOnLoop(at: Deadline(uptimeNanoseconds: measureFrom)) { [unowned self] in
+                    startMeasuring(at: measureFrom)
+                })
         } else {
             startMeasuring(at: start)
         }

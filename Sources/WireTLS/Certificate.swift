@@ -57,8 +57,10 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         try CertificateFileReader.certificates(contents: contents, source: "the certificate data")
     }
 
-    init(der: [UInt8], subject: String, issuer: String, notBefore: Int64, notAfter: Int64, dnsNames: [String],
-         ipAddresses: [String], publicKeySHA256: [UInt8], sha256: [UInt8], pin: String) {
+    init(
+        der: [UInt8], subject: String, issuer: String, notBefore: Int64, notAfter: Int64, dnsNames: [String],
+        ipAddresses: [String], publicKeySHA256: [UInt8], sha256: [UInt8], pin: String
+    ) {
         self.der = der
         self.subject = subject
         self.issuer = issuer
@@ -85,7 +87,8 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
         let (days, secondOfDay) = HTTPFieldDate.daysAndSecondOfDay(unixSeconds: Int(seconds))
         let (year, month, day) = HTTPFieldDate.civilDate(daysSinceEpoch: days)
         let two = HTTPFieldDate.twoDigits
-        return "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60))Z"
+        return
+            "\(year)-\(two(month))-\(two(day)) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60))Z"
     }
 }
 

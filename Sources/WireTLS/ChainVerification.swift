@@ -12,8 +12,11 @@ extension CertificateChain {
     ///     enough. Dates are checked on every certificate of the path either way.
     /// - Throws: `TLSError` with the verdict (`.unknownIssuer`, `.certificateExpired`, `.hostnameMismatch`, …),
     ///   or `.localCertificate` when the anchors cannot be loaded.
-    public func verified(anchors: TrustRoots, host: String?, acceptsPartialChain: Bool = false) throws(TLSError) -> CertificateChain {
-        CertificateChain(try ChainVerifier.verify(certificates, anchors: anchors, host: host, partialChain: acceptsPartialChain).get())
+    public func verified(anchors: TrustRoots, host: String?, acceptsPartialChain: Bool = false) throws(TLSError)
+        -> CertificateChain
+    {
+        CertificateChain(
+            try ChainVerifier.verify(certificates, anchors: anchors, host: host, partialChain: acceptsPartialChain).get())
     }
 }
 

@@ -34,7 +34,8 @@ final class TLSClientSecurity: ClientTransportSecurity {
     }
 
     func secure(_ stream: LoopBound<any ByteStream>, host: String, port: Int, deadline: Deadline) async throws
-        -> LoopBound<any ByteStream> {
+        -> LoopBound<any ByteStream>
+    {
         let context: SSLContext
         do { context = try sslContext() } catch {
             try? await stream.loop.submit { stream.value.close(error: error) }
@@ -57,13 +58,16 @@ final class TLSClientSecurity: ClientTransportSecurity {
     }
 
     /// Creates the TLS stream and starts its handshake; loop thread only.
-    func start(_ lower: any ByteStream, context: SSLContext, host: String, port: Int, deadline: Deadline,
-               completion: @escaping (Result<(any ByteStream, TrustContext?), TLSError>) -> Void) {
+    func start(
+        _ lower: any ByteStream, context: SSLContext, host: String, port: Int, deadline: Deadline,
+        completion: @escaping (Result<(any ByteStream, TrustContext?), TLSError>) -> Void
+    ) {
         let connection: SSLConnection
         let defers = configuration.deferredTrustEvaluation != nil
         do {
-            connection = try SSLConnection(client: context, host: host, verification: configuration.certificateVerification,
-                                           deferringVerdict: defers)
+            connection = try SSLConnection(
+                client: context, host: host, verification: configuration.certificateVerification,
+                deferringVerdict: defers)
         } catch {
             lower.close(error: error)
             completion(.failure(error))
@@ -81,24 +85,27 @@ final class TLSClientSecurity: ClientTransportSecurity {
         // The completion holds the stream until the handshake ends (it is dropped then, breaking
         // the cycle): nothing else owns a client stream before it is handed to the pool.
         var tls: TLSStream?
-        tls = TLSStream(lower: lower, connection: connection, deadline: deadline,
-                        evaluateTrust: { connection in
-                            TrustEvaluation.evaluate(connection, host: host, port: port, configuration: configuration)
-                        },
-                        completion: { result in
-                            switch result {
-                            case .success:
-                                // The deferred evaluator runs off the loop: what it needs is read here, on it.
-                                let trust = defers ? TrustContext(
-                                    host: host, port: port, verifiedChain: CertificateChain(connection.verifiedChain()),
-                                    peerChain: CertificateChain(connection.peerChain()), verdict: connection.verdict,
-                                    verification: configuration.certificateVerification,
-                                    isSessionResumed: connection.isSessionResumed) : nil
-                                if let stream = tls { completion(.success((stream, trust))) }
-                            case .failure(let error):
-                                completion(.failure(error))
-                            }
-                        })
+        tls = TLSStream(
+            lower: lower, connection: connection, deadline: deadline,
+            evaluateTrust: { connection in
+                TrustEvaluation.evaluate(connection, host: host, port: port, configuration: configuration)
+            },
+            completion: { result in
+                switch result {
+                case .success:
+                    // The deferred evaluator runs off the loop: what it needs is read here, on it.
+                    let trust =
+                        defers
+                        ? TrustContext(
+                            host: host, port: port, verifiedChain: CertificateChain(connection.verifiedChain()),
+                            peerChain: CertificateChain(connection.peerChain()), verdict: connection.verdict,
+                            verification: configuration.certificateVerification,
+                            isSessionResumed: connection.isSessionResumed) : nil
+                    if let stream = tls { completion(.success((stream, trust))) }
+                case .failure(let error):
+                    completion(.failure(error))
+                }
+            })
         _ = tls
     }
 }

@@ -77,8 +77,10 @@ public struct TrustContext: Sendable {
     public let isSessionResumed: Bool
 
     /// A context as a handshake would make it (for evaluators tested without a connection).
-    public init(host: String, port: Int, verifiedChain: CertificateChain, peerChain: CertificateChain, verdict: TLSError?,
-                verification: CertificateVerification, isSessionResumed: Bool = false) {
+    public init(
+        host: String, port: Int, verifiedChain: CertificateChain, peerChain: CertificateChain, verdict: TLSError?,
+        verification: CertificateVerification, isSessionResumed: Bool = false
+    ) {
         self.host = host
         self.port = port
         self.verifiedChain = verifiedChain

@@ -74,10 +74,10 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
         public var isCertificateVerdict: Bool {
             switch value {
             case .certificateExpired, .certificateNotYetValid, .unknownIssuer, .selfSigned, .selfSignedInChain,
-                 .hostnameMismatch, .ipAddressMismatch, .certificateInvalid, .trustRefused:
+                .hostnameMismatch, .ipAddressMismatch, .certificateInvalid, .trustRefused:
                 true
             case .noPeerCertificate, .alertReceived, .protocolVersion, .handshakeFailed, .handshakeTimeout,
-                 .truncatedStream, .localCertificate, .pinMismatch, .protocolError:
+                .truncatedStream, .localCertificate, .pinMismatch, .protocolError:
                 false
             }
         }
@@ -99,8 +99,10 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
     public let openSSLErrors: [String]
 
     /// Creates an error.
-    public init(_ reason: Reason, _ detail: String, subject: String? = nil, host: String? = nil, alert: String? = nil,
-                pins: [String] = [], openSSLErrors: [String] = []) {
+    public init(
+        _ reason: Reason, _ detail: String, subject: String? = nil, host: String? = nil, alert: String? = nil,
+        pins: [String] = [], openSSLErrors: [String] = []
+    ) {
         self.reason = reason
         self.detail = detail
         self.subject = subject

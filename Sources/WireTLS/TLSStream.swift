@@ -56,9 +56,11 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
     ///   - deadline: When the handshake must be done; the stream closes with `.handshakeTimeout` then.
     ///   - evaluateTrust: Checks run after the handshake (pinning, the trust hook).
     ///   - completion: Called once with the handshake's outcome.
-    init(lower: any ByteStream, connection: SSLConnection, deadline: Deadline,
-         evaluateTrust: ((SSLConnection) -> TLSError?)? = nil,
-         completion: ((Result<Void, TLSError>) -> Void)? = nil) {
+    init(
+        lower: any ByteStream, connection: SSLConnection, deadline: Deadline,
+        evaluateTrust: ((SSLConnection) -> TLSError?)? = nil,
+        completion: ((Result<Void, TLSError>) -> Void)? = nil
+    ) {
         lower.eventLoop.preconditionInEventLoop()
         self.eventLoop = lower.eventLoop
         self.lower = lower
@@ -168,8 +170,10 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         }
         if starved, state == .open, lowerReachedEnd, readingEnabled {
             // End of stream without close_notify: the data may have been cut short by anyone on the path.
-            close(error: TLSError(.truncatedStream, "the peer closed the connection without sending close_notify",
-                                  host: connection.host))
+            close(
+                error: TLSError(
+                    .truncatedStream, "the peer closed the connection without sending close_notify",
+                    host: connection.host))
         }
     }
 
@@ -272,9 +276,11 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         let completion = handshakeCompletion
         handshakeCompletion = nil
         if wasHandshaking {
-            let tlsError = (error as? TLSError)
-                ?? TLSError(.handshakeFailed, "the connection closed during the handshake\(error.map { ": \($0)" } ?? "")",
-                            host: connection.host)
+            let tlsError =
+                (error as? TLSError)
+                ?? TLSError(
+                    .handshakeFailed, "the connection closed during the handshake\(error.map { ": \($0)" } ?? "")",
+                    host: connection.host)
             completion?(.failure(tlsError))
         }
         let delegate = self.delegate
@@ -325,9 +331,12 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         let completion = handshakeCompletion
         handshakeCompletion = nil
         if wasHandshaking {
-            completion?(.failure(TLSError(.handshakeFailed,
-                                          "the connection failed during the handshake: \(error.map { "\($0)" } ?? "closed")",
-                                          host: connection.host)))
+            completion?(
+                .failure(
+                    TLSError(
+                        .handshakeFailed,
+                        "the connection failed during the handshake: \(error.map { "\($0)" } ?? "closed")",
+                        host: connection.host)))
         }
         let delegate = self.delegate
         self.delegate = nil

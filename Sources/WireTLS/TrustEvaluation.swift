@@ -22,11 +22,13 @@ enum TrustEvaluation {
             if let error = pinning.check(candidates, host: host) { return error }
         }
         if let hook = configuration.trustEvaluation {
-            let context = TrustContext(host: host, port: port, verifiedChain: verified, peerChain: sent, verdict: verdict,
-                                       verification: configuration.certificateVerification,
-                                       isSessionResumed: connection.isSessionResumed)
+            let context = TrustContext(
+                host: host, port: port, verifiedChain: verified, peerChain: sent, verdict: verdict,
+                verification: configuration.certificateVerification,
+                isSessionResumed: connection.isSessionResumed)
             if case .refuse(let reason) = hook(context) {
-                return TLSError(.trustRefused, "the trust hook refused \(host): \(reason)", subject: sent.leaf?.subject, host: host)
+                return TLSError(
+                    .trustRefused, "the trust hook refused \(host): \(reason)", subject: sent.leaf?.subject, host: host)
             }
         }
         return nil
@@ -37,16 +39,18 @@ extension CertificatePinning {
     /// Nil when a certificate of `chain` matches; otherwise the `.pinMismatch` error, listing the chain's pins.
     /// Give it the verified chain, or the leaf alone when nothing was verified: never the list a peer sent.
     package func check(_ chain: [Certificate], host: String) -> TLSError? {
-        let matches = switch self {
-        case .publicKey(let pins): chain.contains { pins.contains($0.pin) }
-        case .certificate(let certificates): chain.contains { certificates.contains($0.der) }
-        }
+        let matches =
+            switch self {
+            case .publicKey(let pins): chain.contains { pins.contains($0.pin) }
+            case .certificate(let certificates): chain.contains { certificates.contains($0.der) }
+            }
         guard !matches else { return nil }
         let pins = chain.map(\.pin)
         let listed = chain.map { "\($0.pin) (\($0.subject))" }.joined(separator: ", ")
         let what = if case .publicKey = self { "public key" } else { "certificate" }
-        return TLSError(.pinMismatch, "no \(what) of the chain for \(host) matches a pin; the chain's pins: \(listed)",
-                        subject: chain.first?.subject, host: host, pins: pins)
+        return TLSError(
+            .pinMismatch, "no \(what) of the chain for \(host) matches a pin; the chain's pins: \(listed)",
+            subject: chain.first?.subject, host: host, pins: pins)
     }
 }
 

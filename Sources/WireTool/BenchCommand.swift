@@ -84,7 +84,9 @@ struct BenchCommand: AsyncParsableCommand {
     func settings() throws(ValidationError) -> Settings {
         guard connections >= 1 else { throw ValidationError("-c must be at least 1") }
         guard loops >= 1 else { throw ValidationError("-t must be at least 1") }
-        guard connections >= loops else { throw ValidationError("-c (\(connections)) must be at least -t (\(loops)): each loop needs a connection") }
+        guard connections >= loops else {
+            throw ValidationError("-c (\(connections)) must be at least -t (\(loops)): each loop needs a connection")
+        }
         guard pipeline >= 1 else { throw ValidationError("--pipeline must be at least 1") }
         guard serverLoops >= 1 else { throw ValidationError("--server-loops must be at least 1") }
         if duration != nil && requests != nil { throw ValidationError("choose -d DURATION or -n REQUESTS, not both") }
@@ -101,7 +103,9 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if let rate {
             guard rate > 0, rate.isFinite else { throw ValidationError("-R must be a positive number of requests per second") }
-            guard pipeline == 1 else { throw ValidationError("--pipeline cannot be combined with -R: a constant rate sends one request at a time") }
+            guard pipeline == 1 else {
+                throw ValidationError("--pipeline cannot be combined with -R: a constant rate sends one request at a time")
+            }
         }
         guard let timeoutValue = BenchArguments.duration(timeout), timeoutValue > .zero else {
             throw ValidationError("--timeout \(timeout): expected a positive duration such as 2s or 500ms")
@@ -135,7 +139,8 @@ struct BenchCommand: AsyncParsableCommand {
             }
             guard parsedURL?.isTLS == false else { throw ValidationError("\(url): https is not supported by wire bench yet") }
         }
-        return Settings(url: parsedURL, stop: stop, timeout: timeoutValue, warmup: warmupValue, method: httpMethod, headers: fields)
+        return Settings(
+            url: parsedURL, stop: stop, timeout: timeoutValue, warmup: warmupValue, method: httpMethod, headers: fields)
     }
 
     func run() async throws {
@@ -160,8 +165,10 @@ struct BenchCommand: AsyncParsableCommand {
             let address = try await server.start()
             embedded = (server, group)
             target = try HTTPURL("http://127.0.0.1:\(address.port ?? 0)/")
-            Self.standardError("wire bench: no URL given: measuring the whole stack against an embedded `wire serve --hello` "
-                + "on \(target) (\(serverLoops) server loop\(serverLoops == 1 ? "" : "s"), \(loops) bench loop\(loops == 1 ? "" : "s"))\n")
+            Self.standardError(
+                "wire bench: no URL given: measuring the whole stack against an embedded `wire serve --hello` "
+                    + "on \(target) (\(serverLoops) server loop\(serverLoops == 1 ? "" : "s"), \(loops) bench loop\(loops == 1 ? "" : "s"))\n"
+            )
         }
         defer {
             if let embedded { embedded.group.shutdown() }
@@ -242,8 +249,9 @@ struct BenchCommand: AsyncParsableCommand {
     private static func progressLine(_ progress: LoadProgress) {
         let seconds = progress.elapsed.secondsValue
         let rate = seconds > 0 ? Double(progress.responses) / seconds : 0
-        standardError("\r\u{1B}[K  \(Int(seconds.rounded())) s  \(BenchSummary.count(Double(progress.responses))) responses  "
-            + "\(BenchSummary.count(rate)) requests/s")
+        standardError(
+            "\r\u{1B}[K  \(Int(seconds.rounded())) s  \(BenchSummary.count(Double(progress.responses))) responses  "
+                + "\(BenchSummary.count(rate)) requests/s")
     }
 
     private static func standardError(_ text: String) {

@@ -27,8 +27,9 @@ extension DemoCommand {
         if downloads > 4 { failures += 1 }
         for request in requests { _ = try await downloader.download(request) }
         let after = avatarRequests.load(ordering: .relaxed)
-        print("  the same 40 again → \(after - downloads) downloads (all from the memory cache, "
-              + "\(downloader.cache?.memoryUsage ?? 0) bytes held)")
+        print(
+            "  the same 40 again → \(after - downloads) downloads (all from the memory cache, "
+                + "\(downloader.cache?.memoryUsage ?? 0) bytes held)")
         if after != downloads { failures += 1 }
 
         print("")
@@ -42,7 +43,9 @@ extension DemoCommand {
             let result = try await manager.get(path)
             let asked = cachedRequests.load(ordering: .relaxed) - before
             let source = result.response?.source.rawValue ?? "none"
-            print("  GET \(path) → \(result.response?.statusCode ?? 0) from \(source), \(asked) request\(asked == 1 ? "" : "s") to the server")
+            print(
+                "  GET \(path) → \(result.response?.statusCode ?? 0) from \(source), \(asked) request\(asked == 1 ? "" : "s") to the server"
+            )
         }
         return failures
     }
@@ -54,22 +57,25 @@ extension DemoCommand {
         if target.hasPrefix("/avatar/") {
             avatarRequests.add(1, ordering: .relaxed)
             let byte = UInt8(truncatingIfNeeded: target.utf8.last ?? 0)
-            try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Type": "application/octet-stream"]),
-                                       body: ByteBuffer(bytes: [UInt8](repeating: byte, count: 1024)))
+            try await response.respond(
+                HTTPResponseHead(status: .ok, headers: ["Content-Type": "application/octet-stream"]),
+                body: ByteBuffer(bytes: [UInt8](repeating: byte, count: 1024)))
             return true
         }
         switch target {
         case "/cached":
             cachedRequests.add(1, ordering: .relaxed)
-            try await response.respond(HTTPResponseHead(status: .ok, headers: ["Cache-Control": "max-age=600"]),
-                                       body: ByteBuffer(string: "fresh for ten minutes"))
+            try await response.respond(
+                HTTPResponseHead(status: .ok, headers: ["Cache-Control": "max-age=600"]),
+                body: ByteBuffer(string: "fresh for ten minutes"))
         case "/revalidated":
             cachedRequests.add(1, ordering: .relaxed)
             if request.head.headers.first(name: "If-None-Match") == "\"v1\"" {
                 try await response.respond(HTTPResponseHead(status: .notModified, headers: ["ETag": "\"v1\""]))
             } else {
-                try await response.respond(HTTPResponseHead(status: .ok, headers: ["ETag": "\"v1\"", "Cache-Control": "no-cache"]),
-                                           body: ByteBuffer(string: "revalidate me"))
+                try await response.respond(
+                    HTTPResponseHead(status: .ok, headers: ["ETag": "\"v1\"", "Cache-Control": "no-cache"]),
+                    body: ByteBuffer(string: "revalidate me"))
             }
         default:
             return false

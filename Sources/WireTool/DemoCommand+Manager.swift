@@ -23,7 +23,8 @@ extension DemoCommand {
             case .didComplete(let task, let info):
                 print("    event: task #\(task.taskIdentifier) did complete" + (info.error.map { " with \($0.code)" } ?? ""))
             case .sessionDidInvalidate: print("    event: session did invalidate")
-            case .downloadDidMoveFile(let task, let path): print("    event: task #\(task.taskIdentifier) moved its file to \(path)")
+            case .downloadDidMoveFile(let task, let path):
+                print("    event: task #\(task.taskIdentifier) moved its file to \(path)")
             case .downloadDidFailToMoveFile(let task, _): print("    event: task #\(task.taskIdentifier) could not move its file")
             }
         }
@@ -56,14 +57,16 @@ extension DemoCommand {
             failures += 1
             print("  GET hello → accepted, but text/plain is not JSON")
         } catch {
-            print("  GET hello → refused by validation: \(error.code) (the body stays with the error: "
-                  + "\(error.responseData?.count ?? 0) bytes)")
+            print(
+                "  GET hello → refused by validation: \(error.code) (the body stays with the error: "
+                    + "\(error.responseData?.count ?? 0) bytes)")
         }
 
         do {
             let result = try await manager.get("flaky")
-            print("  GET flaky → \(result.response?.statusCode ?? 0) after \(flakyRequests.load(ordering: .relaxed)) attempts "
-                  + "(the first answer was 503)")
+            print(
+                "  GET flaky → \(result.response?.statusCode ?? 0) after \(flakyRequests.load(ordering: .relaxed)) attempts "
+                    + "(the first answer was 503)")
         } catch {
             failures += 1
             print("  GET flaky → error: \(error)")
@@ -75,13 +78,15 @@ extension DemoCommand {
     static func handleManagerRoutes(_ target: String, _ response: HTTPResponseWriter) async throws -> Bool {
         switch target {
         case "/user":
-            try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Type": "application/json"]),
-                                       body: ByteBuffer(string: #"{"id":1,"name":"Ada"}"#))
+            try await response.respond(
+                HTTPResponseHead(status: .ok, headers: ["Content-Type": "application/json"]),
+                body: ByteBuffer(string: #"{"id":1,"name":"Ada"}"#))
         case "/flaky":
             let attempt = flakyRequests.add(1, ordering: .relaxed).newValue
             let status: HTTPStatus = attempt == 1 ? .serviceUnavailable : .ok
-            try await response.respond(HTTPResponseHead(status: status, headers: ["Content-Type": "application/json"]),
-                                       body: ByteBuffer(string: attempt == 1 ? #"{"busy":true}"# : #"{"ok":true}"#))
+            try await response.respond(
+                HTTPResponseHead(status: status, headers: ["Content-Type": "application/json"]),
+                body: ByteBuffer(string: attempt == 1 ? #"{"busy":true}"# : #"{"ok":true}"#))
         default:
             return false
         }

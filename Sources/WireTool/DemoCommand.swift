@@ -44,12 +44,13 @@ struct DemoCommand: AsyncParsableCommand {
                 let response = try await client.execute(request, timeout: .seconds(10))
                 let body = try await response.body.collect(upTo: 16 << 20)
                 let facts = response.metrics.snapshot
-                print(Self.row(
-                    label, "\(response.status.code)", Self.bytes(body.readableBytes),
-                    facts.isReusedConnection ? "reused" : "new",
-                    Self.milliseconds(facts.timings.connected), Self.milliseconds(facts.timings.firstByte),
-                    Self.milliseconds(facts.timings.lastByte)
-                ))
+                print(
+                    Self.row(
+                        label, "\(response.status.code)", Self.bytes(body.readableBytes),
+                        facts.isReusedConnection ? "reused" : "new",
+                        Self.milliseconds(facts.timings.connected), Self.milliseconds(facts.timings.firstByte),
+                        Self.milliseconds(facts.timings.lastByte)
+                    ))
             } catch {
                 failures += 1
                 print(Self.row(label, "error", "", "", "", "", "") + "  \(error)")
@@ -58,7 +59,9 @@ struct DemoCommand: AsyncParsableCommand {
 
         // A malformed request on a raw connection: the server answers 400 and closes.
         print("")
-        print("malformed request (space before the colon, a smuggling vector) → \(try Self.sendRaw("GET / HTTP/1.1\r\nHost : x\r\n\r\n", to: address))")
+        print(
+            "malformed request (space before the colon, a smuggling vector) → \(try Self.sendRaw("GET / HTTP/1.1\r\nHost : x\r\n\r\n", to: address))"
+        )
 
         failures += try await Self.runManager(base: base)
         failures += try await Self.runDownloader(base: base)
@@ -102,7 +105,9 @@ struct DemoCommand: AsyncParsableCommand {
         raw.sin_port = UInt16(address.port ?? 0).bigEndian
         inet_pton(AF_INET, address.host, &raw.sin_addr)
         let connected = withUnsafePointer(to: &raw) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(handle, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(handle, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { return "connect failed (errno \(errno))" }
         _ = text.withCString { send(handle, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
@@ -131,6 +136,6 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     static func bytes(_ count: Int) -> String {
-        count >= 1 << 20 ? DecimalText.fixed(Double(count) / 1048576, decimals: 1) + " MiB" : "\(count) B"
+        count >= 1 << 20 ? DecimalText.fixed(Double(count) / 1_048_576, decimals: 1) + " MiB" : "\(count) B"
     }
 }

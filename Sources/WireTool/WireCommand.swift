@@ -6,6 +6,9 @@ struct WireCommand: AsyncParsableCommand {
         commandName: "wire",
         abstract: "A pure-Swift HTTP/1.1 stack for Linux: fetch, serve, parse and benchmark HTTP.",
         // Each subcommand lives in its own file; add it here when it lands.
-        subcommands: [ParseCommand.self, ServeCommand.self, GetCommand.self, RequestCommand.self, DemoCommand.self, BenchCommand.self, ReachabilityCommand.self]
+        subcommands: [
+            ParseCommand.self, ServeCommand.self, GetCommand.self, RequestCommand.self, DemoCommand.self, BenchCommand.self,
+            ReachabilityCommand.self,
+        ]
     )
 }

@@ -19,7 +19,6 @@ let usage = """
 
 /// Counts responses; the profile needs no latencies.
 struct NoLatencies: LatencyRecorder {
-    init() {}
     mutating func record(nanoseconds: UInt64) {}
     mutating func reset() {}
     func summary() -> Int { 0 }

@@ -8,7 +8,8 @@ import WireClient
     let url = URL(string: "http://h/p")!
 
     func http() -> HTTPRequestSerializer {
-        HTTPRequestSerializer(preferredLanguages: ["en"], product: "t", system: SystemIdentity(systemName: "Linux", release: "r", machine: "m"))
+        HTTPRequestSerializer(
+            preferredLanguages: ["en"], product: "t", system: SystemIdentity(systemName: "Linux", release: "r", machine: "m"))
     }
 
     func body(_ request: ClientRequest) -> Data? {
@@ -36,9 +37,11 @@ import WireClient
 
     @Test func jsonWritingOptions() throws {
         let slashes = JSONRequestSerializer(httpSerializer: http(), writingOptions: .withoutEscapingSlashes)
-        #expect(text(try slashes.request(withMethod: "POST", urlString: "http://h/", parameters: ["u": "a/b"])) == #"{"u":"a/b"}"#)
+        #expect(
+            text(try slashes.request(withMethod: "POST", urlString: "http://h/", parameters: ["u": "a/b"])) == #"{"u":"a/b"}"#)
         let pretty = JSONRequestSerializer(httpSerializer: http(), writingOptions: .prettyPrinted)
-        let request = try pretty.request(withMethod: "POST", urlString: "http://h/", parameters: ["b": [1, [:]], "a": [:], "c": []])
+        let request = try pretty.request(
+            withMethod: "POST", urlString: "http://h/", parameters: ["b": [1, [:]], "a": [:], "c": []])
         #expect(text(request) == "{\n  \"a\" : {},\n  \"b\" : [\n    1,\n    {}\n  ],\n  \"c\" : []\n}")
     }
 
@@ -46,7 +49,10 @@ import WireClient
         let serializer = JSONRequestSerializer(httpSerializer: http())
         var typed = ClientRequest(url: url, method: "POST")
         typed.setValue("application/vnd.api+json", forHTTPHeaderField: "Content-Type")
-        #expect(try serializer.request(bySerializing: typed, parameters: ["a": 1]).headers["content-type"] == ["application/vnd.api+json"])
+        #expect(
+            try serializer.request(bySerializing: typed, parameters: ["a": 1]).headers["content-type"] == [
+                "application/vnd.api+json"
+            ])
         let none = try serializer.request(withMethod: "POST", urlString: "http://h/p", parameters: nil)
         #expect(none.body == nil)
         #expect(none.value(forHTTPHeaderField: "Content-Type") == nil)
@@ -62,7 +68,9 @@ import WireClient
 
     @Test func jsonRefusesWhatJSONCannotHold() {
         let serializer = JSONRequestSerializer(httpSerializer: http())
-        for parameters: Parameters in ["scalar", 1, nil, ["d": .double(.nan)], ["d": .double(.infinity)], ["d": .data(Data([1]))]] {
+        for parameters: Parameters in [
+            "scalar", 1, nil, ["d": .double(.nan)], ["d": .double(.infinity)], ["d": .data(Data([1]))],
+        ] {
             do {
                 _ = try serializer.request(withMethod: "POST", urlString: "http://h/p", parameters: parameters)
                 Issue.record("\(parameters) must be refused")
@@ -80,7 +88,8 @@ import WireClient
             var age: Int
         }
         let serializer = JSONRequestSerializer(httpSerializer: http())
-        let post = try serializer.request(bySerializing: ClientRequest(url: url, method: "POST"), encoding: User(name: "a/b", tags: ["x"], age: 3))
+        let post = try serializer.request(
+            bySerializing: ClientRequest(url: url, method: "POST"), encoding: User(name: "a/b", tags: ["x"], age: 3))
         #expect(text(post) == #"{"age":3,"name":"a\/b","tags":["x"]}"#)
         let get = try serializer.request(bySerializing: ClientRequest(url: url), encoding: User(name: "n", tags: [], age: 1))
         #expect(get.url.absoluteString == "http://h/p?age=1&name=n")
@@ -99,16 +108,24 @@ import WireClient
 
     @Test func propertyListBodyIsXML10ByDefault() throws {
         let serializer = PropertyListRequestSerializer(httpSerializer: http())
-        let parameters: Parameters = ["name": "x", "count": 2, "ratio": 0.5, "on": true, "blob": .data(Data([1, 2])), "list": ["a"]]
+        let parameters: Parameters = [
+            "name": "x", "count": 2, "ratio": 0.5, "on": true, "blob": .data(Data([1, 2])), "list": ["a"],
+        ]
         let request = try serializer.request(withMethod: "POST", urlString: "http://h/p", parameters: parameters)
         let xml = try #require(text(request))
-        #expect(xml.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">"))
+        #expect(
+            xml.hasPrefix(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">"
+            ))
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/x-plist")
         let decoded = try PropertyListDecoder().decode(PropertyListValue.self, from: try #require(body(request)))
-        #expect(decoded == .dictionary([
-            "name": .string("x"), "count": .int(2), "ratio": .double(0.5), "on": .bool(true), "blob": .data(Data([1, 2])),
-            "list": .array([.string("a")]),
-        ]))
+        #expect(
+            decoded
+                == .dictionary([
+                    "name": .string("x"), "count": .int(2), "ratio": .double(0.5), "on": .bool(true),
+                    "blob": .data(Data([1, 2])),
+                    "list": .array([.string("a")]),
+                ]))
     }
 
     @Test func propertyListBinaryNullAndURIMethods() throws {
@@ -118,7 +135,9 @@ import WireClient
         #expect(throws: ClientError(.requestSerializationFailed)) {
             try binary.request(withMethod: "POST", urlString: "http://h/p", parameters: ["a": [nil]])
         }
-        #expect(try binary.request(withMethod: "GET", urlString: "http://h/p", parameters: ["a": 1]).url.absoluteString == "http://h/p?a=1")
+        #expect(
+            try binary.request(withMethod: "GET", urlString: "http://h/p", parameters: ["a": 1]).url.absoluteString
+                == "http://h/p?a=1")
         let none = try binary.request(withMethod: "POST", urlString: "http://h/p", parameters: nil)
         #expect(none.body == nil && none.value(forHTTPHeaderField: "Content-Type") == nil)
     }

@@ -38,7 +38,8 @@ import WireClient
         let url = URL(string: "http://example.com/users")!
         let response = ClientResponse(url: url, statusCode: 404, headers: ["Content-Type": "text/plain"])
         let cause = ClientError(.unacceptableContentType("text/plain"))
-        let error = ClientError(.unacceptableStatusCode(404), response: response, responseData: Data("no".utf8), underlying: cause)
+        let error = ClientError(
+            .unacceptableStatusCode(404), response: response, responseData: Data("no".utf8), underlying: cause)
         #expect(error.failingURL == url)
         #expect(error.response?.statusCode == 404)
         #expect(error.responseData == Data("no".utf8))

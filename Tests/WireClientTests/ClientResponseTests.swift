@@ -8,7 +8,8 @@ import WireClient
     let url = URL(string: "http://example.com/")!
 
     @Test func mimeTypeIsLowerCasedWithoutParameters() {
-        let response = ClientResponse(url: url, statusCode: 200, headers: ["Content-Type": " Application/JSON ; Charset=\"UTF-8\""])
+        let response = ClientResponse(
+            url: url, statusCode: 200, headers: ["Content-Type": " Application/JSON ; Charset=\"UTF-8\""])
         #expect(response.mimeType == "application/json")
         #expect(response.textEncodingName == "utf-8")
         #expect(ClientResponse(url: url, statusCode: 200).mimeType == nil)
@@ -22,13 +23,18 @@ import WireClient
         #expect(ClientResponse(url: url, statusCode: 200, headers: ["Content-Length": "42, 42"]).expectedContentLength == 42)
         #expect(ClientResponse(url: url, statusCode: 200, headers: ["Content-Length": "42, 43"]).expectedContentLength == -1)
         #expect(ClientResponse(url: url, statusCode: 200, headers: ["Content-Length": "-1"]).expectedContentLength == -1)
-        #expect(ClientResponse(url: url, statusCode: 200, headers: ["Content-Length": "99999999999999999999999"]).expectedContentLength == -1)
+        #expect(
+            ClientResponse(url: url, statusCode: 200, headers: ["Content-Length": "99999999999999999999999"])
+                .expectedContentLength == -1)
         let chunked: HTTPHeaders = ["Transfer-Encoding": "chunked", "Content-Length": "5"]
         #expect(ClientResponse(url: url, statusCode: 200, headers: chunked).expectedContentLength == -1)
-        #expect(ClientResponse(url: url, statusCode: 200, headers: ["Content-Length": "7"]).value(forHTTPHeaderField: "content-length") == "7")
+        #expect(
+            ClientResponse(url: url, statusCode: 200, headers: ["Content-Length": "7"]).value(
+                forHTTPHeaderField: "content-length") == "7")
         // Names in any case, repeated fields, a coding other than chunked, digits at the edge of Int64.
         func length(_ fields: [(String, String)]) -> Int64 {
-            ClientResponse(url: url, statusCode: 200, headers: HTTPHeaders(fields.map { (name: $0.0, value: $0.1) })).expectedContentLength
+            ClientResponse(url: url, statusCode: 200, headers: HTTPHeaders(fields.map { (name: $0.0, value: $0.1) }))
+                .expectedContentLength
         }
         #expect(length([("CONTENT-LENGTH", "12"), ("Content-Type", "text/plain")]) == 12)
         #expect(length([("Content-Length", "12"), ("content-length", "12")]) == 12)
@@ -74,7 +80,8 @@ import WireClient
     /// The derived values are read from the fields the response was made with; a value set stays as set, and new
     /// fields leave them as they were (as NSHTTPURLResponse's, fixed when it is made).
     @Test func derivedValuesStayAsMadeOrAsSet() {
-        let made = ClientResponse(url: url, statusCode: 200, headers: ["Content-Type": "text/html; charset=ISO-8859-1", "Content-Length": "7"])
+        let made = ClientResponse(
+            url: url, statusCode: 200, headers: ["Content-Type": "text/html; charset=ISO-8859-1", "Content-Length": "7"])
         var changed = made
         changed.headers = ["Content-Type": "application/json", "Transfer-Encoding": "chunked"]
         #expect(changed.mimeType == "text/html" && changed.textEncodingName == "iso-8859-1" && changed.expectedContentLength == 7)

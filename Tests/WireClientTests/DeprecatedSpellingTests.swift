@@ -28,12 +28,15 @@ import WireClient
 
     @available(*, deprecated, message: "exercises deprecated spellings")
     @Test func theSerializersHTTPShouldHandleCookiesIsShouldHandleCookies() throws {
-        let serializers: [any RequestSerializer] = [HTTPRequestSerializer(), JSONRequestSerializer(), PropertyListRequestSerializer()]
+        let serializers: [any RequestSerializer] = [
+            HTTPRequestSerializer(), JSONRequestSerializer(), PropertyListRequestSerializer(),
+        ]
         for var serializer in serializers {
             #expect(serializer.httpShouldHandleCookies == nil)
             serializer.httpShouldHandleCookies = false
             #expect(serializer.shouldHandleCookies == false)
-            #expect(try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: nil).shouldHandleCookies == false)
+            #expect(
+                try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: nil).shouldHandleCookies == false)
             serializer.shouldHandleCookies = true
             #expect(serializer.httpShouldHandleCookies == true)
         }
@@ -44,12 +47,15 @@ import WireClient
 
     @available(*, deprecated, message: "exercises deprecated spellings")
     @Test func theSerializersHTTPShouldUsePipeliningIsShouldUsePipelining() throws {
-        let serializers: [any RequestSerializer] = [HTTPRequestSerializer(), JSONRequestSerializer(), PropertyListRequestSerializer()]
+        let serializers: [any RequestSerializer] = [
+            HTTPRequestSerializer(), JSONRequestSerializer(), PropertyListRequestSerializer(),
+        ]
         for var serializer in serializers {
             #expect(serializer.httpShouldUsePipelining == nil)
             serializer.httpShouldUsePipelining = false
             #expect(serializer.shouldUsePipelining == false)
-            #expect(try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: nil).shouldUsePipelining == false)
+            #expect(
+                try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: nil).shouldUsePipelining == false)
             serializer.shouldUsePipelining = true
             #expect(serializer.httpShouldUsePipelining == true)
         }

@@ -24,12 +24,24 @@ import WireClient
             #expect(request.body == nil)
             #expect(request.value(forHTTPHeaderField: "Content-Type") == nil)
         }
-        #expect(try serializer.request(withMethod: "GET", urlString: "http://h/p?x=1", parameters: ["a": 1]).url.absoluteString == "http://h/p?x=1&a=1")
-        #expect(try serializer.request(withMethod: "GET", urlString: "http://h/p?", parameters: ["a": 1]).url.absoluteString == "http://h/p?a=1")
-        #expect(try serializer.request(withMethod: "GET", urlString: "http://h/p#frag", parameters: ["a": 1]).url.absoluteString == "http://h/p?a=1")
-        #expect(try serializer.request(withMethod: "GET", urlString: "http://h/p?x#frag", parameters: ["a": 1]).url.absoluteString == "http://h/p?x&a=1")
-        #expect(try serializer.request(withMethod: "GET", urlString: "http://h/p", parameters: [:]).url.absoluteString == "http://h/p")
-        #expect(try serializer.request(withMethod: "GET", urlString: "http://h/p", parameters: nil).url.absoluteString == "http://h/p")
+        #expect(
+            try serializer.request(withMethod: "GET", urlString: "http://h/p?x=1", parameters: ["a": 1]).url.absoluteString
+                == "http://h/p?x=1&a=1")
+        #expect(
+            try serializer.request(withMethod: "GET", urlString: "http://h/p?", parameters: ["a": 1]).url.absoluteString
+                == "http://h/p?a=1")
+        #expect(
+            try serializer.request(withMethod: "GET", urlString: "http://h/p#frag", parameters: ["a": 1]).url.absoluteString
+                == "http://h/p?a=1")
+        #expect(
+            try serializer.request(withMethod: "GET", urlString: "http://h/p?x#frag", parameters: ["a": 1]).url.absoluteString
+                == "http://h/p?x&a=1")
+        #expect(
+            try serializer.request(withMethod: "GET", urlString: "http://h/p", parameters: [:]).url.absoluteString == "http://h/p"
+        )
+        #expect(
+            try serializer.request(withMethod: "GET", urlString: "http://h/p", parameters: nil).url.absoluteString == "http://h/p"
+        )
     }
 
     @Test func otherMethodsSendAFormBody() throws {
@@ -50,7 +62,9 @@ import WireClient
     @Test func uriMethodSetIsConfigurable() throws {
         var serializer = serializer()
         serializer.httpMethodsEncodingParametersInURI = ["GET", "POST"]
-        #expect(try serializer.request(withMethod: "post", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString == "http://h/?a=1")
+        #expect(
+            try serializer.request(withMethod: "post", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString
+                == "http://h/?a=1")
         let delete = try serializer.request(withMethod: "DELETE", urlString: "http://h/", parameters: ["a": 1])
         #expect(bodyText(delete) == "a=1")
         // Back to the default set: methods in any case, and the ones outside it, go where the set says.
@@ -70,9 +84,13 @@ import WireClient
             guard case .dictionary(let members) = parameters else { return nil }
             return members.isEmpty ? nil : "custom=\(request.method)"
         }
-        #expect(try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString == "http://h/?custom=GET")
-        #expect(bodyText(try serializer.request(withMethod: "POST", urlString: "http://h/", parameters: ["a": 1])) == "custom=POST")
-        #expect(try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: [:]).url.absoluteString == "http://h/")
+        #expect(
+            try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString
+                == "http://h/?custom=GET")
+        #expect(
+            bodyText(try serializer.request(withMethod: "POST", urlString: "http://h/", parameters: ["a": 1])) == "custom=POST")
+        #expect(
+            try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: [:]).url.absoluteString == "http://h/")
         #expect(bodyText(try serializer.request(withMethod: "POST", urlString: "http://h/", parameters: [:])) == "")
 
         struct Refused: Error {}
@@ -86,7 +104,9 @@ import WireClient
             #expect(error.failingURL?.absoluteString == "http://h/")
         }
         serializer.setQueryStringSerialization(style: .default)
-        #expect(try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString == "http://h/?a=1")
+        #expect(
+            try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString
+                == "http://h/?a=1")
     }
 
     @Test func defaultHeadersInOrderOnlyWhenAbsent() throws {
@@ -111,8 +131,12 @@ import WireClient
 
     @Test func acceptLanguageFormat() {
         #expect(PreferredLanguages.acceptLanguage(["en"]) == "en;q=1")
-        #expect(PreferredLanguages.acceptLanguage(["a", "b", "c", "d", "e", "f", "g", "h"]) == "a;q=1, b;q=0.9, c;q=0.8, d;q=0.7, e;q=0.6, f;q=0.5")
-        #expect(HTTPRequestSerializer(preferredLanguages: ["de-DE"], system: system).value(forHTTPHeaderField: "Accept-Language") == "de-DE;q=1")
+        #expect(
+            PreferredLanguages.acceptLanguage(["a", "b", "c", "d", "e", "f", "g", "h"])
+                == "a;q=1, b;q=0.9, c;q=0.8, d;q=0.7, e;q=0.6, f;q=0.5")
+        #expect(
+            HTTPRequestSerializer(preferredLanguages: ["de-DE"], system: system).value(forHTTPHeaderField: "Accept-Language")
+                == "de-DE;q=1")
     }
 
     @Test func preferredLanguagesFromTheEnvironment() {
@@ -120,7 +144,10 @@ import WireClient
         #expect(PreferredLanguages.fromEnvironment(["LANG": "C.UTF-8", "LANGUAGE": "fr:de"]) == ["en"])
         #expect(PreferredLanguages.fromEnvironment(["LC_ALL": "POSIX"]) == ["en"])
         #expect(PreferredLanguages.fromEnvironment(["LANG": "de_DE.UTF-8@euro"]) == ["de-DE"])
-        #expect(PreferredLanguages.fromEnvironment(["LANG": "en_US.UTF-8", "LANGUAGE": "fr_CA:fr::en_US:C"]) == ["fr-CA", "fr", "en-US"])
+        #expect(
+            PreferredLanguages.fromEnvironment(["LANG": "en_US.UTF-8", "LANGUAGE": "fr_CA:fr::en_US:C"]) == [
+                "fr-CA", "fr", "en-US",
+            ])
         #expect(PreferredLanguages.fromEnvironment(["LC_ALL": "", "LC_MESSAGES": "pt_BR", "LANG": "en_US"]) == ["pt-BR"])
         #expect(PreferredLanguages.fromEnvironment(["LC_ALL": "ja_JP.eucJP", "LC_MESSAGES": "pt_BR"]) == ["ja-JP"])
         #expect(PreferredLanguages.fromEnvironment(["LANGUAGE": "es"]) == ["es"])
@@ -148,7 +175,9 @@ import WireClient
         #expect(try serializer.request(bySerializing: own, parameters: nil).headers["Authorization"] == ["Bearer t"])
         serializer.clearAuthorizationHeader()
         #expect(serializer.value(forHTTPHeaderField: "Authorization") == nil)
-        #expect(!(try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: nil)).headers.contains(name: "Authorization"))
+        #expect(
+            !(try serializer.request(withMethod: "GET", urlString: "http://h/", parameters: nil)).headers.contains(
+                name: "Authorization"))
     }
 
     @Test func settingsAreCopiedOnlyWhenSet() throws {
@@ -179,8 +208,11 @@ import WireClient
         copy.setValue("1", forHTTPHeaderField: "X-Copy")
         copy.setQueryStringSerialization { _, _ in "q" }
         #expect(original.value(forHTTPHeaderField: "X-Copy") == nil)
-        #expect(try original.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString == "http://h/?a=1")
-        #expect(try copy.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString == "http://h/?q")
+        #expect(
+            try original.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString
+                == "http://h/?a=1")
+        #expect(
+            try copy.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString == "http://h/?q")
         var existential: any RequestSerializer = original
         existential.setValue("v", forHTTPHeaderField: "X-Any")
         existential.timeoutInterval = .seconds(5)
@@ -202,7 +234,9 @@ import WireClient
         #expect(restored.timeoutInterval == .seconds(7))
         #expect(restored.networkServiceType == .voice)
         #expect(restored.cachePolicy == nil)
-        #expect(try restored.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString == "http://h/?a=1")
+        #expect(
+            try restored.request(withMethod: "GET", urlString: "http://h/", parameters: ["a": 1]).url.absoluteString
+                == "http://h/?a=1")
     }
 
     /// Archives made while the serializer's cookie and pipelining switches were spelled `httpShouldHandleCookies` and
@@ -223,7 +257,9 @@ import WireClient
     }
 
     @Test func unusableURLsAndParametersFail() {
-        #expect(throws: ClientError(.badURL)) { try serializer().request(withMethod: "GET", urlString: "not a url", parameters: nil) }
+        #expect(throws: ClientError(.badURL)) {
+            try serializer().request(withMethod: "GET", urlString: "not a url", parameters: nil)
+        }
         #expect(throws: ClientError(.badURL)) { try serializer().request(withMethod: "GET", urlString: "", parameters: nil) }
         #expect(throws: ClientError(.requestSerializationFailed)) {
             try serializer().request(withMethod: "POST", urlString: "http://h/", parameters: [1, 2])

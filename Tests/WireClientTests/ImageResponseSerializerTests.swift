@@ -31,7 +31,8 @@ enum ImageFixtures {
     }
 
     static func riff(_ chunk: String, _ payload: [UInt8]) -> [UInt8] {
-        Array("RIFF".utf8) + le32(UInt32(payload.count + 12)) + Array("WEBP".utf8) + Array(chunk.utf8) + le32(UInt32(payload.count)) + payload
+        Array("RIFF".utf8) + le32(UInt32(payload.count + 12)) + Array("WEBP".utf8) + Array(chunk.utf8)
+            + le32(UInt32(payload.count)) + payload
     }
 
     static func webpLossy(width: UInt16, height: UInt16) -> [UInt8] {
@@ -47,7 +48,8 @@ enum ImageFixtures {
     }
 
     static func bmp(width: Int32, height: Int32) -> [UInt8] {
-        Array("BM".utf8) + le32(70) + [0, 0, 0, 0] + le32(54) + le32(40) + le32(UInt32(bitPattern: width)) + le32(UInt32(bitPattern: height))
+        Array("BM".utf8) + le32(70) + [0, 0, 0, 0] + le32(54) + le32(40) + le32(UInt32(bitPattern: width))
+            + le32(UInt32(bitPattern: height))
             + le16(1) + le16(24) + [UInt8](repeating: 0, count: 24)
     }
 
@@ -96,7 +98,8 @@ enum ImageFixtures {
     @Test func everyTruncationAndMutationIsSafe() {
         let samples = [
             F.png(width: 1, height: 1), F.gif(width: 1, height: 1), F.jpeg(width: 1, height: 1), F.webpLossy(width: 1, height: 1),
-            F.webpLossless(width: 1, height: 1), F.webpExtended(width: 1, height: 1), F.bmp(width: 1, height: 1), F.ico(width: 1, height: 1),
+            F.webpLossless(width: 1, height: 1), F.webpExtended(width: 1, height: 1), F.bmp(width: 1, height: 1),
+            F.ico(width: 1, height: 1),
         ]
         for sample in samples {
             for length in 0..<sample.count {
@@ -129,10 +132,11 @@ enum ImageFixtures {
 
     @Test func serializerRules() {
         let serializer = ImageResponseSerializer()
-        #expect(serializer.acceptableContentTypes == [
-            "image/tiff", "image/jpeg", "image/gif", "image/png", "image/ico", "image/x-icon", "image/bmp", "image/x-bmp",
-            "image/x-xbitmap", "image/x-win-bitmap",
-        ])
+        #expect(
+            serializer.acceptableContentTypes == [
+                "image/tiff", "image/jpeg", "image/gif", "image/png", "image/ico", "image/x-icon", "image/bmp", "image/x-bmp",
+                "image/x-xbitmap", "image/x-win-bitmap",
+            ])
         let garbage = serializer.serialize(response: makeResponse(200, "image/png"), data: Data("<html>".utf8))
         #expect(garbage.value == nil)
         #expect(garbage.error?.code == .responseSerializationFailed)

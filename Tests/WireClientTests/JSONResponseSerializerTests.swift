@@ -6,19 +6,25 @@ import WireClient
 
 /// The JSON response serializer: JSON into `JSONValue` and `Decodable` types.
 @Suite struct JSONResponseSerializerTests {
-    func serialize(_ text: String, status: Int = 200, type: String? = "application/json", _ serializer: JSONResponseSerializer = JSONResponseSerializer())
+    func serialize(
+        _ text: String, status: Int = 200, type: String? = "application/json",
+        _ serializer: JSONResponseSerializer = JSONResponseSerializer()
+    )
         -> SerializedResponse
     {
         serializer.serialize(response: makeResponse(status, type), data: Data(text.utf8))
     }
 
     @Test func parsesIntoJSONValue() {
-        let result = serialize(#"{"a":[1,-2.5,"x\u00e9\ud83d\ude00",true,false,null],"b":{"c":9223372036854775807,"d":9223372036854775808,"e":1e2}}"#)
+        let result = serialize(
+            #"{"a":[1,-2.5,"x\u00e9\ud83d\ude00",true,false,null],"b":{"c":9223372036854775807,"d":9223372036854775808,"e":1e2}}"#
+        )
         #expect(result.error == nil)
-        #expect(result.value as? JSONValue == [
-            "a": [1, -2.5, "xé😀", true, false, nil],
-            "b": ["c": .int(Int.max), "d": .double(9_223_372_036_854_775_808), "e": .double(100)],
-        ])
+        #expect(
+            result.value as? JSONValue == [
+                "a": [1, -2.5, "xé😀", true, false, nil],
+                "b": ["c": .int(Int.max), "d": .double(9_223_372_036_854_775_808), "e": .double(100)],
+            ])
     }
 
     @Test func badStatusWithValidJSONGivesBoth() {
@@ -68,8 +74,10 @@ import WireClient
 
     @Test func strictRFC8259() {
         let invalid = [
-            "[1,]", "{\"a\":1,}", "[01]", "[1.]", "[.5]", "[1e]", "[+1]", "[NaN]", "[Infinity]", "[1e400]", "{'a':1}", "[\"\u{1}\"]",
-            "[\"\\x\"]", "[\"\\ud800\"]", "[\"\\udc00\"]", "[\"\\u12\"]", "[1] x", "{\"a\" 1}", "[tru]", "[nul]", "{1:2}", "[\"a]",
+            "[1,]", "{\"a\":1,}", "[01]", "[1.]", "[.5]", "[1e]", "[+1]", "[NaN]", "[Infinity]", "[1e400]", "{'a':1}",
+            "[\"\u{1}\"]",
+            "[\"\\x\"]", "[\"\\ud800\"]", "[\"\\udc00\"]", "[\"\\u12\"]", "[1] x", "{\"a\" 1}", "[tru]", "[nul]", "{1:2}",
+            "[\"a]",
         ]
         for text in invalid {
             #expect(serialize(text).error?.code == .responseSerializationFailed, "\(text)")
@@ -107,11 +115,15 @@ import WireClient
         }
         var utf32LE: [UInt8] = []
         for scalar in text.unicodeScalars { utf32LE += withUnsafeBytes(of: scalar.value.littleEndian, Array.init) }
-        for bytes in [utf16BE, utf16LE, [0xFE, 0xFF] + utf16BE, [0xFF, 0xFE] + utf16LE, utf32LE, [0xEF, 0xBB, 0xBF] + Array(text.utf8)] {
+        for bytes in [
+            utf16BE, utf16LE, [0xFE, 0xFF] + utf16BE, [0xFF, 0xFE] + utf16LE, utf32LE, [0xEF, 0xBB, 0xBF] + Array(text.utf8),
+        ] {
             let result = JSONResponseSerializer().serialize(response: makeResponse(), data: Data(bytes))
             #expect(result.value as? JSONValue == expected, "\(bytes.prefix(4))")
         }
-        #expect(JSONResponseSerializer().serialize(response: makeResponse(), data: Data(utf16LE.dropLast())).error?.code == .responseSerializationFailed)
+        #expect(
+            JSONResponseSerializer().serialize(response: makeResponse(), data: Data(utf16LE.dropLast())).error?.code
+                == .responseSerializationFailed)
     }
 
     @Test func deepNestingFailsWithoutExhaustingTheStack() {
@@ -155,12 +167,16 @@ import WireClient
         #expect(mismatch.error?.code == .responseSerializationFailed)
         #expect(mismatch.error?.underlying is DecodingError)
         #expect(serializer.serialize(response: makeResponse(), data: Data(" ".utf8)).value == nil)
-        #expect(serializer.serialize(response: makeResponse(200, "text/html"), data: Data("{}".utf8)).error?.code == .unacceptableContentType("text/html"))
+        #expect(
+            serializer.serialize(response: makeResponse(200, "text/html"), data: Data("{}".utf8)).error?.code
+                == .unacceptableContentType("text/html"))
         let snake = DecodableResponseSerializer(User.self) {
             let decoder = JSONDecoder()
             decoder.keyDecodingStrategy = .convertFromSnakeCase
             return decoder
         }
-        #expect(snake.serialize(response: makeResponse(), data: Data(#"{"name":"b","age":1}"#.utf8)).value as? User == User(name: "b", age: 1))
+        #expect(
+            snake.serialize(response: makeResponse(), data: Data(#"{"name":"b","age":1}"#.utf8)).value as? User
+                == User(name: "b", age: 1))
     }
 }

@@ -71,9 +71,12 @@ struct PrivateFileModeTests {
         #expect(found?.response.url.absoluteString == "http://cache.test/a?q=1")
         // An @ after the authority is not userinfo.
         let pathAt = ClientRequest(url: URL(string: "http://cache.test/p@x")!)
-        await reopened.storeCachedResponse(CachedResponse(response: ClientResponse(url: pathAt.url, statusCode: 200,
-                                                                                   headers: ["Cache-Control": "max-age=600"]),
-                                                          data: Data("at".utf8)), for: pathAt)
+        await reopened.storeCachedResponse(
+            CachedResponse(
+                response: ClientResponse(
+                    url: pathAt.url, statusCode: 200,
+                    headers: ["Cache-Control": "max-age=600"]),
+                data: Data("at".utf8)), for: pathAt)
         #expect(await reopened.cachedResponse(for: pathAt)?.data == Data("at".utf8))
         #expect(await reopened.cachedResponse(for: ClientRequest(url: URL(string: "http://cache.test/x")!)) == nil)
     }

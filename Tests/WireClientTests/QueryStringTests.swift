@@ -37,13 +37,17 @@ import WireClient
         #expect(try queryString(from: ["a": [1, 2]]) == "a%5B%5D=1&a%5B%5D=2")
         #expect(try queryString(from: ["a": [["b": 1], ["b": 2]]]) == "a%5B%5D%5Bb%5D=1&a%5B%5D%5Bb%5D=2")
         #expect(try queryString(from: ["a": ["y": ["z": 1], "x": [true]]]) == "a%5Bx%5D%5B%5D=1&a%5By%5D%5Bz%5D=1")
-        #expect(try queryString(from: ["key with space": "a value/with?slash&amp"]) == "key%20with%20space=a%20value/with?slash%26amp")
+        #expect(
+            try queryString(from: ["key with space": "a value/with?slash&amp"]) == "key%20with%20space=a%20value/with?slash%26amp"
+        )
     }
 
     @Test func scalarsAndNullAndEmptyContainers() throws {
         #expect(try queryString(from: ["t": true, "f": false]) == "f=0&t=1")
         #expect(try queryString(from: ["n": nil, "a": "x"]) == "a=x&n")
-        #expect(try queryString(from: ["i": -42, "d": 1.0, "e": 0.1, "g": -0.0, "h": 1e20, "k": 2.5e-7]) == "d=1&e=0.1&g=-0&h=1e%2B20&i=-42&k=2.5e-07")
+        #expect(
+            try queryString(from: ["i": -42, "d": 1.0, "e": 0.1, "g": -0.0, "h": 1e20, "k": 2.5e-7])
+                == "d=1&e=0.1&g=-0&h=1e%2B20&i=-42&k=2.5e-07")
         #expect(try queryString(from: ["big": .double(1e300)]) == "big=1e%2B300")
         #expect(try queryString(from: ["a": [], "b": [:], "c": "x"]) == "c=x")
         #expect(try queryString(from: [:]) == "")

@@ -4,7 +4,8 @@ import Wire
 import WireClient
 
 /// Builds responses for the response-serializer suites.
-func makeResponse(_ status: Int = 200, _ contentType: String? = "application/json", url: String = "http://h/r") -> ClientResponse {
+func makeResponse(_ status: Int = 200, _ contentType: String? = "application/json", url: String = "http://h/r") -> ClientResponse
+{
     var headers = HTTPHeaders()
     if let contentType { headers.add(name: "Content-Type", value: contentType) }
     return ClientResponse(url: URL(string: url)!, statusCode: status, headers: headers)

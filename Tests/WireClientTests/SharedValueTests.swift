@@ -7,10 +7,12 @@ import WireClient
 @Suite struct SharedValueTests {
     @Test func parameterValueIsExpressibleByEveryLiteral() {
         let parameters: Parameters = ["s": "x", "i": 2, "d": 0.5, "b": true, "n": nil, "a": [1, "two"], "o": ["k": "v"]]
-        #expect(parameters == .dictionary([
-            "s": .string("x"), "i": .int(2), "d": .double(0.5), "b": .bool(true), "n": .null,
-            "a": .array([.int(1), .string("two")]), "o": .dictionary(["k": .string("v")]),
-        ]))
+        #expect(
+            parameters
+                == .dictionary([
+                    "s": .string("x"), "i": .int(2), "d": .double(0.5), "b": .bool(true), "n": .null,
+                    "a": .array([.int(1), .string("two")]), "o": .dictionary(["k": .string("v")]),
+                ]))
         let json: JSONValue = ["a": [1, 2.5, "x", true, nil]]
         #expect(json["a"]?[1] == .double(2.5))
         #expect(json["a"]?[9] == nil)
@@ -37,7 +39,11 @@ import WireClient
         } else {
             Issue.record("data must map to .bytes")
         }
-        if case .file(let path) = RequestBody.file(path: "/tmp/x").wireBody { #expect(path == "/tmp/x") } else { Issue.record("file must map to .file") }
+        if case .file(let path) = RequestBody.file(path: "/tmp/x").wireBody {
+            #expect(path == "/tmp/x")
+        } else {
+            Issue.record("file must map to .file")
+        }
         #expect(RequestBody.data(Data(count: 3)).knownLength == 3)
         #expect(RequestBody.file(path: "/tmp/x").knownLength == nil)
     }

@@ -7,18 +7,32 @@ import WireClient
 @Suite struct StringXMLPropertyListCompoundSerializerTests {
     @Test func stringUsesTheCharsetOfContentType() {
         let serializer = StringResponseSerializer()
-        #expect(serializer.serialize(response: makeResponse(200, "text/plain"), data: Data("café".utf8)).value as? String == "café")
-        #expect(serializer.serialize(response: makeResponse(200, "text/plain; charset=ISO-8859-1"), data: Data([0x63, 0x61, 0x66, 0xE9])).value as? String == "café")
-        #expect(serializer.serialize(response: makeResponse(200, "text/plain; charset=\"utf-16le\""), data: Data([0x68, 0, 0xE9, 0])).value as? String == "hé")
-        #expect(serializer.serialize(response: makeResponse(200, "text/plain; charset=utf-16"), data: Data([0xFF, 0xFE, 0x68, 0])).value as? String == "h")
-        #expect(serializer.serialize(response: makeResponse(200, "text/plain; charset=utf-16"), data: Data([0, 0x68])).value as? String == "h")
-        #expect(serializer.serialize(response: makeResponse(200, "text/plain; charset=utf-32be"), data: Data([0, 1, 0xF6, 0x00])).value as? String == "😀")
+        #expect(
+            serializer.serialize(response: makeResponse(200, "text/plain"), data: Data("café".utf8)).value as? String == "café")
+        #expect(
+            serializer.serialize(
+                response: makeResponse(200, "text/plain; charset=ISO-8859-1"), data: Data([0x63, 0x61, 0x66, 0xE9])
+            ).value as? String == "café")
+        #expect(
+            serializer.serialize(response: makeResponse(200, "text/plain; charset=\"utf-16le\""), data: Data([0x68, 0, 0xE9, 0]))
+                .value as? String == "hé")
+        #expect(
+            serializer.serialize(response: makeResponse(200, "text/plain; charset=utf-16"), data: Data([0xFF, 0xFE, 0x68, 0]))
+                .value as? String == "h")
+        #expect(
+            serializer.serialize(response: makeResponse(200, "text/plain; charset=utf-16"), data: Data([0, 0x68])).value
+                as? String == "h")
+        #expect(
+            serializer.serialize(response: makeResponse(200, "text/plain; charset=utf-32be"), data: Data([0, 1, 0xF6, 0x00]))
+                .value as? String == "😀")
         #expect(serializer.serialize(response: makeResponse(200, "text/plain"), data: Data()).value as? String == "")
         let unknown = serializer.serialize(response: makeResponse(200, "text/plain; charset=klingon"), data: Data("x".utf8))
         #expect(unknown.value == nil && unknown.error?.code == .responseSerializationFailed)
         let invalid = serializer.serialize(response: makeResponse(200, "text/plain; charset=us-ascii"), data: Data([0xC3, 0xA9]))
         #expect(invalid.error?.code == .responseSerializationFailed)
-        #expect(serializer.serialize(response: makeResponse(200, "text/plain"), data: Data([0xFF])).error?.code == .responseSerializationFailed)
+        #expect(
+            serializer.serialize(response: makeResponse(200, "text/plain"), data: Data([0xFF])).error?.code
+                == .responseSerializationFailed)
         let bad = serializer.serialize(response: makeResponse(503, "text/plain"), data: Data("busy".utf8))
         #expect(bad.value as? String == "busy" && bad.error?.code == .unacceptableStatusCode(503))
     }
@@ -27,7 +41,9 @@ import WireClient
         let document = Data("<a><b/></a>".utf8)
         let serializer = XMLResponseSerializer()
         #expect(serializer.acceptableContentTypes == ["application/xml", "text/xml"])
-        #expect(serializer.serialize(response: makeResponse(200, "text/xml"), data: document).value as? XMLData == XMLData(data: document))
+        #expect(
+            serializer.serialize(response: makeResponse(200, "text/xml"), data: document).value as? XMLData
+                == XMLData(data: document))
         let wrong = serializer.serialize(response: makeResponse(200, "application/json"), data: document)
         #expect(wrong.value == nil && wrong.error?.code == .unacceptableContentType("application/json"))
         let empty = serializer.serialize(response: makeResponse(200, "text/xml"), data: Data())
@@ -45,7 +61,8 @@ import WireClient
             <key>w</key><date>2001-01-01T00:00:00Z</date></dict></plist>
             """
         let expected: PropertyListValue = .dictionary([
-            "n": .int(3), "r": .double(1.5), "s": .string("x"), "t": .bool(true), "d": .data(Data([1, 2])), "a": .array([.bool(false)]),
+            "n": .int(3), "r": .double(1.5), "s": .string("x"), "t": .bool(true), "d": .data(Data([1, 2])),
+            "a": .array([.bool(false)]),
             "w": .date(Date(timeIntervalSinceReferenceDate: 0)),
         ])
         let parsed = serializer.serialize(response: makeResponse(200, "application/x-plist"), data: Data(xml.utf8))
@@ -54,14 +71,17 @@ import WireClient
         let encoder = PropertyListEncoder()
         encoder.outputFormat = .binary
         let binary = try encoder.encode(["k": ["v"]])
-        #expect(serializer.serialize(response: makeResponse(200, "application/x-plist"), data: binary).value as? PropertyListValue
-            == .dictionary(["k": .array([.string("v")])]))
+        #expect(
+            serializer.serialize(response: makeResponse(200, "application/x-plist"), data: binary).value as? PropertyListValue
+                == .dictionary(["k": .array([.string("v")])]))
         let empty = serializer.serialize(response: makeResponse(200, "application/x-plist"), data: Data())
         #expect(empty.value == nil && empty.error == nil)
         let garbage = serializer.serialize(response: makeResponse(200, "application/x-plist"), data: Data("bplist00garbage".utf8))
         #expect(garbage.value == nil && garbage.error?.code == .responseSerializationFailed)
         for text in ["<plist><dict><key>a</key></dict></plist>", "{ a = b; }", "word"] {
-            #expect(serializer.serialize(response: makeResponse(200, "application/x-plist"), data: Data(text.utf8)).error?.code == .responseSerializationFailed, "\(text)")
+            #expect(
+                serializer.serialize(response: makeResponse(200, "application/x-plist"), data: Data(text.utf8)).error?.code
+                    == .responseSerializationFailed, "\(text)")
         }
         let wrong = serializer.serialize(response: makeResponse(200, "text/xml"), data: Data(xml.utf8))
         #expect(wrong.value == nil && wrong.error?.code == .unacceptableContentType("text/xml"))

@@ -33,8 +33,10 @@ public final class TestNginx: Sendable {
     ///   - serverDirectives: Extra lines for every `server` block (`location`s, `add_header`s).
     ///   - tlsSites: One more `server` block per site, each on a free port of its own (`tlsPorts`), serving the same
     ///     document root over TLS with the site's certificate file (sent as it is) and key.
-    public init(files: [String: Data] = [:], httpDirectives: String = "", serverDirectives: String = "",
-                tlsSites: [TLSSite] = []) throws {
+    public init(
+        files: [String: Data] = [:], httpDirectives: String = "", serverDirectives: String = "",
+        tlsSites: [TLSSite] = []
+    ) throws {
         prefix = NSTemporaryDirectory() + "wire-nginx-\(UUID().uuidString)"
         for folder in ["conf", "logs", "html", "tmp"] {
             try FileManager.default.createDirectory(atPath: prefix + "/" + folder, withIntermediateDirectories: true)
@@ -89,8 +91,10 @@ public final class TestNginx: Sendable {
         let script = #"exec 3<&0; "$0" "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) & wait $pid"#
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script, Self.executable, "-p", prefix, "-e", prefix + "/logs/error.log",
-                             "-c", prefix + "/conf/nginx.conf"]
+        process.arguments = [
+            "-c", script, Self.executable, "-p", prefix, "-e", prefix + "/logs/error.log",
+            "-c", prefix + "/conf/nginx.conf",
+        ]
         keepAlive = Pipe()
         process.standardInput = keepAlive
         process.standardOutput = FileHandle.nullDevice

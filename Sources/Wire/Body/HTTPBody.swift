@@ -339,7 +339,8 @@ final class BodyChannel: Sendable {
 
     /// The consumer gives up: pending and future reads fail, and the producer is told.
     func cancel() {
-        let (waiter, producer, hooks) = state.withLock { state -> (UnsafeContinuation<ByteBuffer?, any Error>?, (any BodyProducer)?, [@Sendable () -> Void]) in
+        let (waiter, producer, hooks) = state.withLock {
+            state -> (UnsafeContinuation<ByteBuffer?, any Error>?, (any BodyProducer)?, [@Sendable () -> Void]) in
             guard !state.consumerGone else { return (nil, nil, []) }
             state.consumerGone = true
             state.chunks.removeAll()

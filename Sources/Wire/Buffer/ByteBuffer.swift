@@ -185,7 +185,8 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
 
     /// Marks `count` readable bytes as consumed.
     public mutating func moveReaderIndex(forwardBy count: Int) {
-        precondition(count >= 0 && count <= readableBytes, "moveReaderIndex(forwardBy: \(count)) past \(readableBytes) readable bytes")
+        precondition(
+            count >= 0 && count <= readableBytes, "moveReaderIndex(forwardBy: \(count)) past \(readableBytes) readable bytes")
         readerIndex += count
         if readerIndex == writerIndex {
             // Nothing left: start over at the front so the next read needs no compaction.
@@ -196,7 +197,8 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
 
     /// Marks `count` bytes written directly into the writable space as readable.
     package mutating func moveWriterIndex(forwardBy count: Int) {
-        precondition(count >= 0 && count <= writableBytes, "moveWriterIndex(forwardBy: \(count)) past \(writableBytes) writable bytes")
+        precondition(
+            count >= 0 && count <= writableBytes, "moveWriterIndex(forwardBy: \(count)) past \(writableBytes) writable bytes")
         writerIndex += count
     }
 
@@ -256,7 +258,9 @@ public struct ByteBuffer: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Calls `body` with a pointer to the writable space. System layer and WireTLS's OpenSSL layer only.
-    package mutating func withUnsafeWritableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    package mutating func withUnsafeWritableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E)
+        -> R
+    {
         makeUnique()
         // Held in a local for the call: `body` cannot reach `self` (it is borrowed inout here).
         guard let storage else { return try body(UnsafeMutableRawBufferPointer(start: nil, count: 0)) }

@@ -33,8 +33,10 @@ extension HTTPClient {
     ///   - timeout: A deadline for the answer's head; the tunnel itself has none.
     /// - Throws: `HTTPClientError`: `.invalidRequest` for an authority that is not `host:port`, or
     ///   whatever failed while reaching the proxy.
-    public func connect(to authority: String, via proxy: String, headers: HTTPHeaders = HTTPHeaders(),
-                        timeout: Duration? = nil) async throws(HTTPClientError) -> HTTPConnectResponse {
+    public func connect(
+        to authority: String, via proxy: String, headers: HTTPHeaders = HTTPHeaders(),
+        timeout: Duration? = nil
+    ) async throws(HTTPClientError) -> HTTPConnectResponse {
         guard Self.isAuthority(authority) else {
             throw HTTPClientError(.invalidRequest, "a CONNECT target is host:port, not '\(authority)'")
         }
@@ -44,8 +46,10 @@ extension HTTPClient {
         let abort = HTTPClientAbortHandle()
         let deadlineTimer = timeout.map { timeout in
             group.next().schedule(in: timeout) {
-                abort.abort(HTTPClientError(.deadlineExceeded, "the proxy did not answer CONNECT within \(timeout)",
-                                            mayHaveBeenProcessed: true))
+                abort.abort(
+                    HTTPClientError(
+                        .deadlineExceeded, "the proxy did not answer CONNECT within \(timeout)",
+                        mayHaveBeenProcessed: true))
             }
         }
         defer { deadlineTimer?.cancel() }
@@ -69,7 +73,8 @@ extension HTTPClient {
         let host = text[..<colon]
         let port = text[text.index(after: colon)...]
         guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let number = Int(port), (1...65535).contains(number), !host.isEmpty else { return false }
+            let number = Int(port), (1...65535).contains(number), !host.isEmpty
+        else { return false }
         if host.hasPrefix("[") {
             return host.hasSuffix("]") && host.count > 2
                 && host.dropFirst().dropLast().allSatisfy { $0.isASCII && ($0.isHexDigit || $0 == ":" || $0 == ".") }
@@ -77,8 +82,10 @@ extension HTTPClient {
         return host.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_") }
     }
 
-    private func sendConnect(_ authority: String, to url: HTTPURL, headers: HTTPHeaders, metrics: HTTPClientMetrics,
-                             abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> HTTPConnectResponse {
+    private func sendConnect(
+        _ authority: String, to url: HTTPURL, headers: HTTPHeaders, metrics: HTTPClientMetrics,
+        abort: HTTPClientAbortHandle
+    ) async throws(HTTPClientError) -> HTTPConnectResponse {
         let head = HTTPRequestHead(method: .connect, target: authority, headers: headers)
         // RFC 9110 §9.3.6 / §7.2: Host names the tunnel's target, not the proxy.
         let added = addedFields(to: headers, host: authority)
@@ -109,15 +116,18 @@ extension HTTPClient {
                         $0.localAddress = value.localAddress
                         $0.transportSecurity = value.securityInfo
                     }
-                    return value.start(head: headBytes, inlineBody: nil, method: .connect, keepAlive: true,
-                                       requestComplete: true, readTimeout: readTimeout, metrics: metrics)
+                    return value.start(
+                        head: headBytes, inlineBody: nil, method: .connect, keepAlive: true,
+                        requestComplete: true, readTimeout: readTimeout, metrics: metrics)
                 }
                 abort.setCurrent(connection, exchangeID)
                 let start = try await promise.get()
                 return HTTPConnectResponse(head: start.head, tunnel: start.tunnel, body: start.body, metrics: metrics)
             } catch let error as HTTPClientError {
                 // A pooled connection the proxy closed as it was reused never saw the CONNECT: try a fresh one, once.
-                if !lease.isNew && error.failedBeforeResponse && !abort.isAborted && attempt == 0 && configuration.retriesStaleConnections {
+                if !lease.isNew && error.failedBeforeResponse && !abort.isAborted && attempt == 0
+                    && configuration.retriesStaleConnections
+                {
                     attempt += 1
                     metrics.update { $0.retries += 1 }
                     continue

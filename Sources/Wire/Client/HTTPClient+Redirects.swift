@@ -1,7 +1,9 @@
 extension HTTPClient {
     /// Sends `request` and follows the redirects the configuration allows: the method and body rules of RFC 9110
     /// §15.4, credentials dropped when a hop leaves the origin, and only `http` and `https` as destinations.
-    nonisolated(nonsending) func followRedirects(_ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
+    nonisolated(nonsending) func followRedirects(
+        _ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
+    ) async throws(HTTPClientError) -> HTTPClientResponse {
         let origin = try request.parsedURL()
         var url = origin
         // Checked before a connection is leased: a negative length would reach the serializer.
@@ -16,12 +18,17 @@ extension HTTPClient {
         let policy = request.redirects ?? configuration.redirects
         let observation = request.observer.map { RequestObservation(observer: $0, metrics: metrics) }
         while true {
-            let response = try await executeWithRetry(url: url, via: socketPath, requirements: request.connectionRequirements,
-                                                       allowsPipelining: request.allowsPipelining, method: method, headers: headers, body: body,
-                                                       observation: observation,
-                                                       metrics: metrics, abort: abort)
+            let response = try await executeWithRetry(
+                url: url, via: socketPath, requirements: request.connectionRequirements,
+                allowsPipelining: request.allowsPipelining, method: method, headers: headers, body: body,
+                observation: observation,
+                metrics: metrics, abort: abort)
             // A switch, not an array literal's `contains` (an allocation per request).
-            let isRedirect = switch response.status.code { case 301, 302, 303, 307, 308: true; default: false }
+            let isRedirect =
+                switch response.status.code {
+                case 301, 302, 303, 307, 308: true;
+                default: false
+                }
             guard isRedirect, let location = response.headers.first(name: "location") else {
                 return response
             }
@@ -79,7 +86,8 @@ extension HTTPClient {
             // Read a small redirect body so the connection can be reused; drop a large one.
             do { _ = try await response.body.collect(upTo: 64 * 1024) } catch {}
             redirects += 1
-            let record = HTTPClientMetrics.RedirectHop(url: url, requestHead: metrics.snapshot.requestHead, responseHead: response.head)
+            let record = HTTPClientMetrics.RedirectHop(
+                url: url, requestHead: metrics.snapshot.requestHead, responseHead: response.head)
             metrics.update {
                 $0.redirects = redirects
                 $0.redirectHops.append(record)

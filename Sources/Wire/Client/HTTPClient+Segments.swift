@@ -11,10 +11,12 @@ extension HTTPClient {
     /// - Parameters:
     ///   - write: Writes bytes (the last piece with `last`), waiting for the socket to drain.
     ///   - progress: Told of the bytes of each region once the connection has taken it.
-    func pumpSegments(_ segments: [BodySegment], pause: (@Sendable () async -> Void)?,
-                      to connection: LoopBound<HTTP1ClientConnection>, exchange: HTTP1ClientConnection.ExchangeID,
-                      write: (ByteBuffer, Bool) async throws(HTTPClientError) -> Void,
-                      progress: (@Sendable (Int) -> Void)?) async throws(HTTPClientError) {
+    func pumpSegments(
+        _ segments: [BodySegment], pause: (@Sendable () async -> Void)?,
+        to connection: LoopBound<HTTP1ClientConnection>, exchange: HTTP1ClientConnection.ExchangeID,
+        write: (ByteBuffer, Bool) async throws(HTTPClientError) -> Void,
+        progress: (@Sendable (Int) -> Void)?
+    ) async throws(HTTPClientError) {
         guard let lastIndex = segments.lastIndex(where: { $0.count > 0 }) else {
             await pause?()
             try await write(ByteBuffer(), true)
@@ -30,12 +32,14 @@ extension HTTPClient {
             case .file(let path, let size):
                 let file: RegularFile
                 do { file = try RegularFile(path: path) } catch {
-                    throw HTTPClientError(.writeFailed, "cannot open the body file \(path): \(error)", ioError: error,
-                                          mayHaveBeenProcessed: true)
+                    throw HTTPClientError(
+                        .writeFailed, "cannot open the body file \(path): \(error)", ioError: error,
+                        mayHaveBeenProcessed: true)
                 }
                 guard file.size == size else {
-                    throw HTTPClientError(.writeFailed, "the body file \(path) has \(file.size) bytes, \(size) were declared",
-                                          mayHaveBeenProcessed: true)
+                    throw HTTPClientError(
+                        .writeFailed, "the body file \(path) has \(file.size) bytes, \(size) were declared",
+                        mayHaveBeenProcessed: true)
                 }
                 if takesRegions == nil {
                     takesRegions = await withCheckedContinuation { continuation in
@@ -60,12 +64,14 @@ extension HTTPClient {
                     } else {
                         let piece: ByteBuffer
                         do { piece = try file.read(at: offset, upTo: min(Self.filePieceSize, size - offset)) } catch {
-                            throw HTTPClientError(.writeFailed, "reading the body file \(path) failed: \(error)", ioError: error,
-                                                  mayHaveBeenProcessed: true)
+                            throw HTTPClientError(
+                                .writeFailed, "reading the body file \(path) failed: \(error)", ioError: error,
+                                mayHaveBeenProcessed: true)
                         }
                         guard piece.readableBytes > 0 else {
-                            throw HTTPClientError(.writeFailed, "the body file \(path) ended at byte \(offset), \(size) were declared",
-                                                  mayHaveBeenProcessed: true)
+                            throw HTTPClientError(
+                                .writeFailed, "the body file \(path) ended at byte \(offset), \(size) were declared",
+                                mayHaveBeenProcessed: true)
                         }
                         offset += piece.readableBytes
                         try await write(piece, final && offset == size)

@@ -29,8 +29,9 @@ extension HTTPClient {
         } catch {
             // Only resource exhaustion gets here (the default configuration is valid). A static cannot throw, and a
             // library must not stop its process: the requests say why instead.
-            client = HTTPClient(failedToStart: HTTPClientError(
-                .startFailed, "cannot start HTTPClient.shared's event loop: \(error)", ioError: error as? IOError))
+            client = HTTPClient(
+                failedToStart: HTTPClientError(
+                    .startFailed, "cannot start HTTPClient.shared's event loop: \(error)", ioError: error as? IOError))
         }
         sharedIdentity.store(UInt(bitPattern: ObjectIdentifier(client)), ordering: .releasing)
         return client

@@ -36,7 +36,9 @@ public final class HTTPClient: Sendable {
     /// - Throws: `HTTPClientError` of code `.invalidConfiguration` when a setting cannot work (see
     ///   `HTTPClientConfiguration.validate()`), checked before any loop starts; `.startFailed`
     ///   with the `IOError` if a group of its own cannot be started.
-    public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration(), group: EventLoopGroup? = nil) throws(HTTPClientError) {
+    public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration(), group: EventLoopGroup? = nil)
+        throws(HTTPClientError)
+    {
         try configuration.validate()
         self.configuration = configuration
         startFailure = nil
@@ -95,7 +97,9 @@ public final class HTTPClient: Sendable {
     ///   - request: What to send.
     ///   - timeout: A total deadline for the request, body included; nil for none.
     /// - Throws: `HTTPClientError`.
-    nonisolated(nonsending) public func execute(_ request: HTTPClientRequest, timeout: Duration? = nil) async throws(HTTPClientError) -> HTTPClientResponse {
+    nonisolated(nonsending) public func execute(_ request: HTTPClientRequest, timeout: Duration? = nil)
+        async throws(HTTPClientError) -> HTTPClientResponse
+    {
         guard request.method != .connect else {
             // A 2xx to CONNECT turns the connection into a tunnel, which an HTTPClientResponse cannot carry.
             throw HTTPClientError(.invalidRequest, "CONNECT opens a tunnel: use HTTPClient.connect(to:via:)")
@@ -105,14 +109,17 @@ public final class HTTPClient: Sendable {
         let abort = request.abortHandle ?? HTTPClientAbortHandle()
         let deadlineTimer = timeout.map { timeout in
             group.next().schedule(in: timeout) {
-                abort.abort(HTTPClientError(.deadlineExceeded, "the request took longer than its \(timeout) deadline",
-                                            mayHaveBeenProcessed: true))
+                abort.abort(
+                    HTTPClientError(
+                        .deadlineExceeded, "the request took longer than its \(timeout) deadline",
+                        mayHaveBeenProcessed: true))
             }
         }
         // withTaskCancellationHandler is not typed-throws: carry the error out in a Result.
         let result = await withTaskCancellationHandler {
             do throws(HTTPClientError) {
-                return Result<HTTPClientResponse, HTTPClientError>.success(try await followRedirects(request, metrics: metrics, abort: abort))
+                return Result<HTTPClientResponse, HTTPClientError>.success(
+                    try await followRedirects(request, metrics: metrics, abort: abort))
             } catch {
                 return .failure(error)
             }
@@ -132,15 +139,20 @@ public final class HTTPClient: Sendable {
 
     // MARK: Retry
 
-    nonisolated(nonsending) func executeWithRetry(url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, allowsPipelining: Bool = true, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
-                          observation: RequestObservation? = nil,
-                                  metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> HTTPClientResponse {
+    nonisolated(nonsending) func executeWithRetry(
+        url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, allowsPipelining: Bool = true,
+        method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
+        observation: RequestObservation? = nil,
+        metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
+    ) async throws(HTTPClientError) -> HTTPClientResponse {
         let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
         var attempt = 0
         while true {
             // Aborted before this attempt took a connection (its abort handle, a deadline, cancellation): no byte goes out.
             if let error = abort.error { throw error }
-            let pipelinable = configuration.pipelining.maxInFlight > 1 && allowsPipelining && isPipelinable(method: method, headers: headers, body: body)
+            let pipelinable =
+                configuration.pipelining.maxInFlight > 1 && allowsPipelining
+                && isPipelinable(method: method, headers: headers, body: body)
             // Made ready before it takes a connection: a request refused here holds none (it used to keep its lease,
             // and with it one of the host's connections, for the client's life).
             let prepared = try prepare(url: url, method: method, headers: headers, body: body)
@@ -153,13 +165,16 @@ public final class HTTPClient: Sendable {
                 lease = try await self.lease(from: pool, pipelinable: pipelinable, abort: abort)
             }
             do {
-                return try await send(prepared, on: lease, url: url, method: method, body: body, metrics: metrics, abort: abort,
-                                      observation: observation)
+                return try await send(
+                    prepared, on: lease, url: url, method: method, body: body, metrics: metrics, abort: abort,
+                    observation: observation)
             } catch {
                 // A pooled connection the server closed just as it was reused: the normal race
                 // with the server's idle timeout, not the user's problem — once. A pipelined
                 // request behind a response that closed the connection is in the same case.
-                let stale = (!lease.isNew || lease.isPipelined || error.queuedBehindClosedResponse) && error.failedBeforeResponse && !abort.isAborted
+                let stale =
+                    (!lease.isNew || lease.isPipelined || error.queuedBehindClosedResponse) && error.failedBeforeResponse
+                    && !abort.isAborted
                 if stale && replayable && attempt == 0 && configuration.retriesStaleConnections {
                     attempt += 1
                     metrics.update { $0.retries += 1 }
@@ -176,7 +191,8 @@ public final class HTTPClient: Sendable {
     /// closes before its response), keep-alive, without `Expect`, and with its whole body in memory
     /// (so it is written at once and never interleaves with the next).
     private func isPipelinable(method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?) -> Bool {
-        guard method.isIdempotent, !headers.containsToken("close", inFieldsNamed: "connection"), !headers.contains(name: "expect") else { return false }
+        guard method.isIdempotent, !headers.containsToken("close", inFieldsNamed: "connection"), !headers.contains(name: "expect")
+        else { return false }
         switch body {
         case .none: return true
         case .bytes(let bytes): return configuration.expectContinueThreshold.map { bytes.readableBytes < $0 } ?? true
@@ -185,35 +201,47 @@ public final class HTTPClient: Sendable {
     }
 
     /// The pool for `url`'s origin, or for the Unix socket every request of this exchange goes to.
-    func pool(for url: HTTPURL, via socketPath: String?,
-              requirements: ConnectionRequirements = ConnectionRequirements()) throws(HTTPClientError) -> ConnectionPool {
+    func pool(
+        for url: HTTPURL, via socketPath: String?,
+        requirements: ConnectionRequirements = ConnectionRequirements()
+    ) throws(HTTPClientError) -> ConnectionPool {
         guard !isShutDown.load(ordering: .acquiring) else { throw HTTPClientError(.shutDown, "the client is shut down") }
         let security = url.isTLS ? configuration.transportSecurity : nil
         if url.isTLS && security == nil {
-            throw HTTPClientError(.invalidURL, "https needs WireTLS: import WireTLS and set the configuration's tls property: \(url)")
+            throw HTTPClientError(
+                .invalidURL, "https needs WireTLS: import WireTLS and set the configuration's tls property: \(url)")
         }
-        if url.isTLS && socketPath != nil { throw HTTPClientError(.invalidURL, "https over a Unix socket is not supported: \(url)") }
-        let key: ConnectionPool.Key = if let path = socketPath ?? url.unixSocketPath {
-            ConnectionPool.Key(scheme: "http+unix", endpoint: .unixSocket(path: path), requirements: requirements)
-        } else {
-            ConnectionPool.Key(scheme: url.scheme, endpoint: .host(url.host, port: url.port ?? (url.isTLS ? 443 : 80)), security: security?.poolKey,
-                               requirements: requirements)
+        if url.isTLS && socketPath != nil {
+            throw HTTPClientError(.invalidURL, "https over a Unix socket is not supported: \(url)")
         }
+        let key: ConnectionPool.Key =
+            if let path = socketPath ?? url.unixSocketPath {
+                ConnectionPool.Key(scheme: "http+unix", endpoint: .unixSocket(path: path), requirements: requirements)
+            } else {
+                ConnectionPool.Key(
+                    scheme: url.scheme, endpoint: .host(url.host, port: url.port ?? (url.isTLS ? 443 : 80)),
+                    security: security?.poolKey,
+                    requirements: requirements)
+            }
         let group = try runningGroup()
         return pools.withLock { pools in
             if let pool = pools[key] { return pool }
-            let pool = ConnectionPool(key: key, configuration: .init(
-                maxConnections: configuration.maxConnectionsPerHost, idleTimeout: configuration.idleTimeout,
-                maxPipelined: configuration.pipelining.maxInFlight,
-                connectTimeout: configuration.connectTimeout, resolver: configuration.resolver,
-                parserConfiguration: configuration.parserConfiguration, security: security), group: group)
+            let pool = ConnectionPool(
+                key: key,
+                configuration: .init(
+                    maxConnections: configuration.maxConnectionsPerHost, idleTimeout: configuration.idleTimeout,
+                    maxPipelined: configuration.pipelining.maxInFlight,
+                    connectTimeout: configuration.connectTimeout, resolver: configuration.resolver,
+                    parserConfiguration: configuration.parserConfiguration, security: security), group: group)
             pools[key] = pool
             return pool
         }
     }
 
     /// Waits for a connection from `pool`; a deadline or cancellation (`abort`) ends the wait with its own error.
-    func lease(from pool: ConnectionPool, pipelinable: Bool = false, abort: HTTPClientAbortHandle) async throws(HTTPClientError) -> ConnectionPool.Lease {
+    func lease(from pool: ConnectionPool, pipelinable: Bool = false, abort: HTTPClientAbortHandle) async throws(HTTPClientError)
+        -> ConnectionPool.Lease
+    {
         do {
             return try await pool.lease(pipelinable: pipelinable) { cancel in abort.setCurrent { _ in cancel() } }
         } catch {
@@ -244,8 +272,10 @@ public final class HTTPClient: Sendable {
 
     /// Serializes a request's head and opens its body file: everything that can refuse the request before it
     /// takes a connection.
-    private func prepare(url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders,
-                         body: HTTPClientRequest.Body?) throws(HTTPClientError) -> PreparedRequest {
+    private func prepare(
+        url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders,
+        body: HTTPClientRequest.Body?
+    ) throws(HTTPClientError) -> PreparedRequest {
         let head = HTTPRequestHead(method: method, target: url.target, headers: headers)
         // Host and User-Agent are written after the request's own fields, not added to a copy of them.
         var added = addedFields(to: headers, host: url.hostHeader)
@@ -271,11 +301,12 @@ public final class HTTPClient: Sendable {
             framing = .contentLength(segments.reduce(0) { $0 + $1.count })
         }
         if let threshold = configuration.expectContinueThreshold, body != nil, !headers.contains(name: "expect") {
-            let length: Int? = switch framing {
-            case .contentLength(let length): length
-            case .chunked: nil
-            case .asInHeaders: 0
-            }
+            let length: Int? =
+                switch framing {
+                case .contentLength(let length): length
+                case .chunked: nil
+                case .asInHeaders: 0
+                }
             added.expectContinue = (length ?? Int.max) >= threshold
         }
         var headBytes: [UInt8] = []
@@ -283,19 +314,29 @@ public final class HTTPClient: Sendable {
         do { try HTTP1Serializer.writeRequestHead(head, adding: added, framing: framing, into: &headBytes) } catch {
             throw HTTPClientError(.invalidRequest, "\(error)")
         }
-        let expectsContinue = (added.expectContinue || headers.containsToken("100-continue", inFieldsNamed: "expect")) && body != nil
+        let expectsContinue =
+            (added.expectContinue || headers.containsToken("100-continue", inFieldsNamed: "expect")) && body != nil
         let keepAlive = !headers.containsToken("close", inFieldsNamed: "connection")
-        let streamed = switch body { case .stream, .replayable, .segments: true; default: false }
+        let streamed =
+            switch body {
+            case .stream, .replayable, .segments: true;
+            default: false
+            }
         let requestComplete = file == nil && !streamed && !expectsContinue
-        return PreparedRequest(headBytes: headBytes, framing: framing, inline: inline, file: file, expectsContinue: expectsContinue,
-                               keepAlive: keepAlive, requestComplete: requestComplete)
+        return PreparedRequest(
+            headBytes: headBytes, framing: framing, inline: inline, file: file, expectsContinue: expectsContinue,
+            keepAlive: keepAlive, requestComplete: requestComplete)
     }
 
-    nonisolated(nonsending) private func send(_ prepared: sending PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
-                      body: HTTPClientRequest.Body?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
-                      observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
+    nonisolated(nonsending) private func send(
+        _ prepared: sending PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
+        body: HTTPClientRequest.Body?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
+        observation: RequestObservation?
+    ) async throws(HTTPClientError) -> HTTPClientResponse {
         let (headBytes, framing, inline, file) = (prepared.headBytes, prepared.framing, prepared.inline, prepared.file)
-        let (expectsContinue, keepAlive, requestComplete) = (prepared.expectsContinue, prepared.keepAlive, prepared.requestComplete)
+        let (expectsContinue, keepAlive, requestComplete) = (
+            prepared.expectsContinue, prepared.keepAlive, prepared.requestComplete
+        )
         let sendInline = requestComplete ? inline : nil
         let connection = lease.connection
         let readTimeout = configuration.readTimeout
@@ -315,21 +356,26 @@ public final class HTTPClient: Sendable {
             // Unchecked (a checked one allocates a canary per request): the connection resumes it exactly once with
             // the response head or the failure, and `ifClosed` runs only when the job never will.
             let outcome = await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
-                connection.loop.execute({
-                    let value = connection.value
-                    metrics.update {
-                        $0.remoteAddress = value.remoteAddress
-                        $0.localAddress = value.localAddress
-                        $0.transportSecurity = value.securityInfo
-                    }
-                    let exchangeID = value.start(head: headBytes, inlineBody: sendInline, method: method, keepAlive: keepAlive,
-                                                 requestComplete: true, readTimeout: readTimeout, metrics: metrics,
-                                                 responder: .waiter(continuation, offLoop: offLoop))
-                    abort.setCurrent(connection, exchangeID)
-                }, ifClosed: {
-                    continuation.resume(returning: Outcome(result: .failure(HTTPClientError(.shutDown, "the event loop shut down")),
-                                                           started: false))
-                })
+                connection.loop.execute(
+                    {
+                        let value = connection.value
+                        metrics.update {
+                            $0.remoteAddress = value.remoteAddress
+                            $0.localAddress = value.localAddress
+                            $0.transportSecurity = value.securityInfo
+                        }
+                        let exchangeID = value.start(
+                            head: headBytes, inlineBody: sendInline, method: method, keepAlive: keepAlive,
+                            requestComplete: true, readTimeout: readTimeout, metrics: metrics,
+                            responder: .waiter(continuation, offLoop: offLoop))
+                        abort.setCurrent(connection, exchangeID)
+                    },
+                    ifClosed: {
+                        continuation.resume(
+                            returning: Outcome(
+                                result: .failure(HTTPClientError(.shutDown, "the event loop shut down")),
+                                started: false))
+                    })
             }
             if outcome.started {
                 observation?.attemptStarted()
@@ -345,31 +391,37 @@ public final class HTTPClient: Sendable {
         // A body sent after the head: the exchange runs with the connection's loop as its executor,
         // so its awaits on the loop (the drain between parts, 100 Continue) resume on the loop's
         // own thread instead of hopping to a pool thread and back.
-        return try await sendInPartsOnLoop(connection: connection, url: url, method: method, body: body, inline: inline,
-                                           file: file, framing: framing, headBytes: headBytes, keepAlive: keepAlive,
-                                           expectsContinue: expectsContinue, metrics: metrics, abort: abort,
-                                           observation: observation)
+        return try await sendInPartsOnLoop(
+            connection: connection, url: url, method: method, body: body, inline: inline,
+            file: file, framing: framing, headBytes: headBytes, keepAlive: keepAlive,
+            expectsContinue: expectsContinue, metrics: metrics, abort: abort,
+            observation: observation)
     }
 
     /// `sendInParts` with the connection's loop as the task executor (off the caller's executor, which `send`
     /// runs on).
-    private func sendInPartsOnLoop(connection: LoopBound<HTTP1ClientConnection>, url: HTTPURL, method: HTTPMethod,
-                                   body: HTTPClientRequest.Body?, inline: ByteBuffer?, file: FileReader?,
-                                   framing: HTTP1Serializer.BodyFraming, headBytes: [UInt8], keepAlive: Bool,
-                                   expectsContinue: Bool, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
-                                   observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
+    private func sendInPartsOnLoop(
+        connection: LoopBound<HTTP1ClientConnection>, url: HTTPURL, method: HTTPMethod,
+        body: HTTPClientRequest.Body?, inline: ByteBuffer?, file: FileReader?,
+        framing: HTTP1Serializer.BodyFraming, headBytes: [UInt8], keepAlive: Bool,
+        expectsContinue: Bool, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
+        observation: RequestObservation?
+    ) async throws(HTTPClientError) -> HTTPClientResponse {
         try await withLoopPreference(connection.loop) { () async throws(HTTPClientError) -> HTTPClientResponse in
-            try await sendInParts(on: connection, url: url, method: method, body: body, inline: inline, file: file, framing: framing,
-                                  headBytes: headBytes, keepAlive: keepAlive, expectsContinue: expectsContinue, metrics: metrics,
-                                  abort: abort, observation: observation)
+            try await sendInParts(
+                on: connection, url: url, method: method, body: body, inline: inline, file: file, framing: framing,
+                headBytes: headBytes, keepAlive: keepAlive, expectsContinue: expectsContinue, metrics: metrics,
+                abort: abort, observation: observation)
         }
     }
 
     /// Sends a request whose body follows its head in parts (a file, a stream, or after `100 Continue`).
-    private func sendInParts(on connection: LoopBound<HTTP1ClientConnection>, url: HTTPURL, method: HTTPMethod, body: HTTPClientRequest.Body?,
-                             inline: ByteBuffer?, file: FileReader?, framing: HTTP1Serializer.BodyFraming, headBytes: [UInt8],
-                             keepAlive: Bool, expectsContinue: Bool, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
-                             observation: RequestObservation?) async throws(HTTPClientError) -> HTTPClientResponse {
+    private func sendInParts(
+        on connection: LoopBound<HTTP1ClientConnection>, url: HTTPURL, method: HTTPMethod, body: HTTPClientRequest.Body?,
+        inline: ByteBuffer?, file: FileReader?, framing: HTTP1Serializer.BodyFraming, headBytes: [UInt8],
+        keepAlive: Bool, expectsContinue: Bool, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
+        observation: RequestObservation?
+    ) async throws(HTTPClientError) -> HTTPClientResponse {
         let readTimeout = configuration.readTimeout
         let promise: Promise<HTTP1ClientConnection.ResponseStart, HTTPClientError>
         let exchangeID: HTTP1ClientConnection.ExchangeID
@@ -381,8 +433,9 @@ public final class HTTPClient: Sendable {
                     $0.localAddress = value.localAddress
                     $0.transportSecurity = value.securityInfo
                 }
-                return value.start(head: headBytes, inlineBody: nil, method: method, keepAlive: keepAlive,
-                                   requestComplete: false, readTimeout: readTimeout, metrics: metrics)
+                return value.start(
+                    head: headBytes, inlineBody: nil, method: method, keepAlive: keepAlive,
+                    requestComplete: false, readTimeout: readTimeout, metrics: metrics)
             }
         } catch {
             throw HTTPClientError(.shutDown, "the event loop shut down")
@@ -399,13 +452,16 @@ public final class HTTPClient: Sendable {
         if expectsContinue {
             let continueTimeout = configuration.expectContinueTimeout
             sendBody = await withCheckedContinuation { continuation in
-                connection.loop.execute { connection.value.awaitContinue(timeout: continueTimeout, for: exchangeID, continuation: continuation) }
+                connection.loop.execute {
+                    connection.value.awaitContinue(timeout: continueTimeout, for: exchangeID, continuation: continuation)
+                }
             }
         }
         if sendBody {
             do {
-                try await pumpBody(body, inline: inline, file: file, chunked: framing == .chunked, to: connection, exchange: exchangeID,
-                                   progress: bodyProgress)
+                try await pumpBody(
+                    body, inline: inline, file: file, chunked: framing == .chunked, to: connection, exchange: exchangeID,
+                    progress: bodyProgress)
             } catch {
                 // The server may have answered early (413, 401) and closed: prefer its answer.
                 if promise.isCompleted, let start = try? await promise.get() {
@@ -424,9 +480,11 @@ public final class HTTPClient: Sendable {
     }
 
     /// Sends a body that was not sent with the head, waiting for the socket to drain between parts.
-    private func pumpBody(_ body: HTTPClientRequest.Body?, inline: ByteBuffer?, file: FileReader?, chunked: Bool,
-                          to connection: LoopBound<HTTP1ClientConnection>, exchange: HTTP1ClientConnection.ExchangeID,
-                          progress: (@Sendable (Int) -> Void)? = nil) async throws(HTTPClientError) {
+    private func pumpBody(
+        _ body: HTTPClientRequest.Body?, inline: ByteBuffer?, file: FileReader?, chunked: Bool,
+        to connection: LoopBound<HTTP1ClientConnection>, exchange: HTTP1ClientConnection.ExchangeID,
+        progress: (@Sendable (Int) -> Void)? = nil
+    ) async throws(HTTPClientError) {
         func write(_ buffer: ByteBuffer, last: Bool) async throws(HTTPClientError) {
             var parts: [ByteBuffer] = []
             if chunked {
@@ -443,7 +501,9 @@ public final class HTTPClient: Sendable {
             }
             let outgoing = parts
             let result = await withCheckedContinuation { continuation in
-                connection.loop.execute { connection.value.writeBodyPart(outgoing, isLast: last, for: exchange, continuation: continuation) }
+                connection.loop.execute {
+                    connection.value.writeBodyPart(outgoing, isLast: last, for: exchange, continuation: continuation)
+                }
             }
             try result.get()
             progress?(buffer.readableBytes)
@@ -458,7 +518,8 @@ public final class HTTPClient: Sendable {
             while true {
                 let chunk: ByteBuffer
                 do { chunk = try reader.read(upTo: 64 * 1024) } catch {
-                    throw HTTPClientError(.writeFailed, "reading the body file failed: \(error)", ioError: error, mayHaveBeenProcessed: true)
+                    throw HTTPClientError(
+                        .writeFailed, "reading the body file failed: \(error)", ioError: error, mayHaveBeenProcessed: true)
                 }
                 let last = chunk.readableBytes == 0
                 try await write(chunk, last: last)
@@ -467,8 +528,9 @@ public final class HTTPClient: Sendable {
         case .segments(let segments, let pause):
             try await pumpSegments(segments, pause: pause, to: connection, exchange: exchange, write: write, progress: progress)
         case .replayable(_, let makeChunks):
-            try await pumpBody(.stream(length: nil, makeChunks()), inline: nil, file: nil, chunked: chunked, to: connection, exchange: exchange,
-                               progress: progress)
+            try await pumpBody(
+                .stream(length: nil, makeChunks()), inline: nil, file: nil, chunked: chunked, to: connection, exchange: exchange,
+                progress: progress)
         case .stream(_, let stream):
             do {
                 for try await chunk in stream where chunk.readableBytes > 0 {

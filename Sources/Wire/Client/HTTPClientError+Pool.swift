@@ -5,7 +5,9 @@ extension HTTPClientError {
     init(_ error: ConnectionPoolError, abortError: HTTPClientError?) {
         switch error {
         case .connectFailed(let connectError):
-            self.init(connectError.reason == .timedOut ? .connectTimeout : .connectFailed, connectError.description, connectError: connectError)
+            self.init(
+                connectError.reason == .timedOut ? .connectTimeout : .connectFailed, connectError.description,
+                connectError: connectError)
         case .setupFailed(let ioError):
             self.init(.connectFailed, "\(ioError)", ioError: ioError)
         case .loopClosed(let loopError):
@@ -30,7 +32,8 @@ extension HTTPClientError {
         let prefix = "the connection closed before its first request"
         switch error {
         case let ioError as IOError:
-            let code: HTTPClientError.Code = ioError.errno == .connectionReset || ioError.errno == .brokenPipe ? .connectionReset : .connectFailed
+            let code: HTTPClientError.Code =
+                ioError.errno == .connectionReset || ioError.errno == .brokenPipe ? .connectionReset : .connectFailed
             return HTTPClientError(code, "\(prefix): \(ioError)", ioError: ioError, failedBeforeResponse: true)
         case let error as EventLoopClosedError:
             return HTTPClientError(.connectFailed, "\(prefix): \(error)", failedBeforeResponse: true)

@@ -102,7 +102,8 @@ public struct HTTPClientRequest: Sendable {
         case segments([BodySegment], pause: (@Sendable () async -> Void)? = nil)
 
         /// A replayable body from any async sequence of chunks, made anew by `makeChunks` for each attempt.
-        public static func replayable<S: AsyncSequence & Sendable>(length: Int? = nil, _ makeChunks: @escaping @Sendable () -> S) -> Body
+        public static func replayable<S: AsyncSequence & Sendable>(length: Int? = nil, _ makeChunks: @escaping @Sendable () -> S)
+            -> Body
         where S.Element == ByteBuffer {
             .replayable(length: length, makeChunks: { stream(from: makeChunks()) })
         }

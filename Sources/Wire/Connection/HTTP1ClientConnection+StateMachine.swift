@@ -171,8 +171,12 @@ struct HTTP1ClientConnectionStateMachine {
     /// The shell asks `acceptsRequest` first (the pool leases only usable connections, and the shell refuses a
     /// request on one that closed meanwhile), so a start it refused is a bug in Wire, not something a peer causes:
     /// that alone traps.
-    mutating func requestStarted(id: RequestID, keepAlive: Bool, isConnect: Bool = false, readTimeout: Duration, now: Deadline) -> Action {
-        guard acceptsRequest else { preconditionFailure("request started on a connection that cannot take one: \(inFlight), \(phase), \(lifecycle)") }
+    mutating func requestStarted(id: RequestID, keepAlive: Bool, isConnect: Bool = false, readTimeout: Duration, now: Deadline)
+        -> Action
+    {
+        guard acceptsRequest else {
+            preconditionFailure("request started on a connection that cannot take one: \(inFlight), \(phase), \(lifecycle)")
+        }
         if inFlight.isEmpty { phase = .awaitingHead(sawResponseBytes: false) }
         inFlight.append(InFlight(id: id, keepAlive: keepAlive, isConnect: isConnect, readTimeout: readTimeout))
         guard inFlight.count == 1 else { return .none }

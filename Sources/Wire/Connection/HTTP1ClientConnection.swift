@@ -144,8 +144,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         metrics: HTTPClientMetrics
     ) -> (Promise<ResponseStart, HTTPClientError>, ExchangeID) {
         let promise = Promise<ResponseStart, HTTPClientError>()
-        let id = start(head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: requestComplete,
-                       readTimeout: readTimeout, metrics: metrics, responder: .closure { promise.complete($0) })
+        let id = start(
+            head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: requestComplete,
+            readTimeout: readTimeout, metrics: metrics, responder: .closure { promise.complete($0) })
         return (promise, id)
     }
 
@@ -171,16 +172,21 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             // pool holds the closed connection forever. Requests still in flight (a pipelined
             // lease behind a response that ends the connection) release it themselves.
             if exchanges.isEmpty { onRelease?(self, false) }
-            respond(.failure(idleCloseError
-                ?? HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true)))
+            respond(
+                .failure(
+                    idleCloseError
+                        ?? HTTPClientError(
+                            .emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true)))
             return id
         }
         let exchange = Exchange(id: id, metrics: metrics)
         exchange.respond = respond
         let reused = machine.reusesConnection
         exchanges.append(exchange)
-        perform(machine.requestStarted(id: id, keepAlive: keepAlive, isConnect: method == .connect, readTimeout: readTimeout, now: .now()),
-                error: nil)
+        perform(
+            machine.requestStarted(
+                id: id, keepAlive: keepAlive, isConnect: method == .connect, readTimeout: readTimeout, now: .now()),
+            error: nil)
         parser.expectResponse(to: method)
         metrics.update { $0.isReusedConnection = reused }
         if let inlineBody {
@@ -203,12 +209,17 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     }
 
     /// Writes part of a streamed body; completes once the socket has room for more.
-    func writeBodyPart(_ buffers: [ByteBuffer], isLast: Bool, for id: ExchangeID,
-                       continuation: CheckedContinuation<Result<Void, HTTPClientError>, Never>) {
+    func writeBodyPart(
+        _ buffers: [ByteBuffer], isLast: Bool, for id: ExchangeID,
+        continuation: CheckedContinuation<Result<Void, HTTPClientError>, Never>
+    ) {
         loop.preconditionInEventLoop()
         guard let exchange = findExchange(id), stream.isOpen, !machine.isClosed else {
-            continuation.resume(returning: .failure(HTTPClientError(.writeFailed, "the connection closed while the request body was being sent",
-                                                                    mayHaveBeenProcessed: true)))
+            continuation.resume(
+                returning: .failure(
+                    HTTPClientError(
+                        .writeFailed, "the connection closed while the request body was being sent",
+                        mayHaveBeenProcessed: true)))
             return
         }
         stream.write(buffers)
@@ -228,12 +239,18 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
 
     /// Writes a region of a file of a `.segments` body (only when `takesFileRegions`); completes once the socket has
     /// room for more.
-    func writeBodyRegion(_ region: FileRegion, isLast: Bool, for id: ExchangeID,
-                         continuation: CheckedContinuation<Result<Void, HTTPClientError>, Never>) {
+    func writeBodyRegion(
+        _ region: FileRegion, isLast: Bool, for id: ExchangeID,
+        continuation: CheckedContinuation<Result<Void, HTTPClientError>, Never>
+    ) {
         loop.preconditionInEventLoop()
-        guard let exchange = findExchange(id), stream.isOpen, !machine.isClosed, let regions = stream as? any FileRegionStream else {
-            continuation.resume(returning: .failure(HTTPClientError(.writeFailed, "the connection closed while the request body was being sent",
-                                                                    mayHaveBeenProcessed: true)))
+        guard let exchange = findExchange(id), stream.isOpen, !machine.isClosed, let regions = stream as? any FileRegionStream
+        else {
+            continuation.resume(
+                returning: .failure(
+                    HTTPClientError(
+                        .writeFailed, "the connection closed while the request body was being sent",
+                        mayHaveBeenProcessed: true)))
             return
         }
         regions.write(region)
@@ -318,8 +335,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             do {
                 step = try buffer.withReadableSpan { (span) throws(HTTP1ParseError) -> HTTP1ParseStep in try parser.parse(span) }
             } catch {
-                perform(machine.failed(.protocolOrIOError),
-                        error: HTTPClientError(.malformedResponse, "\(error)", parseError: error, mayHaveBeenProcessed: true))
+                perform(
+                    machine.failed(.protocolOrIOError),
+                    error: HTTPClientError(.malformedResponse, "\(error)", parseError: error, mayHaveBeenProcessed: true))
                 return
             }
             var chunk: ByteBuffer?
@@ -327,7 +345,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
                 // A small body is copied out: a slice would keep the loop's whole read buffer (64 KiB) alive for as
                 // long as the caller keeps the response, and with many responses held at once the loop would
                 // allocate a fresh read buffer per response. Past the first few KiB a body is sliced (no copy).
-                chunk = exchange.bodyBytes + range.count <= Self.copiedBodyBytes
+                chunk =
+                    exchange.bodyBytes + range.count <= Self.copiedBodyBytes
                     ? buffer.copy(at: range.lowerBound, length: range.count)
                     : buffer.slice(at: range.lowerBound, length: range.count)
             }
@@ -374,8 +393,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         switch event {
         case .requestHead:
             // A response parser never produces one; were it ever to, the bytes are not a response.
-            perform(machine.failed(.protocolOrIOError), error: HTTPClientError(.malformedResponse, "a request head in the response stream",
-                                                                              mayHaveBeenProcessed: true))
+            perform(
+                machine.failed(.protocolOrIOError),
+                error: HTTPClientError(
+                    .malformedResponse, "a request head in the response stream",
+                    mayHaveBeenProcessed: true))
         case .responseHead(let head):
             if head.isInterim {
                 if case .answerContinue(let sendBody) = machine.interimResponseReceived(status: head.status) {
@@ -424,12 +446,15 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     private func switchedProtocols(_ exchange: Exchange, leftover: ByteBuffer) {
         let action = machine.upgradeReceived()
         guard case .openTunnel(let requestWritten, let pipelined) = action else {
-            return perform(action, error: HTTPClientError(.upgradeNotSupported, "the server switched protocols", mayHaveBeenProcessed: true))
+            return perform(
+                action, error: HTTPClientError(.upgradeNotSupported, "the server switched protocols", mayHaveBeenProcessed: true))
         }
         guard let head = exchange.tunnelHead else {
             // The machine held a head this shell did not keep: nothing to hand over, so the request fails instead.
-            return perform(.failRequestAndClose(.protocolOrIOError, responseStarted: false, pipelined: pipelined),
-                           error: HTTPClientError(.connectionClosed, "the connection closed as the tunnel opened", mayHaveBeenProcessed: true))
+            return perform(
+                .failRequestAndClose(.protocolOrIOError, responseStarted: false, pipelined: pipelined),
+                error: HTTPClientError(
+                    .connectionClosed, "the connection closed as the tunnel opened", mayHaveBeenProcessed: true))
         }
         openTunnel(exchange, head: head, requestWritten: requestWritten, leftover: leftover)
     }
@@ -465,7 +490,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
 
     func streamDidDrainWrites(_ stream: any ByteStream) {
         guard let exchange = exchanges.last else { return }
-        if machine.isBusy, exchange.metrics.snapshot.timings.requestSent == nil { exchange.metrics.update { $0.timings.requestSent = exchange.metrics.elapsed() } }
+        if machine.isBusy, exchange.metrics.snapshot.timings.requestSent == nil {
+            exchange.metrics.update { $0.timings.requestSent = exchange.metrics.elapsed() }
+        }
         if let waiter = exchange.drainWaiter {
             exchange.drainWaiter = nil
             waiter.resume(returning: .success(()))
@@ -476,12 +503,14 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         stopReadTimer()
         let ioError = error as? IOError
         if exchanges.isEmpty, let error, !(error is EventLoopClosedError) {
-            idleCloseError = if let ioError {
-                HTTPClientError(ioError.errno == .connectionReset || ioError.errno == .brokenPipe ? .connectionReset : .connectionClosed,
-                                "\(ioError)", ioError: ioError, failedBeforeResponse: true)
-            } else {
-                HTTPClientError(.tlsFailed, "\(error)", securityError: error, failedBeforeResponse: true)
-            }
+            idleCloseError =
+                if let ioError {
+                    HTTPClientError(
+                        ioError.errno == .connectionReset || ioError.errno == .brokenPipe ? .connectionReset : .connectionClosed,
+                        "\(ioError)", ioError: ioError, failedBeforeResponse: true)
+                } else {
+                    HTTPClientError(.tlsFailed, "\(error)", securityError: error, failedBeforeResponse: true)
+                }
         }
         let clientError: HTTPClientError
         let beforeResponse = !(oldest?.sawFirstByte ?? true)
@@ -491,8 +520,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             clientError = HTTPClientError(.writeFailed, "\(ioError)", ioError: ioError, failedBeforeResponse: beforeResponse)
         } else {
             // A TLS layer's error (a truncated stream, an alert) keeps its precise reason.
-            clientError = HTTPClientError(.connectionClosed, error.map { "\($0)" } ?? "the connection closed", securityError: error,
-                                          failedBeforeResponse: beforeResponse)
+            clientError = HTTPClientError(
+                .connectionClosed, error.map { "\($0)" } ?? "the connection closed", securityError: error,
+                failedBeforeResponse: beforeResponse)
         }
         perform(machine.failed(.protocolOrIOError), error: clientError)
     }
@@ -532,7 +562,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     private func perform(_ action: HTTP1ClientConnectionStateMachine.Action, error: HTTPClientError?) {
         switch action {
         case .none, .deliverHead, .discardResponse, .holdHeadForTunnel, .openTunnel, .answerContinue, .armContinueTimer,
-             .failAbandonedRequest:
+            .failAbandonedRequest:
             // Answered where the event is handled: each needs what only its caller has (the head, the waiter, the
             // bytes after the head).
             return
@@ -602,8 +632,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         if requestWritten {
             waiter.resume(returning: .success(()))
         } else {
-            waiter.resume(returning: .failure(HTTPClientError(.writeFailed, "the server answered before the request body was sent",
-                                                              mayHaveBeenProcessed: true)))
+            waiter.resume(
+                returning: .failure(
+                    HTTPClientError(
+                        .writeFailed, "the server answered before the request body was sent",
+                        mayHaveBeenProcessed: true)))
         }
     }
 
@@ -612,8 +645,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     private func failPipelined() {
         let queued = exchanges
         exchanges.removeAll()
-        var error = HTTPClientError(.emptyReply, "the connection closed before the response to this pipelined request",
-                                    failedBeforeResponse: true)
+        var error = HTTPClientError(
+            .emptyReply, "the connection closed before the response to this pipelined request",
+            failedBeforeResponse: true)
         error.queuedBehindClosedResponse = true
         for exchange in queued {
             fail(exchange, with: error, responseStarted: false)
@@ -634,11 +668,14 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     private func describe(_ failure: HTTP1ClientConnectionStateMachine.Failure, exchange: Exchange) -> HTTPClientError {
         switch failure {
         case .closedBeforeResponse:
-            return HTTPClientError(.emptyReply, "the server closed the connection without sending a response", failedBeforeResponse: true)
+            return HTTPClientError(
+                .emptyReply, "the server closed the connection without sending a response", failedBeforeResponse: true)
         case .closedInHead:
             return HTTPClientError(.connectionClosed, "the server closed the connection in the middle of the response head")
         case .truncatedBody:
-            return HTTPClientError(.bodyTruncated, "the server closed the connection after \(exchange.bodyBytes) body bytes, before the end its framing announced")
+            return HTTPClientError(
+                .bodyTruncated,
+                "the server closed the connection after \(exchange.bodyBytes) body bytes, before the end its framing announced")
         case .protocolOrIOError:
             return HTTPClientError(.connectionClosed, "the connection failed")
         case .upgraded:

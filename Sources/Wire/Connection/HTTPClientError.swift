@@ -141,8 +141,10 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         let configurationError: ConfigurationError?
         let securityError: (any Error)?
 
-        init(detail: String, connectError: ConnectError?, parseError: HTTP1ParseError?, ioError: IOError?,
-             configurationError: ConfigurationError?, securityError: (any Error)?) {
+        init(
+            detail: String, connectError: ConnectError?, parseError: HTTP1ParseError?, ioError: IOError?,
+            configurationError: ConfigurationError?, securityError: (any Error)?
+        ) {
             self.detail = detail
             self.connectError = connectError
             self.parseError = parseError
@@ -152,17 +154,23 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
-    init(_ code: Code, _ detail: String, connectError: ConnectError? = nil, parseError: HTTP1ParseError? = nil,
-         ioError: IOError? = nil, configurationError: ConfigurationError? = nil, securityError: (any Error)? = nil,
-         mayHaveBeenProcessed: Bool = false, failedBeforeResponse: Bool = false) {
-        self.init(code: code,
-                  causes: Causes(detail: detail, connectError: connectError, parseError: parseError, ioError: ioError,
-                                 configurationError: configurationError, securityError: securityError),
-                  mayHaveBeenProcessed: mayHaveBeenProcessed, failedBeforeResponse: failedBeforeResponse,
-                  queuedBehindClosedResponse: false)
+    init(
+        _ code: Code, _ detail: String, connectError: ConnectError? = nil, parseError: HTTP1ParseError? = nil,
+        ioError: IOError? = nil, configurationError: ConfigurationError? = nil, securityError: (any Error)? = nil,
+        mayHaveBeenProcessed: Bool = false, failedBeforeResponse: Bool = false
+    ) {
+        self.init(
+            code: code,
+            causes: Causes(
+                detail: detail, connectError: connectError, parseError: parseError, ioError: ioError,
+                configurationError: configurationError, securityError: securityError),
+            mayHaveBeenProcessed: mayHaveBeenProcessed, failedBeforeResponse: failedBeforeResponse,
+            queuedBehindClosedResponse: false)
     }
 
-    private init(code: Code, causes: Causes, mayHaveBeenProcessed: Bool, failedBeforeResponse: Bool, queuedBehindClosedResponse: Bool) {
+    private init(
+        code: Code, causes: Causes, mayHaveBeenProcessed: Bool, failedBeforeResponse: Bool, queuedBehindClosedResponse: Bool
+    ) {
         self.code = code
         self.causes = causes
         self.mayHaveBeenProcessed = mayHaveBeenProcessed
@@ -180,8 +188,9 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     }
 
     func markingMayHaveBeenProcessed() -> HTTPClientError {
-        HTTPClientError(code: code, causes: causes, mayHaveBeenProcessed: true, failedBeforeResponse: failedBeforeResponse,
-                        queuedBehindClosedResponse: queuedBehindClosedResponse)
+        HTTPClientError(
+            code: code, causes: causes, mayHaveBeenProcessed: true, failedBeforeResponse: failedBeforeResponse,
+            queuedBehindClosedResponse: queuedBehindClosedResponse)
     }
 
     /// Equal when every field but `securityError` is equal (its detail is part of `detail`).

@@ -139,19 +139,23 @@ final class TunnelEndpoint: ByteStreamDelegate {
     }
 
     func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
-        let failure: HTTPClientError = if let ioError = error as? IOError {
-            HTTPClientError(ioError.errno == .connectionReset || ioError.errno == .brokenPipe ? .connectionReset : .connectionClosed,
-                            "the tunnel failed: \(ioError)", ioError: ioError)
-        } else if let error {
-            HTTPClientError(.connectionClosed, "the tunnel failed: \(error)", securityError: error)
-        } else {
-            HTTPClientError(.connectionClosed, "the tunnel is closed")
-        }
+        let failure: HTTPClientError =
+            if let ioError = error as? IOError {
+                HTTPClientError(
+                    ioError.errno == .connectionReset || ioError.errno == .brokenPipe ? .connectionReset : .connectionClosed,
+                    "the tunnel failed: \(ioError)", ioError: ioError)
+            } else if let error {
+                HTTPClientError(.connectionClosed, "the tunnel failed: \(error)", securityError: error)
+            } else {
+                HTTPClientError(.connectionClosed, "the tunnel is closed")
+            }
         // After the far end's end of stream the channel is finished already and keeps that ending.
         incoming.fail(failure)
         let waiters = drainWaiters
         drainWaiters.removeAll()
-        for waiter in waiters { waiter.resume(returning: .failure(HTTPClientError(.writeFailed, failure.detail, ioError: failure.ioError))) }
+        for waiter in waiters {
+            waiter.resume(returning: .failure(HTTPClientError(.writeFailed, failure.detail, ioError: failure.ioError)))
+        }
     }
 }
 

@@ -32,7 +32,9 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         func invalid(_ why: String) -> HTTPClientError { .invalidURL(text, why) }
         guard let separator = Self.schemeSeparator(in: text) else { throw invalid("no scheme") }
         let scheme = Self.asciiLowercased(text[..<separator])
-        guard scheme == "http" || scheme == "https" || scheme == "http+unix" else { throw invalid("unsupported scheme \(scheme)") }
+        guard scheme == "http" || scheme == "https" || scheme == "http+unix" else {
+            throw invalid("unsupported scheme \(scheme)")
+        }
         // The delimiters are ASCII bytes (RFC 3986 §2.2), found in the UTF-8 view: a search by
         // Character would pay for grapheme breaking on every request.
         var rest = text[text.utf8.index(separator, offsetBy: 3)...]
@@ -41,7 +43,9 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         var authority = rest[..<authorityEnd]
         var target = String(rest[authorityEnd...])
         if target.isEmpty || target.utf8.first == UInt8(ascii: "?") { target = "/" + target }
-        guard !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { throw invalid("spaces or control characters in the path") }
+        guard !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw invalid("spaces or control characters in the path")
+        }
         if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) { authority = authority[authority.utf8.index(after: at)...] }
         guard !authority.isEmpty else { throw invalid("no host") }
 
@@ -79,7 +83,8 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         let defaultPort = scheme == "https" ? 443 : 80
         var port = defaultPort
         if let portText, !portText.isEmpty {
-            guard portText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(portText), (1...65535).contains(value) else {
+            guard portText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(portText), (1...65535).contains(value)
+            else {
                 throw invalid("invalid port \(portText)")
             }
             port = value
@@ -129,8 +134,11 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
             if byte == UInt8(ascii: ":") {
                 return bytes[index...].starts(with: "://".utf8) && index != bytes.startIndex ? index : nil
             }
-            let isSchemeByte = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+            let isSchemeByte =
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+")
+                || byte == UInt8(ascii: "-")
                 || byte == UInt8(ascii: ".")
             guard isSchemeByte else { return nil }
             index = bytes.index(after: index)

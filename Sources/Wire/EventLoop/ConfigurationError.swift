@@ -34,7 +34,9 @@ public struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvert
 
     /// Throws unless `value` is at least `minimum`.
     static func require(_ field: String, _ value: Int, atLeast minimum: Int) throws(ConfigurationError) {
-        guard value >= minimum else { throw ConfigurationError(field: field, value: "\(value)", requirement: "at least \(minimum)") }
+        guard value >= minimum else {
+            throw ConfigurationError(field: field, value: "\(value)", requirement: "at least \(minimum)")
+        }
     }
 
     /// Throws unless `value` is positive (a timeout of zero or less cannot be met).

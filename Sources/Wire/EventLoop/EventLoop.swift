@@ -84,7 +84,8 @@ public final class EventLoop: @unchecked Sendable {
     private var nextClosingHandlerID: UInt64 = 0
     /// Read buffers lent to the loop's streams in turn (see `borrowReadBuffer`). Touched once or twice per read,
     /// on the loop's thread only, by calls that call out to nothing: no dynamic exclusivity check needed.
-    @exclusivity(unchecked) private var readBuffers = ReadBufferPool(maximumCount: EventLoop.pooledReadBuffers, maximumCapacity: EventLoop.pooledReadBufferCapacity)
+    @exclusivity(unchecked) private var readBuffers = ReadBufferPool(
+        maximumCount: EventLoop.pooledReadBuffers, maximumCapacity: EventLoop.pooledReadBufferCapacity)
     private var lifeCycle = LifeCycle.running
     private var thread: PosixThread?
     private let stopped = Mutex(false)
@@ -174,8 +175,9 @@ public final class EventLoop: @unchecked Sendable {
     /// - Throws: What `body` throws, or `EventLoopClosedError` if the loop has closed and `body` will never run.
     public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            execute({ continuation.resume(with: Result { try body() }) },
-                    ifClosed: { continuation.resume(throwing: EventLoopClosedError(loopName: name)) })
+            execute(
+                { continuation.resume(with: Result { try body() }) },
+                ifClosed: { continuation.resume(throwing: EventLoopClosedError(loopName: name)) })
         }
     }
 

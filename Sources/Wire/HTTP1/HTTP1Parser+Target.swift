@@ -107,8 +107,9 @@ extension HTTP1Parser {
             while index < target.count {
                 let byte = target[index]
                 if byte == ASCII.colon { break }
-                guard ASCII.isAlpha(byte) || ASCII.isDigit(byte) || byte == UInt8(ascii: "+")
-                    || byte == UInt8(ascii: "-") || byte == ASCII.dot
+                guard
+                    ASCII.isAlpha(byte) || ASCII.isDigit(byte) || byte == UInt8(ascii: "+")
+                        || byte == UInt8(ascii: "-") || byte == ASCII.dot
                 else { throw HTTP1ParseError(.invalidTarget, at: offset + index) }
                 index += 1
             }

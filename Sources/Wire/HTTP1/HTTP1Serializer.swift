@@ -266,7 +266,8 @@ public enum HTTP1Serializer {
                 let name = UnsafeBufferPointer(rebasing: bytes[headers.nameRange(at: position)])
                 if skippingFraming
                     && (ASCII.equalsCaseInsensitive(name, "content-length")
-                        || ASCII.equalsCaseInsensitive(name, "transfer-encoding")) {
+                        || ASCII.equalsCaseInsensitive(name, "transfer-encoding"))
+                {
                     continue
                 }
                 buffer.append(contentsOf: name)

@@ -20,8 +20,9 @@ package enum HTTPFieldDate {
     ///   years ahead of it means the most recent past year with those digits (RFC 9110 §5.6.7).
     package static func parse(_ text: String, now: Int? = nil) -> Int? {
         var scanner = DateScanner(Array(text.utf8))
-        guard let parts = scanner.imfFixdate() ?? scanner.rfc850(now: now ?? Posix.wallClockSeconds())
-            ?? scanner.asctime()
+        guard
+            let parts = scanner.imfFixdate() ?? scanner.rfc850(now: now ?? Posix.wallClockSeconds())
+                ?? scanner.asctime()
         else { return nil }
         return parts.unixSeconds
     }

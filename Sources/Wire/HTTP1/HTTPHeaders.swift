@@ -190,7 +190,8 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
         if isKnownValid {
             var name = name
             var value = value
-            isKnownValid = name.withUTF8 { HTTP1Serializer.isFieldName($0) } && value.withUTF8 { HTTP1Serializer.isFieldValue($0) }
+            isKnownValid =
+                name.withUTF8 { HTTP1Serializer.isFieldName($0) } && value.withUTF8 { HTTP1Serializer.isFieldValue($0) }
         }
         let nameStart = bytes.count
         bytes.append(contentsOf: name.utf8)
@@ -337,9 +338,10 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
         let sameIndex = index.withUnsafeBufferPointer { left in
             other.index.withUnsafeBufferPointer { right in left.baseAddress == right.baseAddress }
         }
-        return sameIndex && bytes.withUnsafeBufferPointer { left in
-            other.bytes.withUnsafeBufferPointer { right in left.baseAddress == right.baseAddress }
-        }
+        return sameIndex
+            && bytes.withUnsafeBufferPointer { left in
+                other.bytes.withUnsafeBufferPointer { right in left.baseAddress == right.baseAddress }
+            }
     }
 
     /// Hashes names and values in order, consistent with `==`.

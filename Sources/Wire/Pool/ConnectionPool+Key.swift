@@ -19,7 +19,10 @@ extension ConnectionPool {
         /// What the requests ask of their connections (a traffic class, an admission check).
         var requirements: ConnectionRequirements
 
-        init(scheme: String, endpoint: Endpoint, security: String? = nil, requirements: ConnectionRequirements = ConnectionRequirements()) {
+        init(
+            scheme: String, endpoint: Endpoint, security: String? = nil,
+            requirements: ConnectionRequirements = ConnectionRequirements()
+        ) {
             self.scheme = scheme
             self.endpoint = endpoint
             self.security = security
@@ -35,10 +38,11 @@ extension ConnectionPool {
         }
 
         var description: String {
-            let origin = switch endpoint {
-            case .host(let host, let port): "\(scheme)://\(host):\(port)"
-            case .unixSocket(let path): "\(scheme)://\(path)"
-            }
+            let origin =
+                switch endpoint {
+                case .host(let host, let port): "\(scheme)://\(host):\(port)"
+                case .unixSocket(let path): "\(scheme)://\(path)"
+                }
             guard !requirements.isEmpty else { return origin }
             let trafficClass = requirements.trafficClass.map { " traffic class 0x" + String($0, radix: 16) } ?? ""
             let admission = requirements.admission.map { " admitted by \(type(of: $0))" } ?? ""

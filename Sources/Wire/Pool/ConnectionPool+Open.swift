@@ -14,16 +14,19 @@ extension ConnectionPool {
                     do { address = try SocketAddress(unixPath: path) } catch {
                         throw ConnectError(reason: .failed, host: path, port: nil, attempts: [])
                     }
-                    socket = try await Connector.connect(to: [address], host: path, port: nil, on: loop,
-                                                         deadline: deadline, timeout: configuration.connectTimeout)
+                    socket = try await Connector.connect(
+                        to: [address], host: path, port: nil, on: loop,
+                        deadline: deadline, timeout: configuration.connectTimeout)
                 case .host(let host, let port):
                     // Bounded by the connect deadline and the loop's life, whatever the resolver does.
-                    let addresses = try await Connector.resolve(host: host, port: port, resolver: configuration.resolver,
-                                                                for: loop, deadline: deadline, timeout: configuration.connectTimeout)
+                    let addresses = try await Connector.resolve(
+                        host: host, port: port, resolver: configuration.resolver,
+                        for: loop, deadline: deadline, timeout: configuration.connectTimeout)
                     resolved = .now()
-                    socket = try await Connector.connect(to: addresses, host: host, port: port, on: loop,
-                                                         deadline: deadline, timeout: configuration.connectTimeout,
-                                                         trafficClass: key.requirements.trafficClass)
+                    socket = try await Connector.connect(
+                        to: addresses, host: host, port: port, on: loop,
+                        deadline: deadline, timeout: configuration.connectTimeout,
+                        trafficClass: key.requirements.trafficClass)
                 }
             } catch {
                 throw .connectFailed(error)
@@ -39,15 +42,17 @@ extension ConnectionPool {
             if let security = configuration.security, case .host(let host, let port) = key.endpoint {
                 // The handshake counts toward the connect timeout, as curl's does.
                 do {
-                    stream = try await security.secure(stream, host: host, port: port, deadline: started + configuration.connectTimeout)
+                    stream = try await security.secure(
+                        stream, host: host, port: port, deadline: started + configuration.connectTimeout)
                 } catch {
                     throw .securityFailed(error)
                 }
                 secured = .now()
             }
             let secureStream = stream
-            let setup = SetupTimings(nameResolution: resolved.map { $0 - started }, connect: connected - started,
-                                     secureConnect: secured.map { $0 - started })
+            let setup = SetupTimings(
+                nameResolution: resolved.map { $0 - started }, connect: connected - started,
+                secureConnect: secured.map { $0 - started })
             let parserConfiguration = configuration.parserConfiguration
             try await Self.onLoop(loop) { () throws -> Void in
                 try self.attach(id, to: secureStream.value, parserConfiguration: parserConfiguration, setup: setup)
@@ -60,7 +65,9 @@ extension ConnectionPool {
     /// Asks `admission` about a connected socket on Wire's blocking pool, neither on the loop nor on Swift's
     /// cooperative threads, since a check may block (a netlink dump, file reads); a refused socket is closed on its
     /// loop before the error is thrown.
-    private static func admit(_ socket: LoopBound<Socket>, by admission: any ConnectionAdmission, on loop: EventLoop) async throws(ConnectionPoolError) {
+    private static func admit(_ socket: LoopBound<Socket>, by admission: any ConnectionAdmission, on loop: EventLoop)
+        async throws(ConnectionPoolError)
+    {
         let (local, remote) = try await onLoop(loop) { () throws -> (SocketAddress, SocketAddress) in
             (try socket.value.localAddress(), try socket.value.remoteAddress())
         }
@@ -75,8 +82,10 @@ extension ConnectionPool {
     /// TLS stream delivers an alert or end of stream it already holds as soon as the connection
     /// attaches). A stream that closed before this, while nobody listened, is a failed connect
     /// with the error it closed with; one that closes after is an established connection closing.
-    private func attach(_ id: Machine.ConnectionID, to stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration,
-                        setup: SetupTimings) throws(ConnectionPoolError) {
+    private func attach(
+        _ id: Machine.ConnectionID, to stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration,
+        setup: SetupTimings
+    ) throws(ConnectionPoolError) {
         stream.eventLoop.preconditionInEventLoop()
         guard stream.isOpen else { throw .closedBeforeFirstRequest(stream.closeError) }
         let connection = HTTP1ClientConnection(stream: stream, parserConfiguration: parserConfiguration)
@@ -87,7 +96,9 @@ extension ConnectionPool {
 
     /// Runs `body` on `loop`, keeping the pool's error type: a loop that closed is `.loopClosed`,
     /// a stream that could not be made `.setupFailed`.
-    private static func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () throws -> T) async throws(ConnectionPoolError) -> T {
+    private static func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () throws -> T)
+        async throws(ConnectionPoolError) -> T
+    {
         do {
             return try await loop.submit(body)
         } catch let error as ConnectionPoolError {

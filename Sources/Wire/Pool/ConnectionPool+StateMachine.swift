@@ -265,7 +265,8 @@ struct ConnectionPoolStateMachine {
             // With pipelining, a connection that comes free serves every pipelinable waiter it can.
             guard first.pipelinable, maxPipelined > 1 else { return actions }
             while case .leased(let count, _) = connections[connection], count < maxPipelined,
-                  let index = waiters.firstIndex(where: { $0.pipelinable }) {
+                let index = waiters.firstIndex(where: { $0.pipelinable })
+            {
                 let waiter = waiters.remove(at: index)
                 join(connection)
                 actions.append(.lease(connection, to: waiter.id, pipelined: true))

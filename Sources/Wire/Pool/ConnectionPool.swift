@@ -70,8 +70,9 @@ final class ConnectionPool: Sendable {
         mutating func lease(pipelined: Bool) -> Lease {
             let setup = self.setup
             self.setup = nil
-            return Lease(connection: connection, isNew: setup != nil, isPipelined: pipelined,
-                         nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect)
+            return Lease(
+                connection: connection, isNew: setup != nil, isPipelined: pipelined,
+                nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect)
         }
 
         /// The machine wants `idleTimeoutFired` at `deadline`: where and when to arm a timer, or nil when one is
@@ -113,8 +114,11 @@ final class ConnectionPool: Sendable {
         self.key = key
         self.configuration = configuration
         self.group = group
-        state = Mutex(State(machine: Machine(maxConnections: configuration.maxConnections, idleTimeout: configuration.idleTimeout,
-                                                 maxPipelined: configuration.maxPipelined)))
+        state = Mutex(
+            State(
+                machine: Machine(
+                    maxConnections: configuration.maxConnections, idleTimeout: configuration.idleTimeout,
+                    maxPipelined: configuration.maxPipelined)))
     }
 
     /// Counts for diagnostics and tests.
@@ -130,7 +134,9 @@ final class ConnectionPool: Sendable {
     /// Waits for a connection. `pipelinable` lets the request share a connection with others in
     /// flight when the pool pipelines. `registerCancel` receives a closure that abandons the wait
     /// (deadline or cancellation): the wait then fails with `.abandoned`.
-    func lease(pipelinable: Bool = false, registerCancel: (@escaping @Sendable () -> Void) -> Void) async throws(ConnectionPoolError) -> Lease {
+    func lease(pipelinable: Bool = false, registerCancel: (@escaping @Sendable () -> Void) -> Void)
+        async throws(ConnectionPoolError) -> Lease
+    {
         let result = await withUnsafeContinuation { (continuation: Waiter) in
             // One locked step numbers the request, registers its waiter and asks the machine; a
             // request that got an idle connection at once has nothing left to cancel.
@@ -156,7 +162,8 @@ final class ConnectionPool: Sendable {
         state.withLock { state -> Lease? in
             // The machine holds an entry for every connection it holds; were one missing, the general path decides.
             guard let next = state.machine.nextIdleConnection, var entry = state.entries[next],
-                  let connection = state.machine.takeIdleConnection(pipelinable: pipelinable) else { return nil }
+                let connection = state.machine.takeIdleConnection(pipelinable: pipelinable)
+            else { return nil }
             // `.cancelIdleTimeout`: the pending timer stays and finds nothing due when it fires.
             entry.idleDeadline = nil
             defer { state.entries[connection] = entry }
@@ -236,10 +243,14 @@ final class ConnectionPool: Sendable {
 
     /// A connection being opened is ready, or could not be: reports it to the machine, which
     /// takes it (and the shell its entry) or has it closed.
-    func opened(_ id: Machine.ConnectionID, _ outcome: Result<(LoopBound<HTTP1ClientConnection>, SetupTimings), ConnectionPoolError>) {
+    func opened(
+        _ id: Machine.ConnectionID, _ outcome: Result<(LoopBound<HTTP1ClientConnection>, SetupTimings), ConnectionPoolError>
+    ) {
         switch outcome {
         case .success(let (connection, setup)):
-            run(concerning: id, adopting: Entry(connection: connection, setup: setup)) { $0.connectionEstablished(id, now: .now()) }
+            run(concerning: id, adopting: Entry(connection: connection, setup: setup)) {
+                $0.connectionEstablished(id, now: .now())
+            }
         case .failure(let error):
             run(concerning: id, connectFailure: error) { $0.connectionFailed(id) }
         }
@@ -254,16 +265,21 @@ final class ConnectionPool: Sendable {
     ///   - id: The connection the event concerns: its entry goes if the machine no longer holds it.
     ///   - adopting: The entry of a connection just established, kept if the machine takes it.
     ///   - connectFailure: What a request failed for lack of a connection is told.
-    private func run(concerning id: Machine.ConnectionID? = nil, adopting: Entry? = nil, connectFailure: ConnectionPoolError? = nil,
-                     _ event: (inout Machine) -> [Machine.Action]) {
-        run(concerning: id, adopting: adopting, connectFailure: connectFailure, registering: nil) { machine, _ in event(&machine) }
+    private func run(
+        concerning id: Machine.ConnectionID? = nil, adopting: Entry? = nil, connectFailure: ConnectionPoolError? = nil,
+        _ event: (inout Machine) -> [Machine.Action]
+    ) {
+        run(concerning: id, adopting: adopting, connectFailure: connectFailure, registering: nil) { machine, _ in event(&machine)
+        }
     }
 
     /// `run`, numbering a new request and registering its waiter in the same locked step when
     /// `registering` is given; returns whether that waiter still waits.
     @discardableResult
-    private func run(concerning id: Machine.ConnectionID? = nil, adopting: Entry? = nil, connectFailure: ConnectionPoolError? = nil,
-                     registering waiter: Waiter?, _ event: (inout Machine, Machine.RequestID) -> [Machine.Action]) -> Bool {
+    private func run(
+        concerning id: Machine.ConnectionID? = nil, adopting: Entry? = nil, connectFailure: ConnectionPoolError? = nil,
+        registering waiter: Waiter?, _ event: (inout Machine, Machine.RequestID) -> [Machine.Action]
+    ) -> Bool {
         let (effects, waiting) = state.withLock { state -> ([Effect], Bool) in
             let request = Machine.RequestID(value: state.nextRequestID)
             if let waiter {
@@ -310,17 +326,20 @@ final class ConnectionPool: Sendable {
                     }
                 case .scheduleIdleTimeout(let connection, let deadline):
                     guard var entry = state.entries[connection] else { continue }
-                    if let (loop, at) = entry.wantIdleTimeout(at: deadline) { effects.append(.armIdleTimer(connection, on: loop, at: at)) }
+                    if let (loop, at) = entry.wantIdleTimeout(at: deadline) {
+                        effects.append(.armIdleTimer(connection, on: loop, at: at))
+                    }
                     state.entries[connection] = entry
                 case .cancelIdleTimeout(let connection):
                     // The pending timer stays: it finds nothing due when it fires.
                     state.entries[connection]?.idleDeadline = nil
                 case .failRequest(let request, let failure):
                     guard let waiter = state.waiters.removeValue(forKey: request) else { continue }
-                    let error: ConnectionPoolError = switch failure {
-                    case .connectFailed: connectFailure ?? .connectionLost(origin: key)
-                    case .shutDown: .shutDown
-                    }
+                    let error: ConnectionPoolError =
+                        switch failure {
+                        case .connectFailed: connectFailure ?? .connectionLost(origin: key)
+                        case .shutDown: .shutDown
+                        }
                     effects.append(.resume(waiter, .failure(error)))
                 }
             }

@@ -22,7 +22,8 @@ package struct ConnectionRequirements: Hashable, Sendable {
     }
 
     package static func == (lhs: ConnectionRequirements, rhs: ConnectionRequirements) -> Bool {
-        lhs.trafficClass == rhs.trafficClass && lhs.admission.map(ObjectIdentifier.init) == rhs.admission.map(ObjectIdentifier.init)
+        lhs.trafficClass == rhs.trafficClass
+            && lhs.admission.map(ObjectIdentifier.init) == rhs.admission.map(ObjectIdentifier.init)
     }
 
     package func hash(into hasher: inout Hasher) {

@@ -42,8 +42,11 @@ public struct ConnectError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The name of the loop that shut down, for `.eventLoopClosed`.
     public let loopName: String?
 
-    init(reason: Reason, host: String, port: Int?, attempts: [Attempt] = [], resolutionError: NameResolutionError? = nil, timeout: Duration? = nil,
-         loopName: String? = nil) {
+    init(
+        reason: Reason, host: String, port: Int?, attempts: [Attempt] = [], resolutionError: NameResolutionError? = nil,
+        timeout: Duration? = nil,
+        loopName: String? = nil
+    ) {
         self.reason = reason
         self.host = host
         self.port = port

@@ -20,8 +20,10 @@ enum Connector {
         attemptDelay: Duration = .milliseconds(250)
     ) async throws(ConnectError) -> LoopBound<Socket> {
         let deadline = Deadline.after(timeout)
-        let addresses = try await resolve(host: host, port: port, resolver: resolver, for: loop, deadline: deadline, timeout: timeout)
-        return try await connect(to: addresses, host: host, port: port, on: loop, deadline: deadline, timeout: timeout, attemptDelay: attemptDelay)
+        let addresses = try await resolve(
+            host: host, port: port, resolver: resolver, for: loop, deadline: deadline, timeout: timeout)
+        return try await connect(
+            to: addresses, host: host, port: port, on: loop, deadline: deadline, timeout: timeout, attemptDelay: attemptDelay)
     }
 
     /// Asks `resolver` for `host`'s addresses on behalf of a connect that will run on `loop`. The wait ends when
@@ -29,8 +31,10 @@ enum Connector {
     /// resolver that never answers cannot hold the connect forever (it is cancelled and left behind).
     ///
     /// - Throws: `ConnectError` with `.unknownHost` (also for no addresses), `.timedOut` or `.eventLoopClosed`.
-    static func resolve(host: String, port: Int, resolver: any Resolver, for loop: EventLoop, deadline: Deadline,
-                        timeout: Duration) async throws(ConnectError) -> [SocketAddress] {
+    static func resolve(
+        host: String, port: Int, resolver: any Resolver, for loop: EventLoop, deadline: Deadline,
+        timeout: Duration
+    ) async throws(ConnectError) -> [SocketAddress] {
         let outcome = Promise<[SocketAddress], ConnectError>()
         let lookup = Task {
             do {
@@ -44,27 +48,32 @@ enum Connector {
             } catch let error as NameResolutionError {
                 outcome.fail(ConnectError(reason: .unknownHost, host: host, port: port, resolutionError: error))
             } catch {
-                outcome.fail(ConnectError(reason: .unknownHost, host: host, port: port,
-                                          resolutionError: NameResolutionError(host: host, code: 0, message: "\(error)", systemError: nil)))
+                outcome.fail(
+                    ConnectError(
+                        reason: .unknownHost, host: host, port: port,
+                        resolutionError: NameResolutionError(host: host, code: 0, message: "\(error)", systemError: nil)))
             }
         }
         let watch = ResolutionWatch()
-        loop.execute({
-            let closing = loop.onClosing { outcome.fail(.loopClosed(loop, host: host, port: port)) }
-            let timer = loop.scheduleOnLoop(at: deadline) {
-                outcome.fail(ConnectError(reason: .timedOut, host: host, port: port, timeout: timeout))
-            }
-            if !watch.arm(closing: closing, timer: timer) {
-                // The lookup finished before the watch was armed.
-                loop.cancelOnClosing(closing)
-                loop.cancelOnLoop(timer)
-            }
-        }, ifClosed: { outcome.fail(.loopClosed(loop, host: host, port: port)) })
+        loop.execute(
+            {
+                let closing = loop.onClosing { outcome.fail(.loopClosed(loop, host: host, port: port)) }
+                let timer = loop.scheduleOnLoop(at: deadline) {
+                    outcome.fail(ConnectError(reason: .timedOut, host: host, port: port, timeout: timeout))
+                }
+                if !watch.arm(closing: closing, timer: timer) {
+                    // The lookup finished before the watch was armed.
+                    loop.cancelOnClosing(closing)
+                    loop.cancelOnLoop(timer)
+                }
+            }, ifClosed: { outcome.fail(.loopClosed(loop, host: host, port: port)) })
         let result: Result<[SocketAddress], ConnectError>
         do throws(ConnectError) { result = .success(try await outcome.get()) } catch { result = .failure(error) }
         if case .failure = result { lookup.cancel() }
         if let (closing, timer) = watch.disarm() {
-            loop.execute { loop.cancelOnClosing(closing); loop.cancelOnLoop(timer) }
+            loop.execute {
+                loop.cancelOnClosing(closing); loop.cancelOnLoop(timer)
+            }
         }
         return try result.get()
     }
@@ -82,17 +91,19 @@ enum Connector {
         trafficClass: UInt8? = nil
     ) async throws(ConnectError) -> LoopBound<Socket> {
         let result: Result<LoopBound<Socket>, ConnectError> = await withCheckedContinuation { continuation in
-            loop.execute({
-                let race = ConnectionRace(
-                    addresses: addresses, host: host, port: port, loop: loop,
-                    deadline: deadline, timeout: timeout, attemptDelay: attemptDelay, trafficClass: trafficClass
-                ) { result in
-                    continuation.resume(returning: result.map { LoopBound($0, loop: loop) })
-                }
-                race.start()
-            }, ifClosed: {
-                continuation.resume(returning: .failure(.loopClosed(loop, host: host, port: port)))
-            })
+            loop.execute(
+                {
+                    let race = ConnectionRace(
+                        addresses: addresses, host: host, port: port, loop: loop,
+                        deadline: deadline, timeout: timeout, attemptDelay: attemptDelay, trafficClass: trafficClass
+                    ) { result in
+                        continuation.resume(returning: result.map { LoopBound($0, loop: loop) })
+                    }
+                    race.start()
+                },
+                ifClosed: {
+                    continuation.resume(returning: .failure(.loopClosed(loop, host: host, port: port)))
+                })
         }
         return try result.get()
     }
@@ -115,8 +126,10 @@ package final class ConnectionRace {
     private var failures: [ConnectError.Attempt] = []
     private let trafficClass: UInt8?
 
-    package init(addresses: [SocketAddress], host: String, port: Int?, loop: EventLoop, deadline: Deadline, timeout: Duration,
-                 attemptDelay: Duration, trafficClass: UInt8? = nil, completion: @escaping (Result<Socket, ConnectError>) -> Void) {
+    package init(
+        addresses: [SocketAddress], host: String, port: Int?, loop: EventLoop, deadline: Deadline, timeout: Duration,
+        attemptDelay: Duration, trafficClass: UInt8? = nil, completion: @escaping (Result<Socket, ConnectError>) -> Void
+    ) {
         machine = HappyEyeballs(addresses: addresses, attemptDelay: attemptDelay)
         self.trafficClass = trafficClass
         self.host = host
@@ -152,7 +165,8 @@ package final class ConnectionRace {
                 finish(.success(winner.takeSocket()))
             case .fail(let failed):
                 let attempts = failed.map { ConnectError.Attempt(address: $0.address, error: $0.error) }
-                finish(.failure(ConnectError(reason: ConnectError.classify(attempts), host: host, port: port, attempts: attempts)))
+                finish(
+                    .failure(ConnectError(reason: ConnectError.classify(attempts), host: host, port: port, attempts: attempts)))
             }
         }
     }
@@ -216,8 +230,10 @@ private final class PendingConnect: Selectable {
     private var registrationKey: UInt64?
     private var onOutcome: ((Result<Void, IOError>) -> Void)?
 
-    init(address: SocketAddress, loop: EventLoop, trafficClass: UInt8?,
-         onOutcome: @escaping (Result<Void, IOError>) -> Void) throws(IOError) {
+    init(
+        address: SocketAddress, loop: EventLoop, trafficClass: UInt8?,
+        onOutcome: @escaping (Result<Void, IOError>) -> Void
+    ) throws(IOError) {
         self.address = address
         self.loop = loop
         self.onOutcome = onOutcome

@@ -91,9 +91,10 @@ public struct HTTPFixedResponseHandler: HTTPHandler {
     }
 
     /// `200 OK`, `Content-Type: text/plain`, `Hello, World!`: what `wire serve --hello` answers.
-    public static let hello = HTTPFixedResponseHandler(HTTPServerResponse(
-        head: HTTPResponseHead(status: .ok, headers: ["Content-Type": "text/plain"]),
-        body: ByteBuffer(string: "Hello, World!")))
+    public static let hello = HTTPFixedResponseHandler(
+        HTTPServerResponse(
+            head: HTTPResponseHead(status: .ok, headers: ["Content-Type": "text/plain"]),
+            body: ByteBuffer(string: "Hello, World!")))
 
     /// The fixed response, whatever the request.
     /// - Parameter head: Not looked at.

@@ -356,8 +356,9 @@ final class HTTPServerConnection: ByteStreamDelegate {
             exchange?.body?.fail(HTTPServerError(.connectionClosed, detail: "the client closed during the body"))
             exchange?.body = nil
         case .bodyReadTimedOut(let status):
-            endExchange(error: HTTPServerError(
-                .bodyReadTimeout, detail: "no request body bytes for \(context.configuration.bodyReadTimeout)"))
+            endExchange(
+                error: HTTPServerError(
+                    .bodyReadTimeout, detail: "no request body bytes for \(context.configuration.bodyReadTimeout)"))
             if let status { writeErrorResponse(status) }
             closeLingering()
         case .sendTimedOut:

@@ -21,8 +21,10 @@ public struct HTTPServerRequest: Sendable {
     ///   - remoteAddress: The client's address.
     ///   - localAddress: The server's address.
     ///   - transportSecurity: What TLS negotiated, if the connection is secured.
-    public init(head: HTTPRequestHead, body: HTTPBody = .empty, remoteAddress: SocketAddress? = nil,
-                localAddress: SocketAddress? = nil, transportSecurity: TransportSecurityInfo? = nil) {
+    public init(
+        head: HTTPRequestHead, body: HTTPBody = .empty, remoteAddress: SocketAddress? = nil,
+        localAddress: SocketAddress? = nil, transportSecurity: TransportSecurityInfo? = nil
+    ) {
         self.head = head
         self.body = body
         self.remoteAddress = remoteAddress

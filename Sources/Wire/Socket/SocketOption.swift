@@ -31,10 +31,12 @@ package enum SocketOption: Hashable, Sendable {
         case .reusePort(let on): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_REUSEPORT, value: on ? 1 : 0)
         case .keepAlive(let on): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_KEEPALIVE, value: on ? 1 : 0)
         case .sendBufferSize(let size): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_SNDBUF, value: CInt(clamping: size))
-        case .receiveBufferSize(let size): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_RCVBUF, value: CInt(clamping: size))
+        case .receiveBufferSize(let size):
+            try Posix.setOption(fd, level: SOL_SOCKET, name: SO_RCVBUF, value: CInt(clamping: size))
         case .linger(let seconds): try Posix.setLinger(fd, seconds: seconds.map { CInt(clamping: $0) })
         case .typeOfService(let value): try Posix.setOption(fd, level: CInt(IPPROTO_IP), name: IP_TOS, value: CInt(value))
-        case .ipv6TrafficClass(let value): try Posix.setOption(fd, level: CInt(IPPROTO_IPV6), name: IPV6_TCLASS, value: CInt(value))
+        case .ipv6TrafficClass(let value):
+            try Posix.setOption(fd, level: CInt(IPPROTO_IPV6), name: IPV6_TCLASS, value: CInt(value))
         }
     }
 }

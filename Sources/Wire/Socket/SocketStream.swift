@@ -186,8 +186,10 @@ package final class SocketStream: FileRegionStream, Selectable {
     package func write(_ region: FileRegion) {
         eventLoop.preconditionInEventLoop()
         guard state == .open, region.count > 0 else { return }
-        fileQueue.append(QueuedFile(position: writeQueue.count, file: region.file, offset: region.offset,
-                                    remaining: region.count))
+        fileQueue.append(
+            QueuedFile(
+                position: writeQueue.count, file: region.file, offset: region.offset,
+                remaining: region.count))
         pendingWriteBytes += region.count
         if interest.contains(.write) == false { flush() }
     }
@@ -252,8 +254,9 @@ package final class SocketStream: FileRegionStream, Selectable {
     private func sendFirstFile(atMost limit: Int) -> Int? {
         let result: IOResult<Int>
         do {
-            result = try Posix.sendfile(to: socket.rawDescriptor, from: fileQueue[0].file.rawDescriptor,
-                                        offset: &fileQueue[0].offset, count: min(fileQueue[0].remaining, limit))
+            result = try Posix.sendfile(
+                to: socket.rawDescriptor, from: fileQueue[0].file.rawDescriptor,
+                offset: &fileQueue[0].offset, count: min(fileQueue[0].remaining, limit))
         } catch {
             close(error: error)
             return nil

@@ -17,8 +17,10 @@ public struct TransportSecurityInfo: Hashable, Sendable {
     public var verifiedCertificates: [[UInt8]]
 
     /// Creates a record of a negotiated connection.
-    public init(protocolVersion: String, cipherSuite: String, applicationProtocol: String?, isSessionResumed: Bool,
-                peerCertificates: [[UInt8]], verifiedCertificates: [[UInt8]]) {
+    public init(
+        protocolVersion: String, cipherSuite: String, applicationProtocol: String?, isSessionResumed: Bool,
+        peerCertificates: [[UInt8]], verifiedCertificates: [[UInt8]]
+    ) {
         self.protocolVersion = protocolVersion
         self.cipherSuite = cipherSuite
         self.applicationProtocol = applicationProtocol

@@ -23,8 +23,9 @@ extension Posix {
         var cursor = list
         while let entry = cursor {
             if let raw = entry.pointee.ai_addr,
-               let address = try? SocketAddress.from(sockaddr: raw, length: Int(entry.pointee.ai_addrlen)),
-               !addresses.contains(address) {
+                let address = try? SocketAddress.from(sockaddr: raw, length: Int(entry.pointee.ai_addrlen)),
+                !addresses.contains(address)
+            {
                 addresses.append(address)
             }
             cursor = entry.pointee.ai_next

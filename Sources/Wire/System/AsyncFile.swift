@@ -66,12 +66,13 @@ public final class AsyncFile: Sendable {
     public static func open(_ path: String, mode: Mode, permissions: mode_t = 0o644) async throws(IOError) -> AsyncFile {
         let pool = BlockingPool.files
         let descriptor = try await pool.run { () throws(IOError) -> CInt in
-            let flags: CInt = switch mode {
-            case .read: O_RDONLY
-            case .append: O_WRONLY | O_CREAT | O_APPEND
-            case .truncate: O_WRONLY | O_CREAT | O_TRUNC
-            case .createNew: O_WRONLY | O_CREAT | O_EXCL
-            }
+            let flags: CInt =
+                switch mode {
+                case .read: O_RDONLY
+                case .append: O_WRONLY | O_CREAT | O_APPEND
+                case .truncate: O_WRONLY | O_CREAT | O_TRUNC
+                case .createNew: O_WRONLY | O_CREAT | O_EXCL
+                }
             return try Posix.openRegularFile(path, flags: flags, mode: permissions).descriptor
         }
         return AsyncFile(path: path, descriptor: descriptor, pool: pool)
@@ -137,7 +138,8 @@ public final class AsyncFile: Sendable {
         try await BlockingPool.files.run { () throws(IOError) in
             _ = try systemCall("rename") { Glibc.rename(source, destination) }
             guard syncingDirectory else { return }
-            let directory = destination.lastIndex(of: "/").map { destination[..<$0].isEmpty ? "/" : String(destination[..<$0]) } ?? "."
+            let directory =
+                destination.lastIndex(of: "/").map { destination[..<$0].isEmpty ? "/" : String(destination[..<$0]) } ?? "."
             let fd = try systemCall("open") { Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
             defer { try? Posix.close(fd) }
             _ = try systemCall("fsync") { fsync(fd) }

@@ -97,14 +97,15 @@ struct Epoll: ~Copyable {
         var count = -1
         if Self.hasNanosecondWait.load(ordering: .relaxed) {
             do {
-                count = Int(try systemCall("epoll_pwait2") { () -> CInt in
-                    guard let timeout = timeoutNanoseconds else {
-                        return c_wire_epoll_pwait2(epfd, events.baseAddress, CInt(events.count), nil)
-                    }
-                    var spec = timespec(tv_sec: Int(timeout / 1_000_000_000), tv_nsec: Int(timeout % 1_000_000_000))
-                    return c_wire_epoll_pwait2(epfd, events.baseAddress, CInt(events.count), &spec)
-                })
-            } catch where error.errno.rawValue == ENOSYS {
+                count = Int(
+                    try systemCall("epoll_pwait2") { () -> CInt in
+                        guard let timeout = timeoutNanoseconds else {
+                            return c_wire_epoll_pwait2(epfd, events.baseAddress, CInt(events.count), nil)
+                        }
+                        var spec = timespec(tv_sec: Int(timeout / 1_000_000_000), tv_nsec: Int(timeout % 1_000_000_000))
+                        return c_wire_epoll_pwait2(epfd, events.baseAddress, CInt(events.count), &spec)
+                    })
+            } catch  where error.errno.rawValue == ENOSYS {
                 Self.hasNanosecondWait.store(false, ordering: .relaxed)
             }
         }
@@ -116,14 +117,15 @@ struct Epoll: ~Copyable {
         for index in 0..<count {
             let key = c_wire_epoll_event_data(events.baseAddress! + index)
             let flags = c_wire_epoll_event_events(events.baseAddress! + index)
-            ready.append(ReadinessEvent(
-                key: key,
-                isReadable: flags & EPOLLIN.rawValue != 0,
-                isWritable: flags & EPOLLOUT.rawValue != 0,
-                isHangUp: flags & (EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0,
-                isFullHangUp: flags & EPOLLHUP.rawValue != 0,
-                isError: flags & EPOLLERR.rawValue != 0
-            ))
+            ready.append(
+                ReadinessEvent(
+                    key: key,
+                    isReadable: flags & EPOLLIN.rawValue != 0,
+                    isWritable: flags & EPOLLOUT.rawValue != 0,
+                    isHangUp: flags & (EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0,
+                    isFullHangUp: flags & EPOLLHUP.rawValue != 0,
+                    isError: flags & EPOLLERR.rawValue != 0
+                ))
         }
     }
 }

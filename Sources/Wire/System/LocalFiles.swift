@@ -29,7 +29,9 @@ package enum LocalFiles {
     ///
     /// - Throws: `IOError` from `write(2)`.
     package static func writeAll(_ bytes: [UInt8], to descriptor: CInt) throws(IOError) {
-        try bytes.withUnsafeBufferPointer { (buffer) throws(IOError) in try writeAll(UnsafeRawBufferPointer(buffer), to: descriptor) }
+        try bytes.withUnsafeBufferPointer { (buffer) throws(IOError) in
+            try writeAll(UnsafeRawBufferPointer(buffer), to: descriptor)
+        }
     }
 
     /// Reads `descriptor` to end of file (standard input, a pipe, a file).
@@ -93,9 +95,10 @@ package enum LocalFiles {
     ///
     /// - Throws: `IOError` from `open(2)`, `write(2)` or `close(2)` (where a deferred write error may show).
     package static func write(_ bytes: [UInt8], toPath path: String) throws(IOError) {
-        var file = FileDescriptor(owning: try systemCall("open") {
-            open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        })
+        var file = FileDescriptor(
+            owning: try systemCall("open") {
+                open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            })
         do {
             try writeAll(bytes, to: file.rawValue)
         } catch {

@@ -40,8 +40,10 @@ package final class PriorityEventWatcher: Sendable {
     ///   - onEvent: Called on the watcher's thread with the file's index and, for a file without triggers, its whole
     ///     content read again from the start (reading also re-arms a kernfs file); a trigger file gives `[]`.
     /// - Throws: `IOError` from `eventfd(2)` or `pthread_create(3)`.
-    package init(files: [File], threadName: String,
-                 onEvent: @escaping @Sendable (_ index: Int, _ contents: [UInt8]) -> Void) throws(IOError) {
+    package init(
+        files: [File], threadName: String,
+        onEvent: @escaping @Sendable (_ index: Int, _ contents: [UInt8]) -> Void
+    ) throws(IOError) {
         // The doorbell first: if it cannot be made, no file has been opened yet.
         let bell = try systemCall("eventfd") { eventfd(0, CInt(EFD_NONBLOCK) | CInt(EFD_CLOEXEC)) }
         doorbell = Mutex(FileDescriptor(owning: bell))
@@ -109,8 +111,10 @@ package final class PriorityEventWatcher: Sendable {
     }
 
     /// The thread's body: waits, reports, and closes the files when the doorbell rings.
-    private static func run(_ files: [(index: Int, fd: CInt, isTrigger: Bool)], doorbell: CInt,
-                            onEvent: @Sendable (Int, [UInt8]) -> Void) {
+    private static func run(
+        _ files: [(index: Int, fd: CInt, isTrigger: Bool)], doorbell: CInt,
+        onEvent: @Sendable (Int, [UInt8]) -> Void
+    ) {
         var polled = [pollfd(fd: doorbell, events: Int16(POLLIN), revents: 0)]
         polled += files.map { pollfd(fd: $0.fd, events: Int16(POLLPRI), revents: 0) }
         defer { for file in files { try? Posix.close(file.fd) } }

@@ -37,9 +37,10 @@ extension LocalFiles {
         let directory = slash.map { String(target[...$0]) } ?? ""
         let name = slash.map { String(target[target.utf8.index(after: $0)...]) } ?? target
         let temporary = directory + "." + name + "." + String(UInt64.random(in: 0 ... .max), radix: 16) + ".tmp"
-        var file = FileDescriptor(owning: try systemCall("open") {
-            open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
-        })
+        var file = FileDescriptor(
+            owning: try systemCall("open") {
+                open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
+            })
         do throws(IOError) {
             if let existing { try copyOwnershipAndMode(of: existing, to: file.rawValue) }
             try writeAll(bytes, to: file.rawValue)

@@ -193,8 +193,10 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
 
     private static func halves(of address: in6_addr) -> (UInt64, UInt64) {
         withUnsafeBytes(of: address) { bytes in
-            (UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-             UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            (
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
         }
     }
 

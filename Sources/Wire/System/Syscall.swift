@@ -55,7 +55,9 @@ private func preconditionIsNotProgrammingError(_ error: Errno, _ name: StaticStr
 /// Thin, typed wrappers over the POSIX calls Wire uses, in their manual-page names.
 package enum Posix {
     static func socket(domain: CInt, type: CInt, protocol: CInt = 0) throws(IOError) -> FileDescriptor {
-        let fd = try systemCall("socket") { Glibc.socket(domain, type | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), `protocol`) }
+        let fd = try systemCall("socket") {
+            Glibc.socket(domain, type | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), `protocol`)
+        }
         return FileDescriptor(owning: fd)
     }
 

@@ -14,12 +14,14 @@ final class PosixThread: Sendable {
         }
         let box = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { argument in
-            let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
-            c_wire_set_thread_name(String(box.name.utf8.prefix(15))!)
-            box.body()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &thread, nil,
+            { argument in
+                let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
+                c_wire_set_thread_name(String(box.name.utf8.prefix(15))!)
+                box.body()
+                return nil
+            }, box)
         guard result == 0 else {
             Unmanaged<Box>.fromOpaque(box).release()
             throw IOError(syscall: "pthread_create", errno: Errno(rawValue: result))

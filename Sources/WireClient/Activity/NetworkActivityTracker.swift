@@ -40,8 +40,10 @@ public final class NetworkActivityTracker: SessionEventMonitor, Sendable {
     ///   - activationDelay: How long activity must last before it shows; 1 s by default. Zero shows at once.
     ///   - completionDelay: How long it stays shown after the last task; 0.17 s by default.
     ///   - clock: The clock the delays are measured on (a manual clock in tests).
-    public init(activationDelay: Duration = .seconds(1), completionDelay: Duration = .milliseconds(170),
-                clock: any Clock<Duration> = ContinuousClock()) {
+    public init(
+        activationDelay: Duration = .seconds(1), completionDelay: Duration = .milliseconds(170),
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
         guarded = Mutex(State(machine: Machine(activationDelay: activationDelay, completionDelay: completionDelay)))
         self.clock = clock
     }

@@ -15,7 +15,8 @@ struct CacheControl: Sendable, Hashable {
 
     init(_ headers: HTTPHeaders) {
         var found = false
-        for position in headers.indices where headers.withNameBytes(at: position, { Self.equals($0, 0..<$0.count, "cache-control") }) {
+        for position in headers.indices
+        where headers.withNameBytes(at: position, { Self.equals($0, 0..<$0.count, "cache-control") }) {
             found = true
             headers.withValueBytes(at: position) { parse($0) }
         }
@@ -45,7 +46,8 @@ struct CacheControl: Sendable, Hashable {
         var argument: Range<Int>?
         if equals < directive.upperBound {
             var range = Self.trimmed(value, (equals + 1)..<directive.upperBound)
-            if range.count >= 2, value[range.lowerBound] == UInt8(ascii: "\""), value[range.upperBound - 1] == UInt8(ascii: "\"") {
+            if range.count >= 2, value[range.lowerBound] == UInt8(ascii: "\""), value[range.upperBound - 1] == UInt8(ascii: "\"")
+            {
                 range = (range.lowerBound + 1)..<(range.upperBound - 1)
             }
             argument = range

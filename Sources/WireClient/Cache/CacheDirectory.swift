@@ -58,7 +58,8 @@ struct CacheDirectory: Sendable {
         guard let file = try? await AsyncFile.open(path + "/" + name, mode: .read) else { return nil }
         var content: [UInt8]?
         if let size = try? await file.size(), size <= largestEntry, let bytes = try? await file.read(at: 0, upTo: size),
-           bytes.readableBytes == size {
+            bytes.readableBytes == size
+        {
             content = bytes.readableBytesArray
         }
         try? await file.close()

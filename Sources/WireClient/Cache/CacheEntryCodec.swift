@@ -62,17 +62,19 @@ enum CacheEntryCodec {
         guard all.count >= preambleSize, all[..<magic.count].elementsEqual(magic) else { return nil }
         var preamble = EntryReader(all, from: magic.count, to: preambleSize)
         guard let headerLength = preamble.integer(width: 4), let bodyLength = preamble.integer(width: 8),
-              let checksum = preamble.integer(width: 8),
-              headerLength <= UInt64(all.count), bodyLength <= UInt64(all.count),
-              UInt64(preambleSize) + headerLength + bodyLength == UInt64(all.count),
-              EntryChecksum.value(of: all, in: preambleSize..<all.count) == checksum else { return nil }
+            let checksum = preamble.integer(width: 8),
+            headerLength <= UInt64(all.count), bodyLength <= UInt64(all.count),
+            UInt64(preambleSize) + headerLength + bodyLength == UInt64(all.count),
+            EntryChecksum.value(of: all, in: preambleSize..<all.count) == checksum
+        else { return nil }
         let bodyStart = preambleSize + Int(headerLength)
         var header = EntryReader(all, from: preambleSize, to: bodyStart)
         guard let status = header.integer(width: 2), (100...999).contains(status),
-              let requestBits = header.integer(width: 8), let responseBits = header.integer(width: 8),
-              let urlRange = header.stringRange(), all[urlRange].elementsEqual(url.utf8),
-              let responseURL = parsedURL ?? URL(string: url),
-              let fieldCount = header.count(ofItemsAtLeast: 8) else { return nil }
+            let requestBits = header.integer(width: 8), let responseBits = header.integer(width: 8),
+            let urlRange = header.stringRange(), all[urlRange].elementsEqual(url.utf8),
+            let responseURL = parsedURL ?? URL(string: url),
+            let fieldCount = header.count(ofItemsAtLeast: 8)
+        else { return nil }
         var fields = HTTPHeaders()
         for _ in 0..<fieldCount {
             guard let name = header.string(), let value = header.string() else { return nil }
@@ -98,9 +100,10 @@ enum CacheEntryCodec {
         let requestDate = Double(bitPattern: requestBits)
         let responseDate = Double(bitPattern: responseBits)
         guard header.isAtEnd, requestDate.isFinite, responseDate.isFinite else { return nil }
-        var entry = CachedResponse(response: ClientResponse(url: responseURL, statusCode: Int(status), headers: fields),
-                                   data: Data(all[bodyStart...]), requestDate: Date(timeIntervalSince1970: requestDate),
-                                   responseDate: Date(timeIntervalSince1970: responseDate), userInfo: userInfo)
+        var entry = CachedResponse(
+            response: ClientResponse(url: responseURL, statusCode: Int(status), headers: fields),
+            data: Data(all[bodyStart...]), requestDate: Date(timeIntervalSince1970: requestDate),
+            responseDate: Date(timeIntervalSince1970: responseDate), userInfo: userInfo)
         entry.varyValues = vary
         return entry
     }

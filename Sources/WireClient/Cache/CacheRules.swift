@@ -66,7 +66,8 @@ package enum CacheRules {
             return max(0, Double(expiry) - date)
         }
         if storableStatuses.contains(response.statusCode), let modified = dateValue(response.headers, "Last-Modified"),
-           modified < date {
+            modified < date
+        {
             return min((date - modified) / 10, maximumHeuristicLifetime)
         }
         return 0
@@ -78,10 +79,11 @@ package enum CacheRules {
         let responseTime = entry.responseDate.timeIntervalSince1970
         let dateValue = dateValue(entry.response.headers, "Date") ?? responseTime
         let apparentAge = max(0, responseTime - dateValue)
-        let ageValue = entry.response.headers.first(name: "Age").flatMap { text -> Double? in
-            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-            return Double(text.prefix(10))
-        } ?? 0
+        let ageValue =
+            entry.response.headers.first(name: "Age").flatMap { text -> Double? in
+                guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+                return Double(text.prefix(10))
+            } ?? 0
         let responseDelay = max(0, responseTime - entry.requestDate.timeIntervalSince1970)
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
         let residentTime = max(0, now.timeIntervalSince1970 - responseTime)
@@ -139,7 +141,8 @@ package enum CacheRules {
     /// "Caching and cookies").
     package static func lookup(_ request: ClientRequest, policy: CachePolicy, stored: CachedResponse?, now: Date) -> CacheLookup {
         guard request.method.uppercased() == "GET",
-              !conditionalFields.contains(where: { request.headers.contains(name: $0) }) else {
+            !conditionalFields.contains(where: { request.headers.contains(name: $0) })
+        else {
             return policy == .returnCacheDataDontLoad ? .unavailable : .load
         }
         let entry = stored.flatMap { matches($0, request) ? $0 : nil }
@@ -171,14 +174,18 @@ package enum CacheRules {
     }
 
     /// Fields a 304 must not change in the stored head (RFC 9111 §3.2: framing and hop-by-hop fields).
-    static let unmergedFields: Set<String> = ["content-length", "content-encoding", "content-range", "transfer-encoding",
-                                              "connection", "keep-alive", "te", "trailer", "upgrade", "proxy-connection"]
+    static let unmergedFields: Set<String> = [
+        "content-length", "content-encoding", "content-range", "transfer-encoding",
+        "connection", "keep-alive", "te", "trailer", "upgrade", "proxy-connection",
+    ]
 
     /// The stored entry refreshed by a 304 (RFC 9111 §4.3.4): every field the 304 carries replaces the stored fields
     /// of that name, except framing and hop-by-hop ones; the status, body and Vary values stay; the dates are the
     /// revalidation's.
-    package static func merge(_ entry: CachedResponse, notModified: ClientResponse, requestDate: Date,
-                             responseDate: Date) -> CachedResponse {
+    package static func merge(
+        _ entry: CachedResponse, notModified: ClientResponse, requestDate: Date,
+        responseDate: Date
+    ) -> CachedResponse {
         var headers = entry.response.headers
         var replaced = Set<String>()
         for field in notModified.headers {
@@ -202,9 +209,10 @@ package enum CacheRules {
         guard !safe.contains(request.method.uppercased()), (200..<400).contains(response.statusCode) else { return [] }
         var urls = [request.url]
         for name in ["Location", "Content-Location"] {
-            guard let value = response.headers.first(name: name), let target = URL(string: value, relativeTo: request.url)?.absoluteURL,
-                  target.scheme?.lowercased() == request.url.scheme?.lowercased(),
-                  target.host?.lowercased() == request.url.host?.lowercased(), target.port == request.url.port
+            guard let value = response.headers.first(name: name),
+                let target = URL(string: value, relativeTo: request.url)?.absoluteURL,
+                target.scheme?.lowercased() == request.url.scheme?.lowercased(),
+                target.host?.lowercased() == request.url.host?.lowercased(), target.port == request.url.port
             else { continue }
             urls.append(target)
         }

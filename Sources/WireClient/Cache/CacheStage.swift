@@ -37,14 +37,17 @@ struct CacheStage: TransferStage {
             case .revalidate(let entry, let conditional):
                 (revalidating, sent) = (entry, conditional)
             case .unavailable:
-                throw ClientError(.resourceUnavailable, failingURL: request.url, failureReason:
-                    "the cache holds no response for the request and its policy is returnCacheDataDontLoad")
+                throw ClientError(
+                    .resourceUnavailable, failingURL: request.url,
+                    failureReason:
+                        "the cache holds no response for the request and its policy is returnCacheDataDontLoad")
             case .useStored(let entry):
                 let response = Self.response(answering: request, from: entry)
                 transfer.setResponse(response)
                 transfer.bodyReceived(entry.data.count)
-                return StageResponse(response: response, body: ResponseBody(.received(ReceivedBody(data: entry.data))),
-                                     request: request)
+                return StageResponse(
+                    response: response, body: ResponseBody(.received(ReceivedBody(data: entry.data))),
+                    request: request)
             }
         }
         let requestDate = Date()
@@ -60,8 +63,9 @@ struct CacheStage: TransferStage {
             body.data = entry.data
             transfer.bodyReceived(entry.data.count)
             answer.body = ResponseBody(.received(body))
-            let refreshed = CachedResponse(response: answer.response, data: entry.data, requestDate: requestDate,
-                                           userInfo: entry.userInfo)
+            let refreshed = CachedResponse(
+                response: answer.response, data: entry.data, requestDate: requestDate,
+                userInfo: entry.userInfo)
             await cache.storeCachedResponse(refreshed, for: final)
             return answer
         }
@@ -69,7 +73,8 @@ struct CacheStage: TransferStage {
             await cache.removeCachedResponse(for: url)
         }
         guard transfer.isDataTask, let data = body.data,
-              case .storable = CacheRules.storability(of: answer.response, for: final) else { return answer }
+            case .storable = CacheRules.storability(of: answer.response, for: final)
+        else { return answer }
         let offer = CachedResponse(response: answer.response, data: data, requestDate: requestDate)
         let proposed = if let host = transfer as? any CacheEntryProposing { await host.propose(offer) } else { offer }
         guard let proposed else { return answer }
@@ -98,12 +103,14 @@ struct CacheStage: TransferStage {
     /// entry (a miss, a stale one to revalidate, `.reloadIgnoringLocalCacheData`) or an entry file larger than
     /// `limit` (the task reads it on Wire's file threads). Reads the entry file on the calling thread; runs no user
     /// code.
-    static func storedAnswer(for request: ClientRequest, in cache: URLCache, defaultPolicy: CachePolicy,
-                             blockingReadsUpTo limit: Int) -> (response: ClientResponse, data: Data)? {
+    static func storedAnswer(
+        for request: ClientRequest, in cache: URLCache, defaultPolicy: CachePolicy,
+        blockingReadsUpTo limit: Int
+    ) -> (response: ClientResponse, data: Data)? {
         let policy = request.cachePolicy ?? defaultPolicy
         guard policy != .reloadIgnoringLocalCacheData,
-              let stored = cache.cachedResponse(for: request, blockingReadsUpTo: limit),
-              case .useStored(let entry) = CacheRules.lookup(request, policy: policy, stored: stored, now: Date())
+            let stored = cache.cachedResponse(for: request, blockingReadsUpTo: limit),
+            case .useStored(let entry) = CacheRules.lookup(request, policy: policy, stored: stored, now: Date())
         else { return nil }
         return (response(answering: request, from: entry), entry.data)
     }

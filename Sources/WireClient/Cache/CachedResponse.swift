@@ -25,8 +25,10 @@ public struct CachedResponse: Sendable, Hashable {
     ///   - requestDate: When the request went out; `responseDate` by default.
     ///   - responseDate: When the response came in; now by default.
     ///   - userInfo: Anything to keep with the entry.
-    public init(response: ClientResponse, data: Data, requestDate: Date? = nil, responseDate: Date = Date(),
-                userInfo: [String: String] = [:]) {
+    public init(
+        response: ClientResponse, data: Data, requestDate: Date? = nil, responseDate: Date = Date(),
+        userInfo: [String: String] = [:]
+    ) {
         var head = response
         head.metrics = nil
         self.response = head

@@ -4,8 +4,9 @@ extension URLCache {
     /// The cache of the managers resource downloaders make themselves: 20 MiB in memory, 150 MiB on disk at
     /// `$XDG_CACHE_HOME/wireclient.resourcedownloader`, else `~/.cache/…`, else `$TMPDIR/…` (or `/tmp/…`) without a
     /// home. Made on first use, once per process.
-    static let resourceDownloader = URLCache(memoryCapacity: 20 << 20, diskCapacity: 150 << 20,
-                                             directory: resourceDownloaderDirectory(ProcessInfo.processInfo.environment))
+    static let resourceDownloader = URLCache(
+        memoryCapacity: 20 << 20, diskCapacity: 150 << 20,
+        directory: resourceDownloaderDirectory(ProcessInfo.processInfo.environment))
 
     /// Where the resource downloaders' disk cache lives, given the environment.
     static func resourceDownloaderDirectory(_ environment: [String: String]) -> String {

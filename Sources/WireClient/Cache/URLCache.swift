@@ -165,7 +165,8 @@ public final class URLCache: Sendable {
         // A status HTTP cannot carry (a response made by hand, a will-cache hook's) is not stored: the entry format
         // holds three digits, as the wire does.
         guard (100...999).contains(entry.response.statusCode),
-              let vary = CacheRules.varyValues(of: request, for: entry.response) else { return }
+            let vary = CacheRules.varyValues(of: request, for: entry.response)
+        else { return }
         var entry = entry
         entry.varyValues = vary
         entry.response.metrics = nil
@@ -225,7 +226,8 @@ public final class URLCache: Sendable {
         if let fragment = text.utf8.firstIndex(of: UInt8(ascii: "#")) { end = fragment }
         let utf8 = text.utf8[..<end]
         guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")),
-              utf8[colon...].starts(with: "://".utf8) else { return String(text[..<end]) }
+            utf8[colon...].starts(with: "://".utf8)
+        else { return String(text[..<end]) }
         let authority = utf8.index(colon, offsetBy: 3)
         let authorityEnd = utf8[authority...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? end
         guard let at = utf8[authority..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) else { return String(text[..<end]) }

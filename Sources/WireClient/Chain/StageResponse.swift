@@ -153,8 +153,10 @@ package struct ReceivedBody: Sendable {
     /// The task a data task became to receive the body (`ResponseDisposition.becomeDownload`): it completes.
     package var replacement: (any TransferContext)?
 
-    package init(data: Data? = nil, temporaryFile: String? = nil, error: ClientError? = nil,
-                 replacement: (any TransferContext)? = nil) {
+    package init(
+        data: Data? = nil, temporaryFile: String? = nil, error: ClientError? = nil,
+        replacement: (any TransferContext)? = nil
+    ) {
         self.data = data
         self.temporaryFile = temporaryFile
         self.error = error

@@ -34,7 +34,8 @@ public struct TransferChain: Sendable {
     nonisolated(nonsending) public func proceed(_ request: ClientRequest) async throws(ClientError) -> StageResponse {
         guard index < stages.list.count else {
             // The session's last stage is the exchange, which never proceeds: only a chain made by hand gets here.
-            throw ClientError(.requestSerializationFailed, failingURL: request.url, failureReason: "the transfer chain has no stage left")
+            throw ClientError(
+                .requestSerializationFailed, failingURL: request.url, failureReason: "the transfer chain has no stage left")
         }
         return try await stages.list[index].intercept(
             TransferChain(request: request, stages: stages, index: index + 1, transfer: transfer))

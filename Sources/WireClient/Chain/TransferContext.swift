@@ -40,8 +40,10 @@ package protocol TransferContext: AnyObject, Sendable {
     func record(_ response: ClientResponse, metrics: HTTPClientMetrics?)
     /// The redirect hooks: a new body stream when the redirect keeps the body, then whether (and where) to follow.
     /// Nil: the redirect response itself is delivered.
-    nonisolated(nonsending) func proposeRedirect(_ proposed: ClientRequest, keepsBody: Bool,
-                                                 after response: ClientResponse) async -> ClientRequest?
+    nonisolated(nonsending) func proposeRedirect(
+        _ proposed: ClientRequest, keepsBody: Bool,
+        after response: ClientResponse
+    ) async -> ClientRequest?
     /// A resumed download continues from `offset` bytes of `total`: progress and the resume hook.
     nonisolated(nonsending) func continueDownload(at offset: Int64, of total: Int64) async
     /// Sends `request` through the session's client (the chain's last stage): the response head, its body unread.

@@ -70,8 +70,11 @@ extension Cookie {
         var hostOnly = true
         var domain = host
         if let attribute = domainAttribute, !attribute.isEmpty {
-            guard let resolved = CookieDomain.cookieDomain(attribute: attribute, host: host,
-                                                           publicSuffixList: publicSuffixList) else { return nil }
+            guard
+                let resolved = CookieDomain.cookieDomain(
+                    attribute: attribute, host: host,
+                    publicSuffixList: publicSuffixList)
+            else { return nil }
             (domain, hostOnly) = resolved
         }
         // RFC 6265bis §5.7 step 8: only a secure origin (https, or http to a loopback host) may set a Secure cookie.
@@ -82,10 +85,11 @@ extension Cookie {
         let lowercasedName = name.lowercased()
         if lowercasedName.hasPrefix("__secure-") && !secure { return nil }
         if lowercasedName.hasPrefix("__host-") && (!secure || domainAttribute != nil || path != "/") { return nil }
-        self.init(name: name, value: value, domain: domain,
-                  path: path ?? CookiePath.defaultPath(of: CookiePath.requestPath(of: url)),
-                  expires: maxAge ?? expires, isSecure: secure, isHTTPOnly: httpOnly, isHostOnly: hostOnly,
-                  sameSite: sameSite, creationTime: now)
+        self.init(
+            name: name, value: value, domain: domain,
+            path: path ?? CookiePath.defaultPath(of: CookiePath.requestPath(of: url)),
+            expires: maxAge ?? expires, isSecure: secure, isHTTPOnly: httpOnly, isHostOnly: hostOnly,
+            sameSite: sameSite, creationTime: now)
     }
 
     /// Whitespace (space and tab) removed at both ends.

@@ -39,9 +39,11 @@ public struct Cookie: Sendable, Hashable, Codable {
     ///   - isHostOnly: Whether subdomains are excluded.
     ///   - sameSite: The `SameSite` value, if any.
     ///   - creationTime: The creation time; now by default.
-    public init(name: String, value: String, domain: String, path: String = "/", expires: Date? = nil,
-                isSecure: Bool = false, isHTTPOnly: Bool = false, isHostOnly: Bool = true, sameSite: String? = nil,
-                creationTime: Date = Date()) {
+    public init(
+        name: String, value: String, domain: String, path: String = "/", expires: Date? = nil,
+        isSecure: Bool = false, isHTTPOnly: Bool = false, isHostOnly: Bool = true, sameSite: String? = nil,
+        creationTime: Date = Date()
+    ) {
         self.name = name
         self.value = value
         // Bytes, not characters: a combining mark after the dot or the slash must not hide it.

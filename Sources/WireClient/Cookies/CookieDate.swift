@@ -24,7 +24,8 @@ enum CookieDate {
         guard let time, let day, let month, var year else { return nil }
         if (70...99).contains(year) { year += 1900 } else if (0...69).contains(year) { year += 2000 }
         guard year >= 1601, time.hour <= 23, time.minute <= 59, time.second <= 59,
-              day >= 1, day <= HTTPFieldDate.daysInMonth(month, year: year) else { return nil }
+            day >= 1, day <= HTTPFieldDate.daysInMonth(month, year: year)
+        else { return nil }
         let days = HTTPFieldDate.daysSinceEpoch(year: year, month: month, day: day)
         let seconds = days * 86_400 + time.hour * 3_600 + time.minute * 60 + time.second
         return Date(timeIntervalSince1970: TimeInterval(seconds))

@@ -36,9 +36,10 @@ enum CookieDomain {
     static func isIPAddress(_ host: String) -> Bool {
         if host.contains(":") { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { part in
-            !part.isEmpty && part.count <= 3 && part.allSatisfy { $0.isASCII && $0.isNumber }
-        }
+        return parts.count == 4
+            && parts.allSatisfy { part in
+                !part.isEmpty && part.count <= 3 && part.allSatisfy { $0.isASCII && $0.isNumber }
+            }
     }
 
     /// The domain a cookie with the `Domain` attribute `attribute` (lower-case, without its leading dot) from `host`
@@ -46,8 +47,10 @@ enum CookieDomain {
     /// public suffix is allowed only as the host itself, and then the cookie is host-only; when the list cannot be
     /// read every name counts as one, so only the host itself is allowed. An IP address matches only itself
     /// (`1.2.3.4` is no parent of the name `x.1.2.3.4`), and its cookie is host-only whatever the attribute says.
-    static func cookieDomain(attribute: String, host: String,
-                             publicSuffixList: PublicSuffixList) -> (domain: String, isHostOnly: Bool)? {
+    static func cookieDomain(
+        attribute: String, host: String,
+        publicSuffixList: PublicSuffixList
+    ) -> (domain: String, isHostOnly: Bool)? {
         if attribute == host && (isIPAddress(host) || publicSuffixList.isPublicSuffix(attribute)) { return (host, true) }
         guard domainMatches(host, attribute), !isIPAddress(attribute), !publicSuffixList.isPublicSuffix(attribute)
         else { return nil }

@@ -28,8 +28,10 @@ public struct CookieLimits: Sendable, Hashable, Codable {
     public var maximumFieldBytes: Int
 
     /// Creates limits; the defaults are those of each property. A limit below 1 lets nothing through.
-    public init(maximumNameValueBytes: Int = 4096, maximumCookiesPerResponse: Int = 50, maximumCookiesPerDomain: Int = 180,
-                maximumCookies: Int = 3000, maximumCookiesPerField: Int = 150, maximumFieldBytes: Int = 8192) {
+    public init(
+        maximumNameValueBytes: Int = 4096, maximumCookiesPerResponse: Int = 50, maximumCookiesPerDomain: Int = 180,
+        maximumCookies: Int = 3000, maximumCookiesPerField: Int = 150, maximumFieldBytes: Int = 8192
+    ) {
         self.maximumNameValueBytes = maximumNameValueBytes
         self.maximumCookiesPerResponse = maximumCookiesPerResponse
         self.maximumCookiesPerDomain = maximumCookiesPerDomain

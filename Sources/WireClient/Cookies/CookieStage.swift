@@ -23,7 +23,8 @@ struct CookieStage: TransferStage {
         guard request.shouldHandleCookies ?? handlesCookiesByDefault else { return try await chain.proceed(request) }
         // The storage first: most have no cookie for the URL, and then the fields are not scanned.
         guard let field = storage.cookieHeader(for: request.url), !sessionSetsCookieField,
-              !request.headers.contains(name: "Cookie") else {
+            !request.headers.contains(name: "Cookie")
+        else {
             let answer = try await chain.proceed(request)
             store(answer, for: request)
             return answer

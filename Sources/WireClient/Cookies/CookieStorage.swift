@@ -96,8 +96,10 @@ public final class CookieStorage: Sendable {
     ///   - limits: What the storage takes, keeps and sends; browsers' and curl's limits by default.
     ///   - publicSuffixList: The list a `Domain` attribute is checked against; the system's by default.
     ///   - now: The clock for expiry and creation times; the system's by default (tests inject one).
-    public init(limits: CookieLimits = CookieLimits(), publicSuffixList: PublicSuffixList = .system,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        limits: CookieLimits = CookieLimits(), publicSuffixList: PublicSuffixList = .system,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         state = Mutex(State(limits: limits))
         self.publicSuffixList = publicSuffixList
         clock = now
@@ -211,8 +213,11 @@ public final class CookieStorage: Sendable {
                 if cookie.isHostOnly {
                     guard host == cookie.domain else { continue }
                 } else {
-                    guard let resolved = CookieDomain.cookieDomain(attribute: cookie.domain, host: host,
-                                                                   publicSuffixList: publicSuffixList) else { continue }
+                    guard
+                        let resolved = CookieDomain.cookieDomain(
+                            attribute: cookie.domain, host: host,
+                            publicSuffixList: publicSuffixList)
+                    else { continue }
                     (cookie.domain, cookie.isHostOnly) = resolved
                 }
                 guard !cookie.isSecure || CookieDomain.isSecureOrigin(url) else { continue }
@@ -248,7 +253,8 @@ public final class CookieStorage: Sendable {
         for field in fields {
             guard parsed.count < limits.maximumCookiesPerResponse else { break }
             guard let cookie = Cookie(setCookie: field, for: url, now: now, publicSuffixList: publicSuffixList),
-                  limits.admits(cookie) else { continue }
+                limits.admits(cookie)
+            else { continue }
             parsed.append((cookie, site(of: cookie)))
         }
         return state.withLock { state in
@@ -288,7 +294,8 @@ public final class CookieStorage: Sendable {
         return state.cookies.values.contains { entry in
             let existing = entry.cookie
             return existing.isSecure && existing.name == cookie.name && !existing.isExpired(at: now)
-                && (CookieDomain.domainMatches(existing.domain, cookie.domain) || CookieDomain.domainMatches(cookie.domain, existing.domain))
+                && (CookieDomain.domainMatches(existing.domain, cookie.domain)
+                    || CookieDomain.domainMatches(cookie.domain, existing.domain))
                 && CookiePath.matches(cookie.path, cookiePath: existing.path)
         }
     }

@@ -76,7 +76,8 @@ public enum NetscapeCookieFile {
         for cookie in cookies where canWrite(cookie) {
             let domain = cookie.domain.lowercased()
             let expiry = cookie.expires.map { Int64(max(1, min($0.timeIntervalSince1970, 253_402_300_799).rounded(.down))) } ?? 0
-            text += (cookie.isHTTPOnly ? httpOnlyPrefix : "") + (cookie.isHostOnly ? "" : ".") + domain + "\t"
+            text +=
+                (cookie.isHTTPOnly ? httpOnlyPrefix : "") + (cookie.isHostOnly ? "" : ".") + domain + "\t"
                 + (cookie.isHostOnly ? "FALSE" : "TRUE") + "\t" + cookie.path + "\t"
                 + (cookie.isSecure ? "TRUE" : "FALSE") + "\t" + String(expiry) + "\t"
                 + cookie.name + "\t" + cookie.value + "\n"
@@ -110,8 +111,9 @@ public enum NetscapeCookieFile {
         let path = fields[2].utf8.first == UInt8(ascii: "/") ? String(fields[2]) : "/"
         let expires = seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
         if let expires, expires <= now { return .some(nil) }
-        return Cookie(name: name, value: String(fields[6]), domain: String(domain), path: path, expires: expires,
-                      isSecure: secure, isHTTPOnly: httpOnly, isHostOnly: !subdomains, creationTime: created)
+        return Cookie(
+            name: name, value: String(fields[6]), domain: String(domain), path: path, expires: expires,
+            isSecure: secure, isHTTPOnly: httpOnly, isHostOnly: !subdomains, creationTime: created)
     }
 }
 

@@ -107,8 +107,11 @@ public final class PublicSuffixList: Sendable {
                         return (trie, nil)
                     } catch {
                         loaded = .unavailable
-                        return (nil, "wire: cannot read the public suffix list \(path) (\(error)); a cookie's Domain "
-                            + "attribute is accepted only when it names the request's own host\n")
+                        return (
+                            nil,
+                            "wire: cannot read the public suffix list \(path) (\(error)); a cookie's Domain "
+                                + "attribute is accepted only when it names the request's own host\n"
+                        )
                     }
                 }
             }
@@ -140,7 +143,8 @@ final class SuffixTrie: Sendable {
         var flags: [UInt8] = [0]
         for line in text.utf8.split(whereSeparator: { $0 == 0x0A || $0 == 0x0D }) {
             guard let word = line.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 }).first,
-                  !word.starts(with: "//".utf8) else { continue }
+                !word.starts(with: "//".utf8)
+            else { continue }
             var rule = Substring(word).lowercased()[...]
             let exception = rule.hasPrefix("!")
             if exception { rule.removeFirst() }

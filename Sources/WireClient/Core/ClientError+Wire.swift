@@ -8,29 +8,31 @@ extension ClientError {
     ///   - error: What Wire threw.
     ///   - url: The URL being fetched.
     static func transport(_ error: HTTPClientError, url: URL) -> ClientError {
-        let code: Code = switch error.code {
-        case .invalidURL, .redirectSchemeNotAllowed, .redirectRefused: .badURL
-        case .connectFailed:
-            switch error.connectError?.reason {
-            case .unknownHost: .cannotFindHost
-            case .timedOut: .timedOut
-            case .unreachable: .notConnectedToInternet
-            default: .cannotConnectToHost
+        let code: Code =
+            switch error.code {
+            case .invalidURL, .redirectSchemeNotAllowed, .redirectRefused: .badURL
+            case .connectFailed:
+                switch error.connectError?.reason {
+                case .unknownHost: .cannotFindHost
+                case .timedOut: .timedOut
+                case .unreachable: .notConnectedToInternet
+                default: .cannotConnectToHost
+                }
+            case .connectTimeout, .readTimeout, .deadlineExceeded: .timedOut
+            case .tooManyRedirects: .tooManyRedirects
+            case .cancelled, .shutDown: .cancelled
+            case .bodyTooLarge: .responseTooLarge
+            case .tlsFailed: isTrustRefusal(error.securityError) ? .serverCertificateUntrusted : .secureConnectionFailed
+            case .invalidRequest: .requestSerializationFailed
+            case .startFailed, .invalidConfiguration: .cannotConnectToHost
+            // The only admission check WireClient sets is the cellular one (`allowsCellularAccess == false`).
+            case .connectionNotAdmitted: .notConnectedToInternet
+            default: .networkConnectionLost
             }
-        case .connectTimeout, .readTimeout, .deadlineExceeded: .timedOut
-        case .tooManyRedirects: .tooManyRedirects
-        case .cancelled, .shutDown: .cancelled
-        case .bodyTooLarge: .responseTooLarge
-        case .tlsFailed: isTrustRefusal(error.securityError) ? .serverCertificateUntrusted : .secureConnectionFailed
-        case .invalidRequest: .requestSerializationFailed
-        case .startFailed, .invalidConfiguration: .cannotConnectToHost
-        // The only admission check WireClient sets is the cellular one (`allowsCellularAccess == false`).
-        case .connectionNotAdmitted: .notConnectedToInternet
-        default: .networkConnectionLost
-        }
         if code == .serverCertificateUntrusted, let tls = error.securityError {
             // The underlying error is the TLSError itself, which names the rule and lists the chain's pins.
-            return ClientError(code, failingURL: url, underlying: tls, failureReason: "The certificate for this server is invalid: \(tls)")
+            return ClientError(
+                code, failingURL: url, underlying: tls, failureReason: "The certificate for this server is invalid: \(tls)")
         }
         return ClientError(code, failingURL: url, underlying: error, failureReason: error.detail)
     }
@@ -50,7 +52,8 @@ extension ClientError {
         if let body = error as? HTTPBodyError, body == .cancelled {
             return ClientError(.cancelled, failingURL: url, underlying: error, failureReason: "reading the body was cancelled")
         }
-        return ClientError(.networkConnectionLost, failingURL: url, underlying: error,
-                           failureReason: "the response body ended with an error: \(error)")
+        return ClientError(
+            .networkConnectionLost, failingURL: url, underlying: error,
+            failureReason: "the response body ended with an error: \(error)")
     }
 }

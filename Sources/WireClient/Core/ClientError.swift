@@ -77,8 +77,10 @@ public struct ClientError: Error, Sendable, Equatable, CustomStringConvertible {
         underlying: (any Error)? = nil,
         failureReason: String? = nil
     ) {
-        storage = Storage(Fields(code: code, failingURL: failingURL ?? response?.url, response: response,
-                                 responseData: responseData, underlying: underlying, failureReason: failureReason))
+        storage = Storage(
+            Fields(
+                code: code, failingURL: failingURL ?? response?.url, response: response,
+                responseData: responseData, underlying: underlying, failureReason: failureReason))
     }
 
     /// The NSURLError number of `code` (NSURLErrorDomain), or −1 for WireClient's own codes.

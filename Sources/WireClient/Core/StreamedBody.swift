@@ -13,9 +13,11 @@ enum StreamedBody {
     ///   - gate: Awaited before each chunk (a suspended task waits there).
     ///   - failed: Told of a `ClientError` that ends the pass (so the task can fail with it, not with Wire's write
     ///     error), before the stream throws it.
-    static func chunks(of stream: AsyncThrowingStream<Data, any Error>, length: Int64?,
-                       gate: (@Sendable () async -> Void)? = nil,
-                       failed: (@Sendable (ClientError) -> Void)? = nil) -> AsyncThrowingStream<ByteBuffer, any Error> {
+    static func chunks(
+        of stream: AsyncThrowingStream<Data, any Error>, length: Int64?,
+        gate: (@Sendable () async -> Void)? = nil,
+        failed: (@Sendable (ClientError) -> Void)? = nil
+    ) -> AsyncThrowingStream<ByteBuffer, any Error> {
         let puller = Puller(stream, length: length)
         return AsyncThrowingStream(unfolding: {
             await gate?()
@@ -47,15 +49,19 @@ enum StreamedBody {
             while true {
                 guard let chunk = try await current.next(isolation: self) else {
                     if let length, sent != length {
-                        throw ClientError(.bodyLengthMismatch, failureReason:
-                            "the body stream ended after \(sent) bytes, \(length) were declared")
+                        throw ClientError(
+                            .bodyLengthMismatch,
+                            failureReason:
+                                "the body stream ended after \(sent) bytes, \(length) were declared")
                     }
                     return nil
                 }
                 guard !chunk.isEmpty else { continue }
                 if let length, Int64(chunk.count) > length - sent {
-                    throw ClientError(.bodyLengthMismatch, failureReason:
-                        "the body stream yielded more than the \(length) bytes declared")
+                    throw ClientError(
+                        .bodyLengthMismatch,
+                        failureReason:
+                            "the body stream yielded more than the \(length) bytes declared")
                 }
                 sent += Int64(chunk.count)
                 iterator = current

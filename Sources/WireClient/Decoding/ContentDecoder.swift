@@ -52,8 +52,10 @@ package final class ContentDecoder {
     ///   - limits: The bomb limits. Identity is not limited: nothing expands.
     ///   - maximumChunkSize: The most bytes one `next()` returns; default 64 KiB.
     /// - Throws: `.decoderUnavailable` when zlib cannot allocate its state.
-    package init(coding: ContentCoding, limits: ContentDecodingLimits = ContentDecodingLimits(),
-                maximumChunkSize: Int = 65_536) throws(ContentDecodingError) {
+    package init(
+        coding: ContentCoding, limits: ContentDecodingLimits = ContentDecodingLimits(),
+        maximumChunkSize: Int = 65_536
+    ) throws(ContentDecodingError) {
         self.coding = coding
         self.limits = limits
         self.maximumChunkSize = max(maximumChunkSize, 1)
@@ -69,8 +71,10 @@ package final class ContentDecoder {
 
     /// A decoder for a `Content-Encoding` field value (see `ContentCoding.init(contentEncoding:)`).
     /// - Throws: `.unsupportedCoding` for a coding other than gzip, x-gzip, deflate and identity.
-    package convenience init(contentEncoding: String?, limits: ContentDecodingLimits = ContentDecodingLimits(),
-                maximumChunkSize: Int = 65_536) throws(ContentDecodingError) {
+    package convenience init(
+        contentEncoding: String?, limits: ContentDecodingLimits = ContentDecodingLimits(),
+        maximumChunkSize: Int = 65_536
+    ) throws(ContentDecodingError) {
         try self.init(coding: ContentCoding(contentEncoding: contentEncoding), limits: limits, maximumChunkSize: maximumChunkSize)
     }
 

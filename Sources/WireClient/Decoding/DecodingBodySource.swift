@@ -40,8 +40,10 @@ struct DecodingBodyReader: ResponseBodyChunks {
 
     /// A decoder of `body`, the body of `response` to `request`, in `coding` within `limits`; or, with `refusal`, a
     /// body that fails with it.
-    init(_ body: HTTPBody, response: ClientResponse, request: ClientRequest, coding: ContentCoding,
-         limits: ContentDecodingLimits, refusal: ContentDecodingError?) {
+    init(
+        _ body: HTTPBody, response: ClientResponse, request: ClientRequest, coding: ContentCoding,
+        limits: ContentDecodingLimits, refusal: ContentDecodingError?
+    ) {
         iterator = body.makeAsyncIterator()
         url = request.url
         self.response = response
@@ -96,7 +98,8 @@ struct DecodingBodyReader: ResponseBodyChunks {
     }
 
     private func failure(_ error: ContentDecodingError) -> ClientError {
-        ClientError(.cannotDecodeContentData, failingURL: url, response: response, underlying: error,
-                    failureReason: "cannot decode the body: \(error)")
+        ClientError(
+            .cannotDecodeContentData, failingURL: url, response: response, underlying: error,
+            failureReason: "cannot decode the body: \(error)")
     }
 }

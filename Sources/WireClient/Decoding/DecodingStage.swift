@@ -19,7 +19,8 @@ struct DecodingStage: TransferStage {
         var answer = try await chain.proceed(chain.request)
         // The common case, no `Content-Encoding`, costs one scan of the field names.
         guard case .wire(let body) = answer.body.content, answer.response.headers.contains(name: "Content-Encoding"),
-              DecodingBodySource.mayDecode(answer.response, method: answer.request.method) else { return answer }
+            DecodingBodySource.mayDecode(answer.response, method: answer.request.method)
+        else { return answer }
         let coding: ContentCoding
         var refusal: ContentDecodingError?
         do throws(ContentDecodingError) {
@@ -31,8 +32,11 @@ struct DecodingStage: TransferStage {
             refusal = error
         }
         guard coding != .identity || refusal != nil else { return answer }
-        answer.body = ResponseBody(.source(DecodingBodySource(body: body, response: answer.response, request: answer.request,
-                                                              coding: coding, limits: limits, refusal: refusal)))
+        answer.body = ResponseBody(
+            .source(
+                DecodingBodySource(
+                    body: body, response: answer.response, request: answer.request,
+                    coding: coding, limits: limits, refusal: refusal)))
         return answer
     }
 }

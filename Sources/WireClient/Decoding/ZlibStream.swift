@@ -83,7 +83,9 @@ final class ZlibStream {
         let outcome: (consumed: Int, produced: Int, result: Int32) = input.withUnsafeReadableBytes { source in
             output.withUnsafeWritableBytes { target in
                 // zlib's next_in is not const (an old API); it never writes through it.
-                stream.pointee.next_in = source.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: UInt8.self)) }
+                stream.pointee.next_in = source.baseAddress.map {
+                    UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: UInt8.self))
+                }
                 stream.pointee.avail_in = UInt32(clamping: source.count)
                 stream.pointee.next_out = target.baseAddress?.assumingMemoryBound(to: UInt8.self)
                 stream.pointee.avail_out = UInt32(clamping: target.count)

@@ -7,7 +7,10 @@ extension HTTPSessionManager {
     ///   `https`, or when `SecurityPolicy.validate()` refuses it; the policy in force is then unchanged.
     public func setSecurityPolicy(_ policy: SecurityPolicy) throws(ClientError) {
         if policy.pinningMode != .none && baseURL?.scheme?.lowercased() != "https" {
-            throw ClientError(.invalidSecurityPolicy, failureReason: "invalid security policy: a pinning policy needs an https base URL, not \(baseURL.map { "\($0)" } ?? "none")")
+            throw ClientError(
+                .invalidSecurityPolicy,
+                failureReason:
+                    "invalid security policy: a pinning policy needs an https base URL, not \(baseURL.map { "\($0)" } ?? "none")")
         }
         try session.setSecurityPolicy(policy)
     }

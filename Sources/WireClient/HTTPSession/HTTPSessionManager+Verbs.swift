@@ -10,46 +10,61 @@ extension HTTPSessionManager {
 
     /// GET `path`, parameters in the query.
     @discardableResult
-    public func get(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
-                    progress: TaskProgressHandler? = nil, success: Success?, failure: Failure?) -> SessionTask? {
-        dataTask(method: "GET", path: path, parameters: parameters, headers: headers, downloadProgress: progress,
-                 success: success, failure: failure)
+    public func get(
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
+        progress: TaskProgressHandler? = nil, success: Success?, failure: Failure?
+    ) -> SessionTask? {
+        dataTask(
+            method: "GET", path: path, parameters: parameters, headers: headers, downloadProgress: progress,
+            success: success, failure: failure)
     }
 
     /// HEAD `path`, parameters in the query; `success` receives only the task (a HEAD response has no body).
     @discardableResult
-    public func head(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
-                     success: (@Sendable (SessionTask) -> Void)?, failure: Failure?) -> SessionTask? {
-        dataTask(method: "HEAD", path: path, parameters: parameters, headers: headers,
-                 success: { task, _ in success?(task) }, failure: failure)
+    public func head(
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
+        success: (@Sendable (SessionTask) -> Void)?, failure: Failure?
+    ) -> SessionTask? {
+        dataTask(
+            method: "HEAD", path: path, parameters: parameters, headers: headers,
+            success: { task, _ in success?(task) }, failure: failure)
     }
 
     /// POST `path`, parameters in the body.
     @discardableResult
-    public func post(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
-                     progress: TaskProgressHandler? = nil, success: Success?, failure: Failure?) -> SessionTask? {
-        dataTask(method: "POST", path: path, parameters: parameters, headers: headers, uploadProgress: progress,
-                 success: success, failure: failure)
+    public func post(
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
+        progress: TaskProgressHandler? = nil, success: Success?, failure: Failure?
+    ) -> SessionTask? {
+        dataTask(
+            method: "POST", path: path, parameters: parameters, headers: headers, uploadProgress: progress,
+            success: success, failure: failure)
     }
 
     /// PUT `path`, parameters in the body.
     @discardableResult
-    public func put(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
-                    success: Success?, failure: Failure?) -> SessionTask? {
+    public func put(
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
+        success: Success?, failure: Failure?
+    ) -> SessionTask? {
         dataTask(method: "PUT", path: path, parameters: parameters, headers: headers, success: success, failure: failure)
     }
 
     /// PATCH `path`, parameters in the body.
     @discardableResult
-    public func patch(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
-                      success: Success?, failure: Failure?) -> SessionTask? {
+    public func patch(
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
+        success: Success?, failure: Failure?
+    ) -> SessionTask? {
         dataTask(method: "PATCH", path: path, parameters: parameters, headers: headers, success: success, failure: failure)
     }
 
     /// DELETE `path`, parameters in the query.
     @discardableResult
-    public func delete(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
-                       success: Success?, failure: Failure?) -> SessionTask? {
+    public func delete(
+        _ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
+        success: Success?, failure: Failure?
+    ) -> SessionTask? {
         dataTask(method: "DELETE", path: path, parameters: parameters, headers: headers, success: success, failure: failure)
     }
 }
@@ -58,37 +73,51 @@ extension HTTPSessionManager {
 /// the response and the body when there was one).
 extension HTTPSessionManager {
     /// GET `path`, parameters in the query.
-    public func get(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError) -> DataResult {
+    public func get(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError)
+        -> DataResult
+    {
         try await perform("GET", path, parameters, headers)
     }
 
     /// HEAD `path`, parameters in the query.
-    public func head(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError) -> DataResult {
+    public func head(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError)
+        -> DataResult
+    {
         try await perform("HEAD", path, parameters, headers)
     }
 
     /// POST `path`, parameters in the body.
-    public func post(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError) -> DataResult {
+    public func post(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError)
+        -> DataResult
+    {
         try await perform("POST", path, parameters, headers)
     }
 
     /// PUT `path`, parameters in the body.
-    public func put(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError) -> DataResult {
+    public func put(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError)
+        -> DataResult
+    {
         try await perform("PUT", path, parameters, headers)
     }
 
     /// PATCH `path`, parameters in the body.
-    public func patch(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError) -> DataResult {
+    public func patch(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError)
+        -> DataResult
+    {
         try await perform("PATCH", path, parameters, headers)
     }
 
     /// DELETE `path`, parameters in the query.
-    public func delete(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError) -> DataResult {
+    public func delete(_ path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil) async throws(ClientError)
+        -> DataResult
+    {
         try await perform("DELETE", path, parameters, headers)
     }
 
-    private func perform(_ method: String, _ path: String, _ parameters: Parameters?,
-                         _ headers: HTTPHeaders?) async throws(ClientError) -> DataResult {
+    private func perform(
+        _ method: String, _ path: String, _ parameters: Parameters?,
+        _ headers: HTTPHeaders?
+    ) async throws(ClientError) -> DataResult {
         let request = try self.request(method: method, path: path, parameters: parameters, headers: headers)
         return try await session.data(for: request)
     }

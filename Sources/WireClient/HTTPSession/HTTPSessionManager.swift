@@ -67,8 +67,10 @@ public final class HTTPSessionManager: Sendable {
     ///   - parameters: Encoded into the URI or the body as the serializer decides.
     ///   - headers: Fields applied after serialization.
     /// - Throws: `ClientError` `.badURL` or the serializer's `.requestSerializationFailed`.
-    public func request(method: String, path: String, parameters: Parameters? = nil,
-                        headers: HTTPHeaders? = nil) throws(ClientError) -> ClientRequest {
+    public func request(
+        method: String, path: String, parameters: Parameters? = nil,
+        headers: HTTPHeaders? = nil
+    ) throws(ClientError) -> ClientRequest {
         let (url, wireURL) = try resolve(path)
         let serializer = requestSerializer
         var request = ClientRequest(url: url, method: method)
@@ -98,7 +100,8 @@ public final class HTTPSessionManager: Sendable {
         if let base { return try base.resolve(path) }
         let escaped = BaseURL.escapingDisallowedBytes(path)
         guard let url = URL(string: escaped), let scheme = url.scheme?.lowercased(),
-              ["http", "https", "http+unix"].contains(scheme) else {
+            ["http", "https", "http+unix"].contains(scheme)
+        else {
             throw ClientError(.badURL, failureReason: "Not an absolute http(s) URL, and the manager has no base URL: \(path)")
         }
         return url
@@ -118,22 +121,28 @@ public final class HTTPSessionManager: Sendable {
     ///   - failure: The task (nil when the request could not be built) and the error, on the completion queue.
     /// - Returns: The running task, or nil when the request could not be built.
     @discardableResult
-    public func dataTask(method: String, path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
-                         uploadProgress: TaskProgressHandler? = nil, downloadProgress: TaskProgressHandler? = nil,
-                         success: (@Sendable (SessionTask, (any Sendable)?) -> Void)?,
-                         failure: (@Sendable (SessionTask?, ClientError) -> Void)?) -> SessionTask? {
-        resumedTask(.data, uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success,
-                    failure: failure) { () throws(ClientError) in
+    public func dataTask(
+        method: String, path: String, parameters: Parameters? = nil, headers: HTTPHeaders? = nil,
+        uploadProgress: TaskProgressHandler? = nil, downloadProgress: TaskProgressHandler? = nil,
+        success: (@Sendable (SessionTask, (any Sendable)?) -> Void)?,
+        failure: (@Sendable (SessionTask?, ClientError) -> Void)?
+    ) -> SessionTask? {
+        resumedTask(
+            .data, uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success,
+            failure: failure
+        ) { () throws(ClientError) in
             try self.request(method: method, path: path, parameters: parameters, headers: headers)
         }
     }
 
     /// A resumed task of `kind` for the request `build` makes, reporting to `success` or `failure`: the shared body
     /// of every callback verb. A request that cannot be built reaches `failure(nil, error)` once, later.
-    func resumedTask(_ kind: SessionTask.Kind, uploadProgress: TaskProgressHandler?, downloadProgress: TaskProgressHandler?,
-                     success: (@Sendable (SessionTask, (any Sendable)?) -> Void)?,
-                     failure: (@Sendable (SessionTask?, ClientError) -> Void)?,
-                     build: () throws(ClientError) -> ClientRequest) -> SessionTask? {
+    func resumedTask(
+        _ kind: SessionTask.Kind, uploadProgress: TaskProgressHandler?, downloadProgress: TaskProgressHandler?,
+        success: (@Sendable (SessionTask, (any Sendable)?) -> Void)?,
+        failure: (@Sendable (SessionTask?, ClientError) -> Void)?,
+        build: () throws(ClientError) -> ClientRequest
+    ) -> SessionTask? {
         let request: ClientRequest
         do {
             request = try build()

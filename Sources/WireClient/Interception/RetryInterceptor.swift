@@ -75,8 +75,9 @@ public final class RetryInterceptor: Interceptor {
         return state.withLock { state in
             var generator = state.generator
             defer { state.generator = generator }
-            return policy.evaluate(request, attempt: attempt, response: response, error: error, now: now, date: date,
-                                   budget: &state.budget, using: &generator)
+            return policy.evaluate(
+                request, attempt: attempt, response: response, error: error, now: now, date: date,
+                budget: &state.budget, using: &generator)
         }
     }
 

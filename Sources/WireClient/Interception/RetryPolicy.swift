@@ -171,7 +171,8 @@ public struct RetryPolicy: Sendable {
         guard attempt <= maximumRetries else { return .stop(.retriesExhausted) }
         let outcome: Outcome
         if honorsRetryAfter, let field = response?.value(forHTTPHeaderField: "Retry-After"),
-           let retryAfter = RetryAfter(field) {
+            let retryAfter = RetryAfter(field)
+        {
             let delay = retryAfter.delay(from: date)
             guard delay <= maximumRetryAfter ?? maximumDelay else { return .stop(.retryAfterTooLong) }
             outcome = .retry(after: delay, source: .retryAfter)

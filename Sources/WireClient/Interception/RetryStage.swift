@@ -24,7 +24,8 @@ struct RetryStage: TransferStage {
             do {
                 let received = await transfer.receive(try await chain.proceed(adapted))
                 guard transfer.cancelReason == nil, case .received(let body) = received.body.content, body.replacement == nil,
-                      let failed = self.failure(of: received, body) else { return received }
+                    let failed = self.failure(of: received, body)
+                else { return received }
                 (answer, failure) = (received, failed)
             } catch {
                 guard transfer.cancelReason == nil else { throw error }
@@ -32,8 +33,9 @@ struct RetryStage: TransferStage {
             }
             attempt += 1
             transfer.holdIdle()
-            let decision = await interceptors.retry(transfer.currentRequest, attempt: attempt,
-                                                    response: answer?.response ?? transfer.recordedResponse, error: failure)
+            let decision = await interceptors.retry(
+                transfer.currentRequest, attempt: attempt,
+                response: answer?.response ?? transfer.recordedResponse, error: failure)
             let delay: Duration
             switch decision {
             case .doNotRetry:
@@ -58,16 +60,20 @@ struct RetryStage: TransferStage {
     /// The request the adapters make of `request`, with the idle timeout held while they run.
     /// - Throws: An adapter's error (a `ClientError` as it is, anything else as `.requestSerializationFailed`), or the
     ///   task's cancellation.
-    nonisolated(nonsending) private func adapt(_ request: ClientRequest, _ transfer: any TransferContext) async throws(ClientError)
-        -> ClientRequest {
+    nonisolated(nonsending) private func adapt(_ request: ClientRequest, _ transfer: any TransferContext)
+        async throws(ClientError)
+        -> ClientRequest
+    {
         transfer.holdIdle()
         defer { transfer.releaseIdle() }
         do {
             return try await interceptors.adapt(request)
         } catch {
-            let failure = error as? ClientError
-                ?? ClientError(.requestSerializationFailed, failingURL: request.url, underlying: error,
-                               failureReason: "an adapter refused the request")
+            let failure =
+                error as? ClientError
+                ?? ClientError(
+                    .requestSerializationFailed, failingURL: request.url, underlying: error,
+                    failureReason: "an adapter refused the request")
             throw transfer.cancelReason(after: error) ?? failure
         }
     }
@@ -78,14 +84,17 @@ struct RetryStage: TransferStage {
         if let error = body.error { return error }
         let status = answer.response.statusCode
         guard let acceptableStatusCodes, !acceptableStatusCodes.contains(status) else { return nil }
-        return ClientError(.unacceptableStatusCode(status), failingURL: answer.response.url, response: answer.response,
-                           responseData: body.data, failureReason: "status \(status)")
+        return ClientError(
+            .unacceptableStatusCode(status), failingURL: answer.response.url, response: answer.response,
+            responseData: body.data, failureReason: "status \(status)")
     }
 
     /// The attempt that is kept: its response with `replacement` as the error when one is given (a failed status
     /// keeps its error for the serializer to find again), or, for an attempt that threw, the error.
-    private static func deliver(_ answer: StageResponse?, failing failure: ClientError,
-                                with replacement: ClientError?) throws(ClientError) -> StageResponse {
+    private static func deliver(
+        _ answer: StageResponse?, failing failure: ClientError,
+        with replacement: ClientError?
+    ) throws(ClientError) -> StageResponse {
         guard var answer else { throw replacement ?? failure }
         if let replacement, case .received(var body) = answer.body.content {
             body.error = replacement

@@ -93,7 +93,7 @@ actor MultipartBodyReader {
                 }
                 let end = min(bytes.count, offset + limit)
                 state.current = .data(bytes, offset: end)
-                return bytes.subdata(in: bytes.startIndex + offset ..< bytes.startIndex + end)
+                return bytes.subdata(in: bytes.startIndex + offset..<bytes.startIndex + end)
             case .file(let file, let path, let offset, let size):
                 guard offset < size else {
                     try? await file.close()
@@ -104,13 +104,16 @@ actor MultipartBodyReader {
                 do {
                     piece = try await file.read(at: Int(offset), upTo: Int(min(Int64(limit), size - offset)))
                 } catch {
-                    throw ClientError(.fileNotReachable, underlying: error, failureReason: "cannot read the part file \(path): \(error)")
+                    throw ClientError(
+                        .fileNotReachable, underlying: error, failureReason: "cannot read the part file \(path): \(error)")
                 }
                 guard piece.readableBytes > 0 else {
                     try? await file.close()
                     state.current = .none
-                    throw ClientError(.bodyLengthMismatch, failureReason:
-                        "the part file \(path) ended at byte \(offset), \(size) were declared when it was appended")
+                    throw ClientError(
+                        .bodyLengthMismatch,
+                        failureReason:
+                            "the part file \(path) ended at byte \(offset), \(size) were declared when it was appended")
                 }
                 state.current = .file(file, path: path, offset: offset + Int64(piece.readableBytes), size: size)
                 var data = Data()
@@ -126,15 +129,19 @@ actor MultipartBodyReader {
                 let chunk = try await iterator.next(isolation: self)
                 guard let chunk else {
                     guard received == length else {
-                        throw ClientError(.bodyLengthMismatch, failureReason:
-                            "a stream part ended after \(received) bytes, \(length) were declared")
+                        throw ClientError(
+                            .bodyLengthMismatch,
+                            failureReason:
+                                "a stream part ended after \(received) bytes, \(length) were declared")
                     }
                     state.current = .none
                     continue
                 }
                 guard Int64(chunk.count) <= length - received else {
-                    throw ClientError(.bodyLengthMismatch, failureReason:
-                        "a stream part yielded more than the \(length) bytes declared")
+                    throw ClientError(
+                        .bodyLengthMismatch,
+                        failureReason:
+                            "a stream part yielded more than the \(length) bytes declared")
                 }
                 state.current = .stream(iterator, received: received + Int64(chunk.count), length: length, leftover: chunk)
             }
@@ -153,12 +160,15 @@ actor MultipartBodyReader {
                 file = try await AsyncFile.open(path, mode: .read)
                 now = try await file.size()
             } catch {
-                throw ClientError(.fileNotReachable, underlying: error, failureReason: "cannot open the part file \(path): \(error)")
+                throw ClientError(
+                    .fileNotReachable, underlying: error, failureReason: "cannot open the part file \(path): \(error)")
             }
             guard Int64(now) == size else {
                 try? await file.close()
-                throw ClientError(.bodyLengthMismatch, failureReason:
-                    "the part file \(path) has \(now) bytes, \(size) when it was appended")
+                throw ClientError(
+                    .bodyLengthMismatch,
+                    failureReason:
+                        "the part file \(path) has \(now) bytes, \(size) when it was appended")
             }
             return .file(file, path: path, offset: 0, size: size)
         case .stream(let length, let make):

@@ -38,7 +38,9 @@ extension MultipartFormData {
         let stream: AsyncThrowingStream<Data, any Error>
         switch body {
         case .data(let data):
-            stream = AsyncThrowingStream { $0.yield(data); $0.finish() }
+            stream = AsyncThrowingStream {
+                $0.yield(data); $0.finish()
+            }
         case .stream(_, let make):
             stream = make()
         case .composite(let pieces):
@@ -88,8 +90,10 @@ extension MultipartFormData {
         }
     }
 
-    private static func yieldFile(_ path: String, size: Int64,
-                                  to continuation: AsyncThrowingStream<Data, any Error>.Continuation) async throws {
+    private static func yieldFile(
+        _ path: String, size: Int64,
+        to continuation: AsyncThrowingStream<Data, any Error>.Continuation
+    ) async throws {
         let file: AsyncFile
         do { file = try await AsyncFile.open(path, mode: .read) } catch {
             throw ClientError(.fileNotReachable, underlying: error, failureReason: "cannot open the part file \(path): \(error)")

@@ -107,10 +107,13 @@ public final class MultipartFormData: Sendable {
     ///   - mimeType: The part's `Content-Type`.
     ///
     /// A `mimeType` holding CR, LF or NUL is refused: the part is not appended and `refusedPartError` says why.
-    public func appendPart(stream: @escaping @Sendable () -> AsyncThrowingStream<Data, any Error>, name: String,
-                           fileName: String, length: Int64, mimeType: String) {
+    public func appendPart(
+        stream: @escaping @Sendable () -> AsyncThrowingStream<Data, any Error>, name: String,
+        fileName: String, length: Int64, mimeType: String
+    ) {
         precondition(length >= 0, "a stream part's length cannot be negative")
-        appendChecked(Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType), source: .stream(length: length, make: stream))
+        appendChecked(
+            Self.fileHeaders(name: name, fileName: fileName, mimeType: mimeType), source: .stream(length: length, make: stream))
     }
 
     /// Appends `fileData` as a file part.
@@ -189,16 +192,22 @@ public final class MultipartFormData: Sendable {
                 continue
             }
             let index = partCount
-            let formName = headers.first { $0.name.lowercased() == "content-disposition" }.flatMap { MultipartPart.formName(in: $0.value) }
-            throw ClientError(.requestSerializationFailed, failureReason: "multipart part \(index + 1)"
-                                  + (formName.map { " (\"\($0)\")" } ?? "") + ": \(problem); the part was not added")
+            let formName = headers.first { $0.name.lowercased() == "content-disposition" }.flatMap {
+                MultipartPart.formName(in: $0.value)
+            }
+            throw ClientError(
+                .requestSerializationFailed,
+                failureReason: "multipart part \(index + 1)"
+                    + (formName.map { " (\"\($0)\")" } ?? "") + ": \(problem); the part was not added")
         }
         return headers
     }
 
     /// `text` quoted for a message, with control bytes as `\r`, `\n`, `\0` or `\u{…}`.
     private static func escaped(_ text: String) -> String {
-        "\"" + text.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }.joined() + "\""
+        "\""
+            + text.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }
+            .joined() + "\""
     }
 
     /// `path` as a local path: plain paths as they are, `file://` URL strings decoded, other URLs refused.
@@ -306,4 +315,3 @@ extension MultipartFormData {
         }
     }
 }
-

@@ -72,7 +72,8 @@ struct MultipartPart: Sendable {
     /// The `name` parameter of a `Content-Disposition` value as `disposition(name:fileName:)` writes it, for messages.
     static func formName(in disposition: String) -> String? {
         guard let start = disposition.firstRange(of: "name=\"")?.upperBound,
-              let end = disposition[start...].firstIndex(of: "\"") else { return nil }
+            let end = disposition[start...].firstIndex(of: "\"")
+        else { return nil }
         return String(disposition[start..<end])
     }
 }

@@ -40,7 +40,8 @@ public struct InterfaceClassifier: Sendable, Hashable {
         let deviceType = isSafeName ? self.deviceType(directory) : nil
         if type == 772 { return .loopback }
         if deviceType == "wwan" || type == 519 || type == 512
-            || ["wwan", "rmnet", "ccmni"].contains(where: { name.hasPrefix($0) }) {
+            || ["wwan", "rmnet", "ccmni"].contains(where: { name.hasPrefix($0) })
+        {
             return .wwan
         }
         if isSafeName, exists("\(directory)/wireless") || exists("\(directory)/phy80211") { return .wireless }

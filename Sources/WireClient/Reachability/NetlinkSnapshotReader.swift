@@ -55,9 +55,12 @@ final class NetlinkSnapshotReader: Sendable {
     private func next() -> UInt32 { sequence.add(1, ordering: .relaxed).newValue }
 
     /// The messages of one dump; throws when the kernel ends it with an error.
-    private func exchange(_ socket: borrowing RouteNetlinkSocket, dump kind: RouteNetlinkRequest.DumpKind) throws -> [RouteNetlinkMessage] {
+    private func exchange(_ socket: borrowing RouteNetlinkSocket, dump kind: RouteNetlinkRequest.DumpKind) throws
+        -> [RouteNetlinkMessage]
+    {
         let sequence = next()
-        let messages = try socket.exchange(RouteNetlinkRequest.dump(kind, sequence: sequence), sequence: sequence, isDump: true, timeout: Self.timeout)
+        let messages = try socket.exchange(
+            RouteNetlinkRequest.dump(kind, sequence: sequence), sequence: sequence, isDump: true, timeout: Self.timeout)
         if case .error(let errno)? = messages.last?.payload, errno != 0 {
             throw ReachabilityWatchError.kernelRefused(errno: errno)
         }
@@ -85,7 +88,7 @@ final class NetlinkSnapshotReader: Sendable {
     static func convert(_ route: NetlinkRoute) -> ReachabilitySnapshot.Route? {
         let zero = [UInt8](repeating: 0, count: route.family == 2 ? 4 : 16)
         guard route.family == 2 || route.family == 10,
-              let destination = ReachabilitySnapshot.IPAddress(bytes: route.destination.isEmpty ? zero : route.destination)
+            let destination = ReachabilitySnapshot.IPAddress(bytes: route.destination.isEmpty ? zero : route.destination)
         else { return nil }
         return ReachabilitySnapshot.Route(
             destination: destination, prefixLength: Int(route.destinationLength), type: .init(code: route.type),

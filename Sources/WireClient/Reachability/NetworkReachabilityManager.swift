@@ -72,7 +72,10 @@ public final class NetworkReachabilityManager: Sendable {
     }
 
     /// A manager for a host name: reachable iff one of its addresses is; a failed resolution is not reachable.
-    public convenience init(domain: String, resolver: any Resolver = SystemResolver(), source: any ReachabilitySnapshotSource = SystemReachabilitySource()) {
+    public convenience init(
+        domain: String, resolver: any Resolver = SystemResolver(),
+        source: any ReachabilitySnapshotSource = SystemReachabilitySource()
+    ) {
         self.init(target: .domain(domain), resolver: resolver, source: source)
     }
 
@@ -186,7 +189,8 @@ public final class NetworkReachabilityManager: Sendable {
             let destinations: [ReachabilitySnapshot.IPAddress]?
             switch target {
             case .anyRoute: destinations = nil
-            case .address(let address): destinations = address.ipAddressBytes.flatMap(ReachabilitySnapshot.IPAddress.init(bytes:)).map { [$0] } ?? []
+            case .address(let address):
+                destinations = address.ipAddressBytes.flatMap(ReachabilitySnapshot.IPAddress.init(bytes:)).map { [$0] } ?? []
             case .domain(let name):
                 let resolved = (try? await resolver.resolve(host: name, port: 0)) ?? []
                 destinations = resolved.compactMap { $0.ipAddressBytes.flatMap(ReachabilitySnapshot.IPAddress.init(bytes:)) }

@@ -31,14 +31,17 @@ package enum ReachabilityEvaluator {
         }
     }
 
-    private static func defaultPath(_ snapshot: ReachabilitySnapshot, _ links: [Int: ReachabilitySnapshot.Link]) -> ReachabilityPath {
+    private static func defaultPath(_ snapshot: ReachabilitySnapshot, _ links: [Int: ReachabilitySnapshot.Link])
+        -> ReachabilityPath
+    {
         var candidates: [Candidate] = []
         for route in snapshot.routes where route.isDefault && route.type == .unicast && route.table != localTable {
             let family = route.destination.family
             let usable = route.outputInterfaces.lazy.compactMap { links[$0] }.first { link in
-                link.isUp && snapshot.addresses.contains {
-                    $0.interfaceIndex == link.index && $0.address.family == family && $0.isUsableForDefaultRoute
-                }
+                link.isUp
+                    && snapshot.addresses.contains {
+                        $0.interfaceIndex == link.index && $0.address.family == family && $0.isUsableForDefaultRoute
+                    }
             }
             if let usable { candidates.append(Candidate(link: usable, metric: route.metric, family: family)) }
         }
@@ -51,7 +54,8 @@ package enum ReachabilityEvaluator {
     }
 
     private static func addressPath(
-        _ destinations: [ReachabilitySnapshot.IPAddress], _ snapshot: ReachabilitySnapshot, _ links: [Int: ReachabilitySnapshot.Link]
+        _ destinations: [ReachabilitySnapshot.IPAddress], _ snapshot: ReachabilitySnapshot,
+        _ links: [Int: ReachabilitySnapshot.Link]
     ) -> ReachabilityPath {
         var chosen: ReachabilitySnapshot.Link?
         var hasIPv4 = false
@@ -69,7 +73,8 @@ package enum ReachabilityEvaluator {
 
     /// The interface traffic to `destination` leaves through, nil when it cannot leave.
     private static func exit(
-        for destination: ReachabilitySnapshot.IPAddress, _ snapshot: ReachabilitySnapshot, _ links: [Int: ReachabilitySnapshot.Link]
+        for destination: ReachabilitySnapshot.IPAddress, _ snapshot: ReachabilitySnapshot,
+        _ links: [Int: ReachabilitySnapshot.Link]
     ) -> ReachabilitySnapshot.Link? {
         if let lookup = snapshot.lookups[destination] {
             switch lookup {
@@ -89,10 +94,14 @@ package enum ReachabilityEvaluator {
             return a.metric < b.metric
         }
         guard let best else { return nil }
-        return exit(type: best.type, interface: best.outputInterfaces.first { links[$0]?.isUp == true } ?? best.outputInterfaces.first, links)
+        return exit(
+            type: best.type, interface: best.outputInterfaces.first { links[$0]?.isUp == true } ?? best.outputInterfaces.first,
+            links)
     }
 
-    private static func exit(type: ReachabilitySnapshot.RouteType, interface: Int?, _ links: [Int: ReachabilitySnapshot.Link]) -> ReachabilitySnapshot.Link? {
+    private static func exit(type: ReachabilitySnapshot.RouteType, interface: Int?, _ links: [Int: ReachabilitySnapshot.Link])
+        -> ReachabilitySnapshot.Link?
+    {
         switch type {
         case .local: return loopback(links)
         case .unicast:
@@ -104,6 +113,8 @@ package enum ReachabilityEvaluator {
 
     /// The loopback interface when it is up (`lo` reports no carrier state: `IFF_UP` is what counts).
     private static func loopback(_ links: [Int: ReachabilitySnapshot.Link]) -> ReachabilitySnapshot.Link? {
-        links.values.filter { $0.kind == .loopback && $0.flags & ReachabilitySnapshot.Link.flagUp != 0 }.min { $0.index < $1.index }
+        links.values.filter { $0.kind == .loopback && $0.flags & ReachabilitySnapshot.Link.flagUp != 0 }.min {
+            $0.index < $1.index
+        }
     }
 }

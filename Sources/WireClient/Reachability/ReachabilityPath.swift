@@ -15,7 +15,10 @@ public struct ReachabilityPath: Sendable, Hashable {
     public var hasIPv6Route: Bool
 
     /// A path with these properties.
-    public init(status: NetworkReachabilityStatus, interfaceName: String? = nil, interfaceKind: InterfaceKind? = nil, hasIPv4Route: Bool = false, hasIPv6Route: Bool = false) {
+    public init(
+        status: NetworkReachabilityStatus, interfaceName: String? = nil, interfaceKind: InterfaceKind? = nil,
+        hasIPv4Route: Bool = false, hasIPv6Route: Bool = false
+    ) {
         self.status = status
         self.interfaceName = interfaceName
         self.interfaceKind = interfaceKind

@@ -97,28 +97,30 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
 
         /// The state of the kernel's numeric code (`IF_OPER_*`); out-of-range codes are `.unknown`.
         package init(code: UInt8) {
-            self = switch code {
-            case 1: .notPresent
-            case 2: .down
-            case 3: .lowerLayerDown
-            case 4: .testing
-            case 5: .dormant
-            case 6: .up
-            default: .unknown
-            }
+            self =
+                switch code {
+                case 1: .notPresent
+                case 2: .down
+                case 3: .lowerLayerDown
+                case 4: .testing
+                case 5: .dormant
+                case 6: .up
+                default: .unknown
+                }
         }
 
         /// The state of sysfs's `operstate` text (`up`, `down`, `lowerlayerdown`, ...).
         package init(text: some StringProtocol) {
-            self = switch text {
-            case "notpresent": .notPresent
-            case "down": .down
-            case "lowerlayerdown": .lowerLayerDown
-            case "testing": .testing
-            case "dormant": .dormant
-            case "up": .up
-            default: .unknown
-            }
+            self =
+                switch text {
+                case "notpresent": .notPresent
+                case "down": .down
+                case "lowerlayerdown": .lowerLayerDown
+                case "testing": .testing
+                case "dormant": .dormant
+                case "up": .up
+                default: .unknown
+                }
         }
     }
 
@@ -172,7 +174,8 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         public var isTentative: Bool
 
         /// An address with these properties.
-        public init(interfaceIndex: Int, address: IPAddress, prefixLength: Int, scope: Scope = .global, isTentative: Bool = false) {
+        public init(interfaceIndex: Int, address: IPAddress, prefixLength: Int, scope: Scope = .global, isTentative: Bool = false)
+        {
             self.interfaceIndex = interfaceIndex
             self.address = address
             self.prefixLength = prefixLength
@@ -195,13 +198,14 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
 
             /// The scope of the kernel's numeric code (0, 200, 253, 254, 255); other values are `.site`.
             package init(code: UInt8) {
-                self = switch code {
-                case 0: .global
-                case 253: .link
-                case 254: .host
-                case 255: .nowhere
-                default: .site
-                }
+                self =
+                    switch code {
+                    case 0: .global
+                    case 253: .link
+                    case 254: .host
+                    case 255: .nowhere
+                    default: .site
+                    }
             }
         }
 
@@ -237,18 +241,19 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
 
         /// The type of the kernel's numeric code.
         package init(code: UInt8) {
-            self = switch code {
-            case 1: .unicast
-            case 2: .local
-            case 3: .broadcast
-            case 4: .anycast
-            case 5: .multicast
-            case 6: .blackhole
-            case 7: .unreachable
-            case 8: .prohibit
-            case 9: .throw
-            default: .other
-            }
+            self =
+                switch code {
+                case 1: .unicast
+                case 2: .local
+                case 3: .broadcast
+                case 4: .anycast
+                case 5: .multicast
+                case 6: .blackhole
+                case 7: .unreachable
+                case 8: .prohibit
+                case 9: .throw
+                default: .other
+                }
         }
     }
 
@@ -268,7 +273,10 @@ public struct ReachabilitySnapshot: Sendable, Hashable {
         public var table: UInt32
 
         /// A route with these properties.
-        public init(destination: IPAddress, prefixLength: Int, type: RouteType = .unicast, outputInterfaces: [Int], metric: UInt32 = 0, table: UInt32 = 254) {
+        public init(
+            destination: IPAddress, prefixLength: Int, type: RouteType = .unicast, outputInterfaces: [Int], metric: UInt32 = 0,
+            table: UInt32 = 254
+        ) {
             self.destination = destination
             self.prefixLength = prefixLength
             self.type = type

@@ -40,7 +40,8 @@ public struct SystemReachabilitySource: ReachabilitySnapshotSource {
 
     public func startWatching(onChange: @escaping @Sendable () -> Void) throws -> any ReachabilityWatch {
         if usesNetlink, let loop = loop ?? Self.sharedLoop,
-           let reader = try? NetlinkSnapshotReader(classifier: classifier) {
+            let reader = try? NetlinkSnapshotReader(classifier: classifier)
+        {
             do {
                 let monitor = try NetlinkChangeMonitor(loop: loop, coalescing: coalescing, onChange: onChange)
                 return NetlinkWatch(reader: reader, monitor: monitor)
@@ -48,7 +49,8 @@ public struct SystemReachabilitySource: ReachabilitySnapshotSource {
                 reader.close()
             }
         }
-        return PollingWatch(procRoot: procRoot, classifier: classifier, clock: clock, interval: pollingInterval, onChange: onChange)
+        return PollingWatch(
+            procRoot: procRoot, classifier: classifier, clock: clock, interval: pollingInterval, onChange: onChange)
     }
 }
 
@@ -79,7 +81,10 @@ final class PollingWatch: ReachabilityWatch {
     private let ticker: Task<Void, Never>
     private let isStopped = Atomic(false)
 
-    init(procRoot: String, classifier: InterfaceClassifier, clock: any Clock<Duration>, interval: Duration, onChange: @escaping @Sendable () -> Void) {
+    init(
+        procRoot: String, classifier: InterfaceClassifier, clock: any Clock<Duration>, interval: Duration,
+        onChange: @escaping @Sendable () -> Void
+    ) {
         self.procRoot = procRoot
         self.classifier = classifier
         ticker = Task {

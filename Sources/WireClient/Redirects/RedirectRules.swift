@@ -24,10 +24,12 @@ enum RedirectRules {
         // The `Location` field is looked up only for a redirect status (every response passes here).
         guard RedirectRewrite.statuses.contains(status), let location = location(), !location.isEmpty else { return .deliver }
         guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
-              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
+            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
         else {
-            return .fail(ClientError(.badURL, failingURL: request.url,
-                                     failureReason: "the redirect's Location \"\(location)\" is not an http or https URL"))
+            return .fail(
+                ClientError(
+                    .badURL, failingURL: request.url,
+                    failureReason: "the redirect's Location \"\(location)\" is not an http or https URL"))
         }
         var next = request
         next.url = target
@@ -37,8 +39,9 @@ enum RedirectRules {
             next.method = "GET"
             next.body = nil
         }
-        RedirectRewrite.rewrite(&next.headers, droppingBody: becomesGET,
-                                leavingOrigin: origin(of: request.url) != origin(of: target))
+        RedirectRewrite.rewrite(
+            &next.headers, droppingBody: becomesGET,
+            leavingOrigin: origin(of: request.url) != origin(of: target))
         return .follow(next, keepsBody: !becomesGET && request.body != nil)
     }
 

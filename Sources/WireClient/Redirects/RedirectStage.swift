@@ -17,7 +17,9 @@ struct RedirectStage: TransferStage {
             // The request the hop answered as the stages below it left it (a challenge's answer kept, no cookies).
             let answered = answer.request
             let location = answer.response.headers
-            switch RedirectRules.next(after: answered, status: answer.response.statusCode, location: location.first(name: "Location")) {
+            switch RedirectRules.next(
+                after: answered, status: answer.response.statusCode, location: location.first(name: "Location"))
+            {
             case .deliver:
                 return answer
             case .fail(let error):
@@ -25,8 +27,9 @@ struct RedirectStage: TransferStage {
             case .follow(let proposed, let keepsBody):
                 redirects += 1
                 guard redirects <= maximumRedirects else {
-                    throw ClientError(.tooManyRedirects, failingURL: answered.url, response: answer.response,
-                                      failureReason: "more than \(maximumRedirects) redirects")
+                    throw ClientError(
+                        .tooManyRedirects, failingURL: answered.url, response: answer.response,
+                        failureReason: "more than \(maximumRedirects) redirects")
                 }
                 guard let next = await transfer.proposeRedirect(proposed, keepsBody: keepsBody, after: answer.response) else {
                     return answer

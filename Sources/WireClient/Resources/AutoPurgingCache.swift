@@ -33,11 +33,14 @@ public final class AutoPurgingCache<Value: Sendable>: Sendable {
     ///   - purgesOnMemoryPressure: Whether `monitor` empties this cache on memory pressure.
     ///   - monitor: Where memory pressure is heard; the process-wide monitor by default.
     ///   - cost: An entry's cost in bytes; called outside the cache's lock.
-    public init(memoryCapacity: UInt64 = 104_857_600, preferredMemoryUsageAfterPurge: UInt64 = 62_914_560,
-                purgesOnMemoryPressure: Bool = true, memoryPressureMonitor monitor: MemoryPressureMonitor = .shared,
-                cost: @escaping @Sendable (Value) -> UInt64) {
-        precondition(preferredMemoryUsageAfterPurge <= memoryCapacity,
-                     "AutoPurgingCache: preferredMemoryUsageAfterPurge must not exceed memoryCapacity")
+    public init(
+        memoryCapacity: UInt64 = 104_857_600, preferredMemoryUsageAfterPurge: UInt64 = 62_914_560,
+        purgesOnMemoryPressure: Bool = true, memoryPressureMonitor monitor: MemoryPressureMonitor = .shared,
+        cost: @escaping @Sendable (Value) -> UInt64
+    ) {
+        precondition(
+            preferredMemoryUsageAfterPurge <= memoryCapacity,
+            "AutoPurgingCache: preferredMemoryUsageAfterPurge must not exceed memoryCapacity")
         self.memoryCapacity = memoryCapacity
         self.preferredMemoryUsageAfterPurge = preferredMemoryUsageAfterPurge
         self.cost = cost
@@ -45,10 +48,12 @@ public final class AutoPurgingCache<Value: Sendable>: Sendable {
         self.store = store
         if purgesOnMemoryPressure {
             // The store, not the cache, is captured: the monitor must not keep the cache alive.
-            let token = monitor.register { _ = store.withLock { store in
-                defer { store.removeAll() }
-                return store.count > 0
-            } }
+            let token = monitor.register {
+                _ = store.withLock { store in
+                    defer { store.removeAll() }
+                    return store.count > 0
+                }
+            }
             pressureRegistration = (monitor, token)
         } else {
             pressureRegistration = nil
@@ -91,8 +96,8 @@ public final class AutoPurgingCache<Value: Sendable>: Sendable {
     /// The value under `identifier`, which counts as use; nil when absent.
     // Specialised for the two values the module serves: unspecialised, each call looked up the metadata of the
     // generic types it touches (`Locked<LRUStore<Value>>`, the queue's), more than half of a cache hit's cost.
-    @_specialize(exported: true, where Value == Data)
-    @_specialize(exported: true, where Value == ImageData)
+    @_specialize(exported:true,where Value == Data)
+    @_specialize(exported:true,where Value == ImageData)
     public func value(withIdentifier identifier: String) -> Value? {
         store.withLock { $0.value(forKey: identifier) }
     }
@@ -131,8 +136,8 @@ public final class AutoPurgingCache<Value: Sendable>: Sendable {
     /// The value for `request`, which counts as use; nil when absent.
     // Specialised for the two values the module serves: unspecialised, each call looked up the metadata of the
     // generic types it touches (`Locked<LRUStore<Value>>`, the queue's), more than half of a cache hit's cost.
-    @_specialize(exported: true, where Value == Data)
-    @_specialize(exported: true, where Value == ImageData)
+    @_specialize(exported:true,where Value == Data)
+    @_specialize(exported:true,where Value == ImageData)
     public func value(for request: ClientRequest, additionalIdentifier: String? = nil) -> Value? {
         value(withIdentifier: Self.identifier(for: request, additionalIdentifier: additionalIdentifier))
     }
@@ -158,10 +163,14 @@ extension AutoPurgingCache where Value == Data {
     ///   - preferredMemoryUsageAfterPurge: What a purge brings the total down to; 60 MiB by default.
     ///   - purgesOnMemoryPressure: Whether `monitor` empties this cache on memory pressure.
     ///   - monitor: Where memory pressure is heard.
-    public convenience init(memoryCapacity: UInt64 = 104_857_600, preferredMemoryUsageAfterPurge: UInt64 = 62_914_560,
-                            purgesOnMemoryPressure: Bool = true, memoryPressureMonitor monitor: MemoryPressureMonitor = .shared) {
-        self.init(memoryCapacity: memoryCapacity, preferredMemoryUsageAfterPurge: preferredMemoryUsageAfterPurge,
-                  purgesOnMemoryPressure: purgesOnMemoryPressure, memoryPressureMonitor: monitor) { UInt64($0.count) }
+    public convenience init(
+        memoryCapacity: UInt64 = 104_857_600, preferredMemoryUsageAfterPurge: UInt64 = 62_914_560,
+        purgesOnMemoryPressure: Bool = true, memoryPressureMonitor monitor: MemoryPressureMonitor = .shared
+    ) {
+        self.init(
+            memoryCapacity: memoryCapacity, preferredMemoryUsageAfterPurge: preferredMemoryUsageAfterPurge,
+            purgesOnMemoryPressure: purgesOnMemoryPressure, memoryPressureMonitor: monitor
+        ) { UInt64($0.count) }
     }
 }
 
@@ -172,10 +181,14 @@ extension AutoPurgingCache where Value == ImageData {
     ///   - preferredMemoryUsageAfterPurge: What a purge brings the total down to; 60 MiB by default.
     ///   - purgesOnMemoryPressure: Whether `monitor` empties this cache on memory pressure.
     ///   - monitor: Where memory pressure is heard.
-    public convenience init(memoryCapacity: UInt64 = 104_857_600, preferredMemoryUsageAfterPurge: UInt64 = 62_914_560,
-                            purgesOnMemoryPressure: Bool = true, memoryPressureMonitor monitor: MemoryPressureMonitor = .shared) {
-        self.init(memoryCapacity: memoryCapacity, preferredMemoryUsageAfterPurge: preferredMemoryUsageAfterPurge,
-                  purgesOnMemoryPressure: purgesOnMemoryPressure, memoryPressureMonitor: monitor) { $0.cost }
+    public convenience init(
+        memoryCapacity: UInt64 = 104_857_600, preferredMemoryUsageAfterPurge: UInt64 = 62_914_560,
+        purgesOnMemoryPressure: Bool = true, memoryPressureMonitor monitor: MemoryPressureMonitor = .shared
+    ) {
+        self.init(
+            memoryCapacity: memoryCapacity, preferredMemoryUsageAfterPurge: preferredMemoryUsageAfterPurge,
+            purgesOnMemoryPressure: purgesOnMemoryPressure, memoryPressureMonitor: monitor
+        ) { $0.cost }
     }
 }
 

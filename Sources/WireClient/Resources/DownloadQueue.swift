@@ -74,7 +74,8 @@ struct DownloadQueue<Requester> {
     /// - Returns: What to do, or nil when the receipt is unknown or its download already finished.
     mutating func cancel(_ key: String, taskIdentifier: Int, receiptID: UUID) -> Cancellation? {
         guard var entry = entries[key], entry.task.taskIdentifier == taskIdentifier,
-              let index = entry.requesters.firstIndex(where: { $0.receiptID == receiptID }) else { return nil }
+            let index = entry.requesters.firstIndex(where: { $0.receiptID == receiptID })
+        else { return nil }
         let requester = entry.requesters.remove(at: index).requester
         guard entry.requesters.isEmpty else {
             entries[key] = entry

@@ -37,8 +37,10 @@ public final class LinuxMemoryPressureSource: MemoryPressureSource {
 
     /// Opens the files and starts watching; `handler` runs on the watcher's thread for each pressure event.
     public func start(_ handler: @escaping @Sendable () -> Void) {
-        let eventsPath = cgroupEventsPath ?? Self.memoryEventsPath(
-            cgroup: Self.text(atPath: procRoot + "/self/cgroup"), mountInfo: Self.text(atPath: procRoot + "/self/mountinfo"))
+        let eventsPath =
+            cgroupEventsPath
+            ?? Self.memoryEventsPath(
+                cgroup: Self.text(atPath: procRoot + "/self/cgroup"), mountInfo: Self.text(atPath: procRoot + "/self/mountinfo"))
         var files = [PriorityEventWatcher.File(path: procRoot + "/pressure/memory", triggers: Self.pressureTriggers)]
         if let eventsPath { files.append(PriorityEventWatcher.File(path: eventsPath)) }
         let baseline = eventsPath.map { MemoryEventCounters(parsing: Self.text(atPath: $0) ?? "") }

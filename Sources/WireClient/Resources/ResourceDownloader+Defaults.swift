@@ -16,12 +16,15 @@ extension ResourceDownloader where Value == Data {
     ///   - maximumActiveDownloads: The most downloads running at once.
     ///   - cache: Where values are kept and looked up; nil for none.
     ///   - callbackQueue: Where handlers run; nil makes a private serial queue.
-    public convenience init(sessionManager: HTTPSessionManager? = nil, prioritization: DownloadPrioritization = .fifo,
-                            maximumActiveDownloads: Int = 4, cache: AutoPurgingCache<Data>? = AutoPurgingCache<Data>(),
-                            callbackQueue: DispatchQueue? = nil) {
-        self.init(sessionManager: sessionManager, responseSerializer: HTTPResponseSerializer(),
-                  prioritization: prioritization, maximumActiveDownloads: maximumActiveDownloads, cache: cache,
-                  callbackQueue: callbackQueue, acceptHeader: "*/*")
+    public convenience init(
+        sessionManager: HTTPSessionManager? = nil, prioritization: DownloadPrioritization = .fifo,
+        maximumActiveDownloads: Int = 4, cache: AutoPurgingCache<Data>? = AutoPurgingCache<Data>(),
+        callbackQueue: DispatchQueue? = nil
+    ) {
+        self.init(
+            sessionManager: sessionManager, responseSerializer: HTTPResponseSerializer(),
+            prioritization: prioritization, maximumActiveDownloads: maximumActiveDownloads, cache: cache,
+            callbackQueue: callbackQueue, acceptHeader: "*/*")
     }
 }
 
@@ -34,12 +37,15 @@ extension ResourceDownloader where Value == ImageData {
     ///   - maximumActiveDownloads: The most downloads running at once.
     ///   - cache: Where images are kept and looked up; nil for none.
     ///   - callbackQueue: Where handlers run; nil makes a private serial queue.
-    public static func images(sessionManager: HTTPSessionManager? = nil, prioritization: DownloadPrioritization = .fifo,
-                              maximumActiveDownloads: Int = 4,
-                              cache: AutoPurgingCache<ImageData>? = AutoPurgingCache<ImageData>(),
-                              callbackQueue: DispatchQueue? = nil) -> ResourceDownloader<ImageData> {
-        ResourceDownloader(sessionManager: sessionManager, responseSerializer: ImageResponseSerializer(),
-                           prioritization: prioritization, maximumActiveDownloads: maximumActiveDownloads, cache: cache,
-                           callbackQueue: callbackQueue, acceptHeader: "image/*")
+    public static func images(
+        sessionManager: HTTPSessionManager? = nil, prioritization: DownloadPrioritization = .fifo,
+        maximumActiveDownloads: Int = 4,
+        cache: AutoPurgingCache<ImageData>? = AutoPurgingCache<ImageData>(),
+        callbackQueue: DispatchQueue? = nil
+    ) -> ResourceDownloader<ImageData> {
+        ResourceDownloader(
+            sessionManager: sessionManager, responseSerializer: ImageResponseSerializer(),
+            prioritization: prioritization, maximumActiveDownloads: maximumActiveDownloads, cache: cache,
+            callbackQueue: callbackQueue, acceptHeader: "image/*")
     }
 }

@@ -71,9 +71,11 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     ///   - cache: Where values are kept and looked up; nil for none.
     ///   - callbackQueue: Where handlers run; nil makes a private serial queue (never the main queue).
     ///   - acceptHeader: What `ResourceSlot.load(url:placeholder:)` asks for.
-    public init(sessionManager: HTTPSessionManager? = nil, responseSerializer: any ResponseSerializer,
-                prioritization: DownloadPrioritization = .fifo, maximumActiveDownloads: Int = 4,
-                cache: AutoPurgingCache<Value>?, callbackQueue: DispatchQueue? = nil, acceptHeader: String = "*/*") {
+    public init(
+        sessionManager: HTTPSessionManager? = nil, responseSerializer: any ResponseSerializer,
+        prioritization: DownloadPrioritization = .fifo, maximumActiveDownloads: Int = 4,
+        cache: AutoPurgingCache<Value>?, callbackQueue: DispatchQueue? = nil, acceptHeader: String = "*/*"
+    ) {
         if let sessionManager {
             self.sessionManager = sessionManager
         } else {
@@ -128,18 +130,21 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     @discardableResult
     // Specialised for the two values the module serves: unspecialised, each call looked up the metadata of the
     // generic types it touches (`Locked<LRUStore<Value>>`, the queue's), more than half of a cache hit's cost.
-    @_specialize(exported: true, where Value == Data)
-    @_specialize(exported: true, where Value == ImageData)
-    public func download(_ request: ClientRequest, receiptID: UUID = ReceiptIdentifiers.next(), success: @escaping Success,
-                         failure: @escaping Failure) -> DownloadReceipt? {
+    @_specialize(exported:true,where Value == Data)
+    @_specialize(exported:true,where Value == ImageData)
+    public func download(
+        _ request: ClientRequest, receiptID: UUID = ReceiptIdentifiers.next(), success: @escaping Success,
+        failure: @escaping Failure
+    ) -> DownloadReceipt? {
         guard Self.isDownloadable(request.url) else {
             let error = ClientError(.badURL, failingURL: request.url, failureReason: Self.undownloadableReason(request.url))
             callbackQueue.async { failure(request, nil, error) }
             return nil
         }
         guard request.method.uppercased() == "GET" else {
-            let error = ClientError(.requestSerializationFailed, failingURL: request.url,
-                                    failureReason: "ResourceDownloader downloads with GET only, not \(request.method)")
+            let error = ClientError(
+                .requestSerializationFailed, failingURL: request.url,
+                failureReason: "ResourceDownloader downloads with GET only, not \(request.method)")
             callbackQueue.async { failure(request, nil, error) }
             return nil
         }
@@ -149,8 +154,10 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
         let session = sessionManager.session
         var askingURLCache = session.configuration.urlCache != nil
         while true {
-            switch start(request, key: key, receiptID: receiptID, requester: requester, cache: cache,
-                         askingURLCache: askingURLCache) {
+            switch start(
+                request, key: key, receiptID: receiptID, requester: requester, cache: cache,
+                askingURLCache: askingURLCache)
+            {
             case .joined(let task):
                 return DownloadReceipt(receiptID: receiptID, task: task)
             case .cached(let value):
@@ -177,8 +184,10 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     // Inlined into `download`'s specialisations, like the two helpers below: unspecialised, each call looked up the
     // generic metadata of `Value`'s types again.
     @inline(__always)
-    private func start(_ request: ClientRequest, key: String, receiptID: UUID, requester: Requester,
-                       cache: AutoPurgingCache<Value>?, askingURLCache: Bool) -> StartOutcome {
+    private func start(
+        _ request: ClientRequest, key: String, receiptID: UUID, requester: Requester,
+        cache: AutoPurgingCache<Value>?, askingURLCache: Bool
+    ) -> StartOutcome {
         state.withLock { queue -> StartOutcome in
             if let task = queue.join(key, receiptID: receiptID, requester: requester) { return .joined(task) }
             // Under the lock so that two requesters of one URL cannot both miss and both download. The cache and the
@@ -222,9 +231,11 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
             callbackQueue.async {
                 for requester in requesters {
                     let url = requester.request.url
-                    requester.failure(requester.request, nil, ClientError(
-                        .cancelled, failingURL: url,
-                        failureReason: "ResourceDownloader cancelled URL request: \(url.absoluteString)"))
+                    requester.failure(
+                        requester.request, nil,
+                        ClientError(
+                            .cancelled, failingURL: url,
+                            failureReason: "ResourceDownloader cancelled URL request: \(url.absoluteString)"))
                 }
             }
             entry.task.cancel()
@@ -236,11 +247,14 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     /// nothing.
     public func cancel(_ receipt: DownloadReceipt) {
         let url = receipt.task.originalRequest.url
-        guard let cancellation = state.withLock({
-            $0.cancel(url.absoluteString, taskIdentifier: receipt.task.taskIdentifier, receiptID: receipt.receiptID)
-        }) else { return }
-        let error = ClientError(.cancelled, failingURL: url,
-                                failureReason: "ResourceDownloader cancelled URL request: \(url.absoluteString)")
+        guard
+            let cancellation = state.withLock({
+                $0.cancel(url.absoluteString, taskIdentifier: receipt.task.taskIdentifier, receiptID: receipt.receiptID)
+            })
+        else { return }
+        let error = ClientError(
+            .cancelled, failingURL: url,
+            failureReason: "ResourceDownloader cancelled URL request: \(url.absoluteString)")
         let requester = cancellation.requester
         callbackQueue.async { requester.failure(requester.request, nil, error) }
         cancellation.taskToCancel?.cancel()
@@ -253,12 +267,16 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     public func download(_ request: ClientRequest) async throws(ClientError) -> (value: Value, response: ClientResponse?) {
         let pending = PendingReceipt()
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<(value: Value, response: ClientResponse?), ClientError>, Never>) in
-                let receipt = download(request, success: { _, response, value in
-                    continuation.resume(returning: .success((value, response)))
-                }, failure: { _, _, error in
-                    continuation.resume(returning: .failure(error))
-                })
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<(value: Value, response: ClientResponse?), ClientError>, Never>) in
+                let receipt = download(
+                    request,
+                    success: { _, response, value in
+                        continuation.resume(returning: .success((value, response)))
+                    },
+                    failure: { _, _, error in
+                        continuation.resume(returning: .failure(error))
+                    })
                 if let receipt, pending.set(receipt) { cancel(receipt) }
             }
         } onCancel: {
@@ -277,8 +295,10 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     }
 
     /// The task of download `id` completed, on the session's completion queue.
-    private func taskDidComplete(key: String, id: UUID, response: ClientResponse?, value: (any Sendable)?,
-                                 error: ClientError?) {
+    private func taskDidComplete(
+        key: String, id: UUID, response: ClientResponse?, value: (any Sendable)?,
+        error: ClientError?
+    ) {
         let (requesters, start) = state.withLock { $0.complete(key, id: id) }
         for task in start { task.resume() }
         guard let requesters, !requesters.isEmpty else { return }
@@ -297,8 +317,10 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     /// serializer makes the value from the stored response, as a task's completion would, the value goes into `cache`
     /// as a downloaded one does, and the requester is told.
     @inline(__always)
-    private func deliver(_ answer: (response: ClientResponse, data: Data), serializedBy serializer: any ResponseSerializer,
-                         to requester: Requester) {
+    private func deliver(
+        _ answer: (response: ClientResponse, data: Data), serializedBy serializer: any ResponseSerializer,
+        to requester: Requester
+    ) {
         let serialized = serializer.serialize(response: answer.response, data: answer.data)
         switch outcome(of: requester.request, response: answer.response, value: serialized.value, error: serialized.error) {
         case .success(let value): requester.success(requester.request, answer.response, value)
@@ -309,13 +331,17 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     /// What a download of `request` ended with, given the serialized value or the error; a value goes into `cache`
     /// (unless `shouldCache` says no).
     @inline(__always)
-    private func outcome(of request: ClientRequest, response: ClientResponse?, value: (any Sendable)?,
-                         error: ClientError?) -> Result<Value, ClientError> {
+    private func outcome(
+        of request: ClientRequest, response: ClientResponse?, value: (any Sendable)?,
+        error: ClientError?
+    ) -> Result<Value, ClientError> {
         if let error { return .failure(error) }
         guard let value = value as? Value ?? Self.emptyValue(for: value) else {
-            return .failure(ClientError(
-                .responseSerializationFailed, failingURL: request.url, response: response,
-                failureReason: "The response serializer produced \(value.map { "\(type(of: $0))" } ?? "nothing"), not \(Value.self)"))
+            return .failure(
+                ClientError(
+                    .responseSerializationFailed, failingURL: request.url, response: response,
+                    failureReason:
+                        "The response serializer produced \(value.map { "\(type(of: $0))" } ?? "nothing"), not \(Value.self)"))
         }
         if let cache, shouldCache?(value, request, response) ?? true {
             cache.add(value, for: request)

@@ -95,8 +95,11 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
             // As for a nil URL: the placeholder (nil included), the failure before `load` returns, and the active
             // download left alone.
             setValue(placeholder)
-            failure?(request, nil, ClientError(.badURL, failingURL: request.url,
-                                               failureReason: ResourceDownloader<Value>.undownloadableReason(request.url)))
+            failure?(
+                request, nil,
+                ClientError(
+                    .badURL, failingURL: request.url,
+                    failureReason: ResourceDownloader<Value>.undownloadableReason(request.url)))
             return
         }
         let id = ReceiptIdentifiers.next()
@@ -114,13 +117,16 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
             return
         }
         if let placeholder { setValue(placeholder) }
-        let receipt = downloader.download(request, receiptID: id, success: { [weak self] request, response, value in
-            guard let self, self.finish(id) else { return }
-            if let success { success(request, response, value) } else { self.setValue(value) }
-        }, failure: { [weak self] request, response, error in
-            guard let self, self.finish(id) else { return }
-            failure?(request, response, error)
-        })
+        let receipt = downloader.download(
+            request, receiptID: id,
+            success: { [weak self] request, response, value in
+                guard let self, self.finish(id) else { return }
+                if let success { success(request, response, value) } else { self.setValue(value) }
+            },
+            failure: { [weak self] request, response, error in
+                guard let self, self.finish(id) else { return }
+                failure?(request, response, error)
+            })
         let isCurrent = state.withLock { state -> Bool in
             guard state.active?.id == id else { return false }
             state.active?.receipt = receipt

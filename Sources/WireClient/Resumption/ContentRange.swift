@@ -29,7 +29,8 @@ package struct ContentRange: Sendable, Hashable, CustomStringConvertible {
         while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
         let unit = Array("bytes ".utf8)
         guard bytes.count > unit.count,
-              zip(bytes.prefix(unit.count), unit).allSatisfy({ Self.lowercased($0) == $1 }) else { return nil }
+            zip(bytes.prefix(unit.count), unit).allSatisfy({ Self.lowercased($0) == $1 })
+        else { return nil }
         bytes = bytes.dropFirst(unit.count)
         guard let slash = bytes.firstIndex(of: 0x2F) else { return nil }
         let rangePart = bytes[..<slash]
@@ -48,9 +49,10 @@ package struct ContentRange: Sendable, Hashable, CustomStringConvertible {
             return
         }
         guard let dash = rangePart.firstIndex(of: 0x2D),
-              let first = Self.number(rangePart[..<dash]),
-              let last = Self.number(rangePart[rangePart.index(after: dash)...]),
-              first <= last else { return nil }
+            let first = Self.number(rangePart[..<dash]),
+            let last = Self.number(rangePart[rangePart.index(after: dash)...]),
+            first <= last
+        else { return nil }
         if let complete, last >= complete { return nil }
         self.init(range: first...last, completeLength: complete)
     }

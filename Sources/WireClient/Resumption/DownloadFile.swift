@@ -21,8 +21,9 @@ enum DownloadFile {
             try await AsyncFile.makeDirectory(directory, permissions: 0o700)
             return try await AsyncFile.open(path, mode: .createNew, permissions: 0o600)
         } catch {
-            throw ClientError(.cannotWriteToFile, failingURL: url, underlying: error,
-                              failureReason: "cannot create the download's temporary file \(path): \(error)")
+            throw ClientError(
+                .cannotWriteToFile, failingURL: url, underlying: error,
+                failureReason: "cannot create the download's temporary file \(path): \(error)")
         }
     }
 
@@ -38,13 +39,14 @@ enum DownloadFile {
                     try await AsyncFile.link(source, to: destination)
                     try await AsyncFile.remove(source)
                 }
-            } catch where error.errno == Errno(rawValue: EXDEV) || (!replacing && error.errno == Errno(rawValue: EPERM)) {
+            } catch  where error.errno == Errno(rawValue: EXDEV) || (!replacing && error.errno == Errno(rawValue: EPERM)) {
                 try await copy(source, to: destination, replacing: replacing)
                 try await AsyncFile.remove(source)
             }
         } catch {
-            throw ClientError(.cannotMoveFile, failingURL: url, underlying: error,
-                              failureReason: "cannot move the download to \(destination): \(error)")
+            throw ClientError(
+                .cannotMoveFile, failingURL: url, underlying: error,
+                failureReason: "cannot move the download to \(destination): \(error)")
         }
     }
 

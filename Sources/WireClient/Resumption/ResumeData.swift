@@ -44,17 +44,20 @@ struct ResumeRecord: Codable, Sendable, Equatable {
             throw corrupt("the resume data has version \(record.version); this build reads version \(currentVersion)")
         }
         guard let url = URL(string: record.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              url.host != nil else {
+            url.host != nil
+        else {
             throw corrupt("the resume data's URL '\(record.url)' is not an http(s) URL")
         }
         guard !record.validator.isEmpty, record.bytesOnDisk >= 0, record.expectedTotalBytes >= -1,
-              record.headers.allSatisfy({ $0.count == 2 }) else {
+            record.headers.allSatisfy({ $0.count == 2 })
+        else {
             throw corrupt("the resume data's validator, offset or header fields are malformed")
         }
         let directory = DownloadFile.directory + "/"
         let name = record.temporaryFile.dropFirst(directory.count)
         guard record.temporaryFile.hasPrefix(directory), name.hasSuffix(".download"), !name.contains("/"),
-              name != ".download" else {
+            name != ".download"
+        else {
             throw corrupt("the resume data's temporary file \(record.temporaryFile) is not a WireClient download file")
         }
         return record

@@ -41,18 +41,23 @@ struct ResumptionStage: TransferStage {
         let resumption = host.resumption
         if let failure = resumption.failure { return failure }
         guard let record = resumption.record else { return nil }
-        host.updateResumption { $0.placement = .newFile; $0.restarted = false }
+        host.updateResumption {
+            $0.placement = .newFile; $0.restarted = false
+        }
         let url = host.originalRequest.url
         let size: Int
         do {
             size = try await fileSize(record.temporaryFile)
         } catch {
-            return ClientError(.cannotDecodeRawData, failingURL: url, underlying: error,
-                               failureReason: "the resume data's temporary file \(record.temporaryFile) cannot be read: \(error)")
+            return ClientError(
+                .cannotDecodeRawData, failingURL: url, underlying: error,
+                failureReason: "the resume data's temporary file \(record.temporaryFile) cannot be read: \(error)")
         }
         guard Int64(size) == record.bytesOnDisk else {
-            return ClientError(.cannotDecodeRawData, failingURL: url, failureReason:
-                "the resume data's temporary file holds \(size) bytes, not the \(record.bytesOnDisk) it recorded")
+            return ClientError(
+                .cannotDecodeRawData, failingURL: url,
+                failureReason:
+                    "the resume data's temporary file holds \(size) bytes, not the \(record.bytesOnDisk) it recorded")
         }
         return nil
     }
@@ -60,7 +65,8 @@ struct ResumptionStage: TransferStage {
     /// A resuming task's final response head arrived: decides where the body goes and tells the resume hook, or
     /// returns the request to send instead (the same without `Range`) when the answer cannot continue the file.
     nonisolated(nonsending) private static func resolve(_ response: ClientResponse, _ host: any DownloadResuming) async
-        -> ClientRequest? {
+        -> ClientRequest?
+    {
         let resumption = host.resumption
         guard let record = resumption.record else { return nil }
         host.setResponse(response)
@@ -69,7 +75,8 @@ struct ResumptionStage: TransferStage {
         if !resumption.restarted && response.statusCode == 206 {
             let range = response.headers.first(name: "Content-Range").flatMap { ContentRange($0) }
             guard let range, let bytes = range.range, bytes.lowerBound == offset,
-                  range.completeLength.map({ bytes.upperBound == $0 - 1 }) ?? true else {
+                range.completeLength.map({ bytes.upperBound == $0 - 1 }) ?? true
+            else {
                 host.updateResumption { $0.restarted = true }
                 return record.freshRequest
             }

@@ -57,15 +57,16 @@ public struct AuthenticationChallenge: Sendable {
     static func parse(_ response: ClientResponse, url: URL, previousFailureCount: Int) -> AuthenticationChallenge? {
         let isProxy = response.statusCode == 407
         guard response.statusCode == 401 || isProxy,
-              let field = response.value(forHTTPHeaderField: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate")
+            let field = response.value(forHTTPHeaderField: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate")
         else { return nil }
         let trimmed = field.drop { $0 == " " || $0 == "\t" }
         let scheme = trimmed.prefix { $0 != " " && $0 != "\t" && $0 != "," }
         guard !scheme.isEmpty else { return nil }
         let urlScheme = url.scheme?.lowercased() ?? "http"
-        let space = ProtectionSpace(host: url.host ?? "", port: url.port ?? (urlScheme == "https" ? 443 : 80),
-                                    urlScheme: urlScheme, authenticationMethod: String(scheme),
-                                    realm: realmParameter(of: trimmed.dropFirst(scheme.count)), isProxy: isProxy)
+        let space = ProtectionSpace(
+            host: url.host ?? "", port: url.port ?? (urlScheme == "https" ? 443 : 80),
+            urlScheme: urlScheme, authenticationMethod: String(scheme),
+            realm: realmParameter(of: trimmed.dropFirst(scheme.count)), isProxy: isProxy)
         return AuthenticationChallenge(protectionSpace: space, previousFailureCount: previousFailureCount, response: response)
     }
 
@@ -82,12 +83,19 @@ public struct AuthenticationChallenge: Sendable {
         while offset + key.count <= bytes.count {
             let byte = bytes[offset]
             if quoted {
-                if escaping { escaping = false } else if byte == UInt8(ascii: "\\") { escaping = true } else if byte == UInt8(ascii: "\"") { quoted = false }
+                if escaping {
+                    escaping = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaping = true
+                } else if byte == UInt8(ascii: "\"") {
+                    quoted = false
+                }
             } else if byte == UInt8(ascii: "\"") {
                 quoted = true
             } else if offset == 0 || [UInt8(ascii: ","), UInt8(ascii: " "), UInt8(ascii: "\t")].contains(bytes[offset - 1]),
-                      // ASCII case folding: `| 0x20` lower-cases letters and leaves `=` as it is.
-                      (0..<key.count).allSatisfy({ bytes[offset + $0] | 0x20 == key[$0] | 0x20 }) {
+                // ASCII case folding: `| 0x20` lower-cases letters and leaves `=` as it is.
+                (0..<key.count).allSatisfy({ bytes[offset + $0] | 0x20 == key[$0] | 0x20 })
+            {
                 start = offset
                 break
             }

@@ -41,7 +41,8 @@ struct ChallengeStage: TransferStage {
             let status = answer.response.statusCode
             // Every response passes here: the status first, the task's hooks only for a challenge.
             guard status == 401 || status == 407, let host = chain.transfer as? any ChallengeAnswering,
-                  host.answersChallenges, let next = await reply(to: answer, host: host, ledger: &ledger) else {
+                host.answersChallenges, let next = await reply(to: answer, host: host, ledger: &ledger)
+            else {
                 return answer
             }
             guard let next else { throw host.cancelTask() }
@@ -53,8 +54,10 @@ struct ChallengeStage: TransferStage {
 
     /// The request that answers the challenge in `answer`; nil delivers the response as it is; `.some(nil)`: the hook
     /// cancelled the task.
-    nonisolated(nonsending) private func reply(to answer: StageResponse, host: any ChallengeAnswering,
-                                               ledger: inout Ledger) async -> ClientRequest?? {
+    nonisolated(nonsending) private func reply(
+        to answer: StageResponse, host: any ChallengeAnswering,
+        ledger: inout Ledger
+    ) async -> ClientRequest?? {
         guard ledger.replays < Ledger.maximumReplays else { return nil }
         let request = answer.request
         let probe = AuthenticationChallenge.parse(answer.response, url: request.url, previousFailureCount: 0)

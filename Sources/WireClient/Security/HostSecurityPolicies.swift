@@ -47,7 +47,8 @@ public struct HostSecurityPolicies: Sendable, Hashable, Codable {
         try defaultPolicy.validate()
         for (pattern, policy) in policies {
             guard Self.isValidPattern(pattern), pattern == Self.normalised(pattern) else {
-                throw ClientError(.invalidSecurityPolicy, failureReason: "invalid security policy: \"\(pattern)\" is not a host pattern")
+                throw ClientError(
+                    .invalidSecurityPolicy, failureReason: "invalid security policy: \"\(pattern)\" is not a host pattern")
             }
             try policy.validate()
         }
@@ -59,7 +60,7 @@ public struct HostSecurityPolicies: Sendable, Hashable, Codable {
         if let exact = policies[host] { return exact }
         var best: (suffixLength: Int, policy: SecurityPolicy)?
         for (pattern, policy) in policies where pattern.hasPrefix("*.") {
-            let suffix = pattern.dropFirst(1)   // ".example.com"
+            let suffix = pattern.dropFirst(1)  // ".example.com"
             guard host.count > suffix.count, host.hasSuffix(suffix) else { continue }
             if best.map({ suffix.count > $0.suffixLength }) ?? true { best = (suffix.count, policy) }
         }

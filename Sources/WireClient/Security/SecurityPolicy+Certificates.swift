@@ -16,7 +16,8 @@ extension SecurityPolicy {
         for name in names where certificateFileExtensions.contains(where: { name.hasSuffix($0) }) {
             let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
             guard isRegularFile(path, in: directory), let contents = files.contents(atPath: path),
-                  let certificates = try? certificates(in: contents) else { continue }
+                let certificates = try? certificates(in: contents)
+            else { continue }
             found.formUnion(certificates)
         }
         return found

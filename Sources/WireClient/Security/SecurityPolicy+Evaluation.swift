@@ -52,7 +52,8 @@ extension SecurityPolicy {
                 if pinEnforcement == .reportOnly {
                     chain = try verifiedChain(context, anchors: sessionRoots, host: nameToCheck)
                 } else {
-                    chain = try context.peerChain.verified(anchors: .der(Array(anchors)), host: nameToCheck, acceptsPartialChain: true)
+                    chain = try context.peerChain.verified(
+                        anchors: .der(Array(anchors)), host: nameToCheck, acceptsPartialChain: true)
                 }
             } catch {
                 return .refused(error)
@@ -68,8 +69,10 @@ extension SecurityPolicy {
                     return .refused(TLSError(.noPeerCertificate, "the server sent no certificate", host: host))
                 }
                 if let nameToCheck, !leaf.isValid(forHost: nameToCheck) {
-                    return .refused(TLSError(.hostnameMismatch, "the certificate \(leaf.subject) is not valid for \(nameToCheck)",
-                                             subject: leaf.subject, host: host))
+                    return .refused(
+                        TLSError(
+                            .hostnameMismatch, "the certificate \(leaf.subject) is not valid for \(nameToCheck)",
+                            subject: leaf.subject, host: host))
                 }
                 candidates = [leaf]
             } else {

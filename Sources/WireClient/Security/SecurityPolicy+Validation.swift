@@ -30,11 +30,15 @@ extension SecurityPolicy {
         switch pinningMode {
         case .certificate:
             if !pinnedPublicKeyHashes.isEmpty { throw refuse("public-key hashes are not used in certificate mode") }
-            if pinnedCertificates.isEmpty { throw refuse("certificate pinning with no pinned certificate refuses every connection") }
+            if pinnedCertificates.isEmpty {
+                throw refuse("certificate pinning with no pinned certificate refuses every connection")
+            }
         case .publicKey:
             if pinnedPublicKeys.isEmpty { throw refuse("public-key pinning with no pinned key refuses every connection") }
             if allowInvalidCertificates && pinEnforcement == .reportOnly {
-                throw refuse("with allowInvalidCertificates the public-key pins are the only trust, and report-only would not enforce them")
+                throw refuse(
+                    "with allowInvalidCertificates the public-key pins are the only trust, and report-only would not enforce them"
+                )
             }
         case .none:
             break

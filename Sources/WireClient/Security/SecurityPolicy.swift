@@ -87,7 +87,8 @@ public struct SecurityPolicy: Sendable, Hashable, Codable {
 
     /// The directory of the running executable (`/proc/self/exe`), or the current directory if it cannot be told.
     static var executableDirectory: String {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? ProcessInfo.processInfo.arguments.first ?? "./x"
         guard let slash = executable.lastIndex(of: "/") else { return "." }
         return slash == executable.startIndex ? "/" : String(executable[..<slash])

@@ -43,12 +43,15 @@ public enum TransportSecurityPolicy: Sendable, Hashable, Codable {
     /// - Throws: `ClientError` `.appTransportSecurityRequiresSecureConnection` for a cleartext URL the policy refuses.
     public func check(_ url: URL) throws(ClientError) {
         guard case .requiresSecureConnections(let exceptions, let allowsLocalNetworking) = self,
-              url.scheme?.lowercased() == "http" else { return }
+            url.scheme?.lowercased() == "http"
+        else { return }
         let host = Self.normalizedHost(url.host ?? "")
         if let exception = Self.exception(for: host, in: exceptions), exception.allowsInsecureHTTPLoads { return }
         if allowsLocalNetworking, Self.isLocal(host) { return }
-        throw ClientError(.appTransportSecurityRequiresSecureConnection, failingURL: url, failureReason:
-            "the transport security policy requires https for \(host.isEmpty ? url.absoluteString : host)")
+        throw ClientError(
+            .appTransportSecurityRequiresSecureConnection, failingURL: url,
+            failureReason:
+                "the transport security policy requires https for \(host.isEmpty ? url.absoluteString : host)")
     }
 
     /// The exception that covers `host`: its own entry, else the nearest parent domain's that includes subdomains.
@@ -98,7 +101,8 @@ public enum TransportSecurityPolicy: Sendable, Hashable, Codable {
         var octets: [Int] = []
         for part in parts {
             guard !part.isEmpty, part.utf8.count <= 3, part.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(part),
-                  value <= 255 else { return nil }
+                value <= 255
+            else { return nil }
             octets.append(value)
         }
         return octets

@@ -8,7 +8,8 @@ enum HeaderPairs {
         var headers = HTTPHeaders()
         for pair in try container.decode([[String]].self, forKey: key) {
             guard pair.count == 2 else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "A header is a [name, value] pair.")
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "A header is a [name, value] pair.")
             }
             headers.add(name: pair[0], value: pair[1])
         }
@@ -16,7 +17,9 @@ enum HeaderPairs {
     }
 
     /// Archives `headers` under `key`.
-    static func encode<Key: CodingKey>(_ headers: HTTPHeaders, to container: inout KeyedEncodingContainer<Key>, forKey key: Key) throws {
+    static func encode<Key: CodingKey>(_ headers: HTTPHeaders, to container: inout KeyedEncodingContainer<Key>, forKey key: Key)
+        throws
+    {
         try container.encode(headers.map { [$0.name, $0.value] }, forKey: key)
     }
 }

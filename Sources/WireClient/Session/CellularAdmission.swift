@@ -43,11 +43,14 @@ final class CellularAdmission: ConnectionAdmission {
     }
 
     /// The interface that holds `address`, or else whose address prefix covers it most narrowly.
-    static func interface(holding address: ReachabilitySnapshot.IPAddress, in snapshot: ReachabilitySnapshot) -> ReachabilitySnapshot.Link? {
-        let owner = snapshot.addresses.first { $0.address == address }
+    static func interface(holding address: ReachabilitySnapshot.IPAddress, in snapshot: ReachabilitySnapshot)
+        -> ReachabilitySnapshot.Link?
+    {
+        let owner =
+            snapshot.addresses.first { $0.address == address }
             ?? snapshot.addresses
-                .filter { address.hasPrefix($0.address, length: $0.prefixLength) }
-                .max { $0.prefixLength < $1.prefixLength }
+            .filter { address.hasPrefix($0.address, length: $0.prefixLength) }
+            .max { $0.prefixLength < $1.prefixLength }
         guard let owner else { return nil }
         return snapshot.links.first { $0.index == owner.interfaceIndex }
     }

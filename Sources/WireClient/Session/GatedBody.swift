@@ -12,12 +12,17 @@ enum GatedBody {
     /// The gated Wire body and its length when known (a file's size is read here; a stream of unknown length takes
     /// the request's `Content-Length`, `declaredLength`, so that it is not also sent chunked).
     /// - Throws: `.fileNotReachable` when a file body cannot be opened.
-    static func make(_ body: RequestBody, declaredLength: Int64?, task: SessionTask,
-                     url: URL) async throws(ClientError) -> (body: HTTPClientRequest.Body, length: Int64?) {
+    static func make(
+        _ body: RequestBody, declaredLength: Int64?, task: SessionTask,
+        url: URL
+    ) async throws(ClientError) -> (body: HTTPClientRequest.Body, length: Int64?) {
         switch body {
         case .data(let data):
             let bytes = ByteBuffer(bytes: data)
-            return (.replayable(length: bytes.readableBytes, makeChunks: { pieces(of: bytes, task: task) }), Int64(bytes.readableBytes))
+            return (
+                .replayable(length: bytes.readableBytes, makeChunks: { pieces(of: bytes, task: task) }),
+                Int64(bytes.readableBytes)
+            )
         case .file(let path):
             let size = try await fileSize(path, url: url)
             return (.segments([.file(path: path, size: size)], pause: { await task.waitWhileSuspended() }), Int64(size))
@@ -27,8 +32,10 @@ enum GatedBody {
             for case .file(let path, let size) in pieces {
                 let now = try await fileSize(path, url: url)
                 guard Int64(now) == size else {
-                    throw ClientError(.bodyLengthMismatch, failingURL: url, failureReason:
-                        "the part file \(path) has \(now) bytes, \(size) when it was appended")
+                    throw ClientError(
+                        .bodyLengthMismatch, failingURL: url,
+                        failureReason:
+                            "the part file \(path) has \(now) bytes, \(size) when it was appended")
                 }
             }
             let length = pieces.reduce(Int64(0)) { $0 + $1.count }
@@ -38,10 +45,15 @@ enum GatedBody {
             let wireLength = length.flatMap { Int(exactly: $0) }
             // A stream that breaks its declared length (a multipart part, a caller's stream) fails the task with
             // that error, and the cancel closes the connection: the server sees a truncated message.
-            return (.replayable(length: wireLength, makeChunks: {
-                StreamedBody.chunks(of: makeStream(), length: length, gate: { await task.waitWhileSuspended() },
-                                    failed: { error in task.cancelTransfer(reason: error.failing(url)) })
-            }), length)
+            return (
+                .replayable(
+                    length: wireLength,
+                    makeChunks: {
+                        StreamedBody.chunks(
+                            of: makeStream(), length: length, gate: { await task.waitWhileSuspended() },
+                            failed: { error in task.cancelTransfer(reason: error.failing(url)) })
+                    }), length
+            )
         }
     }
 
@@ -54,8 +66,9 @@ enum GatedBody {
             try await file.close()
             return size
         } catch {
-            throw ClientError(.fileNotReachable, failingURL: url, underlying: error,
-                              failureReason: "cannot read the upload file \(path): \(error)")
+            throw ClientError(
+                .fileNotReachable, failingURL: url, underlying: error,
+                failureReason: "cannot read the upload file \(path): \(error)")
         }
     }
 

@@ -52,21 +52,24 @@ extension SessionConfiguration: Codable {
         maximumRedirects = try container.decode(Int.self, forKey: .maximumRedirects)
         transportSecurity = try container.decode(TransportSecurityPolicy.self, forKey: .transportSecurity)
         tls = try container.decodeIfPresent(TLSSettings.self, forKey: .tls).map { try $0.configuration }
-        shouldHandleCookies = try container.decodeIfPresent(Bool.self, forKey: .shouldHandleCookies)
+        shouldHandleCookies =
+            try container.decodeIfPresent(Bool.self, forKey: .shouldHandleCookies)
             ?? container.decode(Bool.self, forKey: .httpShouldSetCookies)
         httpCookieAcceptPolicy = try container.decode(CookieAcceptPolicy.self, forKey: .httpCookieAcceptPolicy)
-        httpCookieStorage = switch try container.decode(CookieStorageKind.self, forKey: .httpCookieStorage) {
-        case .shared: CookieStorage.shared
-        case .none: nil
-        case .private: CookieStorage()
-        }
+        httpCookieStorage =
+            switch try container.decode(CookieStorageKind.self, forKey: .httpCookieStorage) {
+            case .shared: CookieStorage.shared
+            case .none: nil
+            case .private: CookieStorage()
+            }
         urlCache = try container.decodeIfPresent(CacheShape.self, forKey: .urlCache).map {
             URLCache(memoryCapacity: $0.memoryCapacity, diskCapacity: $0.diskCapacity, directory: $0.directory)
         }
         requestCachePolicy = try container.decode(CachePolicy.self, forKey: .requestCachePolicy)
         allowsCellularAccess = try container.decode(Bool.self, forKey: .allowsCellularAccess)
         // Absent from archives made before it existed: the default then.
-        shouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .shouldUsePipelining)
+        shouldUsePipelining =
+            try container.decodeIfPresent(Bool.self, forKey: .shouldUsePipelining)
             ?? container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining) ?? false
         networkServiceType = try container.decode(NetworkServiceType.self, forKey: .networkServiceType)
         interfaceClassifier = InterfaceClassifier(sysfsRoot: try container.decode(String.self, forKey: .interfaceClassifier))
@@ -89,14 +92,17 @@ extension SessionConfiguration: Codable {
         try container.encodeIfPresent(tls.map(TLSSettings.init), forKey: .tls)
         try container.encode(shouldHandleCookies, forKey: .shouldHandleCookies)
         try container.encode(httpCookieAcceptPolicy, forKey: .httpCookieAcceptPolicy)
-        let storage: CookieStorageKind = switch httpCookieStorage {
-        case nil: .none
-        case let storage? where storage === CookieStorage.shared: .shared
-        case _?: .private
-        }
+        let storage: CookieStorageKind =
+            switch httpCookieStorage {
+            case nil: .none
+            case let storage? where storage === CookieStorage.shared: .shared
+            case _?: .private
+            }
         try container.encode(storage, forKey: .httpCookieStorage)
         try container.encodeIfPresent(
-            urlCache.map { CacheShape(memoryCapacity: $0.memoryCapacity, diskCapacity: $0.diskCapacity, directory: $0.directory) },
+            urlCache.map {
+                CacheShape(memoryCapacity: $0.memoryCapacity, diskCapacity: $0.diskCapacity, directory: $0.directory)
+            },
             forKey: .urlCache)
         try container.encode(requestCachePolicy, forKey: .requestCachePolicy)
         try container.encode(allowsCellularAccess, forKey: .allowsCellularAccess)
@@ -135,23 +141,27 @@ private struct TLSSettings: Codable {
     init(_ tls: TLSConfiguration) {
         minimumVersion = tls.minimumVersion.rawValue
         maximumVersion = tls.maximumVersion.rawValue
-        trustRoots = switch tls.trustRoots {
-        case .system: .system
-        case .pemFile(let path): .pemFile(path)
-        case .der(let certificates): .der(certificates.map { Data($0) })
-        }
-        certificateVerification = switch tls.certificateVerification {
-        case .full: .full
-        case .noHostnameVerification: .noHostnameVerification
-        case .none: .none
-        }
+        trustRoots =
+            switch tls.trustRoots {
+            case .system: .system
+            case .pemFile(let path): .pemFile(path)
+            case .der(let certificates): .der(certificates.map { Data($0) })
+            }
+        certificateVerification =
+            switch tls.certificateVerification {
+            case .full: .full
+            case .noHostnameVerification: .noHostnameVerification
+            case .none: .none
+            }
         certificateChainFile = tls.certificateChainFile
         privateKeyFile = tls.privateKeyFile
-        pinning = switch tls.pinning {
-        case nil: nil
-        case .publicKey(let pins)?: .publicKey(pins.sorted())
-        case .certificate(let certificates)?: .certificate(certificates.map { Data($0) }.sorted { $0.lexicographicallyPrecedes($1) })
-        }
+        pinning =
+            switch tls.pinning {
+            case nil: nil
+            case .publicKey(let pins)?: .publicKey(pins.sorted())
+            case .certificate(let certificates)?:
+                .certificate(certificates.map { Data($0) }.sorted { $0.lexicographicallyPrecedes($1) })
+            }
         resumesSessions = tls.resumesSessions
     }
 
@@ -159,28 +169,32 @@ private struct TLSSettings: Codable {
     var configuration: TLSConfiguration {
         get throws {
             guard let minimum = TLSVersion(rawValue: minimumVersion), let maximum = TLSVersion(rawValue: maximumVersion) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "unknown TLS version \(minimumVersion) or \(maximumVersion)"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: [], debugDescription: "unknown TLS version \(minimumVersion) or \(maximumVersion)"))
             }
             var tls = TLSConfiguration()
             tls.minimumVersion = minimum
             tls.maximumVersion = maximum
-            tls.trustRoots = switch trustRoots {
-            case .system: .system
-            case .pemFile(let path): .pemFile(path)
-            case .der(let certificates): .der(certificates.map { [UInt8]($0) })
-            }
-            tls.certificateVerification = switch certificateVerification {
-            case .full: .full
-            case .noHostnameVerification: .noHostnameVerification
-            case .none: .none
-            }
+            tls.trustRoots =
+                switch trustRoots {
+                case .system: .system
+                case .pemFile(let path): .pemFile(path)
+                case .der(let certificates): .der(certificates.map { [UInt8]($0) })
+                }
+            tls.certificateVerification =
+                switch certificateVerification {
+                case .full: .full
+                case .noHostnameVerification: .noHostnameVerification
+                case .none: .none
+                }
             tls.certificateChainFile = certificateChainFile
             tls.privateKeyFile = privateKeyFile
-            tls.pinning = switch pinning {
-            case nil: nil
-            case .publicKey(let pins)?: .publicKey(Set(pins))
-            case .certificate(let certificates)?: .certificate(Set(certificates.map { [UInt8]($0) }))
-            }
+            tls.pinning =
+                switch pinning {
+                case nil: nil
+                case .publicKey(let pins)?: .publicKey(Set(pins))
+                case .certificate(let certificates)?: .certificate(Set(certificates.map { [UInt8]($0) }))
+                }
             tls.resumesSessions = resumesSessions
             return tls
         }

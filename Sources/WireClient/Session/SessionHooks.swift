@@ -30,7 +30,8 @@ struct SessionHooks: Sendable {
     var downloadTaskDidWriteData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)?
     var downloadTaskDidResume: (@Sendable (SessionTask, Int64, Int64) -> Void)?
     var dataTaskWillCacheResponse: (@Sendable (SessionTask, CachedResponse) -> CachedResponse?)?
-    var taskDidReceiveAuthenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationChallengeDisposition)?
+    var taskDidReceiveAuthenticationChallenge:
+        (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationChallengeDisposition)?
 }
 
 /// The hooks as a transfer reads them: one reference to an immutable copy, so that reading them (several times per

@@ -30,10 +30,14 @@ extension SessionManager {
 
     /// Downloads `request`'s response body to `destination`; the result's value is the destination path. Runs like
     /// `data(for:)`.
-    public func download(for request: ClientRequest, destination: @escaping DownloadDestination,
-                         replacesExistingFile: Bool = false) async throws(ClientError) -> DataResult {
-        try await run(makeTask(.download, request, completionInfo: nil, destination: destination,
-                               replacesExistingFile: replacesExistingFile, drivenByCaller: true))
+    public func download(
+        for request: ClientRequest, destination: @escaping DownloadDestination,
+        replacesExistingFile: Bool = false
+    ) async throws(ClientError) -> DataResult {
+        try await run(
+            makeTask(
+                .download, request, completionInfo: nil, destination: destination,
+                replacesExistingFile: replacesExistingFile, drivenByCaller: true))
     }
 
     /// Resumes `task`, a task driven by its caller (`drivenByCaller`) made just now, drives its transfer and returns
@@ -58,8 +62,10 @@ extension SessionManager {
             info = await drive(task)
         }
         guard let info else {
-            throw task.error ?? ClientError(.cancelled, failingURL: task.originalRequest.url,
-                                            failureReason: "the task ended without a completion")
+            throw task.error
+                ?? ClientError(
+                    .cancelled, failingURL: task.originalRequest.url,
+                    failureReason: "the task ended without a completion")
         }
         if let error = info.error { throw error }
         return DataResult(value: info.value, response: info.response, data: info.data)

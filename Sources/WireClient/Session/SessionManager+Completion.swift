@@ -10,7 +10,9 @@ extension SessionManager {
     /// the `didComplete` event, and the session's invalidation if this was its last task.
     /// - Returns: What the task completed with (the completion handler's arguments).
     @discardableResult
-    nonisolated(nonsending) func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: consuming TransferOutcome) async -> CompletionInfo {
+    nonisolated(nonsending) func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: consuming TransferOutcome)
+        async -> CompletionInfo
+    {
         // The whole exchange's timings and byte counts (its body ended), which the final response carries
         // (the response a hook saw before the body had none) as the completion does.
         let metrics = outcome.finalMetrics()
@@ -35,8 +37,9 @@ extension SessionManager {
         if outcome.error == nil {
             (value, failure) = serialize(task, outcome, with: responseSerializer, movedTo: movedTo, failure: failure)
         }
-        let info = CompletionInfo(response: outcome.response, value: value, data: outcome.data, downloadPath: movedTo,
-                                  error: failure, metricsBox: metrics)
+        let info = CompletionInfo(
+            response: outcome.response, value: value, data: outcome.data, downloadPath: movedTo,
+            error: failure, metricsBox: metrics)
         // Before the completion handler; a file kept for resume data is not deleted.
         let keptForResumption = task.kind == .download ? await handOverResumeData(of: task, outcome) : false
         // An `async` form's task has no handler: its caller gets `info` from `drive` (no frame for `deliver`).
@@ -52,16 +55,19 @@ extension SessionManager {
     /// like every hook, choose the destination. Returns where the file went (nil: not moved) and the error a failed
     /// move gives the task (it fails loudly, where AF reports success).
     @inline(never)  // Its own async frame, allocated only for downloads (`complete`).
-    private func moveDownload(_ task: SessionTask, _ delegate: TaskDelegate, _ temporary: String,
-                              _ response: ClientResponse, hooks: SessionHooksSnapshot) async -> (String?, ClientError?) {
+    private func moveDownload(
+        _ task: SessionTask, _ delegate: TaskDelegate, _ temporary: String,
+        _ response: ClientResponse, hooks: SessionHooksSnapshot
+    ) async -> (String?, ClientError?) {
         let finish = hooks.downloadTaskDidFinishDownloading
         let taskDestination = delegate.destination
         guard finish != nil || taskDestination != nil,
-              let destination = await askDelegateQueue({ finish?(task, temporary) ?? taskDestination?(temporary, response) })
+            let destination = await askDelegateQueue({ finish?(task, temporary) ?? taskDestination?(temporary, response) })
         else { return (nil, nil) }
         do {
-            try await DownloadFile.move(temporary, to: destination, replacing: delegate.replacesExistingFile,
-                                        url: response.url)
+            try await DownloadFile.move(
+                temporary, to: destination, replacing: delegate.replacesExistingFile,
+                url: response.url)
             emit(.downloadDidMoveFile(task, destination))
             return (destination, nil)
         } catch {
@@ -73,8 +79,10 @@ extension SessionManager {
 
     /// `taskDidFinishCollectingMetrics` and `taskDidComplete`, on the delegate queue.
     @inline(never)  // Its own async frame, allocated only when a hook is set (`complete`).
-    private func tellCompletion(_ task: SessionTask, metrics: HTTPClientMetrics.Snapshot?, error: ClientError?,
-                                hooks: SessionHooksSnapshot) async {
+    private func tellCompletion(
+        _ task: SessionTask, metrics: HTTPClientMetrics.Snapshot?, error: ClientError?,
+        hooks: SessionHooksSnapshot
+    ) async {
         await askDelegateQueue {
             if let metrics { hooks.taskDidFinishCollectingMetrics?(task, metrics) }
             hooks.taskDidComplete?(task, error)
@@ -84,8 +92,10 @@ extension SessionManager {
     /// Runs the response serializer (after a transfer without transport error), here in the task's driver on Swift's
     /// global executor: off the delegate queue and every event loop, and concurrent across tasks, which is all a
     /// processing queue would give, without two thread hops. Returns the value and the task's final error.
-    private func serialize(_ task: SessionTask, _ outcome: TransferOutcome, with responseSerializer: any ResponseSerializer,
-                           movedTo: String?, failure: ClientError?) -> ((any Sendable)?, ClientError?) {
+    private func serialize(
+        _ task: SessionTask, _ outcome: TransferOutcome, with responseSerializer: any ResponseSerializer,
+        movedTo: String?, failure: ClientError?
+    ) -> ((any Sendable)?, ClientError?) {
         // Taken apart as it comes back: the value is moved on, not copied (an existential: a copy goes through its
         // type's witnesses).
         if task.kind != .download {

@@ -8,10 +8,13 @@ extension SessionManager {
     ///   - uploadProgress: Called after every change of upload progress, on the delegate queue.
     ///   - downloadProgress: Called after every change of download progress, on the delegate queue.
     ///   - completionHandler: Called once, on the completion queue.
-    public func dataTask(with request: ClientRequest, uploadProgress: TaskProgressHandler? = nil,
-                         downloadProgress: TaskProgressHandler? = nil,
-                         completionHandler: TaskCompletionHandler?) -> SessionTask {
-        makeTask(.data, request, uploadProgress: uploadProgress, downloadProgress: downloadProgress, completion: completionHandler)
+    public func dataTask(
+        with request: ClientRequest, uploadProgress: TaskProgressHandler? = nil,
+        downloadProgress: TaskProgressHandler? = nil,
+        completionHandler: TaskCompletionHandler?
+    ) -> SessionTask {
+        makeTask(
+            .data, request, uploadProgress: uploadProgress, downloadProgress: downloadProgress, completion: completionHandler)
     }
 
     /// A data task without a completion handler (watch it through hooks and events); it starts suspended.
@@ -26,8 +29,10 @@ extension SessionManager {
     }
 
     /// An upload task sending `data` as the body; it starts suspended.
-    public func uploadTask(with request: ClientRequest, fromData data: Data, progress: TaskProgressHandler? = nil,
-                           completionHandler: TaskCompletionHandler?) -> SessionTask {
+    public func uploadTask(
+        with request: ClientRequest, fromData data: Data, progress: TaskProgressHandler? = nil,
+        completionHandler: TaskCompletionHandler?
+    ) -> SessionTask {
         var request = request
         request.body = .data(data)
         return makeTask(.upload, request, uploadProgress: progress, completion: completionHandler)
@@ -35,16 +40,20 @@ extension SessionManager {
 
     /// An upload task sending the file at `path` as the body, read as the socket takes it; it starts suspended. A
     /// missing file fails the task with `.fileNotReachable` when it starts.
-    public func uploadTask(with request: ClientRequest, fromFile path: String, progress: TaskProgressHandler? = nil,
-                           completionHandler: TaskCompletionHandler?) -> SessionTask {
+    public func uploadTask(
+        with request: ClientRequest, fromFile path: String, progress: TaskProgressHandler? = nil,
+        completionHandler: TaskCompletionHandler?
+    ) -> SessionTask {
         var request = request
         request.body = .file(path: path)
         return makeTask(.upload, request, uploadProgress: progress, completion: completionHandler)
     }
 
     /// An upload task sending `body` (typically `.stream`, made anew for each attempt); it starts suspended.
-    public func uploadTask(with request: ClientRequest, streamed body: RequestBody, progress: TaskProgressHandler? = nil,
-                           completionHandler: TaskCompletionHandler?) -> SessionTask {
+    public func uploadTask(
+        with request: ClientRequest, streamed body: RequestBody, progress: TaskProgressHandler? = nil,
+        completionHandler: TaskCompletionHandler?
+    ) -> SessionTask {
         var request = request
         request.body = body
         return makeTask(.upload, request, uploadProgress: progress, completion: completionHandler)
@@ -60,46 +69,58 @@ extension SessionManager {
     ///   - replacesExistingFile: Whether an existing file at the destination is replaced; false fails the task with
     ///     `.cannotMoveFile` instead.
     ///   - completionHandler: Called once, on the completion queue.
-    public func downloadTask(with request: ClientRequest, progress: TaskProgressHandler? = nil,
-                             destination: DownloadDestination? = nil, replacesExistingFile: Bool = false,
-                             completionHandler: TaskCompletionHandler?) -> SessionTask {
-        makeTask(.download, request, downloadProgress: progress, completion: completionHandler, destination: destination,
-                 replacesExistingFile: replacesExistingFile)
+    public func downloadTask(
+        with request: ClientRequest, progress: TaskProgressHandler? = nil,
+        destination: DownloadDestination? = nil, replacesExistingFile: Bool = false,
+        completionHandler: TaskCompletionHandler?
+    ) -> SessionTask {
+        makeTask(
+            .download, request, downloadProgress: progress, completion: completionHandler, destination: destination,
+            replacesExistingFile: replacesExistingFile)
     }
 
     /// Makes a task with the next identifier and registers its delegate before returning it. On an invalidated
     /// session the task completes at once with `.sessionInvalidated` and sends nothing.
-    func makeTask(_ kind: SessionTask.Kind, _ request: ClientRequest, uploadProgress: TaskProgressHandler? = nil,
-                  downloadProgress: TaskProgressHandler? = nil, completion: TaskCompletionHandler?,
-                  destination: DownloadDestination? = nil, replacesExistingFile: Bool = false) -> SessionTask {
+    func makeTask(
+        _ kind: SessionTask.Kind, _ request: ClientRequest, uploadProgress: TaskProgressHandler? = nil,
+        downloadProgress: TaskProgressHandler? = nil, completion: TaskCompletionHandler?,
+        destination: DownloadDestination? = nil, replacesExistingFile: Bool = false
+    ) -> SessionTask {
         var forward: (@Sendable (CompletionInfo) -> Void)?
         if let completion {
             forward = { info in completion(info.response, info.value, info.error) }
         }
-        return makeTask(kind, request, uploadProgress: uploadProgress, downloadProgress: downloadProgress,
-                        completionInfo: forward, destination: destination, replacesExistingFile: replacesExistingFile)
+        return makeTask(
+            kind, request, uploadProgress: uploadProgress, downloadProgress: downloadProgress,
+            completionInfo: forward, destination: destination, replacesExistingFile: replacesExistingFile)
     }
 
     /// Makes a task whose completion handler gets the whole `CompletionInfo`. A task driven by its caller is an
     /// `async` form's (`run`): the caller runs its transfer (`drive`), which returns what the task completed with.
-    func makeTask(_ kind: SessionTask.Kind, _ request: consuming ClientRequest, uploadProgress: TaskProgressHandler? = nil,
-                  downloadProgress: TaskProgressHandler? = nil, completionInfo completion: (@Sendable (CompletionInfo) -> Void)?,
-                  destination: DownloadDestination? = nil, replacesExistingFile: Bool = false,
-                  drivenByCaller: Bool = false) -> SessionTask {
+    func makeTask(
+        _ kind: SessionTask.Kind, _ request: consuming ClientRequest, uploadProgress: TaskProgressHandler? = nil,
+        downloadProgress: TaskProgressHandler? = nil, completionInfo completion: (@Sendable (CompletionInfo) -> Void)?,
+        destination: DownloadDestination? = nil, replacesExistingFile: Bool = false,
+        drivenByCaller: Bool = false
+    ) -> SessionTask {
         let identifier = nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
-        let task = SessionTask(identifier: identifier, kind: kind, request: request, manager: self,
-                               drivenByCaller: drivenByCaller)
+        let task = SessionTask(
+            identifier: identifier, kind: kind, request: request, manager: self,
+            drivenByCaller: drivenByCaller)
         let invalid = state.withLock { state -> Bool in
-            state.delegates.insert(TaskDelegate(
-                task: task, manager: self, generation: state.current, uploadProgress: uploadProgress,
-                downloadProgress: downloadProgress, completion: completion, destination: destination,
-                replacesExistingFile: replacesExistingFile, drivenByCaller: drivenByCaller, idle: idleTimer(for: task)))
+            state.delegates.insert(
+                TaskDelegate(
+                    task: task, manager: self, generation: state.current, uploadProgress: uploadProgress,
+                    downloadProgress: downloadProgress, completion: completion, destination: destination,
+                    replacesExistingFile: replacesExistingFile, drivenByCaller: drivenByCaller, idle: idleTimer(for: task)))
             state.current?.pendingTasks.wrappingAdd(1, ordering: .sequentiallyConsistent)
             return state.current == nil
         }
         if invalid {
-            task.cancel(reason: ClientError(.sessionInvalidated, failingURL: task.originalRequest.url,
-                                            failureReason: "the session was invalidated; no new task is accepted"))
+            task.cancel(
+                reason: ClientError(
+                    .sessionInvalidated, failingURL: task.originalRequest.url,
+                    failureReason: "the session was invalidated; no new task is accepted"))
         }
         return task
     }

@@ -81,7 +81,9 @@ extension SessionManager {
     /// Answers a 401 (`WWW-Authenticate`) or 407 (`Proxy-Authenticate`) challenge: Basic credentials or an
     /// `Authorization` value to replay the request with, the configuration's `credentialStorage`, cancel, or deliver the
     /// response. Without it, the 401 is delivered. On the delegate queue.
-    public var taskDidReceiveAuthenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationChallengeDisposition)? {
+    public var taskDidReceiveAuthenticationChallenge:
+        (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationChallengeDisposition)?
+    {
         get { state.withLock { $0.hooks.taskDidReceiveAuthenticationChallenge } }
         set { state.withLock { $0.hooks.taskDidReceiveAuthenticationChallenge = newValue } }
     }

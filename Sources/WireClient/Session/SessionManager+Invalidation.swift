@@ -27,7 +27,8 @@ extension SessionManager {
             }
             // Cancelling reaches the tasks still running on a session that was invalidated earlier without cancelling
             // (finishTasksAndInvalidate, then invalidateAndCancel), not only the current session's.
-            let tasks = cancelingTasks
+            let tasks =
+                cancelingTasks
                 ? state.delegates.delegates.filter { delegate in
                     delegate.generation.map { state.draining[$0.number] === $0 } ?? false
                 }.map(\.task).sorted { $0.taskIdentifier < $1.taskIdentifier }

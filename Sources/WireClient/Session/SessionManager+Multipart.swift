@@ -14,8 +14,10 @@ extension SessionManager {
     /// - Throws: `ClientError`: `.requestSerializationFailed` when the form refused a part (`refusedPartError`),
     ///   `.cannotWriteToFile` when the spill file cannot be written, a part's
     ///   `.fileNotReachable` or `.bodyLengthMismatch`, or the transfer's error.
-    public func upload(for request: ClientRequest, multipartFormData form: MultipartFormData,
-                       usingThreshold threshold: Int64 = MultipartFormData.encodingMemoryThreshold) async throws(ClientError) -> DataResult {
+    public func upload(
+        for request: ClientRequest, multipartFormData form: MultipartFormData,
+        usingThreshold threshold: Int64 = MultipartFormData.encodingMemoryThreshold
+    ) async throws(ClientError) -> DataResult {
         var request = request
         // A part refused by its append is never sent: the whole upload fails, before any task.
         do throws(ClientError) {
@@ -39,8 +41,9 @@ extension SessionManager {
         do {
             try await AsyncFile.makeDirectory(DownloadFile.directory, permissions: 0o700)
         } catch {
-            throw ClientError(.cannotWriteToFile, failingURL: request.url, underlying: error,
-                              failureReason: "cannot create \(DownloadFile.directory): \(error)")
+            throw ClientError(
+                .cannotWriteToFile, failingURL: request.url, underlying: error,
+                failureReason: "cannot create \(DownloadFile.directory): \(error)")
         }
         let result: Result<DataResult, ClientError>
         do {

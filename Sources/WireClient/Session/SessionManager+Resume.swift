@@ -23,22 +23,26 @@ extension SessionManager {
     ///   - destination: Where the file goes (`downloadTaskDidFinishDownloading` takes precedence).
     ///   - replacesExistingFile: Whether an existing file at the destination is replaced.
     ///   - completionHandler: Called once, on the completion queue.
-    public func downloadTask(withResumeData resumeData: Data, progress: TaskProgressHandler? = nil,
-                             destination: DownloadDestination? = nil, replacesExistingFile: Bool = false,
-                             completionHandler: TaskCompletionHandler?) -> SessionTask {
+    public func downloadTask(
+        withResumeData resumeData: Data, progress: TaskProgressHandler? = nil,
+        destination: DownloadDestination? = nil, replacesExistingFile: Bool = false,
+        completionHandler: TaskCompletionHandler?
+    ) -> SessionTask {
         let record: ResumeRecord
         do {
             record = try ResumeRecord.decode(resumeData)
         } catch {
             // No URL to name: the task fails on resume, before any connection.
-            let task = makeTask(.download, ClientRequest(url: URL(string: "about:resume-data")!), downloadProgress: progress,
-                                completion: completionHandler, destination: destination,
-                                replacesExistingFile: replacesExistingFile)
+            let task = makeTask(
+                .download, ClientRequest(url: URL(string: "about:resume-data")!), downloadProgress: progress,
+                completion: completionHandler, destination: destination,
+                replacesExistingFile: replacesExistingFile)
             task.updateResumption { $0.failure = error }
             return task
         }
-        let task = makeTask(.download, record.resumingRequest, downloadProgress: progress, completion: completionHandler,
-                            destination: destination, replacesExistingFile: replacesExistingFile)
+        let task = makeTask(
+            .download, record.resumingRequest, downloadProgress: progress, completion: completionHandler,
+            destination: destination, replacesExistingFile: replacesExistingFile)
         task.updateResumption { $0.record = record }
         return task
     }
@@ -59,8 +63,9 @@ extension SessionManager {
         do {
             return try await AsyncFile.open(path, mode: mode, permissions: 0o600)
         } catch {
-            throw ClientError(.cannotWriteToFile, failingURL: url, underlying: error,
-                              failureReason: "cannot open the download's kept temporary file \(path): \(error)")
+            throw ClientError(
+                .cannotWriteToFile, failingURL: url, underlying: error,
+                failureReason: "cannot open the download's kept temporary file \(path): \(error)")
         }
     }
 
@@ -76,7 +81,8 @@ extension SessionManager {
     /// The resume data for a download that stopped with an error, or nil when it cannot be resumed.
     private func resumeData(of task: SessionTask, _ outcome: TransferOutcome) async -> Data? {
         guard task.kind == .download, outcome.error != nil, let path = outcome.temporaryFile,
-              let response = outcome.response, response.statusCode == 200 || response.statusCode == 206 else { return nil }
+            let response = outcome.response, response.statusCode == 200 || response.statusCode == 206
+        else { return nil }
         let request = task.currentRequest
         let record = task.resumption.record
         guard request.method.uppercased() == "GET", record != nil || !request.headers.contains(name: "Range") else { return nil }
@@ -90,10 +96,11 @@ extension SessionManager {
             total = response.expectedContentLength
         }
         guard let size = try? await ResumptionStage.fileSize(path) else { return nil }
-        let resumed = ResumeRecord(version: ResumeRecord.currentVersion, url: response.url.absoluteString,
-                                   headers: record?.headers ?? ResumeRecord.recordedHeaders(of: request),
-                                   validator: validator, bytesOnDisk: Int64(size), expectedTotalBytes: total,
-                                   temporaryFile: path)
+        let resumed = ResumeRecord(
+            version: ResumeRecord.currentVersion, url: response.url.absoluteString,
+            headers: record?.headers ?? ResumeRecord.recordedHeaders(of: request),
+            validator: validator, bytesOnDisk: Int64(size), expectedTotalBytes: total,
+            temporaryFile: path)
         return resumed.encoded()
     }
 

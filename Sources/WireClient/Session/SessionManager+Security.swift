@@ -38,7 +38,9 @@ extension SessionManager {
     /// The trust the session's TLS layer enforces now.
     var sessionTrust: SessionTrust {
         SessionTrust(policies: securityPolicies) { [weak self] context, policies, roots in
-            guard let self else { return Self.refusal(of: policies.policy(forHost: context.host).evaluate(context, sessionRoots: roots)) }
+            guard let self else {
+                return Self.refusal(of: policies.policy(forHost: context.host).evaluate(context, sessionRoots: roots))
+            }
             return await evaluateTrust(context, policies: policies, roots: roots)
         }
     }
@@ -50,8 +52,9 @@ extension SessionManager {
             case .proceed:
                 return nil
             case .refuse(let reason):
-                return TLSError(.trustRefused, "the server-trust hook refused \(context.host): \(reason)",
-                                subject: context.peerChain.leaf?.subject, host: context.host)
+                return TLSError(
+                    .trustRefused, "the server-trust hook refused \(context.host): \(reason)",
+                    subject: context.peerChain.leaf?.subject, host: context.host)
             case .performDefaultHandling:
                 break
             }
@@ -76,7 +79,8 @@ extension SessionManager {
     private static func naming(_ sent: CertificateChain, in error: TLSError) -> TLSError {
         guard error.pins.isEmpty, !sent.certificates.isEmpty else { return error }
         let listed = sent.certificates.map { "\($0.pin) (\($0.subject))" }.joined(separator: ", ")
-        return TLSError(error.reason, "\(error.detail); the server sent: \(listed)", subject: error.subject, host: error.host,
-                        alert: error.alert, openSSLErrors: error.openSSLErrors)
+        return TLSError(
+            error.reason, "\(error.detail); the server sent: \(listed)", subject: error.subject, host: error.host,
+            alert: error.alert, openSSLErrors: error.openSSLErrors)
     }
 }

@@ -25,8 +25,9 @@ extension SessionManager {
         let manager = state.withLock { $0.interceptor }
         let base = baseStages[task.kind == .download ? 1 : 0]
         guard manager != nil || task.originalRequest.interceptor != nil else { return base }
-        let retry = RetryStage(interceptors: InterceptorChain.combining(manager: manager, request: task.originalRequest.interceptor),
-                               acceptableStatusCodes: responseSerializer.acceptableStatusCodes)
+        let retry = RetryStage(
+            interceptors: InterceptorChain.combining(manager: manager, request: task.originalRequest.interceptor),
+            acceptableStatusCodes: responseSerializer.acceptableStatusCodes)
         var list = base.list
         list.insert(retry, at: configuration.applicationStages.count)
         return TransferStages(list)
@@ -48,13 +49,17 @@ extension SessionManager {
         list.append(RedirectStage(maximumRedirects: configuration.maximumRedirects))
         list.append(ChallengeStage(credentialStorage: configuration.credentialStorage))
         if let storage = configuration.httpCookieStorage {
-            list.append(CookieStage(storage: storage, handlesCookiesByDefault: configuration.shouldHandleCookies,
-                                    acceptPolicy: configuration.httpCookieAcceptPolicy,
-                                    sessionSetsCookieField: configuration.httpAdditionalHeaders.contains(name: "Cookie")))
+            list.append(
+                CookieStage(
+                    storage: storage, handlesCookiesByDefault: configuration.shouldHandleCookies,
+                    acceptPolicy: configuration.httpCookieAcceptPolicy,
+                    sessionSetsCookieField: configuration.httpAdditionalHeaders.contains(name: "Cookie")))
         }
         if configuration.decodesContent {
-            list.append(DecodingStage(limits: configuration.contentDecoding,
-                                      sessionChoosesCodings: configuration.httpAdditionalHeaders.contains(name: "Accept-Encoding")))
+            list.append(
+                DecodingStage(
+                    limits: configuration.contentDecoding,
+                    sessionChoosesCodings: configuration.httpAdditionalHeaders.contains(name: "Accept-Encoding")))
         }
         list.append(SessionFieldsStage(fields: fields))
         list.append(MetricsStage())

@@ -67,7 +67,8 @@ extension SessionManager {
         // Without a task limit a slot is free at once, and `startTransfer` finds a cancellation in the same lock as
         // it installs the idle timer.
         if !slots.isLimited || task.cancelReason == nil, await slots.wait(task.taskIdentifier, for: task),
-           task.startTransfer(idle: idle) {
+            task.startTransfer(idle: idle)
+        {
             idle.start()
             outcome = await transfer(task, delegate)
             // The task lets go of its idle timer when it is marked completed (`complete`).
@@ -96,8 +97,10 @@ extension SessionManager {
     /// Runs the task's transfer chain (`stages(for:)`) from its current request and receives the body.
     nonisolated(nonsending) private func transfer(_ task: SessionTask, _ delegate: TaskDelegate) async -> TransferOutcome {
         guard delegate.generation != nil else {
-            return TransferOutcome(error: ClientError(.sessionInvalidated, failingURL: task.originalRequest.url,
-                                                      failureReason: "no session"))
+            return TransferOutcome(
+                error: ClientError(
+                    .sessionInvalidated, failingURL: task.originalRequest.url,
+                    failureReason: "no session"))
         }
         let chain = TransferChain(request: task.currentRequest, stages: stages(for: task), transfer: delegate)
         do {
@@ -114,7 +117,8 @@ extension SessionManager {
     /// One hop through Wire, up to its response head (the chain's last stage): the client for the request's URL, the
     /// Wire request, the exchange; a suspended task sends nothing until resumed, and a cancelled one ends here.
     nonisolated(nonsending) func exchange(_ request: ClientRequest, for delegate: TaskDelegate) async throws(ClientError)
-        -> StageResponse {
+        -> StageResponse
+    {
         let task = delegate.task
         let target = wireURL(of: request)
         // Per hop: a redirect may lead to a host under another security policy.
@@ -138,16 +142,19 @@ extension SessionManager {
         // A task suspended before its request (or the next hop's) went out sends nothing until it is resumed.
         if let reason = await task.checkpoint() { throw reason }
         let sentBody = request.body == nil ? delegate.records.withLock { $0.sentBody } : false
-        var wireRequest = try await makeWireRequest(request, to: target.get(), for: task, delegate: delegate,
-                                                    idle: delegate.idle, resetsUploadTotal: sentBody)
+        var wireRequest = try await makeWireRequest(
+            request, to: target.get(), for: task, delegate: delegate,
+            idle: delegate.idle, resetsUploadTotal: sentBody)
         if request.body != nil { delegate.records.withLock { $0.sentBody = true } }
         if task.drivenByCaller {
             // No driver to cancel: `cancel()` (a timeout, invalidation) aborts the hop through its handle.
             let abort = HTTPClientAbortHandle()
             wireRequest.abortHandle = abort
             guard task.setAbort(abort) else {
-                throw task.cancelReason ?? ClientError(.cancelled, failingURL: request.url,
-                                                       failureReason: "the task was cancelled")
+                throw task.cancelReason
+                    ?? ClientError(
+                        .cancelled, failingURL: request.url,
+                        failureReason: "the task was cancelled")
             }
         }
         delegate.idle.touch()
@@ -159,8 +166,9 @@ extension SessionManager {
         }
         delegate.idle.touch()
         let head = ClientResponse(url: request.url, statusCode: response.status.code, headers: response.headers)
-        let answer = StageResponse(response: head, body: ResponseBody(.wire(response.body)), request: request,
-                                   exchangeMetrics: response.metrics)
+        let answer = StageResponse(
+            response: head, body: ResponseBody(.wire(response.body)), request: request,
+            exchangeMetrics: response.metrics)
         // A head that arrived while the task was suspended is told (redirect and response hooks) after resume.
         if let reason = await task.checkpoint() {
             delegate.record(head, metrics: response.metrics)
@@ -178,27 +186,38 @@ extension SessionManager {
         let hooks = self.hooks
         var received = answer
         if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
-            if await dispose(answer.body, answer.response, decide, of: task, delegate,
-                             idle: delegate.idle, hooks: hooks, &outcome) {
-                received.body = ResponseBody(.received(ReceivedBody(data: outcome.data, temporaryFile: outcome.temporaryFile,
-                                                                    error: outcome.error, replacement: outcome.replacement?.delegate)))
+            if await dispose(
+                answer.body, answer.response, decide, of: task, delegate,
+                idle: delegate.idle, hooks: hooks, &outcome)
+            {
+                received.body = ResponseBody(
+                    .received(
+                        ReceivedBody(
+                            data: outcome.data, temporaryFile: outcome.temporaryFile,
+                            error: outcome.error, replacement: outcome.replacement?.delegate)))
                 return received
             }
         }
-        await receiveBody(answer.body, to: answer.request, of: task, delegate, idle: delegate.idle, hooks: hooks,
-                          into: &outcome)
-        received.body = ResponseBody(.received(ReceivedBody(data: outcome.data, temporaryFile: outcome.temporaryFile,
-                                                            error: outcome.error)))
+        await receiveBody(
+            answer.body, to: answer.request, of: task, delegate, idle: delegate.idle, hooks: hooks,
+            into: &outcome)
+        received.body = ResponseBody(
+            .received(
+                ReceivedBody(
+                    data: outcome.data, temporaryFile: outcome.temporaryFile,
+                    error: outcome.error)))
         return received
     }
 
     /// `dataTaskDidReceiveResponse`'s answer: allow (false: receive the body as usual), cancel, or become a download
     /// task that receives the body (true: the transfer ends with `outcome`).
     @inline(never)  // Its own async frame, allocated only when called (`transfer`).
-    private func dispose(_ body: ResponseBody, _ response: ClientResponse,
-                         _ decide: @escaping @Sendable (SessionTask, ClientResponse) -> ResponseDisposition,
-                         of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
-                         hooks: SessionHooksSnapshot, _ outcome: inout TransferOutcome) async -> Bool {
+    private func dispose(
+        _ body: ResponseBody, _ response: ClientResponse,
+        _ decide: @escaping @Sendable (SessionTask, ClientResponse) -> ResponseDisposition,
+        of task: SessionTask, _ delegate: TaskDelegate, idle: IdleTimer,
+        hooks: SessionHooksSnapshot, _ outcome: inout TransferOutcome
+    ) async -> Bool {
         switch await askCaller(idle, { decide(task, response) }) {
         case .allow:
             return false
@@ -222,8 +241,9 @@ extension SessionManager {
             if let became = hooks.dataTaskDidBecomeDownloadTask {
                 await askCaller(idle) { became(task, download.task) }
             }
-            await receiveBody(body, to: download.task.currentRequest, of: download.task, download.delegate, idle: idle,
-                              hooks: hooks, into: &outcome)
+            await receiveBody(
+                body, to: download.task.currentRequest, of: download.task, download.delegate, idle: idle,
+                hooks: hooks, into: &outcome)
             return true
         }
     }
@@ -242,16 +262,20 @@ extension SessionManager {
     /// completion handler (its delegate moves over, as in AF); the data task ends without a completion of its own.
     /// - Returns: The download task and its delegate; nil when the data task was cancelled or suspended meanwhile
     ///   (then the identifier taken for the download stays unused: identifiers are never reused).
-    private func becomeDownload(_ task: SessionTask, _ delegate: TaskDelegate,
-                                idle: IdleTimer) -> (task: SessionTask, delegate: TaskDelegate)? {
+    private func becomeDownload(
+        _ task: SessionTask, _ delegate: TaskDelegate,
+        idle: IdleTimer
+    ) -> (task: SessionTask, delegate: TaskDelegate)? {
         let identifier = nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
-        let download = SessionTask(identifier: identifier, kind: .download, request: task.originalRequest, manager: self,
-                                   drivenByCaller: task.drivenByCaller)
+        let download = SessionTask(
+            identifier: identifier, kind: .download, request: task.originalRequest, manager: self,
+            drivenByCaller: task.drivenByCaller)
         guard task.handOver(to: download, idle: idle) else { return nil }
-        let moved = TaskDelegate(task: download, manager: self, generation: delegate.generation,
-                                 uploadProgress: delegate.uploadProgress, downloadProgress: delegate.downloadProgress,
-                                 completion: delegate.completion, destination: nil, replacesExistingFile: false,
-                                 drivenByCaller: delegate.drivenByCaller, idle: idle)
+        let moved = TaskDelegate(
+            task: download, manager: self, generation: delegate.generation,
+            uploadProgress: delegate.uploadProgress, downloadProgress: delegate.downloadProgress,
+            completion: delegate.completion, destination: nil, replacesExistingFile: false,
+            drivenByCaller: delegate.drivenByCaller, idle: idle)
         state.withLock { state in
             state.delegates.remove(task.taskIdentifier)
             state.delegates.insert(moved)
@@ -271,7 +295,9 @@ extension SessionManager {
                 url = try HTTPURL(request.url.absoluteString)
             } catch {
                 let scheme = request.url.scheme?.lowercased()
-                guard scheme == "http" || scheme == "https", request.url.host != nil else { return .failure(notFetched(request.url)) }
+                guard scheme == "http" || scheme == "https", request.url.host != nil else {
+                    return .failure(notFetched(request.url))
+                }
                 return .failure(.transport(error, url: request.url))
             }
         }
@@ -288,9 +314,11 @@ extension SessionManager {
     /// by suspension, Wire's redirects off, and an observer that turns Wire's events into upload progress and
     /// idle-timer activity.
     @inline(__always)  // A request without a body is built without a frame of its own (`sendBody` has one).
-    nonisolated(nonsending) private func makeWireRequest(_ request: ClientRequest, to target: HTTPURL, for task: SessionTask,
-                                                         delegate: TaskDelegate, idle: IdleTimer,
-                                                         resetsUploadTotal: Bool) async throws(ClientError) -> HTTPClientRequest {
+    nonisolated(nonsending) private func makeWireRequest(
+        _ request: ClientRequest, to target: HTTPURL, for task: SessionTask,
+        delegate: TaskDelegate, idle: IdleTimer,
+        resetsUploadTotal: Bool
+    ) async throws(ClientError) -> HTTPClientRequest {
         // Before any socket, for the first request and every redirect hop alike.
         try configuration.transportSecurity.check(request.url)
         var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: request.headers)
@@ -311,8 +339,10 @@ extension SessionManager {
     /// Gives `wireRequest` the request's body, gated by suspension, and an observer that turns Wire's events into
     /// upload progress and idle-timer activity.
     @inline(never)  // Its own async frame, allocated only for a request with a body.
-    nonisolated(nonsending) private func sendBody(_ body: RequestBody, of request: ClientRequest, in wireRequest: inout HTTPClientRequest,
-                                                  for task: SessionTask, delegate: TaskDelegate, idle: IdleTimer) async throws(ClientError) {
+    nonisolated(nonsending) private func sendBody(
+        _ body: RequestBody, of request: ClientRequest, in wireRequest: inout HTTPClientRequest,
+        for task: SessionTask, delegate: TaskDelegate, idle: IdleTimer
+    ) async throws(ClientError) {
         let declared = wireRequest.headers.first(name: "Content-Length").flatMap { Int64($0) }
         let gated = try await GatedBody.make(body, declaredLength: declared, task: task, url: request.url)
         wireRequest.body = gated.body
@@ -348,9 +378,11 @@ extension SessionManager {
     /// Reads the body, chunk by chunk, only while the task is not suspended: a suspended task stops pulling, so
     /// Wire's body stream fills to its high watermark and the connection stops reading its socket. A data or upload
     /// task buffers it; a download writes it to a temporary file (`receiveDownload`).
-    nonisolated(nonsending) private func receiveBody(_ body: ResponseBody, to request: ClientRequest, of task: SessionTask,
-                                                     _ delegate: TaskDelegate, idle: IdleTimer, hooks: SessionHooksSnapshot,
-                                                     into outcome: inout TransferOutcome) async {
+    nonisolated(nonsending) private func receiveBody(
+        _ body: ResponseBody, to request: ClientRequest, of task: SessionTask,
+        _ delegate: TaskDelegate, idle: IdleTimer, hooks: SessionHooksSnapshot,
+        into outcome: inout TransferOutcome
+    ) async {
         if task.kind == .download {
             await receiveDownload(body, to: request, of: task, delegate, idle: idle, hooks: hooks, into: &outcome)
             return
@@ -363,8 +395,10 @@ extension SessionManager {
             guard let chunk = await nextChunk(&iterator, of: task, idle: idle, url: url, into: &outcome) else { break }
             guard data.count + chunk.readableBytes <= limit else {
                 // Dropping the iterator abandons the body: Wire closes the connection instead of reading on.
-                outcome.error = ClientError(.responseTooLarge, failingURL: url, response: outcome.response, failureReason:
-                    "the body is larger than maximumBufferedResponseSize (\(limit) bytes); use a download task")
+                outcome.error = ClientError(
+                    .responseTooLarge, failingURL: url, response: outcome.response,
+                    failureReason:
+                        "the body is larger than maximumBufferedResponseSize (\(limit) bytes); use a download task")
                 break
             }
             data.append(chunk)
@@ -380,8 +414,10 @@ extension SessionManager {
     /// The body's next chunk, read once the task is not suspended and counted in its progress; nil at the end
     /// of the body, or when the task was cancelled or the body failed (then `outcome.error` says which).
     @inline(__always)  // Called per chunk: no frame of its own.
-    nonisolated(nonsending) private func nextChunk(_ iterator: inout ResponseBodyReader, of task: SessionTask, idle: IdleTimer, url: URL,
-                           into outcome: inout TransferOutcome) async -> ByteBuffer? {
+    nonisolated(nonsending) private func nextChunk(
+        _ iterator: inout ResponseBodyReader, of task: SessionTask, idle: IdleTimer, url: URL,
+        into outcome: inout TransferOutcome
+    ) async -> ByteBuffer? {
         if let reason = await task.checkpoint() {
             outcome.error = reason
             return nil
@@ -402,8 +438,10 @@ extension SessionManager {
     /// A data task's chunk and progress to `dataTaskDidReceiveData` and the task's progress block, on the delegate
     /// queue.
     @inline(never)  // Its own async frame, allocated only when a hook is set (`receiveBody`).
-    private func reportReceived(_ chunk: ByteBuffer, _ progress: TaskProgress, of task: SessionTask, _ delegate: TaskDelegate,
-                                hooks: SessionHooksSnapshot, idle: IdleTimer) async {
+    private func reportReceived(
+        _ chunk: ByteBuffer, _ progress: TaskProgress, of task: SessionTask, _ delegate: TaskDelegate,
+        hooks: SessionHooksSnapshot, idle: IdleTimer
+    ) async {
         // The chunk as a `Data` of its own (a hook may keep it), made only when a hook will see it.
         var copy = Data()
         if hooks.dataTaskDidReceiveData != nil { copy.append(chunk) }
@@ -418,8 +456,10 @@ extension SessionManager {
     /// `receiveBody` for a download task: the body goes to a temporary file, and each write is told to
     /// `downloadTaskDidWriteData` and the task's progress block.
     @inline(never)  // Its own async frame, allocated only for downloads (`receiveBody`).
-    private func receiveDownload(_ body: ResponseBody, to request: ClientRequest, of task: SessionTask, _ delegate: TaskDelegate,
-                                 idle: IdleTimer, hooks: SessionHooksSnapshot, into outcome: inout TransferOutcome) async {
+    private func receiveDownload(
+        _ body: ResponseBody, to request: ClientRequest, of task: SessionTask, _ delegate: TaskDelegate,
+        idle: IdleTimer, hooks: SessionHooksSnapshot, into outcome: inout TransferOutcome
+    ) async {
         let url = request.url
         let file: AsyncFile
         do {
@@ -435,8 +475,9 @@ extension SessionManager {
             do {
                 try await file.write(chunk)
             } catch {
-                outcome.error = ClientError(.cannotWriteToFile, failingURL: url, underlying: error,
-                                            failureReason: "cannot write the download to \(file.path): \(error)")
+                outcome.error = ClientError(
+                    .cannotWriteToFile, failingURL: url, underlying: error,
+                    failureReason: "cannot write the download to \(file.path): \(error)")
                 break
             }
             await task.waitWhileSuspended()

@@ -81,8 +81,10 @@ public final class SessionManager: Sendable {
         defaultIdleTimeout = TimeoutWatch.Timeout(configuration.timeoutIntervalForRequest)
         sessionFields = SessionFields(configuration: configuration)
         baseStages = Self.stages(for: configuration, fields: sessionFields)
-        state = Mutex(State(current: SessionGeneration(number: 0, configuration: configuration), generations: 1,
-                            monitors: eventMonitors))
+        state = Mutex(
+            State(
+                current: SessionGeneration(number: 0, configuration: configuration), generations: 1,
+                monitors: eventMonitors))
         listeners.store(eventMonitors.count, ordering: .releasing)
     }
 

@@ -16,7 +16,8 @@ extension SessionTask {
     public func cancel(producingResumeData handler: @escaping @Sendable (Data?) -> Void) {
         let accepted = core.withLock { core -> Bool in
             guard kind == .download, core.resumption.handler == nil,
-                  core.machine.state == .suspended || core.machine.state == .running else { return false }
+                core.machine.state == .suspended || core.machine.state == .running
+            else { return false }
             core.resumption.handler = handler
             return true
         }

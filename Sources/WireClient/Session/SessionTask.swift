@@ -246,9 +246,11 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     /// handler of its own. A driver task's waits are ended by `cancel()` directly.
     nonisolated(nonsending) func whileCallerWaits<T>(_ wait: () async -> T) async -> T {
         guard drivenByCaller else { return await wait() }
-        return await withTaskCancellationHandler(operation: wait, onCancel: {
-            self.cancelTransfer(reason: self.cancellation)
-        })
+        return await withTaskCancellationHandler(
+            operation: wait,
+            onCancel: {
+                self.cancelTransfer(reason: self.cancellation)
+            })
     }
 
     /// The reason the task was cancelled, if it was.

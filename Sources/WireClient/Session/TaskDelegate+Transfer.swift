@@ -18,8 +18,10 @@ extension TaskDelegate: TransferContext, ChallengeAnswering, CacheEntryProposing
 
     func cancelTask() -> ClientError {
         task.cancel()
-        return task.cancelReason ?? ClientError(.cancelled, failingURL: task.currentRequest.url,
-                                                failureReason: "the task was cancelled")
+        return task.cancelReason
+            ?? ClientError(
+                .cancelled, failingURL: task.currentRequest.url,
+                failureReason: "the task was cancelled")
     }
 
     nonisolated(nonsending) func checkpoint() async -> ClientError? {
@@ -27,7 +29,9 @@ extension TaskDelegate: TransferContext, ChallengeAnswering, CacheEntryProposing
     }
 
     func beginAttempt(with request: ClientRequest) {
-        records.withLock { $0.response = nil; $0.metrics = nil }
+        records.withLock {
+            $0.response = nil; $0.metrics = nil
+        }
         task.beginAttempt(with: request)
     }
 
@@ -56,18 +60,23 @@ extension TaskDelegate: TransferContext, ChallengeAnswering, CacheEntryProposing
     }
 
     func record(_ response: ClientResponse, metrics: HTTPClientMetrics?) {
-        records.withLock { $0.response = response; $0.metrics = metrics }
+        records.withLock {
+            $0.response = response; $0.metrics = metrics
+        }
     }
 
     var recordedResponse: ClientResponse? { records.withLock { $0.response } }
 
-    nonisolated(nonsending) func proposeRedirect(_ proposed: ClientRequest, keepsBody: Bool,
-                                                 after response: ClientResponse) async -> ClientRequest? {
+    nonisolated(nonsending) func proposeRedirect(
+        _ proposed: ClientRequest, keepsBody: Bool,
+        after response: ClientResponse
+    ) async -> ClientRequest? {
         var proposed = proposed
         let hooks = manager.hooks
         let task = task
         if keepsBody, let needBody = hooks.taskNeedNewBodyStream,
-           let body = await manager.askCaller(idle, { needBody(task) }) {
+            let body = await manager.askCaller(idle, { needBody(task) })
+        {
             proposed.body = body
         }
         guard let willRedirect = hooks.taskWillPerformHTTPRedirection else { return proposed }

@@ -45,9 +45,11 @@ final class TaskDelegate: Sendable {
 
     let records = Mutex(Records())
 
-    init(task: SessionTask, manager: SessionManager, generation: SessionGeneration?, uploadProgress: TaskProgressHandler?,
-         downloadProgress: TaskProgressHandler?, completion: (@Sendable (CompletionInfo) -> Void)?,
-         destination: DownloadDestination?, replacesExistingFile: Bool, drivenByCaller: Bool, idle: IdleTimer) {
+    init(
+        task: SessionTask, manager: SessionManager, generation: SessionGeneration?, uploadProgress: TaskProgressHandler?,
+        downloadProgress: TaskProgressHandler?, completion: (@Sendable (CompletionInfo) -> Void)?,
+        destination: DownloadDestination?, replacesExistingFile: Bool, drivenByCaller: Bool, idle: IdleTimer
+    ) {
         self.task = task
         self.manager = manager
         self.generation = generation

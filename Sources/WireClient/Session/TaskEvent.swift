@@ -24,7 +24,7 @@ public enum TaskEvent: Sendable {
     public var task: SessionTask? {
         switch self {
         case .didResume(let task), .didSuspend(let task), .didComplete(let task, _), .downloadDidMoveFile(let task, _),
-             .downloadDidFailToMoveFile(let task, _):
+            .downloadDidFailToMoveFile(let task, _):
             task
         case .sessionDidInvalidate:
             nil
@@ -53,8 +53,10 @@ public struct CompletionInfo: Sendable {
     private var metricsBox: MetricsBox?
 
     /// Creates completion information.
-    public init(response: ClientResponse? = nil, value: (any Sendable)? = nil, data: Data? = nil, downloadPath: String? = nil,
-                error: ClientError? = nil, metrics: HTTPClientMetrics.Snapshot? = nil) {
+    public init(
+        response: ClientResponse? = nil, value: (any Sendable)? = nil, data: Data? = nil, downloadPath: String? = nil,
+        error: ClientError? = nil, metrics: HTTPClientMetrics.Snapshot? = nil
+    ) {
         self.response = response
         self.value = value
         self.data = data
@@ -64,8 +66,10 @@ public struct CompletionInfo: Sendable {
     }
 
     /// Completion information whose metrics are boxed already (shared, not copied into a box of their own).
-    init(response: ClientResponse?, value: (any Sendable)?, data: Data?, downloadPath: String?, error: ClientError?,
-         metricsBox: MetricsBox?) {
+    init(
+        response: ClientResponse?, value: (any Sendable)?, data: Data?, downloadPath: String?, error: ClientError?,
+        metricsBox: MetricsBox?
+    ) {
         self.response = response
         self.value = value
         self.data = data

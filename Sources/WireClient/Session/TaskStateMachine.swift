@@ -39,9 +39,14 @@ package struct TaskStateMachine: Sendable, Hashable {
 
     /// Every transition there is; anything absent is a no-op. (`apply` reads the same transitions from a `switch`:
     /// no hashing on a task's path.)
-    package static let table: [State: [Input: State]] = Dictionary(uniqueKeysWithValues: State.allCases.map { state in
-        (state, Dictionary(uniqueKeysWithValues: Input.allCases.compactMap { input in next(from: state, on: input).map { (input, $0) } }))
-    })
+    package static let table: [State: [Input: State]] = Dictionary(
+        uniqueKeysWithValues: State.allCases.map { state in
+            (
+                state,
+                Dictionary(
+                    uniqueKeysWithValues: Input.allCases.compactMap { input in next(from: state, on: input).map { (input, $0) } })
+            )
+        })
 
     /// The state `input` leads to from `state`; nil for none.
     private static func next(from state: State, on input: Input) -> State? {

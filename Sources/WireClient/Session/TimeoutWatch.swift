@@ -79,9 +79,10 @@ final class TimeoutWatch: Sendable {
         // The coarse clock, as the idle clocks read it; the offset covers how far it may be behind.
         let now = Deadline.coarseNow().uptimeNanoseconds
         let (resourceDeadline, overflow) = now.addingReportingOverflow(resourceTimeout.offsetFromCoarseStamp)
-        let entry = Entry(task: task, resourceDeadline: overflow ? .max : resourceDeadline,
-                          resourceTimeout: resourceTimeout.duration, idleTimeout: idleTimeout.duration,
-                          idleNanoseconds: idleTimeout.offsetFromCoarseStamp)
+        let entry = Entry(
+            task: task, resourceDeadline: overflow ? .max : resourceDeadline,
+            resourceTimeout: resourceTimeout.duration, idleTimeout: idleTimeout.duration,
+            idleNanoseconds: idleTimeout.offsetFromCoarseStamp)
         let (key, stale) = state.withLock { state -> (Key, Task<Void, Never>?) in
             let serial = state.nextSerial
             state.nextSerial += 1
@@ -188,8 +189,9 @@ final class TimeoutWatch: Sendable {
     private static func reason(_ entry: Entry, now: UInt64) -> ClientError {
         let url = entry.task.originalRequest.url
         if entry.resourceDeadline <= now {
-            return ClientError(.timedOut, failingURL: url,
-                               failureReason: "the task took longer than its \(entry.resourceTimeout) resource timeout")
+            return ClientError(
+                .timedOut, failingURL: url,
+                failureReason: "the task took longer than its \(entry.resourceTimeout) resource timeout")
         }
         return ClientError(.timedOut, failingURL: url, failureReason: "no byte moved for \(entry.idleTimeout)")
     }

@@ -24,7 +24,7 @@ package struct BaseURL: Sendable, Hashable {
     /// - Throws: `.badURL` when the text is not an absolute URL with an authority (a scheme and `//host`).
     package init(_ string: String) throws(ClientError) {
         guard var parsed = URIReference(parsing: Self.escapingDisallowedBytes(string)), parsed.scheme != nil,
-              let authority = parsed.authority, !authority.isEmpty
+            let authority = parsed.authority, !authority.isEmpty
         else { throw ClientError(.badURL, failureReason: "Not an absolute URL with a host: \(string)") }
         if !parsed.path.isEmpty && !parsed.path.hasSuffix("/") { parsed.path += "/" }
         reference = parsed
@@ -60,7 +60,8 @@ package struct BaseURL: Sendable, Hashable {
         var runStart = 0
         for offset in bytes.indices where bytes[offset] == UInt8(ascii: "%") {
             PercentEncoding.append(bytes[runStart..<offset], allowing: uriCharacters, to: &output)
-            let escapes = offset + 2 < bytes.count
+            let escapes =
+                offset + 2 < bytes.count
                 && PercentEncoding.hexValue(bytes[offset + 1]) != nil && PercentEncoding.hexValue(bytes[offset + 2]) != nil
             if escapes {
                 output.append(UInt8(ascii: "%"))

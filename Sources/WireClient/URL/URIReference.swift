@@ -26,7 +26,9 @@ package struct URIReference: Sendable, Hashable, CustomStringConvertible {
     ///   - path: The path.
     ///   - query: The query, or nil.
     ///   - fragment: The fragment, or nil.
-    package init(scheme: String? = nil, authority: String? = nil, path: String = "", query: String? = nil, fragment: String? = nil) {
+    package init(
+        scheme: String? = nil, authority: String? = nil, path: String = "", query: String? = nil, fragment: String? = nil
+    ) {
         self.scheme = scheme
         self.authority = authority
         self.path = path

@@ -36,6 +36,8 @@ public struct ImageData: Sendable, Hashable {
     /// - Returns: The image, or nil when the header is not one of the known formats or is malformed or truncated.
     public init?(data: Data, scale: Double = 1) {
         guard let header = ImageHeader(data) else { return nil }
-        self.init(data: data, mimeType: header.format.mimeType, pixelWidth: header.pixelWidth, pixelHeight: header.pixelHeight, scale: scale)
+        self.init(
+            data: data, mimeType: header.format.mimeType, pixelWidth: header.pixelWidth, pixelHeight: header.pixelHeight,
+            scale: scale)
     }
 }

@@ -89,7 +89,8 @@ package struct ImageHeader: Sendable, Hashable {
 
     /// PNG: the first chunk must be IHDR; width and height are big-endian at 16 and 20 (at most 2^31 − 1).
     private static func png(_ reader: ByteReader) -> Size? {
-        guard reader.matches(Array("IHDR".utf8), at: 12), let width = reader.uint32BE(at: 16), let height = reader.uint32BE(at: 20),
+        guard reader.matches(Array("IHDR".utf8), at: 12), let width = reader.uint32BE(at: 16),
+            let height = reader.uint32BE(at: 20),
             width <= 0x7FFF_FFFF, height <= 0x7FFF_FFFF
         else { return nil }
         return (.png, Int(width), Int(height))
@@ -120,7 +121,9 @@ package struct ImageHeader: Sendable, Hashable {
             }
             guard let length = reader.uint16BE(at: position), length >= 2 else { return nil }
             if (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC {
-                guard let height = reader.uint16BE(at: position + 3), let width = reader.uint16BE(at: position + 5) else { return nil }
+                guard let height = reader.uint16BE(at: position + 3), let width = reader.uint16BE(at: position + 5) else {
+                    return nil
+                }
                 return (.jpeg, Int(width), Int(height))
             }
             position += Int(length)
@@ -131,7 +134,9 @@ package struct ImageHeader: Sendable, Hashable {
     private static func webp(_ reader: ByteReader) -> Size? {
         if reader.matches(Array("VP8 ".utf8), at: 12) {
             // A key frame: 3-byte frame tag, start code 9D 01 2A, then 14-bit width and height (2 bits of scale each).
-            guard reader.matches([0x9D, 0x01, 0x2A], at: 23), let width = reader.uint16LE(at: 26), let height = reader.uint16LE(at: 28) else {
+            guard reader.matches([0x9D, 0x01, 0x2A], at: 23), let width = reader.uint16LE(at: 26),
+                let height = reader.uint16LE(at: 28)
+            else {
                 return nil
             }
             return (.webp, Int(width & 0x3FFF), Int(height & 0x3FFF))
@@ -165,7 +170,8 @@ package struct ImageHeader: Sendable, Hashable {
 
     /// ICO: at least one entry; the first entry's width and height bytes, 0 meaning 256.
     private static func ico(_ reader: ByteReader) -> Size? {
-        guard let count = reader.uint16LE(at: 4), count > 0, let width = reader.byte(at: 6), let height = reader.byte(at: 7) else { return nil }
+        guard let count = reader.uint16LE(at: 4), count > 0, let width = reader.byte(at: 6), let height = reader.byte(at: 7)
+        else { return nil }
         return (.ico, width == 0 ? 256 : Int(width), height == 0 ? 256 : Int(height))
     }
 }

@@ -16,15 +16,18 @@ enum CertificateFileReader {
         let outcome = contents.withUnsafeBytes { bytes -> Result<[Certificate], TLSError> in
             OpenSSLErrorQueue.clear()
             guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(clamping: bytes.count)) else {
-                return .failure(TLSError(.localCertificate, "cannot buffer \(source)", openSSLErrors: OpenSSLErrorQueue.drain().map(\.text)))
+                return .failure(
+                    TLSError(.localCertificate, "cannot buffer \(source)", openSSLErrors: OpenSSLErrorQueue.drain().map(\.text)))
             }
             defer { BIO_free(bio) }
             var result: [Certificate] = []
             while let x509 = PEM_read_bio_X509(bio, nil, nil, nil) {
                 defer { X509_free(x509) }
                 guard let certificate = X509Reader.certificate(x509) else {
-                    return .failure(TLSError(.localCertificate, "certificate \(result.count + 1) of \(source) cannot be re-encoded",
-                                             openSSLErrors: OpenSSLErrorQueue.drain().map(\.text)))
+                    return .failure(
+                        TLSError(
+                            .localCertificate, "certificate \(result.count + 1) of \(source) cannot be re-encoded",
+                            openSSLErrors: OpenSSLErrorQueue.drain().map(\.text)))
                 }
                 result.append(certificate)
             }
@@ -32,8 +35,10 @@ enum CertificateFileReader {
             // reason means a block that looked like a certificate is broken.
             let errors = OpenSSLErrorQueue.drain()
             if let last = errors.last, last.library != ERR_LIB_PEM || last.reason != PEM_R_NO_START_LINE {
-                return .failure(TLSError(.localCertificate, "PEM certificate \(result.count + 1) of \(source) is malformed",
-                                         openSSLErrors: errors.map(\.text)))
+                return .failure(
+                    TLSError(
+                        .localCertificate, "PEM certificate \(result.count + 1) of \(source) is malformed",
+                        openSSLErrors: errors.map(\.text)))
             }
             guard !result.isEmpty else {
                 return .failure(TLSError(.localCertificate, "\(source) is PEM but holds no CERTIFICATE block"))
@@ -47,7 +52,9 @@ enum CertificateFileReader {
     private static func der(_ contents: [UInt8], source: String) throws(TLSError) -> [Certificate] {
         // DER certificates are an ASN.1 SEQUENCE: any other first byte is neither encoding.
         guard contents[0] == 0x30 else {
-            throw TLSError(.localCertificate, "\(source) is neither a PEM certificate (no -----BEGIN line) nor a DER one (no ASN.1 SEQUENCE at byte 0)")
+            throw TLSError(
+                .localCertificate,
+                "\(source) is neither a PEM certificate (no -----BEGIN line) nor a DER one (no ASN.1 SEQUENCE at byte 0)")
         }
         OpenSSLErrorQueue.clear()
         let (x509, consumed) = contents.withUnsafeBufferPointer { buffer -> (OpaquePointer?, Int) in
@@ -57,15 +64,20 @@ enum CertificateFileReader {
             return (x509, cursor.map { $0 - start } ?? 0)
         }
         guard let x509 else {
-            throw TLSError(.localCertificate, "\(source) is not a DER certificate (and not PEM: no -----BEGIN line)",
-                           openSSLErrors: OpenSSLErrorQueue.drain().map(\.text))
+            throw TLSError(
+                .localCertificate, "\(source) is not a DER certificate (and not PEM: no -----BEGIN line)",
+                openSSLErrors: OpenSSLErrorQueue.drain().map(\.text))
         }
         defer { X509_free(x509) }
         guard consumed == contents.count else {
-            throw TLSError(.localCertificate, "\(source) has \(contents.count - consumed) bytes after its DER certificate (at byte \(consumed))")
+            throw TLSError(
+                .localCertificate,
+                "\(source) has \(contents.count - consumed) bytes after its DER certificate (at byte \(consumed))")
         }
         guard let certificate = X509Reader.certificate(x509) else {
-            throw TLSError(.localCertificate, "the certificate of \(source) cannot be re-encoded", openSSLErrors: OpenSSLErrorQueue.drain().map(\.text))
+            throw TLSError(
+                .localCertificate, "the certificate of \(source) cannot be re-encoded",
+                openSSLErrors: OpenSSLErrorQueue.drain().map(\.text))
         }
         return [certificate]
     }

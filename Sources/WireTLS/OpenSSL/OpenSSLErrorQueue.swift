@@ -24,8 +24,10 @@ enum OpenSSLErrorQueue {
             var text = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &text, text.count)
             let length = text.firstIndex(of: 0) ?? text.count
-            entries.append(Entry(code: code, library: c_wire_tls_error_library(code), reason: c_wire_tls_error_reason(code),
-                                 text: String(decoding: text[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+            entries.append(
+                Entry(
+                    code: code, library: c_wire_tls_error_library(code), reason: c_wire_tls_error_reason(code),
+                    text: String(decoding: text[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)))
         }
         return entries
     }

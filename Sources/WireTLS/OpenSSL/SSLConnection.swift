@@ -54,7 +54,9 @@ final class SSLConnection {
 
     /// A client connection to `host`, verifying as `verification` says; with `deferringVerdict` a
     /// verification failure is only recorded, for a deferred evaluator to decide on.
-    init(client context: SSLContext, host: String, verification: CertificateVerification, deferringVerdict: Bool = false) throws(TLSError) {
+    init(client context: SSLContext, host: String, verification: CertificateVerification, deferringVerdict: Bool = false)
+        throws(TLSError)
+    {
         (ssl, readBIO, writeBIO) = try Self.makeSSL(context)
         isClient = true
         self.host = host
@@ -71,7 +73,8 @@ final class SSLConnection {
             // and X509_check_ip under the hood) and a mismatch fails the handshake itself.
             let parameters = SSL_get0_param(ssl)
             X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
-            let set = isIPAddress ? X509_VERIFY_PARAM_set1_ip_asc(parameters, host) : X509_VERIFY_PARAM_set1_host(parameters, host, 0)
+            let set =
+                isIPAddress ? X509_VERIFY_PARAM_set1_ip_asc(parameters, host) : X509_VERIFY_PARAM_set1_host(parameters, host, 0)
             guard set == 1 else {
                 throw SSLContext.failure(.localCertificate, "cannot set \(host) as the name to verify")
             }
@@ -221,9 +224,10 @@ final class SSLConnection {
         var alpnLength: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &alpnBytes, &alpnLength)
         let alpn = alpnBytes.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(alpnLength)), as: UTF8.self) }
-        return TransportSecurityInfo(protocolVersion: version, cipherSuite: cipher, applicationProtocol: alpn,
-                                     isSessionResumed: SSL_session_reused(ssl) == 1,
-                                     peerCertificates: peer.map(\.der), verifiedCertificates: verified.map(\.der))
+        return TransportSecurityInfo(
+            protocolVersion: version, cipherSuite: cipher, applicationProtocol: alpn,
+            isSessionResumed: SSL_session_reused(ssl) == 1,
+            peerCertificates: peer.map(\.der), verifiedCertificates: verified.map(\.der))
     }
 
     /// The certificates the peer sent, leaf first (on a resumed session, those its first handshake received).
@@ -267,16 +271,20 @@ final class SSLConnection {
     /// the leaf alone.
     private func verifyResumedChain() -> Result<(peer: [Certificate], verified: [Certificate]), TLSError> {
         guard let sent = SSL_get_peer_cert_chain(ssl), c_wire_tls_stack_count(sent) > 0, let leaf = c_wire_tls_stack_at(sent, 0),
-              let sessionLeaf = SSL_get0_peer_certificate(ssl), X509_cmp(sessionLeaf, leaf) == 0 else {
+            let sessionLeaf = SSL_get0_peer_certificate(ssl), X509_cmp(sessionLeaf, leaf) == 0
+        else {
             return .failure(TLSError(.certificateInvalid, "the resumed session keeps no certificate chain", host: host))
         }
-        guard let context = X509_STORE_CTX_new() else { return .failure(SSLContext.failure(.handshakeFailed, "X509_STORE_CTX_new failed")) }
+        guard let context = X509_STORE_CTX_new() else {
+            return .failure(SSLContext.failure(.handshakeFailed, "X509_STORE_CTX_new failed"))
+        }
         defer { X509_STORE_CTX_free(context) }
         // What OpenSSL's ssl_verify_cert_chain sets up: the context's store, the peer's list as the untrusted
         // certificates, the security level as the authentication level, the SSL as ex-data (for the callback), the
         // TLS server purpose, then the connection's own verify parameters (the host name among them).
         guard X509_STORE_CTX_init(context, SSL_CTX_get_cert_store(SSL_get_SSL_CTX(ssl)), leaf, sent) == 1,
-              X509_STORE_CTX_set_ex_data(context, SSL_get_ex_data_X509_STORE_CTX_idx(), UnsafeMutableRawPointer(ssl)) == 1 else {
+            X509_STORE_CTX_set_ex_data(context, SSL_get_ex_data_X509_STORE_CTX_idx(), UnsafeMutableRawPointer(ssl)) == 1
+        else {
             return .failure(SSLContext.failure(.handshakeFailed, "X509_STORE_CTX_init failed"))
         }
         let parameters = X509_STORE_CTX_get0_param(context)
@@ -288,11 +296,13 @@ final class SSLConnection {
         let result = X509_STORE_CTX_get_error(context)
         SSL_set_verify_result(ssl, Int(verified ? X509_V_OK : (result == X509_V_OK ? X509_V_ERR_UNSPECIFIED : result)))
         if !verified && enforcesVerification {
-            let failure = verifyFailure ?? VerifyFailure(code: result, depth: X509_STORE_CTX_get_error_depth(context), subject: "")
+            let failure =
+                verifyFailure ?? VerifyFailure(code: result, depth: X509_STORE_CTX_get_error_depth(context), subject: "")
             return .failure(Self.verifyError(failure, host: host, openSSLErrors: OpenSSLErrorQueue.drain().map(\.text)))
         }
         OpenSSLErrorQueue.clear()
-        return .success((X509Reader.certificates(stack: sent), X509Reader.certificates(stack: X509_STORE_CTX_get0_chain(context))))
+        return .success(
+            (X509Reader.certificates(stack: sent), X509Reader.certificates(stack: X509_STORE_CTX_get0_chain(context))))
     }
 
     /// OpenSSL's verdict on the peer's chain: nil when it verified.
@@ -319,14 +329,17 @@ final class SSLConnection {
         if reasons.contains(SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
             return TLSError(.noPeerCertificate, "the client sent no certificate and one is required", openSSLErrors: texts)
         }
-        if !reasons.isDisjoint(with: [SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG, SSL_R_RECORD_LENGTH_MISMATCH,
-                                      SSL_R_HTTP_REQUEST, SSL_R_HTTPS_PROXY_REQUEST]) {
+        if !reasons.isDisjoint(with: [
+            SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG, SSL_R_RECORD_LENGTH_MISMATCH,
+            SSL_R_HTTP_REQUEST, SSL_R_HTTPS_PROXY_REQUEST,
+        ]) {
             return TLSError(.handshakeFailed, "the peer does not speak TLS", openSSLErrors: texts)
         }
         if reasons.contains(SSL_R_NO_SHARED_CIPHER) {
             return TLSError(.handshakeFailed, "no cipher suite both sides allow", openSSLErrors: texts)
         }
-        return TLSError(.handshakeFailed, texts.last.map { "the handshake failed: \($0)" } ?? "the handshake failed", openSSLErrors: texts)
+        return TLSError(
+            .handshakeFailed, texts.last.map { "the handshake failed: \($0)" } ?? "the handshake failed", openSSLErrors: texts)
     }
 
     private func streamError() -> TLSError {
@@ -338,18 +351,25 @@ final class SSLConnection {
 
     /// An alert the peer sent, which OpenSSL queues as `SSL_AD_REASON_OFFSET + alert`.
     private static func alert(in entries: [OpenSSLErrorQueue.Entry], openSSLErrors: [String]) -> TLSError? {
-        guard let entry = entries.first(where: { $0.library == ERR_LIB_SSL && $0.reason >= SSL_AD_REASON_OFFSET && $0.reason < SSL_AD_REASON_OFFSET + 256 }) else {
+        guard
+            let entry = entries.first(where: {
+                $0.library == ERR_LIB_SSL && $0.reason >= SSL_AD_REASON_OFFSET && $0.reason < SSL_AD_REASON_OFFSET + 256
+            })
+        else {
             return nil
         }
         let code = entry.reason - SSL_AD_REASON_OFFSET
         var name = String(cString: SSL_alert_desc_string_long(code))
         // OpenSSL 3.0's table stops at TLS 1.2's alerts; name TLS 1.3's (RFC 8446 §6) ourselves.
         if name == "unknown" {
-            name = [109: "missing extension", 116: "certificate required", 120: "no application protocol"][code] ?? "unknown (\(code))"
+            name =
+                [109: "missing extension", 116: "certificate required", 120: "no application protocol"][code]
+                ?? "unknown (\(code))"
         }
         if code == SSL_AD_PROTOCOL_VERSION {
-            return TLSError(.protocolVersion, "the peer refused the protocol version (alert \(name))", alert: name,
-                            openSSLErrors: openSSLErrors)
+            return TLSError(
+                .protocolVersion, "the peer refused the protocol version (alert \(name))", alert: name,
+                openSSLErrors: openSSLErrors)
         }
         return TLSError(.alertReceived, "the peer sent the alert \"\(name)\"", alert: name, openSSLErrors: openSSLErrors)
     }
@@ -358,25 +378,26 @@ final class SSLConnection {
         let subject = failure.subject
         let what = subject.isEmpty ? "the peer's certificate" : "the certificate \(subject)"
         let openSSLText = String(cString: X509_verify_cert_error_string(Int(failure.code)))
-        let (reason, detail): (TLSError.Reason, String) = switch failure.code {
-        case X509_V_ERR_CERT_HAS_EXPIRED:
-            (.certificateExpired, "\(what) has expired")
-        case X509_V_ERR_CERT_NOT_YET_VALID:
-            (.certificateNotYetValid, "\(what) is not yet valid")
-        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
-             X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-            (.unknownIssuer, "no trusted issuer for \(what) (\(openSSLText))")
-        case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-            (.selfSigned, "\(what) is self-signed and not trusted")
-        case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-            (.selfSignedInChain, "the chain ends in the untrusted self-signed root \(subject.isEmpty ? "?" : subject)")
-        case X509_V_ERR_HOSTNAME_MISMATCH:
-            (.hostnameMismatch, "\(what) is not valid for the host name \(host ?? "?")")
-        case X509_V_ERR_IP_ADDRESS_MISMATCH:
-            (.ipAddressMismatch, "\(what) is not valid for the IP address \(host ?? "?")")
-        default:
-            (.certificateInvalid, "\(what) failed verification: \(openSSLText)")
-        }
+        let (reason, detail): (TLSError.Reason, String) =
+            switch failure.code {
+            case X509_V_ERR_CERT_HAS_EXPIRED:
+                (.certificateExpired, "\(what) has expired")
+            case X509_V_ERR_CERT_NOT_YET_VALID:
+                (.certificateNotYetValid, "\(what) is not yet valid")
+            case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
+                X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+                (.unknownIssuer, "no trusted issuer for \(what) (\(openSSLText))")
+            case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+                (.selfSigned, "\(what) is self-signed and not trusted")
+            case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+                (.selfSignedInChain, "the chain ends in the untrusted self-signed root \(subject.isEmpty ? "?" : subject)")
+            case X509_V_ERR_HOSTNAME_MISMATCH:
+                (.hostnameMismatch, "\(what) is not valid for the host name \(host ?? "?")")
+            case X509_V_ERR_IP_ADDRESS_MISMATCH:
+                (.ipAddressMismatch, "\(what) is not valid for the IP address \(host ?? "?")")
+            default:
+                (.certificateInvalid, "\(what) failed verification: \(openSSLText)")
+            }
         return TLSError(reason, detail, subject: subject.isEmpty ? nil : subject, host: host, openSSLErrors: openSSLErrors)
     }
 
@@ -389,12 +410,14 @@ final class SSLConnection {
     /// Records the first failure; stops the handshake on it unless verification is off.
     static func verifyCallback(ok: Int32, store: OpaquePointer?) -> Int32 {
         guard let store, let raw = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()),
-              let connection = connection(of: OpaquePointer(raw)) else { return ok }
+            let connection = connection(of: OpaquePointer(raw))
+        else { return ok }
         guard ok == 0 else { return 1 }
         if connection.verifyFailure == nil {
             let subject = X509_STORE_CTX_get_current_cert(store).map { X509Reader.name(X509_get_subject_name($0)) } ?? ""
-            connection.verifyFailure = VerifyFailure(code: X509_STORE_CTX_get_error(store), depth: X509_STORE_CTX_get_error_depth(store),
-                                                     subject: subject)
+            connection.verifyFailure = VerifyFailure(
+                code: X509_STORE_CTX_get_error(store), depth: X509_STORE_CTX_get_error_depth(store),
+                subject: subject)
         }
         return connection.enforcesVerification ? 0 : 1
     }

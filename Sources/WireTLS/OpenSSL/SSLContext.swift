@@ -20,7 +20,9 @@ final class SSLContext: Sendable {
     /// Creates a connection (an `SSL`) from the context.
     func makeSSL() throws(TLSError) -> OpaquePointer {
         let ssl = handle.withLock { SSL_new($0) }
-        guard let ssl else { throw TLSError(.handshakeFailed, "SSL_new failed", openSSLErrors: OpenSSLErrorQueue.drain().map(\.text)) }
+        guard let ssl else {
+            throw TLSError(.handshakeFailed, "SSL_new failed", openSSLErrors: OpenSSLErrorQueue.drain().map(\.text))
+        }
         return ssl
     }
 
@@ -28,7 +30,8 @@ final class SSLContext: Sendable {
 
     /// A client context for `configuration`.
     static func client(_ configuration: TLSConfiguration) throws(TLSError) -> SSLContext {
-        let context = try newContext(TLS_client_method(), minimum: configuration.minimumVersion, maximum: configuration.maximumVersion)
+        let context = try newContext(
+            TLS_client_method(), minimum: configuration.minimumVersion, maximum: configuration.maximumVersion)
         do throws(TLSError) {
             switch configuration.trustRoots {
             case .system:
@@ -42,9 +45,13 @@ final class SSLContext: Sendable {
             case .der(let certificates):
                 let store = SSL_CTX_get_cert_store(context.raw)
                 for der in certificates {
-                    guard let x509 = X509Reader.decoded(der) else { throw failure(.localCertificate, "a trust root is not a DER certificate") }
+                    guard let x509 = X509Reader.decoded(der) else {
+                        throw failure(.localCertificate, "a trust root is not a DER certificate")
+                    }
                     defer { X509_free(x509) }
-                    guard X509_STORE_add_cert(store, x509) == 1 else { throw failure(.localCertificate, "cannot add a trust root") }
+                    guard X509_STORE_add_cert(store, x509) == 1 else {
+                        throw failure(.localCertificate, "cannot add a trust root")
+                    }
                 }
             }
             if configuration.certificateChainFile != nil || configuration.privateKeyFile != nil {
@@ -67,7 +74,8 @@ final class SSLContext: Sendable {
 
     /// A server context for `configuration`.
     static func server(_ configuration: TLSServerConfiguration) throws(TLSError) -> SSLContext {
-        let context = try newContext(TLS_server_method(), minimum: configuration.minimumVersion, maximum: configuration.maximumVersion)
+        let context = try newContext(
+            TLS_server_method(), minimum: configuration.minimumVersion, maximum: configuration.maximumVersion)
         do throws(TLSError) {
             try useCertificate(context.raw, chain: configuration.certificateChainFile, key: configuration.privateKeyFile)
             c_wire_tls_server_alpn(context.raw)

@@ -28,19 +28,22 @@ enum X509Reader {
         _ = c_wire_tls_time_to_unix(X509_get0_notBefore(x509), &notBefore)
         _ = c_wire_tls_time_to_unix(X509_get0_notAfter(x509), &notAfter)
         let keyHash = sha256(publicKeyInfo(x509) ?? [])
-        return Certificate(der: der, subject: name(X509_get_subject_name(x509)), issuer: name(X509_get_issuer_name(x509)),
-                           notBefore: notBefore, notAfter: notAfter, dnsNames: dnsNames, ipAddresses: ipAddresses,
-                           publicKeySHA256: keyHash, sha256: sha256(der), pin: "sha256/" + base64(keyHash))
+        return Certificate(
+            der: der, subject: name(X509_get_subject_name(x509)), issuer: name(X509_get_issuer_name(x509)),
+            notBefore: notBefore, notAfter: notAfter, dnsNames: dnsNames, ipAddresses: ipAddresses,
+            publicKeySHA256: keyHash, sha256: sha256(der), pin: "sha256/" + base64(keyHash))
     }
 
     /// Parses DER bytes.
     static func certificate(der: [UInt8]) throws(TLSError) -> Certificate {
         guard let x509 = decoded(der) else {
-            throw TLSError(.localCertificate, "the bytes are not a DER certificate", openSSLErrors: OpenSSLErrorQueue.drain().map(\.text))
+            throw TLSError(
+                .localCertificate, "the bytes are not a DER certificate", openSSLErrors: OpenSSLErrorQueue.drain().map(\.text))
         }
         defer { X509_free(x509) }
         guard let certificate = certificate(x509) else {
-            throw TLSError(.localCertificate, "the certificate cannot be re-encoded", openSSLErrors: OpenSSLErrorQueue.drain().map(\.text))
+            throw TLSError(
+                .localCertificate, "the certificate cannot be re-encoded", openSSLErrors: OpenSSLErrorQueue.drain().map(\.text))
         }
         return certificate
     }

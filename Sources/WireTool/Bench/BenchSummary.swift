@@ -51,24 +51,30 @@ struct BenchSummary {
         var lines: [String] = []
         let mode = rate.map { "constant rate \(Self.count($0)) requests/s" } ?? "closed loop"
         lines.append("wire bench \(url)\(isEmbeddedServer ? " (embedded wire serve --hello)" : "")")
-        lines.append("  \(connections) connection\(connections == 1 ? "" : "s") on \(loops) loop\(loops == 1 ? "" : "s"), "
-            + "\(mode), pipeline \(pipeline), \(DecimalText.fixed(seconds, decimals: 2)) s")
+        lines.append(
+            "  \(connections) connection\(connections == 1 ? "" : "s") on \(loops) loop\(loops == 1 ? "" : "s"), "
+                + "\(mode), pipeline \(pipeline), \(DecimalText.fixed(seconds, decimals: 2)) s")
         lines.append("")
         lines.append("  requests      \(Self.count(Double(requests)))  (\(Self.count(requestsPerSecond)) requests/s)")
         lines.append("  transfer      \(Self.bytes(Double(statistics.bytesRead)))  (\(Self.bytes(bytesPerSecond))/s)")
         if latency.totalCount > 0 {
             let columns = Self.percentiles.map { "\($0.label) \(Self.ms(milliseconds(atPercentile: $0.value)))" }
             lines.append("  latency       " + columns.joined(separator: "  ") + "  max \(Self.ms(Double(latency.max) / 1e6))")
-            lines.append("                mean \(Self.ms(latency.mean / 1e6))  stdev \(Self.ms(latency.stdDeviation / 1e6))"
-                + (rate != nil ? "  (from each request's scheduled send time)" : ""))
+            lines.append(
+                "                mean \(Self.ms(latency.mean / 1e6))  stdev \(Self.ms(latency.stdDeviation / 1e6))"
+                    + (rate != nil ? "  (from each request's scheduled send time)" : ""))
         }
         let cpuLabel = isEmbeddedServer ? "client CPU    " : "CPU           "
-        lines.append("  \(cpuLabel)\(DecimalText.fixed(cpuMicrosecondsPerRequest, decimals: 2)) µs/request"
-            + "  (user \(DecimalText.fixed(clientCPU.user.secondsValue, decimals: 2)) s, system \(DecimalText.fixed(clientCPU.system.secondsValue, decimals: 2)) s"
-            + (isEmbeddedServer ? "; whole process with the server \(DecimalText.fixed(processCPU.total.secondsValue * 1e6 / Double(max(requests, 1)), decimals: 2)) µs/request)" : ")"))
+        lines.append(
+            "  \(cpuLabel)\(DecimalText.fixed(cpuMicrosecondsPerRequest, decimals: 2)) µs/request"
+                + "  (user \(DecimalText.fixed(clientCPU.user.secondsValue, decimals: 2)) s, system \(DecimalText.fixed(clientCPU.system.secondsValue, decimals: 2)) s"
+                + (isEmbeddedServer
+                    ? "; whole process with the server \(DecimalText.fixed(processCPU.total.secondsValue * 1e6 / Double(max(requests, 1)), decimals: 2)) µs/request)"
+                    : ")"))
         if statistics.resentRequests > 0 {
-            lines.append("  resent        \(statistics.resentRequests) pipelined requests the server closed the connection on "
-                + "(Connection: close) before answering")
+            lines.append(
+                "  resent        \(statistics.resentRequests) pipelined requests the server closed the connection on "
+                    + "(Connection: close) before answering")
         }
         if statistics.errorCount == 0 {
             lines.append("  errors        none")
@@ -78,7 +84,9 @@ struct BenchSummary {
                 guard let count = statistics.errors[kind], count > 0 else { continue }
                 var line = "    \(kind.rawValue.padded(to: 8)) \(count)"
                 if kind == .status {
-                    line += "  (" + statistics.unexpectedStatuses.sorted { $0.key < $1.key }
+                    line +=
+                        "  ("
+                        + statistics.unexpectedStatuses.sorted { $0.key < $1.key }
                         .map { "\($0.value) × \($0.key)" }.joined(separator: ", ") + ")"
                 }
                 lines.append(line)
@@ -106,9 +114,11 @@ struct BenchSummary {
         var reasons: [String: JSONValue] = [:]
         for (kind, table) in statistics.reasons { reasons[kind.rawValue] = .object(table.mapValues { .int($0) }) }
         errors["reasons"] = .object(reasons)
-        errors["statuses"] = .object(Dictionary(uniqueKeysWithValues: statistics.unexpectedStatuses.map {
-            (String($0.key), JSONValue.int($0.value))
-        }))
+        errors["statuses"] = .object(
+            Dictionary(
+                uniqueKeysWithValues: statistics.unexpectedStatuses.map {
+                    (String($0.key), JSONValue.int($0.value))
+                }))
         let object: [String: JSONValue] = [
             "url": .string(url),
             "embedded_server": .bool(isEmbeddedServer),

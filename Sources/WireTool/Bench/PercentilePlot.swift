@@ -58,20 +58,28 @@ struct PercentilePlot {
         var tick = 0.0
         while tick <= yMax + yStep / 2 {
             let position = Self.format(y(tick))
-            svg += "<line x1=\"\(Self.format(left))\" y1=\"\(position)\" x2=\"\(Self.format(left + plotWidth))\" y2=\"\(position)\" stroke=\"#e4e4e4\"/>\n"
-            svg += "<text x=\"\(Self.format(left - 8))\" y=\"\(position)\" text-anchor=\"end\" dominant-baseline=\"middle\">\(Self.tickLabel(tick))</text>\n"
+            svg +=
+                "<line x1=\"\(Self.format(left))\" y1=\"\(position)\" x2=\"\(Self.format(left + plotWidth))\" y2=\"\(position)\" stroke=\"#e4e4e4\"/>\n"
+            svg +=
+                "<text x=\"\(Self.format(left - 8))\" y=\"\(position)\" text-anchor=\"end\" dominant-baseline=\"middle\">\(Self.tickLabel(tick))</text>\n"
             tick += yStep
         }
         for decade in 0...decades {
             let position = Self.format(x(Double(decade)))
-            svg += "<line x1=\"\(position)\" y1=\"\(Self.format(top))\" x2=\"\(position)\" y2=\"\(Self.format(top + plotHeight))\" stroke=\"#e4e4e4\"/>\n"
-            svg += "<text x=\"\(position)\" y=\"\(Self.format(top + plotHeight + 18))\" text-anchor=\"middle\">\(Self.percentileLabel(decade))</text>\n"
+            svg +=
+                "<line x1=\"\(position)\" y1=\"\(Self.format(top))\" x2=\"\(position)\" y2=\"\(Self.format(top + plotHeight))\" stroke=\"#e4e4e4\"/>\n"
+            svg +=
+                "<text x=\"\(position)\" y=\"\(Self.format(top + plotHeight + 18))\" text-anchor=\"middle\">\(Self.percentileLabel(decade))</text>\n"
         }
         // Axes and labels.
-        svg += "<line x1=\"\(Self.format(left))\" y1=\"\(Self.format(top + plotHeight))\" x2=\"\(Self.format(left + plotWidth))\" y2=\"\(Self.format(top + plotHeight))\" stroke=\"black\"/>\n"
-        svg += "<line x1=\"\(Self.format(left))\" y1=\"\(Self.format(top))\" x2=\"\(Self.format(left))\" y2=\"\(Self.format(top + plotHeight))\" stroke=\"black\"/>\n"
-        svg += "<text x=\"\(Self.format(left + plotWidth / 2))\" y=\"\(Self.format(height - 14))\" text-anchor=\"middle\">percentile</text>\n"
-        svg += "<text x=\"18\" y=\"\(Self.format(top + plotHeight / 2))\" text-anchor=\"middle\" transform=\"rotate(-90 18 \(Self.format(top + plotHeight / 2)))\">latency (ms)</text>\n"
+        svg +=
+            "<line x1=\"\(Self.format(left))\" y1=\"\(Self.format(top + plotHeight))\" x2=\"\(Self.format(left + plotWidth))\" y2=\"\(Self.format(top + plotHeight))\" stroke=\"black\"/>\n"
+        svg +=
+            "<line x1=\"\(Self.format(left))\" y1=\"\(Self.format(top))\" x2=\"\(Self.format(left))\" y2=\"\(Self.format(top + plotHeight))\" stroke=\"black\"/>\n"
+        svg +=
+            "<text x=\"\(Self.format(left + plotWidth / 2))\" y=\"\(Self.format(height - 14))\" text-anchor=\"middle\">percentile</text>\n"
+        svg +=
+            "<text x=\"18\" y=\"\(Self.format(top + plotHeight / 2))\" text-anchor=\"middle\" transform=\"rotate(-90 18 \(Self.format(top + plotHeight / 2)))\">latency (ms)</text>\n"
         // The curve.
         let curve = points.map { "\(Self.format(x($0.x))),\(Self.format(y($0.y)))" }.joined(separator: " ")
         svg += "<polyline fill=\"none\" stroke=\"#1f6fb4\" stroke-width=\"2\" points=\"\(curve)\"/>\n"

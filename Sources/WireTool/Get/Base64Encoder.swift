@@ -46,11 +46,15 @@ struct Base64Encoder {
         let table = Self.alphabet
         switch carried {
         case 1:
-            output += [table[Int(carry.0 >> 2)], table[Int((carry.0 & 0x03) << 4)],
-                       UInt8(ascii: "="), UInt8(ascii: "=")]
+            output += [
+                table[Int(carry.0 >> 2)], table[Int((carry.0 & 0x03) << 4)],
+                UInt8(ascii: "="), UInt8(ascii: "="),
+            ]
         case 2:
-            output += [table[Int(carry.0 >> 2)], table[Int((carry.0 & 0x03) << 4 | carry.1 >> 4)],
-                       table[Int((carry.1 & 0x0F) << 2)], UInt8(ascii: "=")]
+            output += [
+                table[Int(carry.0 >> 2)], table[Int((carry.0 & 0x03) << 4 | carry.1 >> 4)],
+                table[Int((carry.1 & 0x0F) << 2)], UInt8(ascii: "="),
+            ]
         default:
             break
         }

@@ -51,7 +51,9 @@ struct FetchCache {
             sent.headers = conditional.headers
             return (.send(sent, Pending(request: asked, revalidating: entry, requestDate: Date())), "stale, revalidating")
         case .load, .unavailable:
-            return (.send(request, Pending(request: asked, requestDate: Date())), stored == nil ? "miss" : "stale, no validator: miss")
+            return (
+                .send(request, Pending(request: asked, requestDate: Date())), stored == nil ? "miss" : "stale, no validator: miss"
+            )
         }
     }
 
@@ -70,10 +72,13 @@ struct FetchCache {
         let head = ClientResponse(url: pending.request.url, statusCode: Int(response.status.code), headers: response.headers)
         for url in CacheRules.invalidatedURLs(by: pending.request, response: head) { await cache.removeCachedResponse(for: url) }
         if !response.metrics.snapshot.redirectHops.isEmpty { return "not stored: redirected" }
-        if case .notStorable(let reason) = CacheRules.storability(of: head, for: pending.request) { return "not stored: \(reason)" }
+        if case .notStorable(let reason) = CacheRules.storability(of: head, for: pending.request) {
+            return "not stored: \(reason)"
+        }
         guard let body else { return "not stored: body larger than \(Self.largestBody) bytes" }
-        await cache.storeCachedResponse(CachedResponse(response: head, data: Data(body), requestDate: pending.requestDate),
-                                        for: pending.request)
+        await cache.storeCachedResponse(
+            CachedResponse(response: head, data: Data(body), requestDate: pending.requestDate),
+            for: pending.request)
         return "stored"
     }
 

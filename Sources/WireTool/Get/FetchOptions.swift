@@ -156,7 +156,8 @@ struct FetchOptions: Equatable, Sendable {
             && lhs.retry == rhs.retry && lhs.form == rhs.form && lhs.dataInQuery == rhs.dataInQuery
             && lhs.credentials.map { [$0.user, $0.password] } == rhs.credentials.map { [$0.user, $0.password] }
             && lhs.uploadFile == rhs.uploadFile && lhs.continuesOutput == rhs.continuesOutput
-            && lhs.cookieString == rhs.cookieString && lhs.cookieFiles == rhs.cookieFiles && lhs.cookieJar == rhs.cookieJar && lhs.compressed == rhs.compressed
+            && lhs.cookieString == rhs.cookieString && lhs.cookieFiles == rhs.cookieFiles && lhs.cookieJar == rhs.cookieJar
+            && lhs.compressed == rhs.compressed
             && lhs.cacheDirectory == rhs.cacheDirectory
     }
 
@@ -226,7 +227,8 @@ struct FetchOptions: Equatable, Sendable {
             if setFlag(word) { continue }
             // --name=value
             if word.hasPrefix("--"), let equals = word.firstIndex(of: "="),
-               let name = Self.valued[String(word[..<equals])] {
+                let name = Self.valued[String(word[..<equals])]
+            {
                 try apply(name, String(word[word.index(after: equals)...]))
                 continue
             }
@@ -367,12 +369,14 @@ struct FetchOptions: Equatable, Sendable {
         if method == .connect {
             // CONNECT's target is an authority, not a URL: `-X CONNECT host:port PROXY-URL...`.
             guard let target = urls.first, HTTPClient.isAuthority(target) else {
-                throw FetchUsageError(message: "-X CONNECT takes the tunnel's host:port, then the proxy's URL: "
-                                      + "wire request -X CONNECT example.org:443 http://proxy:3128/")
+                throw FetchUsageError(
+                    message: "-X CONNECT takes the tunnel's host:port, then the proxy's URL: "
+                        + "wire request -X CONNECT example.org:443 http://proxy:3128/")
             }
             guard urls.count > 1 else {
-                throw FetchUsageError(message: "-X CONNECT \(target) needs the proxy's URL after it: "
-                                      + "wire request -X CONNECT \(target) http://proxy:3128/")
+                throw FetchUsageError(
+                    message: "-X CONNECT \(target) needs the proxy's URL after it: "
+                        + "wire request -X CONNECT \(target) http://proxy:3128/")
             }
             guard data.isEmpty, !headOnly else { throw FetchUsageError(message: "-X CONNECT sends no body and no HEAD") }
             connectTarget = target
@@ -446,7 +450,8 @@ struct FetchOptions: Equatable, Sendable {
                 throw FetchUsageError(message: "a pin is sha256/BASE64 (the SHA-256 of the public key), not '\(part)'")
             }
             guard text.count == 44, text.hasSuffix("="),
-                  text.dropLast().allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "/") }) else {
+                text.dropLast().allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "/") })
+            else {
                 throw FetchUsageError(message: "a pin's base64 is 44 characters (32 bytes), not '\(text)'")
             }
             pins.append("sha256/" + text)

@@ -17,8 +17,10 @@ extension Fetcher {
     /// and body per status, credentials dropped when the origin changes), with `--max-redirs` and `--max-time` over
     /// the whole chain.
     /// - Returns: The final response and the redirects followed before it.
-    func executeWithCookies(_ plan: RequestBuilder.Plan, engine: CookieEngine,
-                            client: HTTPClient) async throws(TransferFailure) -> (HTTPClientResponse, [RedirectStep]) {
+    func executeWithCookies(
+        _ plan: RequestBuilder.Plan, engine: CookieEngine,
+        client: HTTPClient
+    ) async throws(TransferFailure) -> (HTTPClientResponse, [RedirectStep]) {
         let start = ContinuousClock.now
         var request = plan.request
         request.redirects = .disallow
@@ -36,8 +38,9 @@ extension Fetcher {
                 remaining = maxTime - (ContinuousClock.now - start)
                 if let left = remaining, left <= .zero {
                     let seconds = JSONSummaryWriter.seconds(maxTime)
-                    throw TransferFailure(status: ExitStatus.timedOut,
-                                          message: "operation timed out: the transfer took longer than --max-time \(seconds)s")
+                    throw TransferFailure(
+                        status: ExitStatus.timedOut,
+                        message: "operation timed out: the transfer took longer than --max-time \(seconds)s")
                 }
             }
             let response: HTTPClientResponse
@@ -45,23 +48,27 @@ extension Fetcher {
             engine.store(response.headers, from: url)
             let status = Int(response.status.code)
             guard options.followRedirects, RedirectRewrite.statuses.contains(status),
-                  let location = response.headers.first(name: "location") else {
+                let location = response.headers.first(name: "location")
+            else {
                 return (response, steps)
             }
             if let max = options.maxRedirects, steps.count >= max {
                 _ = try? await response.body.collect(upTo: 64 * 1024)
-                throw TransferFailure(status: ExitStatus.tooManyRedirects,
-                                      message: "too many redirects: more than \(max), the last to \(location)")
+                throw TransferFailure(
+                    status: ExitStatus.tooManyRedirects,
+                    message: "too many redirects: more than \(max), the last to \(location)")
             }
             let next: HTTPURL
             do { next = try url.resolving(location) } catch { throw TransferFailure(error) }
             guard next.scheme == "http" || next.scheme == "https" else {
-                throw TransferFailure(status: ExitStatus.generic,
-                                      message: "redirect refused: protocol \"\(next.scheme)\" not allowed (to \(location))")
+                throw TransferFailure(
+                    status: ExitStatus.generic,
+                    message: "redirect refused: protocol \"\(next.scheme)\" not allowed (to \(location))")
             }
             if url.isTLS && !next.isTLS && !client.configuration.followsRedirectsFromHTTPSToHTTP {
-                throw TransferFailure(status: ExitStatus.tooManyRedirects,
-                                      message: "redirect refused: from https to http (to \(next))")
+                throw TransferFailure(
+                    status: ExitStatus.tooManyRedirects,
+                    message: "redirect refused: from https to http (to \(next))")
             }
             let becomesGET = RedirectRewrite.becomesGET(status: status, method: request.method.rawValue)
             if becomesGET {
@@ -74,8 +81,10 @@ extension Fetcher {
             RedirectRewrite.rewrite(&request.headers, droppingBody: becomesGET, leavingOrigin: !next.isSameOrigin(as: url))
             // Read a small redirect body so the connection can serve the next hop.
             _ = try? await response.body.collect(upTo: 64 * 1024)
-            steps.append(RedirectStep(url: url, requestHead: response.metrics.snapshot.requestHead,
-                                      responseHead: response.head))
+            steps.append(
+                RedirectStep(
+                    url: url, requestHead: response.metrics.snapshot.requestHead,
+                    responseHead: response.head))
             url = next
             request.url = next.description
         }

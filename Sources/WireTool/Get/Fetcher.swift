@@ -71,8 +71,10 @@ struct Fetcher {
             var retry = TransferRetry(options.retry)
             while true {
                 do throws(TransferFailure) {
-                    if let again = try await transfer(url, to: output, with: builder, client: client,
-                                                      summary: &summary, retry: &retry) {
+                    if let again = try await transfer(
+                        url, to: output, with: builder, client: client,
+                        summary: &summary, retry: &retry)
+                    {
                         await wait(for: again)
                         continue
                     }
@@ -110,8 +112,10 @@ struct Fetcher {
         tls.privateKeyFile = options.keyFile
         if options.minimumVersion == "1.3" { tls.minimumVersion = .tls13 }
         if !options.publicKeyPins.isEmpty { tls.pinning = .publicKey(Set(options.publicKeyPins)) }
-        if let pinning = try PinnedCertificates.pinning(file: options.pinnedCertificateFile,
-                                                        directory: options.pinnedCertificateDirectory) {
+        if let pinning = try PinnedCertificates.pinning(
+            file: options.pinnedCertificateFile,
+            directory: options.pinnedCertificateDirectory)
+        {
             tls.pinning = pinning
         }
         // Report-only: the pins move from WireTLS's enforcing check to a hook that warns and proceeds.
@@ -126,10 +130,12 @@ struct Fetcher {
     /// client's own message rounds the deadline to whole seconds).
     func failure(_ error: any Error) -> TransferFailure {
         if let clientError = error as? HTTPClientError, clientError.code == .deadlineExceeded,
-           let maxTime = options.maxTime {
+            let maxTime = options.maxTime
+        {
             let seconds = JSONSummaryWriter.seconds(maxTime)
-            return TransferFailure(status: ExitStatus.timedOut,
-                                   message: "operation timed out: the transfer took longer than --max-time \(seconds)s")
+            return TransferFailure(
+                status: ExitStatus.timedOut,
+                message: "operation timed out: the transfer took longer than --max-time \(seconds)s")
         }
         return TransferFailure(any: error)
     }
@@ -141,9 +147,11 @@ struct Fetcher {
 
     /// One URL: the request, the head checks, then the body streamed to its destination; or, for a transient status
     /// with `--retry` left, the retry to make (the body read and dropped, nothing written).
-    private func transfer(_ url: String, to output: String?, with builder: RequestBuilder, client: HTTPClient,
-                          summary: inout JSONSummaryWriter?,
-                          retry: inout TransferRetry) async throws(TransferFailure) -> TransferRetry.Retry? {
+    private func transfer(
+        _ url: String, to output: String?, with builder: RequestBuilder, client: HTTPClient,
+        summary: inout JSONSummaryWriter?,
+        retry: inout TransferRetry
+    ) async throws(TransferFailure) -> TransferRetry.Retry? {
         if let target = options.connectTarget {
             try await connect(to: target, via: url, output: output, client: client)
             return nil
@@ -184,11 +192,13 @@ struct Fetcher {
                 let metrics = response.metrics.snapshot
                 var text = ""
                 for hop in redirects {
-                    text += HeadText.verbose(HeadText.lines(ofSent: hop.requestHead), prefix: "> ")
+                    text +=
+                        HeadText.verbose(HeadText.lines(ofSent: hop.requestHead), prefix: "> ")
                         + HeadText.verbose(HeadText.lines(of: hop.responseHead), prefix: "< ")
                         + "* following the redirect from \(hop.url)\n"
                 }
-                text += HeadText.verbose(HeadText.lines(ofSent: metrics.requestHead), prefix: "> ")
+                text +=
+                    HeadText.verbose(HeadText.lines(ofSent: metrics.requestHead), prefix: "> ")
                     + HeadText.verboseConnection(metrics)
                     + (metrics.transportSecurity.map { TLSText.verbose($0) } ?? "")
                     + HeadText.verbose(HeadText.lines(of: response.head), prefix: "< ")
@@ -203,8 +213,9 @@ struct Fetcher {
                 // A small error body is read so the connection can serve the next URL; a large one is dropped.
                 _ = try? await response.body.collect(upTo: 64 * 1024)
                 let status = "\(response.status.code) \(response.head.reasonPhrase)"
-                throw TransferFailure(status: ExitStatus.httpError,
-                                      message: "the requested URL returned error: \(status)")
+                throw TransferFailure(
+                    status: ExitStatus.httpError,
+                    message: "the requested URL returned error: \(status)")
             }
             // After --fail, as in curl 7.88 (a 416 with --fail is its exit 22); otherwise a 416 is the complete file.
             switch resume?.verdict(status: Int(response.status.code), headers: response.headers) {
@@ -217,8 +228,9 @@ struct Fetcher {
                 return nil
             case .cannotResume:
                 _ = try? await response.body.collect(upTo: 64 * 1024)
-                throw TransferFailure(status: ExitStatus.rangeError,
-                                      message: "HTTP server doesn't seem to support byte ranges. Cannot resume.")
+                throw TransferFailure(
+                    status: ExitStatus.rangeError,
+                    message: "HTTP server doesn't seem to support byte ranges. Cannot resume.")
             case .inconsistentLength(let reason):
                 _ = try? await response.body.collect(upTo: 64 * 1024)
                 throw TransferFailure(status: ExitStatus.rangeError, message: "cannot resume: \(reason)")
@@ -239,8 +251,9 @@ struct Fetcher {
             try await streamSummary(response, into: &summary!)
         } else {
             let range = resume.flatMap { resume in rangeLength.map { (offset: resume.offset, length: $0) } }
-            try await streamBody(response, redirects: redirects, to: output, appending: resume != nil, range: range,
-                                 capture: capture)
+            try await streamBody(
+                response, redirects: redirects, to: output, appending: resume != nil, range: range,
+                capture: capture)
         }
         if let pending, let cache, let capture {
             let note = await cache.finish(response, body: capture.bytes, pending)
@@ -254,7 +267,8 @@ struct Fetcher {
 
     /// `-X CONNECT host:port PROXY`: asks the proxy for a tunnel and writes its answer's head (and the body of a
     /// refusal); a tunnel that opens is closed at once, which is success.
-    private func connect(to target: String, via proxy: String, output: String?, client: HTTPClient) async throws(TransferFailure) {
+    private func connect(to target: String, via proxy: String, output: String?, client: HTTPClient) async throws(TransferFailure)
+    {
         let absolute = HTTPURL.hasScheme(proxy) ? proxy : "http://" + proxy
         var headers = HTTPHeaders()
         for field in options.headers { headers.add(name: field.name, value: field.value) }
@@ -264,15 +278,17 @@ struct Fetcher {
         }
         if options.verbose {
             let metrics = answer.metrics.snapshot
-            try? standardError.write(HeadText.verbose(HeadText.lines(ofSent: metrics.requestHead), prefix: "> ")
-                                     + HeadText.verboseConnection(metrics)
-                                     + HeadText.verbose(HeadText.lines(of: answer.head), prefix: "< "))
+            try? standardError.write(
+                HeadText.verbose(HeadText.lines(ofSent: metrics.requestHead), prefix: "> ")
+                    + HeadText.verboseConnection(metrics)
+                    + HeadText.verbose(HeadText.lines(of: answer.head), prefix: "< "))
         }
         if let tunnel = answer.tunnel { await tunnel.close() }
         if options.failOnHTTPError && answer.status.code >= 400 {
             _ = try? await answer.body.collect(upTo: 64 * 1024)
-            throw TransferFailure(status: ExitStatus.httpError,
-                                  message: "the proxy answered CONNECT with \(answer.status.code) \(answer.head.reasonPhrase)")
+            throw TransferFailure(
+                status: ExitStatus.httpError,
+                message: "the proxy answered CONNECT with \(answer.status.code) \(answer.head.reasonPhrase)")
         }
         let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
         try sink.write(HeadText.raw(answer.head))
@@ -287,11 +303,14 @@ struct Fetcher {
     /// With `range` (a 206 continuing a file of `offset` bytes), a body longer than the range is refused before its
     /// extra bytes are written and the file cut back to `offset` (exit 33), and one that ends short of it is
     /// a partial transfer (exit 18; the bytes that came are in place, so `-C -` can go on from them).
-    private func streamBody(_ response: HTTPClientResponse, redirects: [RedirectStep], to output: String?,
-                            appending: Bool = false, range: (offset: Int, length: Int64)? = nil,
-                            capture: BodyCapture? = nil) async throws(TransferFailure) {
+    private func streamBody(
+        _ response: HTTPClientResponse, redirects: [RedirectStep], to output: String?,
+        appending: Bool = false, range: (offset: Int, length: Int64)? = nil,
+        capture: BodyCapture? = nil
+    ) async throws(TransferFailure) {
         // Opened only now, so a transfer that fails before its response (or with --fail) leaves no file behind.
-        let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path, appending: appending) }
+        let sink =
+            try output.map { path throws(TransferFailure) in try OutputSink.file(path, appending: appending) }
             ?? .standardOutput
         if options.includeHead || options.headOnly {
             // As curl does with -L: every redirect's head before the final one (the redirect bodies are not shown).
@@ -309,8 +328,9 @@ struct Fetcher {
             return
         }
         let total = response.headers.first(name: "content-length").flatMap { Int($0) }
-        let wantsBar = ProgressBar.isWanted(total: total, toFile: output != nil && output != "-",
-                                            silent: options.silent, stderrIsTerminal: standardError.isTerminal)
+        let wantsBar = ProgressBar.isWanted(
+            total: total, toFile: output != nil && output != "-",
+            silent: options.silent, stderrIsTerminal: standardError.isTerminal)
         var progress = wantsBar ? ProgressBar(total: total, sink: standardError) : nil
         defer { progress?.finish() }
         var decoding = try BodyDecoding(response, compressed: options.compressed)
@@ -320,9 +340,10 @@ struct Fetcher {
                 received += Int64(chunk.readableBytes)
                 if let range, received > range.length {
                     try sink.truncate(to: range.offset)
-                    throw TransferFailure(status: ExitStatus.rangeError,
-                                          message: "cannot resume: the 206 answer's body runs past its Content-Range of "
-                                              + "\(range.length) bytes; nothing appended")
+                    throw TransferFailure(
+                        status: ExitStatus.rangeError,
+                        message: "cannot resume: the 206 answer's body runs past its Content-Range of "
+                            + "\(range.length) bytes; nothing appended")
                 }
                 // The cache keeps the bytes as they came (with their Content-Encoding).
                 capture?.append(chunk)
@@ -334,8 +355,9 @@ struct Fetcher {
             throw failure(error)
         }
         if let range, received < range.length {
-            throw TransferFailure(status: ExitStatus.partialBody,
-                                  message: "the 206 answer's body ended \(range.length - received) bytes short of its Content-Range")
+            throw TransferFailure(
+                status: ExitStatus.partialBody,
+                message: "the 206 answer's body ended \(range.length - received) bytes short of its Content-Range")
         }
         try decoding.finish()
     }
@@ -343,8 +365,9 @@ struct Fetcher {
     /// Writes a stored response (after its head with `-i`) as if it had come from the network; `-f` applies.
     private func writeCached(_ entry: CachedResponse, to output: String?) throws(TransferFailure) {
         if options.failOnHTTPError && entry.response.statusCode >= 400 {
-            throw TransferFailure(status: ExitStatus.httpError,
-                                  message: "the requested URL returned error: \(entry.response.statusCode) (from the cache)")
+            throw TransferFailure(
+                status: ExitStatus.httpError,
+                message: "the requested URL returned error: \(entry.response.statusCode) (from the cache)")
         }
         let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
         if options.includeHead || options.headOnly { try sink.write(HeadText.raw(FetchCache.head(of: entry))) }
@@ -364,7 +387,9 @@ struct Fetcher {
         var bodyFailure: TransferFailure?
         do {
             var decoding = try BodyDecoding(response, compressed: options.compressed)
-            for try await chunk in response.body { try decoding.write(chunk) { piece throws(TransferFailure) in try summary.body(piece) } }
+            for try await chunk in response.body {
+                try decoding.write(chunk) { piece throws(TransferFailure) in try summary.body(piece) }
+            }
             try decoding.finish()
         } catch {
             bodyFailure = failure(error)

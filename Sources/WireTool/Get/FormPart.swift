@@ -40,9 +40,13 @@ struct FormPart: Equatable, Sendable {
             var type: String?
             var fileName: String?
             for field in fields.dropFirst() {
-                if field.hasPrefix("type=") { type = String(field.dropFirst(5)) }
-                else if field.hasPrefix("filename=") { fileName = Self.unquoted(field.dropFirst(9)) }
-                else { throw FetchUsageError(message: "-F: unknown parameter '\(field)' in '\(value)'") }
+                if field.hasPrefix("type=") {
+                    type = String(field.dropFirst(5))
+                } else if field.hasPrefix("filename=") {
+                    fileName = Self.unquoted(field.dropFirst(9))
+                } else {
+                    throw FetchUsageError(message: "-F: unknown parameter '\(field)' in '\(value)'")
+                }
             }
             content = .file(path: String(fields.first ?? ""), type: type, fileName: fileName)
         } else if rest.hasPrefix("<") {
@@ -63,7 +67,8 @@ struct FormPart: Equatable, Sendable {
     ///   NUL (`;type=text/plain\r\nEvil: 1`), which curl writes into the part and Wire refuses.
     static func form(of parts: [FormPart]) throws(TransferFailure) -> MultipartFormData {
         // curl's boundary shape: 24 dashes and random hex.
-        let form = MultipartFormData(boundary: "------------------------" + MultipartFormData().boundary.dropFirst(9).lowercased())
+        let form = MultipartFormData(
+            boundary: "------------------------" + MultipartFormData().boundary.dropFirst(9).lowercased())
         for part in parts {
             switch part.content {
             case .text(let text):
@@ -72,16 +77,18 @@ struct FormPart: Equatable, Sendable {
                 do {
                     form.appendPart(formData: Data(try LocalFiles.contents(atPath: path)), name: part.name)
                 } catch {
-                    throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): \(systemErrorText(error.errno.rawValue))")
+                    throw TransferFailure(
+                        status: ExitStatus.readError, message: "cannot read \(path): \(systemErrorText(error.errno.rawValue))")
                 }
             case .file(let path, let type, let fileName):
                 let name = fileName ?? String(path.split(separator: "/").last ?? "")
                 do {
                     try form.appendPart(fileAt: path, name: part.name, fileName: name, mimeType: type ?? curlType(of: name))
-                } catch where error.code == .requestSerializationFailed {
+                } catch  where error.code == .requestSerializationFailed {
                     throw TransferFailure(status: ExitStatus.usage, message: "option -F: \(error.failureReason ?? "\(error)")")
                 } catch {
-                    throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(path): \(error.failureReason ?? "\(error)")")
+                    throw TransferFailure(
+                        status: ExitStatus.readError, message: "cannot read \(path): \(error.failureReason ?? "\(error)")")
                 }
             }
         }
@@ -90,8 +97,10 @@ struct FormPart: Equatable, Sendable {
 
     /// The type curl guesses from a file name (its own short table; anything else is `application/octet-stream`).
     static func curlType(of fileName: String) -> String {
-        let table = [".gif": "image/gif", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".svg": "image/svg+xml",
-                     ".txt": "text/plain", ".htm": "text/html", ".html": "text/html", ".pdf": "application/pdf", ".xml": "application/xml"]
+        let table = [
+            ".gif": "image/gif", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".svg": "image/svg+xml",
+            ".txt": "text/plain", ".htm": "text/html", ".html": "text/html", ".pdf": "application/pdf", ".xml": "application/xml",
+        ]
         guard let dot = fileName.lastIndex(of: ".") else { return "application/octet-stream" }
         return table[fileName[dot...].lowercased()] ?? "application/octet-stream"
     }

@@ -27,7 +27,8 @@ struct OutputResume: Equatable, Sendable {
     /// or no file or an empty one (the request goes out without `Range`, as curl's does).
     init?(options: FetchOptions, output: String?) {
         guard options.continuesOutput, !options.headOnly, let output, output != "-",
-              let size = LocalFiles.size(atPath: output), size > 0 else { return nil }
+            let size = LocalFiles.size(atPath: output), size > 0
+        else { return nil }
         offset = size
     }
 
@@ -41,12 +42,14 @@ struct OutputResume: Equatable, Sendable {
     func verdict(status: Int, headers: HTTPHeaders) -> Verdict {
         if status == 416 { return .alreadyComplete }
         if status == 206, let range = headers.first(name: "Content-Range").flatMap({ ContentRange($0) })?.range,
-           range.lowerBound == Int64(offset) {
+            range.lowerBound == Int64(offset)
+        {
             let length = range.upperBound - range.lowerBound + 1
             let declared = headers["Content-Length"]
             if !declared.isEmpty, !declared.allSatisfy({ Int64($0) == length }) {
-                return .inconsistentLength("the 206 answer's Content-Length \(declared.joined(separator: ", ")) disagrees with its "
-                                           + "Content-Range of \(length) bytes; nothing appended")
+                return .inconsistentLength(
+                    "the 206 answer's Content-Length \(declared.joined(separator: ", ")) disagrees with its "
+                        + "Content-Range of \(length) bytes; nothing appended")
             }
             return .append(length: length)
         }

@@ -84,8 +84,9 @@ final class OutputSink {
             try LocalFiles.writeAll(UnsafeRawBufferPointer(bytes), to: descriptor)
         } catch {
             // The tool ignores SIGPIPE, so a reader that went away shows up here as EPIPE, as in curl.
-            throw TransferFailure(status: ExitStatus.writeError,
-                                  message: "failure writing to \(path): \(systemErrorText(error.errno.rawValue))")
+            throw TransferFailure(
+                status: ExitStatus.writeError,
+                message: "failure writing to \(path): \(systemErrorText(error.errno.rawValue))")
         }
     }
 }

@@ -17,20 +17,23 @@ enum PinnedCertificates {
                     pinned.formUnion(certificates)
                 }
             } catch {
-                throw TransferFailure(status: ExitStatus.localCertificate, message: "problem with the pinned certificate: \(error.detail)")
+                throw TransferFailure(
+                    status: ExitStatus.localCertificate, message: "problem with the pinned certificate: \(error.detail)")
             }
         }
         if let directory {
             // `certificates(inDirectory:)` reads an unreadable directory as an empty one: told apart here for the message.
             guard (try? FileManager.default.contentsOfDirectory(atPath: directory)) != nil else {
-                throw TransferFailure(status: ExitStatus.localCertificate,
-                                      message: "problem with the pinned certificate directory: cannot read \(directory)")
+                throw TransferFailure(
+                    status: ExitStatus.localCertificate,
+                    message: "problem with the pinned certificate directory: cannot read \(directory)")
             }
             let found = SecurityPolicy.certificates(inDirectory: directory)
             guard !found.isEmpty else {
-                throw TransferFailure(status: ExitStatus.localCertificate,
-                                      message: "problem with the pinned certificate directory: \(directory) holds no "
-                                          + "readable certificate in a .cer, .der or .pem file")
+                throw TransferFailure(
+                    status: ExitStatus.localCertificate,
+                    message: "problem with the pinned certificate directory: \(directory) holds no "
+                        + "readable certificate in a .cer, .der or .pem file")
             }
             for certificate in found { pinned.insert(Array(certificate)) }
         }
@@ -42,7 +45,8 @@ enum PinnedCertificates {
     /// Verification itself is unchanged: the hook runs only after OpenSSL accepted the chain (or `-k` waived it).
     static func reportOnly(_ pinning: CertificatePinning) -> @Sendable (TrustContext) -> TrustDecision {
         { context in
-            let candidates = context.verification == .none || context.verdict != nil
+            let candidates =
+                context.verification == .none || context.verdict != nil
                 ? Array(context.peerChain.prefix(1)) : context.verifiedChain.certificates
             if let mismatch = pinning.check(candidates, host: context.host) {
                 // One short line, written straight through: the hook runs on an event loop and must not wait long.

@@ -109,12 +109,13 @@ struct RequestBuilder: Sendable {
             // curl labels data from -d and --data-binary alike as a form unless told otherwise; --json as JSON.
             headers.add(name: "Content-Type", value: sendsJSON ? "application/json" : "application/x-www-form-urlencoded")
         }
-        let requestBody: HTTPClientRequest.Body? = switch body {
-        case .none: nil
-        case .bytes(let bytes): .bytes(bytes)
-        case .file(let path, _): .file(path: path)
-        case .form(let form): form.body.wireBody
-        }
+        let requestBody: HTTPClientRequest.Body? =
+            switch body {
+            case .none: nil
+            case .bytes(let bytes): .bytes(bytes)
+            case .file(let path, _): .file(path: path)
+            case .form(let form): form.body.wireBody
+            }
         var request = HTTPClientRequest(url: absolute, method: method, headers: headers, body: requestBody)
         // The socket replaces the connection, not the request: the server still sees the URL's
         // target and Host, and redirects stay on the socket, as with curl.
@@ -130,7 +131,8 @@ struct RequestBuilder: Sendable {
     static func takingUserinfo(from absolute: String) throws(TransferFailure) -> (url: String, credentials: [UInt8]?) {
         let bytes = Array(absolute.utf8)
         guard let separator = bytes.firstRange(of: Array("://".utf8))?.upperBound else { return (absolute, nil) }
-        let authorityEnd = bytes[separator...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+        let authorityEnd =
+            bytes[separator...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
             ?? bytes.endIndex
         guard let at = bytes[separator..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) else { return (absolute, nil) }
         let userinfo = bytes[separator..<at]
@@ -138,7 +140,8 @@ struct RequestBuilder: Sendable {
         guard !userinfo.isEmpty else { return (url, nil) }
         let colon = userinfo.firstIndex(of: UInt8(ascii: ":")) ?? userinfo.endIndex
         guard let user = percentDecoded(userinfo[..<colon]),
-              let password = colon == userinfo.endIndex ? [] : percentDecoded(userinfo[(colon + 1)...]) else {
+            let password = colon == userinfo.endIndex ? [] : percentDecoded(userinfo[(colon + 1)...])
+        else {
             throw TransferFailure(status: ExitStatus.malformedURL, message: "malformed percent-encoding in the URL's credentials")
         }
         return (url, user + [UInt8(ascii: ":")] + password)
@@ -158,7 +161,9 @@ struct RequestBuilder: Sendable {
         var index = text.startIndex
         while index < text.endIndex {
             if text[index] == UInt8(ascii: "%") {
-                guard index + 2 < text.endIndex, let high = hexValue(text[index + 1]), let low = hexValue(text[index + 2]) else { return nil }
+                guard index + 2 < text.endIndex, let high = hexValue(text[index + 1]), let low = hexValue(text[index + 2]) else {
+                    return nil
+                }
                 output.append(high << 4 | low)
                 index += 3
             } else {
@@ -250,8 +255,8 @@ struct RequestBuilder: Sendable {
         for byte in bytes {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "~"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
                 output.append(byte)
             case UInt8(ascii: " ") where spaceAsPlus:
                 output.append(UInt8(ascii: "+"))
@@ -267,7 +272,8 @@ struct RequestBuilder: Sendable {
             return path == "-" ? try LocalFiles.readToEnd(STDIN_FILENO) : try LocalFiles.contents(atPath: path)
         } catch {
             let name = path == "-" ? "standard input" : path
-            throw TransferFailure(status: ExitStatus.readError, message: "cannot read \(name): \(systemErrorText(error.errno.rawValue))")
+            throw TransferFailure(
+                status: ExitStatus.readError, message: "cannot read \(name): \(systemErrorText(error.errno.rawValue))")
         }
     }
 

@@ -5,7 +5,8 @@ import WireTLS
 /// server sent with its subject, issuer, validity and public-key pin (the value `--pin` takes).
 enum TLSText {
     static func verbose(_ info: TransportSecurityInfo) -> String {
-        var text = "* TLS: \(info.protocolVersion) \(info.cipherSuite), ALPN \(info.applicationProtocol ?? "none"), "
+        var text =
+            "* TLS: \(info.protocolVersion) \(info.cipherSuite), ALPN \(info.applicationProtocol ?? "none"), "
             + "session \(info.isSessionResumed ? "resumed" : "new")\n"
         let chain = info.peerChain
         text += "* server certificate chain (\(chain.count) sent, \(info.verifiedCertificates.count) verified):\n"

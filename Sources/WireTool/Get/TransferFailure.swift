@@ -102,12 +102,13 @@ extension TransferFailure {
     /// The failure curl would report for `error`.
     init(_ error: HTTPClientError) {
         if error.code == .connectFailed, let connect = error.connectError {
-            let status: Int32 = switch connect.reason {
-            case .unknownHost: ExitStatus.unknownHost
-            case .refused, .unreachable, .failed: ExitStatus.couldNotConnect
-            case .timedOut: ExitStatus.timedOut
-            case .eventLoopClosed: ExitStatus.generic
-            }
+            let status: Int32 =
+                switch connect.reason {
+                case .unknownHost: ExitStatus.unknownHost
+                case .refused, .unreachable, .failed: ExitStatus.couldNotConnect
+                case .timedOut: ExitStatus.timedOut
+                case .eventLoopClosed: ExitStatus.generic
+                }
             self.init(status: status, message: connect.description)
             return
         }

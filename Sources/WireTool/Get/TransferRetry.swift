@@ -58,35 +58,42 @@ struct TransferRetry {
         guard isEnabled, policy.retryableStatusCodes.contains(status) else { return nil }
         var response = ClientResponse(url: Self.url(url), statusCode: status)
         response.headers = headers
-        return decide(url: url, response: response, error: ClientError(.unacceptableStatusCode(status), response: response),
-                      problem: ": HTTP error", now: now)
+        return decide(
+            url: url, response: response, error: ClientError(.unacceptableStatusCode(status), response: response),
+            problem: ": HTTP error", now: now)
     }
 
     /// The retry for a failed transfer, or nil to report the failure.
     mutating func retry(url: String, failure: TransferFailure, now: ContinuousClock.Instant = .now) -> Retry? {
         guard isEnabled else { return nil }
         let code = Self.code(for: failure.status)
-        let problem = switch code {
-        case _ where !policy.retryableErrorCodes.contains(code): "(retrying all errors)"
-        case .cannotConnectToHost: ": connection refused"
-        default: ": timeout"
-        }
+        let problem =
+            switch code {
+            case _ where !policy.retryableErrorCodes.contains(code): "(retrying all errors)"
+            case .cannotConnectToHost: ": connection refused"
+            default: ": timeout"
+            }
         return decide(url: url, response: nil, error: ClientError(code), problem: problem, now: now)
     }
 
-    private mutating func decide(url: String, response: ClientResponse?, error: ClientError, problem: String,
-                                 now: ContinuousClock.Instant) -> Retry? {
+    private mutating func decide(
+        url: String, response: ClientResponse?, error: ClientError, problem: String,
+        now: ContinuousClock.Instant
+    ) -> Retry? {
         var budget: RetryBudget? = nil
         var generator = SystemRandomNumberGenerator()
         let elapsed = started.duration(to: now)
-        let outcome = policy.evaluate(ClientRequest(url: Self.url(url)), attempt: attempt, response: response,
-                                      error: error, now: elapsed, date: Date(), budget: &budget, using: &generator)
+        let outcome = policy.evaluate(
+            ClientRequest(url: Self.url(url)), attempt: attempt, response: response,
+            error: error, now: elapsed, date: Date(), budget: &budget, using: &generator)
         guard case .retry(let delay, _) = outcome else { return nil }
         if let maxTime, elapsed >= maxTime || elapsed + delay > maxTime { return nil }
         let left = policy.maximumRetries - attempt + 1
         attempt += 1
-        return Retry(delay: delay, warning: "Warning: Problem \(problem). Will retry in \(Self.seconds(delay)) seconds. "
-                     + "\(left) retries left.\n")
+        return Retry(
+            delay: delay,
+            warning: "Warning: Problem \(problem). Will retry in \(Self.seconds(delay)) seconds. "
+                + "\(left) retries left.\n")
     }
 
     /// The WireClient code standing for a curl exit status; only the policy reads it, and every status that is not

@@ -17,7 +17,9 @@ struct ParseOptions {
         var methods: [HTTPMethod] = []
         var index = 0
         func setKind(_ new: HTTP1Parser.Kind) throws(ParseUsageError) {
-            guard kind == nil || kind == new else { throw ParseUsageError(message: "--request and --response exclude each other") }
+            guard kind == nil || kind == new else {
+                throw ParseUsageError(message: "--request and --response exclude each other")
+            }
             kind = new
         }
         while index < words.count {

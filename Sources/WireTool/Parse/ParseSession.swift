@@ -56,8 +56,9 @@ struct ParseSession {
                 case .responseHead(let response):
                     if response.isInterim {
                         // An interim response has no body and is followed by the final one: print it now.
-                        write(.response(response), headStart: stepStart, body: [], trailers: nil,
-                              closed: false, upgraded: false, into: &output)
+                        write(
+                            .response(response), headStart: stepStart, body: [], trailers: nil,
+                            closed: false, upgraded: false, into: &output)
                     } else {
                         queueNextMethod()
                         head = .response(response)
@@ -65,7 +66,9 @@ struct ParseSession {
                         body.removeAll(keepingCapacity: true)
                     }
                 case .body(let range):
-                    body.append(contentsOf: UnsafeBufferPointer(rebasing: input[stepStart + range.lowerBound..<stepStart + range.upperBound]))
+                    body.append(
+                        contentsOf: UnsafeBufferPointer(
+                            rebasing: input[stepStart + range.lowerBound..<stepStart + range.upperBound]))
                 case .end(let trailers):
                     // A request asking to switch protocols leaves the parser waiting for the server's answer;
                     // assume it was accepted, as the bytes after such a request are commonly not HTTP/1.1.
@@ -104,8 +107,9 @@ struct ParseSession {
         trailers: HTTPHeaders?, closed: Bool, upgraded: Bool, into output: inout JSONLineWriter
     ) {
         guard let head else { return }
-        write(head, headStart: headStart, body: body, trailers: trailers, closed: closed, upgraded: upgraded,
-              into: &output)
+        write(
+            head, headStart: headStart, body: body, trailers: trailers, closed: closed, upgraded: upgraded,
+            into: &output)
         self.head = nil
         body.removeAll(keepingCapacity: true)
     }

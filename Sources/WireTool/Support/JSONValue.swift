@@ -20,7 +20,10 @@ extension JSONValue {
         case .double(let value): output += (value.isFinite ? String(value) : "null").utf8
         case .string(let value): JSONString.append(value, to: &output)
         case .array(let values):
-            guard !values.isEmpty else { return output += "[]".utf8 }
+            guard !values.isEmpty else {
+                output += "[]".utf8
+                return
+            }
             output += "[\n".utf8
             for (position, value) in values.enumerated() {
                 output += repeatElement(UInt8(ascii: " "), count: indent + 2)
@@ -30,7 +33,10 @@ extension JSONValue {
             output += repeatElement(UInt8(ascii: " "), count: indent)
             output.append(UInt8(ascii: "]"))
         case .object(let members):
-            guard !members.isEmpty else { return output += "{}".utf8 }
+            guard !members.isEmpty else {
+                output += "{}".utf8
+                return
+            }
             output += "{\n".utf8
             let keys = members.keys.sorted()
             for (position, key) in keys.enumerated() {

@@ -11,13 +11,16 @@ struct CacheRulesTests {
 
     static func date(_ seconds: Int) -> String { HTTPFieldDate.format(unixSeconds: seconds) }
 
-    static func entry(_ fields: [(String, String)], status: Int = 200, requestAt: Int = t0, receivedAt: Int = t0,
-                      request: ClientRequest = ClientRequest(url: url)) -> CachedResponse {
+    static func entry(
+        _ fields: [(String, String)], status: Int = 200, requestAt: Int = t0, receivedAt: Int = t0,
+        request: ClientRequest = ClientRequest(url: url)
+    ) -> CachedResponse {
         var headers = HTTPHeaders()
         for (name, value) in fields { headers.add(name: name, value: value) }
-        var entry = CachedResponse(response: ClientResponse(url: url, statusCode: status, headers: headers), data: Data("body".utf8),
-                                   requestDate: Date(timeIntervalSince1970: Double(requestAt)),
-                                   responseDate: Date(timeIntervalSince1970: Double(receivedAt)))
+        var entry = CachedResponse(
+            response: ClientResponse(url: url, statusCode: status, headers: headers), data: Data("body".utf8),
+            requestDate: Date(timeIntervalSince1970: Double(requestAt)),
+            responseDate: Date(timeIntervalSince1970: Double(receivedAt)))
         entry.varyValues = CacheRules.varyValues(of: request, for: entry.response) ?? [:]
         return entry
     }
@@ -27,18 +30,18 @@ struct CacheRulesTests {
     @Test(arguments: [
         // (fields, expected lifetime)
         ([("Cache-Control", "max-age=60")], 60.0),
-        ([("Cache-Control", "max-age=60, s-maxage=600")], 60.0),              // s-maxage is for shared caches
+        ([("Cache-Control", "max-age=60, s-maxage=600")], 60.0),  // s-maxage is for shared caches
         ([("Cache-Control", "s-maxage=600")], 0.0),
         ([("Cache-Control", "max-age=60"), ("Expires", date(t0 + 600)), ("Date", date(t0))], 60.0),  // max-age wins
         ([("Expires", date(t0 + 600)), ("Date", date(t0))], 600.0),
-        ([("Expires", date(t0 + 600))], 600.0),                               // no Date: the response time
-        ([("Expires", "0"), ("Date", date(t0))], 0.0),                         // invalid Expires: expired
+        ([("Expires", date(t0 + 600))], 600.0),  // no Date: the response time
+        ([("Expires", "0"), ("Date", date(t0))], 0.0),  // invalid Expires: expired
         ([("Expires", date(t0 - 10)), ("Date", date(t0))], 0.0),
-        ([("Date", date(t0)), ("Last-Modified", date(t0 - 1000))], 100.0),   // heuristic: 10 %
+        ([("Date", date(t0)), ("Last-Modified", date(t0 - 1000))], 100.0),  // heuristic: 10 %
         ([("Date", date(t0)), ("Last-Modified", date(t0 - 100 * 86_400))], 86_400.0),  // capped at a day
         ([("Date", date(t0))], 0.0),
         ([("Cache-Control", "max-age=abc")], 0.0),
-        ([("Cache-Control", "max-age=60, max-age=86400")], 60.0),             // RFC 9111 §4.2.1: the first one
+        ([("Cache-Control", "max-age=60, max-age=86400")], 60.0),  // RFC 9111 §4.2.1: the first one
         ([("Cache-Control", "max-age=60"), ("Cache-Control", "max-age=86400")], 60.0),
     ])
     func freshnessLifetime(fields: [(String, String)], expected: Double) {
@@ -84,19 +87,25 @@ struct CacheRulesTests {
     @Test func storabilityTable() {
         let get = ClientRequest(url: Self.url)
         for status in [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501] {
-            #expect(CacheRules.storability(of: Self.entry([], status: status).response, for: get) == .storable, "status \(status)")
+            #expect(
+                CacheRules.storability(of: Self.entry([], status: status).response, for: get) == .storable, "status \(status)")
         }
         for status in [201, 202, 206, 302, 303, 307, 400, 401, 403, 500, 503] {
-            #expect(CacheRules.storability(of: Self.entry([], status: status).response, for: get) != .storable, "status \(status)")
+            #expect(
+                CacheRules.storability(of: Self.entry([], status: status).response, for: get) != .storable, "status \(status)")
         }
-        #expect(CacheRules.storability(of: Self.entry([]).response, for: ClientRequest(url: Self.url, method: "POST")) != .storable)
-        #expect(CacheRules.storability(of: Self.entry([]).response, for: ClientRequest(url: Self.url, method: "HEAD")) != .storable)
-        #expect(CacheRules.storability(of: Self.entry([("Cache-Control", "no-store")]).response, for: get)
+        #expect(
+            CacheRules.storability(of: Self.entry([]).response, for: ClientRequest(url: Self.url, method: "POST")) != .storable)
+        #expect(
+            CacheRules.storability(of: Self.entry([]).response, for: ClientRequest(url: Self.url, method: "HEAD")) != .storable)
+        #expect(
+            CacheRules.storability(of: Self.entry([("Cache-Control", "no-store")]).response, for: get)
                 == .notStorable("no-store in the response"))
         var noStore = get
         noStore.setValue("no-store", forHTTPHeaderField: "Cache-Control")
         #expect(CacheRules.storability(of: Self.entry([]).response, for: noStore) == .notStorable("no-store in the request"))
-        #expect(CacheRules.storability(of: Self.entry([("Cache-Control", "private, max-age=60")]).response, for: get) == .storable)
+        #expect(
+            CacheRules.storability(of: Self.entry([("Cache-Control", "private, max-age=60")]).response, for: get) == .storable)
         #expect(CacheRules.storability(of: Self.entry([("Vary", "*")]).response, for: get) == .notStorable("Vary: *"))
     }
 
@@ -104,9 +113,13 @@ struct CacheRulesTests {
         var request = ClientRequest(url: Self.url)
         request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
         #expect(CacheRules.storability(of: Self.entry([("Cache-Control", "max-age=60")]).response, for: request) != .storable)
-        #expect(CacheRules.storability(of: Self.entry([("Cache-Control", "private, max-age=60")]).response, for: request) != .storable)
+        #expect(
+            CacheRules.storability(of: Self.entry([("Cache-Control", "private, max-age=60")]).response, for: request) != .storable
+        )
         for allowing in ["public", "s-maxage=10", "must-revalidate"] {
-            #expect(CacheRules.storability(of: Self.entry([("Cache-Control", allowing)]).response, for: request) == .storable, "\(allowing)")
+            #expect(
+                CacheRules.storability(of: Self.entry([("Cache-Control", allowing)]).response, for: request) == .storable,
+                "\(allowing)")
         }
     }
 
@@ -115,8 +128,11 @@ struct CacheRulesTests {
     func aResponseVaryingOnACredentialTheRequestCarriesIsNotStored(_ field: (name: String, value: String)) {
         var request = ClientRequest(url: Self.url)
         request.setValue(field.value, forHTTPHeaderField: field.name)
-        let response = Self.entry([("Cache-Control", "public, max-age=60"), ("Vary", "Accept, \(field.name.uppercased())")]).response
-        #expect(CacheRules.storability(of: response, for: request) == .notStorable("Vary on the credential field \(field.name.lowercased())"))
+        let response = Self.entry([("Cache-Control", "public, max-age=60"), ("Vary", "Accept, \(field.name.uppercased())")])
+            .response
+        #expect(
+            CacheRules.storability(of: response, for: request)
+                == .notStorable("Vary on the credential field \(field.name.lowercased())"))
         // Without the field there is nothing secret to keep.
         #expect(CacheRules.storability(of: response, for: ClientRequest(url: Self.url)) == .storable)
     }
@@ -155,12 +171,15 @@ struct CacheRulesTests {
             }
         }
         #expect(kind(CacheRules.lookup(request, policy: .useProtocolCachePolicy, stored: fresh, now: now)) == "use")
-        #expect(kind(CacheRules.lookup(request, policy: .useProtocolCachePolicy, stored: stale, now: now))
+        #expect(
+            kind(CacheRules.lookup(request, policy: .useProtocolCachePolicy, stored: stale, now: now))
                 == "revalidate \"v1\" \(Self.date(Self.t0 - 10))")
-        #expect(kind(CacheRules.lookup(request, policy: .useProtocolCachePolicy, stored: staleWithoutValidator, now: now)) == "load")
+        #expect(
+            kind(CacheRules.lookup(request, policy: .useProtocolCachePolicy, stored: staleWithoutValidator, now: now)) == "load")
         #expect(kind(CacheRules.lookup(request, policy: .useProtocolCachePolicy, stored: nil, now: now)) == "load")
         #expect(kind(CacheRules.lookup(request, policy: .reloadIgnoringLocalCacheData, stored: fresh, now: now)) == "load")
-        #expect(kind(CacheRules.lookup(request, policy: .returnCacheDataElseLoad, stored: staleWithoutValidator, now: now)) == "use")
+        #expect(
+            kind(CacheRules.lookup(request, policy: .returnCacheDataElseLoad, stored: staleWithoutValidator, now: now)) == "use")
         #expect(kind(CacheRules.lookup(request, policy: .returnCacheDataElseLoad, stored: nil, now: now)) == "load")
         #expect(kind(CacheRules.lookup(request, policy: .returnCacheDataDontLoad, stored: stale, now: now)) == "use")
         #expect(kind(CacheRules.lookup(request, policy: .returnCacheDataDontLoad, stored: nil, now: now)) == "unavailable")
@@ -168,8 +187,11 @@ struct CacheRulesTests {
         var own = request
         own.setValue("\"v0\"", forHTTPHeaderField: "If-None-Match")
         #expect(kind(CacheRules.lookup(own, policy: .useProtocolCachePolicy, stored: fresh, now: now)) == "load")
-        #expect(kind(CacheRules.lookup(ClientRequest(url: Self.url, method: "POST"), policy: .returnCacheDataElseLoad,
-                                       stored: fresh, now: now)) == "load")
+        #expect(
+            kind(
+                CacheRules.lookup(
+                    ClientRequest(url: Self.url, method: "POST"), policy: .returnCacheDataElseLoad,
+                    stored: fresh, now: now)) == "load")
     }
 
     @Test func aNotModifiedMergesFieldsButNotFraming() {
@@ -179,8 +201,9 @@ struct CacheRulesTests {
         fields.add(name: "Content-Length", value: "0")
         fields.add(name: "ETag", value: "\"v2\"")
         let notModified = ClientResponse(url: Self.url, statusCode: 304, headers: fields)
-        let merged = CacheRules.merge(stored, notModified: notModified, requestDate: Self.at(Self.t0 + 99),
-                                      responseDate: Self.at(Self.t0 + 100))
+        let merged = CacheRules.merge(
+            stored, notModified: notModified, requestDate: Self.at(Self.t0 + 99),
+            responseDate: Self.at(Self.t0 + 100))
         #expect(merged.response.statusCode == 200)
         #expect(merged.response.headers["Cache-Control"] == ["max-age=120"])
         #expect(merged.response.headers["ETag"] == ["\"v2\""])
@@ -197,8 +220,11 @@ struct CacheRulesTests {
         let created = ClientResponse(url: Self.url, statusCode: 201, headers: fields)
         let urls = CacheRules.invalidatedURLs(by: ClientRequest(url: Self.url, method: "POST"), response: created)
         #expect(urls.map(\.absoluteString) == ["http://example.test/a", "http://example.test/b"])
-        #expect(CacheRules.invalidatedURLs(by: ClientRequest(url: Self.url, method: "DELETE"),
-                                           response: ClientResponse(url: Self.url, statusCode: 500)).isEmpty)
+        #expect(
+            CacheRules.invalidatedURLs(
+                by: ClientRequest(url: Self.url, method: "DELETE"),
+                response: ClientResponse(url: Self.url, statusCode: 500)
+            ).isEmpty)
         #expect(CacheRules.invalidatedURLs(by: ClientRequest(url: Self.url), response: created).isEmpty)
     }
 }

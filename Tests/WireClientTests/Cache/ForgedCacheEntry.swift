@@ -4,8 +4,10 @@ import Foundation
 /// is right, so a rejection comes from the header's own checks. The layout is the one `CacheEntryCodec` documents.
 enum ForgedCacheEntry {
     /// The preamble, header and body; lengths default to the true ones.
-    static func file(header: [UInt8], body: [UInt8], version: UInt8 = 2, headerLength: Int? = nil,
-                     bodyLength: Int? = nil) -> [UInt8] {
+    static func file(
+        header: [UInt8], body: [UInt8], version: UInt8 = 2, headerLength: Int? = nil,
+        bodyLength: Int? = nil
+    ) -> [UInt8] {
         var bytes = Array("WIRECACH".utf8) + [version]
         bytes += integer(UInt64(headerLength ?? header.count), width: 4)
         bytes += integer(UInt64(bodyLength ?? body.count), width: 8)
@@ -14,11 +16,14 @@ enum ForgedCacheEntry {
     }
 
     /// A header: status, dates, URL, fields, Vary values (nil: absent), user info.
-    static func header(status: UInt64 = 200, requestDate: Double = Date().timeIntervalSince1970,
-                       responseDate: Double = Date().timeIntervalSince1970, url: String,
-                       fields: [(String, String)] = [("Cache-Control", "max-age=600")], vary: [(String, String?)] = [],
-                       userInfo: [(String, String)] = []) -> [UInt8] {
-        var bytes = integer(status, width: 2) + integer(requestDate.bitPattern, width: 8) + integer(responseDate.bitPattern, width: 8)
+    static func header(
+        status: UInt64 = 200, requestDate: Double = Date().timeIntervalSince1970,
+        responseDate: Double = Date().timeIntervalSince1970, url: String,
+        fields: [(String, String)] = [("Cache-Control", "max-age=600")], vary: [(String, String?)] = [],
+        userInfo: [(String, String)] = []
+    ) -> [UInt8] {
+        var bytes =
+            integer(status, width: 2) + integer(requestDate.bitPattern, width: 8) + integer(responseDate.bitPattern, width: 8)
         bytes += string(url)
         bytes += integer(UInt64(fields.count), width: 4)
         for (name, value) in fields { bytes += string(name) + string(value) }

@@ -16,20 +16,26 @@ struct SessionCacheTests {
             if request.headers.first(name: "If-None-Match") == "\"v1\"" {
                 try await writer.reply(304, headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=0", "X-Revalidated": "yes"])
             } else {
-                try await writer.reply(200, "validated body", headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=0",
-                                                                          "X-Original": "kept"])
+                try await writer.reply(
+                    200, "validated body",
+                    headers: [
+                        "ETag": "\"v1\"", "Cache-Control": "max-age=0",
+                        "X-Original": "kept",
+                    ])
             }
         case "/modified":
             let lastModified = "Sun, 06 Nov 1994 08:49:37 GMT"
             if request.headers.first(name: "If-Modified-Since") == lastModified {
                 try await writer.reply(304, headers: ["Cache-Control": "no-cache"])
             } else {
-                try await writer.reply(200, "modified body", headers: ["Last-Modified": lastModified, "Cache-Control": "no-cache"])
+                try await writer.reply(
+                    200, "modified body", headers: ["Last-Modified": lastModified, "Cache-Control": "no-cache"])
             }
         case "/no-store":
             try await writer.reply(200, "secret", headers: ["Cache-Control": "no-store, max-age=600"])
         case "/stale":
-            try await writer.reply(200, "stale body \(request.headers.first(name: "X-N") ?? "")", headers: ["Cache-Control": "max-age=0"])
+            try await writer.reply(
+                200, "stale body \(request.headers.first(name: "X-N") ?? "")", headers: ["Cache-Control": "max-age=0"])
         default:
             try await writer.reply(200, "other")
         }

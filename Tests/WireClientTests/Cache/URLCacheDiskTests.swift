@@ -10,8 +10,9 @@ struct URLCacheDiskTests {
     static func request(_ path: String) -> ClientRequest { ClientRequest(url: URL(string: "http://cache.test\(path)")!) }
 
     static func entry(_ path: String, bytes: Int, fill: UInt8 = 0x61) -> CachedResponse {
-        CachedResponse(response: ClientResponse(url: request(path).url, statusCode: 200, headers: ["Cache-Control": "max-age=600"]),
-                       data: Data(repeating: fill, count: bytes))
+        CachedResponse(
+            response: ClientResponse(url: request(path).url, statusCode: 200, headers: ["Cache-Control": "max-age=600"]),
+            data: Data(repeating: fill, count: bytes))
     }
 
     static func entryFiles(_ directory: String) -> [String] {
@@ -68,7 +69,9 @@ struct URLCacheDiskTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // Room for three entries of ~10 KB, not four.
         let cache = URLCache(memoryCapacity: 0, diskCapacity: 35_000, directory: directory)
-        for path in ["/1", "/2", "/3"] { await cache.storeCachedResponse(Self.entry(path, bytes: 10_000), for: Self.request(path)) }
+        for path in ["/1", "/2", "/3"] {
+            await cache.storeCachedResponse(Self.entry(path, bytes: 10_000), for: Self.request(path))
+        }
         // Reading /1 makes /2 the least recently used.
         #expect(await cache.cachedResponse(for: Self.request("/1")) != nil)
         await cache.storeCachedResponse(Self.entry("/4", bytes: 10_000), for: Self.request("/4"))
@@ -76,7 +79,7 @@ struct URLCacheDiskTests {
         #expect(await cache.cachedResponse(for: Self.request("/1")) != nil)
         #expect(Self.entryFiles(directory).count == 3 && cache.currentDiskUsage <= 35_000)
         // Reopened with less room: the order comes from the files' times (/3 is the oldest use now).
-        try await Task.sleep(for: .milliseconds(20))   // distinct modification times, not synchronisation
+        try await Task.sleep(for: .milliseconds(20))  // distinct modification times, not synchronisation
         #expect(await cache.cachedResponse(for: Self.request("/4")) != nil)
         try await Task.sleep(for: .milliseconds(20))
         #expect(await cache.cachedResponse(for: Self.request("/1")) != nil)
@@ -144,7 +147,9 @@ struct URLCacheDiskTests {
 
     @Test func theMemoryTierEvictsByBytes() async {
         let cache = URLCache(memoryCapacity: 25_000, diskCapacity: 0, directory: nil)
-        for path in ["/1", "/2", "/3"] { await cache.storeCachedResponse(Self.entry(path, bytes: 10_000), for: Self.request(path)) }
+        for path in ["/1", "/2", "/3"] {
+            await cache.storeCachedResponse(Self.entry(path, bytes: 10_000), for: Self.request(path))
+        }
         #expect(await cache.cachedResponse(for: Self.request("/1")) == nil)
         #expect(await cache.cachedResponse(for: Self.request("/3")) != nil)
         #expect(cache.currentMemoryUsage <= 25_000)
@@ -169,8 +174,9 @@ struct URLCacheDiskTests {
         let url = Self.request("/h").url.absoluteString
         await URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
             .storeCachedResponse(Self.entry("/h", bytes: 10), for: Self.request("/h"))
-        let header = ForgedCacheEntry.header(url: url, fields: [("Cache-Control", "max-age=600"), ("X-A", "é")],
-                                             vary: [("accept", "*/*"), ("cookie", nil)], userInfo: [("k", "v")])
+        let header = ForgedCacheEntry.header(
+            url: url, fields: [("Cache-Control", "max-age=600"), ("X-A", "é")],
+            vary: [("accept", "*/*"), ("cookie", nil)], userInfo: [("k", "v")])
         _ = try Self.overwrite(directory, with: ForgedCacheEntry.file(header: header, body: Array("forged".utf8)))
         let cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
         var request = Self.request("/h")
@@ -182,8 +188,9 @@ struct URLCacheDiskTests {
         expectedVary["cookie"] = .some(nil)
         #expect(found?.varyValues == expectedVary)
         // A file larger than the limit is left to the asynchronous read.
-        #expect(URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
-            .cachedResponse(for: request, blockingReadsUpTo: 10) == nil)
+        #expect(
+            URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+                .cachedResponse(for: request, blockingReadsUpTo: 10) == nil)
         #expect(Self.entryFiles(directory).count == 1)
     }
 
@@ -194,13 +201,16 @@ struct URLCacheDiskTests {
             .storeCachedResponse(Self.entry("/t", bytes: 40), for: Self.request("/t"))
         let name = try #require(Self.entryFiles(directory).first)
         let whole = try Array(Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
-        #expect(URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
-            .cachedResponse(for: Self.request("/t"), blockingReadsUpTo: 1 << 20)?.data == Data(repeating: 0x61, count: 40))
+        #expect(
+            URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
+                .cachedResponse(for: Self.request("/t"), blockingReadsUpTo: 1 << 20)?.data == Data(repeating: 0x61, count: 40))
         for length in 0..<whole.count {
             try Data(whole.prefix(length)).write(to: URL(fileURLWithPath: directory + "/" + name))
             let cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
-            let found = length % 2 == 0 ? cache.cachedResponse(for: Self.request("/t"), blockingReadsUpTo: 1 << 20)
-                                        : await cache.cachedResponse(for: Self.request("/t"))
+            let found =
+                length % 2 == 0
+                ? cache.cachedResponse(for: Self.request("/t"), blockingReadsUpTo: 1 << 20)
+                : await cache.cachedResponse(for: Self.request("/t"))
             #expect(found == nil, "a file cut at \(length) of \(whole.count) bytes was read")
             #expect(Self.entryFiles(directory).isEmpty, "a file cut at \(length) bytes was left")
         }
@@ -212,26 +222,45 @@ struct URLCacheDiskTests {
         let url = Self.request("/x").url.absoluteString
         let body = Array("body".utf8)
         let good = ForgedCacheEntry.header(url: url)
-        let fixed = ForgedCacheEntry.integer(200, width: 2) + ForgedCacheEntry.integer(Double(0).bitPattern, width: 8)
+        let fixed =
+            ForgedCacheEntry.integer(200, width: 2) + ForgedCacheEntry.integer(Double(0).bitPattern, width: 8)
             + ForgedCacheEntry.integer(Double(0).bitPattern, width: 8)
         let cases: [(String, [UInt8])] = [
             ("a header length beyond the file", ForgedCacheEntry.file(header: good, body: body, headerLength: good.count + 1)),
-            ("header and body lengths shifted", ForgedCacheEntry.file(header: good, body: body, headerLength: good.count - 4,
-                                                                       bodyLength: body.count + 4)),
-            ("a URL length beyond the header", ForgedCacheEntry.file(
-                header: fixed + ForgedCacheEntry.integer(0xFFFF_FFFF, width: 4) + Array(url.utf8), body: body)),
-            ("four billion fields", ForgedCacheEntry.file(
-                header: fixed + ForgedCacheEntry.string(url) + ForgedCacheEntry.integer(0xFFFF_FFFF, width: 4), body: body)),
-            ("a field value that is not UTF-8", ForgedCacheEntry.file(
-                header: fixed + ForgedCacheEntry.string(url) + ForgedCacheEntry.integer(1, width: 4) + ForgedCacheEntry.string("X")
-                    + ForgedCacheEntry.integer(2, width: 4) + [0xFF, 0xFE] + ForgedCacheEntry.integer(0, width: 8), body: body)),
+            (
+                "header and body lengths shifted",
+                ForgedCacheEntry.file(
+                    header: good, body: body, headerLength: good.count - 4,
+                    bodyLength: body.count + 4)
+            ),
+            (
+                "a URL length beyond the header",
+                ForgedCacheEntry.file(
+                    header: fixed + ForgedCacheEntry.integer(0xFFFF_FFFF, width: 4) + Array(url.utf8), body: body)
+            ),
+            (
+                "four billion fields",
+                ForgedCacheEntry.file(
+                    header: fixed + ForgedCacheEntry.string(url) + ForgedCacheEntry.integer(0xFFFF_FFFF, width: 4), body: body)
+            ),
+            (
+                "a field value that is not UTF-8",
+                ForgedCacheEntry.file(
+                    header: fixed + ForgedCacheEntry.string(url) + ForgedCacheEntry.integer(1, width: 4)
+                        + ForgedCacheEntry.string("X")
+                        + ForgedCacheEntry.integer(2, width: 4) + [0xFF, 0xFE] + ForgedCacheEntry.integer(0, width: 8), body: body
+                )
+            ),
             ("bytes after the user info", ForgedCacheEntry.file(header: good + [0], body: body)),
             ("no user info count", ForgedCacheEntry.file(header: Array(good.dropLast(4)), body: body)),
             ("status 0", ForgedCacheEntry.file(header: ForgedCacheEntry.header(status: 0, url: url), body: body)),
             ("status 1000", ForgedCacheEntry.file(header: ForgedCacheEntry.header(status: 1000, url: url), body: body)),
-            ("a Vary flag of 2", ForgedCacheEntry.file(
-                header: Array(ForgedCacheEntry.header(url: url, vary: [("accept", nil)]).dropLast(5)) + [2]
-                    + ForgedCacheEntry.integer(0, width: 4), body: body)),
+            (
+                "a Vary flag of 2",
+                ForgedCacheEntry.file(
+                    header: Array(ForgedCacheEntry.header(url: url, vary: [("accept", nil)]).dropLast(5)) + [2]
+                        + ForgedCacheEntry.integer(0, width: 4), body: body)
+            ),
             ("a NaN date", ForgedCacheEntry.file(header: ForgedCacheEntry.header(responseDate: .nan, url: url), body: body)),
             ("another URL", ForgedCacheEntry.file(header: ForgedCacheEntry.header(url: url + "y"), body: body)),
             ("format 1", ForgedCacheEntry.file(header: good, body: body, version: 1)),
@@ -242,8 +271,10 @@ struct URLCacheDiskTests {
                 .storeCachedResponse(Self.entry("/x", bytes: 4), for: Self.request("/x"))
             _ = try Self.overwrite(directory, with: bytes)
             let cache = URLCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)
-            let found = index % 2 == 0 ? cache.cachedResponse(for: Self.request("/x"), blockingReadsUpTo: 1 << 20)
-                                       : await cache.cachedResponse(for: Self.request("/x"))
+            let found =
+                index % 2 == 0
+                ? cache.cachedResponse(for: Self.request("/x"), blockingReadsUpTo: 1 << 20)
+                : await cache.cachedResponse(for: Self.request("/x"))
             #expect(found == nil, "\(what) was read")
             #expect(Self.entryFiles(directory).isEmpty, "\(what) was left")
         }

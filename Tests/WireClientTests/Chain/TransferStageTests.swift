@@ -15,7 +15,8 @@ struct TransferStageTests {
         } else {
             let cookie = request.headers.first(name: "Cookie") ?? "-"
             let stage = request.headers.first(name: "X-Stage") ?? "-"
-            try await writer.reply(200, "\(cookie) \(stage)", headers: ["Content-Type": "text/plain", "Cache-Control": "max-age=60"])
+            try await writer.reply(
+                200, "\(cookie) \(stage)", headers: ["Content-Type": "text/plain", "Cache-Control": "max-age=60"])
         }
     }
 
@@ -38,8 +39,10 @@ struct TransferStageTests {
         }
     }
 
-    static func manager(application: [any TransferStage] = [], network: [any TransferStage] = [],
-                        cache: Bool = false) -> SessionManager {
+    static func manager(
+        application: [any TransferStage] = [], network: [any TransferStage] = [],
+        cache: Bool = false
+    ) -> SessionManager {
         var configuration = SessionConfiguration.default
         configuration.httpCookieStorage = CookieStorage()
         configuration.applicationStages = application
@@ -54,8 +57,9 @@ struct TransferStageTests {
         try await LoopbackServer.with(Self.handler) { server in
             let application = Seen()
             let network = Seen()
-            let manager = Self.manager(application: [Observing(seen: application, header: "app")],
-                                       network: [Observing(seen: network, header: nil)])
+            let manager = Self.manager(
+                application: [Observing(seen: application, header: "app")],
+                network: [Observing(seen: network, header: nil)])
             let result = try await manager.data(for: ClientRequest(url: server.url("/r")))
             // The application stage's field reached the server on both hops; the cookie the redirect set went out on
             // the second, below the application stage.
@@ -110,8 +114,9 @@ struct TransferStageTests {
         func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "text/plain")
-            return StageResponse(response: ClientResponse(url: chain.request.url, statusCode: 203, headers: headers),
-                                 body: ResponseBody(Data("canned".utf8)), request: chain.request)
+            return StageResponse(
+                response: ClientResponse(url: chain.request.url, statusCode: 203, headers: headers),
+                body: ResponseBody(Data("canned".utf8)), request: chain.request)
         }
     }
 
@@ -151,8 +156,9 @@ struct TransferStageTests {
 
     struct Refusing: TransferStage {
         func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
-            throw ClientError(.appTransportSecurityRequiresSecureConnection, failingURL: chain.request.url,
-                              failureReason: "refused by a stage")
+            throw ClientError(
+                .appTransportSecurityRequiresSecureConnection, failingURL: chain.request.url,
+                failureReason: "refused by a stage")
         }
     }
 

@@ -90,7 +90,8 @@ import WireClient
         // Expired cookies go before any live one.
         let clock = Mutex(Self.start)
         let expiring = CookieStorage(limits: CookieLimits(maximumCookies: 2), now: { clock.withLock { $0 } })
-        expiring.storeCookies(fromResponseHeaders: Self.headers(["old=1", "short=2; Max-Age=5"]), for: URL(string: "http://a.com/")!)
+        expiring.storeCookies(
+            fromResponseHeaders: Self.headers(["old=1", "short=2; Max-Age=5"]), for: URL(string: "http://a.com/")!)
         clock.withLock { $0 += 10 }
         expiring.storeCookies(fromResponseHeaders: Self.headers(["new=3"]), for: URL(string: "http://a.com/")!)
         #expect(Set(expiring.cookies.map(\.name)) == ["old", "new"])
@@ -115,7 +116,9 @@ import WireClient
         let url = URL(string: "http://example.com/a/b/c")!
         let value = String(repeating: "v", count: 996)
         // 1000 bytes each: n0 to n19, the deep ones set last but sent first.
-        storage.storeCookies(fromResponseHeaders: Self.headers((0..<16).map { "n\(String($0).count == 1 ? "0" : "")\($0)=\(value); Path=/" }), for: url)
+        storage.storeCookies(
+            fromResponseHeaders: Self.headers((0..<16).map { "n\(String($0).count == 1 ? "0" : "")\($0)=\(value); Path=/" }),
+            for: url)
         storage.storeCookies(fromResponseHeaders: Self.headers((16..<20).map { "n\($0)=\(value); Path=/a/b" }), for: url)
         let field = try #require(storage.cookieHeader(for: url))
         #expect(field.utf8.count <= 8192)

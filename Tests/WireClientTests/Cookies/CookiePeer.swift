@@ -18,7 +18,6 @@ final class CookiePeer {
         (process, port) = try PythonPeer.start(script: Self.script, folder: folder)
     }
 
-
     /// `http://127.0.0.1:<port><path>`.
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
 

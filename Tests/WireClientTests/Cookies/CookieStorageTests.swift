@@ -55,30 +55,42 @@ import WireClient
 
     @Test func anHTTPResponseCannotSetASecureCookie() {
         let storage = CookieStorage()
-        #expect(storage.storeCookies(fromResponseHeaders: Self.headers("s=1; Secure", "p=2"), for: URL(string: "http://example.com/")!) == 1)
+        #expect(
+            storage.storeCookies(
+                fromResponseHeaders: Self.headers("s=1; Secure", "p=2"), for: URL(string: "http://example.com/")!) == 1)
         #expect(storage.cookies.map(\.name) == ["p"])
     }
 
     @Test func plainHTTPCannotOverwriteOrShadowASecureCookie() {
         // RFC 6265bis §5.7 step 16: a man in the middle of http must not replace the https session cookie.
         let storage = CookieStorage()
-        storage.storeCookies(fromResponseHeaders: Self.headers("session=good; Secure; Path=/"), for: URL(string: "https://example.com/")!)
+        storage.storeCookies(
+            fromResponseHeaders: Self.headers("session=good; Secure; Path=/"), for: URL(string: "https://example.com/")!)
         let plain = URL(string: "http://example.com/")!
         #expect(storage.storeCookies(fromResponseHeaders: Self.headers("session=evil"), for: plain) == 0)
-        #expect(storage.storeCookies(fromResponseHeaders: Self.headers("session=evil; Domain=example.com; Path=/app"), for: URL(string: "http://www.example.com/")!) == 0)
+        #expect(
+            storage.storeCookies(
+                fromResponseHeaders: Self.headers("session=evil; Domain=example.com; Path=/app"),
+                for: URL(string: "http://www.example.com/")!) == 0)
         storage.setCookies([Cookie(name: "session", value: "evil", domain: "example.com", path: "/")], for: plain)
         #expect(storage.cookies.map(\.value) == ["good"])
         // Other names, and a path the secure one does not cover, are still set from http; https may overwrite.
         #expect(storage.storeCookies(fromResponseHeaders: Self.headers("theme=dark"), for: plain) == 1)
-        #expect(storage.storeCookies(fromResponseHeaders: Self.headers("session=other; Path=/"), for: URL(string: "http://other.org/")!) == 1)
-        #expect(storage.storeCookies(fromResponseHeaders: Self.headers("session=rotated; Secure; Path=/"), for: URL(string: "https://example.com/")!) == 1)
+        #expect(
+            storage.storeCookies(
+                fromResponseHeaders: Self.headers("session=other; Path=/"), for: URL(string: "http://other.org/")!) == 1)
+        #expect(
+            storage.storeCookies(
+                fromResponseHeaders: Self.headers("session=rotated; Secure; Path=/"), for: URL(string: "https://example.com/")!)
+                == 1)
         #expect(storage.cookieHeader(for: URL(string: "https://example.com/")!)?.contains("session=rotated") == true)
     }
 
     @Test func anExpiredSecureCookieNoLongerBlocksPlainHTTP() {
         let clock = TestClock()
         let storage = CookieStorage(now: { clock.now })
-        storage.storeCookies(fromResponseHeaders: Self.headers("session=old; Secure; Max-Age=60"), for: URL(string: "https://example.com/")!)
+        storage.storeCookies(
+            fromResponseHeaders: Self.headers("session=old; Secure; Max-Age=60"), for: URL(string: "https://example.com/")!)
         let plain = URL(string: "http://example.com/")!
         #expect(storage.storeCookies(fromResponseHeaders: Self.headers("session=new"), for: plain) == 0)
         clock.advance(61)
@@ -119,7 +131,8 @@ import WireClient
         let clock = TestClock()
         let storage = CookieStorage(now: { clock.now })
         let url = URL(string: "http://example.com/")!
-        storage.storeCookies(fromResponseHeaders: Self.headers("short=1; Max-Age=10", "long=2; Max-Age=100", "session=3"), for: url)
+        storage.storeCookies(
+            fromResponseHeaders: Self.headers("short=1; Max-Age=10", "long=2; Max-Age=100", "session=3"), for: url)
         #expect(storage.cookieHeader(for: url) == "short=1; long=2; session=3")
         clock.advance(10)
         #expect(storage.cookieHeader(for: url) == "long=2; session=3")
@@ -132,7 +145,8 @@ import WireClient
         let storage = CookieStorage()
         let url = URL(string: "http://example.com/")!
         storage.storeCookies(fromResponseHeaders: Self.headers("a=1", "b=2", "c=3"), for: url)
-        storage.storeCookies(fromResponseHeaders: Self.headers("a=; Max-Age=0", "b=x; Expires=Thu, 01 Jan 1970 00:00:00 GMT"), for: url)
+        storage.storeCookies(
+            fromResponseHeaders: Self.headers("a=; Max-Age=0", "b=x; Expires=Thu, 01 Jan 1970 00:00:00 GMT"), for: url)
         #expect(storage.cookieHeader(for: url) == "c=3")
         // A deletion for another path leaves the cookie alone.
         storage.storeCookies(fromResponseHeaders: Self.headers("c=; Max-Age=0; Path=/other"), for: url)
@@ -141,8 +155,9 @@ import WireClient
 
     @Test func publicSuffixCookiesAreRefused() {
         let storage = CookieStorage()
-        storage.storeCookies(fromResponseHeaders: Self.headers("tld=1; Domain=com", "psl=2; Domain=co.uk", "ok=3; Domain=example.co.uk"),
-                             for: URL(string: "http://www.example.co.uk/")!)
+        storage.storeCookies(
+            fromResponseHeaders: Self.headers("tld=1; Domain=com", "psl=2; Domain=co.uk", "ok=3; Domain=example.co.uk"),
+            for: URL(string: "http://www.example.co.uk/")!)
         #expect(storage.cookies.map(\.name) == ["ok"])
         #expect(storage.cookieHeader(for: URL(string: "http://attacker.co.uk/")!) == nil)
     }
@@ -162,11 +177,12 @@ import WireClient
 
     @Test func setCookiesForAURLChecksDomainAndSecure() {
         let storage = CookieStorage()
-        storage.setCookies([
-            Cookie(name: "foreign", value: "1", domain: "other.com", isHostOnly: false),
-            Cookie(name: "secure", value: "2", domain: "example.com", isSecure: true),
-            Cookie(name: "fine", value: "3", domain: "example.com", isHostOnly: false),
-        ], for: URL(string: "http://www.example.com/")!)
+        storage.setCookies(
+            [
+                Cookie(name: "foreign", value: "1", domain: "other.com", isHostOnly: false),
+                Cookie(name: "secure", value: "2", domain: "example.com", isSecure: true),
+                Cookie(name: "fine", value: "3", domain: "example.com", isHostOnly: false),
+            ], for: URL(string: "http://www.example.com/")!)
         #expect(storage.cookies.map(\.name) == ["fine"])
     }
 
@@ -186,9 +202,10 @@ import WireClient
     }
 
     @Test func cookiesAreCodable() throws {
-        let cookie = Cookie(name: "a", value: "b", domain: ".Example.com", path: "/p", expires: Date(timeIntervalSince1970: 2e9),
-                            isSecure: true, isHTTPOnly: true, isHostOnly: false, sameSite: "Lax",
-                            creationTime: Date(timeIntervalSince1970: 1e9))
+        let cookie = Cookie(
+            name: "a", value: "b", domain: ".Example.com", path: "/p", expires: Date(timeIntervalSince1970: 2e9),
+            isSecure: true, isHTTPOnly: true, isHostOnly: false, sameSite: "Lax",
+            creationTime: Date(timeIntervalSince1970: 1e9))
         #expect(cookie.domain == "example.com")
         let decoded = try JSONDecoder().decode(Cookie.self, from: JSONEncoder().encode(cookie))
         #expect(decoded == cookie)

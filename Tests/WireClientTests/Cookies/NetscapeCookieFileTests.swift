@@ -29,7 +29,8 @@ import WireTestSupport
         #expect(contents.expiredLines == 1)
         let cookies = contents.cookies
         #expect(cookies.map(\.name) == ["session", "token", "empty", "notab"])
-        #expect(cookies[0].domain == "example.com" && !cookies[0].isHostOnly && cookies[0].expires == nil && !cookies[0].isHTTPOnly)
+        #expect(
+            cookies[0].domain == "example.com" && !cookies[0].isHostOnly && cookies[0].expires == nil && !cookies[0].isHTTPOnly)
         #expect(cookies[1].domain == "www.example.com" && cookies[1].isHostOnly && cookies[1].isHTTPOnly && cookies[1].isSecure)
         #expect(cookies[1].path == "/app" && cookies[1].value == "two words")
         #expect(cookies[1].expires == Date(timeIntervalSince1970: 4_102_444_800))
@@ -39,8 +40,9 @@ import WireTestSupport
     @Test func writesWhatItReadsBack() throws {
         let cookies = [
             Cookie(name: "a", value: "1", domain: "example.com", path: "/", isHostOnly: false, creationTime: Self.now),
-            Cookie(name: "b", value: "2", domain: "www.example.com", path: "/x", expires: Date(timeIntervalSince1970: 4_102_444_800),
-                   isSecure: true, isHTTPOnly: true, isHostOnly: true, creationTime: Self.now),
+            Cookie(
+                name: "b", value: "2", domain: "www.example.com", path: "/x", expires: Date(timeIntervalSince1970: 4_102_444_800),
+                isSecure: true, isHTTPOnly: true, isHostOnly: true, creationTime: Self.now),
         ]
         let text = NetscapeCookieFile.render(cookies)
         #expect(text.hasPrefix("# Netscape HTTP Cookie File\n# https://curl.se/docs/http-cookies.html\n"))
@@ -49,7 +51,10 @@ import WireTestSupport
         let read = NetscapeCookieFile.parse(text, now: Self.now).cookies
         // The first line is the newest cookie.
         #expect(read.map(\.creationTime) == [Self.now, Self.now.addingTimeInterval(-1e-6)])
-        #expect(read.map { cookie in var plain = cookie; plain.creationTime = Self.now; return plain } == cookies)
+        #expect(
+            read.map { cookie in
+                var plain = cookie; plain.creationTime = Self.now; return plain
+            } == cookies)
     }
 
     @Test func storageSavesAtomicallyAndLoads() throws {
@@ -57,8 +62,10 @@ import WireTestSupport
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/jar.txt"
         let storage = CookieStorage()
-        storage.storeCookies(fromResponseHeaders: ["Set-Cookie": "a=1; Domain=example.com"], for: URL(string: "http://example.com/")!)
-        storage.storeCookies(fromResponseHeaders: ["Set-Cookie": "b=2; Max-Age=3600; Path=/p"], for: URL(string: "http://example.com/")!)
+        storage.storeCookies(
+            fromResponseHeaders: ["Set-Cookie": "a=1; Domain=example.com"], for: URL(string: "http://example.com/")!)
+        storage.storeCookies(
+            fromResponseHeaders: ["Set-Cookie": "b=2; Max-Age=3600; Path=/p"], for: URL(string: "http://example.com/")!)
         try storage.saveCookies(toFile: path)
         // Nothing but the file itself is left in the folder: the temporary file was renamed over it.
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["jar.txt"])
@@ -73,7 +80,9 @@ import WireTestSupport
         try storage.saveCookies(toFile: path)
         let again = CookieStorage()
         try again.loadCookies(fromFile: path)
-        #expect(again.cookieHeader(for: URL(string: "http://example.com/")!) == storage.cookieHeader(for: URL(string: "http://example.com/")!))
+        #expect(
+            again.cookieHeader(for: URL(string: "http://example.com/")!)
+                == storage.cookieHeader(for: URL(string: "http://example.com/")!))
         #expect(again.cookieHeader(for: URL(string: "http://example.com/")!) == "a=1; c=3; d=4")
         #expect(throws: (any Error).self) { try loaded.loadCookies(fromFile: folder + "/missing") }
     }
@@ -83,15 +92,21 @@ import WireTestSupport
     /// them (and only then).
     @Test func everyLineWrittenIsReadBackAsTheSameCookie() {
         var generator = SplitMix64(seed: 0x6265_7_2026)
-        let text = ["a", "sid", "é", "\u{301}", "\t", "\n", "\r", "\r\n", "\u{0}", " ", "#", "=", ";", "TRUE", "😀", "\u{7F}", "\u{85}"]
-        let domains = ["example.com", "a.b", "#x", ".x", "x y", "é.com", "\u{301}x", "EXAMPLE.org", "", "#HttpOnly_z", "x\t", "x\n"]
+        let text = [
+            "a", "sid", "é", "\u{301}", "\t", "\n", "\r", "\r\n", "\u{0}", " ", "#", "=", ";", "TRUE", "😀", "\u{7F}", "\u{85}",
+        ]
+        let domains = [
+            "example.com", "a.b", "#x", ".x", "x y", "é.com", "\u{301}x", "EXAMPLE.org", "", "#HttpOnly_z", "x\t", "x\n",
+        ]
         let paths = ["/", "/a", "/\u{301}", "a", "/x\ty", "/é", "/#", "", "/\r"]
         func pick(_ pieces: [String], upTo count: Int, _ generator: inout SplitMix64) -> String {
             (0..<Int.random(in: 0...count, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
         }
         func bytes(_ cookie: Cookie) -> [[UInt8]] {
-            [Array(cookie.name.utf8), Array(cookie.value.utf8), Array(cookie.domain.utf8), Array(cookie.path.utf8),
-             [cookie.isSecure ? 1 : 0, cookie.isHTTPOnly ? 1 : 0, cookie.isHostOnly ? 1 : 0]]
+            [
+                Array(cookie.name.utf8), Array(cookie.value.utf8), Array(cookie.domain.utf8), Array(cookie.path.utf8),
+                [cookie.isSecure ? 1 : 0, cookie.isHTTPOnly ? 1 : 0, cookie.isHostOnly ? 1 : 0],
+            ]
         }
         func clean(_ text: String) -> Bool { !text.utf8.contains { $0 < 0x20 || $0 == 0x7F } }
         var written = 0
@@ -99,33 +114,47 @@ import WireTestSupport
         for _ in 0..<600 {
             var cookies: [Cookie] = []
             for _ in 0..<Int.random(in: 1...12, using: &generator) {
-                var cookie = Cookie(name: "n", value: "v", domain: "example.com", isSecure: Bool.random(using: &generator),
-                                    isHTTPOnly: Bool.random(using: &generator), isHostOnly: Bool.random(using: &generator))
-                cookie.name = Int.random(in: 0..<4, using: &generator) == 0 ? pick(text, upTo: 4, &generator) : "n" + pick(["a", "1", "é"], upTo: 3, &generator)
-                cookie.value = Int.random(in: 0..<4, using: &generator) == 0 ? pick(text, upTo: 5, &generator) : pick(["x", " ", "é", "=", "\u{301}", "#"], upTo: 5, &generator)
+                var cookie = Cookie(
+                    name: "n", value: "v", domain: "example.com", isSecure: Bool.random(using: &generator),
+                    isHTTPOnly: Bool.random(using: &generator), isHostOnly: Bool.random(using: &generator))
+                cookie.name =
+                    Int.random(in: 0..<4, using: &generator) == 0
+                    ? pick(text, upTo: 4, &generator) : "n" + pick(["a", "1", "é"], upTo: 3, &generator)
+                cookie.value =
+                    Int.random(in: 0..<4, using: &generator) == 0
+                    ? pick(text, upTo: 5, &generator) : pick(["x", " ", "é", "=", "\u{301}", "#"], upTo: 5, &generator)
                 cookie.domain = domains.randomElement(using: &generator)!
                 cookie.path = paths.randomElement(using: &generator)!
-                cookie.expires = [nil, Self.now.addingTimeInterval(Double.random(in: 1...1e9, using: &generator)),
-                                  Date(timeIntervalSince1970: 1e13)].randomElement(using: &generator)!
+                cookie.expires = [
+                    nil, Self.now.addingTimeInterval(Double.random(in: 1...1e9, using: &generator)),
+                    Date(timeIntervalSince1970: 1e13),
+                ].randomElement(using: &generator)!
                 cookies.append(cookie)
             }
             // What a line can hold, stated independently of the writer.
             let expected = cookies.filter { cookie in
                 let domain = cookie.domain.utf8
-                return !cookie.name.isEmpty && clean(cookie.name) && clean(cookie.value) && clean(cookie.domain) && clean(cookie.path)
+                return !cookie.name.isEmpty && clean(cookie.name) && clean(cookie.value) && clean(cookie.domain)
+                    && clean(cookie.path)
                     && !domain.isEmpty && domain.first != UInt8(ascii: ".") && domain.first != UInt8(ascii: "#")
                     && !domain.contains(0x20) && cookie.path.utf8.first == UInt8(ascii: "/")
             }
             let contents = NetscapeCookieFile.parse(NetscapeCookieFile.render(cookies), now: Self.now)
             #expect(contents.malformedLines == 0 && contents.expiredLines == 0)
-            #expect(contents.cookies.map(bytes) == expected.map { cookie in
-                var normal = cookie
-                normal.domain = cookie.domain.lowercased()
-                return bytes(normal)
-            })
-            #expect(contents.cookies.map(\.expires) == expected.map { cookie in
-                cookie.expires.map { Date(timeIntervalSince1970: min($0.timeIntervalSince1970, 253_402_300_799).rounded(.down)) }
-            })
+            #expect(
+                contents.cookies.map(bytes)
+                    == expected.map { cookie in
+                        var normal = cookie
+                        normal.domain = cookie.domain.lowercased()
+                        return bytes(normal)
+                    })
+            #expect(
+                contents.cookies.map(\.expires)
+                    == expected.map { cookie in
+                        cookie.expires.map {
+                            Date(timeIntervalSince1970: min($0.timeIntervalSince1970, 253_402_300_799).rounded(.down))
+                        }
+                    })
             #expect(cookies.filter(NetscapeCookieFile.canWrite).count == expected.count)
             written += expected.count
             leftOut += cookies.count - expected.count
@@ -137,8 +166,10 @@ import WireTestSupport
     /// Random text, tabs and curl's markers included, is skipped line by line and never traps.
     @Test func garbageNeverTraps() {
         var generator = SplitMix64(seed: 6265)
-        let pieces = ["\t", "TRUE", "FALSE", "#HttpOnly_", "#", "\n", "\r\n", ".", "/", "0", "-1", "99999999999999999999",
-                      "example.com", "a", "=", " ", "é", "\u{0}"]
+        let pieces = [
+            "\t", "TRUE", "FALSE", "#HttpOnly_", "#", "\n", "\r\n", ".", "/", "0", "-1", "99999999999999999999",
+            "example.com", "a", "=", " ", "é", "\u{0}",
+        ]
         for _ in 0..<3_000 {
             let count = Int.random(in: 0..<40, using: &generator)
             let text = (0..<count).map { _ in pieces.randomElement(using: &generator)! }.joined()

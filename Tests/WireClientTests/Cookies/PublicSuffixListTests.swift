@@ -25,7 +25,8 @@ import WireTestSupport
         #expect(PublicSuffixList.system.isPublicSuffix("com.de"))
         #expect(Self.parse("a=1; Domain=com.de", "http://a.example.com.de/") == nil)
         let storage = CookieStorage(now: { Self.now })
-        storage.storeCookies(fromResponseHeaders: ["Set-Cookie": "a=1; Domain=com.de"], for: URL(string: "http://a.example.com.de/")!)
+        storage.storeCookies(
+            fromResponseHeaders: ["Set-Cookie": "a=1; Domain=com.de"], for: URL(string: "http://a.example.com.de/")!)
         #expect(storage.cookieHeader(for: URL(string: "http://b.other.com.de/")!) == nil)
         // The registrable domain under it is fine.
         let cookie = try #require(Self.parse("a=1; Domain=example.com.de", "http://a.example.com.de/"))
@@ -34,9 +35,12 @@ import WireTestSupport
             #expect(Self.parse("a=1; Domain=\(suffix)", "https://shop.example.\(suffix)/") == nil, "\(suffix)")
         }
         // HTTPCookieStorage's setCookies(_:for:) holds cookies made directly to the same rule.
-        storage.setCookies([Cookie(name: "b", value: "2", domain: "com.de", isHostOnly: false),
-                            Cookie(name: "c", value: "3", domain: "example.com.de", isHostOnly: false)],
-                           for: URL(string: "http://a.example.com.de/")!)
+        storage.setCookies(
+            [
+                Cookie(name: "b", value: "2", domain: "com.de", isHostOnly: false),
+                Cookie(name: "c", value: "3", domain: "example.com.de", isHostOnly: false),
+            ],
+            for: URL(string: "http://a.example.com.de/")!)
         #expect(storage.cookieHeader(for: URL(string: "http://b.other.com.de/")!) == nil)
         #expect(storage.cookieHeader(for: URL(string: "http://www.example.com.de/")!) == "c=3")
     }
@@ -48,17 +52,18 @@ import WireTestSupport
         #expect(itself.domain == "1.2.3.4" && itself.isHostOnly)
     }
 
-    @Test(arguments: [
-        // (name, public suffix, registrable domain): the list's own wildcard and exception rules (`*.ck`, `!www.ck`,
-        // `*.kawasaki.jp`, `!city.kawasaki.jp`), a name no rule knows, and a Unicode rule in its ASCII form.
-        ("ck", true, nil), ("foo.ck", true, nil), ("a.foo.ck", false, "a.foo.ck"), ("b.a.foo.ck", false, "a.foo.ck"),
-        ("www.ck", false, "www.ck"), ("a.www.ck", false, "www.ck"),
-        ("kawasaki.jp", false, "kawasaki.jp"), ("x.kawasaki.jp", true, nil), ("city.kawasaki.jp", false, "city.kawasaki.jp"),
-        ("a.city.kawasaki.jp", false, "city.kawasaki.jp"),
-        ("example.unknowntld", false, "example.unknowntld"), ("unknowntld", true, nil),
-        ("xn--55qx5d.xn--j6w193g", true, nil), ("shop.xn--55qx5d.xn--j6w193g", false, "shop.xn--55qx5d.xn--j6w193g"),
-        ("www.example.co.uk", false, "example.co.uk"),
-    ] as [(String, Bool, String?)])
+    @Test(
+        arguments: [
+            // (name, public suffix, registrable domain): the list's own wildcard and exception rules (`*.ck`, `!www.ck`,
+            // `*.kawasaki.jp`, `!city.kawasaki.jp`), a name no rule knows, and a Unicode rule in its ASCII form.
+            ("ck", true, nil), ("foo.ck", true, nil), ("a.foo.ck", false, "a.foo.ck"), ("b.a.foo.ck", false, "a.foo.ck"),
+            ("www.ck", false, "www.ck"), ("a.www.ck", false, "www.ck"),
+            ("kawasaki.jp", false, "kawasaki.jp"), ("x.kawasaki.jp", true, nil), ("city.kawasaki.jp", false, "city.kawasaki.jp"),
+            ("a.city.kawasaki.jp", false, "city.kawasaki.jp"),
+            ("example.unknowntld", false, "example.unknowntld"), ("unknowntld", true, nil),
+            ("xn--55qx5d.xn--j6w193g", true, nil), ("shop.xn--55qx5d.xn--j6w193g", false, "shop.xn--55qx5d.xn--j6w193g"),
+            ("www.example.co.uk", false, "example.co.uk"),
+        ] as [(String, Bool, String?)])
     func wildcardAndExceptionRules(name: String, isSuffix: Bool, registrable: String?) {
         #expect(PublicSuffixList.system.isPublicSuffix(name) == isSuffix)
         #expect(PublicSuffixList.system.registrableDomain(of: name) == registrable)
@@ -76,15 +81,16 @@ import WireTestSupport
     }
 
     @Test func rulesFromText() {
-        let list = PublicSuffixList(rules: """
-            // ===BEGIN ICANN DOMAINS===
-            example
-            *.wild.example  trailing words are ignored
-            !keep.wild.example
-            bücher.example
-            .bad..rule
-            // ===END ICANN DOMAINS===
-            """)
+        let list = PublicSuffixList(
+            rules: """
+                // ===BEGIN ICANN DOMAINS===
+                example
+                *.wild.example  trailing words are ignored
+                !keep.wild.example
+                bücher.example
+                .bad..rule
+                // ===END ICANN DOMAINS===
+                """)
         #expect(list.isAvailable)
         #expect(list.isPublicSuffix("example") && !list.isPublicSuffix("a.example"))
         #expect(list.isPublicSuffix("x.wild.example") && !list.isPublicSuffix("keep.wild.example"))
@@ -149,12 +155,16 @@ import WireTestSupport
         var generator = SplitMix64(seed: 0x5AFF1C)
         let pieces = ["a", "b", "ck", "*", "!", ".", "..", "//", " ", "\t", "\n", "\r\n", "é", "公司", "xn--", "-", "\u{301}"]
         for _ in 0..<500 {
-            let text = (0..<Int.random(in: 0..<60, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let text = (0..<Int.random(in: 0..<60, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
+                .joined()
             let list = PublicSuffixList(rules: text)
             for _ in 0..<10 {
-                let name = (0..<Int.random(in: 0..<8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+                let name = (0..<Int.random(in: 0..<8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
+                    .joined()
                 _ = list.isPublicSuffix(name)
-                if let registrable = list.registrableDomain(of: name) { #expect(name.utf8.reversed().starts(with: registrable.utf8.reversed())) }
+                if let registrable = list.registrableDomain(of: name) {
+                    #expect(name.utf8.reversed().starts(with: registrable.utf8.reversed()))
+                }
             }
         }
     }

@@ -32,16 +32,20 @@ struct SessionCookieTests {
         #expect(Set(storage.cookies.map(\.name)) == ["plain1", "deep06", "ipdom3", "secur4", "htonl5", "maxag7", "futur8"])
         let byName = Dictionary(uniqueKeysWithValues: storage.cookies.map { ($0.name, $0) })
         #expect(byName["htonl5"]?.isHTTPOnly == true && byName["htonl5"]?.sameSite == "Lax")
-        #expect(byName["ipdom3"]?.isHostOnly == true && byName["plain1"]?.isHostOnly == true && byName["secur4"]?.isSecure == true)
+        #expect(
+            byName["ipdom3"]?.isHostOnly == true && byName["plain1"]?.isHostOnly == true && byName["secur4"]?.isSecure == true)
         #expect(byName["deep06"]?.path == "/app" && byName["maxag7"]?.expires != nil && byName["plain1"]?.expires == nil)
         #expect(byName["futur8"]?.expires == Date(timeIntervalSince1970: 4_116_219_494))
 
-        #expect(try await Self.fetch(manager, ClientRequest(url: peer.url("/app/echo")))
+        #expect(
+            try await Self.fetch(manager, ClientRequest(url: peer.url("/app/echo")))
                 == "cookie:deep06=2; plain1=1; ipdom3=3; secur4=4; htonl5=5; maxag7=7; futur8=8")
-        #expect(try await Self.fetch(manager, ClientRequest(url: peer.url("/echo")))
+        #expect(
+            try await Self.fetch(manager, ClientRequest(url: peer.url("/echo")))
                 == "cookie:plain1=1; ipdom3=3; secur4=4; htonl5=5; maxag7=7; futur8=8")
         _ = try await Self.fetch(manager, ClientRequest(url: peer.url("/delete")))
-        #expect(try await Self.fetch(manager, ClientRequest(url: peer.url("/echo")))
+        #expect(
+            try await Self.fetch(manager, ClientRequest(url: peer.url("/echo")))
                 == "cookie:ipdom3=3; secur4=4; htonl5=5; maxag7=7; futur8=8")
     }
 
@@ -100,7 +104,8 @@ struct SessionCookieTests {
 
     @Test func theDefaultConfigurationSharesTheProcessStorageAndEphemeralOnesDoNot() {
         #expect(SessionConfiguration.default.httpCookieStorage === CookieStorage.shared)
-        #expect(SessionConfiguration.default.shouldHandleCookies && SessionConfiguration.default.httpCookieAcceptPolicy == .always)
+        #expect(
+            SessionConfiguration.default.shouldHandleCookies && SessionConfiguration.default.httpCookieAcceptPolicy == .always)
         let first = SessionConfiguration.ephemeral.httpCookieStorage
         let second = SessionConfiguration.ephemeral.httpCookieStorage
         #expect(first != nil && first !== CookieStorage.shared && first !== second)

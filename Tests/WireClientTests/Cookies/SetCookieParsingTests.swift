@@ -66,8 +66,10 @@ import WireTestSupport
     }
 
     @Test func everyAttributeIsRead() throws {
-        let cookie = try #require(Self.parse(
-            " id = a3fWa ; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Domain=.Example.COM; Path=/docs; Secure; HttpOnly; SameSite=Strict; Unknown=1"))
+        let cookie = try #require(
+            Self.parse(
+                " id = a3fWa ; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Domain=.Example.COM; Path=/docs; Secure; HttpOnly; SameSite=Strict; Unknown=1"
+            ))
         #expect(cookie.name == "id" && cookie.value == "a3fWa")
         #expect(cookie.domain == "example.com" && !cookie.isHostOnly)
         #expect(cookie.path == "/docs")
@@ -99,13 +101,13 @@ import WireTestSupport
     }
 
     @Test(arguments: [
-        "Sun, 06 Nov 2095 08:49:37 GMT",      // RFC 1123
-        "Sunday, 06-Nov-95 08:49:37 GMT",     // RFC 850, two-digit year 95 → 1995
-        "Sun Nov  6 08:49:37 2095",           // asctime
-        "Sun, 06-Nov-2095 08:49:37 GMT",      // Netscape's
-        "6 Nov 2095 8:49:37",                 // single digits
-        "2095 Nov 06 08:49:37 UTC",           // out of order
-        "Sun, 06 November 2095 08:49:37 GMT", // long month name
+        "Sun, 06 Nov 2095 08:49:37 GMT",  // RFC 1123
+        "Sunday, 06-Nov-95 08:49:37 GMT",  // RFC 850, two-digit year 95 → 1995
+        "Sun Nov  6 08:49:37 2095",  // asctime
+        "Sun, 06-Nov-2095 08:49:37 GMT",  // Netscape's
+        "6 Nov 2095 8:49:37",  // single digits
+        "2095 Nov 06 08:49:37 UTC",  // out of order
+        "Sun, 06 November 2095 08:49:37 GMT",  // long month name
     ])
     func expiresDateFormats(text: String) throws {
         let cookie = try #require(Self.parse("a=b; Expires=" + text))

@@ -8,9 +8,11 @@ import WireClient
 @Suite(.timeLimit(.minutes(1)))
 struct ContentDecoderTests {
     /// Decodes `encoded` fed in pieces of the given sizes (the last repeated), checking every piece's bound.
-    static func decode(_ encoded: Data, _ coding: ContentCoding, pieces: [Int] = [8192],
-                       limits: ContentDecodingLimits = ContentDecodingLimits(),
-                       chunk: Int = 65_536) throws(ContentDecodingError) -> Data {
+    static func decode(
+        _ encoded: Data, _ coding: ContentCoding, pieces: [Int] = [8192],
+        limits: ContentDecodingLimits = ContentDecodingLimits(),
+        chunk: Int = 65_536
+    ) throws(ContentDecodingError) -> Data {
         let decoder = try ContentDecoder(coding: coding, limits: limits, maximumChunkSize: chunk)
         var output = Data()
         var offset = 0
@@ -19,7 +21,7 @@ struct ContentDecoderTests {
             let size = pieces[min(index, pieces.count - 1)]
             index += 1
             let end = min(offset + size, encoded.count)
-            decoder.push(ByteBuffer(bytes: encoded[encoded.startIndex + offset ..< encoded.startIndex + end]))
+            decoder.push(ByteBuffer(bytes: encoded[encoded.startIndex + offset..<encoded.startIndex + end]))
             offset = end
             while let piece = try decoder.next() {
                 #expect(piece.readableBytes > 0 && piece.readableBytes <= chunk)
@@ -33,8 +35,10 @@ struct ContentDecoderTests {
     }
 
     /// The error decoding throws, or nil.
-    static func failure(_ encoded: Data, _ coding: ContentCoding, pieces: [Int] = [8192],
-                        limits: ContentDecodingLimits = ContentDecodingLimits()) -> ContentDecodingError? {
+    static func failure(
+        _ encoded: Data, _ coding: ContentCoding, pieces: [Int] = [8192],
+        limits: ContentDecodingLimits = ContentDecodingLimits()
+    ) -> ContentDecodingError? {
         do {
             _ = try decode(encoded, coding, pieces: pieces, limits: limits)
             return nil
@@ -58,8 +62,10 @@ struct ContentDecoderTests {
         let encoded = try Compression.compress(text, format)
         let coding: ContentCoding = format == .gzip ? .gzip : .deflate
         for split in 0...encoded.count {
-            #expect(mismatch(try Self.decode(encoded, coding, pieces: [split == 0 ? encoded.count : split, encoded.count]), text) == nil,
-                    "split at \(split)")
+            #expect(
+                mismatch(try Self.decode(encoded, coding, pieces: [split == 0 ? encoded.count : split, encoded.count]), text)
+                    == nil,
+                "split at \(split)")
         }
         // One byte at a time, with one-byte output pieces.
         #expect(mismatch(try Self.decode(encoded, coding, pieces: [1], chunk: 1), text) == nil)
@@ -76,7 +82,7 @@ struct ContentDecoderTests {
         }
         #expect(offset <= 2)
         var badChecksum = encoded
-        badChecksum[encoded.count - 6] ^= 0x01   // inside the CRC-32 of the trailer
+        badChecksum[encoded.count - 6] ^= 0x01  // inside the CRC-32 of the trailer
         guard case .corrupt(.gzip, let checksumOffset, let reason) = Self.failure(badChecksum, .gzip) else {
             Issue.record("a bad checksum decoded")
             return
@@ -84,7 +90,7 @@ struct ContentDecoderTests {
         #expect(checksumOffset >= Int64(encoded.count - 8) && checksumOffset <= Int64(encoded.count))
         #expect(reason.contains("check"))
         var badZlib = try Compression.compress(text, .zlib)
-        badZlib[badZlib.count - 1] ^= 0x01   // the Adler-32
+        badZlib[badZlib.count - 1] ^= 0x01  // the Adler-32
         guard case .corrupt(.deflate, _, _) = Self.failure(badZlib, .deflate) else {
             Issue.record("a bad Adler-32 decoded")
             return
@@ -98,8 +104,9 @@ struct ContentDecoderTests {
             let coding: ContentCoding = format == .gzip ? .gzip : .deflate
             for cut in [1, 4, encoded.count / 2, encoded.count - 1] {
                 let short = encoded.prefix(cut)
-                #expect(Self.failure(short, coding, pieces: [97]) == .truncated(coding, encodedBytes: Int64(cut)),
-                        "\(format) cut at \(cut)")
+                #expect(
+                    Self.failure(short, coding, pieces: [97]) == .truncated(coding, encodedBytes: Int64(cut)),
+                    "\(format) cut at \(cut)")
             }
         }
         // An empty body is an empty stream, not a truncated one.
@@ -147,7 +154,9 @@ struct ContentDecoderTests {
         #expect(try ContentCoding(contentEncoding: " X-GZIP ") == .gzip)
         #expect(try ContentCoding(contentEncoding: "identity, deflate") == .deflate)
         #expect(throws: ContentDecodingError.unsupportedCoding("br")) { try ContentCoding(contentEncoding: "br") }
-        #expect(throws: ContentDecodingError.unsupportedCoding("deflate, gzip")) { try ContentCoding(contentEncoding: "deflate, gzip") }
+        #expect(throws: ContentDecodingError.unsupportedCoding("deflate, gzip")) {
+            try ContentCoding(contentEncoding: "deflate, gzip")
+        }
         let bytes = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         #expect(mismatch(try Self.decode(bytes, .identity, pieces: [70_000], chunk: 65_536), bytes) == nil)
     }

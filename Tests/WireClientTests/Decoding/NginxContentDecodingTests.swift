@@ -9,8 +9,9 @@ import WireTestSupport
 struct NginxContentDecodingTests {
     @Test func dataAndDownloadTasksDecodeNginxGzip() async throws {
         let text = Compression.sampleText(bytes: 400_000)
-        let nginx = try TestNginx(files: ["a.txt": text],
-                                  httpDirectives: "gzip on; gzip_types text/plain application/json; gzip_min_length 0;")
+        let nginx = try TestNginx(
+            files: ["a.txt": text],
+            httpDirectives: "gzip on; gzip_types text/plain application/json; gzip_min_length 0;")
         defer { nginx.stop() }
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

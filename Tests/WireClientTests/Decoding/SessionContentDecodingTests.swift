@@ -44,14 +44,17 @@ struct SessionContentDecodingTests {
                 headers = ["Content-Type": "text/plain"]
                 body = bodies.gzip
             }
-            try await writer.respond(HTTPResponseHead(status: HTTPStatus(code: status), headers: headers), body: ByteBuffer(bytes: body))
+            try await writer.respond(
+                HTTPResponseHead(status: HTTPStatus(code: status), headers: headers), body: ByteBuffer(bytes: body))
         }
     }
 
     /// Runs `body` against the test server with a manager (configured by `configure`) that hands bodies back as
     /// `Data`, invalidated afterwards.
-    static func withServer(_ configure: (inout SessionConfiguration) -> Void = { _ in },
-                           _ body: (Bodies, LoopbackServer, SessionManager) async throws -> Void) async throws {
+    static func withServer(
+        _ configure: (inout SessionConfiguration) -> Void = { _ in },
+        _ body: (Bodies, LoopbackServer, SessionManager) async throws -> Void
+    ) async throws {
         let bodies = try Bodies()
         try await LoopbackServer.with(Self.handler(bodies)) { server in
             let manager = rawDataManager(configure)
@@ -115,7 +118,8 @@ struct SessionContentDecodingTests {
     /// The session's fields (additional headers, `Accept-Encoding`) go over each request's own, whatever request went
     /// before: one with the same fields, with other ones, or many at once.
     @Test func theSessionsFieldsGoOverEachRequestsOwn() async throws {
-        try await Self.withServer({ $0.httpAdditionalHeaders = ["X-Session": "s", "Accept": "session/type"] }) { _, server, manager in
+        try await Self.withServer({ $0.httpAdditionalHeaders = ["X-Session": "s", "Accept": "session/type"] }) {
+            _, server, manager in
             func send(_ fields: HTTPHeaders) async throws -> HTTPHeaders? {
                 var request = ClientRequest(url: server.url("/plain"))
                 request.headers = fields
@@ -138,7 +142,12 @@ struct SessionContentDecodingTests {
                 for index in 0..<20 {
                     // Equal fields built apart for each request, two kinds taking turns.
                     let fields: HTTPHeaders = ["Accept": "a/\(index % 2)"]
-                    group.addTask { _ = try await manager.data(for: { var r = ClientRequest(url: server.url("/plain")); r.headers = fields; return r }()) }
+                    group.addTask {
+                        _ = try await manager.data(
+                            for: {
+                                var r = ClientRequest(url: server.url("/plain")); r.headers = fields; return r
+                            }())
+                    }
                 }
                 try await group.waitForAll()
             }

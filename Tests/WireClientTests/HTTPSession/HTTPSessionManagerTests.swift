@@ -47,15 +47,19 @@ import WireTestSupport
         let paths = (0..<20).map { "items/\($0)" } + ["/root", "http://other.example/x", ""]
         for round in 0..<3 {
             for path in (round == 1 ? paths.reversed() : paths) {
-                let expected = path.hasPrefix("http:") ? path
+                let expected =
+                    path.hasPrefix("http:")
+                    ? path
                     : path.hasPrefix("/") ? "http://example.com\(path)" : "http://example.com/v1/\(path)"
                 #expect(try manager.request(method: "GET", path: path).url.absoluteString == expected, "\(path)")
                 #expect(try manager.request(method: "GET", path: path).url.absoluteString == expected, "\(path), again")
             }
         }
         // Canonically equivalent text is not the same path: escaping works on bytes, and so does the memory.
-        let equivalent = [("/users/K", "/users/K"), ("/users/\u{212A}", "/users/%E2%84%AA"),
-                          ("/caf\u{E9}", "/caf%C3%A9"), ("/cafe\u{301}", "/cafe%CC%81")]
+        let equivalent = [
+            ("/users/K", "/users/K"), ("/users/\u{212A}", "/users/%E2%84%AA"),
+            ("/caf\u{E9}", "/caf%C3%A9"), ("/cafe\u{301}", "/cafe%CC%81"),
+        ]
         for _ in 0..<2 {
             for (path, expected) in equivalent {
                 #expect(try manager.request(method: "GET", path: path).url.absoluteString == "http://example.com\(expected)")
@@ -93,8 +97,9 @@ import WireTestSupport
         var serializer = HTTPRequestSerializer()
         serializer.setValue("from-serializer", forHTTPHeaderField: "X-Token")
         manager.requestSerializer = serializer
-        let request = try manager.request(method: "GET", path: "a",
-                                          headers: ["user-agent": "mine", "x-token": "per-call", "X-Extra": "1"])
+        let request = try manager.request(
+            method: "GET", path: "a",
+            headers: ["user-agent": "mine", "x-token": "per-call", "X-Extra": "1"])
         #expect(request.headers["User-Agent"] == ["mine"])
         #expect(request.headers["X-Token"] == ["per-call"])
         #expect(request.headers["X-Extra"] == ["1"])
@@ -109,11 +114,12 @@ import WireTestSupport
         queue.suspend()
         manager.completionQueue = queue
         let calls = Mutex<[ClientError]>([])
-        let task = manager.get("relative/without/base", success: { _, _ in Issue.record("success without a request") },
-                               failure: { task, error in
-                                   #expect(task == nil)
-                                   calls.withLock { $0.append(error) }
-                               })
+        let task = manager.get(
+            "relative/without/base", success: { _, _ in Issue.record("success without a request") },
+            failure: { task, error in
+                #expect(task == nil)
+                calls.withLock { $0.append(error) }
+            })
         #expect(task == nil)
         #expect(calls.withLock { $0.isEmpty }, "the failure must wait until the verb returned")
         queue.resume()
@@ -141,10 +147,11 @@ extension HTTPSessionManagerTests {
                 _ = try await manager.delete("/items/1", parameters: ["force": true])
                 _ = try await manager.head("items")
                 let seen = server.requests.map { "\($0.method) \($0.target) \(String(decoding: $0.body, as: UTF8.self))" }
-                #expect(seen == [
-                    "GET /v1/items?q=a%20b ", "POST /v1/items a=1", "PUT /v1/items/1 a=2", "PATCH /v1/items/1 a=3",
-                    "DELETE /items/1?force=1 ", "HEAD /v1/items ",
-                ])
+                #expect(
+                    seen == [
+                        "GET /v1/items?q=a%20b ", "POST /v1/items a=1", "PUT /v1/items/1 a=2", "PATCH /v1/items/1 a=3",
+                        "DELETE /items/1?force=1 ", "HEAD /v1/items ",
+                    ])
             }
         }
 
@@ -173,26 +180,29 @@ extension HTTPSessionManagerTests {
             }) { server in
                 let manager = try HTTPSessionManager(baseURL: server.url("/").absoluteString)
                 let value: JSONValue? = await withCheckedContinuation { continuation in
-                    let task = manager.get("list", success: { _, value in continuation.resume(returning: value as? JSONValue) },
-                                           failure: { _, error in
-                                               Issue.record("\(error)")
-                                               continuation.resume(returning: nil)
-                                           })
+                    let task = manager.get(
+                        "list", success: { _, value in continuation.resume(returning: value as? JSONValue) },
+                        failure: { _, error in
+                            Issue.record("\(error)")
+                            continuation.resume(returning: nil)
+                        })
                     #expect(task?.state == .running)
                 }
                 #expect(value == .array([.int(1), .int(2)]))
                 let failure: ClientError? = await withCheckedContinuation { continuation in
-                    manager.get("missing", success: { _, _ in continuation.resume(returning: nil) },
-                                failure: { task, error in
-                                    #expect(task != nil)
-                                    continuation.resume(returning: error)
-                                })
+                    manager.get(
+                        "missing", success: { _, _ in continuation.resume(returning: nil) },
+                        failure: { task, error in
+                            #expect(task != nil)
+                            continuation.resume(returning: error)
+                        })
                 }
                 #expect(failure?.code == .unacceptableStatusCode(404))
                 #expect(failure?.response?.statusCode == 404)
                 let headed: Bool = await withCheckedContinuation { continuation in
-                    manager.head("list", success: { _ in continuation.resume(returning: true) },
-                                 failure: { _, _ in continuation.resume(returning: false) })
+                    manager.head(
+                        "list", success: { _ in continuation.resume(returning: true) },
+                        failure: { _, _ in continuation.resume(returning: false) })
                 }
                 #expect(headed)
             }

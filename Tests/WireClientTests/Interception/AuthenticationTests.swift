@@ -141,7 +141,9 @@ import WireClient
         }
 
         func refresh(_ credential: Token) async throws -> Token {
-            let count = refreshes.withLock { $0 += 1; return $0 }
+            let count = refreshes.withLock {
+                $0 += 1; return $0
+            }
             var gates = gate.stream.makeAsyncIterator()
             _ = await gates.next()
             if fails { throw Refusal() }
@@ -194,7 +196,8 @@ import WireClient
         var stale = Fixtures.request()
         stale.setValue("Bearer t0", forHTTPHeaderField: "Authorization")
         let response = Fixtures.response(401)
-        #expect(await interceptor.retry(stale, attempt: 1, response: response, error: Fixtures.statusError(response))
+        #expect(
+            await interceptor.retry(stale, attempt: 1, response: response, error: Fixtures.statusError(response))
                 == .retry)
         #expect(authenticator.refreshes.withLock { $0 } == 1)
     }
@@ -220,8 +223,10 @@ import WireClient
     @Test func otherFailuresAreNotTheAuthenticatorsBusiness() async throws {
         let interceptor = AuthenticationInterceptor(authenticator: TokenAuthenticator(), credential: Token(value: "t0"))
         let response = Fixtures.response(503)
-        #expect(await interceptor.retry(Fixtures.request(), attempt: 1, response: response,
-                                        error: Fixtures.statusError(response)) == .doNotRetry)
+        #expect(
+            await interceptor.retry(
+                Fixtures.request(), attempt: 1, response: response,
+                error: Fixtures.statusError(response)) == .doNotRetry)
         let none = AuthenticationInterceptor(authenticator: TokenAuthenticator())
         await #expect(throws: AuthenticationError.self) { try await none.adapt(Fixtures.request()) }
     }

@@ -83,10 +83,12 @@ import WireClient
             }
         }
         let log = Log()
-        let chain = InterceptorChain.combining(manager: Both(name: "manager", decision: .retryAfter(.seconds(1)), log: log),
-                                               request: Both(name: "request", decision: .retry, log: log))
+        let chain = InterceptorChain.combining(
+            manager: Both(name: "manager", decision: .retryAfter(.seconds(1)), log: log),
+            request: Both(name: "request", decision: .retry, log: log))
         #expect(try await chain.adapt(Fixtures.request()).value(forHTTPHeaderField: "X-Trail") == "manager,request")
-        #expect(await chain.retry(Fixtures.request(), attempt: 1, response: nil, error: ClientError(.timedOut))
+        #expect(
+            await chain.retry(Fixtures.request(), attempt: 1, response: nil, error: ClientError(.timedOut))
                 == .retryAfter(.seconds(1)))
         #expect(log.entries == ["manager"])
         let requestOnly = InterceptorChain.combining(manager: nil, request: Both(name: "request", decision: .retry, log: log))

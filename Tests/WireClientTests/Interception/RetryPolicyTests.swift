@@ -7,21 +7,27 @@ import WireClient
 /// `RetryPolicy` as a pure decision: which failures, how long, how often, within which budget.
 @Suite struct RetryPolicyTests {
     /// A policy without jitter, so delays are exact.
-    static let plain = RetryPolicy(maximumRetries: 3, baseDelay: .seconds(1), multiplier: 2,
-                                   maximumDelay: .seconds(10), jitter: .none)
+    static let plain = RetryPolicy(
+        maximumRetries: 3, baseDelay: .seconds(1), multiplier: 2,
+        maximumDelay: .seconds(10), jitter: .none)
     /// 2023-11-14 22:13:20 UTC, a Tuesday.
     static let date = Date(timeIntervalSince1970: 1_700_000_000)
 
-    func evaluate(_ policy: RetryPolicy = plain, method: String = "GET", attempt: Int = 1,
-                  response: ClientResponse? = nil, error: ClientError, budget: inout RetryBudget?,
-                  now: Duration = .zero) -> RetryPolicy.Outcome {
+    func evaluate(
+        _ policy: RetryPolicy = plain, method: String = "GET", attempt: Int = 1,
+        response: ClientResponse? = nil, error: ClientError, budget: inout RetryBudget?,
+        now: Duration = .zero
+    ) -> RetryPolicy.Outcome {
         var generator = SplitMix64(seed: 1)
-        return policy.evaluate(Fixtures.request(method), attempt: attempt, response: response, error: error,
-                               now: now, date: Self.date, budget: &budget, using: &generator)
+        return policy.evaluate(
+            Fixtures.request(method), attempt: attempt, response: response, error: error,
+            now: now, date: Self.date, budget: &budget, using: &generator)
     }
 
-    func evaluate(_ policy: RetryPolicy = plain, method: String = "GET", attempt: Int = 1,
-                  response: ClientResponse? = nil, error: ClientError) -> RetryPolicy.Outcome {
+    func evaluate(
+        _ policy: RetryPolicy = plain, method: String = "GET", attempt: Int = 1,
+        response: ClientResponse? = nil, error: ClientError
+    ) -> RetryPolicy.Outcome {
         var budget: RetryBudget? = nil
         return evaluate(policy, method: method, attempt: attempt, response: response, error: error, budget: &budget)
     }
@@ -41,8 +47,10 @@ import WireClient
         #expect(evaluate(policy, method: "POST", error: ClientError(.timedOut)).decision == .retryAfter(.seconds(1)))
     }
 
-    @Test(arguments: [(408, true), (429, true), (500, true), (502, true), (503, true), (504, true),
-                      (400, false), (401, false), (404, false), (501, false), (505, false)])
+    @Test(arguments: [
+        (408, true), (429, true), (500, true), (502, true), (503, true), (504, true),
+        (400, false), (401, false), (404, false), (501, false), (505, false),
+    ])
     func onlyTransientStatusesAreRetried(status: Int, retried: Bool) {
         let response = Fixtures.response(status)
         let outcome = evaluate(response: response, error: Fixtures.statusError(response))
@@ -77,7 +85,8 @@ import WireClient
         #expect(evaluate(none, error: ClientError(.timedOut)) == .stop(.retriesExhausted))
         // A huge attempt number saturates at the cap instead of overflowing.
         policy.maximumRetries = .max
-        #expect(evaluate(policy, attempt: 100_000, error: ClientError(.timedOut))
+        #expect(
+            evaluate(policy, attempt: 100_000, error: ClientError(.timedOut))
                 == .retry(after: .seconds(10), source: .backoff))
     }
 
@@ -110,7 +119,8 @@ import WireClient
         var policy = Self.plain
         policy.honorsRetryAfter = false
         let response = Fixtures.response(429, retryAfter: "7")
-        #expect(evaluate(policy, response: response, error: Fixtures.statusError(response))
+        #expect(
+            evaluate(policy, response: response, error: Fixtures.statusError(response))
                 == .retry(after: .seconds(1), source: .backoff))
     }
 
@@ -131,9 +141,10 @@ import WireClient
             let backoff = policy.backoff(attempt: attempt)
             let lower = jitter == .full ? Duration.zero : backoff / 2
             for _ in 0..<200 {
-                let outcome = policy.evaluate(Fixtures.request(), attempt: attempt, response: nil,
-                                              error: ClientError(.timedOut), now: .zero, date: Self.date,
-                                              budget: &budget, using: &generator)
+                let outcome = policy.evaluate(
+                    Fixtures.request(), attempt: attempt, response: nil,
+                    error: ClientError(.timedOut), now: .zero, date: Self.date,
+                    budget: &budget, using: &generator)
                 guard case .retry(let delay, .backoff) = outcome else {
                     Issue.record("\(outcome)")
                     return
@@ -146,10 +157,12 @@ import WireClient
         #expect(seen.count > 900)
         var first = SplitMix64(seed: 7)
         var second = SplitMix64(seed: 7)
-        let one = policy.evaluate(Fixtures.request(), attempt: 3, response: nil, error: ClientError(.timedOut),
-                                  now: .zero, date: Self.date, budget: &budget, using: &first)
-        let two = policy.evaluate(Fixtures.request(), attempt: 3, response: nil, error: ClientError(.timedOut),
-                                  now: .zero, date: Self.date, budget: &budget, using: &second)
+        let one = policy.evaluate(
+            Fixtures.request(), attempt: 3, response: nil, error: ClientError(.timedOut),
+            now: .zero, date: Self.date, budget: &budget, using: &first)
+        let two = policy.evaluate(
+            Fixtures.request(), attempt: 3, response: nil, error: ClientError(.timedOut),
+            now: .zero, date: Self.date, budget: &budget, using: &second)
         #expect(one == two)
     }
 
@@ -188,16 +201,20 @@ import WireClient
             clock: clock, wallClock: { Self.date }, generator: SplitMix64(seed: 3))
         let request = try await interceptor.adapt(Fixtures.request())
         let response = Fixtures.response(503, retryAfter: "Tue, 14 Nov 2023 22:13:22 GMT")
-        #expect(await interceptor.retry(request, attempt: 1, response: response, error: Fixtures.statusError(response))
+        #expect(
+            await interceptor.retry(request, attempt: 1, response: response, error: Fixtures.statusError(response))
                 == .retryAfter(.seconds(2)))
-        #expect(await interceptor.retry(request, attempt: 1, response: nil, error: ClientError(.timedOut))
+        #expect(
+            await interceptor.retry(request, attempt: 1, response: nil, error: ClientError(.timedOut))
                 == .retryAfter(.seconds(1)))
         #expect(await interceptor.retry(request, attempt: 1, response: nil, error: ClientError(.timedOut)) == .doNotRetry)
-        #expect(interceptor.outcome(request, attempt: 1, response: nil, error: ClientError(.timedOut))
+        #expect(
+            interceptor.outcome(request, attempt: 1, response: nil, error: ClientError(.timedOut))
                 == .stop(.budgetExhausted))
         clock.advance(by: .seconds(10))
         #expect(interceptor.availableRetries == 2)
-        #expect(await interceptor.retry(request, attempt: 1, response: nil, error: ClientError(.timedOut))
+        #expect(
+            await interceptor.retry(request, attempt: 1, response: nil, error: ClientError(.timedOut))
                 == .retryAfter(.seconds(1)))
     }
 }

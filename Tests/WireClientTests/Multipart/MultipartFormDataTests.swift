@@ -12,7 +12,8 @@ struct MultipartFormDataTests {
         form.appendPart(formData: Data("Ada".utf8), name: "name")
         form.appendPart(fileData: Data("hi\r\n".utf8), name: "f", fileName: "a.txt", mimeType: "text/plain")
         form.appendPart(headers: [("X-B", "2"), ("Content-Disposition", "form-data; name=\"h\"")], body: Data("z".utf8))
-        let expected = "--B\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nAda"
+        let expected =
+            "--B\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nAda"
             + "\r\n--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nhi\r\n"
             + "\r\n--B\r\nX-B: 2\r\nContent-Disposition: form-data; name=\"h\"\r\n\r\nz"
             + "\r\n--B--\r\n"
@@ -44,7 +45,8 @@ struct MultipartFormDataTests {
         let form = MultipartFormData(boundary: "B")
         form.appendPart(fileData: Data("x".utf8), name: "a\"b\r\nX-Injected: 1", fileName: "c\"d\ne.txt", mimeType: "text/plain")
         let text = String(decoding: try await collect(form.body), as: UTF8.self)
-        #expect(text.contains("Content-Disposition: form-data; name=\"a%22b%0D%0AX-Injected: 1\"; filename=\"c%22d%0Ae.txt\"\r\n"))
+        #expect(
+            text.contains("Content-Disposition: form-data; name=\"a%22b%0D%0AX-Injected: 1\"; filename=\"c%22d%0Ae.txt\"\r\n"))
         #expect(!text.contains("\r\nX-Injected"))
     }
 
@@ -73,8 +75,9 @@ struct MultipartFormDataTests {
             $0.appendPart(fileData: Data("x".utf8), name: "f", fileName: "x.txt", mimeType: "text/plain\r\nEvil: b")
         }
         try await refused("multipart part 2 (\"s\"): the value of its Content-Type field holds a line feed (LF)") {
-            $0.appendPart(stream: { AsyncThrowingStream { $0.finish() } }, name: "s", fileName: "s", length: 0,
-                          mimeType: "text/plain\nEvil: b")
+            $0.appendPart(
+                stream: { AsyncThrowingStream { $0.finish() } }, name: "s", fileName: "s", length: 0,
+                mimeType: "text/plain\nEvil: b")
         }
         try await refused("multipart part 2: the header name \"X\\r\\nEvil\" is not a field name") {
             $0.appendPart(headers: [("X\r\nEvil", "b")], body: Data())
@@ -105,8 +108,10 @@ struct MultipartFormDataTests {
 
         // The serializer's multipart request fails with the refusal.
         #expect(throws: ClientError.self) {
-            try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: "http://127.0.0.1/upload",
-                                                            parameters: nil) { form in
+            try HTTPRequestSerializer().multipartFormRequest(
+                withMethod: "POST", urlString: "http://127.0.0.1/upload",
+                parameters: nil
+            ) { form in
                 form.appendPart(fileData: Data("x".utf8), name: "f", fileName: "x.txt", mimeType: "a\r\nEvil: b")
             }
         }
@@ -115,7 +120,8 @@ struct MultipartFormDataTests {
     @Test(arguments: [
         ("photo.PNG", "image/png"), ("a.jpeg", "image/jpeg"), ("x.tar.gz", "application/gzip"), ("d.json", "application/json"),
         ("clip.mov", "video/quicktime"), ("noext", "application/octet-stream"), (".bashrc", "application/octet-stream"),
-        ("dir.d/file", "application/octet-stream"), ("s.plist", "application/x-plist"), ("t.weird-unknown-ext", "application/octet-stream"),
+        ("dir.d/file", "application/octet-stream"), ("s.plist", "application/x-plist"),
+        ("t.weird-unknown-ext", "application/octet-stream"),
     ])
     func mimeTypeComesFromTheExtension(name: String, type: String) {
         #expect(MIMEType.forFileName(name) == type)
@@ -129,7 +135,10 @@ struct MultipartFormDataTests {
         let form = MultipartFormData(boundary: "B")
         try form.appendPart(fileAt: "file://" + path, name: "doc")
         let text = String(decoding: try await collect(form.body), as: UTF8.self)
-        #expect(text == "--B\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"report.csv\"\r\nContent-Type: text/csv\r\n\r\na,b\n1,2\n\r\n--B--\r\n")
+        #expect(
+            text
+                == "--B\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"report.csv\"\r\nContent-Type: text/csv\r\n\r\na,b\n1,2\n\r\n--B--\r\n"
+        )
         #expect(form.contentLength == Int64(text.utf8.count))
     }
 
@@ -157,8 +166,9 @@ struct MultipartFormDataTests {
         try content.write(to: URL(fileURLWithPath: path))
         let form = MultipartFormData(boundary: "B")
         try form.appendPart(fileAt: path, name: "blob")
-        form.appendPart(stream: { stream(of: content, chunkSize: 70_000) }, name: "s", fileName: "s.bin", length: Int64(content.count),
-                        mimeType: "application/octet-stream")
+        form.appendPart(
+            stream: { stream(of: content, chunkSize: 70_000) }, name: "s", fileName: "s.bin", length: Int64(content.count),
+            mimeType: "application/octet-stream")
         let body = form.body
         let first = try await collect(body)
         let second = try await collect(body)
@@ -206,7 +216,8 @@ struct MultipartFormDataTests {
 
         // Unthrottled, a form of data and files is pieces, sent without a clock.
         let unthrottled = MultipartFormData(boundary: "B", clock: clock)
-        unthrottled.appendPart(fileData: patternedBytes(1_000), name: "f", fileName: "f.bin", mimeType: "application/octet-stream")
+        unthrottled.appendPart(
+            fileData: patternedBytes(1_000), name: "f", fileName: "f.bin", mimeType: "application/octet-stream")
         let before = clock.sleeps.count
         guard case .composite(let parts) = unthrottled.body else {
             Issue.record("an unthrottled form of data is not pieces")
@@ -228,7 +239,9 @@ struct MultipartFormDataTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == (try await collect(form.body)))
         let permissions = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(permissions == 0o600)
-        await #expect(throws: ClientError(.cannotWriteToFile)) { try await form.writeStreamContents(to: folder + "/no/such/dir/body") }
+        await #expect(throws: ClientError(.cannotWriteToFile)) {
+            try await form.writeStreamContents(to: folder + "/no/such/dir/body")
+        }
     }
 }
 
@@ -238,8 +251,10 @@ struct MultipartRequestSerializerTests {
     @Test func parametersBecomeUnescapedPartsBeforeTheBlocksParts() async throws {
         let serializer = HTTPRequestSerializer()
         let parameters: Parameters = ["b": "x y&z", "a": ["k": 1, "list": [true, .null]], "d": .data(Data([0, 255]))]
-        let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://h/up", parameters: parameters,
-                                                          boundary: "B") { form in
+        let request = try serializer.multipartFormRequest(
+            withMethod: "POST", urlString: "http://h/up", parameters: parameters,
+            boundary: "B"
+        ) { form in
             form.appendPart(formData: Data("last".utf8), name: "block")
         }
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "multipart/form-data; boundary=B")
@@ -255,7 +270,9 @@ struct MultipartRequestSerializerTests {
     }
 
     @Test func anEmptyFormIsAPlainFormRequest() async throws {
-        let request = try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: "http://h/up", parameters: nil) { _ in }
+        let request = try HTTPRequestSerializer().multipartFormRequest(
+            withMethod: "POST", urlString: "http://h/up", parameters: nil
+        ) { _ in }
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded")
         #expect(try await collect(request.body).isEmpty)
     }
@@ -263,19 +280,23 @@ struct MultipartRequestSerializerTests {
     @Test(arguments: ["GET", "head"])
     func getAndHeadCannotCarryAMultipartBody(method: String) {
         #expect(throws: ClientError(.requestSerializationFailed)) {
-            try HTTPRequestSerializer().multipartFormRequest(withMethod: method, urlString: "http://h/", parameters: nil, constructingBody: nil)
+            try HTTPRequestSerializer().multipartFormRequest(
+                withMethod: method, urlString: "http://h/", parameters: nil, constructingBody: nil)
         }
     }
 
     @Test func theBlocksErrorFailsTheRequest() {
         #expect(throws: ClientError(.fileNotReachable)) {
-            try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: "http://h/", parameters: nil) { form in
+            try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: "http://h/", parameters: nil) {
+                form in
                 try form.appendPart(fileAt: "/no/such/file.png", name: "f")
             }
         }
         struct Refused: Error {}
         #expect(throws: ClientError(.requestSerializationFailed)) {
-            try HTTPRequestSerializer().multipartFormRequest(withMethod: "PUT", urlString: "http://h/", parameters: nil) { _ in throw Refused() }
+            try HTTPRequestSerializer().multipartFormRequest(withMethod: "PUT", urlString: "http://h/", parameters: nil) { _ in
+                throw Refused()
+            }
         }
     }
 
@@ -283,15 +304,19 @@ struct MultipartRequestSerializerTests {
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let serializer = HTTPRequestSerializer()
-        let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://h/up", parameters: ["a": "1"], boundary: "B",
-                                                          constructingBody: nil)
+        let request = try serializer.multipartFormRequest(
+            withMethod: "POST", urlString: "http://h/up", parameters: ["a": "1"], boundary: "B",
+            constructingBody: nil)
         let written = try await serializer.writeMultipartBody(of: request, toFile: folder + "/body")
         #expect(written.body == nil)
         #expect(written.value(forHTTPHeaderField: "Content-Type") == "multipart/form-data; boundary=B")
         let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/body"))
         #expect(written.value(forHTTPHeaderField: "Content-Length") == String(data.count))
-        #expect(String(decoding: data, as: UTF8.self) == "--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--B--\r\n")
+        #expect(
+            String(decoding: data, as: UTF8.self) == "--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--B--\r\n")
         let plain = ClientRequest(url: URL(string: "http://h/")!, method: "POST", body: .data(Data("x".utf8)))
-        await #expect(throws: ClientError(.requestSerializationFailed)) { try await serializer.writeMultipartBody(of: plain, toFile: folder + "/x") }
+        await #expect(throws: ClientError(.requestSerializationFailed)) {
+            try await serializer.writeMultipartBody(of: plain, toFile: folder + "/x")
+        }
     }
 }

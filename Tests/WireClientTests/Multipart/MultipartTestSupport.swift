@@ -56,7 +56,7 @@ func stream(of bytes: Data, chunkSize size: Int = 1000) -> AsyncThrowingStream<D
     AsyncThrowingStream { continuation in
         var offset = 0
         while offset < bytes.count {
-            continuation.yield(bytes.subdata(in: offset ..< min(bytes.count, offset + size)))
+            continuation.yield(bytes.subdata(in: offset..<min(bytes.count, offset + size)))
             offset += size
         }
         continuation.finish()
@@ -65,7 +65,7 @@ func stream(of bytes: Data, chunkSize size: Int = 1000) -> AsyncThrowingStream<D
 
 /// Deterministic bytes that are not all alike (so a misplaced slice changes the digest).
 func patternedBytes(_ count: Int, seed: UInt8 = 7) -> Data {
-    Data((0 ..< count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed) &+ ($0 >> 8)) })
+    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed) &+ ($0 >> 8)) })
 }
 
 /// A clock that records every sleep asked of it and returns at once: the throttle's waits, counted without waiting.

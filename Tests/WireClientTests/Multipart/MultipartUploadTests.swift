@@ -26,8 +26,9 @@ struct MultipartUploadTests {
         let result = try await manager.post(receiver.url().absoluteString, parameters: ["title": "café & co"]) { form in
             try form.appendPart(fileAt: photo, name: "photo")
             form.appendPart(fileData: notes, name: "notes", fileName: "notes.txt", mimeType: "text/plain")
-            form.appendPart(stream: { stream(of: streamed, chunkSize: 8_192) }, name: "blob", fileName: "s.bin",
-                            length: Int64(streamed.count), mimeType: "application/x-custom")
+            form.appendPart(
+                stream: { stream(of: streamed, chunkSize: 8_192) }, name: "blob", fileName: "s.bin",
+                length: Int64(streamed.count), mimeType: "application/x-custom")
         }
         let wire = try MultipartReceiver.report(result.data)
         #expect(wire.method == "POST")
@@ -40,7 +41,8 @@ struct MultipartUploadTests {
         #expect(wire.parts[3].sha256 == (try sha256Hex(ofFile: folder + "/s.bin")))
 
         let output = folder + "/curl.json"
-        let command = "cd '\(folder)' && curl -sS -o '\(output)' -F 'title=café & co' -F 'photo=@photo.png;type=image/png' "
+        let command =
+            "cd '\(folder)' && curl -sS -o '\(output)' -F 'title=café & co' -F 'photo=@photo.png;type=image/png' "
             + "-F 'notes=@notes.txt;type=text/plain' -F 'blob=@s.bin;type=application/x-custom' '\(receiver.url().absoluteString)'"
         #expect(try runBash(command) == 0)
         let curl = try MultipartReceiver.report(try Data(contentsOf: URL(fileURLWithPath: output)))
@@ -53,10 +55,12 @@ struct MultipartUploadTests {
         let manager = try HTTPSessionManager(baseURL: receiver.url("/api/").absoluteString)
         manager.responseSerializer = HTTPResponseSerializer()
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Data?, ClientError>, Never>) in
-            let task = manager.post("upload", parameters: nil, boundary: "fixed-boundary", constructingBody: { form in
-                form.appendPart(formData: Data("v".utf8), name: "k")
-            }, success: { _, value in continuation.resume(returning: .success(value as? Data)) },
-               failure: { _, error in continuation.resume(returning: .failure(error)) })
+            let task = manager.post(
+                "upload", parameters: nil, boundary: "fixed-boundary",
+                constructingBody: { form in
+                    form.appendPart(formData: Data("v".utf8), name: "k")
+                }, success: { _, value in continuation.resume(returning: .success(value as? Data)) },
+                failure: { _, error in continuation.resume(returning: .failure(error)) })
             #expect(task?.kind == .upload)
         }
         let report = try MultipartReceiver.report(try outcome.get())
@@ -76,8 +80,9 @@ struct MultipartUploadTests {
             do {
                 _ = try await manager.post(server.url("/up").absoluteString) { form in
                     form.appendPart(formData: Data("first".utf8), name: "a")
-                    form.appendPart(stream: { stream(of: bytes, chunkSize: 1_024) }, name: "s", fileName: "s.bin", length: 4_000,
-                                    mimeType: "application/octet-stream")
+                    form.appendPart(
+                        stream: { stream(of: bytes, chunkSize: 1_024) }, name: "s", fileName: "s.bin", length: 4_000,
+                        mimeType: "application/octet-stream")
                 }
                 Issue.record("the upload succeeded")
             } catch {
@@ -123,10 +128,11 @@ struct MultipartUploadTests {
         let form = MultipartFormData(boundary: "R")
         try form.appendPart(fileAt: path, name: "file")
         let streamed = patternedBytes(20_000, seed: 1)
-        form.appendPart(stream: {
-            passes.add()
-            return stream(of: streamed)
-        }, name: "s", fileName: "s.bin", length: 20_000, mimeType: "application/octet-stream")
+        form.appendPart(
+            stream: {
+                passes.add()
+                return stream(of: streamed)
+            }, name: "s", fileName: "s.bin", length: 20_000, mimeType: "application/octet-stream")
         let expected = try await collect(form.body)
         passes.set(0)
 
@@ -154,8 +160,9 @@ struct MultipartUploadTests {
         let form = MultipartFormData(boundary: "T")
         let streamed = patternedBytes(90_000, seed: 4)
         form.appendPart(formData: Data("x".utf8), name: "a")
-        form.appendPart(stream: { stream(of: streamed, chunkSize: 30_000) }, name: "s", fileName: "s.bin", length: 90_000,
-                        mimeType: "application/octet-stream")
+        form.appendPart(
+            stream: { stream(of: streamed, chunkSize: 30_000) }, name: "s", fileName: "s.bin", length: 90_000,
+            mimeType: "application/octet-stream")
         let expected = try await collect(form.body)
         let attempts = Counter()
         try await LoopbackServer.with({ _, writer in
@@ -163,7 +170,8 @@ struct MultipartUploadTests {
         }) { server in
             let manager = SessionManager()
             manager.responseSerializer = HTTPResponseSerializer()
-            manager.interceptor = RetryInterceptor(policy: RetryPolicy(baseDelay: .milliseconds(1), jitter: .none, retryableMethods: nil))
+            manager.interceptor = RetryInterceptor(
+                policy: RetryPolicy(baseDelay: .milliseconds(1), jitter: .none, retryableMethods: nil))
             var request = ClientRequest(url: server.url("/up"), method: "POST")
             form.attach(to: &request)
             let result = try await manager.data(for: request)
@@ -193,8 +201,9 @@ struct MultipartUploadTests {
         }) { server in
             let manager = SessionManager()
             manager.responseSerializer = HTTPResponseSerializer()
-            let result = try await manager.upload(for: ClientRequest(url: server.url("/up"), method: "POST"), multipartFormData: form,
-                                                  usingThreshold: threshold)
+            let result = try await manager.upload(
+                for: ClientRequest(url: server.url("/up"), method: "POST"), multipartFormData: form,
+                usingThreshold: threshold)
             #expect(result.response?.statusCode == 200)
             #expect(server.requests.first.map { Data($0.body) } == expected)
             #expect(server.requests.first?.headers.first(name: "Content-Type") == "multipart/form-data; boundary=S")

@@ -85,7 +85,11 @@ import WireTestSupport
         #expect(snapshot.routes.count == 6)
         let path = ReachabilityEvaluator.path(for: .anyRoute, in: snapshot)
         // wwan0's metric is lower, but it is down; eth0 has a connected IPv4 route (an address) and a global IPv6 one.
-        #expect(path == ReachabilityPath(status: .reachableViaWiFi, interfaceName: "eth0", interfaceKind: .wired, hasIPv4Route: true, hasIPv6Route: true))
+        #expect(
+            path
+                == ReachabilityPath(
+                    status: .reachableViaWiFi, interfaceName: "eth0", interfaceKind: .wired, hasIPv4Route: true,
+                    hasIPv6Route: true))
         let loopback = ReachabilitySnapshot.IPAddress(bytes: [UInt8](repeating: 0, count: 15) + [1])!
         #expect(ReachabilityEvaluator.path(for: .addresses([loopback]), in: snapshot).interfaceKind == .loopback)
     }
@@ -97,7 +101,7 @@ import WireTestSupport
 struct PollingFallbackTests {
     @Test func pollingFollowsTheFiles() async throws {
         let root = try InterfaceClassifierTests.makeTree([
-            "eth0": ["type": "1\n", "ifindex": "2\n", "flags": "0x1043\n", "operstate": "up\n"],
+            "eth0": ["type": "1\n", "ifindex": "2\n", "flags": "0x1043\n", "operstate": "up\n"]
         ])
         defer { try? FileManager.default.removeItem(atPath: root) }
         try FileManager.default.createDirectory(atPath: "\(root)/net", withIntermediateDirectories: true)
@@ -106,7 +110,8 @@ struct PollingFallbackTests {
         let defaultRoute = "eth0\t00000000\t010200C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
         try (header + connected + defaultRoute).write(toFile: "\(root)/net/route", atomically: true, encoding: .utf8)
         let source = SystemReachabilitySource(
-            classifier: InterfaceClassifier(sysfsRoot: root), procRoot: root, pollingInterval: .milliseconds(20), usesNetlink: false
+            classifier: InterfaceClassifier(sysfsRoot: root), procRoot: root, pollingInterval: .milliseconds(20),
+            usesNetlink: false
         )
         let manager = NetworkReachabilityManager(source: source)
         let recorder = ReachabilityRecorder(manager)

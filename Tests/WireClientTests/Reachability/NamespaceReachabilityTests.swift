@@ -7,7 +7,11 @@ import WireTestSupport
 /// Reachability against a real kernel: a network namespace of its own with a veth pair, changed with iproute2
 /// while a manager watches it from a thread that joined the namespace (setns(2)), so its netlink sockets see
 /// that namespace only. Needs root and `ip`; CI has both.
-@Suite(.exclusiveIO, .enabled(if: NetworkNamespaceFixture.unavailableReason == nil, "needs root and iproute2 (ip): \(NetworkNamespaceFixture.unavailableReason ?? "")"))
+@Suite(
+    .exclusiveIO,
+    .enabled(
+        if: NetworkNamespaceFixture.unavailableReason == nil,
+        "needs root and iproute2 (ip): \(NetworkNamespaceFixture.unavailableReason ?? "")"))
 struct NamespaceReachabilityTests {
     @Test func defaultManagerFollowsLinkAddressAndRoute() async throws {
         let fixture = try NetworkNamespaceFixture()
@@ -25,7 +29,9 @@ struct NamespaceReachabilityTests {
         #expect(await recorder.waitForLast(.notReachable) != nil)
 
         // Address and default route: reachable via the wired veth, reported quickly after the last change.
-        try fixture.ip("link set veth1 up", "link set veth0 up", "addr add 10.77.0.1/24 dev veth0", "route add default via 10.77.0.2 dev veth0")
+        try fixture.ip(
+            "link set veth1 up", "link set veth0 up", "addr add 10.77.0.1/24 dev veth0",
+            "route add default via 10.77.0.2 dev veth0")
         let changed = ContinuousClock.now
         let reachable = try #require(await recorder.waitForLast(.reachableViaWiFi))
         let latency = changed.duration(to: reachable.at)
@@ -126,11 +132,14 @@ struct NetworkNamespaceFixture {
         let table = Guarded("")
         try run { table.withLock { $0 = (try? String(contentsOfFile: "/proc/thread-self/net/netlink", encoding: .utf8)) ?? "" } }
         // Columns: sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode.
-        let inodes = Set(table.withLock { $0 }.split(separator: "\n").dropFirst().compactMap { $0.split(separator: " ").last.map(String.init) })
+        let inodes = Set(
+            table.withLock { $0 }.split(separator: "\n").dropFirst().compactMap { $0.split(separator: " ").last.map(String.init) }
+        )
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return descriptors.filter { fd in
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"),
-                  target.hasPrefix("socket:[") else { return false }
+                target.hasPrefix("socket:[")
+            else { return false }
             return inodes.contains(String(target.dropFirst("socket:[".count).dropLast()))
         }.count
     }
@@ -139,4 +148,3 @@ struct NetworkNamespaceFixture {
         _ = try? runBash("ip netns del \(name)")
     }
 }
-

@@ -33,8 +33,12 @@ struct NetworkReachabilityManagerTests {
     static func network(via name: String, kind: InterfaceKind, index: Int = 2) -> Snapshot {
         Snapshot(
             links: [Snapshot.Link(index: index, name: name, kind: kind, flags: up, operationalState: .up)],
-            addresses: [Snapshot.Address(interfaceIndex: index, address: Snapshot.IPAddress(bytes: [10, 0, 0, 2])!, prefixLength: 8)],
-            routes: [Snapshot.Route(destination: Snapshot.IPAddress(bytes: [0, 0, 0, 0])!, prefixLength: 0, outputInterfaces: [index])]
+            addresses: [
+                Snapshot.Address(interfaceIndex: index, address: Snapshot.IPAddress(bytes: [10, 0, 0, 2])!, prefixLength: 8)
+            ],
+            routes: [
+                Snapshot.Route(destination: Snapshot.IPAddress(bytes: [0, 0, 0, 0])!, prefixLength: 0, outputInterfaces: [index])
+            ]
         )
     }
 

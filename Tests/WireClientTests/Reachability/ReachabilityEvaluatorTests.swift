@@ -12,7 +12,10 @@ import WireClient
     static let linkLocal6 = Snapshot.IPAddress(bytes: [0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [1])!
     static let upFlags = Snapshot.Link.flagUp | Snapshot.Link.flagRunning
 
-    static func link(_ index: Int, _ name: String, _ kind: InterfaceKind = .wired, flags: UInt32 = upFlags, state: Snapshot.OperationalState = .up) -> Snapshot.Link {
+    static func link(
+        _ index: Int, _ name: String, _ kind: InterfaceKind = .wired, flags: UInt32 = upFlags,
+        state: Snapshot.OperationalState = .up
+    ) -> Snapshot.Link {
         Snapshot.Link(index: index, name: name, kind: kind, flags: flags, operationalState: state)
     }
 
@@ -20,8 +23,11 @@ import WireClient
         Snapshot.Address(interfaceIndex: index, address: ip(192, 0, 2, UInt8(index)), prefixLength: 24)
     }
 
-    static func defaultRoute(_ family: Snapshot.AddressFamily = .ipv4, via index: Int, metric: UInt32 = 0, type: Snapshot.RouteType = .unicast) -> Snapshot.Route {
-        Snapshot.Route(destination: family == .ipv4 ? any4 : any6, prefixLength: 0, type: type, outputInterfaces: [index], metric: metric)
+    static func defaultRoute(
+        _ family: Snapshot.AddressFamily = .ipv4, via index: Int, metric: UInt32 = 0, type: Snapshot.RouteType = .unicast
+    ) -> Snapshot.Route {
+        Snapshot.Route(
+            destination: family == .ipv4 ? any4 : any6, prefixLength: 0, type: type, outputInterfaces: [index], metric: metric)
     }
 
     static func status(_ snapshot: Snapshot, _ target: ReachabilityTarget = .anyRoute) -> NetworkReachabilityStatus {
@@ -53,9 +59,14 @@ import WireClient
     }
 
     @Test func defaultRouteThroughAnUpInterfaceWithAnAddressIsReachable() {
-        let snapshot = Snapshot(links: [Self.link(2, "eth0")], addresses: [Self.v4Address(on: 2)], routes: [Self.defaultRoute(via: 2)])
+        let snapshot = Snapshot(
+            links: [Self.link(2, "eth0")], addresses: [Self.v4Address(on: 2)], routes: [Self.defaultRoute(via: 2)])
         let path = ReachabilityEvaluator.path(for: .anyRoute, in: snapshot)
-        #expect(path == ReachabilityPath(status: .reachableViaWiFi, interfaceName: "eth0", interfaceKind: .wired, hasIPv4Route: true, hasIPv6Route: false))
+        #expect(
+            path
+                == ReachabilityPath(
+                    status: .reachableViaWiFi, interfaceName: "eth0", interfaceKind: .wired, hasIPv4Route: true,
+                    hasIPv6Route: false))
         #expect(!path.isExpensive)
     }
 
@@ -85,7 +96,8 @@ import WireClient
             #expect(Self.status(snapshot) == .notReachable)
         }
         let good = Snapshot(
-            links: [Self.link(2, "eth0")], addresses: [Snapshot.Address(interfaceIndex: 2, address: Self.global6, prefixLength: 64)],
+            links: [Self.link(2, "eth0")],
+            addresses: [Snapshot.Address(interfaceIndex: 2, address: Self.global6, prefixLength: 64)],
             routes: [v6Route]
         )
         let path = ReachabilityEvaluator.path(for: .anyRoute, in: good)
@@ -99,16 +111,21 @@ import WireClient
         #expect(Self.status(tentative) == .notReachable)
     }
 
-    @Test(arguments: [Snapshot.RouteType.local, .broadcast, .anycast, .multicast, .blackhole, .unreachable, .prohibit, .throw, .other])
+    @Test(arguments: [
+        Snapshot.RouteType.local, .broadcast, .anycast, .multicast, .blackhole, .unreachable, .prohibit, .throw, .other,
+    ])
     func onlyUnicastDefaultRoutesCount(type: Snapshot.RouteType) {
-        let snapshot = Snapshot(links: [Self.link(2, "eth0")], addresses: [Self.v4Address(on: 2)], routes: [Self.defaultRoute(via: 2, type: type)])
+        let snapshot = Snapshot(
+            links: [Self.link(2, "eth0")], addresses: [Self.v4Address(on: 2)], routes: [Self.defaultRoute(via: 2, type: type)])
         #expect(Self.status(snapshot) == .notReachable)
     }
 
     @Test func localTableDefaultRouteDoesNotCount() {
         var route = Self.defaultRoute(via: 2)
         route.table = 255
-        #expect(Self.status(Snapshot(links: [Self.link(2, "eth0")], addresses: [Self.v4Address(on: 2)], routes: [route])) == .notReachable)
+        #expect(
+            Self.status(Snapshot(links: [Self.link(2, "eth0")], addresses: [Self.v4Address(on: 2)], routes: [route]))
+                == .notReachable)
     }
 
     @Test func chosenRouteIsLowestMetricThenIPv4ThenLowestIndex() {
@@ -117,20 +134,24 @@ import WireClient
             [Self.v4Address(on: index), Snapshot.Address(interfaceIndex: index, address: Self.global6, prefixLength: 64)]
         }
         func chosen(_ routes: [Snapshot.Route]) -> String? {
-            ReachabilityEvaluator.path(for: .anyRoute, in: Snapshot(links: links, addresses: addresses, routes: routes)).interfaceName
+            ReachabilityEvaluator.path(for: .anyRoute, in: Snapshot(links: links, addresses: addresses, routes: routes))
+                .interfaceName
         }
         #expect(chosen([Self.defaultRoute(via: 2, metric: 600), Self.defaultRoute(via: 4, metric: 100)]) == "wwan0")
         #expect(chosen([Self.defaultRoute(.ipv6, via: 3, metric: 100), Self.defaultRoute(via: 4, metric: 100)]) == "wwan0")
         #expect(chosen([Self.defaultRoute(.ipv6, via: 2, metric: 50), Self.defaultRoute(via: 4, metric: 100)]) == "eth0")
         #expect(chosen([Self.defaultRoute(via: 4), Self.defaultRoute(via: 3)]) == "wlan0")
-        let cellular = ReachabilityEvaluator.path(for: .anyRoute, in: Snapshot(links: links, addresses: addresses, routes: [Self.defaultRoute(via: 4)]))
+        let cellular = ReachabilityEvaluator.path(
+            for: .anyRoute, in: Snapshot(links: links, addresses: addresses, routes: [Self.defaultRoute(via: 4)]))
         #expect(cellular.status == .reachableViaWWAN && cellular.isExpensive && cellular.interfaceKind == .wwan)
         // A better route through a down interface is skipped.
         var downLinks = links
         downLinks[0].operationalState = .down
         let skipped = ReachabilityEvaluator.path(
             for: .anyRoute,
-            in: Snapshot(links: downLinks, addresses: addresses, routes: [Self.defaultRoute(via: 2), Self.defaultRoute(via: 3, metric: 900)])
+            in: Snapshot(
+                links: downLinks, addresses: addresses,
+                routes: [Self.defaultRoute(via: 2), Self.defaultRoute(via: 3, metric: 900)])
         )
         #expect(skipped.interfaceName == "wlan0")
     }
@@ -138,7 +159,9 @@ import WireClient
     @Test func multipathRouteUsesItsFirstUsableHop() {
         let links = [Self.link(2, "eth0", state: .down), Self.link(3, "eth1")]
         let route = Snapshot.Route(destination: Self.any4, prefixLength: 0, outputInterfaces: [2, 3])
-        let path = ReachabilityEvaluator.path(for: .anyRoute, in: Snapshot(links: links, addresses: [Self.v4Address(on: 2), Self.v4Address(on: 3)], routes: [route]))
+        let path = ReachabilityEvaluator.path(
+            for: .anyRoute,
+            in: Snapshot(links: links, addresses: [Self.v4Address(on: 2), Self.v4Address(on: 3)], routes: [route]))
         #expect(path.interfaceName == "eth1")
     }
 
@@ -193,7 +216,8 @@ import WireClient
     }
 
     @Test func domainTargetIsReachableIfAnyAddressIs() {
-        let path = ReachabilityEvaluator.path(for: .addresses([Self.ip(203, 0, 113, 5), Self.ip(198, 51, 100, 1), Self.ip(8, 8, 4, 4)]), in: Self.addressSnapshot)
+        let path = ReachabilityEvaluator.path(
+            for: .addresses([Self.ip(203, 0, 113, 5), Self.ip(198, 51, 100, 1), Self.ip(8, 8, 4, 4)]), in: Self.addressSnapshot)
         #expect(path.interfaceName == "wwan0" && path.hasIPv4Route && !path.hasIPv6Route)
     }
 

@@ -70,8 +70,9 @@ struct AutoPurgingCacheTests {
     }
 
     @Test func replacingAnIdentifierSubtractsTheOldCostAndRefreshesIt() {
-        let cache = AutoPurgingCache<Data>(memoryCapacity: 100, preferredMemoryUsageAfterPurge: 90,
-                                           purgesOnMemoryPressure: false)
+        let cache = AutoPurgingCache<Data>(
+            memoryCapacity: 100, preferredMemoryUsageAfterPurge: 90,
+            purgesOnMemoryPressure: false)
         cache.add(bytes(40), withIdentifier: "a")
         cache.add(bytes(30), withIdentifier: "b")
         cache.add(bytes(10), withIdentifier: "a")
@@ -113,8 +114,9 @@ struct AutoPurgingCacheTests {
         #expect(image.cost == 800)
         let huge = ImageData(data: Data(), mimeType: "image/png", pixelWidth: .max, pixelHeight: .max)
         #expect(huge.cost == .max)
-        let cache = AutoPurgingCache<ImageData>(memoryCapacity: 1000, preferredMemoryUsageAfterPurge: 500,
-                                                purgesOnMemoryPressure: false)
+        let cache = AutoPurgingCache<ImageData>(
+            memoryCapacity: 1000, preferredMemoryUsageAfterPurge: 500,
+            purgesOnMemoryPressure: false)
         #expect(cache.add(image, withIdentifier: "i"))
         #expect(cache.memoryUsage == 800)
         #expect(!cache.add(huge, withIdentifier: "h"))
@@ -122,8 +124,9 @@ struct AutoPurgingCacheTests {
 
     @Test func manyEntriesStayInLeastRecentlyUsedOrder() {
         // 20,000 entries of 1 byte in a 10,000-byte cache purged to 5,000: each purge removes the oldest 5,001.
-        let cache = AutoPurgingCache<Data>(memoryCapacity: 10_000, preferredMemoryUsageAfterPurge: 5_000,
-                                           purgesOnMemoryPressure: false)
+        let cache = AutoPurgingCache<Data>(
+            memoryCapacity: 10_000, preferredMemoryUsageAfterPurge: 5_000,
+            purgesOnMemoryPressure: false)
         for index in 0..<20_000 {
             cache.add(bytes(1), withIdentifier: "k\(index)")
             if index % 3 == 0 { _ = cache.value(withIdentifier: "k\(index / 2)") }
@@ -186,13 +189,16 @@ struct AutoPurgingCacheTests {
             25 30 0:23 / /sys/fs/cgroup/memory rw,relatime shared:9 - cgroup cgroup rw,memory
             26 30 0:24 / /sys/fs/cgroup/unified rw,nosuid shared:10 - cgroup2 cgroup2 rw
             """
-        #expect(LinuxMemoryPressureSource.memoryEventsPath(cgroup: "4:memory:/x\n0::/app.slice/web.service\n",
-                                                           mountInfo: mountInfo)
+        #expect(
+            LinuxMemoryPressureSource.memoryEventsPath(
+                cgroup: "4:memory:/x\n0::/app.slice/web.service\n",
+                mountInfo: mountInfo)
                 == "/sys/fs/cgroup/unified/app.slice/web.service/memory.events")
         // The root group has no memory.events; cgroup v1 only has no 0:: line; no cgroup2 mount.
         #expect(LinuxMemoryPressureSource.memoryEventsPath(cgroup: "0::/\n", mountInfo: mountInfo) == nil)
         #expect(LinuxMemoryPressureSource.memoryEventsPath(cgroup: "4:memory:/x\n", mountInfo: mountInfo) == nil)
-        #expect(LinuxMemoryPressureSource.memoryEventsPath(cgroup: "0::/a\n", mountInfo: "1 2 0:1 / / rw - ext4 sda rw")
+        #expect(
+            LinuxMemoryPressureSource.memoryEventsPath(cgroup: "0::/a\n", mountInfo: "1 2 0:1 / / rw - ext4 sda rw")
                 == nil)
     }
 

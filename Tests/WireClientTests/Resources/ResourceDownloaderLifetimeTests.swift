@@ -26,7 +26,9 @@ struct ResourceDownloaderLifetimeTests {
             #expect(weak.isGone)
             #expect(await eventually(within: .seconds(10)) { log.all.count == 2 })
             for url in [server.url("/hold/running"), server.url("/queued")] {
-                #expect(log.all.contains(.failure(.cancelled, reason: "ResourceDownloader cancelled URL request: \(url.absoluteString)")))
+                #expect(
+                    log.all.contains(
+                        .failure(.cancelled, reason: "ResourceDownloader cancelled URL request: \(url.absoluteString)")))
             }
             #expect(await eventually(within: .seconds(10)) { receipts.allSatisfy { $0.task.state == .completed } })
             #expect(receipts.allSatisfy { $0.task.error?.code == .cancelled })
@@ -37,7 +39,8 @@ struct ResourceDownloaderLifetimeTests {
 
     /// Starts a running and a queued download on a downloader of its own, then lets the downloader go.
     private static func startTwoDownloadsAndRelease(_ server: LoopbackServer, log: Recorder<Outcome>) async throws
-        -> (WeakDownloader, [DownloadReceipt]) {
+        -> (WeakDownloader, [DownloadReceipt])
+    {
         let downloader = makeDownloader(maximumActiveDownloads: 1)
         let running = try #require(downloader.download(server.url("/hold/running"), into: log))
         let queued = try #require(downloader.download(server.url("/queued"), into: log))
@@ -63,8 +66,9 @@ struct ResourceDownloaderLifetimeTests {
         let slot = ResourceSlot(downloader: makeDownloader())
         slot.value = Data("before".utf8)
         let failures = Recorder<ClientError.Code>()
-        slot.load(ClientRequest(url: try #require(URL(string: text))), placeholder: nil,
-                  failure: { _, _, error in failures.record(error.code) })
+        slot.load(
+            ClientRequest(url: try #require(URL(string: text))), placeholder: nil,
+            failure: { _, _, error in failures.record(error.code) })
         #expect(failures.all == [.badURL])
         #expect(slot.value == nil, "a nil placeholder is shown too")
         #expect(slot.activeReceipt == nil)

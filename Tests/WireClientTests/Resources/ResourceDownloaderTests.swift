@@ -62,7 +62,8 @@ struct ResourceDownloaderTests {
             #expect(receipt.task === other.task)
             downloader.cancel(receipt)
             #expect(await eventually(within: .seconds(10)) { first.all.count == 1 })
-            #expect(first.all == [.failure(.cancelled, reason: "ResourceDownloader cancelled URL request: \(url.absoluteString)")])
+            #expect(
+                first.all == [.failure(.cancelled, reason: "ResourceDownloader cancelled URL request: \(url.absoluteString)")])
             #expect(receipt.task.state != .completed)
             // A second cancel of the same receipt is a no-op.
             downloader.cancel(receipt)
@@ -86,7 +87,11 @@ struct ResourceDownloaderTests {
             #expect(receipt.task.error?.code == .cancelled)
             #expect(await eventually(within: .seconds(10)) { downloader.activeDownloadCount == 0 })
             #expect(log.all.count == 1)
-            #expect(log.all.first == .failure(.cancelled, reason: "ResourceDownloader cancelled URL request: \(server.url("/hold/run").absoluteString)"))
+            #expect(
+                log.all.first
+                    == .failure(
+                        .cancelled, reason: "ResourceDownloader cancelled URL request: \(server.url("/hold/run").absoluteString)")
+            )
             held.openAll()
         }
     }
@@ -106,7 +111,10 @@ struct ResourceDownloaderTests {
             held.open("/hold/first")
             #expect(await eventually(within: .seconds(10)) { log.all.count == 3 })
             #expect(server.requests.map(\.target) == ["/hold/first", "/after"])
-            #expect(log.all.contains(.failure(.cancelled, reason: "ResourceDownloader cancelled URL request: \(server.url("/queued").absoluteString)")))
+            #expect(
+                log.all.contains(
+                    .failure(
+                        .cancelled, reason: "ResourceDownloader cancelled URL request: \(server.url("/queued").absoluteString)")))
         }
     }
 
@@ -164,8 +172,10 @@ struct ResourceDownloaderTests {
             // A policy that ignores local data goes to the network.
             var reload = ClientRequest(url: url)
             reload.cachePolicy = .reloadIgnoringLocalCacheData
-            #expect(downloader.download(reload, success: { _, _, _ in log.record(.success("reload", hadResponse: true)) },
-                                        failure: { _, _, _ in }) != nil)
+            #expect(
+                downloader.download(
+                    reload, success: { _, _, _ in log.record(.success("reload", hadResponse: true)) },
+                    failure: { _, _, _ in }) != nil)
             #expect(await eventually(within: .seconds(10)) { log.all.count == 3 })
             #expect(server.requests.count == 2)
         }
@@ -206,11 +216,13 @@ struct ResourceDownloaderTests {
         try await LoopbackServer.with(held.handler) { server in
             let downloader = makeDownloader()
             let log = Recorder<Outcome>()
-            downloader.download(ClientRequest(url: server.url("/outer")), success: { _, _, _ in
-                // Under a held lock either call would deadlock.
-                if let receipt = downloader.download(server.url("/hold/inner"), into: log) { downloader.cancel(receipt) }
-                downloader.download(server.url("/outer"), into: log)
-            }, failure: { _, _, _ in })
+            downloader.download(
+                ClientRequest(url: server.url("/outer")),
+                success: { _, _, _ in
+                    // Under a held lock either call would deadlock.
+                    if let receipt = downloader.download(server.url("/hold/inner"), into: log) { downloader.cancel(receipt) }
+                    downloader.download(server.url("/outer"), into: log)
+                }, failure: { _, _, _ in })
             #expect(await eventually(within: .seconds(10)) { log.all.count == 2 })
             #expect(log.all.contains(.success("/outer", hadResponse: false)))
             held.openAll()
@@ -222,9 +234,12 @@ struct ResourceDownloaderTests {
         let log = Recorder<Outcome>()
         var request = ClientRequest(url: URL(string: "http://127.0.0.1:9/x")!)
         request.method = "POST"
-        #expect(downloader.download(request, success: { _, _, _ in }, failure: { _, _, error in
-            log.record(.failure(error.code, reason: nil))
-        }) == nil)
+        #expect(
+            downloader.download(
+                request, success: { _, _, _ in },
+                failure: { _, _, error in
+                    log.record(.failure(error.code, reason: nil))
+                }) == nil)
         #expect(await eventually(within: .seconds(10)) { log.all == [.failure(.requestSerializationFailed, reason: nil)] })
     }
 
@@ -247,7 +262,8 @@ struct ResourceDownloaderTests {
     @Test func theImagesVariantReadsDimensionsAndCostsThem() async throws {
         let held = HeldResponses()
         try await LoopbackServer.with(held.handler) { server in
-            let downloader = ResourceDownloader<ImageData>.images(cache: AutoPurgingCache<ImageData>(purgesOnMemoryPressure: false))
+            let downloader = ResourceDownloader<ImageData>.images(
+                cache: AutoPurgingCache<ImageData>(purgesOnMemoryPressure: false))
             #expect(downloader.acceptHeader == "image/*")
             let image = try await downloader.download(ClientRequest(url: server.url("/png/1"))).value
             #expect(image.pixelWidth == 1 && image.pixelHeight == 1 && image.mimeType == "image/png")

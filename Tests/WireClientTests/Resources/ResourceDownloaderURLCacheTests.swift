@@ -49,16 +49,20 @@ struct ResourceDownloaderURLCacheTests {
 
     static func download(_ downloader: ResourceDownloader<Data>, _ request: ClientRequest) async -> Answer {
         let (stream, told) = AsyncStream.makeStream(of: (ClientResponse?, Result<Data, ClientError>).self)
-        let receipt = downloader.download(request, success: { _, response, data in
-            told.yield((response, .success(data)))
-            told.finish()
-        }, failure: { _, response, error in
-            told.yield((response, .failure(error)))
-            told.finish()
-        })
+        let receipt = downloader.download(
+            request,
+            success: { _, response, data in
+                told.yield((response, .success(data)))
+                told.finish()
+            },
+            failure: { _, response, error in
+                told.yield((response, .failure(error)))
+                told.finish()
+            })
         var answers = stream.makeAsyncIterator()
         guard let (response, result) = await answers.next() else {
-            return Answer(hadReceipt: receipt != nil, response: nil, result: .failure(ClientError(.cancelled, failingURL: request.url)))
+            return Answer(
+                hadReceipt: receipt != nil, response: nil, result: .failure(ClientError(.cancelled, failingURL: request.url)))
         }
         return Answer(hadReceipt: receipt != nil, response: response, result: result)
     }

@@ -20,9 +20,10 @@ struct ResourceSlotTests {
             let shown = Recorder<String?>()
             slot.onValueChange = { shown.record($0.map { String(decoding: $0, as: UTF8.self) }) }
             let delivered = Recorder<String>()
-            slot.load(ClientRequest(url: server.url("/hold/a")), placeholder: Data("P".utf8),
-                      success: { _, _, value in delivered.record("a " + String(decoding: value, as: UTF8.self)) },
-                      failure: { _, _, error in delivered.record("a failed \(error.code)") })
+            slot.load(
+                ClientRequest(url: server.url("/hold/a")), placeholder: Data("P".utf8),
+                success: { _, _, value in delivered.record("a " + String(decoding: value, as: UTF8.self)) },
+                failure: { _, _, error in delivered.record("a failed \(error.code)") })
             let first = try #require(slot.activeReceipt)
             #expect(await eventually(within: .seconds(10)) { server.requests.count == 1 })
             slot.load(url: server.url("/hold/b"))
@@ -50,9 +51,10 @@ struct ResourceSlotTests {
             }
             let survivor = try #require(slot.activeReceipt)
             // Every superseded download was cancelled, queued or running: only the survivor is left.
-            #expect(await eventually(within: .seconds(10)) {
-                downloader.queuedDownloadCount == 0 && downloader.activeDownloadCount == 1
-            })
+            #expect(
+                await eventually(within: .seconds(10)) {
+                    downloader.queuedDownloadCount == 0 && downloader.activeDownloadCount == 1
+                })
             held.openAll()
             #expect(await eventually(within: .seconds(10)) { slot.value != nil })
             #expect(text(slot.value) == survivor.task.originalRequest.url.path)
@@ -84,8 +86,9 @@ struct ResourceSlotTests {
             #expect(text(slot.value) == "old")
             // A failure keeps the placeholder and reaches the failure handler once.
             let failures = Recorder<ClientError.Code>()
-            slot.load(ClientRequest(url: URL(string: "http://127.0.0.1:1/refused")!), placeholder: Data("P".utf8),
-                      success: { _, _, _ in failures.record(.cancelled) }, failure: { _, _, error in failures.record(error.code) })
+            slot.load(
+                ClientRequest(url: URL(string: "http://127.0.0.1:1/refused")!), placeholder: Data("P".utf8),
+                success: { _, _, _ in failures.record(.cancelled) }, failure: { _, _, error in failures.record(error.code) })
             #expect(text(slot.value) == "P")
             #expect(await eventually(within: .seconds(10)) { failures.all.count == 1 })
             #expect(failures.all != [.cancelled])
@@ -110,9 +113,11 @@ struct ResourceSlotTests {
             // With a success handler the value is handed over, not set.
             let other = ResourceSlot(downloader: downloader)
             let handed = Mutex<String?>(nil)
-            other.load(ClientRequest(url: url), success: { _, response, value in
-                handed.withLock { $0 = String(decoding: value, as: UTF8.self) + (response == nil ? "" : "!") }
-            })
+            other.load(
+                ClientRequest(url: url),
+                success: { _, response, value in
+                    handed.withLock { $0 = String(decoding: value, as: UTF8.self) + (response == nil ? "" : "!") }
+                })
             #expect(handed.withLock { $0 } == "from cache")
             #expect(other.value == nil)
             #expect(server.requests.isEmpty)

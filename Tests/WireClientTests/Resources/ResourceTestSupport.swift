@@ -31,8 +31,9 @@ final class HeldResponses: Sendable {
             // Out of flight before the answer leaves, so the client cannot start its next download earlier.
             state.withLock { $0.inFlight -= 1 }
             if request.target.hasPrefix("/png") {
-                try await writer.respond(HTTPResponseHead(status: .ok, headers: ["Content-Type": "image/png"]),
-                                         body: ByteBuffer(bytes: onePixelPNG))
+                try await writer.respond(
+                    HTTPResponseHead(status: .ok, headers: ["Content-Type": "image/png"]),
+                    body: ByteBuffer(bytes: onePixelPNG))
             } else {
                 try await writer.reply(200, request.target)
             }
@@ -83,20 +84,26 @@ enum Outcome: Sendable, Equatable {
 }
 
 /// A downloader of bytes for one test: its own cache, no pressure monitor, callbacks on a private queue.
-func makeDownloader(prioritization: DownloadPrioritization = .fifo, maximumActiveDownloads: Int = 4,
-                    cached: Bool = true) -> ResourceDownloader<Data> {
-    ResourceDownloader<Data>(prioritization: prioritization, maximumActiveDownloads: maximumActiveDownloads,
-                             cache: cached ? AutoPurgingCache<Data>(purgesOnMemoryPressure: false) : nil)
+func makeDownloader(
+    prioritization: DownloadPrioritization = .fifo, maximumActiveDownloads: Int = 4,
+    cached: Bool = true
+) -> ResourceDownloader<Data> {
+    ResourceDownloader<Data>(
+        prioritization: prioritization, maximumActiveDownloads: maximumActiveDownloads,
+        cache: cached ? AutoPurgingCache<Data>(purgesOnMemoryPressure: false) : nil)
 }
 
 extension ResourceDownloader where Value == Data {
     /// Downloads `url`, recording what its requester was told in `log`.
     @discardableResult
     func download(_ url: URL, into log: Recorder<Outcome>, receiptID: UUID = UUID()) -> DownloadReceipt? {
-        download(ClientRequest(url: url), receiptID: receiptID, success: { _, response, data in
-            log.record(.success(String(decoding: data, as: UTF8.self), hadResponse: response != nil))
-        }, failure: { _, _, error in
-            log.record(.failure(error.code, reason: error.failureReason))
-        })
+        download(
+            ClientRequest(url: url), receiptID: receiptID,
+            success: { _, response, data in
+                log.record(.success(String(decoding: data, as: UTF8.self), hadResponse: response != nil))
+            },
+            failure: { _, _, error in
+                log.record(.failure(error.code, reason: error.failureReason))
+            })
     }
 }

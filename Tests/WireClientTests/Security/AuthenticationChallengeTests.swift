@@ -12,7 +12,8 @@ struct AuthenticationChallengeTests {
     /// `/basic` wants alice's Basic credentials; everything else answers 200.
     static func handler(_ request: LoopbackServer.Recorded, _ writer: HTTPResponseWriter) async throws {
         if request.target == "/basic", request.headers.first(name: "Authorization") != good {
-            try await writer.reply(401, "who are you", headers: ["WWW-Authenticate": #"Basic realm="wire \"tests\"", charset="UTF-8""#])
+            try await writer.reply(
+                401, "who are you", headers: ["WWW-Authenticate": #"Basic realm="wire \"tests\"", charset="UTF-8""#])
         } else {
             try await writer.reply(200, "welcome")
         }
@@ -70,8 +71,11 @@ struct AuthenticationChallengeTests {
         try await LoopbackServer.with(Self.handler) { server in
             let storage = CredentialStorage()
             let url = server.url("/basic")
-            storage.setCredential(user: "alice", password: "s3cret", for: ProtectionSpace(
-                host: "127.0.0.1", port: url.port!, urlScheme: "http", authenticationMethod: "Basic", realm: #"wire "tests""#))
+            storage.setCredential(
+                user: "alice", password: "s3cret",
+                for: ProtectionSpace(
+                    host: "127.0.0.1", port: url.port!, urlScheme: "http", authenticationMethod: "Basic", realm: #"wire "tests""#)
+            )
             let manager = rawDataManager { $0.credentialStorage = storage }
             manager.taskDidReceiveAuthenticationChallenge = { _, _ in .performDefaultHandling }
             #expect(await Self.status(manager, url) == 200)
@@ -100,7 +104,8 @@ struct AuthenticationChallengeTests {
                 try await writer.reply(200, "ok")
             } else {
                 // `realm=` inside another parameter's quoted value, or ending another name, is not the realm.
-                try await writer.reply(401, headers: ["WWW-Authenticate": #"Bearer error="invalid realm=evil", xrealm=no, realm=api"#])
+                try await writer.reply(
+                    401, headers: ["WWW-Authenticate": #"Bearer error="invalid realm=evil", xrealm=no, realm=api"#])
             }
         }) { server in
             let manager = rawDataManager()

@@ -47,7 +47,9 @@ struct SecurityPolicyMatrixTests {
                 return [false, true].flatMap { allowInvalid in
                     [true, false].flatMap { validatesDomain in
                         pins.map {
-                            Row(mode: mode, allowInvalid: allowInvalid, validatesDomain: validatesDomain, pin: $0, reportOnly: reportOnly)
+                            Row(
+                                mode: mode, allowInvalid: allowInvalid, validatesDomain: validatesDomain, pin: $0,
+                                reportOnly: reportOnly)
                         }
                     }
                 }
@@ -56,11 +58,12 @@ struct SecurityPolicyMatrixTests {
 
         /// The policy for a server sending `certificate`.
         func policy(_ pki: MatrixCertificates, _ certificate: Case) throws -> SecurityPolicy {
-            let pinned: Set<Data> = switch pin {
-            case .nothing: []
-            case .intermediate: [Data(try Certificate.load(file: pki.intermediate)[0].der)]
-            case .leaf: [Data(try Certificate.load(file: pki.leaf(certificate))[0].der)]
-            }
+            let pinned: Set<Data> =
+                switch pin {
+                case .nothing: []
+                case .intermediate: [Data(try Certificate.load(file: pki.intermediate)[0].der)]
+                case .leaf: [Data(try Certificate.load(file: pki.leaf(certificate))[0].der)]
+                }
             var policy = SecurityPolicy(pinningMode: mode, pinnedCertificates: pinned)
             policy.allowInvalidCertificates = allowInvalid
             policy.validatesDomainName = validatesDomain
@@ -112,33 +115,40 @@ struct SecurityPolicyMatrixTests {
         switch certificate {
         case .valid:
             // leaf ← intermediate ← root: the session's path runs through the intermediate; either pin is an anchor.
-            Facts(sessionVerdict: nil, intermediateOnSessionPath: true, intermediateAnchoredVerdict: nil,
-                  leafAnchoredVerdict: nil, namesHost: true)
+            Facts(
+                sessionVerdict: nil, intermediateOnSessionPath: true, intermediateAnchoredVerdict: nil,
+                leafAnchoredVerdict: nil, namesHost: true)
         case .expired:
             // Every path starts at the leaf, past its notAfter; dates are checked on anchors too.
-            Facts(sessionVerdict: .certificateExpired, intermediateOnSessionPath: true,
-                  intermediateAnchoredVerdict: .certificateExpired, leafAnchoredVerdict: .certificateExpired, namesHost: true)
+            Facts(
+                sessionVerdict: .certificateExpired, intermediateOnSessionPath: true,
+                intermediateAnchoredVerdict: .certificateExpired, leafAnchoredVerdict: .certificateExpired, namesHost: true)
         case .wrongHost:
             // As valid, but the leaf names wrong.example only.
-            Facts(sessionVerdict: nil, intermediateOnSessionPath: true, intermediateAnchoredVerdict: nil,
-                  leafAnchoredVerdict: nil, namesHost: false)
+            Facts(
+                sessionVerdict: nil, intermediateOnSessionPath: true, intermediateAnchoredVerdict: nil,
+                leafAnchoredVerdict: nil, namesHost: false)
         case .selfSigned:
             // A lone self-signed leaf is its own issuer: trusted only when it is the anchor.
-            Facts(sessionVerdict: .selfSigned, intermediateOnSessionPath: false, intermediateAnchoredVerdict: .selfSigned,
-                  leafAnchoredVerdict: nil, namesHost: true)
+            Facts(
+                sessionVerdict: .selfSigned, intermediateOnSessionPath: false, intermediateAnchoredVerdict: .selfSigned,
+                leafAnchoredVerdict: nil, namesHost: true)
         case .untrustedRoot:
             // leaf ← rogue root, sent along: the path ends at a self-signed root nobody trusts.
-            Facts(sessionVerdict: .selfSignedInChain, intermediateOnSessionPath: false,
-                  intermediateAnchoredVerdict: .selfSignedInChain, leafAnchoredVerdict: nil, namesHost: true)
+            Facts(
+                sessionVerdict: .selfSignedInChain, intermediateOnSessionPath: false,
+                intermediateAnchoredVerdict: .selfSignedInChain, leafAnchoredVerdict: nil, namesHost: true)
         case .forged:
             // The rogue leaf's issuer is neither sent nor trusted; the appended intermediate did not sign it.
-            Facts(sessionVerdict: .unknownIssuer, intermediateOnSessionPath: false, intermediateAnchoredVerdict: .unknownIssuer,
-                  leafAnchoredVerdict: nil, namesHost: true)
+            Facts(
+                sessionVerdict: .unknownIssuer, intermediateOnSessionPath: false, intermediateAnchoredVerdict: .unknownIssuer,
+                leafAnchoredVerdict: nil, namesHost: true)
         case .forgedTrusted:
             // leaf ← other root (trusted): the path ends there without the appended intermediate, which did not sign
             // the leaf either.
-            Facts(sessionVerdict: nil, intermediateOnSessionPath: false, intermediateAnchoredVerdict: .unknownIssuer,
-                  leafAnchoredVerdict: nil, namesHost: true)
+            Facts(
+                sessionVerdict: nil, intermediateOnSessionPath: false, intermediateAnchoredVerdict: .unknownIssuer,
+                leafAnchoredVerdict: nil, namesHost: true)
         }
     }
 
@@ -199,8 +209,11 @@ struct SecurityPolicyMatrixTests {
                     continue
                 }
             }
-            #expect(Self.expected(row, .valid) == (row.mode == .publicKey && row.allowInvalid && row.pin == .intermediate
-                                                   ? .untrusted(.pinMismatch) : .served), "\(row.testDescription)")
+            #expect(
+                Self.expected(row, .valid)
+                    == (row.mode == .publicKey && row.allowInvalid && row.pin == .intermediate
+                        ? .untrusted(.pinMismatch) : .served),
+                "\(row.testDescription)")
         }
         // Report-only refuses the untrusted forgery and lets the trusted one through, telling the monitors.
         for row in Row.all where row.reportOnly && Self.expected(row, .valid) != .refusedWhenSet && row.pin == .intermediate {
@@ -231,8 +244,9 @@ struct SecurityPolicyMatrixTests {
                 if observed == .served || observed == .servedReportingMismatch { accepted += 1 }
             }
             // A refused connection never carried a request (nginx logs a request once it has answered it).
-            #expect(await eventually(within: .seconds(5)) { servers.served() == accepted },
-                    "\(servers.served()) requests reached HTTP, \(accepted) tasks succeeded")
+            #expect(
+                await eventually(within: .seconds(5)) { servers.served() == accepted },
+                "\(servers.served()) requests reached HTTP, \(accepted) tasks succeeded")
         }
     }
 
@@ -256,7 +270,9 @@ struct SecurityPolicyMatrixTests {
         do throws(ClientError) {
             let result = try await manager.data(for: ClientRequest(url: url))
             let body = String(decoding: result.data ?? Data(), as: UTF8.self)
-            guard result.response?.statusCode == 200 && body == "ok" else { return .other("\(result.response?.statusCode ?? 0) \(body)") }
+            guard result.response?.statusCode == 200 && body == "ok" else {
+                return .other("\(result.response?.statusCode ?? 0) \(body)")
+            }
             // A report is queued on the delegate queue during the handshake, before the request: it is out once
             // the queue has run what it held when the task completed.
             await withCheckedContinuation { done in manager.delegateQueue.async { done.resume() } }
@@ -267,7 +283,8 @@ struct SecurityPolicyMatrixTests {
             }
         } catch {
             guard error.code == .serverCertificateUntrusted, error.urlErrorCode == -1202, error.failingURL == url,
-                  let tls = error.underlying as? TLSError else { return .other("\(error)") }
+                let tls = error.underlying as? TLSError
+            else { return .other("\(error)") }
             return .untrusted(tls.reason)
         }
     }

@@ -12,7 +12,9 @@ import WireTLS
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SecurityPolicyResumptionTests {
     /// The body and the connection's TLS record, or the error.
-    private func fetch(_ manager: SessionManager, _ url: URL) async -> Result<(page: String, info: TransportSecurityInfo?), ClientError> {
+    private func fetch(_ manager: SessionManager, _ url: URL) async -> Result<
+        (page: String, info: TransportSecurityInfo?), ClientError
+    > {
         do throws(ClientError) {
             let result = try await manager.data(for: ClientRequest(url: url))
             return .success((String(decoding: result.data ?? Data(), as: UTF8.self), result.response?.metrics?.transportSecurity))

@@ -34,12 +34,15 @@ struct SecurityPolicySessionTests {
     }
 
     /// The TLS error of a trust refusal, after checking it is one (−1202 with the URL).
-    private func refusal(_ result: Result<String, ClientError>, _ url: URL, sourceLocation: SourceLocation = #_sourceLocation) -> TLSError? {
+    private func refusal(_ result: Result<String, ClientError>, _ url: URL, sourceLocation: SourceLocation = #_sourceLocation)
+        -> TLSError?
+    {
         guard case .failure(let error) = result else {
             Issue.record("the connection was accepted", sourceLocation: sourceLocation)
             return nil
         }
-        #expect(error.code == .serverCertificateUntrusted && error.urlErrorCode == -1202, "\(error)", sourceLocation: sourceLocation)
+        #expect(
+            error.code == .serverCertificateUntrusted && error.urlErrorCode == -1202, "\(error)", sourceLocation: sourceLocation)
         #expect(error.failingURL == url, sourceLocation: sourceLocation)
         guard let tls = error.underlying as? TLSError else {
             Issue.record("no TLSError under \(error)", sourceLocation: sourceLocation)
@@ -51,9 +54,11 @@ struct SecurityPolicySessionTests {
     @Test func aVerifiedChainWithAMatchingKeyPinPassesAndAWrongPinIsRefusedBeforeAnyRequest() async throws {
         let pki = try TestCertificates.shared()
         try await TLSLoopbackServer.with(chain: pki.goodChain, key: pki.goodKey) { server in
-            let pinned = try manager(pki, policy: SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [try pki.der(pki.intermediate)]))
+            let pinned = try manager(
+                pki, policy: SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [try pki.der(pki.intermediate)]))
             #expect(try await fetch(pinned, server.url()).get() == "ok")
-            let wrong = try manager(pki, policy: SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [try pki.der(pki.otherRoot)]))
+            let wrong = try manager(
+                pki, policy: SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [try pki.der(pki.otherRoot)]))
             let tls = refusal(await fetch(wrong, server.url()), server.url())
             #expect(tls?.reason == .pinMismatch && tls?.pins.count == 3, "the verified chain's pins: leaf, intermediate, root")
             #expect(server.served == 1, "the refused connection carried no request")
@@ -90,19 +95,27 @@ struct SecurityPolicySessionTests {
             if case .failure(let error) = untrusted {
                 #expect(error.failureReason?.contains(sentPin) == true, "the error names the refused certificate: \(error)")
             }
-            let pinned = try manager(pki, policy: SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [try pki.der(pki.selfSigned)]))
+            let pinned = try manager(
+                pki, policy: SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [try pki.der(pki.selfSigned)]))
             #expect(try await fetch(pinned, server.url()).get() == "ok")
-            let other = try manager(pki, policy: SecurityPolicy(pinningMode: .certificate,
-                                                                pinnedCertificates: [try pki.der(pki.otherSelfSigned)]))
+            let other = try manager(
+                pki,
+                policy: SecurityPolicy(
+                    pinningMode: .certificate,
+                    pinnedCertificates: [try pki.der(pki.otherSelfSigned)]))
             #expect(refusal(await fetch(other, server.url()), server.url())?.reason.isCertificateVerdict == true)
             #expect(server.served == 1)
         }
         // The session's roots are no anchors in certificate mode: the good chain fails unless it leads to a pin.
         try await TLSLoopbackServer.with(chain: pki.goodChain, key: pki.goodKey) { server in
-            let selfPinned = try manager(pki, policy: SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [try pki.der(pki.selfSigned)]))
+            let selfPinned = try manager(
+                pki, policy: SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [try pki.der(pki.selfSigned)]))
             #expect(refusal(await fetch(selfPinned, server.url()), server.url()) != nil)
-            let intermediate = try manager(pki, policy: SecurityPolicy(pinningMode: .certificate,
-                                                                       pinnedCertificates: [try pki.der(pki.intermediate)]))
+            let intermediate = try manager(
+                pki,
+                policy: SecurityPolicy(
+                    pinningMode: .certificate,
+                    pinnedCertificates: [try pki.der(pki.intermediate)]))
             #expect(try await fetch(intermediate, server.url()).get() == "ok")
         }
     }
@@ -130,11 +143,16 @@ struct SecurityPolicySessionTests {
             let manager = try manager(pki)
             let asked = Mutex<[String]>([])
             manager.sessionDidReceiveServerTrustChallenge = { context in
-                asked.withLock { $0.append("\(context.host) \(context.peerChain.leaf?.subject ?? "-") \(context.verdict?.reason.description ?? "ok")") }
+                asked.withLock {
+                    $0.append(
+                        "\(context.host) \(context.peerChain.leaf?.subject ?? "-") \(context.verdict?.reason.description ?? "ok")"
+                    )
+                }
                 return .proceed
             }
             #expect(try await fetch(manager, server.url()).get() == "ok", "the hook's .proceed overrides the policy")
-            #expect(asked.withLock { $0 } == ["127.0.0.1 O=Self Signed,CN=localhost self_signed"]
+            #expect(
+                asked.withLock { $0 } == ["127.0.0.1 O=Self Signed,CN=localhost self_signed"]
                     || asked.withLock { $0 } == ["127.0.0.1 CN=localhost,O=Self Signed self_signed"])
             // With the default answer the policy decides (a fresh manager: the first connection is pooled).
             let defaulted = try self.manager(pki)
@@ -169,7 +187,8 @@ struct SecurityPolicySessionTests {
         try await TLSLoopbackServer.with(chain: pki.goodChain, key: pki.goodKey) { server in
             let manager = try manager(pki)
             #expect(try await fetch(manager, server.url()).get() == "ok")
-            try manager.setSecurityPolicy(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [try pki.der(pki.otherRoot)]))
+            try manager.setSecurityPolicy(
+                SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [try pki.der(pki.otherRoot)]))
             #expect(refusal(await fetch(manager, server.url()), server.url())?.reason == .pinMismatch)
             try manager.setSecurityPolicy(.default)
             #expect(try await fetch(manager, server.url()).get() == "ok")

@@ -13,8 +13,9 @@ struct SecurityPolicyTests {
 
     /// A context as the handshake reports it when its verification is off (only the list the server sent is known).
     private func unverified(_ sent: CertificateChain, host: String = "127.0.0.1") -> TrustContext {
-        TrustContext(host: host, port: 443, verifiedChain: CertificateChain([]), peerChain: sent,
-                     verdict: TLSError(.unknownIssuer, "not verified"), verification: .none)
+        TrustContext(
+            host: host, port: 443, verifiedChain: CertificateChain([]), peerChain: sent,
+            verdict: TLSError(.unknownIssuer, "not verified"), verification: .none)
     }
 
     @Test func theDefaultsAreAFNetworkings() {
@@ -27,7 +28,7 @@ struct SecurityPolicyTests {
     @Test func combinationsThatCannotWorkAreRefusedWhenSet() throws {
         let pki = try TestCertificates.shared()
         var invalid = SecurityPolicy.default
-        invalid.allowInvalidCertificates = true   // with validatesDomainName and no pinning: AF step 1
+        invalid.allowInvalidCertificates = true  // with validatesDomainName and no pinning: AF step 1
         var noPins = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [])
         var reportWithoutPins = SecurityPolicy.default
         reportWithoutPins.pinEnforcement = .reportOnly
@@ -40,8 +41,11 @@ struct SecurityPolicyTests {
         reportUnverified.validatesDomainName = false
         reportUnverified.pinEnforcement = .reportOnly
         let manager = SessionManager()
-        for policy in [invalid, noPins, SecurityPolicy(pinningMode: .certificate, pinnedCertificates: []), reportWithoutPins, notDER, badHash,
-                       reportUnverified] {
+        for policy in [
+            invalid, noPins, SecurityPolicy(pinningMode: .certificate, pinnedCertificates: []), reportWithoutPins, notDER,
+            badHash,
+            reportUnverified,
+        ] {
             #expect(throws: ClientError.self) { try manager.setSecurityPolicy(policy) }
             do throws(ClientError) { try policy.validate() } catch {
                 #expect(error.code == .invalidSecurityPolicy && error.urlErrorCode == -1)
@@ -76,9 +80,11 @@ struct SecurityPolicyTests {
         wide.pinnedPublicKeyHashes = ["sha256/" + Data(repeating: 2, count: 32).base64EncodedString()]
         narrow.pinnedPublicKeyHashes = ["sha256/" + Data(repeating: 3, count: 32).base64EncodedString()]
         fallback.validatesDomainName = false
-        let map = try HostSecurityPolicies(defaultPolicy: fallback, policies: [
-            "API.example.com.": exact, "*.example.com": wide, "*.eu.example.com": narrow,
-        ])
+        let map = try HostSecurityPolicies(
+            defaultPolicy: fallback,
+            policies: [
+                "API.example.com.": exact, "*.example.com": wide, "*.eu.example.com": narrow,
+            ])
         #expect(map.policy(forHost: "api.example.com") == exact)
         #expect(map.policy(forHost: "www.example.com") == wide)
         #expect(map.policy(forHost: "a.b.example.com") == wide)
@@ -90,13 +96,18 @@ struct SecurityPolicyTests {
         for pattern in ["*", "*.com", "a.*.example.com", "*.example..com", "", "ex ample.com"] {
             #expect(throws: ClientError.self, "\(pattern)") { try HostSecurityPolicies(policies: [pattern: exact]) }
         }
-        #expect(throws: ClientError.self) { try HostSecurityPolicies(policies: ["a.example.com": SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [])]) }
+        #expect(throws: ClientError.self) {
+            try HostSecurityPolicies(policies: [
+                "a.example.com": SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [])
+            ])
+        }
     }
 
     @Test func pinsLoadFromPEMDERAndEveryCertificateFileOfADirectory() throws {
         let pki = try TestCertificates.shared()
         let intermediate = try pki.der(pki.intermediate)
-        #expect(try SecurityPolicy.certificates(in: Data(contentsOf: URL(fileURLWithPath: pki.intermediateDER))) == [intermediate])
+        #expect(
+            try SecurityPolicy.certificates(in: Data(contentsOf: URL(fileURLWithPath: pki.intermediateDER))) == [intermediate])
         let twoPEM = try SecurityPolicy.certificates(in: Data(contentsOf: URL(fileURLWithPath: pki.goodChain)))
         #expect(twoPEM.count == 2 && twoPEM[1] == intermediate)
         #expect(throws: TLSError.self) { try SecurityPolicy.certificates(in: Data("shopping list".utf8)) }
@@ -104,14 +115,14 @@ struct SecurityPolicyTests {
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let files = FileManager.default
-        try files.copyItem(atPath: pki.intermediateDER, toPath: folder + "/ca.cer")                  // DER
-        try files.copyItem(atPath: pki.selfSigned, toPath: folder + "/server.cer")                   // PEM named .cer
+        try files.copyItem(atPath: pki.intermediateDER, toPath: folder + "/ca.cer")  // DER
+        try files.copyItem(atPath: pki.selfSigned, toPath: folder + "/server.cer")  // PEM named .cer
         try files.copyItem(atPath: pki.otherRoot, toPath: folder + "/other.pem")
-        try files.copyItem(atPath: pki.otherSelfSigned, toPath: folder + "/ignored.CER")             // case-sensitive
-        try files.copyItem(atPath: pki.goodKey, toPath: folder + "/key.pem")                          // not a certificate
+        try files.copyItem(atPath: pki.otherSelfSigned, toPath: folder + "/ignored.CER")  // case-sensitive
+        try files.copyItem(atPath: pki.goodKey, toPath: folder + "/key.pem")  // not a certificate
         try Data("junk".utf8).write(to: URL(fileURLWithPath: folder + "/junk.der"))
         try files.createDirectory(atPath: folder + "/nested.cer", withIntermediateDirectories: true)
-        try files.copyItem(atPath: pki.goodChain, toPath: folder + "/nested.cer/deeper.pem")         // not recursive
+        try files.copyItem(atPath: pki.goodChain, toPath: folder + "/nested.cer/deeper.pem")  // not recursive
         let found = SecurityPolicy.certificates(inDirectory: folder)
         #expect(found == [intermediate, try pki.der(pki.selfSigned), try pki.der(pki.otherRoot)])
         #expect(SecurityPolicy.certificates(inDirectory: folder + "/missing").isEmpty)
@@ -126,7 +137,9 @@ struct SecurityPolicyTests {
         let decoded = try JSONDecoder().decode(HostSecurityPolicies.self, from: JSONEncoder().encode(map))
         #expect(decoded == map && decoded.policy(forHost: "a.example.com") == policy)
         // Decoding does not validate; setting does.
-        let forged = Data(#"{"defaultPolicy":{"pinningMode":"none","pinnedCertificates":[],"pinnedPublicKeyHashes":[],"allowInvalidCertificates":true,"validatesDomainName":true,"pinEnforcement":"enforced"},"policies":{}}"#.utf8)
+        let forged = Data(
+            #"{"defaultPolicy":{"pinningMode":"none","pinnedCertificates":[],"pinnedPublicKeyHashes":[],"allowInvalidCertificates":true,"validatesDomainName":true,"pinEnforcement":"enforced"},"policies":{}}"#
+                .utf8)
         let unsafe = try JSONDecoder().decode(HostSecurityPolicies.self, from: forged)
         let manager = SessionManager()
         #expect(throws: ClientError.self) { try manager.setSecurityPolicies(unsafe) }
@@ -142,8 +155,9 @@ struct SecurityPolicyTests {
         let verified = try forged.verified(anchors: roots, host: "127.0.0.1")
         let intermediatePin = try Certificate.load(file: pki.intermediate)[0].pin
         #expect(verified.count == 2 && !verified.pins.contains(intermediatePin))
-        let context = TrustContext(host: "127.0.0.1", port: 443, verifiedChain: verified, peerChain: forged, verdict: nil,
-                                   verification: .full)
+        let context = TrustContext(
+            host: "127.0.0.1", port: 443, verifiedChain: verified, peerChain: forged, verdict: nil,
+            verification: .full)
         guard case .refused(let error) = policy.evaluate(context, sessionRoots: roots) else {
             Issue.record("a pin present only in the sent list was accepted")
             return
@@ -151,8 +165,9 @@ struct SecurityPolicyTests {
         #expect(error.reason == .pinMismatch && error.pins == verified.pins)
         // The good chain verifies through the pinned intermediate.
         let good = try chain(pki.goodChain)
-        let goodContext = TrustContext(host: "127.0.0.1", port: 443, verifiedChain: try good.verified(anchors: roots, host: "127.0.0.1"),
-                                       peerChain: good, verdict: nil, verification: .full)
+        let goodContext = TrustContext(
+            host: "127.0.0.1", port: 443, verifiedChain: try good.verified(anchors: roots, host: "127.0.0.1"),
+            peerChain: good, verdict: nil, verification: .full)
         #expect(policy.evaluate(goodContext, sessionRoots: roots) == .trusted)
     }
 
@@ -173,7 +188,9 @@ struct SecurityPolicyTests {
         #expect(policy.evaluate(forged, sessionRoots: .system) == .trusted)
         policy.validatesDomainName = true
         #expect(policy.evaluate(forged, sessionRoots: .system) == .trusted)
-        if case .refused(let error) = policy.evaluate(unverified(try chain(pki.selfSigned), host: "wrong.example"), sessionRoots: .system) {
+        if case .refused(let error) = policy.evaluate(
+            unverified(try chain(pki.selfSigned), host: "wrong.example"), sessionRoots: .system)
+        {
             #expect(error.reason == .hostnameMismatch)
         } else {
             Issue.record("a leaf for other names passed validatesDomainName")
@@ -194,8 +211,9 @@ struct SecurityPolicyTests {
         }
         // A chain the session trusts is refused when it does not lead to the pinned certificate...
         let good = try chain(pki.goodChain)
-        let goodContext = TrustContext(host: "127.0.0.1", port: 443, verifiedChain: try good.verified(anchors: roots, host: "127.0.0.1"),
-                                       peerChain: good, verdict: nil, verification: .full)
+        let goodContext = TrustContext(
+            host: "127.0.0.1", port: 443, verifiedChain: try good.verified(anchors: roots, host: "127.0.0.1"),
+            peerChain: good, verdict: nil, verification: .full)
         #expect(policy.evaluate(goodContext, sessionRoots: roots) != .trusted)
         // ...and accepted through a pinned intermediate alone (partial chain), with the system's roots.
         let intermediate = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [try pki.der(pki.intermediate)])
@@ -209,8 +227,9 @@ struct SecurityPolicyTests {
         var policy = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [try pki.der(pki.otherRoot)])
         policy.pinEnforcement = .reportOnly
         let good = try chain(pki.goodChain)
-        let context = TrustContext(host: "127.0.0.1", port: 443, verifiedChain: try good.verified(anchors: roots, host: "127.0.0.1"),
-                                   peerChain: good, verdict: nil, verification: .full)
+        let context = TrustContext(
+            host: "127.0.0.1", port: 443, verifiedChain: try good.verified(anchors: roots, host: "127.0.0.1"),
+            peerChain: good, verdict: nil, verification: .full)
         guard case .trustedDespitePinMismatch(let mismatch) = policy.evaluate(context, sessionRoots: roots) else {
             Issue.record("report-only refused or ignored a mismatch")
             return

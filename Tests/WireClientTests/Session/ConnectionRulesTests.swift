@@ -68,7 +68,9 @@ struct ConnectionRulesTests {
     }
 
     /// The connection number and traffic class the server reports for one GET.
-    static func connectionAndClass(_ manager: SessionManager, _ url: String, _ serviceType: NetworkServiceType? = nil) async throws -> [Int] {
+    static func connectionAndClass(_ manager: SessionManager, _ url: String, _ serviceType: NetworkServiceType? = nil)
+        async throws -> [Int]
+    {
         var request = ClientRequest(url: URL(string: url + "/")!)
         request.networkServiceType = serviceType
         let result = try await manager.data(for: request)

@@ -4,12 +4,13 @@ import WireTestSupport
 
 /// `Content-Range` parsing (RFC 9110 §14.4): the three forms, and nil (never a trap) for anything else.
 struct ContentRangeTests {
-    @Test(arguments: [
-        ("bytes 0-499/1234", 0...499, 1234),
-        ("bytes 500-1233/1234", 500...1233, 1234),
-        ("BYTES 7-7/8", 7...7, 8),
-        ("  bytes 21010-47021/47022\t", 21010...47021, 47022),
-    ] as [(String, ClosedRange<Int64>, Int64)])
+    @Test(
+        arguments: [
+            ("bytes 0-499/1234", 0...499, 1234),
+            ("bytes 500-1233/1234", 500...1233, 1234),
+            ("BYTES 7-7/8", 7...7, 8),
+            ("  bytes 21010-47021/47022\t", 21010...47021, 47022),
+        ] as [(String, ClosedRange<Int64>, Int64)])
     func aSatisfiedRangeWithItsCompleteLength(text: String, range: ClosedRange<Int64>, complete: Int64) throws {
         let parsed = try #require(ContentRange(text))
         #expect(parsed.range == range)

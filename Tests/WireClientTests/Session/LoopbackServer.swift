@@ -21,14 +21,19 @@ struct LoopbackServer: Sendable {
     }
 
     /// Starts a server whose `handler` gets each request (body already read) and answers through the writer.
-    static func start(_ handler: @escaping @Sendable (Recorded, HTTPResponseWriter) async throws -> Void) async throws -> LoopbackServer {
+    static func start(_ handler: @escaping @Sendable (Recorded, HTTPResponseWriter) async throws -> Void) async throws
+        -> LoopbackServer
+    {
         let group = try EventLoopGroup(loopCount: 1, namePrefix: "wireclient-test-server")
         let log = Recorder<Recorded>()
-        let server = HTTPServer(configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
-                                group: group) { request, writer in
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
+            group: group
+        ) { request, writer in
             let body = try await request.body.collect(upTo: 256 << 20)
-            let recorded = Recorded(method: request.method.rawValue, target: request.target, headers: request.head.headers,
-                                    body: body.readableBytesArray)
+            let recorded = Recorded(
+                method: request.method.rawValue, target: request.target, headers: request.head.headers,
+                body: body.readableBytesArray)
             log.record(recorded)
             try await handler(recorded, writer)
         }
@@ -51,8 +56,10 @@ struct LoopbackServer: Sendable {
     }
 
     /// Runs `body` with a started server, stopping it afterwards whatever happens.
-    static func with<T>(_ handler: @escaping @Sendable (Recorded, HTTPResponseWriter) async throws -> Void,
-                        _ body: (LoopbackServer) async throws -> T) async throws -> T {
+    static func with<T>(
+        _ handler: @escaping @Sendable (Recorded, HTTPResponseWriter) async throws -> Void,
+        _ body: (LoopbackServer) async throws -> T
+    ) async throws -> T {
         let server = try await start(handler)
         do {
             let result = try await body(server)

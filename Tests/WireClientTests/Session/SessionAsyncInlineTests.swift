@@ -12,7 +12,9 @@ import WireTestSupport
 struct SessionAsyncInlineTests {
     /// `/head` holds its answer until `gate` opens; `/body` sends ten of a thousand bytes, then waits on `gate`;
     /// `/busy` answers 503.
-    static func handler(gate: SessionInvalidationTests.Gate) -> @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void {
+    static func handler(gate: SessionInvalidationTests.Gate)
+        -> @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void
+    {
         { request, writer in
             switch request.target {
             case "/head":
@@ -42,15 +44,19 @@ struct SessionAsyncInlineTests {
 
     /// Starts a request to `path`, waits until `ready`, runs `stop`, and expects the call to end within five seconds
     /// with `expected`, its task's events to be `didResume` then `didComplete`, and nothing left behind.
-    static func expectStopped(_ path: String, _ expected: ClientError.Code,
-                              configure: (inout SessionConfiguration) -> Void = { _ in },
-                              interceptor: (any Interceptor)? = nil,
-                              ready: @escaping @Sendable (LoopbackServer, SessionManager) -> Bool,
-                              stop: (SessionManager, Task<Void, Never>) -> Void) async throws {
+    static func expectStopped(
+        _ path: String, _ expected: ClientError.Code,
+        configure: (inout SessionConfiguration) -> Void = { _ in },
+        interceptor: (any Interceptor)? = nil,
+        ready: @escaping @Sendable (LoopbackServer, SessionManager) -> Bool,
+        stop: (SessionManager, Task<Void, Never>) -> Void
+    ) async throws {
         let gate = SessionInvalidationTests.Gate()
         try await LoopbackServer.with(Self.handler(gate: gate)) { server in
             // One request first, so that descriptors opened once per process (the runtime's timers) are counted.
-            try await SessionLeakTests.withManager { manager in _ = try await manager.data(for: ClientRequest(url: server.url("/ok"))) }
+            try await SessionLeakTests.withManager { manager in
+                _ = try await manager.data(for: ClientRequest(url: server.url("/ok")))
+            }
             let before = await SessionLeakTests.settledDescriptors()
             let events = Recorder<String>()
             var configuration = SessionConfiguration()
@@ -83,35 +89,43 @@ struct SessionAsyncInlineTests {
 
     @Test(arguments: ["/head", "/body"])
     func cancellingTheSessionTaskAbortsTheInlineTransfer(_ path: String) async throws {
-        try await Self.expectStopped(path, .cancelled, ready: { server, manager in
-            guard server.requests.contains(where: { $0.target == path }), let task = manager.tasks.first else { return false }
-            return path == "/head" || task.countOfBytesReceived >= 10
-        }, stop: { manager, _ in
-            manager.tasks.first?.cancel()
-        })
+        try await Self.expectStopped(
+            path, .cancelled,
+            ready: { server, manager in
+                guard server.requests.contains(where: { $0.target == path }), let task = manager.tasks.first else { return false }
+                return path == "/head" || task.countOfBytesReceived >= 10
+            },
+            stop: { manager, _ in
+                manager.tasks.first?.cancel()
+            })
     }
 
     @Test(arguments: ["/head", "/body"])
     func cancellingTheCallerCancelsTheInlineTransfer(_ path: String) async throws {
-        try await Self.expectStopped(path, .cancelled, ready: { server, manager in
-            guard server.requests.contains(where: { $0.target == path }), let task = manager.tasks.first else { return false }
-            return path == "/head" || task.countOfBytesReceived >= 10
-        }, stop: { _, call in
-            call.cancel()
-        })
+        try await Self.expectStopped(
+            path, .cancelled,
+            ready: { server, manager in
+                guard server.requests.contains(where: { $0.target == path }), let task = manager.tasks.first else { return false }
+                return path == "/head" || task.countOfBytesReceived >= 10
+            },
+            stop: { _, call in
+                call.cancel()
+            })
     }
 
     /// The idle timeout is WireClient's alone (Wire's read timeout is the resource timeout): only the abort ends it.
     @Test func theIdleTimeoutEndsTheInlineTransfer() async throws {
-        try await Self.expectStopped("/body", .timedOut, configure: { $0.timeoutIntervalForRequest = .milliseconds(300) },
-                                     ready: { server, _ in server.requests.contains { $0.target == "/body" } },
-                                     stop: { _, _ in })
+        try await Self.expectStopped(
+            "/body", .timedOut, configure: { $0.timeoutIntervalForRequest = .milliseconds(300) },
+            ready: { server, _ in server.requests.contains { $0.target == "/body" } },
+            stop: { _, _ in })
     }
 
     @Test func theResourceTimeoutEndsTheInlineTransfer() async throws {
-        try await Self.expectStopped("/head", .timedOut, configure: { $0.timeoutIntervalForResource = .milliseconds(300) },
-                                     ready: { server, _ in server.requests.contains { $0.target == "/head" } },
-                                     stop: { _, _ in })
+        try await Self.expectStopped(
+            "/head", .timedOut, configure: { $0.timeoutIntervalForResource = .milliseconds(300) },
+            ready: { server, _ in server.requests.contains { $0.target == "/head" } },
+            stop: { _, _ in })
     }
 
     /// A retry's delay is the task's own wait, not Wire's: `cancel()` on the session task and the caller's
@@ -123,11 +137,12 @@ struct SessionAsyncInlineTests {
             asked.add()
             return .retryAfter(.seconds(60))
         }
-        try await Self.expectStopped("/busy", .cancelled, interceptor: retrier,
-                                     ready: { _, _ in asked.current == 1 },
-                                     stop: { manager, call in
-                                         if byTheCaller { call.cancel() } else { manager.tasks.first?.cancel() }
-                                     })
+        try await Self.expectStopped(
+            "/busy", .cancelled, interceptor: retrier,
+            ready: { _, _ in asked.current == 1 },
+            stop: { manager, call in
+                if byTheCaller { call.cancel() } else { manager.tasks.first?.cancel() }
+            })
     }
 
     /// A caller waiting for a slot (`maximumConcurrentTasks`) waits on the manager, not on Wire: cancelling it ends

@@ -46,7 +46,9 @@ import WireTLS
     static func expectSameSettings(_ decoded: SessionConfiguration, _ original: SessionConfiguration) {
         #expect(decoded.timeoutIntervalForRequest == original.timeoutIntervalForRequest)
         #expect(decoded.timeoutIntervalForResource == original.timeoutIntervalForResource)
-        #expect(decoded.httpAdditionalHeaders.map { [$0.name, $0.value] } == original.httpAdditionalHeaders.map { [$0.name, $0.value] })
+        #expect(
+            decoded.httpAdditionalHeaders.map { [$0.name, $0.value] }
+                == original.httpAdditionalHeaders.map { [$0.name, $0.value] })
         #expect(decoded.httpMaximumConnectionsPerHost == original.httpMaximumConnectionsPerHost)
         #expect(decoded.maximumBufferedResponseSize == original.maximumBufferedResponseSize)
         #expect(decoded.decodesContent == original.decodesContent)
@@ -80,8 +82,9 @@ import WireTLS
         let fromPlist = try PropertyListDecoder().decode(SessionConfiguration.self, from: PropertyListEncoder().encode(original))
         Self.expectSameSettings(fromPlist, original)
         // The defaults survive as well.
-        Self.expectSameSettings(try JSONDecoder().decode(SessionConfiguration.self, from: JSONEncoder().encode(SessionConfiguration())),
-                                SessionConfiguration())
+        Self.expectSameSettings(
+            try JSONDecoder().decode(SessionConfiguration.self, from: JSONEncoder().encode(SessionConfiguration())),
+            SessionConfiguration())
     }
 
     @Test func liveObjectsAndClosuresAreLeftOut() throws {
@@ -101,7 +104,8 @@ import WireTLS
         func roundTrip(_ storage: CookieStorage?) throws -> CookieStorage? {
             var configuration = SessionConfiguration()
             configuration.httpCookieStorage = storage
-            return try JSONDecoder().decode(SessionConfiguration.self, from: JSONEncoder().encode(configuration)).httpCookieStorage
+            return try JSONDecoder().decode(SessionConfiguration.self, from: JSONEncoder().encode(configuration))
+                .httpCookieStorage
         }
         #expect(try roundTrip(.shared) === CookieStorage.shared)
         #expect(try roundTrip(nil) == nil)
@@ -109,9 +113,12 @@ import WireTLS
         let decoded = try roundTrip(own)
         #expect(decoded != nil && decoded !== own && decoded !== CookieStorage.shared)
         // The ephemeral configuration's private storage and memory-only cache come back private and memory-only.
-        let ephemeral = try JSONDecoder().decode(SessionConfiguration.self, from: JSONEncoder().encode(SessionConfiguration.ephemeral))
+        let ephemeral = try JSONDecoder().decode(
+            SessionConfiguration.self, from: JSONEncoder().encode(SessionConfiguration.ephemeral))
         #expect(ephemeral.httpCookieStorage !== CookieStorage.shared && ephemeral.httpCookieStorage != nil)
-        #expect(ephemeral.urlCache?.directory == nil && ephemeral.urlCache?.diskCapacity == SessionConfiguration.ephemeral.urlCache?.diskCapacity)
+        #expect(
+            ephemeral.urlCache?.directory == nil
+                && ephemeral.urlCache?.diskCapacity == SessionConfiguration.ephemeral.urlCache?.diskCapacity)
     }
 
     /// Archives made while the cookie switch was spelled `httpShouldSetCookies` keep their value; new ones write only

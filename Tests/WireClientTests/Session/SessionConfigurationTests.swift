@@ -18,7 +18,7 @@ struct SessionConfigurationTests {
         case "/cut":
             try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "1000"]))
             try await writer.write(ByteBuffer(string: "only ten.."))
-            throw CancellationError()   // the server drops the connection mid-body
+            throw CancellationError()  // the server drops the connection mid-body
         default:
             let echoed = request.headers.first(name: "X-Session") ?? "-"
             try await writer.reply(200, "\(echoed) \(request.headers.first(name: "Accept") ?? "-") \(request.body.count)")
@@ -70,8 +70,10 @@ struct SessionConfigurationTests {
             manager.responseSerializer = HTTPResponseSerializer()
             let progress = Recorder<TaskProgress>()
             let finished = Recorder<String>()
-            let task = manager.uploadTask(with: ClientRequest(url: server.url("/f"), method: "PUT"), fromFile: path,
-                                          progress: { progress.record($0) }) { _, value, error in
+            let task = manager.uploadTask(
+                with: ClientRequest(url: server.url("/f"), method: "PUT"), fromFile: path,
+                progress: { progress.record($0) }
+            ) { _, value, error in
                 finished.record((value as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "\(String(describing: error))")
             }
             task.resume()

@@ -16,7 +16,8 @@ struct SessionDownloadTests {
     static let body = String(repeating: "download!", count: 50_000)
 
     static let handler: @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void = { request, writer in
-        try await writer.reply(request.target == "/missing" ? 404 : 200, Self.body, headers: ["Content-Type": "application/octet-stream"])
+        try await writer.reply(
+            request.target == "/missing" ? 404 : 200, Self.body, headers: ["Content-Type": "application/octet-stream"])
     }
 
     @Test func theBodyGoesToAPrivateTemporaryFileThenToTheDestination() async throws {
@@ -30,7 +31,7 @@ struct SessionDownloadTests {
                 temporary.record(path)
                 let permissions = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int
                 temporary.record("\(permissions ?? -1)")
-                return nil   // defer to the task's destination
+                return nil  // defer to the task's destination
             }
             let events = Recorder<String>()
             manager.eventMonitors = [RecordingMonitor(recorder: events)]
@@ -60,12 +61,14 @@ struct SessionDownloadTests {
             let temporary = Recorder<String>()
             manager.downloadTaskDidFinishDownloading = { _, path in
                 temporary.record(path)
-                return folder + "/no/such/directory/file.bin"   // the hook takes precedence over the task's destination
+                return folder + "/no/such/directory/file.bin"  // the hook takes precedence over the task's destination
             }
             let events = Recorder<String>()
             manager.eventMonitors = [RecordingMonitor(recorder: events)]
             let outcome = Recorder<String>()
-            let task = manager.downloadTask(with: ClientRequest(url: server.url("/file")), destination: { _, _ in folder + "/unused" }) {
+            let task = manager.downloadTask(
+                with: ClientRequest(url: server.url("/file")), destination: { _, _ in folder + "/unused" }
+            ) {
                 _, value, error in outcome.record("\(value == nil) \(error?.code == .cannotMoveFile) \(error?.urlErrorCode ?? 0)")
             }
             task.resume()
@@ -90,8 +93,9 @@ struct SessionDownloadTests {
                 try await manager.download(for: ClientRequest(url: server.url("/file"))) { _, _ in destination }
             }
             #expect(try String(contentsOfFile: destination, encoding: .utf8) == "old")
-            let replaced = try await manager.download(for: ClientRequest(url: server.url("/file")), destination: { _, _ in destination },
-                                                      replacesExistingFile: true)
+            let replaced = try await manager.download(
+                for: ClientRequest(url: server.url("/file")), destination: { _, _ in destination },
+                replacesExistingFile: true)
             #expect(replaced.value as? String == destination)
             #expect(try String(contentsOfFile: destination, encoding: .utf8) == Self.body)
         }
@@ -104,7 +108,9 @@ struct SessionDownloadTests {
             let manager = SessionManager()
             manager.responseSerializer = HTTPResponseSerializer()
             let outcome = Recorder<String>()
-            let task = manager.downloadTask(with: ClientRequest(url: server.url("/missing")), destination: { _, _ in folder + "/404" }) {
+            let task = manager.downloadTask(
+                with: ClientRequest(url: server.url("/missing")), destination: { _, _ in folder + "/404" }
+            ) {
                 _, value, error in outcome.record("\(value as? String ?? "nil") \(error.map { "\($0.code)" } ?? "nil")")
             }
             task.resume()

@@ -62,7 +62,9 @@ struct SessionInvalidationTests {
             #expect(all.firstIndex(of: "hook true")! > lastHandler)
             #expect(all.filter { $0 == "hook true" }.count == 1 && all.filter { $0 == "sessionDidInvalidate" }.count == 1)
             // Afterwards a task completes at once with .sessionInvalidated and sends nothing.
-            await #expect(throws: ClientError(.sessionInvalidated)) { try await manager.data(for: ClientRequest(url: server.url("/new"))) }
+            await #expect(throws: ClientError(.sessionInvalidated)) {
+                try await manager.data(for: ClientRequest(url: server.url("/new")))
+            }
             #expect(server.requests.count == 1)
             // Invalidating again does nothing.
             manager.invalidateSession(cancelingTasks: true)
@@ -89,7 +91,9 @@ struct SessionInvalidationTests {
             running.resume()
             #expect(await eventually(within: .seconds(10)) { server.requests.count == 1 })
             manager.invalidateSession(cancelingTasks: false)
-            await #expect(throws: ClientError(.sessionInvalidated)) { try await manager.data(for: ClientRequest(url: server.url("/new"))) }
+            await #expect(throws: ClientError(.sessionInvalidated)) {
+                try await manager.data(for: ClientRequest(url: server.url("/new")))
+            }
             gate.open()
             #expect(await eventually(within: .seconds(10)) { log.all.contains("running ok true") })
             // The suspended task keeps the session open until it is resumed and finishes.
@@ -107,7 +111,9 @@ struct SessionInvalidationTests {
     }
 
     @Test func aManagerIsFreedWhenItsLastTaskCompletesAndClosesItsConnections() async throws {
-        try await LoopbackServer.with({ _, writer in try await writer.reply(200, "{}", headers: ["Content-Type": "application/json"]) }) {
+        try await LoopbackServer.with({ _, writer in
+            try await writer.reply(200, "{}", headers: ["Content-Type": "application/json"])
+        }) {
             server in
             weak var weakManager: SessionManager?
             weak var weakTask: SessionTask?
@@ -115,11 +121,13 @@ struct SessionInvalidationTests {
                 let manager = SessionManager()
                 weakManager = manager
                 let finished = Recorder<Bool>()
-                let task = manager.dataTask(with: ClientRequest(url: server.url("/a"))) { _, _, error in finished.record(error == nil) }
+                let task = manager.dataTask(with: ClientRequest(url: server.url("/a"))) { _, _, error in
+                    finished.record(error == nil)
+                }
                 weakTask = task
                 task.resume()
                 #expect(await eventually(within: .seconds(10)) { finished.all == [true] })
-                #expect(server.openConnections == 1)   // kept alive in the pool
+                #expect(server.openConnections == 1)  // kept alive in the pool
                 withExtendedLifetime(manager) {}
             }
             // Nothing else holds the manager: it goes, shutting its own client (and pooled connection) down.
@@ -137,7 +145,8 @@ struct SessionInvalidationTests {
                 let manager = SessionManager()
                 manager.responseSerializer = HTTPResponseSerializer()
                 weakManager = manager
-                manager.dataTask(with: ClientRequest(url: server.url("/hold"))) { _, _, error in finished.record(error == nil) }.resume()
+                manager.dataTask(with: ClientRequest(url: server.url("/hold"))) { _, _, error in finished.record(error == nil) }
+                    .resume()
             }
             #expect(await eventually(within: .seconds(10)) { server.requests.count == 1 })
             #expect(weakManager != nil)
@@ -168,7 +177,9 @@ struct SessionInvalidationTests {
             gates[3].open()
             gates[4].open()
             #expect(await eventually(within: .seconds(10)) { server.requests.count == 5 })
-            #expect(Array(server.requests.map(\.target).suffix(2)) == ["/1", "/2"] || Array(server.requests.map(\.target).suffix(2)) == ["/2", "/1"])
+            #expect(
+                Array(server.requests.map(\.target).suffix(2)) == ["/1", "/2"]
+                    || Array(server.requests.map(\.target).suffix(2)) == ["/2", "/1"])
             gates[1].open()
             gates[2].open()
             #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty })
@@ -178,7 +189,8 @@ struct SessionInvalidationTests {
 
     @Test func batchReportsProgressAndResultsInInputOrder() async throws {
         try await LoopbackServer.with({ request, writer in
-            try await writer.reply(request.target == "/bad" ? 500 : 200, "\(request.target)", headers: ["Content-Type": "text/plain"])
+            try await writer.reply(
+                request.target == "/bad" ? 500 : 200, "\(request.target)", headers: ["Content-Type": "text/plain"])
         }) { server in
             let manager = SessionManager()
             manager.responseSerializer = HTTPResponseSerializer()

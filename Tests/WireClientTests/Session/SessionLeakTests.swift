@@ -17,7 +17,9 @@ struct SessionLeakTests {
     }
 
     /// The answers the cases need; `/stall` waits on `gate` after ten of its thousand bytes.
-    static func handler(gate: SessionInvalidationTests.Gate) -> @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void {
+    static func handler(gate: SessionInvalidationTests.Gate)
+        -> @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void
+    {
         { request, writer in
             switch request.target {
             case "/malformedJSON": try await writer.reply(200, #"{"a": [1, 2"#, headers: ["Content-Type": "application/json"])
@@ -57,8 +59,10 @@ struct SessionLeakTests {
     }
 
     /// Runs `body` with a manager of its own, invalidates it, and waits for its client to close.
-    static func withManager(_ configure: (inout SessionConfiguration) -> Void = { _ in },
-                            _ body: (SessionManager) async throws -> Void) async throws {
+    static func withManager(
+        _ configure: (inout SessionConfiguration) -> Void = { _ in },
+        _ body: (SessionManager) async throws -> Void
+    ) async throws {
         var configuration = SessionConfiguration()
         configure(&configuration)
         let manager = SessionManager(configuration: configuration)
@@ -96,21 +100,28 @@ struct SessionLeakTests {
                         code = nil
                     } catch { code = (error as? ClientError)?.code }
                 case .undecodableRetryAfter:
-                    manager.interceptor = RetryInterceptor(policy: RetryPolicy(maximumRetries: 1, baseDelay: .milliseconds(1),
-                                                                              jitter: .none))
-                    do { _ = try await manager.data(for: ClientRequest(url: url)); code = nil } catch { code = (error as? ClientError)?.code }
+                    manager.interceptor = RetryInterceptor(
+                        policy: RetryPolicy(
+                            maximumRetries: 1, baseDelay: .milliseconds(1),
+                            jitter: .none))
+                    do { _ = try await manager.data(for: ClientRequest(url: url)); code = nil } catch {
+                        code = (error as? ClientError)?.code
+                    }
                 default:
-                    do { _ = try await manager.data(for: ClientRequest(url: url)); code = nil } catch { code = (error as? ClientError)?.code }
+                    do { _ = try await manager.data(for: ClientRequest(url: url)); code = nil } catch {
+                        code = (error as? ClientError)?.code
+                    }
                 }
-                let expected: ClientError.Code = switch failure {
-                case .malformedJSON: .responseSerializationFailed
-                case .wrongContentType: .unacceptableContentType("text/html")
-                case .bodyOverTheLimit: .responseTooLarge
-                case .stallMidBody: .timedOut
-                case .redirectLoop: .tooManyRedirects
-                case .undecodableRetryAfter: .unacceptableStatusCode(503)
-                case .unwritableDestination: .cannotMoveFile
-                }
+                let expected: ClientError.Code =
+                    switch failure {
+                    case .malformedJSON: .responseSerializationFailed
+                    case .wrongContentType: .unacceptableContentType("text/html")
+                    case .bodyOverTheLimit: .responseTooLarge
+                    case .stallMidBody: .timedOut
+                    case .redirectLoop: .tooManyRedirects
+                    case .undecodableRetryAfter: .unacceptableStatusCode(503)
+                    case .unwritableDestination: .cannotMoveFile
+                    }
                 #expect(code == expected)
                 if failure == .undecodableRetryAfter {
                     // The unreadable Retry-After falls back to the backoff: retried once, not refused and not stuck.

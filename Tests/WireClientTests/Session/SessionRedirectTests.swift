@@ -11,7 +11,8 @@ struct SessionRedirectTests {
     static func handler(_ request: LoopbackServer.Recorded, _ writer: HTTPResponseWriter) async throws {
         if request.target.hasPrefix("/r/") {
             let parts = request.target.dropFirst(3).split(separator: "?", maxSplits: 1)
-            let location = parts.count > 1 && parts[1].hasPrefix("to=") ? String(parts[1].dropFirst(3)).removingPercentEncoding! : "/echo"
+            let location =
+                parts.count > 1 && parts[1].hasPrefix("to=") ? String(parts[1].dropFirst(3)).removingPercentEncoding! : "/echo"
             try await writer.reply(Int(parts[0])!, "redirect", headers: ["Location": location])
         } else if request.target == "/loop" {
             try await writer.reply(302, headers: ["Location": "/loop"])
@@ -97,8 +98,10 @@ struct SessionRedirectTests {
             var configuration = SessionConfiguration()
             configuration.maximumRedirects = 3
             let manager = SessionManager(configuration: configuration)
-            await #expect(throws: ClientError(.tooManyRedirects)) { try await manager.data(for: ClientRequest(url: server.url("/loop"))) }
-            #expect(server.requests.count == 4)   // the request and three hops
+            await #expect(throws: ClientError(.tooManyRedirects)) {
+                try await manager.data(for: ClientRequest(url: server.url("/loop")))
+            }
+            #expect(server.requests.count == 4)  // the request and three hops
         }
     }
 

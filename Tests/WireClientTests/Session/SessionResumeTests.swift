@@ -38,8 +38,10 @@ struct SessionResumeTests {
     /// Resumes `make`'s task and cancels it with resume data from the write hook once `cut` bytes (the offset
     /// included) are on disk: the hook holds the transfer, so exactly the bytes written so far stay in the file.
     /// - Returns: The resume data, the bytes written when it was cancelled, and the task's error.
-    static func cancel(after cut: Int64, on manager: SessionManager,
-                       _ make: (@escaping TaskCompletionHandler) -> SessionTask) async -> (data: Data?, written: Int64, error: ClientError?) {
+    static func cancel(
+        after cut: Int64, on manager: SessionManager,
+        _ make: (@escaping TaskCompletionHandler) -> SessionTask
+    ) async -> (data: Data?, written: Int64, error: ClientError?) {
         let written = Counter()
         let data = Recorder<Data?>()
         manager.downloadTaskDidWriteData = { task, _, total, _ in
@@ -58,7 +60,8 @@ struct SessionResumeTests {
     /// Downloads `url` on a new manager, cancels it for resume data after 128 KiB, and resumes it into
     /// `folder/file`.
     static func cutAndResume(_ url: URL, into folder: String) async throws
-        -> (cut: (data: Data?, written: Int64, error: ClientError?), finished: Finished, destination: String) {
+        -> (cut: (data: Data?, written: Int64, error: ClientError?), finished: Finished, destination: String)
+    {
         let manager = SessionManager()
         manager.responseSerializer = HTTPResponseSerializer()
         let cut = await cancel(after: 128 << 10, on: manager) {
@@ -74,9 +77,12 @@ struct SessionResumeTests {
         let resumes = Recorder<[Int64]>()
         manager.downloadTaskDidResume = { _, offset, total in resumes.record([offset, total]) }
         let progress = Recorder<TaskProgress>()
-        let (error, value) = await withCheckedContinuation { (continuation: CheckedContinuation<(ClientError?, String?), Never>) in
-            manager.downloadTask(withResumeData: resumeData, progress: { progress.record($0) },
-                                 destination: { _, _ in destination }) { _, value, error in
+        let (error, value) = await withCheckedContinuation {
+            (continuation: CheckedContinuation<(ClientError?, String?), Never>) in
+            manager.downloadTask(
+                withResumeData: resumeData, progress: { progress.record($0) },
+                destination: { _, _ in destination }
+            ) { _, value, error in
                 continuation.resume(returning: (error, value as? String))
             }.resume()
         }
@@ -102,10 +108,12 @@ struct SessionResumeTests {
         manager.responseSerializer = HTTPResponseSerializer()
         let url = URL(string: nginx.baseURL + "/big.bin")!
         var random = SplitMix64(seed: seed)
-        let firstCut = Int64.random(in: 256 << 10 ... 1 << 20, using: &random)
-        let secondCut = Int64.random(in: 2 << 20 ... 3 << 20, using: &random)
+        let firstCut = Int64.random(in: 256 << 10...1 << 20, using: &random)
+        let secondCut = Int64.random(in: 2 << 20...3 << 20, using: &random)
 
-        let first = await Self.cancel(after: firstCut, on: manager) { manager.downloadTask(with: ClientRequest(url: url), completionHandler: $0) }
+        let first = await Self.cancel(after: firstCut, on: manager) {
+            manager.downloadTask(with: ClientRequest(url: url), completionHandler: $0)
+        }
         #expect(first.error?.code == .cancelled)
         let firstData = try #require(first.data, "seed \(seed)")
         let kept = try Self.temporaryFile(in: firstData)
@@ -135,7 +143,7 @@ struct SessionResumeTests {
     @Test(.enabled(if: TestNginx.isInstalled, "nginx is not installed"))
     func aChangedETagRestartsWithTheNewContent() async throws {
         let old = Self.randomBytes(3 << 20, seed: 1)
-        let new = Self.randomBytes((3 << 20) + 4097, seed: 2)   // another size: another ETag even within one second
+        let new = Self.randomBytes((3 << 20) + 4097, seed: 2)  // another size: another ETag even within one second
         let nginx = try TestNginx(files: ["file.bin": old])
         defer { nginx.stop() }
         let folder = try Self.folder()
@@ -143,7 +151,9 @@ struct SessionResumeTests {
         let manager = SessionManager()
         manager.responseSerializer = HTTPResponseSerializer()
         let url = URL(string: nginx.baseURL + "/file.bin")!
-        let cut = await Self.cancel(after: 1 << 20, on: manager) { manager.downloadTask(with: ClientRequest(url: url), completionHandler: $0) }
+        let cut = await Self.cancel(after: 1 << 20, on: manager) {
+            manager.downloadTask(with: ClientRequest(url: url), completionHandler: $0)
+        }
         let resumeData = try #require(cut.data)
         try new.write(to: URL(fileURLWithPath: nginx.root + "/file.bin"))
 
@@ -160,13 +170,16 @@ struct SessionResumeTests {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try await LoopbackServer.with({ _, writer in
-            try await writer.respond(HTTPResponseHead(status: .ok, headers: ["ETag": "\"v1\""]), body: ByteBuffer(bytes: Array(body)))
+            try await writer.respond(
+                HTTPResponseHead(status: .ok, headers: ["ETag": "\"v1\""]), body: ByteBuffer(bytes: Array(body)))
         }) { server in
             let manager = SessionManager()
             manager.responseSerializer = HTTPResponseSerializer()
             var request = ClientRequest(url: server.url("/file"))
             request.setValue("kept", forHTTPHeaderField: "X-Caller")
-            let cut = await Self.cancel(after: 256 << 10, on: manager) { manager.downloadTask(with: request, completionHandler: $0) }
+            let cut = await Self.cancel(after: 256 << 10, on: manager) {
+                manager.downloadTask(with: request, completionHandler: $0)
+            }
             let resumeData = try #require(cut.data)
             let destination = folder + "/file"
             let finished = await Self.finish(resumeData, on: manager, to: destination)
@@ -200,13 +213,21 @@ struct SessionResumeTests {
                 try await writer.reply(416, headers: ["Content-Range": "bytes */\(body.count)"])
             case "206 elsewhere":
                 // Bytes from 0, labelled as such: appended, they would duplicate the start.
-                try await writer.respond(HTTPResponseHead(status: HTTPStatus(code: 206), headers: [
-                    "Content-Range": "bytes 0-\(body.count - offset - 1)/\(body.count)", "ETag": "\"v1\""]),
+                try await writer.respond(
+                    HTTPResponseHead(
+                        status: HTTPStatus(code: 206),
+                        headers: [
+                            "Content-Range": "bytes 0-\(body.count - offset - 1)/\(body.count)", "ETag": "\"v1\"",
+                        ]),
                     body: ByteBuffer(bytes: Array(body.prefix(body.count - offset))))
             default:
                 // The right start but not to the end: the file would be short.
-                try await writer.respond(HTTPResponseHead(status: HTTPStatus(code: 206), headers: [
-                    "Content-Range": "bytes \(offset)-\(offset + 9)/\(body.count)", "ETag": "\"v1\""]),
+                try await writer.respond(
+                    HTTPResponseHead(
+                        status: HTTPStatus(code: 206),
+                        headers: [
+                            "Content-Range": "bytes \(offset)-\(offset + 9)/\(body.count)", "ETag": "\"v1\"",
+                        ]),
                     body: ByteBuffer(bytes: Array(body[offset..<offset + 10])))
             }
         }) { server in
@@ -227,12 +248,17 @@ struct SessionResumeTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try await LoopbackServer.with({ request, writer in
             guard let range = request.headers.first(name: "Range") else {
-                try await writer.respond(HTTPResponseHead(status: .ok, headers: ["ETag": "\"v1\""]), body: ByteBuffer(bytes: Array(body)))
+                try await writer.respond(
+                    HTTPResponseHead(status: .ok, headers: ["ETag": "\"v1\""]), body: ByteBuffer(bytes: Array(body)))
                 return
             }
             let offset = Int(range.dropFirst("bytes=".count).dropLast())!
-            try await writer.respond(HTTPResponseHead(status: HTTPStatus(code: 206), headers: [
-                "Content-Range": "bytes \(offset)-9223372036854775807/*", "ETag": "\"v1\""]),
+            try await writer.respond(
+                HTTPResponseHead(
+                    status: HTTPStatus(code: 206),
+                    headers: [
+                        "Content-Range": "bytes \(offset)-9223372036854775807/*", "ETag": "\"v1\"",
+                    ]),
                 body: ByteBuffer(bytes: Array(body[offset...])))
         }) { server in
             let (cut, finished, destination) = try await Self.cutAndResume(server.url("/file"), into: folder)
@@ -246,8 +272,9 @@ struct SessionResumeTests {
     @Test func unusableResumeDataFailsWithoutNetwork() async throws {
         let body = Self.randomBytes(1 << 20, seed: 5)
         try await LoopbackServer.with({ _, writer in
-            try await writer.respond(HTTPResponseHead(status: .ok, headers: ["Last-Modified": "Tue, 24 Nov 2026 10:00:00 GMT"]),
-                                     body: ByteBuffer(bytes: Array(body)))
+            try await writer.respond(
+                HTTPResponseHead(status: .ok, headers: ["Last-Modified": "Tue, 24 Nov 2026 10:00:00 GMT"]),
+                body: ByteBuffer(bytes: Array(body)))
         }) { server in
             let manager = SessionManager()
             manager.responseSerializer = HTTPResponseSerializer()
@@ -266,9 +293,11 @@ struct SessionResumeTests {
             record["temporaryFile"] = kept
             record["bytesOnDisk"] = cut.written + 1
             let wrongSize = try JSONSerialization.data(withJSONObject: record)
-            var cases: [(String, Data)] = [("garbage", Data("not resume data".utf8)), ("empty", Data()),
-                                           ("another version", otherVersion), ("a foreign file", foreignFile),
-                                           ("a shorter file", wrongSize)]
+            var cases: [(String, Data)] = [
+                ("garbage", Data("not resume data".utf8)), ("empty", Data()),
+                ("another version", otherVersion), ("a foreign file", foreignFile),
+                ("a shorter file", wrongSize),
+            ]
             for (name, data) in cases {
                 let error = await Self.finish(data, on: manager, to: "/nonexistent/never").error
                 #expect(error?.code == .cannotDecodeRawData, "\(name)")
@@ -278,7 +307,8 @@ struct SessionResumeTests {
             try FileManager.default.removeItem(atPath: kept)
             cases = [("a missing file", resumeData)]
             for (name, data) in cases {
-                #expect(await Self.finish(data, on: manager, to: "/nonexistent/never").error?.code == .cannotDecodeRawData, "\(name)")
+                #expect(
+                    await Self.finish(data, on: manager, to: "/nonexistent/never").error?.code == .cannotDecodeRawData, "\(name)")
             }
             #expect(server.requests.count == 1)
         }
@@ -294,7 +324,9 @@ struct SessionResumeTests {
             let manager = SessionManager()
             manager.responseSerializer = HTTPResponseSerializer()
             let paths = Recorder<String>()
-            manager.downloadTaskDidFinishDownloading = { _, path in paths.record(path); return nil }
+            manager.downloadTaskDidFinishDownloading = { _, path in
+                paths.record(path); return nil
+            }
             for path in ["/plain", "/weak"] {
                 let cut = await Self.cancel(after: 128 << 10, on: manager) {
                     manager.downloadTask(with: ClientRequest(url: server.url(path)), completionHandler: $0)
@@ -306,9 +338,10 @@ struct SessionResumeTests {
             #expect(await dataTask.cancelProducingResumeData() == nil)
             let done = await withCheckedContinuation { (continuation: CheckedContinuation<SessionTask, Never>) in
                 let task = Recorder<SessionTask>()
-                task.record(manager.downloadTask(with: ClientRequest(url: server.url("/plain"))) { _, _, _ in
-                    continuation.resume(returning: task.all[0])
-                })
+                task.record(
+                    manager.downloadTask(with: ClientRequest(url: server.url("/plain"))) { _, _, _ in
+                        continuation.resume(returning: task.all[0])
+                    })
                 task.all[0].resume()
             }
             #expect(await done.cancelProducingResumeData() == nil)

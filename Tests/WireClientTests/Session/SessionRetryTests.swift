@@ -10,7 +10,9 @@ import WireTestSupport
 @Suite(.timeLimit(.minutes(1)), .exclusiveIO)
 struct SessionRetryTests {
     /// Answers 503 to the first `failures` requests, then 200 with a JSON body.
-    private static func flaky(_ failures: Int, seen: Counter) -> @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void {
+    private static func flaky(_ failures: Int, seen: Counter)
+        -> @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void
+    {
         { _, writer in
             if seen.add() <= failures {
                 try await writer.reply(503, "busy", headers: ["Retry-After": "0"])

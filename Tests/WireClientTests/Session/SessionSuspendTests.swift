@@ -67,7 +67,8 @@ struct SessionSuspendTests {
             #expect(await eventually(within: .seconds(30)) { !result.all.isEmpty })
             #expect(result.all == [Self.total])
             #expect(received.all.reduce(0, +) == Self.total)
-            #expect(task.downloadProgress == TaskProgress(completedUnitCount: Int64(Self.total), totalUnitCount: Int64(Self.total)))
+            #expect(
+                task.downloadProgress == TaskProgress(completedUnitCount: Int64(Self.total), totalUnitCount: Int64(Self.total)))
         }
     }
 
@@ -79,11 +80,13 @@ struct SessionSuspendTests {
             let size = 32 << 20
             let sentWhenSuspended = Counter(-1)
             let afterSuspend = Counter()
-            let task = manager.uploadTask(with: ClientRequest(url: server.url("/up"), method: "POST"),
-                                          fromData: Data(repeating: 3, count: size), progress: { progress in
-                if sentWhenSuspended.current >= 0 { afterSuspend.add() }
-                arrived.set(Int(progress.completedUnitCount))
-            }, completionHandler: nil)
+            let task = manager.uploadTask(
+                with: ClientRequest(url: server.url("/up"), method: "POST"),
+                fromData: Data(repeating: 3, count: size),
+                progress: { progress in
+                    if sentWhenSuspended.current >= 0 { afterSuspend.add() }
+                    arrived.set(Int(progress.completedUnitCount))
+                }, completionHandler: nil)
             task.resume()
             #expect(await eventually(within: .seconds(10)) { arrived.current > 0 })
             task.suspend()
@@ -126,8 +129,10 @@ struct SessionSuspendTests {
             let manager = SessionManager(configuration: configuration)
             manager.responseSerializer = HTTPResponseSerializer()
             let trickled = try await manager.data(for: ClientRequest(url: server.url("/trickle")))
-            #expect(trickled.data?.count == 10)   // 1 s in all, but never 400 ms without a byte
-            await #expect(throws: ClientError(.timedOut)) { try await manager.data(for: ClientRequest(url: server.url("/silent"))) }
+            #expect(trickled.data?.count == 10)  // 1 s in all, but never 400 ms without a byte
+            await #expect(throws: ClientError(.timedOut)) {
+                try await manager.data(for: ClientRequest(url: server.url("/silent")))
+            }
 
             var total = SessionConfiguration()
             total.timeoutIntervalForResource = .milliseconds(500)

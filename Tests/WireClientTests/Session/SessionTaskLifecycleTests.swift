@@ -17,7 +17,8 @@ struct SessionTaskLifecycleTests {
             let manager = SessionManager()
             let idle = manager.dataTask(with: ClientRequest(url: server.url("/never")))
             #expect(idle.state == .suspended)
-            let upload = manager.uploadTask(with: ClientRequest(url: server.url("/never"), method: "POST"), fromData: Data("x".utf8), completionHandler: nil)
+            let upload = manager.uploadTask(
+                with: ClientRequest(url: server.url("/never"), method: "POST"), fromData: Data("x".utf8), completionHandler: nil)
             let download = manager.downloadTask(with: ClientRequest(url: server.url("/never")))
             #expect(upload.state == .suspended && download.state == .suspended)
             #expect(manager.tasks.map(\.taskIdentifier) == [1, 2, 3])
@@ -44,7 +45,7 @@ struct SessionTaskLifecycleTests {
         }
         #expect(ids.count == 2000)
         #expect(Set(ids) == Set(1...2000))
-        #expect(manager.tasks.map(\.taskIdentifier) == Array(1...2000))   // creation order
+        #expect(manager.tasks.map(\.taskIdentifier) == Array(1...2000))  // creation order
         manager.invalidateSession(cancelingTasks: true, resetSession: true)
         #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty })
         // Never reused, not even after a reset.
@@ -109,16 +110,20 @@ struct SessionTaskLifecycleTests {
                 concurrent.add(-1)
             }
             manager.taskDidSendBodyData = { _, _, _, _ in hook("sent") }
-            manager.dataTaskDidReceiveResponse = { _, _ in hook("response"); return .allow }
+            manager.dataTaskDidReceiveResponse = { _, _ in
+                hook("response"); return .allow
+            }
             manager.dataTaskDidReceiveData = { _, _ in hook("data") }
             manager.taskDidFinishCollectingMetrics = { _, _ in hook("metrics") }
             manager.taskDidComplete = { _, _ in hook("taskDidComplete") }
             let group = DispatchGroup()
             manager.completionGroup = group
             let done = Recorder<Bool>()
-            let task = manager.uploadTask(with: ClientRequest(url: server.url("/up"), method: "POST"),
-                                          fromData: Data(repeating: 7, count: 200_000),
-                                          progress: { _ in hook("upload") }) { response, value, error in
+            let task = manager.uploadTask(
+                with: ClientRequest(url: server.url("/up"), method: "POST"),
+                fromData: Data(repeating: 7, count: 200_000),
+                progress: { _ in hook("upload") }
+            ) { response, value, error in
                 if loops.loops.contains(where: { $0.inEventLoop }) { onLoop.record("completion") }
                 // The group was entered before the handler was scheduled and is left only after it returns.
                 #expect(group.wait(timeout: .now()) == .timedOut)
@@ -134,7 +139,10 @@ struct SessionTaskLifecycleTests {
             // didResume → upload progress → response → data → metrics → taskDidComplete → completion → didComplete.
             var compact: [String] = []
             for name in log.all where name != "sent" && compact.last != name { compact.append(name) }
-            #expect(compact == ["didResume#1", "upload", "response", "data", "metrics", "taskDidComplete", "completion", "didComplete#1"])
+            #expect(
+                compact == [
+                    "didResume#1", "upload", "response", "data", "metrics", "taskDidComplete", "completion", "didComplete#1",
+                ])
             #expect(log.all.filter { $0 == "sent" }.count == log.all.filter { $0 == "upload" }.count)
             await client.shutdown()
             await loops.shutdownGracefully()
@@ -194,10 +202,12 @@ struct SessionTaskLifecycleTests {
         let body = String(repeating: "z", count: 150_000)
         try await LoopbackServer.with({ request, writer in
             if request.target == "/chunked" {
-                try await writer.respond(HTTPResponseHead(status: .ok), body: AsyncStream<ByteBuffer> { continuation in
-                    continuation.yield(ByteBuffer(string: body))
-                    continuation.finish()
-                })
+                try await writer.respond(
+                    HTTPResponseHead(status: .ok),
+                    body: AsyncStream<ByteBuffer> { continuation in
+                        continuation.yield(ByteBuffer(string: body))
+                        continuation.finish()
+                    })
             } else {
                 try await writer.reply(200, body)
             }
@@ -209,15 +219,17 @@ struct SessionTaskLifecycleTests {
             let sent = Recorder<[Int64]>()
             manager.taskDidSendBodyData = { _, bytes, total, expected in sent.record([bytes, total, expected]) }
             let finished = Recorder<Int>()
-            let task = manager.uploadTask(with: ClientRequest(url: server.url("/length"), method: "PUT"),
-                                          fromData: Data(repeating: 1, count: 100_000), progress: { uploads.record($0) }) { _, _, _ in
+            let task = manager.uploadTask(
+                with: ClientRequest(url: server.url("/length"), method: "PUT"),
+                fromData: Data(repeating: 1, count: 100_000), progress: { uploads.record($0) }
+            ) { _, _, _ in
                 finished.record(uploads.all.count)
             }
             #expect(task.uploadProgress == TaskProgress(completedUnitCount: 0, totalUnitCount: -1))
             #expect(task.downloadProgress.totalUnitCount == -1)
             task.resume()
             #expect(await eventually(within: .seconds(10)) { task.state == .completed && !finished.all.isEmpty })
-            #expect(finished.all == [uploads.all.count])   // every progress call came before the completion handler
+            #expect(finished.all == [uploads.all.count])  // every progress call came before the completion handler
             #expect(uploads.all.last == TaskProgress(completedUnitCount: 100_000, totalUnitCount: 100_000))
             #expect(zip(uploads.all, uploads.all.dropFirst()).allSatisfy { $0.completedUnitCount <= $1.completedUnitCount })
             #expect(sent.all.last == [sent.all.last![0], 100_000, 100_000])
@@ -226,14 +238,16 @@ struct SessionTaskLifecycleTests {
             #expect(task.countOfBytesReceived == 150_000 && task.countOfBytesSent == 100_000)
 
             // Content-Length known: the last call has completed == total; chunked: the total stays unknown.
-            let known = manager.dataTask(with: ClientRequest(url: server.url("/length")), downloadProgress: { downloads.record($0) },
-                                         completionHandler: nil)
+            let known = manager.dataTask(
+                with: ClientRequest(url: server.url("/length")), downloadProgress: { downloads.record($0) },
+                completionHandler: nil)
             known.resume()
             #expect(await eventually(within: .seconds(10)) { known.state == .completed })
             #expect(downloads.all.last == TaskProgress(completedUnitCount: 150_000, totalUnitCount: 150_000))
             let unknown = Recorder<TaskProgress>()
-            let chunked = manager.dataTask(with: ClientRequest(url: server.url("/chunked")), downloadProgress: { unknown.record($0) },
-                                           completionHandler: nil)
+            let chunked = manager.dataTask(
+                with: ClientRequest(url: server.url("/chunked")), downloadProgress: { unknown.record($0) },
+                completionHandler: nil)
             chunked.resume()
             #expect(await eventually(within: .seconds(10)) { chunked.state == .completed })
             #expect(unknown.all.last == TaskProgress(completedUnitCount: 150_000, totalUnitCount: -1))
@@ -242,12 +256,16 @@ struct SessionTaskLifecycleTests {
             var streamed = ClientRequest(url: server.url("/stream"), method: "POST")
             streamed.setValue("5", forHTTPHeaderField: "Content-Length")
             let streamUploads = Recorder<TaskProgress>()
-            let stream = manager.uploadTask(with: streamed, streamed: .stream(length: nil, makeStream: {
-                AsyncThrowingStream { continuation in
-                    continuation.yield(Data("hello".utf8))
-                    continuation.finish()
-                }
-            }), progress: { streamUploads.record($0) }, completionHandler: nil)
+            let stream = manager.uploadTask(
+                with: streamed,
+                streamed: .stream(
+                    length: nil,
+                    makeStream: {
+                        AsyncThrowingStream { continuation in
+                            continuation.yield(Data("hello".utf8))
+                            continuation.finish()
+                        }
+                    }), progress: { streamUploads.record($0) }, completionHandler: nil)
             stream.resume()
             #expect(await eventually(within: .seconds(10)) { stream.state == .completed })
             #expect(stream.error == nil)
@@ -285,14 +303,15 @@ struct SessionTaskLifecycleTests {
             for task in tasks {
                 #expect(task.state == .completed)
                 #expect(events.all.filter { $0 == "didComplete#\(task.taskIdentifier)" }.count == 1)
-                if task.taskIdentifier % 4 == 1 { #expect(task.error?.code == .cancelled) }   // cancelled before any resume
+                if task.taskIdentifier % 4 == 1 { #expect(task.error?.code == .cancelled) }  // cancelled before any resume
             }
             // Completed: every call is a no-op and emits nothing.
             let before = events.all.count
             for task in tasks { task.resume(); task.suspend(); task.cancel() }
             let probe = try await manager.data(for: ClientRequest(url: server.url("/probe")))
             #expect(probe.response?.statusCode == 200)
-            #expect(await eventually(within: .seconds(10)) { events.all.count == before + 2 })   // the probe's didResume and didComplete only
+            // The probe's didResume and didComplete only
+            #expect(await eventually(within: .seconds(10)) { events.all.count == before + 2 })
         }
     }
 }
@@ -309,9 +328,9 @@ struct SessionEventTests {
             let stream = manager.events
             let secondStream = manager.events
             let task = manager.dataTask(with: ClientRequest(url: server.url("/e")))
-            task.suspend()                 // suspended already: nothing
+            task.suspend()  // suspended already: nothing
             task.resume()
-            task.resume()                  // running already: nothing
+            task.resume()  // running already: nothing
             task.suspend()
             task.suspend()
             task.resume()
@@ -332,7 +351,7 @@ struct SessionEventTests {
                 second += 1
                 if case .didComplete = event { break }
             }
-            #expect(second == 4)   // every stream gets every event
+            #expect(second == 4)  // every stream gets every event
             task.resume()
             task.cancel()
             _ = try await other.data(for: ClientRequest(url: server.url("/other")))

@@ -118,7 +118,9 @@ struct SessionTaskRaceTests {
                 outcome.record("slow \(error?.code == nil)")
             }
             let victim = manager.dataTask(with: ClientRequest(url: server.url("/victim"))) { _, value, error in
-                outcome.record("victim \((value as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "nil") \(error.map { "\($0.code)" } ?? "ok")")
+                outcome.record(
+                    "victim \((value as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "nil") \(error.map { "\($0.code)" } ?? "ok")"
+                )
             }
             slow.resume()
             #expect(await eventually(within: .seconds(10)) { entered.current == 1 })
@@ -150,8 +152,11 @@ struct SessionTaskRaceTests {
             #expect(!early, "a hook ran while the task was suspended: \(log.all)")
             task.resume()
             #expect(await eventually(within: .seconds(10)) { log.all.contains("didComplete#1") })
-            #expect(log.all == ["didResume#1", "didSuspend#1", "didResume#1", "response while running", "done ok true",
-                                "didComplete#1"])
+            #expect(
+                log.all == [
+                    "didResume#1", "didSuspend#1", "didResume#1", "response while running", "done ok true",
+                    "didComplete#1",
+                ])
         }
     }
 }

@@ -33,9 +33,9 @@ import WireClient
     @Test func aNewTaskIsSuspendedAndCompletedIsTerminal() {
         var machine = TaskStateMachine()
         #expect(machine.state == .suspended)
-        #expect(machine.apply(.complete) == nil)   // a suspended task does not complete without cancel or resume
+        #expect(machine.apply(.complete) == nil)  // a suspended task does not complete without cancel or resume
         #expect(machine.apply(.resume) != nil)
-        #expect(machine.apply(.resume) == nil)     // second resume: no event
+        #expect(machine.apply(.resume) == nil)  // second resume: no event
         #expect(machine.apply(.suspend) != nil)
         #expect(machine.apply(.suspend) == nil)
         #expect(machine.apply(.cancel) != nil)

@@ -28,8 +28,10 @@ struct MatrixServers: Sendable {
     }
 
     /// Runs `body` with every certificate case served by `kind`.
-    static func with<T>(_ kind: MatrixServerKind, _ pki: MatrixCertificates,
-                        _ body: (MatrixServers) async throws -> T) async throws -> T {
+    static func with<T>(
+        _ kind: MatrixServerKind, _ pki: MatrixCertificates,
+        _ body: (MatrixServers) async throws -> T
+    ) async throws -> T {
         let cases = MatrixCertificates.Case.allCases
         switch kind {
         case .nginx:
@@ -50,8 +52,9 @@ struct MatrixServers: Sendable {
             do {
                 for certificate in cases {
                     var configuration = HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0))
-                    configuration.tls = TLSServerConfiguration(certificateChainFile: pki.chain(certificate),
-                                                               privateKeyFile: pki.key(certificate))
+                    configuration.tls = TLSServerConfiguration(
+                        certificateChainFile: pki.chain(certificate),
+                        privateKeyFile: pki.key(certificate))
                     let server = HTTPServer(configuration: configuration, group: group) { _, writer in
                         counter.value.add(1, ordering: .relaxed)
                         try await writer.reply(200, "ok")

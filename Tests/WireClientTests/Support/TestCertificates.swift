@@ -80,8 +80,11 @@ final class TestCertificates: Sendable {
     /// The DER bytes of the first certificate of a PEM file.
     func der(_ pemFile: String) throws -> Data {
         let text = try String(contentsOfFile: pemFile, encoding: .utf8)
-        let body = text.components(separatedBy: "-----BEGIN CERTIFICATE-----")[1].components(separatedBy: "-----END CERTIFICATE-----")[0]
-        guard let der = Data(base64Encoded: body.filter { !$0.isWhitespace }) else { throw OpenSSLFailed(message: "bad PEM \(pemFile)") }
+        let body = text.components(separatedBy: "-----BEGIN CERTIFICATE-----")[1].components(
+            separatedBy: "-----END CERTIFICATE-----")[0]
+        guard let der = Data(base64Encoded: body.filter { !$0.isWhitespace }) else {
+            throw OpenSSLFailed(message: "bad PEM \(pemFile)")
+        }
         return der
     }
 }

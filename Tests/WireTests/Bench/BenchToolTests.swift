@@ -71,7 +71,8 @@ extension IOSuite {
             for label in ["0%", "90%", "99%"] { #expect(texts.contains(label)) }
             #expect(texts.contains { $0.hasPrefix("wire bench http://127.0.0.1:") })
             let curve = try #require(try root.nodes(forXPath: "//*[local-name()='polyline']").first as? XMLElement)
-            let points = curve.attributes?.first { $0.name == "points" || $0.localName == "points" }?.stringValue?
+            let points =
+                curve.attributes?.first { $0.name == "points" || $0.localName == "points" }?.stringValue?
                 .split(separator: " ") ?? []
             #expect(points.count > 5)
             #else

@@ -18,9 +18,10 @@ func runLoad(_ plan: LoadPlan, seconds: Double = 30) async throws -> LoadResult<
     try await withTimeout(seconds: seconds) {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<LoadResult<Int>, any Error>) in
             let thread = Thread {
-                continuation.resume(with: Result { () throws(LoadStartError) in
-                    try LoadGenerator.run(plan, recorder: CountingRecorder.self)
-                })
+                continuation.resume(
+                    with: Result { () throws(LoadStartError) in
+                        try LoadGenerator.run(plan, recorder: CountingRecorder.self)
+                    })
             }
             thread.start()
         }
@@ -31,7 +32,8 @@ func runLoad(_ plan: LoadPlan, seconds: Double = 30) async throws -> LoadResult<
 func loadPlan(port: Int, stop: LoadPlan.Stop, connections: Int = 4, loops: Int = 1) throws -> LoadPlan {
     let url = try HTTPURL("http://127.0.0.1:\(port)/")
     let request = try LoadPlan.serializeRequest(method: .get, url: url, headers: HTTPHeaders(), body: nil)
-    var plan = LoadPlan(addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: port)], host: "127.0.0.1", port: port, request: request)
+    var plan = LoadPlan(
+        addresses: [try SocketAddress(ipAddress: "127.0.0.1", port: port)], host: "127.0.0.1", port: port, request: request)
     plan.stop = stop
     plan.connections = connections
     plan.loops = loops
@@ -191,7 +193,8 @@ extension IOSuite {
             // Each connection answers three requests, the third with Connection: close; the fourth
             // of the pipelined batch is never answered there.
             let server = try await ScriptedServer.start(on: loop) { _, request, _ in
-                request < 2 ? .respond(ScriptedServer.ok("hi"))
+                request < 2
+                    ? .respond(ScriptedServer.ok("hi"))
                     : request == 2 ? .respondAndClose(ScriptedServer.ok("bye", extraHeaders: "Connection: close\r\n")) : .silence
             }
             var plan = try loadPlan(port: server.address.port!, stop: .requests(12), connections: 1)
@@ -208,7 +211,9 @@ extension IOSuite {
         @Test func headRequestsExpectNoBody() async throws {
             let loop = try EventLoop(name: "scripted")
             // Content-Length describes the body a GET would get; after HEAD none follows.
-            let server = try await ScriptedServer.start(on: loop) { _, _, _ in .respond("HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n") }
+            let server = try await ScriptedServer.start(on: loop) { _, _, _ in
+                .respond("HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n")
+            }
             var plan = try loadPlan(port: server.address.port!, stop: .requests(5), connections: 1)
             plan.request = try LoadPlan.serializeRequest(
                 method: .head, url: HTTPURL("http://127.0.0.1/"), headers: HTTPHeaders(), body: nil)
@@ -230,8 +235,9 @@ struct LoadPlanRequestTests {
         var headers = HTTPHeaders()
         headers.add(name: "Accept", value: "*/*")
         let bytes = try LoadPlan.serializeRequest(method: .post, url: url, headers: headers, body: Array("hello".utf8))
-        #expect(String(decoding: bytes.readableBytesArray, as: UTF8.self)
-            == "POST /path?q=1 HTTP/1.1\r\nHost: example.com:8080\r\nAccept: */*\r\nContent-Length: 5\r\n\r\nhello")
+        #expect(
+            String(decoding: bytes.readableBytesArray, as: UTF8.self)
+                == "POST /path?q=1 HTTP/1.1\r\nHost: example.com:8080\r\nAccept: */*\r\nContent-Length: 5\r\n\r\nhello")
     }
 
     @Test func aGivenHostIsKept() throws {

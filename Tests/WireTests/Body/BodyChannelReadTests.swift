@@ -29,7 +29,7 @@ struct BodyChannelReadTests {
         }
         reader.cancel()
         await #expect(throws: HTTPBodyError.cancelled) { try await reader.value }
-            }
+    }
 
     @Test func aWaitingReaderIsResumedByTheNextChunk() async throws {
         let channel = BodyChannel()

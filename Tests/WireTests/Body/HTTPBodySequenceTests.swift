@@ -34,12 +34,13 @@ struct HTTPBodySequenceTests {
     }
 
     @Test func chunksArriveInOrderAndAnErrorFollowsThem() async throws {
-        let body = HTTPBody(AsyncThrowingStream<ByteBuffer, any Error> { continuation in
-            continuation.yield(ByteBuffer(string: "ab"))
-            continuation.yield(ByteBuffer())
-            continuation.yield(ByteBuffer(string: "cd"))
-            continuation.finish(throwing: Broken())
-        })
+        let body = HTTPBody(
+            AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+                continuation.yield(ByteBuffer(string: "ab"))
+                continuation.yield(ByteBuffer())
+                continuation.yield(ByteBuffer(string: "cd"))
+                continuation.finish(throwing: Broken())
+            })
         var seen: [String] = []
         do {
             for try await chunk in body { seen.append(String(decoding: chunk.readableBytesArray, as: UTF8.self)) }

@@ -64,7 +64,8 @@ extension IOSuite {
             try await HTTPClientFaultTests.withServer(script: { _, _, _ in .respond(ScriptedServer.ok()) }) { client, server in
                 let (chunks, continuation) = AsyncThrowingStream<ByteBuffer, any Error>.makeStream()
                 continuation.finish()
-                let request = HTTPClientRequest(url: HTTPClientFaultTests.url(server), method: .post, body: .stream(length: -1, chunks))
+                let request = HTTPClientRequest(
+                    url: HTTPClientFaultTests.url(server), method: .post, body: .stream(length: -1, chunks))
                 let error = await #expect(throws: HTTPClientError.self) { try await client.execute(request) }
                 #expect(error?.code == .invalidRequest)
                 #expect(error?.detail.contains("-1") == true)

@@ -82,8 +82,9 @@ extension IOSuite {
 
         @Test func a407IsAnOrdinaryResponseAndTheConnectionIsReused() async throws {
             try await Self.withProxy { client, proxy in
-                let refused = try await client.connect(to: "deny.example:443", via: proxy,
-                                                       headers: HTTPHeaders([("Proxy-Authorization", "Basic eDp5")]))
+                let refused = try await client.connect(
+                    to: "deny.example:443", via: proxy,
+                    headers: HTTPHeaders([("Proxy-Authorization", "Basic eDp5")]))
                 #expect(refused.status.code == 407)
                 #expect(refused.tunnel == nil)
                 #expect(refused.headers.first(name: "proxy-authenticate") == "Basic realm=\"tests\"")
@@ -99,7 +100,9 @@ extension IOSuite {
             }
         }
 
-        @Test(arguments: ["example.org", "example.org:0", "example.org:99999", "http://example.org:80", "a b:80", "[zz]:80", ":443"])
+        @Test(arguments: [
+            "example.org", "example.org:0", "example.org:99999", "http://example.org:80", "a b:80", "[zz]:80", ":443",
+        ])
         func aTargetThatIsNotHostAndPortIsRefused(_ target: String) async throws {
             let client = try HTTPClient()
             defer { Task { await client.shutdown() } }

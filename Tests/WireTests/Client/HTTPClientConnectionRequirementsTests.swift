@@ -34,7 +34,9 @@ extension IOSuite {
                     Issue.record("a refused connection carried the request")
                 } catch let error as HTTPClientError {
                     #expect(error.code == .connectionNotAdmitted)
-                    #expect(error.detail.contains("refused by the test") && error.detail.contains("127.0.0.1:\(server.address.port!)"))
+                    #expect(
+                        error.detail.contains("refused by the test") && error.detail.contains("127.0.0.1:\(server.address.port!)")
+                    )
                 }
                 let asked = refuse.asked.withLock { $0 }
                 #expect(asked.count == 1 && asked.first?.1 == server.address && asked.first?.0.host == "127.0.0.1")

@@ -12,15 +12,19 @@ extension IOSuite.HTTPClientFaultTests {
         var configuration = HTTPClientConfiguration()
         // Without `Expect: 100-continue`: the server's answer interrupts the body itself.
         configuration.expectContinueThreshold = nil
-        let refusal = "HTTP/1.1 413 Content Too Large\r\nContent-Length: 7\r\n" + (serverCloses ? "Connection: close\r\n" : "") + "\r\ntoo big"
-        try await Self.withServer(configuration: configuration, script: { _, _, _ in .respondBeforeBody(refusal) }) { client, server in
+        let refusal =
+            "HTTP/1.1 413 Content Too Large\r\nContent-Length: 7\r\n" + (serverCloses ? "Connection: close\r\n" : "")
+            + "\r\ntoo big"
+        try await Self.withServer(configuration: configuration, script: { _, _, _ in .respondBeforeBody(refusal) }) {
+            client, server in
             let size = 64 << 20
             let parts = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
                 continuation.yield(ByteBuffer(bytes: Array(repeating: 0x61, count: size)))
                 continuation.finish()
             }
             let response = try await withTimeout(seconds: 20) {
-                try await client.execute(HTTPClientRequest(url: Self.url(server), method: .put, body: .stream(length: size, parts)))
+                try await client.execute(
+                    HTTPClientRequest(url: Self.url(server), method: .put, body: .stream(length: size, parts)))
             }
             #expect(response.status.code == 413)
             #expect(try await response.body.collect(upTo: 100) == ByteBuffer(string: "too big"))

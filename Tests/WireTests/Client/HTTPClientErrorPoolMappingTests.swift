@@ -39,7 +39,8 @@ struct HTTPClientErrorPoolMappingTests {
     }
 
     @Test func anAbandonedWaitReportsWhatAbortedItAndShutdownIsShutdown() {
-        let deadline = HTTPClientError(.deadlineExceeded, "the request took longer than its 1s deadline", mayHaveBeenProcessed: true)
+        let deadline = HTTPClientError(
+            .deadlineExceeded, "the request took longer than its 1s deadline", mayHaveBeenProcessed: true)
         #expect(HTTPClientError(.abandoned, abortError: deadline) == deadline)
         #expect(HTTPClientError(.shutDown, abortError: nil).code == .shutDown)
         let origin = ConnectionPool.Key(scheme: "http", endpoint: .host("example.test", port: 8080))

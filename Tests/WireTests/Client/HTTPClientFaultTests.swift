@@ -55,7 +55,8 @@ extension IOSuite {
             }) { client, server in
                 _ = try await client.execute(HTTPClientRequest(url: Self.url(server))).body.collect(upTo: 10)
                 let error = await #expect(throws: HTTPClientError.self) {
-                    try await client.execute(HTTPClientRequest(url: Self.url(server), method: .post, body: .bytes(ByteBuffer(string: "x"))))
+                    try await client.execute(
+                        HTTPClientRequest(url: Self.url(server), method: .post, body: .bytes(ByteBuffer(string: "x"))))
                 }
                 #expect(error?.code == .emptyReply)
                 #expect(error?.mayHaveBeenProcessed == true)
@@ -68,8 +69,10 @@ extension IOSuite {
                 connection == 0 && request == 1 ? .close : .respond(ScriptedServer.ok())
             }) { client, server in
                 _ = try await client.execute(HTTPClientRequest(url: Self.url(server))).body.collect(upTo: 10)
-                let response = try await client.execute(HTTPClientRequest(
-                    url: Self.url(server), method: .post, headers: ["Idempotency-Key": "abc"], body: .bytes(ByteBuffer(string: "x"))))
+                let response = try await client.execute(
+                    HTTPClientRequest(
+                        url: Self.url(server), method: .post, headers: ["Idempotency-Key": "abc"],
+                        body: .bytes(ByteBuffer(string: "x"))))
                 #expect(response.metrics.snapshot.retries == 1)
             }
         }
@@ -103,9 +106,12 @@ extension IOSuite {
             // waited its 300, it must re-arm for that request, counted from when it started, and then time it out.
             var configuration = HTTPClientConfiguration()
             configuration.readTimeout = .milliseconds(300)
-            try await Self.withServer(configuration: configuration, script: { _, request, _ in
-                request < 2 ? .respond(ScriptedServer.ok("fast")) : .silence
-            }) { client, server in
+            try await Self.withServer(
+                configuration: configuration,
+                script: { _, request, _ in
+                    request < 2 ? .respond(ScriptedServer.ok("fast")) : .silence
+                }
+            ) { client, server in
                 _ = try await client.execute(HTTPClientRequest(url: Self.url(server))).body.collect(upTo: 10)
                 let second = try await client.execute(HTTPClientRequest(url: Self.url(server)))
                 #expect(second.metrics.snapshot.isReusedConnection)
@@ -178,7 +184,8 @@ extension IOSuite {
         }
 
         @Test func aTruncatedBodyIsItsOwnError() async throws {
-            try await Self.withServer(script: { _, _, _ in .respondAndClose("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort") }) { client, server in
+            let truncated = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort"
+            try await Self.withServer(script: { _, _, _ in .respondAndClose(truncated) }) { client, server in
                 let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
                 let error = await #expect(throws: HTTPClientError.self) { try await response.body.collect(upTo: 100) }
                 #expect(error?.code == .bodyTruncated)
@@ -187,14 +194,20 @@ extension IOSuite {
 
         @Test func anEmptyReplyIsItsOwnError() async throws {
             try await Self.withServer(script: { _, _, _ in .close }) { client, server in
-                let error = await #expect(throws: HTTPClientError.self) { try await client.execute(HTTPClientRequest(url: Self.url(server))) }
+                let error = await #expect(throws: HTTPClientError.self) {
+                    try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                }
                 #expect(error?.code == .emptyReply)
             }
         }
 
         @Test func aMalformedResponseNamesTheParseError() async throws {
-            try await Self.withServer(script: { _, _, _ in .respond("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab") }) { client, server in
-                let error = await #expect(throws: HTTPClientError.self) { try await client.execute(HTTPClientRequest(url: Self.url(server))) }
+            try await Self.withServer(script: { _, _, _ in
+                .respond("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab")
+            }) { client, server in
+                let error = await #expect(throws: HTTPClientError.self) {
+                    try await client.execute(HTTPClientRequest(url: Self.url(server)))
+                }
                 #expect(error?.code == .malformedResponse)
                 #expect(error?.parseError != nil)
             }
@@ -205,7 +218,8 @@ extension IOSuite {
             // and the connection would go back to the pool; instead it fails, and the next request dials anew.
             try await Self.withServer(script: { connection, _, _ in
                 connection == 0
-                    ? .respond("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+                    ? .respond(
+                        "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
                     : .respond(ScriptedServer.ok("fresh"))
             }) { client, server in
                 let error = await #expect(throws: HTTPClientError.self) {
@@ -272,9 +286,12 @@ extension IOSuite {
 
         @Test func requestsOverAUnixSocket() async throws {
             let path = "/tmp/wire-client-\(UInt32.random(in: 0...UInt32.max)).sock"
-            try await Self.withServer(address: try SocketAddress(unixPath: path), script: { _, _, head in
-                .respond(ScriptedServer.ok(String(head.split(separator: "\r\n")[0])))
-            }) { client, _ in
+            try await Self.withServer(
+                address: try SocketAddress(unixPath: path),
+                script: { _, _, head in
+                    .respond(ScriptedServer.ok(String(head.split(separator: "\r\n")[0])))
+                }
+            ) { client, _ in
                 let encoded = path.replacingOccurrences(of: "/", with: "%2F")
                 let response = try await client.execute(HTTPClientRequest(url: "http+unix://\(encoded)/v1/info?x=1"))
                 #expect(try await response.body.collect(upTo: 100) == ByteBuffer(string: "GET /v1/info?x=1 HTTP/1.1"))
@@ -284,7 +301,8 @@ extension IOSuite {
         @Test func tenThousandRequestsLeakNoDescriptor() async throws {
             try await Self.withServer(script: { _, request, _ in
                 // Every 100th response closes, so connections churn as well as get reused.
-                request % 100 == 99 ? .respondAndClose(ScriptedServer.ok(extraHeaders: "Connection: close\r\n")) : .respond(ScriptedServer.ok())
+                request % 100 == 99
+                    ? .respondAndClose(ScriptedServer.ok(extraHeaders: "Connection: close\r\n")) : .respond(ScriptedServer.ok())
             }) { client, server in
                 for _ in 0..<Self.manyRequests {
                     let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
@@ -296,8 +314,8 @@ extension IOSuite {
     }
 }
 
-private extension String {
-    func replacingOccurrences(of target: String, with replacement: String) -> String {
+extension String {
+    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
         split(separator: Character(target), omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }
@@ -314,7 +332,8 @@ extension IOSuite.HTTPClientFaultTests {
             let big = ByteBuffer(bytes: Array(repeating: 7, count: 2 << 20))
             let refused = try await client.execute(HTTPClientRequest(url: Self.url(server), method: .put, body: .bytes(big)))
             #expect(refused.status.code == 413)
-            let small = try await client.execute(HTTPClientRequest(url: Self.url(server), method: .put, body: .bytes(ByteBuffer(string: "x"))))
+            let small = try await client.execute(
+                HTTPClientRequest(url: Self.url(server), method: .put, body: .bytes(ByteBuffer(string: "x"))))
             #expect(try await small.body.collect(upTo: 100) == ByteBuffer(string: "no expect"))
             #expect(small.metrics.snapshot.isReusedConnection == false)
         }
@@ -341,7 +360,8 @@ extension IOSuite.HTTPClientFaultTests {
         let outcome = await Result {
             try await withTimeout(seconds: 10) {
                 let upload = ByteBuffer(bytes: Array(repeating: 1, count: 2 << 20))
-                let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(address.port!)/", method: .put, body: .bytes(upload)))
+                let response = try await client.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(address.port!)/", method: .put, body: .bytes(upload)))
                 return try await response.body.collect(upTo: 100)
             }
         }
@@ -352,8 +372,8 @@ extension IOSuite.HTTPClientFaultTests {
     }
 }
 
-private extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
+extension Result where Failure == any Error {
+    fileprivate init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }

@@ -17,18 +17,23 @@ extension IOSuite {
             String(head.split(separator: " ")[1])
         }
 
-        static func get(_ client: HTTPClient, _ server: ScriptedServer, _ path: String) async throws -> (String, HTTPClientMetrics.Snapshot) {
+        static func get(_ client: HTTPClient, _ server: ScriptedServer, _ path: String) async throws -> (
+            String, HTTPClientMetrics.Snapshot
+        ) {
             let response = try await client.execute(HTTPClientRequest(url: HTTPClientFaultTests.url(server, path)))
             let body = try await response.body.collect(upTo: 100)
             return (String(decoding: body.readableBytesArray, as: UTF8.self), response.metrics.snapshot)
         }
 
         @Test func threeRequestsTravelTogetherOnOneConnectionAndEachGetsItsOwnResponse() async throws {
-            try await HTTPClientFaultTests.withServer(configuration: Self.pipelining(3), script: { _, request, head in
-                // Nothing is answered until the third request is in: only a pipelining client gets there.
-                let reply = ScriptedServer.ok(Self.path(of: head))
-                return request < 2 ? .queue(reply) : .flush(reply)
-            }) { client, server in
+            try await HTTPClientFaultTests.withServer(
+                configuration: Self.pipelining(3),
+                script: { _, request, head in
+                    // Nothing is answered until the third request is in: only a pipelining client gets there.
+                    let reply = ScriptedServer.ok(Self.path(of: head))
+                    return request < 2 ? .queue(reply) : .flush(reply)
+                }
+            ) { client, server in
                 try await withThrowingTaskGroup(of: (String, String).self) { group in
                     for path in ["/a", "/b", "/c"] {
                         group.addTask { (path, try await Self.get(client, server, path).0) }
@@ -40,16 +45,19 @@ extension IOSuite {
         }
 
         @Test func requestsQueuedBehindAClosingResponseAreRetriedOnAFreshConnection() async throws {
-            try await HTTPClientFaultTests.withServer(configuration: Self.pipelining(3), script: { connection, request, head in
-                let path = Self.path(of: head)
-                guard connection == 0 else { return .respond(ScriptedServer.ok(path)) }
-                // The first connection answers its first request with `Connection: close` and goes.
-                switch request {
-                case 0: return .queue(ScriptedServer.ok(path, extraHeaders: "Connection: close\r\n"))
-                case 1: return .queue("")
-                default: return .flushAndClose
+            try await HTTPClientFaultTests.withServer(
+                configuration: Self.pipelining(3),
+                script: { connection, request, head in
+                    let path = Self.path(of: head)
+                    guard connection == 0 else { return .respond(ScriptedServer.ok(path)) }
+                    // The first connection answers its first request with `Connection: close` and goes.
+                    switch request {
+                    case 0: return .queue(ScriptedServer.ok(path, extraHeaders: "Connection: close\r\n"))
+                    case 1: return .queue("")
+                    default: return .flushAndClose
+                    }
                 }
-            }) { client, server in
+            ) { client, server in
                 let results = try await withThrowingTaskGroup(of: (String, String, Int).self) { group in
                     for path in ["/a", "/b", "/c"] {
                         group.addTask {
@@ -70,11 +78,14 @@ extension IOSuite {
 
         @Test func abandoningAQueuedRequestDropsOnlyItsResponse() async throws {
             let (arrivals, arrived) = AsyncStream.makeStream(of: Int.self)
-            try await HTTPClientFaultTests.withServer(configuration: Self.pipelining(3), script: { _, request, head in
-                arrived.yield(request)
-                let reply = ScriptedServer.ok(Self.path(of: head))
-                return request < 3 ? .queue(reply) : .respond(reply)
-            }) { client, server in
+            try await HTTPClientFaultTests.withServer(
+                configuration: Self.pipelining(3),
+                script: { _, request, head in
+                    arrived.yield(request)
+                    let reply = ScriptedServer.ok(Self.path(of: head))
+                    return request < 3 ? .queue(reply) : .respond(reply)
+                }
+            ) { client, server in
                 var next = arrivals.makeAsyncIterator()
                 // Start in a known order, each once the server has the one before it.
                 async let first = Self.get(client, server, "/a")

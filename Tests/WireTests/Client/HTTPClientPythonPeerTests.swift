@@ -42,7 +42,8 @@ extension IOSuite {
             try await Self.withPeer { client, base in
                 for size in [0, 1, 1 << 20] {
                     let payload = ByteBuffer(bytes: (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-                    let request = HTTPClientRequest(url: "\(base)/echo", method: method, body: method == .get ? nil : .bytes(payload))
+                    let request = HTTPClientRequest(
+                        url: "\(base)/echo", method: method, body: method == .get ? nil : .bytes(payload))
                     let response = try await client.execute(request)
                     #expect(response.headers.first(name: "x-method") == method.rawValue)
                     let echoed = try await response.body.collect(upTo: 2 << 20)
@@ -58,7 +59,9 @@ extension IOSuite {
                     var onLoop: [Bool] = []
                     for size in [10, 100_000, 3] {
                         // Every step resumes on the loop's thread: the response head, the body, the next lease.
-                        guard let response = try? await client.execute(HTTPClientRequest(url: "\(base)/bytes/\(size)")) else { return [] }
+                        guard let response = try? await client.execute(HTTPClientRequest(url: "\(base)/bytes/\(size)")) else {
+                            return []
+                        }
                         onLoop.append(loop.inEventLoop)
                         let body = try? await response.body.collect(upTo: 1 << 20)
                         onLoop.append(loop.inEventLoop && body?.readableBytes == size)
@@ -117,7 +120,8 @@ extension IOSuite {
                     for part in parts { continuation.yield(part) }
                     continuation.finish()
                 }
-                let response = try await client.execute(HTTPClientRequest(url: "\(base)/echo", method: .post, body: .stream(length: nil, stream)))
+                let response = try await client.execute(
+                    HTTPClientRequest(url: "\(base)/echo", method: .post, body: .stream(length: nil, stream)))
                 let echoed = try await response.body.collect(upTo: 1 << 20)
                 #expect(echoed.readableBytes == 100_000)
                 #expect(echoed.readableBytesArray == parts.flatMap { $0.readableBytesArray })
@@ -127,12 +131,14 @@ extension IOSuite {
         @Test func redirectsFollowAndRewriteMethods() async throws {
             try await Self.withPeer { client, base in
                 // 302 turns POST into GET (and drops the body); 307 keeps both.
-                let found = try await client.execute(HTTPClientRequest(url: "\(base)/redirect/2/302", method: .post, body: .bytes(ByteBuffer(string: "data"))))
+                let found = try await client.execute(
+                    HTTPClientRequest(url: "\(base)/redirect/2/302", method: .post, body: .bytes(ByteBuffer(string: "data"))))
                 #expect(found.status.code == 200)
                 #expect(found.headers.first(name: "x-method") == "GET")
                 #expect(found.metrics.snapshot.redirects == 3)
                 #expect(found.url.target == "/echo")
-                let temporary = try await client.execute(HTTPClientRequest(url: "\(base)/redirect/1/307", method: .post, body: .bytes(ByteBuffer(string: "data"))))
+                let temporary = try await client.execute(
+                    HTTPClientRequest(url: "\(base)/redirect/1/307", method: .post, body: .bytes(ByteBuffer(string: "data"))))
                 #expect(temporary.headers.first(name: "x-method") == "POST")
                 #expect(try await temporary.body.collect(upTo: 100) == ByteBuffer(string: "data"))
             }
@@ -145,7 +151,9 @@ extension IOSuite {
             configuration.redirects = .follow(max: 2)
             let client = try HTTPClient(configuration: configuration)
             let error = await #expect(throws: HTTPClientError.self) {
-                try await withTimeout { _ = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/redirect/5/301")) }
+                try await withTimeout {
+                    _ = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/redirect/5/301"))
+                }
             }
             #expect(error?.code == .tooManyRedirects)
             await client.shutdown()

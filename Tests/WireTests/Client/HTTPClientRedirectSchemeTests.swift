@@ -24,12 +24,14 @@ extension IOSuite {
         ) async throws {
             let group = try EventLoopGroup(loopCount: 1)
             let path = "/tmp/wire-trap-\(UInt32.random(in: 0...UInt32.max)).sock"
-            let trapServer = try await ScriptedServer.start(on: group.next(), address: try SocketAddress(unixPath: path)) { _, _, _ in
+            let trapServer = try await ScriptedServer.start(on: group.next(), address: try SocketAddress(unixPath: path)) {
+                _, _, _ in
                 .respond(ScriptedServer.ok("trapped"))
             }
             let trap = Trap(server: trapServer, path: path)
             let trapURL = trap.url
-            let redirector = try await ScriptedServer.start(on: group.next()) { _, request, head in script(trapURL, request, head) }
+            let redirector = try await ScriptedServer.start(on: group.next()) { _, request, head in script(trapURL, request, head)
+            }
             let client = try HTTPClient(configuration: configuration, group: group)
             let outcome: Result<Void, any Error>
             do {
@@ -87,7 +89,8 @@ extension IOSuite {
 
         @Test func aLaterHopIsCheckedToo() async throws {
             try await Self.withRedirector(script: { trap, request, head in
-                head.hasPrefix("GET /second ") ? Self.redirect("301 Moved Permanently", to: trap)
+                head.hasPrefix("GET /second ")
+                    ? Self.redirect("301 Moved Permanently", to: trap)
                     : Self.redirect("302 Found", to: "/second")
             }) { client, server, _ in
                 await Self.expectRefused(HTTPClientRequest(url: Self.url(server)), client)
@@ -96,7 +99,8 @@ extension IOSuite {
 
         @Test func otherSchemesAreRefusedWithTheSameError() async throws {
             for location in ["file:///etc/passwd", "ftp://127.0.0.1/x", "HTTP+UNIX://%2Ftmp%2Fx.sock/"] {
-                try await Self.withRedirector(script: { _, _, _ in Self.redirect("302 Found", to: location) }) { client, server, _ in
+                try await Self.withRedirector(script: { _, _, _ in Self.redirect("302 Found", to: location) }) {
+                    client, server, _ in
                     await Self.expectRefused(HTTPClientRequest(url: Self.url(server)), client)
                 }
             }
@@ -108,9 +112,12 @@ extension IOSuite {
             configuration.redirects = .rewrite(max: 5) { hop in
                 try HTTPURL(trapPath.withLock { $0 } ?? hop.to.description)
             }
-            try await Self.withRedirector(configuration: configuration, script: { _, _, _ in
-                Self.redirect("302 Found", to: "/elsewhere")
-            }) { client, server, trap in
+            try await Self.withRedirector(
+                configuration: configuration,
+                script: { _, _, _ in
+                    Self.redirect("302 Found", to: "/elsewhere")
+                }
+            ) { client, server, trap in
                 trapPath.withLock { $0 = trap.url }
                 await Self.expectRefused(HTTPClientRequest(url: Self.url(server)), client)
             }
@@ -119,9 +126,12 @@ extension IOSuite {
         @Test func aRewritingHookMayStopAtTheRedirect() async throws {
             var configuration = HTTPClientConfiguration()
             configuration.redirects = .rewrite(max: 5) { _ in nil }
-            try await Self.withRedirector(configuration: configuration, script: { _, _, _ in
-                Self.redirect("302 Found", to: "/elsewhere")
-            }) { client, server, _ in
+            try await Self.withRedirector(
+                configuration: configuration,
+                script: { _, _, _ in
+                    Self.redirect("302 Found", to: "/elsewhere")
+                }
+            ) { client, server, _ in
                 let response = try await client.execute(HTTPClientRequest(url: Self.url(server)))
                 #expect(response.status.code == 302)
             }
@@ -131,7 +141,8 @@ extension IOSuite {
             // The caller chose the socket: a relative redirect stays on it.
             let group = try EventLoopGroup(loopCount: 1)
             let path = "/tmp/wire-origin-\(UInt32.random(in: 0...UInt32.max)).sock"
-            let server = try await ScriptedServer.start(on: group.next(), address: try SocketAddress(unixPath: path)) { _, _, head in
+            let server = try await ScriptedServer.start(on: group.next(), address: try SocketAddress(unixPath: path)) {
+                _, _, head in
                 head.hasPrefix("GET /a ") ? Self.redirect("302 Found", to: "/b") : .respond(ScriptedServer.ok("on the socket"))
             }
             let client = try HTTPClient(group: group)
@@ -149,10 +160,12 @@ extension IOSuite {
             let group = try EventLoopGroup(loopCount: 1)
             let path = "/tmp/wire-origin-\(UInt32.random(in: 0...UInt32.max)).sock"
             let otherPath = "/tmp/wire-other-\(UInt32.random(in: 0...UInt32.max)).sock"
-            let other = try await ScriptedServer.start(on: group.next(), address: try SocketAddress(unixPath: otherPath)) { _, _, _ in
+            let other = try await ScriptedServer.start(on: group.next(), address: try SocketAddress(unixPath: otherPath)) {
+                _, _, _ in
                 .respond(ScriptedServer.ok("trapped"))
             }
-            let origin = try await ScriptedServer.start(on: group.next(), address: try SocketAddress(unixPath: path)) { _, request, _ in
+            let origin = try await ScriptedServer.start(on: group.next(), address: try SocketAddress(unixPath: path)) {
+                _, request, _ in
                 request == 0 ? Self.redirect("302 Found", to: "//\(Self.encode(otherPath))/x") : .respond(ScriptedServer.ok())
             }
             let client = try HTTPClient(group: group)

@@ -8,9 +8,12 @@ extension IOSuite {
         @Test func aRefusedRequestLeavesTheConnectionToTheNext() async throws {
             var configuration = HTTPClientConfiguration()
             configuration.maxConnectionsPerHost = 1
-            try await HTTPClientFaultTests.withServer(configuration: configuration, script: { _, _, _ in
-                .respond(ScriptedServer.ok())
-            }) { client, server in
+            try await HTTPClientFaultTests.withServer(
+                configuration: configuration,
+                script: { _, _, _ in
+                    .respond(ScriptedServer.ok())
+                }
+            ) { client, server in
                 let url = HTTPClientFaultTests.url(server)
                 let refused: [HTTPClientRequest] = [
                     HTTPClientRequest(url: url, method: .put, body: .file(path: "/nonexistent/wire-refused-body")),

@@ -11,7 +11,9 @@ extension IOSuite {
 
         /// A server that answers POST /a with `status` to /b, and /b with the body length it received.
         /// A server that answers POST /a with `status` to /b, and /b with the body length it received.
-        static func withRedirectingServer(_ status: String, _ body: @escaping @Sendable (HTTPClient, String) async throws -> Void) async throws {
+        static func withRedirectingServer(_ status: String, _ body: @escaping @Sendable (HTTPClient, String) async throws -> Void)
+            async throws
+        {
             try await HTTPClientFaultTests.withServer(script: { _, _, head in
                 if head.hasPrefix("POST /a ") {
                     return .respond("HTTP/1.1 \(status)\r\nLocation: /b\r\nContent-Length: 0\r\n\r\n")
@@ -43,10 +45,11 @@ extension IOSuite {
 
         @Test func aOneShotStreamHandsTheRedirectBack() async throws {
             try await Self.withRedirectingServer("307 Temporary Redirect") { client, url in
-                let body = HTTPClientRequest.Body.sequence(AsyncStream<ByteBuffer> { continuation in
-                    continuation.yield(ByteBuffer(string: "0123456789"))
-                    continuation.finish()
-                }, length: 10)
+                let body = HTTPClientRequest.Body.sequence(
+                    AsyncStream<ByteBuffer> { continuation in
+                        continuation.yield(ByteBuffer(string: "0123456789"))
+                        continuation.finish()
+                    }, length: 10)
                 let response = try await client.execute(HTTPClientRequest(url: url, method: .post, body: body))
                 #expect(response.status.code == 307)
             }

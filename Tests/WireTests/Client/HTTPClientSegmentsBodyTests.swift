@@ -30,8 +30,9 @@ extension IOSuite {
 
         /// A body of a head, a file longer than one region (4 MiB), and a tail; the calls of its `pause`.
         static func body(_ path: String, size: Int, pauses: Pauses) -> HTTPClientRequest.Body {
-            .segments([.bytes(ByteBuffer(string: "head|")), .file(path: path, size: size), .bytes(ByteBuffer(string: "|tail"))],
-                      pause: { pauses.count.add(1, ordering: .relaxed) })
+            .segments(
+                [.bytes(ByteBuffer(string: "head|")), .file(path: path, size: size), .bytes(ByteBuffer(string: "|tail"))],
+                pause: { pauses.count.add(1, ordering: .relaxed) })
         }
 
         @Test func aPlainConnectionSendsTheFileWithSendfile() async throws {
@@ -41,8 +42,9 @@ extension IOSuite {
             try await ClientServer.run(seconds: 30, handler: Self.echo) { pair in
                 let pauses = Pauses()
                 let before = SendFileStatistics.bytesSent.load(ordering: .relaxed)
-                let request = HTTPClientRequest(url: "http://127.0.0.1:\(pair.port)/up", method: .post,
-                                                body: Self.body(path, size: size, pauses: pauses))
+                let request = HTTPClientRequest(
+                    url: "http://127.0.0.1:\(pair.port)/up", method: .post,
+                    body: Self.body(path, size: size, pauses: pauses))
                 let response = try await pair.client.execute(request)
                 let echoed = try await response.body.collect(upTo: 64 << 20)
                 #expect(echoed.readableBytesArray == Array("head|".utf8) + bytes + Array("|tail".utf8))
@@ -51,8 +53,10 @@ extension IOSuite {
                 // Once per bytes piece and once per region (two for 5 MiB).
                 #expect(pauses.count.load(ordering: .relaxed) == 4)
                 // Replayable: the same body again on the kept-alive connection.
-                let again = try await pair.client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(pair.port)/up", method: .post,
-                                                                            body: Self.body(path, size: size, pauses: pauses)))
+                let again = try await pair.client.execute(
+                    HTTPClientRequest(
+                        url: "http://127.0.0.1:\(pair.port)/up", method: .post,
+                        body: Self.body(path, size: size, pauses: pauses)))
                 #expect(try await again.body.collect(upTo: 64 << 20).readableBytes == size + 10)
             }
         }
@@ -64,12 +68,16 @@ extension IOSuite {
             defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
             var client = HTTPClientConfiguration()
             client.tls = TLSClientServerTests(pki: pki).trustingTestRoot()
-            try await ClientServer.run(seconds: 30, client: client, configure: { configuration in
-                configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
-            }, handler: Self.echo) { pair in
+            try await ClientServer.run(
+                seconds: 30, client: client,
+                configure: { configuration in
+                    configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
+                }, handler: Self.echo
+            ) { pair in
                 let pauses = Pauses()
-                let request = HTTPClientRequest(url: "https://localhost:\(pair.port)/up", method: .post,
-                                                body: Self.body(path, size: size, pauses: pauses))
+                let request = HTTPClientRequest(
+                    url: "https://localhost:\(pair.port)/up", method: .post,
+                    body: Self.body(path, size: size, pauses: pauses))
                 let response = try await pair.client.execute(request)
                 let echoed = try await response.body.collect(upTo: 64 << 20)
                 #expect(echoed.readableBytesArray == Array("head|".utf8) + bytes + Array("|tail".utf8))
@@ -80,8 +88,9 @@ extension IOSuite {
             let (path, _) = try Self.file(size: 1000)
             defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
             try await ClientServer.run(seconds: 30, handler: Self.echo) { pair in
-                let request = HTTPClientRequest(url: "http://127.0.0.1:\(pair.port)/up", method: .post,
-                                                body: .segments([.file(path: path, size: 999)]))
+                let request = HTTPClientRequest(
+                    url: "http://127.0.0.1:\(pair.port)/up", method: .post,
+                    body: .segments([.file(path: path, size: 999)]))
                 await #expect {
                     _ = try await pair.client.execute(request)
                 } throws: { error in

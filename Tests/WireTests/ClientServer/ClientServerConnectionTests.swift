@@ -73,8 +73,10 @@ extension IOSuite {
                 #expect(metrics.remoteAddress?.port == pair.port)
                 #expect(seen.value?.port != nil)
                 // Documented as "the local address"; the two ends of one TCP connection must agree.
-                #expect(metrics.localAddress?.port == seen.value?.port,
-                        "metrics.localAddress is \(String(describing: metrics.localAddress)), the server saw \(String(describing: seen.value))")
+                #expect(
+                    metrics.localAddress?.port == seen.value?.port,
+                    "metrics.localAddress is \(String(describing: metrics.localAddress)), the server saw \(String(describing: seen.value))"
+                )
             }
         }
 
@@ -86,14 +88,17 @@ extension IOSuite {
             var configuration = HTTPClientConfiguration()
             configuration.maxConnectionsPerHost = 1
             let total = 8 << 20
-            try await ClientServer.run(seconds: 30, client: configuration, handler: { request, response in
-                guard request.target == "/big" else {
-                    return try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "ok"))
+            try await ClientServer.run(
+                seconds: 30, client: configuration,
+                handler: { request, response in
+                    guard request.target == "/big" else {
+                        return try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "ok"))
+                    }
+                    try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": String(total)]))
+                    for index in 0..<(total / Pattern.blockSize) { try await response.write(Pattern.chunk(index)) }
+                    try await response.end()
                 }
-                try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": String(total)]))
-                for index in 0..<(total / Pattern.blockSize) { try await response.write(Pattern.chunk(index)) }
-                try await response.end()
-            }) { pair in
+            ) { pair in
                 do {
                     let dropped = try await pair.client.execute(HTTPClientRequest(url: pair.url("/big")))
                     #expect(dropped.status == .ok)
@@ -111,28 +116,32 @@ extension IOSuite {
             let serverOutcome = AsyncStreamBox<String>()
             let uploading = AsyncStreamBox<Void>()
             let peers = Shared<[Int]>([])
-            try await ClientServer.run(seconds: 60, handler: { request, response in
-                peers.update { $0.append(request.remoteAddress?.port ?? -1) }
-                guard request.target == "/upload" else {
-                    return try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "ok"))
-                }
-                var received = 0
-                do {
-                    for try await chunk in request.body {
-                        received += chunk.readableBytes
-                        if received >= 1 << 20 && received - chunk.readableBytes < 1 << 20 { uploading.yield(()) }
+            try await ClientServer.run(
+                seconds: 60,
+                handler: { request, response in
+                    peers.update { $0.append(request.remoteAddress?.port ?? -1) }
+                    guard request.target == "/upload" else {
+                        return try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "ok"))
                     }
-                    serverOutcome.yield("completed after \(received) bytes")
-                } catch {
-                    serverOutcome.yield("body failed: \(error)")
-                    throw error
+                    var received = 0
+                    do {
+                        for try await chunk in request.body {
+                            received += chunk.readableBytes
+                            if received >= 1 << 20 && received - chunk.readableBytes < 1 << 20 { uploading.yield(()) }
+                        }
+                        serverOutcome.yield("completed after \(received) bytes")
+                    } catch {
+                        serverOutcome.yield("body failed: \(error)")
+                        throw error
+                    }
+                    try await response.respond(HTTPResponseHead(status: .ok))
                 }
-                try await response.respond(HTTPResponseHead(status: .ok))
-            }) { pair in
+            ) { pair in
                 let total = 1 << 30
                 let uploader = Task {
-                    try await pair.client.execute(HTTPClientRequest(
-                        url: pair.url("/upload"), method: .put, body: .stream(length: total, Pattern.stream(total: total))))
+                    try await pair.client.execute(
+                        HTTPClientRequest(
+                            url: pair.url("/upload"), method: .put, body: .stream(length: total, Pattern.stream(total: total))))
                 }
                 await uploading.next()
                 uploader.cancel()

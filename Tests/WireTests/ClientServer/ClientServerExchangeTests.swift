@@ -8,12 +8,14 @@ import Testing
     var checksum = Checksum()
     for try await chunk in request.body { checksum.add(chunk) }
     let summary = "\(request.method) \(checksum.text)"
-    let head = HTTPResponseHead(status: .ok, headers: [
-        "X-Method": "\(request.method)",
-        "X-Body": checksum.text,
-        "X-Authorization": request.headers.first(name: "authorization") ?? "none",
-        "X-Target": request.target,
-    ])
+    let head = HTTPResponseHead(
+        status: .ok,
+        headers: [
+            "X-Method": "\(request.method)",
+            "X-Body": checksum.text,
+            "X-Authorization": request.headers.first(name: "authorization") ?? "none",
+            "X-Target": request.target,
+        ])
     try await response.respond(head, body: ByteBuffer(string: summary))
 }
 
@@ -29,8 +31,11 @@ extension IOSuite {
             try await ClientServer.run(handler: echoSummary) { pair in
                 for size in Self.bodySizes {
                     // Sizes not a multiple of the pattern's period, so each exchange differs.
-                    let sent = size == 0 ? ByteBuffer() : Pattern.chunk(size, length: min(size, Pattern.blockSize))
-                        .repeated(toLength: size)
+                    let sent =
+                        size == 0
+                        ? ByteBuffer()
+                        : Pattern.chunk(size, length: min(size, Pattern.blockSize))
+                            .repeated(toLength: size)
                     let expected = Checksum.of(sent)
                     let response = try await pair.client.execute(
                         HTTPClientRequest(url: pair.url("/echo"), method: method, body: .bytes(sent)))
@@ -88,11 +93,14 @@ extension IOSuite {
         @Test func tenThousandRequestsLeakNoDescriptor() async throws {
             let peers = Shared<Set<Int>>([])
             let handled = Shared(0)
-            try await ClientServer.run(seconds: 110, handler: { request, response in
-                peers.update { _ = $0.insert(request.remoteAddress?.port ?? -1) }
-                handled.update { $0 += 1 }
-                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "ok"))
-            }) { pair in
+            try await ClientServer.run(
+                seconds: 110,
+                handler: { request, response in
+                    peers.update { _ = $0.insert(request.remoteAddress?.port ?? -1) }
+                    handled.update { $0 += 1 }
+                    try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "ok"))
+                }
+            ) { pair in
                 let workers = 8
                 let perWorker = 10_000 / workers
                 let started = ContinuousClock.now
@@ -142,8 +150,10 @@ extension IOSuite {
 
         @Test func a301TurnsPostIntoGetWithoutBody() async throws {
             try await ClientServer.run(handler: Self.redirector) { pair in
-                let response = try await pair.client.execute(HTTPClientRequest(
-                    url: pair.url("/301"), method: .post, headers: ["Content-Type": "text/plain"], body: .bytes(ByteBuffer(string: "payload"))))
+                let response = try await pair.client.execute(
+                    HTTPClientRequest(
+                        url: pair.url("/301"), method: .post, headers: ["Content-Type": "text/plain"],
+                        body: .bytes(ByteBuffer(string: "payload"))))
                 _ = try await response.body.collect(upTo: 1 << 16)
                 #expect(response.status == .ok)
                 #expect(response.headers.first(name: "x-method") == "GET")
@@ -157,8 +167,10 @@ extension IOSuite {
         @Test func a307KeepsMethodAndBody() async throws {
             try await ClientServer.run(handler: Self.redirector) { pair in
                 let payload = Pattern.chunk(7).repeated(toLength: 100_000)
-                let response = try await pair.client.execute(HTTPClientRequest(
-                    url: pair.url("/307"), method: .post, headers: ["Authorization": "Bearer same-origin"], body: .bytes(payload)))
+                let response = try await pair.client.execute(
+                    HTTPClientRequest(
+                        url: pair.url("/307"), method: .post, headers: ["Authorization": "Bearer same-origin"],
+                        body: .bytes(payload)))
                 _ = try await response.body.collect(upTo: 1 << 16)
                 #expect(response.headers.first(name: "x-method") == "POST")
                 #expect(response.headers.first(name: "x-body") == Checksum.of(payload).text)
@@ -170,8 +182,9 @@ extension IOSuite {
 
         @Test func aChainOf307And308KeepsTheBodyThroughEveryHop() async throws {
             try await ClientServer.run(handler: Self.redirector) { pair in
-                let response = try await pair.client.execute(HTTPClientRequest(
-                    url: pair.url("/chain/4"), method: .put, body: .bytes(ByteBuffer(string: "four hops"))))
+                let response = try await pair.client.execute(
+                    HTTPClientRequest(
+                        url: pair.url("/chain/4"), method: .put, body: .bytes(ByteBuffer(string: "four hops"))))
                 _ = try await response.body.collect(upTo: 1 << 16)
                 #expect(response.headers.first(name: "x-method") == "PUT")
                 #expect(response.headers.first(name: "x-body") == Checksum.of(ByteBuffer(string: "four hops")).text)
@@ -184,9 +197,10 @@ extension IOSuite {
             // part of the origin), so credentials for the first must not reach the second.
             try await ClientServer.run(handler: Self.redirector) { other in
                 try await ClientServer.run(handler: Self.redirector) { pair in
-                    let response = try await pair.client.execute(HTTPClientRequest(
-                        url: pair.url("/away?to=\(other.url("/echo"))"), method: .post,
-                        headers: ["Authorization": "Bearer first-origin-only"], body: .bytes(ByteBuffer(string: "abc"))))
+                    let response = try await pair.client.execute(
+                        HTTPClientRequest(
+                            url: pair.url("/away?to=\(other.url("/echo"))"), method: .post,
+                            headers: ["Authorization": "Bearer first-origin-only"], body: .bytes(ByteBuffer(string: "abc"))))
                     _ = try await response.body.collect(upTo: 1 << 16)
                     #expect(response.status == .ok)
                     #expect(response.url.port == other.port)

@@ -20,23 +20,27 @@ extension IOSuite {
 
         @Test func bodiesEndByTheWatermarkAloneOnAKeptAliveConnection() async throws {
             try await Self.withoutChecks {
-                try await ClientServer.run(seconds: 90, handler: { request, response in
-                    switch request.head.target {
-                    case "/length":
-                        try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": String(Self.size)]))
-                        try await Self.writePattern(Self.size, to: response)
-                    case "/chunked":
-                        try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Transfer-Encoding": "chunked"]))
-                        try await Self.writePattern(Self.size, to: response)
-                    case "/upload":
-                        var verifier = Pattern.Verifier()
-                        for try await chunk in request.body { verifier.check(chunk) }
-                        let verdict = verifier.firstMismatch == nil ? String(verifier.offset) : "mismatch"
-                        try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: verdict))
-                    default:
-                        try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "small"))
+                try await ClientServer.run(
+                    seconds: 90,
+                    handler: { request, response in
+                        switch request.head.target {
+                        case "/length":
+                            try await response.writeHead(
+                                HTTPResponseHead(status: .ok, headers: ["Content-Length": String(Self.size)]))
+                            try await Self.writePattern(Self.size, to: response)
+                        case "/chunked":
+                            try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Transfer-Encoding": "chunked"]))
+                            try await Self.writePattern(Self.size, to: response)
+                        case "/upload":
+                            var verifier = Pattern.Verifier()
+                            for try await chunk in request.body { verifier.check(chunk) }
+                            let verdict = verifier.firstMismatch == nil ? String(verifier.offset) : "mismatch"
+                            try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: verdict))
+                        default:
+                            try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "small"))
+                        }
                     }
-                }) { pair in
+                ) { pair in
                     for path in ["/length", "/chunked"] {
                         let response = try await pair.client.execute(HTTPClientRequest(url: pair.url(path)))
                         var verifier = Pattern.Verifier()
@@ -44,8 +48,10 @@ extension IOSuite {
                         #expect(verifier.offset == Self.size, "\(path)")
                         #expect(verifier.firstMismatch == nil, "\(path): first wrong byte at \(verifier.firstMismatch ?? -1)")
                     }
-                    let upload = try await pair.client.execute(HTTPClientRequest(
-                        url: pair.url("/upload"), method: .put, body: .stream(length: Self.size, Pattern.stream(total: Self.size))))
+                    let upload = try await pair.client.execute(
+                        HTTPClientRequest(
+                            url: pair.url("/upload"), method: .put,
+                            body: .stream(length: Self.size, Pattern.stream(total: Self.size))))
                     #expect(try await upload.body.collect(upTo: 100) == ByteBuffer(string: String(Self.size)))
                     let small = try await pair.client.execute(HTTPClientRequest(url: pair.url("/small")))
                     #expect(try await small.body.collect(upTo: 100) == ByteBuffer(string: "small"))

@@ -22,15 +22,19 @@ extension IOSuite {
 
         @Test func aGibibyteDownloadStreamsWithFlatMemory() async throws {
             let total = Self.bigTransfer
-            try await ClientServer.run(seconds: Self.transferSeconds, handler: { _, response in
-                try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": String(total)]))
-                var index = 0
-                while index * Pattern.blockSize < total {
-                    try await response.write(Pattern.chunk(index, length: min(Pattern.blockSize, total - index * Pattern.blockSize)))
-                    index += 1
+            try await ClientServer.run(
+                seconds: Self.transferSeconds,
+                handler: { _, response in
+                    try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": String(total)]))
+                    var index = 0
+                    while index * Pattern.blockSize < total {
+                        try await response.write(
+                            Pattern.chunk(index, length: min(Pattern.blockSize, total - index * Pattern.blockSize)))
+                        index += 1
+                    }
+                    try await response.end()
                 }
-                try await response.end()
-            }) { pair in
+            ) { pair in
                 let watch = MemoryWatch()
                 let started = ContinuousClock.now
                 let response = try await pair.client.execute(HTTPClientRequest(url: pair.url("/download")))
@@ -45,9 +49,10 @@ extension IOSuite {
                 }
                 let elapsed = ContinuousClock.now - started
                 let growth = watch.growth()
-                print("client-server download: \(mebibytes(total)) in \(elapsed), "
-                      + "\(Int(megabytesPerSecond(total, elapsed))) MB/s, RSS \(mebibytes(watch.start.current)) → peak +\(mebibytes(growth)), "
-                      + "end +\(mebibytes(watch.residualGrowth())) (VmHWM reset: \(watch.peakResetWorked))")
+                print(
+                    "client-server download: \(mebibytes(total)) in \(elapsed), "
+                        + "\(Int(megabytesPerSecond(total, elapsed))) MB/s, RSS \(mebibytes(watch.start.current)) → peak +\(mebibytes(growth)), "
+                        + "end +\(mebibytes(watch.residualGrowth())) (VmHWM reset: \(watch.peakResetWorked))")
                 #expect(verifier.offset == total)
                 #expect(verifier.firstMismatch == nil, "first wrong byte at \(verifier.firstMismatch ?? -1)")
                 #expect(response.metrics.snapshot.bodyBytes == total)
@@ -59,31 +64,36 @@ extension IOSuite {
             let total = Self.bigTransfer
             let received = Shared(Pattern.Verifier())
             let watch = Shared<MemoryWatch?>(nil)
-            try await ClientServer.run(seconds: Self.transferSeconds, handler: { request, response in
-                var verifier = Pattern.Verifier()
-                var nextSample = 0
-                for try await chunk in request.body {
-                    verifier.check(chunk)
-                    if verifier.offset >= nextSample {
-                        watch.value?.sample()
-                        nextSample += 16 << 20
+            try await ClientServer.run(
+                seconds: Self.transferSeconds,
+                handler: { request, response in
+                    var verifier = Pattern.Verifier()
+                    var nextSample = 0
+                    for try await chunk in request.body {
+                        verifier.check(chunk)
+                        if verifier.offset >= nextSample {
+                            watch.value?.sample()
+                            nextSample += 16 << 20
+                        }
                     }
+                    received.update { [verifier] in $0 = verifier }
+                    try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: String(verifier.offset)))
                 }
-                received.update { [verifier] in $0 = verifier }
-                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: String(verifier.offset)))
-            }) { pair in
+            ) { pair in
                 let memory = MemoryWatch()
                 watch.update { $0 = memory }
                 let started = ContinuousClock.now
                 // A Content-Length of 1 GiB with the chunks generated as the socket takes them.
-                let response = try await pair.client.execute(HTTPClientRequest(
-                    url: pair.url("/upload"), method: .put, body: .stream(length: total, Pattern.stream(total: total))))
+                let response = try await pair.client.execute(
+                    HTTPClientRequest(
+                        url: pair.url("/upload"), method: .put, body: .stream(length: total, Pattern.stream(total: total))))
                 let answer = try await response.body.collect(upTo: 100)
                 let elapsed = ContinuousClock.now - started
                 let growth = memory.growth()
-                print("client-server upload: \(mebibytes(total)) in \(elapsed), "
-                      + "\(Int(megabytesPerSecond(total, elapsed))) MB/s, RSS \(mebibytes(memory.start.current)) → peak +\(mebibytes(growth)), "
-                      + "end +\(mebibytes(memory.residualGrowth())) (VmHWM reset: \(memory.peakResetWorked))")
+                print(
+                    "client-server upload: \(mebibytes(total)) in \(elapsed), "
+                        + "\(Int(megabytesPerSecond(total, elapsed))) MB/s, RSS \(mebibytes(memory.start.current)) → peak +\(mebibytes(growth)), "
+                        + "end +\(mebibytes(memory.residualGrowth())) (VmHWM reset: \(memory.peakResetWorked))")
                 #expect(answer == ByteBuffer(string: String(total)))
                 #expect(received.value.offset == total)
                 #expect(received.value.firstMismatch == nil, "first wrong byte at \(received.value.firstMismatch ?? -1)")
@@ -96,15 +106,19 @@ extension IOSuite {
             // every watermark many times over, 1 GiB is covered by the Content-Length test.
             let total = 64 << 20
             let received = Shared(Pattern.Verifier())
-            try await ClientServer.run(seconds: 60, handler: { request, response in
-                var verifier = Pattern.Verifier()
-                for try await chunk in request.body { verifier.check(chunk) }
-                received.update { [verifier] in $0 = verifier }
-                let framing = request.headers.first(name: "transfer-encoding") ?? "none"
-                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: framing))
-            }) { pair in
-                let response = try await pair.client.execute(HTTPClientRequest(
-                    url: pair.url("/upload"), method: .post, body: .stream(length: nil, Pattern.stream(total: total))))
+            try await ClientServer.run(
+                seconds: 60,
+                handler: { request, response in
+                    var verifier = Pattern.Verifier()
+                    for try await chunk in request.body { verifier.check(chunk) }
+                    received.update { [verifier] in $0 = verifier }
+                    let framing = request.headers.first(name: "transfer-encoding") ?? "none"
+                    try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: framing))
+                }
+            ) { pair in
+                let response = try await pair.client.execute(
+                    HTTPClientRequest(
+                        url: pair.url("/upload"), method: .post, body: .stream(length: nil, Pattern.stream(total: total))))
                 #expect(try await response.body.collect(upTo: 100) == ByteBuffer(string: "chunked"))
                 #expect(received.value.offset == total)
                 #expect(received.value.firstMismatch == nil)
@@ -125,20 +139,24 @@ extension IOSuite {
             let leadBound = kernelSocketBufferCeiling() + (2 << 20)
             // Without back-pressure the handler would write all 64 MiB in well under a second
             // while the reader, at ~60 MB/s, had taken a few MiB: a lead near the whole body.
-            try #require(leadBound < total, "the kernel's socket buffers (\(mebibytes(leadBound))) are too large for this test to tell")
-            try await ClientServer.run(seconds: 90, handler: { _, response in
-                try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": String(total)]))
-                var index = 0
-                while index * Pattern.blockSize < total {
-                    let before = ContinuousClock.now
-                    try await response.write(Pattern.chunk(index))
-                    let waited = ContinuousClock.now - before
-                    longestWrite.update { $0 = max($0, waited) }
-                    written.update { $0 += Pattern.blockSize }
-                    index += 1
+            try #require(
+                leadBound < total, "the kernel's socket buffers (\(mebibytes(leadBound))) are too large for this test to tell")
+            try await ClientServer.run(
+                seconds: 90,
+                handler: { _, response in
+                    try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": String(total)]))
+                    var index = 0
+                    while index * Pattern.blockSize < total {
+                        let before = ContinuousClock.now
+                        try await response.write(Pattern.chunk(index))
+                        let waited = ContinuousClock.now - before
+                        longestWrite.update { $0 = max($0, waited) }
+                        written.update { $0 += Pattern.blockSize }
+                        index += 1
+                    }
+                    try await response.end()
                 }
-                try await response.end()
-            }) { pair in
+            ) { pair in
                 let watch = MemoryWatch()
                 let started = ContinuousClock.now
                 let response = try await pair.client.execute(HTTPClientRequest(url: pair.url("/slow")))
@@ -161,9 +179,10 @@ extension IOSuite {
                 }
                 let elapsed = ContinuousClock.now - started
                 let growth = watch.growth()
-                print("client-server back-pressure: \(mebibytes(total)) in \(elapsed) (\(Int(megabytesPerSecond(total, elapsed))) MB/s), "
-                      + "server ahead by at most \(mebibytes(maxLead)) (bound \(mebibytes(leadBound))), "
-                      + "longest server write \(longestWrite.value), RSS peak +\(mebibytes(growth))")
+                print(
+                    "client-server back-pressure: \(mebibytes(total)) in \(elapsed) (\(Int(megabytesPerSecond(total, elapsed))) MB/s), "
+                        + "server ahead by at most \(mebibytes(maxLead)) (bound \(mebibytes(leadBound))), "
+                        + "longest server write \(longestWrite.value), RSS peak +\(mebibytes(growth))")
                 #expect(consumed == total)
                 #expect(verifier.firstMismatch == nil)
                 #expect(maxLead <= leadBound, "the server ran \(mebibytes(maxLead)) ahead of a slow reader")
@@ -178,22 +197,25 @@ extension IOSuite {
         @Test func cancellingTheReadingTaskClosesTheConnectionOnBothSides() async throws {
             let serverOutcome = AsyncStreamBox<String>()
             let peers = Shared<[Int]>([])
-            try await ClientServer.run(seconds: 60, handler: { request, response in
-                peers.update { $0.append(request.remoteAddress?.port ?? -1) }
-                guard request.target == "/endless" else {
-                    return try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "ok"))
+            try await ClientServer.run(
+                seconds: 60,
+                handler: { request, response in
+                    peers.update { $0.append(request.remoteAddress?.port ?? -1) }
+                    guard request.target == "/endless" else {
+                        return try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "ok"))
+                    }
+                    // Chunked, up to 1 GiB: far longer than the test reads.
+                    do {
+                        try await response.writeHead(HTTPResponseHead(status: .ok))
+                        for index in 0..<(1 << 14) { try await response.write(Pattern.chunk(index)) }
+                        try await response.end()
+                        serverOutcome.yield("completed")
+                    } catch {
+                        serverOutcome.yield("write failed: \(error)")
+                        throw error
+                    }
                 }
-                // Chunked, up to 1 GiB: far longer than the test reads.
-                do {
-                    try await response.writeHead(HTTPResponseHead(status: .ok))
-                    for index in 0..<(1 << 14) { try await response.write(Pattern.chunk(index)) }
-                    try await response.end()
-                    serverOutcome.yield("completed")
-                } catch {
-                    serverOutcome.yield("write failed: \(error)")
-                    throw error
-                }
-            }) { pair in
+            ) { pair in
                 let reading = AsyncStreamBox<Void>()
                 let reader = Task {
                     let response = try await pair.client.execute(HTTPClientRequest(url: pair.url("/endless")))
@@ -212,7 +234,8 @@ extension IOSuite {
                 case .success(let count):
                     Issue.record("the cancelled iteration ended normally after \(count) bytes")
                 case .failure(let error):
-                    #expect(error is HTTPBodyError || error is HTTPClientError || error is CancellationError, "ended with \(error)")
+                    #expect(
+                        error is HTTPBodyError || error is HTTPClientError || error is CancellationError, "ended with \(error)")
                 }
                 // The server's handler sees the connection go: its next write fails.
                 let outcome = await serverOutcome.next()

@@ -148,7 +148,9 @@ enum Pattern {
                     let blockIndex = offset / blockSize
                     let within = offset % blockSize
                     let length = min(bytes.count - position, blockSize - within)
-                    if firstMismatch == nil, let bad = Self.mismatch(bytes, from: position, length: length, block: blockIndex, within: within) {
+                    if firstMismatch == nil,
+                        let bad = Self.mismatch(bytes, from: position, length: length, block: blockIndex, within: within)
+                    {
                         firstMismatch = offset + bad
                     }
                     position += length
@@ -159,8 +161,10 @@ enum Pattern {
 
         /// Compares `length` received bytes against block `block` from `within`: the stamp
         /// bytes one by one, the rest with `memcmp`. Returns the mismatch's offset in the run.
-        private static func mismatch(_ bytes: UnsafeRawBufferPointer, from position: Int, length: Int,
-                                     block: Int, within: Int) -> Int? {
+        private static func mismatch(
+            _ bytes: UnsafeRawBufferPointer, from position: Int, length: Int,
+            block: Int, within: Int
+        ) -> Int? {
             var checked = 0
             while within + checked < 8 && checked < length {
                 let expected = UInt8(truncatingIfNeeded: UInt64(block) >> (8 * UInt64(within + checked)))

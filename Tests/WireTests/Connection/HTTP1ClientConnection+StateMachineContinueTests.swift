@@ -26,7 +26,9 @@ struct HTTP1ClientConnectionStateMachineContinueTests {
         #expect(machine.interimResponseReceived(status: HTTPStatus(code: 100)) == .none)
         machine.requestWritten(0)
         #expect(machine.responseHeadReceived(status: HTTPStatus(code: 201), keepAlive: true) == .deliverHead(refusingBody: false))
-        #expect(machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
+        #expect(
+            machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false)
+        )
     }
 
     @Test func aContinueThatCameBeforeTheTaskAskedIsKept() {
@@ -51,7 +53,9 @@ struct HTTP1ClientConnectionStateMachineContinueTests {
         #expect(machine.continueTimeoutFired(request: 0) == .none)
         machine.requestWritten(0)
         #expect(machine.responseHeadReceived(status: HTTPStatus(code: 200), keepAlive: true) == .deliverHead(refusingBody: false))
-        #expect(machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
+        #expect(
+            machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false)
+        )
     }
 
     @Test(arguments: [413, 401, 200])
@@ -65,7 +69,9 @@ struct HTTP1ClientConnectionStateMachineContinueTests {
         #expect(machine.continueAwaited(0, timeout: Self.timeout, now: Self.t0) == .answerContinue(sendBody: false))
         // The request stream stays unfinished, so the connection cannot carry another request.
         #expect(!machine.acceptsRequest)
-        #expect(machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequestAndClose(requestWritten: false, pipelined: 0))
+        #expect(
+            machine.responseEnded(trailingBytes: false, now: Self.t0)
+                == .completeRequestAndClose(requestWritten: false, pipelined: 0))
     }
 
     @Test func expectationFailedIsAFinalAnswerWhetherTheTaskWaitsOrNot() {
@@ -73,7 +79,9 @@ struct HTTP1ClientConnectionStateMachineContinueTests {
         var waiting = Self.expecting()
         _ = waiting.continueAwaited(0, timeout: Self.timeout, now: Self.t0)
         #expect(waiting.responseHeadReceived(status: HTTPStatus(code: 417), keepAlive: true) == .deliverHead(refusingBody: true))
-        #expect(waiting.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequestAndClose(requestWritten: false, pipelined: 0))
+        #expect(
+            waiting.responseEnded(trailingBytes: false, now: Self.t0)
+                == .completeRequestAndClose(requestWritten: false, pipelined: 0))
         // 417 before the task got to wait: nothing to refuse yet, and its wait is answered at once with no body.
         var early = Self.expecting()
         #expect(early.responseHeadReceived(status: HTTPStatus(code: 417), keepAlive: true) == .deliverHead(refusingBody: false))

@@ -16,11 +16,15 @@ struct HTTP1ClientConnectionStateMachineTests {
 
     @Test func cleanKeepAliveExchangeIsReusable() {
         var machine = Machine()
-        #expect(machine.requestStarted(id: 0, keepAlive: true, readTimeout: .seconds(10), now: Self.t0) == .armReadTimer(at: Self.t0 + .seconds(10)))
+        #expect(
+            machine.requestStarted(id: 0, keepAlive: true, readTimeout: .seconds(10), now: Self.t0)
+                == .armReadTimer(at: Self.t0 + .seconds(10)))
         machine.requestWritten(0)
         #expect(machine.bytesReceived(now: Self.t0) == .none)
         #expect(machine.responseHeadReceived(status: Self.ok, keepAlive: true) == .deliverHead(refusingBody: false))
-        #expect(machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
+        #expect(
+            machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false)
+        )
         #expect(!machine.isBusy && !machine.isClosed)
         #expect(machine.completedRequests == 1 && machine.reusesConnection)
     }
@@ -32,12 +36,16 @@ struct HTTP1ClientConnectionStateMachineTests {
 
         var ended = Machine()
         Self.start(&ended, 0)
-        #expect(ended.responseEnded(trailingBytes: false, now: Self.t0) == .failRequestAndClose(.protocolOrIOError, responseStarted: false, pipelined: 0))
+        #expect(
+            ended.responseEnded(trailingBytes: false, now: Self.t0)
+                == .failRequestAndClose(.protocolOrIOError, responseStarted: false, pipelined: 0))
 
         var twice = Machine()
         Self.start(&twice, 0, written: false)
         #expect(twice.responseHeadReceived(status: Self.ok, keepAlive: true) == .deliverHead(refusingBody: false))
-        #expect(twice.responseHeadReceived(status: Self.ok, keepAlive: true) == .failRequestAndClose(.protocolOrIOError, responseStarted: true, pipelined: 0))
+        #expect(
+            twice.responseHeadReceived(status: Self.ok, keepAlive: true)
+                == .failRequestAndClose(.protocolOrIOError, responseStarted: true, pipelined: 0))
         #expect(twice.responseEnded(trailingBytes: false, now: Self.t0) == .none)
     }
 
@@ -51,7 +59,9 @@ struct HTTP1ClientConnectionStateMachineTests {
         var machine = Machine()
         Self.start(&machine, 0, keepAlive: requestKeepAlive, written: written)
         _ = machine.responseHeadReceived(status: Self.ok, keepAlive: responseKeepAlive)
-        #expect(machine.responseEnded(trailingBytes: trailing, now: Self.t0) == .completeRequestAndClose(requestWritten: written, pipelined: 0))
+        #expect(
+            machine.responseEnded(trailingBytes: trailing, now: Self.t0)
+                == .completeRequestAndClose(requestWritten: written, pipelined: 0))
         #expect(machine.isClosed)
     }
 
@@ -97,7 +107,9 @@ struct HTTP1ClientConnectionStateMachineTests {
         // Bytes at t0 + 4 s: the timer armed for t0 + 10 s finds the activity and re-arms for 4 s + 10 s.
         _ = machine.bytesReceived(now: Self.t0 + .seconds(4))
         #expect(machine.readTimerFired(now: Self.t0 + .seconds(10)) == .armReadTimer(at: Self.t0 + .seconds(14)))
-        #expect(machine.readTimerFired(now: Self.t0 + .seconds(14)) == .failRequestAndClose(.readTimedOut(.seconds(10)), responseStarted: false, pipelined: 0))
+        #expect(
+            machine.readTimerFired(now: Self.t0 + .seconds(14))
+                == .failRequestAndClose(.readTimedOut(.seconds(10)), responseStarted: false, pipelined: 0))
         // With nothing in flight the timer stops.
         var idle = Machine()
         Self.start(&idle, 0)
@@ -117,7 +129,9 @@ struct HTTP1ClientConnectionStateMachineTests {
         // A hop from another response's consumer lifts nothing.
         #expect(machine.bodyConsumerCaughtUp(7) == .none)
         #expect(machine.bodyConsumerCaughtUp(0) == .resumeReading)
-        #expect(machine.readTimerFired(now: Self.t0 + .seconds(40)) == .failRequestAndClose(.readTimedOut(.seconds(10)), responseStarted: true, pipelined: 0))
+        #expect(
+            machine.readTimerFired(now: Self.t0 + .seconds(40))
+                == .failRequestAndClose(.readTimedOut(.seconds(10)), responseStarted: true, pipelined: 0))
     }
 
     @Test func aPausedBodyThatEndsLiftsItsPause() {
@@ -125,7 +139,8 @@ struct HTTP1ClientConnectionStateMachineTests {
         Self.start(&machine, 0)
         _ = machine.responseHeadReceived(status: Self.ok, keepAlive: true)
         _ = machine.bodyConsumerFellBehind()
-        #expect(machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: true))
+        #expect(
+            machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: true))
     }
 
     @Test func aRequestThatBecomesTheOldestKeepsATimerDueNoLater() {
@@ -140,8 +155,9 @@ struct HTTP1ClientConnectionStateMachineTests {
         Self.start(&short, 0)
         _ = short.requestStarted(id: 1, keepAlive: true, readTimeout: .seconds(1), now: Self.t0 + .seconds(1))
         _ = short.responseHeadReceived(status: Self.ok, keepAlive: true)
-        #expect(short.responseEnded(trailingBytes: true, now: Self.t0 + .seconds(2))
-            == .completeRequest(armReadTimer: Self.t0 + .seconds(3), resumeReading: false))
+        #expect(
+            short.responseEnded(trailingBytes: true, now: Self.t0 + .seconds(2))
+                == .completeRequest(armReadTimer: Self.t0 + .seconds(3), resumeReading: false))
     }
 
     // MARK: Pipelining
@@ -154,10 +170,13 @@ struct HTTP1ClientConnectionStateMachineTests {
         #expect(machine.inFlightCount == 2)
         #expect(machine.responseHeadReceived(status: Self.ok, keepAlive: true) == .deliverHead(refusingBody: false))
         // The second response's bytes in the same read are not an anomaly: they are its answer.
-        #expect(machine.responseEnded(trailingBytes: true, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
+        #expect(
+            machine.responseEnded(trailingBytes: true, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
         #expect(machine.inFlightCount == 1)
         #expect(machine.responseHeadReceived(status: Self.ok, keepAlive: true) == .deliverHead(refusingBody: false))
-        #expect(machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
+        #expect(
+            machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false)
+        )
         #expect(!machine.isBusy && !machine.isClosed)
     }
 
@@ -182,7 +201,9 @@ struct HTTP1ClientConnectionStateMachineTests {
         var machine = Machine()
         for id in 0..<3 { Self.start(&machine, id) }
         _ = machine.responseHeadReceived(status: Self.ok, keepAlive: false)
-        #expect(machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequestAndClose(requestWritten: true, pipelined: 2))
+        #expect(
+            machine.responseEnded(trailingBytes: false, now: Self.t0)
+                == .completeRequestAndClose(requestWritten: true, pipelined: 2))
         #expect(machine.isClosed && !machine.isBusy)
         #expect(machine.endOfStream() == .none)
     }
@@ -191,7 +212,8 @@ struct HTTP1ClientConnectionStateMachineTests {
         var machine = Machine()
         for id in 0..<3 { Self.start(&machine, id) }
         _ = machine.bytesReceived(now: Self.t0)
-        #expect(machine.failed(.protocolOrIOError) == .failRequestAndClose(.protocolOrIOError, responseStarted: false, pipelined: 2))
+        #expect(
+            machine.failed(.protocolOrIOError) == .failRequestAndClose(.protocolOrIOError, responseStarted: false, pipelined: 2))
         #expect(machine.failed(.protocolOrIOError) == .none)
     }
 
@@ -211,13 +233,17 @@ struct HTTP1ClientConnectionStateMachineTests {
         #expect(machine.requestAbandoned(1) == .none)
         #expect(machine.requestAbandoned(9) == .none)
         #expect(machine.responseHeadReceived(status: Self.ok, keepAlive: true) == .deliverHead(refusingBody: false))
-        #expect(machine.responseEnded(trailingBytes: true, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
+        #expect(
+            machine.responseEnded(trailingBytes: true, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
         // Its response is read to its end and dropped; the connection and the request behind it survive.
         #expect(machine.responseHeadReceived(status: Self.ok, keepAlive: true) == .discardResponse)
         #expect(machine.responseBodyAbandoned(1) == .none)
-        #expect(machine.responseEnded(trailingBytes: true, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
+        #expect(
+            machine.responseEnded(trailingBytes: true, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
         #expect(machine.responseHeadReceived(status: Self.ok, keepAlive: true) == .deliverHead(refusingBody: false))
-        #expect(machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
+        #expect(
+            machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false)
+        )
         #expect(!machine.isClosed && !machine.isBusy)
     }
 

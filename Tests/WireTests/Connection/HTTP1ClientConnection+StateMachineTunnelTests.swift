@@ -37,8 +37,11 @@ struct HTTP1ClientConnectionStateMachineTunnelTests {
     @Test(arguments: [407, 403, 502])
     func anyOtherAnswerIsAResponseLikeEveryOther(code: Int) {
         var machine = Self.connecting()
-        #expect(machine.responseHeadReceived(status: HTTPStatus(code: code), keepAlive: true) == .deliverHead(refusingBody: false))
-        #expect(machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false))
+        #expect(
+            machine.responseHeadReceived(status: HTTPStatus(code: code), keepAlive: true) == .deliverHead(refusingBody: false))
+        #expect(
+            machine.responseEnded(trailingBytes: false, now: Self.t0) == .completeRequest(armReadTimer: nil, resumeReading: false)
+        )
         #expect(!machine.isHandedOver && machine.acceptsRequest)
     }
 
@@ -72,7 +75,9 @@ struct HTTP1ClientConnectionStateMachineTunnelTests {
         #expect(ended.endOfStream() == .failRequestAndClose(.protocolOrIOError, responseStarted: false, pipelined: 0))
         var framed = Self.connecting()
         _ = framed.responseHeadReceived(status: HTTPStatus(code: 200), keepAlive: true)
-        #expect(framed.responseEnded(trailingBytes: false, now: Self.t0) == .failRequestAndClose(.protocolOrIOError, responseStarted: false, pipelined: 0))
+        #expect(
+            framed.responseEnded(trailingBytes: false, now: Self.t0)
+                == .failRequestAndClose(.protocolOrIOError, responseStarted: false, pipelined: 0))
         #expect(!framed.isHandedOver)
     }
 

@@ -9,8 +9,10 @@ extension IOSuite {
 
         /// Starts a GET on `connection`; loop only.
         static func get(_ connection: HTTP1ClientConnection) -> Promise<Start, HTTPClientError> {
-            connection.start(head: Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), inlineBody: nil, method: .get, keepAlive: true,
-                             requestComplete: true, readTimeout: .seconds(10), metrics: HTTPClientMetrics(start: .now())).0
+            connection.start(
+                head: Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), inlineBody: nil, method: .get, keepAlive: true,
+                requestComplete: true, readTimeout: .seconds(10), metrics: HTTPClientMetrics(start: .now())
+            ).0
         }
 
         /// The consumer of the first response drops its body just before the read that ends it and brings the second

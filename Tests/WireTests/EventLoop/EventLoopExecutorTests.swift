@@ -33,7 +33,9 @@ extension IOSuite {
                     let done = AsyncStreamBox<Void>()
                     let count = 2000
                     let record: @Sendable (Int) -> Void = { value in
-                        let total = log.withLock { $0.append(value); return $0.count }
+                        let total = log.withLock {
+                            $0.append(value); return $0.count
+                        }
                         if total == 2 * count { done.yield(()) }
                     }
                     // From the loop's own thread (local queue) and from another thread (locked queue, doorbell) at once.

@@ -16,7 +16,9 @@ extension IOSuite {
                     var handles: [Int: Scheduled] = [:]
                     for key in [6, 1, 4, 3, 2, 5, 7, 8] {
                         handles[key] = loop.schedule(at: start + .milliseconds(delays[key]!)) {
-                            let count = fired.withLock { $0.append(key); return $0.count }
+                            let count = fired.withLock {
+                                $0.append(key); return $0.count
+                            }
                             if count == 6 { all.yield(()) }
                         }
                     }
@@ -42,7 +44,9 @@ extension IOSuite {
                     loop.execute {
                         for index in 0..<3 {
                             loop.handOver {
-                                let count = ran.withLock { $0.append((index, loop.inEventLoop)); return $0.count }
+                                let count = ran.withLock {
+                                    $0.append((index, loop.inEventLoop)); return $0.count
+                                }
                                 if count == 3 { done.yield(()) }
                             }
                         }
@@ -68,7 +72,11 @@ extension IOSuite {
                         let deadline = Deadline.after(.milliseconds(index * 3))
                         loop.schedule(at: deadline) {
                             let late = (Deadline.now() - deadline).nanoseconds
-                            if lateness.withLock({ $0.append(late); return $0.count }) == 20 { done.yield(()) }
+                            if lateness.withLock({
+                                $0.append(late); return $0.count
+                            }) == 20 {
+                                done.yield(())
+                            }
                         }
                     }
                     await done.next()
@@ -93,7 +101,11 @@ extension IOSuite {
                                 loop.execute {
                                     if !loop.inEventLoop { outsideLoop.withLock { $0 += 1 } }
                                     runs.withLock { $0[id] += 1 }
-                                    if remaining.withLock({ $0 -= 1; return $0 }) == 0 { finished.yield(()) }
+                                    if remaining.withLock({
+                                        $0 -= 1; return $0
+                                    }) == 0 {
+                                        finished.yield(())
+                                    }
                                 }
                             }
                         }
@@ -162,7 +174,8 @@ extension IOSuite {
             let before = openDescriptorCount()
             let loop = try EventLoop(name: "shutdown-test")
             _ = try await loop.submit { () throws -> SocketAddress in
-                let listener = try SocketListener(bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: 0), on: loop, onAccept: { _ in })
+                let listener = try SocketListener(
+                    bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: 0), on: loop, onAccept: { _ in })
                 return listener.localAddress
             }
             #expect(openDescriptorCount() > before)
@@ -206,4 +219,3 @@ func readTextFile(_ path: String) throws -> String {
     }
     return String(decoding: bytes, as: UTF8.self)
 }
-

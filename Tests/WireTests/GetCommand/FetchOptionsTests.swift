@@ -111,7 +111,10 @@ struct FetchOptionsTests {
         (["-H", "no colon", "http://a/"], "a header is 'Name: value', not 'no colon'"),
         (["--max-time", "soon", "http://a/"], "--max-time needs a number of seconds, not 'soon'"),
         (["--json-summary", "-o", "x", "http://a/"], "--json-summary prints to standard output and cannot be combined with -o"),
-        (["--data-binary", "@f", "-d", "x", "http://a/"], "--data-binary @file is streamed from disk and cannot be combined with other data"),
+        (
+            ["--data-binary", "@f", "-d", "x", "http://a/"],
+            "--data-binary @file is streamed from disk and cannot be combined with other data"
+        ),
         (["http://a/", "-o"], "-o needs a value"),
         (["-sZ", "http://a/"], "unknown option '-Z' in '-sZ'"),
     ])

@@ -80,18 +80,24 @@ extension IOSuite {
                 let rounds = 16
                 for round in 0..<rounds {
                     let delay = Duration.milliseconds(Int(random.next() % 700))
-                    if try await Self.runKilled(["get", "-s", "-o", "/dev/null", "--cache-dir", cache, "\(base)/big/\(round)"],
-                                                after: delay) { kills += 1 }
+                    if try await Self.runKilled(
+                        ["get", "-s", "-o", "/dev/null", "--cache-dir", cache, "\(base)/big/\(round)"],
+                        after: delay)
+                    {
+                        kills += 1
+                    }
                 }
                 // One writer that is not killed: the directory still takes entries after the kills.
-                let last = try await WireToolRunner.run(["get", "-s", "-o", "/dev/null", "--cache-dir", cache, "\(base)/big/last"],
-                                                        seconds: 60)
+                let last = try await WireToolRunner.run(
+                    ["get", "-s", "-o", "/dev/null", "--cache-dir", cache, "\(base)/big/last"],
+                    seconds: 60)
                 #expect(last.status == 0)
                 #expect(kills > 0, "no run was killed")
                 let opened = URLCache(memoryCapacity: 0, diskCapacity: 1 << 30, directory: cache)
                 var hits = 0
                 for name in (0..<rounds).map(String.init) + ["last"] {
-                    guard let entry = await opened.cachedResponse(for: ClientRequest(url: URL(string: "\(base)/big/\(name)")!)) else {
+                    guard let entry = await opened.cachedResponse(for: ClientRequest(url: URL(string: "\(base)/big/\(name)")!))
+                    else {
                         continue
                     }
                     hits += 1

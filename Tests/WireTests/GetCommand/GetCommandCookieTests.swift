@@ -65,9 +65,12 @@ extension IOSuite {
 
         @Test func cookiesOfOneURLGoWithTheNextOfTheSameRun() async throws {
             try await Self.withPeer { base, _ in
-                let run = try await WireToolRunner.run(["get", "-s", "-b", "", "-b", "extra=1",
-                                                        "\(base)/set-all", "\(base)/app/echo"])
-                #expect(run.text == "cookie:extra=1"
+                let run = try await WireToolRunner.run([
+                    "get", "-s", "-b", "", "-b", "extra=1",
+                    "\(base)/set-all", "\(base)/app/echo",
+                ])
+                #expect(
+                    run.text == "cookie:extra=1"
                         + "cookie:deep06=2; plain1=1; ipdom3=3; secur4=4; htonl5=5; maxag7=7; futur8=8; extra=1")
             }
         }
@@ -92,7 +95,8 @@ extension IOSuite {
             try await Self.withPeer { base, folder in
                 let jar = folder.appendingPathComponent("curl-jar").path
                 for path in ["/set-all", "/redirect"] {
-                    let run = try await WireToolRunner.run(program: Self.curl, ["-s", "-L", "-b", jar, "-c", jar, "-o", "/dev/null", "\(base)\(path)"])
+                    let run = try await WireToolRunner.run(
+                        program: Self.curl, ["-s", "-L", "-b", jar, "-c", jar, "-o", "/dev/null", "\(base)\(path)"])
                     #expect(run.status == 0)
                 }
                 let curl = try await WireToolRunner.run(program: Self.curl, ["-s", "-b", jar, "\(base)/app/echo"])

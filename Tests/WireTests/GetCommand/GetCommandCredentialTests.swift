@@ -24,11 +24,15 @@ extension IOSuite {
 
         /// A loopback server answering every request with `body` (cacheable for anyone for ten minutes), recording
         /// the heads; `address` nil for TCP on a free port.
-        static func withServer(_ body: String, address: SocketAddress? = nil, group: EventLoopGroup,
-                               _ run: (ScriptedServer, Heads) async throws -> Void) async throws {
+        static func withServer(
+            _ body: String, address: SocketAddress? = nil, group: EventLoopGroup,
+            _ run: (ScriptedServer, Heads) async throws -> Void
+        ) async throws {
             let heads = Heads()
-            let server = try await ScriptedServer.start(on: group.next(),
-                                                        address: address ?? (try SocketAddress(ipAddress: "127.0.0.1", port: 0))) { _, _, head in
+            let server = try await ScriptedServer.start(
+                on: group.next(),
+                address: address ?? (try SocketAddress(ipAddress: "127.0.0.1", port: 0))
+            ) { _, _, head in
                 heads.append(head)
                 return .respond(ScriptedServer.ok(body, extraHeaders: "Cache-Control: public, max-age=600\r\n"))
             }
@@ -60,7 +64,8 @@ extension IOSuite {
                     #expect(run.status == 0 && run.text == "ok", "\(run.errors)")
                     #expect(heads.authorization(0) == Self.basic("al ice:p@ss:word"))
                     // The request line and Host carry no userinfo.
-                    #expect(heads.all[0].hasPrefix("GET /a HTTP/1.1\r\n") && heads.all[0].contains("\r\nHost: 127.0.0.1:\(port)\r\n"))
+                    #expect(
+                        heads.all[0].hasPrefix("GET /a HTTP/1.1\r\n") && heads.all[0].contains("\r\nHost: 127.0.0.1:\(port)\r\n"))
                     #expect(!heads.all[0].contains("ice@") && !heads.all[0].contains("p%40ss"))
                     // A user without a password: an empty one, as curl sends it.
                     run = try await WireToolRunner.run(["get", "-s", "http://bob@127.0.0.1:\(port)/b"])
@@ -68,7 +73,9 @@ extension IOSuite {
                     // -u wins, and -H Authorization over both.
                     run = try await WireToolRunner.run(["get", "-s", "-u", "carol:c", "http://bob:b@127.0.0.1:\(port)/c"])
                     #expect(heads.authorization(2) == Self.basic("carol:c"))
-                    run = try await WireToolRunner.run(["get", "-s", "-H", "Authorization: Bearer t", "http://bob:b@127.0.0.1:\(port)/d"])
+                    run = try await WireToolRunner.run([
+                        "get", "-s", "-H", "Authorization: Bearer t", "http://bob:b@127.0.0.1:\(port)/d",
+                    ])
                     #expect(heads.authorization(3) == "Bearer t")
                     // No userinfo, no credentials.
                     run = try await WireToolRunner.run(["get", "-s", "http://127.0.0.1:\(port)/e"])
@@ -97,7 +104,9 @@ extension IOSuite {
                         #expect(text.contains("http://127.0.0.1:\(server.address.port!)/doc"))
                     }
                     // The entry is the URL's, whoever asks (the answer said public).
-                    run = try await WireToolRunner.run(["get", "-v", "--cache-dir", cache, "http://127.0.0.1:\(server.address.port!)/doc"])
+                    run = try await WireToolRunner.run([
+                        "get", "-v", "--cache-dir", cache, "http://127.0.0.1:\(server.address.port!)/doc",
+                    ])
                     #expect(run.text == "public body" && run.errors.contains("* cache: hit (fresh)\n"), "\(run.errors)")
                     #expect(heads.all.count == 1)
                 }
@@ -112,12 +121,15 @@ extension IOSuite {
                 let socketA = folder.appendingPathComponent("a.sock").path
                 let socketB = folder.appendingPathComponent("b.sock").path
                 try await Self.withServer("from A", address: try SocketAddress(unixPath: socketA), group: group) { _, headsA in
-                    try await Self.withServer("from B", address: try SocketAddress(unixPath: socketB), group: group) { _, headsB in
+                    try await Self.withServer("from B", address: try SocketAddress(unixPath: socketB), group: group) {
+                        _, headsB in
                         var answers: [String] = []
                         // A, then B, then each again: each socket's own entry answers it from then on.
                         for socket in [socketA, socketB, socketA, socketB] {
-                            let run = try await WireToolRunner.run(["get", "-s", "--cache-dir", cache, "--unix-socket", socket,
-                                                                    "http://app.test/x"])
+                            let run = try await WireToolRunner.run([
+                                "get", "-s", "--cache-dir", cache, "--unix-socket", socket,
+                                "http://app.test/x",
+                            ])
                             answers.append(run.text)
                         }
                         #expect(answers == ["from A", "from B", "from A", "from B"])

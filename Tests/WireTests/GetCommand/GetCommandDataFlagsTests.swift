@@ -8,10 +8,12 @@ extension IOSuite {
     @Suite struct GetCommandDataFlagsTests {
         /// What the peer's `/inspect` saw, from curl and from wire, for the same words. curl's default `Accept: */*`
         /// (which wire does not send) is left out.
-        static func both(_ words: [String], base: String, path: String = "/inspect") async throws -> (wire: String, curl: String) {
+        static func both(_ words: [String], base: String, path: String = "/inspect") async throws -> (wire: String, curl: String)
+        {
             let wire = try await WireToolRunner.run(["get", "-s"] + words + [base + path])
             #expect(wire.status == 0, "\(words): \(wire.errors)")
-            let curl = try await WireToolRunner.run(program: URL(fileURLWithPath: "/usr/bin/curl"), ["-s"] + words + [base + path])
+            let curl = try await WireToolRunner.run(
+                program: URL(fileURLWithPath: "/usr/bin/curl"), ["-s"] + words + [base + path])
             #expect(curl.status == 0, "\(words): curl \(curl.status)")
             return (wire.text, curl.text.replacingOccurrences(of: "Accept: */*\n", with: "Accept: -\n"))
         }
@@ -62,14 +64,19 @@ extension IOSuite {
         @Test func unreadableUploadExits26AndBadCombinationsAreUsageErrors() async throws {
             let folder = try WireToolRunner.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
-            for words in [["-T", "\(folder.path)/missing.bin"], ["-T", folder.path],
-                          ["--data-urlencode", "n@\(folder.path)/missing.txt"], ["--json", "@\(folder.path)/missing.json"]] {
+            for words in [
+                ["-T", "\(folder.path)/missing.bin"], ["-T", folder.path],
+                ["--data-urlencode", "n@\(folder.path)/missing.txt"], ["--json", "@\(folder.path)/missing.json"],
+            ] {
                 // Port 1 refuses connections: 26 means the file was checked before any connection was tried.
                 let run = try await WireToolRunner.run(["get", "-s"] + words + ["http://127.0.0.1:1/"])
                 #expect(run.status == 26, "\(words): \(run.errors)")
             }
-            for words in [["--json", "{}", "-d", "a=1"], ["-G", "-F", "a=1"], ["-T", "f", "-d", "a=1"], ["-T", "f", "-F", "a=1"], ["-G", "-d", "a=1", "-T", "f"],
-                          ["-u", "nocolon"]] {
+            for words in [
+                ["--json", "{}", "-d", "a=1"], ["-G", "-F", "a=1"], ["-T", "f", "-d", "a=1"], ["-T", "f", "-F", "a=1"],
+                ["-G", "-d", "a=1", "-T", "f"],
+                ["-u", "nocolon"],
+            ] {
                 let run = try await WireToolRunner.run(["get", "-s"] + words + ["http://127.0.0.1:1/"])
                 #expect(run.status == 2, "\(words): \(run.errors)")
             }

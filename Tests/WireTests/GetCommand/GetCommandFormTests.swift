@@ -21,15 +21,21 @@ extension IOSuite {
                 try Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }).write(to: image)
                 let notes = folder.appendingPathComponent("notes.data")
                 try Data("line one\nline two\n".utf8).write(to: notes)
-                let fields = ["-F", "title=café & co", "-F", "pic=@\(image.path)", "-F", "doc=@\(notes.path);type=text/x-notes;filename=n.txt",
-                              "-F", "raw=@\(notes.path)", "-F", "inline=<\(notes.path)"]
+                let fields = [
+                    "-F", "title=café & co", "-F", "pic=@\(image.path)", "-F",
+                    "doc=@\(notes.path);type=text/x-notes;filename=n.txt",
+                    "-F", "raw=@\(notes.path)", "-F", "inline=<\(notes.path)",
+                ]
                 let wire = try await WireToolRunner.run(["get", "-s"] + fields + ["\(base)/echo"])
                 #expect(wire.status == 0, "\(wire.errors)")
-                let curl = try await WireToolRunner.run(program: URL(fileURLWithPath: "/usr/bin/curl"), ["-s"] + fields + ["\(base)/echo"])
+                let curl = try await WireToolRunner.run(
+                    program: URL(fileURLWithPath: "/usr/bin/curl"), ["-s"] + fields + ["\(base)/echo"])
                 #expect(curl.status == 0)
                 let wireBody = try Self.normalized(wire.output)
                 #expect(wireBody == (try Self.normalized(curl.output)))
-                #expect(wireBody.contains("Content-Disposition: form-data; name=\"doc\"; filename=\"n.txt\"\r\nContent-Type: text/x-notes\r\n"))
+                #expect(
+                    wireBody.contains(
+                        "Content-Disposition: form-data; name=\"doc\"; filename=\"n.txt\"\r\nContent-Type: text/x-notes\r\n"))
                 #expect(wireBody.contains("name=\"raw\"; filename=\"notes.data\"\r\nContent-Type: application/octet-stream\r\n"))
                 #expect(wireBody.hasSuffix("\r\n--B--\r\n"))
                 let head = try await WireToolRunner.run(["get", "-s", "-i", "-F", "a=1", "\(base)/echo"])
@@ -57,11 +63,15 @@ extension IOSuite {
                 let file = folder.appendingPathComponent("x.txt")
                 try Data("x".utf8).write(to: file)
                 for type in ["text/plain\r\nEvil: b", "text/plain\nEvil: b"] {  // (an argument cannot hold a NUL)
-                    let run = try await WireToolRunner.run(["get", "-s", "-F", "a=1", "-F", "f=@\(file.path);type=\(type)", "\(base)/echo"])
+                    let run = try await WireToolRunner.run([
+                        "get", "-s", "-F", "a=1", "-F", "f=@\(file.path);type=\(type)", "\(base)/echo",
+                    ])
                     #expect(run.status == 2, "\(run.errors)")
                     #expect(run.output.isEmpty)
-                    #expect(run.errors.hasPrefix("wire: (2) option -F: multipart part 2 (\"f\"): the value of its Content-Type field holds "),
-                            "\(run.errors)")
+                    #expect(
+                        run.errors.hasPrefix(
+                            "wire: (2) option -F: multipart part 2 (\"f\"): the value of its Content-Type field holds "),
+                        "\(run.errors)")
                 }
             }
         }
@@ -75,8 +85,9 @@ extension IOSuite {
 
         @Test func formValuesParseAsCurlsDo() throws {
             #expect(try FormPart("a=b=c") == FormPart(name: "a", content: .text("b=c")))
-            #expect(try FormPart("f=@x.bin;filename=\"y z.bin\";type=a/b")
-                == FormPart(name: "f", content: .file(path: "x.bin", type: "a/b", fileName: "y z.bin")))
+            #expect(
+                try FormPart("f=@x.bin;filename=\"y z.bin\";type=a/b")
+                    == FormPart(name: "f", content: .file(path: "x.bin", type: "a/b", fileName: "y z.bin")))
             #expect(try FormPart("t=<in.txt") == FormPart(name: "t", content: .textFile("in.txt")))
             #expect(FormPart.curlType(of: "A.JPG") == "image/jpeg")
             #expect(FormPart.curlType(of: "x.json") == "application/octet-stream")

@@ -22,7 +22,8 @@ extension IOSuite {
             init() async throws {
                 prefix = try WireToolRunner.temporaryFolder()
                 for folder in ["conf", "logs", "html", "tmp"] {
-                    try FileManager.default.createDirectory(at: prefix.appendingPathComponent(folder), withIntermediateDirectories: true)
+                    try FileManager.default.createDirectory(
+                        at: prefix.appendingPathComponent(folder), withIntermediateDirectories: true)
                 }
                 try "alpha\n".write(to: prefix.appendingPathComponent("html/a.txt"), atomically: true, encoding: .utf8)
                 try "bravo\n".write(to: prefix.appendingPathComponent("html/b.txt"), atomically: true, encoding: .utf8)
@@ -56,9 +57,11 @@ extension IOSuite {
                 // signal mask, where SIGTERM may be blocked. So a shell runs it and SIGKILLs it once the test's pipe
                 // closes: on stop(), or when the test process ends however it ends.
                 let script = #"exec 3<&0; "$0" "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) & wait $pid"#
-                process = try TestProcess("/bin/sh", [
-                    "-c", script, nginxPath, "-p", root, "-e", "\(root)/logs/error.log", "-c", "\(root)/conf/nginx.conf",
-                ])
+                process = try TestProcess(
+                    "/bin/sh",
+                    [
+                        "-c", script, nginxPath, "-p", root, "-e", "\(root)/logs/error.log", "-c", "\(root)/conf/nginx.conf",
+                    ])
                 try await waitUntilListening()
             }
 
@@ -115,7 +118,8 @@ extension IOSuite {
             let nginx = try await Nginx()
             defer { nginx.stop() }
             let run = try await WireToolRunner.run([
-                "get", "--unix-socket", nginx.socketPath, "http://files.example:8080/a.txt?x=1", "http://files.example:8080/b.txt",
+                "get", "--unix-socket", nginx.socketPath, "http://files.example:8080/a.txt?x=1",
+                "http://files.example:8080/b.txt",
             ])
             #expect(run.status == 0)
             #expect(run.text == "alpha\nbravo\n")

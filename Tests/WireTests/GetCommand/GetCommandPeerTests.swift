@@ -138,7 +138,9 @@ extension IOSuite {
 
         @Test func theStatusIsTheLastFailureAndLaterURLsStillRun() async throws {
             try await Self.withPeer { base in
-                let run = try await WireToolRunner.run(["get", "-f", "\(base)/status/500", "\(base)/bytes/2", "http://127.0.0.1:1/"])
+                let run = try await WireToolRunner.run([
+                    "get", "-f", "\(base)/status/500", "\(base)/bytes/2", "http://127.0.0.1:1/",
+                ])
                 #expect(run.status == 7)
                 #expect(run.output == Self.pattern(2))
                 #expect(run.errors.split(separator: "\n").count == 2)
@@ -181,7 +183,9 @@ extension IOSuite {
                 let upload = folder.appendingPathComponent("upload.bin")
                 let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
                 try Data(bytes).write(to: upload)
-                let run = try await WireToolRunner.run(["request", "-X", "PUT", "--data-binary", "@\(upload.path)", "\(base)/echo"])
+                let run = try await WireToolRunner.run([
+                    "request", "-X", "PUT", "--data-binary", "@\(upload.path)", "\(base)/echo",
+                ])
                 #expect(run.status == 0)
                 #expect(run.output == bytes)
                 let form = try await WireToolRunner.run(["get", "-d", "a=1", "-d", "b=2", "-i", "\(base)/echo"])

@@ -9,8 +9,9 @@ extension IOSuite {
     @Suite struct GetCommandPrivateFilesTests {
         /// Runs the real `wire` with `arguments` under `umask`.
         static func wire(umask: String, _ arguments: [String]) async throws -> WireToolRunner.Run {
-            try await WireToolRunner.run(program: URL(fileURLWithPath: "/bin/sh"),
-                                         ["-c", "umask \(umask); exec \"$0\" \"$@\"", WireToolRunner.executable.path] + arguments)
+            try await WireToolRunner.run(
+                program: URL(fileURLWithPath: "/bin/sh"),
+                ["-c", "umask \(umask); exec \"$0\" \"$@\"", WireToolRunner.executable.path] + arguments)
         }
 
         static func mode(_ path: String) -> mode_t? {

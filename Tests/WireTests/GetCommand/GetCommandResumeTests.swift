@@ -73,7 +73,9 @@ extension IOSuite {
             let output = folder.appendingPathComponent("part")
             let partial = Data((0..<1000).map { UInt8($0 % 251) })
             try partial.write(to: output)
-            let run = try await WireToolRunner.run(["get", "-s", "-C", "-", "-o", output.path, "http://127.0.0.1:\(port)/bytes/100000"])
+            let run = try await WireToolRunner.run([
+                "get", "-s", "-C", "-", "-o", output.path, "http://127.0.0.1:\(port)/bytes/100000",
+            ])
             #expect(run.status == 33)
             #expect(run.errors.contains("doesn't seem to support byte ranges"))
             #expect(try Data(contentsOf: output) == partial)
@@ -105,9 +107,12 @@ extension IOSuite {
                 var files: [Data] = []
                 for tool in ["curl", "wire"] {
                     let path = folder.appendingPathComponent("\(index)-\(tool)").path
-                    if !entry.start.isEmpty || entry.name != "no file yet" { try entry.start.write(to: URL(fileURLWithPath: path)) }
+                    if !entry.start.isEmpty || entry.name != "no file yet" {
+                        try entry.start.write(to: URL(fileURLWithPath: path))
+                    }
                     let arguments = ["-s", "-C", "-", "-o", path] + entry.extra + [entry.url]
-                    let run = tool == "curl"
+                    let run =
+                        tool == "curl"
                         ? try await WireToolRunner.run(program: URL(fileURLWithPath: "/usr/bin/curl"), arguments)
                         : try await WireToolRunner.run(["get"] + arguments)
                     statuses.append(run.status)
@@ -132,7 +137,8 @@ extension IOSuite {
         static func resume(answering reply: String) async throws -> (WireToolRunner.Run, Data) {
             let group = try EventLoopGroup(loopCount: 1)
             let server = try await ScriptedServer.start(on: group.next()) { _, _, head in
-                head.contains("\r\nRange: bytes=6240-\r\n") ? .respondAndClose(reply) : .respond("HTTP/1.1 400 Bad\r\nContent-Length: 0\r\n\r\n")
+                head.contains("\r\nRange: bytes=6240-\r\n")
+                    ? .respondAndClose(reply) : .respond("HTTP/1.1 400 Bad\r\nContent-Length: 0\r\n\r\n")
             }
             let folder = try WireToolRunner.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
@@ -140,7 +146,9 @@ extension IOSuite {
             try partial.write(to: output)
             let run: WireToolRunner.Run
             do {
-                run = try await WireToolRunner.run(["get", "-s", "-C", "-", "-o", output.path, "http://127.0.0.1:\(server.address.port!)/file"])
+                run = try await WireToolRunner.run([
+                    "get", "-s", "-C", "-", "-o", output.path, "http://127.0.0.1:\(server.address.port!)/file",
+                ])
             } catch {
                 try await server.close()
                 await group.shutdownGracefully()
@@ -156,41 +164,48 @@ extension IOSuite {
         }
 
         @Test func aContentLengthLongerThanTheRangeExits33AndLeavesTheFile() async throws {
-            let (run, file) = try await Self.resume(answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
-                + "Content-Length: 8000\r\n\r\n" + String(repeating: "B", count: 8000))
+            let (run, file) = try await Self.resume(
+                answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
+                    + "Content-Length: 8000\r\n\r\n" + String(repeating: "B", count: 8000))
             #expect(run.status == 33, "\(run.errors)")
             #expect(run.errors.contains("Content-Length 8000 disagrees with its Content-Range of 4000 bytes"), "\(run.errors)")
             #expect(file == Self.partial)
         }
 
         @Test func aContentLengthShorterThanTheRangeExits33AndLeavesTheFile() async throws {
-            let (run, file) = try await Self.resume(answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
-                + "Content-Length: 100\r\n\r\n" + String(repeating: "B", count: 100))
+            let (run, file) = try await Self.resume(
+                answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
+                    + "Content-Length: 100\r\n\r\n" + String(repeating: "B", count: 100))
             #expect(run.status == 33, "\(run.errors)")
             #expect(file == Self.partial)
         }
 
         @Test func aChunkedBodyRunningPastTheRangeExits33AndTheFileIsCutBack() async throws {
             // The first chunks fit the range and are written; the last one runs past it.
-            let (run, file) = try await Self.resume(answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
-                + "Transfer-Encoding: chunked\r\n\r\n" + Self.chunked([3000, 1000, 4000]))
+            let (run, file) = try await Self.resume(
+                answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\n" + Self.chunked([3000, 1000, 4000]))
             #expect(run.status == 33, "\(run.errors)")
             #expect(run.errors.contains("runs past its Content-Range of 4000 bytes"), "\(run.errors)")
             #expect(file == Self.partial, "the file holds \(file.count) bytes")
         }
 
         @Test func aChunkedBodyEndingShortOfTheRangeExits18AndKeepsWhatCame() async throws {
-            let (run, file) = try await Self.resume(answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
-                + "Transfer-Encoding: chunked\r\n\r\n" + Self.chunked([3000]))
+            let (run, file) = try await Self.resume(
+                answering: "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 6240-10239/10240\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\n" + Self.chunked([3000]))
             #expect(run.status == 18, "\(run.errors)")
             #expect(file == Self.partial + Data(repeating: UInt8(ascii: "B"), count: 3000))
         }
 
         @Test func aBodyThatFitsItsRangeIsAppended() async throws {
-            for framing in ["Content-Length: 4000\r\n\r\n" + String(repeating: "B", count: 4000),
-                            "Transfer-Encoding: chunked\r\n\r\n" + Self.chunked([3000, 1000])] {
-                let (run, file) = try await Self.resume(answering: "HTTP/1.1 206 Partial Content\r\n"
-                    + "Content-Range: bytes 6240-10239/10240\r\n" + framing)
+            for framing in [
+                "Content-Length: 4000\r\n\r\n" + String(repeating: "B", count: 4000),
+                "Transfer-Encoding: chunked\r\n\r\n" + Self.chunked([3000, 1000]),
+            ] {
+                let (run, file) = try await Self.resume(
+                    answering: "HTTP/1.1 206 Partial Content\r\n"
+                        + "Content-Range: bytes 6240-10239/10240\r\n" + framing)
                 #expect(run.status == 0, "\(run.errors)")
                 #expect(file == Self.partial + Data(repeating: UInt8(ascii: "B"), count: 4000))
             }

@@ -20,8 +20,9 @@ extension IOSuite {
         }
 
         @Test func compressedDecodesAndPlainGetPassesTheGzipThrough() async throws {
-            let nginx = try TestNginx(files: ["a.txt": Self.text],
-                                      httpDirectives: "gzip on; gzip_types text/plain application/json; gzip_min_length 0;")
+            let nginx = try TestNginx(
+                files: ["a.txt": Self.text],
+                httpDirectives: "gzip on; gzip_types text/plain application/json; gzip_min_length 0;")
             defer { nginx.stop() }
             let url = nginx.baseURL + "/a.txt"
             let decoded = try await WireToolRunner.run(["get", "-s", "-v", "--compressed", url])
@@ -36,15 +37,20 @@ extension IOSuite {
         }
 
         @Test func aTruncatedOrExplodingGzipExits61() async throws {
-            let gzip = try await Self.python("import gzip,sys; open(sys.argv[1],'wb').write(gzip.compress(b'x' * 100000, mtime=0))")
-            let bomb = try await Self.python("import gzip,sys; open(sys.argv[1],'wb').write(gzip.compress(bytes(50 << 20), 9, mtime=0))")
+            let gzip = try await Self.python(
+                "import gzip,sys; open(sys.argv[1],'wb').write(gzip.compress(b'x' * 100000, mtime=0))")
+            let bomb = try await Self.python(
+                "import gzip,sys; open(sys.argv[1],'wb').write(gzip.compress(bytes(50 << 20), 9, mtime=0))")
             var corrupt = gzip
             corrupt[corrupt.count - 5] ^= 0x01
-            let nginx = try TestNginx(files: ["cut.txt": Data(), "cut.txt.gz": gzip.prefix(gzip.count - 10),
-                                              "bomb.txt": Data(), "bomb.txt.gz": bomb,
-                                              "bad.txt": Data(), "bad.txt.gz": corrupt,
-                                              "good.txt": Data(), "good.txt.gz": gzip],
-                                      httpDirectives: "gzip_static on;")
+            let nginx = try TestNginx(
+                files: [
+                    "cut.txt": Data(), "cut.txt.gz": gzip.prefix(gzip.count - 10),
+                    "bomb.txt": Data(), "bomb.txt.gz": bomb,
+                    "bad.txt": Data(), "bad.txt.gz": corrupt,
+                    "good.txt": Data(), "good.txt.gz": gzip,
+                ],
+                httpDirectives: "gzip_static on;")
             defer { nginx.stop() }
             let good = try await WireToolRunner.run(["get", "-s", "--compressed", nginx.baseURL + "/good.txt"])
             #expect(good.status == 0 && good.output.elementsEqual(repeatElement(UInt8(ascii: "x"), count: 100_000)))
@@ -53,7 +59,8 @@ extension IOSuite {
                 #expect(run.status == 61, "\(name): \(run.errors)")
                 #expect(run.errors.contains(words), "\(name): \(run.errors)")
             }
-            #expect(try await WireToolRunner.run(["get", "-s", "--compressed", nginx.baseURL + "/bomb.txt"]).output.count <= 2 << 20)
+            #expect(
+                try await WireToolRunner.run(["get", "-s", "--compressed", nginx.baseURL + "/bomb.txt"]).output.count <= 2 << 20)
         }
     }
 }

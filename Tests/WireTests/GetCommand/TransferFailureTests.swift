@@ -8,10 +8,12 @@ import WireTLS
 /// from the `wire` module, so the table tested is the one the tool runs.
 struct TransferFailureTests {
     static func connectFailure(_ reason: ConnectError.Reason) -> HTTPClientError {
-        let attempt = ConnectError.Attempt(address: try! SocketAddress(ipAddress: "127.0.0.1", port: 1),
-                                           error: IOError(syscall: "connect", errno: .connectionRefused))
-        let connect = ConnectError(reason: reason, host: "127.0.0.1", port: 1, attempts: reason == .unknownHost ? [] : [attempt],
-                                   resolutionError: reason == .unknownHost ? .unknownHost("wire-test.invalid") : nil)
+        let attempt = ConnectError.Attempt(
+            address: try! SocketAddress(ipAddress: "127.0.0.1", port: 1),
+            error: IOError(syscall: "connect", errno: .connectionRefused))
+        let connect = ConnectError(
+            reason: reason, host: "127.0.0.1", port: 1, attempts: reason == .unknownHost ? [] : [attempt],
+            resolutionError: reason == .unknownHost ? .unknownHost("wire-test.invalid") : nil)
         return HTTPClientError(.connectFailed, "\(connect)", connectError: connect)
     }
 
@@ -36,7 +38,11 @@ struct TransferFailureTests {
         (HTTPClientError(.cancelled, "cancelled"), 42),
         (HTTPClientError(.bodyTooLarge, "over the limit"), 63),
         (HTTPClientError(.invalidRequest, "bad method"), 2),
-        (HTTPClientError(.invalidRequest, "cannot read the body file", ioError: IOError(syscall: "open", errno: Errno(rawValue: ENOENT))), 26),
+        (
+            HTTPClientError(
+                .invalidRequest, "cannot read the body file", ioError: IOError(syscall: "open", errno: Errno(rawValue: ENOENT))),
+            26
+        ),
         (HTTPClientError(.upgradeNotSupported, "101"), 1),
         (HTTPClientError(.shutDown, "shut down"), 1),
         (HTTPClientError(.redirectSchemeNotAllowed, "protocol \"http+unix\" not allowed in a redirect"), 1),

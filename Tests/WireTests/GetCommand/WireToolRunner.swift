@@ -78,7 +78,8 @@ enum WireToolRunner {
             process.waitUntilExit()
             throw error
         }
-        return Run(status: status, output: Array(try Data(contentsOf: outputURL)),
-                   errors: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
+        return Run(
+            status: status, output: Array(try Data(contentsOf: outputURL)),
+            errors: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
     }
 }

@@ -47,7 +47,8 @@ extension IOSuite {
                 case "FuzzChunked":
                     kind = flags & 16 != 0 ? .response : .request
                     methods = []
-                    let head = kind == .request
+                    let head =
+                        kind == .request
                         ? "POST /c HTTP/1.1\r\nHost: f\r\nTransfer-Encoding: chunked\r\n\r\n"
                         : "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                     input = Array(head.utf8) + payload

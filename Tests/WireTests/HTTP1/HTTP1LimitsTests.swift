@@ -3,7 +3,9 @@ import Testing
 @testable import Wire
 
 struct HTTP1LimitsTests {
-    private func lastEntry(_ text: String, _ configuration: HTTP1ParserConfiguration, kind: HTTP1Parser.Kind = .request) -> String? {
+    private func lastEntry(_ text: String, _ configuration: HTTP1ParserConfiguration, kind: HTTP1Parser.Kind = .request)
+        -> String?
+    {
         let bytes = Array(text.utf8)
         let whole = HTTP1TestDriver.run(bytes, kind: kind, configuration: configuration)
         let trickled = HTTP1TestDriver.run(bytes, kind: kind, configuration: configuration, splits: Array(0..<bytes.count))
@@ -33,8 +35,9 @@ struct HTTP1LimitsTests {
     @Test func statusLineTooLong() {
         let configuration = HTTP1ParserConfiguration(maxStartLineLength: 20)
         #expect(lastEntry("HTTP/1.1 200 OK\r\n\r\n", configuration, kind: .response) == "end")
-        #expect(lastEntry("HTTP/1.1 200 OK, sure thing\r\n\r\n", configuration, kind: .response)
-            == "error status_line_too_long@20")
+        #expect(
+            lastEntry("HTTP/1.1 200 OK, sure thing\r\n\r\n", configuration, kind: .response)
+                == "error status_line_too_long@20")
     }
 
     @Test func headerSectionTooLarge() {
@@ -54,8 +57,9 @@ struct HTTP1LimitsTests {
     @Test func tooManyHeaders() {
         let configuration = HTTP1ParserConfiguration(maxHeaderCount: 3)
         #expect(lastEntry("GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\n\r\n", configuration) == "end")
-        #expect(lastEntry("GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", configuration)
-            == "error too_many_headers@37")
+        #expect(
+            lastEntry("GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", configuration)
+                == "error too_many_headers@37")
     }
 
     /// A head of `count` realistic fields (about 60 bytes each).
@@ -75,8 +79,9 @@ struct HTTP1LimitsTests {
             let most = start + Self.manyFields(configuration.maxHeaderCount - (kind == .request ? 1 : 0)) + "\r\n"
             #expect(HTTP1TestDriver.run(Array(most.utf8), kind: kind, configuration: configuration).last == "end")
             let over = start + Self.manyFields(configuration.maxHeaderCount + 1) + "\r\n"
-            #expect(HTTP1TestDriver.run(Array(over.utf8), kind: kind, configuration: configuration).last?
-                .hasPrefix("error too_many_headers@") == true)
+            #expect(
+                HTTP1TestDriver.run(Array(over.utf8), kind: kind, configuration: configuration).last?
+                    .hasPrefix("error too_many_headers@") == true)
         }
         // The total stays bounded: 100 fields of 700 bytes exceed the default 64 KiB head.
         let huge = start + (0..<100).map { "X-\($0): " + String(repeating: "v", count: 700) + "\r\n" }.joined() + "\r\n"
@@ -98,19 +103,22 @@ struct HTTP1LimitsTests {
         let configuration = HTTP1ParserConfiguration(maxHeaderSectionSize: 80)
         let head = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
         let trailer = "X: " + String(repeating: "t", count: 100) + "\r\n\r\n"
-        #expect(lastEntry(head + "0\r\n" + trailer, configuration)
-            == "error trailer_section_too_large@\(head.utf8.count + 3 + 80)")
+        #expect(
+            lastEntry(head + "0\r\n" + trailer, configuration)
+                == "error trailer_section_too_large@\(head.utf8.count + 3 + 80)")
         let fewer = HTTP1ParserConfiguration(maxHeaderCount: 2)
-        #expect(lastEntry(head + "0\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", fewer)
-            == "error too_many_headers@\(head.utf8.count + 3 + 12)")
+        #expect(
+            lastEntry(head + "0\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", fewer)
+                == "error too_many_headers@\(head.utf8.count + 3 + 12)")
     }
 
     @Test func chunkExtensionTooLong() {
         let configuration = HTTP1ParserConfiguration(maxChunkExtensionLength: 8)
         let head = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
         #expect(lastEntry(head + "1;abc=def\r\nx\r\n0\r\n\r\n", configuration) == "end")
-        #expect(lastEntry(head + "1;abc=defg\r\nx\r\n0\r\n\r\n", configuration)
-            == "error chunk_extension_too_long@\(head.utf8.count + 10)")
+        #expect(
+            lastEntry(head + "1;abc=defg\r\nx\r\n0\r\n\r\n", configuration)
+                == "error chunk_extension_too_long@\(head.utf8.count + 10)")
     }
 
     @Test func bodyLimits() {
@@ -120,8 +128,9 @@ struct HTTP1LimitsTests {
         #expect(lastEntry(post + "Content-Length: 5\r\n\r\nabcde", configuration) == "error body_too_large@26")
         let chunked = post + "Transfer-Encoding: chunked\r\n\r\n"
         #expect(lastEntry(chunked + "2\r\nab\r\n2\r\ncd\r\n0\r\n\r\n", configuration) == "end")
-        #expect(lastEntry(chunked + "2\r\nab\r\n3\r\ncde\r\n0\r\n\r\n", configuration)
-            == "error body_too_large@\(chunked.utf8.count + 9)")
+        #expect(
+            lastEntry(chunked + "2\r\nab\r\n3\r\ncde\r\n0\r\n\r\n", configuration)
+                == "error body_too_large@\(chunked.utf8.count + 9)")
         #expect(lastEntry("HTTP/1.1 200 OK\r\n\r\nabcdef", configuration, kind: .response) == "error body_too_large@23")
     }
 }

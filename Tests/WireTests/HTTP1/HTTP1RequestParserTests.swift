@@ -13,9 +13,10 @@ struct HTTP1RequestParserTests {
     }
 
     @Test func simpleGet() {
-        #expect(run("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n") == [
-            "head GET / HTTP/1.1 | Host: example.com", "end",
-        ])
+        #expect(
+            run("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n") == [
+                "head GET / HTTP/1.1 | Host: example.com", "end",
+            ])
     }
 
     /// RFC 9112 §2.1 example request.
@@ -23,28 +24,32 @@ struct HTTP1RequestParserTests {
         let text =
             "GET /hello.txt HTTP/1.1\r\nUser-Agent: curl/7.64.1\r\nHost: www.example.com\r\n"
             + "Accept-Language: en, mi\r\n\r\n"
-        #expect(run(text) == [
-            "head GET /hello.txt HTTP/1.1 | User-Agent: curl/7.64.1 | Host: www.example.com | Accept-Language: en, mi",
-            "end",
-        ])
+        #expect(
+            run(text) == [
+                "head GET /hello.txt HTTP/1.1 | User-Agent: curl/7.64.1 | Host: www.example.com | Accept-Language: en, mi",
+                "end",
+            ])
     }
 
     @Test func contentLengthBody() {
-        #expect(run("POST /submit HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\nhello world") == [
-            "head POST /submit HTTP/1.1 | Host: a | Content-Length: 11", "body hello world", "end",
-        ])
+        #expect(
+            run("POST /submit HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\nhello world") == [
+                "head POST /submit HTTP/1.1 | Host: a | Content-Length: 11", "body hello world", "end",
+            ])
     }
 
     @Test func zeroContentLength() {
-        #expect(run("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n") == [
-            "head POST / HTTP/1.1 | Host: a | Content-Length: 0", "end",
-        ])
+        #expect(
+            run("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n") == [
+                "head POST / HTTP/1.1 | Host: a | Content-Length: 0", "end",
+            ])
     }
 
     @Test func leadingZerosInContentLength() {
-        #expect(run("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 003\r\n\r\nabc") == [
-            "head POST / HTTP/1.1 | Host: a | Content-Length: 003", "body abc", "end",
-        ])
+        #expect(
+            run("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 003\r\n\r\nabc") == [
+                "head POST / HTTP/1.1 | Host: a | Content-Length: 003", "body abc", "end",
+            ])
     }
 
     /// RFC 9112 §7.1: chunk extensions with token and quoted values, and a trailer section.
@@ -53,18 +58,20 @@ struct HTTP1RequestParserTests {
             "POST /upload HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "4;name=value\r\nWiki\r\n5 ; a = \"q\\\"x\" ;b\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n"
             + "000\r\nExpires: never\r\nX-Sum: 1\r\n\r\n"
-        #expect(run(text) == [
-            "head POST /upload HTTP/1.1 | Host: a | Transfer-Encoding: chunked",
-            "body Wikipedia in\\r\\n\\r\\nchunks.",
-            "end trailers | Expires: never | X-Sum: 1",
-        ])
+        #expect(
+            run(text) == [
+                "head POST /upload HTTP/1.1 | Host: a | Transfer-Encoding: chunked",
+                "body Wikipedia in\\r\\n\\r\\nchunks.",
+                "end trailers | Expires: never | X-Sum: 1",
+            ])
     }
 
     @Test func chunkedWithoutTrailers() {
         let text = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: , Chunked \r\n\r\n3\r\nabc\r\n0\r\n\r\n"
-        #expect(run(text) == [
-            "head POST / HTTP/1.1 | Host: a | Transfer-Encoding: , Chunked", "body abc", "end",
-        ])
+        #expect(
+            run(text) == [
+                "head POST / HTTP/1.1 | Host: a | Transfer-Encoding: , Chunked", "body abc", "end",
+            ])
     }
 
     @Test(arguments: ["gzip, chunked", "deflate, chunked", "identity", "x-gzip, chunked", "GZIP,chunked"])
@@ -88,12 +95,13 @@ struct HTTP1RequestParserTests {
             + "\r\n"  // RFC 9112 §2.2: an empty line before a request-line is ignored.
             + "PUT /3 HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n"
             + "GET /4 HTTP/1.0\r\n\r\n"
-        #expect(run(text) == [
-            "head GET /1 HTTP/1.1 | Host: a", "end",
-            "head POST /2 HTTP/1.1 | Host: a | Content-Length: 2", "body hi", "end",
-            "head PUT /3 HTTP/1.1 | Host: a | Transfer-Encoding: chunked", "body x", "end",
-            "head GET /4 HTTP/1.0", "end",
-        ])
+        #expect(
+            run(text) == [
+                "head GET /1 HTTP/1.1 | Host: a", "end",
+                "head POST /2 HTTP/1.1 | Host: a | Content-Length: 2", "body hi", "end",
+                "head PUT /3 HTTP/1.1 | Host: a | Transfer-Encoding: chunked", "body x", "end",
+                "head GET /4 HTTP/1.0", "end",
+            ])
     }
 
     @Test func severalLeadingEmptyLines() {
@@ -121,9 +129,10 @@ struct HTTP1RequestParserTests {
     }
 
     @Test func fieldValueWhitespaceIsTrimmed() {
-        #expect(run("GET / HTTP/1.1\r\nHost:a\r\nX-A: \t value with  spaces \t \r\nX-Empty:\r\nX-E2:   \r\n\r\n") == [
-            "head GET / HTTP/1.1 | Host: a | X-A: value with  spaces | X-Empty:  | X-E2: ", "end",
-        ])
+        #expect(
+            run("GET / HTTP/1.1\r\nHost:a\r\nX-A: \t value with  spaces \t \r\nX-Empty:\r\nX-E2:   \r\n\r\n") == [
+                "head GET / HTTP/1.1 | Host: a | X-A: value with  spaces | X-Empty:  | X-E2: ", "end",
+            ])
     }
 
     @Test func obsTextInValueIsAccepted() {
@@ -168,9 +177,10 @@ struct HTTP1RequestParserTests {
     }
 
     @Test func anAtSignOutsideTheAuthorityIsNotUserinfo() {
-        #expect(run("GET http://host/a@b?c@d HTTP/1.1\r\nHost: host\r\n\r\n") == [
-            "head GET http://host/a@b?c@d HTTP/1.1 | Host: host", "end",
-        ])
+        #expect(
+            run("GET http://host/a@b?c@d HTTP/1.1\r\nHost: host\r\n\r\n") == [
+                "head GET http://host/a@b?c@d HTTP/1.1 | Host: host", "end",
+            ])
         #expect(run("GET /a@b HTTP/1.1\r\nHost: host\r\n\r\n") == ["head GET /a@b HTTP/1.1 | Host: host", "end"])
     }
 
@@ -216,31 +226,35 @@ struct HTTP1RequestParserTests {
     @Test func upgradeAcceptedStopsHTTPParsing() {
         let text =
             "GET /chat HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n\u{1}\u{2}binary"
-        #expect(run(text, acceptsUpgrades: true) == [
-            "head GET /chat HTTP/1.1 | Host: a | Connection: Upgrade | Upgrade: websocket", "end",
-            "upgrade-requested", "upgraded", "rest=\\x01\\x02binary",
-        ])
+        #expect(
+            run(text, acceptsUpgrades: true) == [
+                "head GET /chat HTTP/1.1 | Host: a | Connection: Upgrade | Upgrade: websocket", "end",
+                "upgrade-requested", "upgraded", "rest=\\x01\\x02binary",
+            ])
     }
 
     @Test func upgradeDeclinedContinuesHTTP() {
         let text =
             "GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: h2c\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n"
-        #expect(run(text) == [
-            "head GET / HTTP/1.1 | Host: a | Connection: upgrade | Upgrade: h2c", "end", "upgrade-requested",
-            "head GET /2 HTTP/1.1 | Host: a", "end",
-        ])
+        #expect(
+            run(text) == [
+                "head GET / HTTP/1.1 | Host: a | Connection: upgrade | Upgrade: h2c", "end", "upgrade-requested",
+                "head GET /2 HTTP/1.1 | Host: a", "end",
+            ])
     }
 
     @Test func upgradeWithoutConnectionTokenIsIgnored() {
-        #expect(run("GET / HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\n\r\n") == [
-            "head GET / HTTP/1.1 | Host: a | Upgrade: h2c", "end",
-        ])
+        #expect(
+            run("GET / HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\n\r\n") == [
+                "head GET / HTTP/1.1 | Host: a | Upgrade: h2c", "end",
+            ])
     }
 
     @Test func connectRequestAwaitsDecision() {
-        #expect(run("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n\u{16}\u{3}", acceptsUpgrades: true) == [
-            "head CONNECT a:443 HTTP/1.1 | Host: a:443", "end", "upgrade-requested", "upgraded", "rest=\\x16\\x03",
-        ])
+        #expect(
+            run("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n\u{16}\u{3}", acceptsUpgrades: true) == [
+                "head CONNECT a:443 HTTP/1.1 | Host: a:443", "end", "upgrade-requested", "upgraded", "rest=\\x16\\x03",
+            ])
     }
 
     @Test func endOfStreamBetweenMessagesIsClean() {

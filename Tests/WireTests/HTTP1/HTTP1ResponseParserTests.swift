@@ -14,75 +14,86 @@ struct HTTP1ResponseParserTests {
     }
 
     @Test func contentLength() {
-        #expect(run("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello") == [
-            "head HTTP/1.1 200 OK | Content-Length: 5", "body hello", "end",
-        ])
+        #expect(
+            run("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello") == [
+                "head HTTP/1.1 200 OK | Content-Length: 5", "body hello", "end",
+            ])
     }
 
     @Test func closeDelimitedBodyEndsAtFinish() {
-        #expect(run("HTTP/1.1 200 OK\r\nServer: x\r\n\r\nall of this until close") == [
-            "head HTTP/1.1 200 OK | Server: x", "body all of this until close", "end",
-        ])
+        #expect(
+            run("HTTP/1.1 200 OK\r\nServer: x\r\n\r\nall of this until close") == [
+                "head HTTP/1.1 200 OK | Server: x", "body all of this until close", "end",
+            ])
         #expect(run("HTTP/1.1 200 OK\r\n\r\nabc", finish: false) == ["head HTTP/1.1 200 OK", "body abc"])
     }
 
     @Test func transferEncodingNotEndingInChunkedIsCloseDelimited() {
-        #expect(run("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n\u{1F}zz") == [
-            "head HTTP/1.1 200 OK | Transfer-Encoding: gzip", "body \\x1fzz", "end",
-        ])
+        #expect(
+            run("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n\u{1F}zz") == [
+                "head HTTP/1.1 200 OK | Transfer-Encoding: gzip", "body \\x1fzz", "end",
+            ])
     }
 
     @Test func chunked() {
-        #expect(run("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nX: y\r\n\r\n") == [
-            "head HTTP/1.1 200 OK | Transfer-Encoding: chunked", "body ab", "end trailers | X: y",
-        ])
+        #expect(
+            run("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nX: y\r\n\r\n") == [
+                "head HTTP/1.1 200 OK | Transfer-Encoding: chunked", "body ab", "end trailers | X: y",
+            ])
     }
 
     @Test func reasonPhraseVariants() {
         #expect(run("HTTP/1.1 404 \r\nContent-Length: 0\r\n\r\n") == ["head HTTP/1.1 404  | Content-Length: 0", "end"])
-        #expect(run("HTTP/1.1 200 Very\tFine  OK\r\nContent-Length: 0\r\n\r\n").first
-            == "head HTTP/1.1 200 Very\tFine  OK | Content-Length: 0")
+        #expect(
+            run("HTTP/1.1 200 Very\tFine  OK\r\nContent-Length: 0\r\n\r\n").first
+                == "head HTTP/1.1 200 Very\tFine  OK | Content-Length: 0")
     }
 
     @Test func headResponseHasNoBody() {
         let text = "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
-        #expect(run(text, methods: [.head, .get]) == [
-            "head HTTP/1.1 200 OK | Content-Length: 1234", "end",
-            "head HTTP/1.1 200 OK | Content-Length: 2", "body hi", "end",
-        ])
+        #expect(
+            run(text, methods: [.head, .get]) == [
+                "head HTTP/1.1 200 OK | Content-Length: 1234", "end",
+                "head HTTP/1.1 200 OK | Content-Length: 2", "body hi", "end",
+            ])
     }
 
     @Test(arguments: [204, 304])
     func noContentStatuses(code: Int) {
         let text = "HTTP/1.1 \(code) X\r\nContent-Length: 10\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nz"
-        #expect(run(text) == [
-            "head HTTP/1.1 \(code) X | Content-Length: 10", "end",
-            "head HTTP/1.1 200 OK | Content-Length: 1", "body z", "end",
-        ])
+        #expect(
+            run(text) == [
+                "head HTTP/1.1 \(code) X | Content-Length: 10", "end",
+                "head HTTP/1.1 200 OK | Content-Length: 1", "body z", "end",
+            ])
     }
 
     @Test func interimResponsesPrecedeFinal() {
         let text =
             "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n"
             + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-        #expect(run(text, methods: [.post]) == [
-            "head HTTP/1.1 100 Continue", "head HTTP/1.1 103 Early Hints | Link: </a.css>",
-            "head HTTP/1.1 200 OK | Content-Length: 2", "body ok", "end",
-        ])
+        #expect(
+            run(text, methods: [.post]) == [
+                "head HTTP/1.1 100 Continue", "head HTTP/1.1 103 Early Hints | Link: </a.css>",
+                "head HTTP/1.1 200 OK | Content-Length: 2", "body ok", "end",
+            ])
     }
 
     @Test func aStreamEndingAfterInterimResponsesOnlyIsTruncated() {
         // RFC 9110 §15.2: a 1xx precedes the final response; an end of stream before it cuts that response short.
-        #expect(run("HTTP/1.1 100 Continue\r\n\r\n") == [
-            "head HTTP/1.1 100 Continue", "error unexpected_end_of_stream@25",
-        ])
-        #expect(run("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\n", methods: [.post]) == [
-            "head HTTP/1.1 100 Continue", "head HTTP/1.1 103 Early Hints", "error unexpected_end_of_stream@53",
-        ])
+        #expect(
+            run("HTTP/1.1 100 Continue\r\n\r\n") == [
+                "head HTTP/1.1 100 Continue", "error unexpected_end_of_stream@25",
+            ])
+        #expect(
+            run("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\n", methods: [.post]) == [
+                "head HTTP/1.1 100 Continue", "head HTTP/1.1 103 Early Hints", "error unexpected_end_of_stream@53",
+            ])
         // After the final response the stream may end.
-        #expect(run("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n") == [
-            "head HTTP/1.1 100 Continue", "head HTTP/1.1 204 No Content", "end",
-        ])
+        #expect(
+            run("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n") == [
+                "head HTTP/1.1 100 Continue", "head HTTP/1.1 204 No Content", "end",
+            ])
     }
 
     @Test func interimDoesNotDequeueMethod() throws {
@@ -103,23 +114,26 @@ struct HTTP1ResponseParserTests {
 
     @Test func switchingProtocolsUpgrades() {
         let text = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\u{81}\u{5}hello"
-        #expect(run(text) == [
-            "head HTTP/1.1 101 Switching Protocols | Upgrade: websocket | Connection: Upgrade", "upgraded",
-            "rest=\\xc2\\x81\\x05hello",
-        ])
+        #expect(
+            run(text) == [
+                "head HTTP/1.1 101 Switching Protocols | Upgrade: websocket | Connection: Upgrade", "upgraded",
+                "rest=\\xc2\\x81\\x05hello",
+            ])
     }
 
     @Test func successfulConnectIsATunnel() {
-        #expect(run("HTTP/1.1 200 Connection established\r\n\r\n\u{16}\u{3}\u{1}", methods: [.connect]) == [
-            "head HTTP/1.1 200 Connection established", "upgraded", "rest=\\x16\\x03\\x01",
-        ])
+        #expect(
+            run("HTTP/1.1 200 Connection established\r\n\r\n\u{16}\u{3}\u{1}", methods: [.connect]) == [
+                "head HTTP/1.1 200 Connection established", "upgraded", "rest=\\x16\\x03\\x01",
+            ])
     }
 
     @Test func refusedConnectHasABody() {
         let text = "HTTP/1.1 407 Proxy Auth\r\nContent-Length: 3\r\n\r\nno!"
-        #expect(run(text, methods: [.connect]) == [
-            "head HTTP/1.1 407 Proxy Auth | Content-Length: 3", "body no!", "end",
-        ])
+        #expect(
+            run(text, methods: [.connect]) == [
+                "head HTTP/1.1 407 Proxy Auth | Content-Length: 3", "body no!", "end",
+            ])
     }
 
     @Test func pipelinedResponsesFollowTheMethodQueue() {
@@ -127,11 +141,12 @@ struct HTTP1ResponseParserTests {
             "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n"
             + "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"
             + "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nz\r\n0\r\n\r\n"
-        #expect(run(text, methods: [.head, .get, .post]) == [
-            "head HTTP/1.1 200 OK | Content-Length: 3", "end",
-            "head HTTP/1.1 200 OK | Content-Length: 3", "body abc", "end",
-            "head HTTP/1.1 200 OK | Transfer-Encoding: chunked", "body z", "end",
-        ])
+        #expect(
+            run(text, methods: [.head, .get, .post]) == [
+                "head HTTP/1.1 200 OK | Content-Length: 3", "end",
+                "head HTTP/1.1 200 OK | Content-Length: 3", "body abc", "end",
+                "head HTTP/1.1 200 OK | Transfer-Encoding: chunked", "body z", "end",
+            ])
     }
 
     @Test func http10ResponseIsNotKeepAliveByDefault() throws {
@@ -147,8 +162,9 @@ struct HTTP1ResponseParserTests {
 
     @Test func transferEncodingWithContentLengthIsRefusedByDefault() {
         let text = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
-        #expect(HTTP1TestDriver.run(Array(text.utf8), kind: .response).last
-            == "error transfer_encoding_with_content_length@36")
+        #expect(
+            HTTP1TestDriver.run(Array(text.utf8), kind: .response).last
+                == "error transfer_encoding_with_content_length@36")
     }
 
     @Test func transferEncodingWithContentLengthWhenAllowed() {
@@ -213,6 +229,7 @@ struct HTTP1ResponseParserTests {
 
     @Test func truncatedContentLengthBodyFails() {
         let text = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"
-        #expect(HTTP1TestDriver.run(Array(text.utf8), kind: .response).last == "error unexpected_end_of_stream@\(text.utf8.count)")
+        #expect(
+            HTTP1TestDriver.run(Array(text.utf8), kind: .response).last == "error unexpected_end_of_stream@\(text.utf8.count)")
     }
 }

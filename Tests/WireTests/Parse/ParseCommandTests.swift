@@ -72,11 +72,12 @@ extension IOSuite {
                     + "GET /c HTTP/1.0\r\n\r\n",
                 ["--request"])
             #expect(run.status == 0)
-            #expect(run.lines == [
-                #"{"method": "GET", "target": "/a", "version": "HTTP/1.1", "headers": [["Host", "x"]], "body_b64": "", "keep_alive": true}"#,
-                #"{"method": "POST", "target": "/b", "version": "HTTP/1.1", "headers": [["Host", "x"], ["Content-Length", "3"]], "body_b64": "YWJj", "keep_alive": true}"#,
-                #"{"method": "GET", "target": "/c", "version": "HTTP/1.0", "headers": [], "body_b64": "", "keep_alive": false}"#,
-            ])
+            #expect(
+                run.lines == [
+                    #"{"method": "GET", "target": "/a", "version": "HTTP/1.1", "headers": [["Host", "x"]], "body_b64": "", "keep_alive": true}"#,
+                    #"{"method": "POST", "target": "/b", "version": "HTTP/1.1", "headers": [["Host", "x"], ["Content-Length", "3"]], "body_b64": "YWJj", "keep_alive": true}"#,
+                    #"{"method": "GET", "target": "/c", "version": "HTTP/1.0", "headers": [], "body_b64": "", "keep_alive": false}"#,
+                ])
         }
 
         @Test func responseToHeadHasNoBody() throws {
@@ -84,10 +85,11 @@ extension IOSuite {
                 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
                 ["--response", "--method", "HEAD", "--method", "GET"])
             #expect(run.status == 0)
-            #expect(run.lines == [
-                #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "5"]], "body_b64": "", "keep_alive": true}"#,
-                #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "2"]], "body_b64": "aGk=", "keep_alive": true}"#,
-            ])
+            #expect(
+                run.lines == [
+                    #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "5"]], "body_b64": "", "keep_alive": true}"#,
+                    #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "2"]], "body_b64": "aGk=", "keep_alive": true}"#,
+                ])
         }
 
         @Test func theLastMethodAnswersEveryLaterResponse() throws {
@@ -95,14 +97,17 @@ extension IOSuite {
             let head = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
             let run = try Self.parse(head + "HTTP/1.1 100 Continue\r\n\r\n" + head + head, ["--response", "--method", "HEAD"])
             #expect(run.status == 0)
-            let line = #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "5"]], "body_b64": "", "keep_alive": true}"#
-            #expect(run.lines == [
-                line,
-                #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
-                line, line,
-            ])
+            let line =
+                #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Content-Length", "5"]], "body_b64": "", "keep_alive": true}"#
+            #expect(
+                run.lines == [
+                    line,
+                    #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
+                    line, line,
+                ])
             // GET after HEAD: the GET answers the rest.
-            let mixed = try Self.parse(head + head + "hello" + head + "world", ["--response", "--method", "HEAD", "--method", "GET"])
+            let mixed = try Self.parse(
+                head + head + "hello" + head + "world", ["--response", "--method", "HEAD", "--method", "GET"])
             #expect(mixed.status == 0)
             #expect(mixed.lines.map { $0.contains(#""body_b64": """#) } == [true, false, false])
         }
@@ -113,18 +118,20 @@ extension IOSuite {
                     + "4\r\nWiki\r\n5;x=y\r\npedia\r\n0\r\nX-Sum: 9\r\n\r\n",
                 ["--response"])
             #expect(run.status == 0)
-            #expect(run.lines == [
-                #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
-                #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Transfer-Encoding", "chunked"]], "body_b64": "V2lraXBlZGlh", "keep_alive": true, "trailers": [["X-Sum", "9"]]}"#,
-            ])
+            #expect(
+                run.lines == [
+                    #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
+                    #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [["Transfer-Encoding", "chunked"]], "body_b64": "V2lraXBlZGlh", "keep_alive": true, "trailers": [["X-Sum", "9"]]}"#,
+                ])
         }
 
         @Test func closeDelimitedBodyEndsAtEndOfInput() throws {
             let run = try Self.parse("HTTP/1.1 200 OK\r\n\r\nto the end", ["--response"])
             #expect(run.status == 0)
-            #expect(run.lines == [
-                #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [], "body_b64": "dG8gdGhlIGVuZA==", "keep_alive": false}"#,
-            ])
+            #expect(
+                run.lines == [
+                    #"{"version": "HTTP/1.1", "status": 200, "reason": "OK", "headers": [], "body_b64": "dG8gdGhlIGVuZA==", "keep_alive": false}"#
+                ])
         }
 
         @Test func protocolErrorFollowsCompleteMessages() throws {
@@ -151,9 +158,10 @@ extension IOSuite {
             // As HTTPClient and HTTPServer read them (RFC 9112 §5.2).
             let response = try Self.parse("HTTP/1.1 204 No Content\r\nX: a\r\n b\r\n\r\n", ["--response"])
             #expect(response.status == 0)
-            #expect(response.lines == [
-                #"{"version": "HTTP/1.1", "status": 204, "reason": "No Content", "headers": [["X", "a b"]], "body_b64": "", "keep_alive": true, "repairs": [{"kind": "obsolete_line_folding", "offset": 31}]}"#,
-            ])
+            #expect(
+                response.lines == [
+                    #"{"version": "HTTP/1.1", "status": 204, "reason": "No Content", "headers": [["X", "a b"]], "body_b64": "", "keep_alive": true, "repairs": [{"kind": "obsolete_line_folding", "offset": 31}]}"#
+                ])
             let request = try Self.parse("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", ["--request"])
             #expect(request.status == 1)
             #expect(request.lines == [#"{"error": "obsolete_line_folding", "offset": 31}"#])
@@ -162,10 +170,11 @@ extension IOSuite {
         @Test func aStreamOfInterimResponsesOnlyIsTruncated() throws {
             let run = try Self.parse("HTTP/1.1 100 Continue\r\n\r\n", ["--response"])
             #expect(run.status == 1)
-            #expect(run.lines == [
-                #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
-                #"{"error": "unexpected_end_of_stream", "offset": 25}"#,
-            ])
+            #expect(
+                run.lines == [
+                    #"{"version": "HTTP/1.1", "status": 100, "reason": "Continue", "headers": [], "body_b64": "", "keep_alive": true}"#,
+                    #"{"error": "unexpected_end_of_stream", "offset": 25}"#,
+                ])
         }
 
         @Test func truncatedMessageIsAnError() throws {
@@ -186,35 +195,41 @@ extension IOSuite {
             // 0x80, 0xC3 0xA9 (UTF-8 "é") and 0xFF in a reason phrase, a field value and a trailer: every byte is
             // U+00NN, escaped, valid UTF-8 or not, so the output is ASCII and the bytes come back exactly.
             let obs: [UInt8] = [0x80, 0x62, 0xC3, 0xA9, 0x63, 0xFF]
-            let input = Array("HTTP/1.1 200 a".utf8) + obs + Array("\r\nX-A: a".utf8) + obs
+            let input =
+                Array("HTTP/1.1 200 a".utf8) + obs + Array("\r\nX-A: a".utf8) + obs
                 + Array("\r\nX-B: caf\u{E9}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: a".utf8) + obs
                 + Array("\r\n\r\n".utf8)
             let run = try Self.parse(input, ["--response"])
             #expect(run.status == 0)
             let mapped = #"a\u0080b\u00c3\u00a9c\u00ff"#
-            #expect(run.lines == [
-                #"{"version": "HTTP/1.1", "status": 200, "reason": "\#(mapped)", "headers": [["X-A", "\#(mapped)"], ["X-B", "caf\u00c3\u00a9"], ["Transfer-Encoding", "chunked"]], "body_b64": "", "keep_alive": true, "trailers": [["X-T", "\#(mapped)"]]}"#,
-            ])
+            #expect(
+                run.lines == [
+                    #"{"version": "HTTP/1.1", "status": 200, "reason": "\#(mapped)", "headers": [["X-A", "\#(mapped)"], ["X-B", "caf\u00c3\u00a9"], ["Transfer-Encoding", "chunked"]], "body_b64": "", "keep_alive": true, "trailers": [["X-T", "\#(mapped)"]]}"#
+                ])
             let request = try Self.parse(
                 Array("GET / HTTP/1.1\r\nHost: x\r\nX-A: a".utf8) + obs + Array("\r\n\r\n".utf8), ["--request"])
-            #expect(request.lines == [
-                #"{"method": "GET", "target": "/", "version": "HTTP/1.1", "headers": [["Host", "x"], ["X-A", "\#(mapped)"]], "body_b64": "", "keep_alive": true}"#,
-            ])
+            #expect(
+                request.lines == [
+                    #"{"method": "GET", "target": "/", "version": "HTTP/1.1", "headers": [["Host", "x"], ["X-A", "\#(mapped)"]], "body_b64": "", "keep_alive": true}"#
+                ])
         }
 
         @Test func lenientListsRepairs() throws {
             let run = try Self.parse("GET / HTTP/1.1\nHost: x\n\n", ["--request", "--lenient"])
             #expect(run.status == 0)
-            #expect(run.lines == [
-                #"{"method": "GET", "target": "/", "version": "HTTP/1.1", "headers": [["Host", "x"]], "body_b64": "", "keep_alive": true, "repairs": [{"kind": "bare_lf", "offset": 14}]}"#,
-            ])
+            #expect(
+                run.lines == [
+                    #"{"method": "GET", "target": "/", "version": "HTTP/1.1", "headers": [["Host", "x"]], "body_b64": "", "keep_alive": true, "repairs": [{"kind": "bare_lf", "offset": 14}]}"#
+                ])
             let strict = try Self.parse("GET / HTTP/1.1\nHost: x\n\n", ["--request"])
             #expect(strict.status == 1)
             #expect(strict.lines == [#"{"error": "bare_lf", "offset": 14}"#])
         }
 
-        @Test(arguments: [[], ["--request", "--response"], ["--request", "--bogus"], ["--response", "--method"],
-                          ["--request", "--method", "GET"], ["--response", "--method", "G T"]])
+        @Test(arguments: [
+            [], ["--request", "--response"], ["--request", "--bogus"], ["--response", "--method"],
+            ["--request", "--method", "GET"], ["--response", "--method", "G T"],
+        ])
         func usageErrorsExitTwo(arguments: [String]) throws {
             let run = try Self.parse("", arguments)
             #expect(run.status == 2)

@@ -246,9 +246,11 @@ struct ConnectionPoolStateMachineTests {
         #expect(pool.requestArrived(r(3), pipelinable: false, now: t0) == [])
         #expect(pool.requestArrived(r(4), pipelinable: true, now: t0) == [])
         #expect(pool.requestArrived(r(5), pipelinable: true, now: t0) == [])
-        #expect(pool.connectionEstablished(c(0), now: t0) == [
-            .lease(c(0), to: r(1), pipelined: false), .lease(c(0), to: r(2), pipelined: true), .lease(c(0), to: r(4), pipelined: true),
-        ])
+        #expect(
+            pool.connectionEstablished(c(0), now: t0) == [
+                .lease(c(0), to: r(1), pipelined: false), .lease(c(0), to: r(2), pipelined: true),
+                .lease(c(0), to: r(4), pipelined: true),
+            ])
         #expect(pool.waiterCount == 2)
     }
 

@@ -56,8 +56,9 @@ private final class ResetOnDemandPeer {
 
     init(on loop: EventLoop) throws {
         var onAccept: ((Socket) -> Void)?
-        listener = try SocketListener(bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: 0), on: loop,
-                                      onAccept: { socket in onAccept?(socket) })
+        listener = try SocketListener(
+            bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: 0), on: loop,
+            onAccept: { socket in onAccept?(socket) })
         onAccept = { [unowned self] socket in
             accepted.append(socket)
             settle()
@@ -88,11 +89,13 @@ private struct HeldCloseSecurity: ClientTransportSecurity {
     var poolKey: String { "held-close" }
 
     func secure(_ stream: LoopBound<any ByteStream>, host: String, port: Int, deadline: Deadline) async throws
-        -> LoopBound<any ByteStream> {
+        -> LoopBound<any ByteStream>
+    {
         let loop = stream.loop
         let timing = timing
         let peer = peer
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<LoopBound<any ByteStream>, any Error>) in
+        return try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<LoopBound<any ByteStream>, any Error>) in
             loop.execute {
                 let held = HeldCloseStream(lower: stream.value, timing: timing)
                 held.start { continuation.resume(returning: LoopBound(held, loop: loop)) }

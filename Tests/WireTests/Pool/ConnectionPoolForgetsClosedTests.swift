@@ -59,9 +59,11 @@ extension IOSuite {
                 // Forgotten as it closed: the lease alone holds it now.
                 #expect(client.retainedConnectionCount == 0)
                 let refused = try await connection.loop.submit {
-                    connection.value.start(head: Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), inlineBody: nil, method: .get,
-                                           keepAlive: true, requestComplete: true, readTimeout: .seconds(10),
-                                           metrics: HTTPClientMetrics(start: .now())).0
+                    connection.value.start(
+                        head: Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), inlineBody: nil, method: .get,
+                        keepAlive: true, requestComplete: true, readTimeout: .seconds(10),
+                        metrics: HTTPClientMetrics(start: .now())
+                    ).0
                 }
                 let error = await #expect(throws: HTTPClientError.self) { try await refused.get() }
                 // Failed before any response: the kind of failure a request retries on a fresh connection.

@@ -52,7 +52,8 @@ extension IOSuite {
             try await withLoop { loop in
                 let error = try await withTimeout(seconds: 5) { () async -> ConnectError? in
                     do {
-                        _ = try await Connector.connect(host: "never.invalid", port: 80, on: loop, resolver: resolver, timeout: .milliseconds(200))
+                        _ = try await Connector.connect(
+                            host: "never.invalid", port: 80, on: loop, resolver: resolver, timeout: .milliseconds(200))
                         return nil
                     } catch { return error as? ConnectError }
                 }
@@ -85,8 +86,9 @@ extension IOSuite {
             let address = try SocketAddress(ipAddress: "127.0.0.1", port: 9)
             let error = try await withTimeout(seconds: 5) { () async -> ConnectError? in
                 do {
-                    _ = try await Connector.connect(to: [address], host: "127.0.0.1", port: 9, on: loop,
-                                                    deadline: .after(.seconds(5)), timeout: .seconds(5))
+                    _ = try await Connector.connect(
+                        to: [address], host: "127.0.0.1", port: 9, on: loop,
+                        deadline: .after(.seconds(5)), timeout: .seconds(5))
                     return nil
                 } catch { return error as? ConnectError }
             }

@@ -95,16 +95,23 @@ extension IOSuite {
                 try await withTimeout {
                     // The same port on two loopback addresses: 127.0.0.2 stalls, 127.0.0.1 answers.
                     let good = try await loop.submit { () throws -> LoopBound<SocketListener> in
-                        LoopBound(try SocketListener(bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: port), on: loop, onAccept: { _ in }), loop: loop)
+                        LoopBound(
+                            try SocketListener(
+                                bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: port), on: loop, onAccept: { _ in }),
+                            loop: loop)
                     }
                     let goodAddress = try await loop.submit { good.value.localAddress }
                     let resolver = StaticResolver([
-                        "dual.test": [try SocketAddress(ipAddress: "127.0.0.2", port: 0), try SocketAddress(ipAddress: "127.0.0.1", port: 0)],
+                        "dual.test": [
+                            try SocketAddress(ipAddress: "127.0.0.2", port: 0),
+                            try SocketAddress(ipAddress: "127.0.0.1", port: 0),
+                        ]
                     ])
                     let started = Deadline.now()
                     // A long attempt delay, so that "after the delay, and promptly" holds on a busy machine too.
                     let socket = try await Connector.connect(
-                        host: "dual.test", port: port, on: loop, resolver: resolver, timeout: .seconds(8), attemptDelay: .seconds(1)
+                        host: "dual.test", port: port, on: loop, resolver: resolver, timeout: .seconds(8),
+                        attemptDelay: .seconds(1)
                     )
                     let elapsed = Deadline.now() - started
                     let peer = try await loop.submit { try socket.value.remoteAddress() }
@@ -126,7 +133,10 @@ extension IOSuite {
             try await withLoop { loop in
                 try await withTimeout {
                     let good = try await loop.submit { () throws -> LoopBound<SocketListener> in
-                        LoopBound(try SocketListener(bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: 0), on: loop, onAccept: { _ in }), loop: loop)
+                        LoopBound(
+                            try SocketListener(
+                                bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: 0), on: loop, onAccept: { _ in }),
+                            loop: loop)
                     }
                     let goodAddress = try await loop.submit { good.value.localAddress }
                     let probe = try Socket.makeStream(family: .ipv4)

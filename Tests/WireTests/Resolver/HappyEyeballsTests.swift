@@ -17,14 +17,18 @@ struct HappyEyeballsTests {
 
     @Test func startsOneAttemptAndArmsTheDelay() {
         var race = HappyEyeballs(addresses: [v4a, v6a])
-        #expect(race.start(now: t0) == [.startAttempt(attempt: 0, address: v6a), .scheduleNextAttempt(at: t0 + .milliseconds(250))])
+        #expect(
+            race.start(now: t0) == [.startAttempt(attempt: 0, address: v6a), .scheduleNextAttempt(at: t0 + .milliseconds(250))])
     }
 
     @Test func delayElapsingStartsTheNextAttemptAlongside() {
         var race = HappyEyeballs(addresses: [v6a, v4a, v4b])
         _ = race.start(now: t0)
         let t1 = t0 + .milliseconds(250)
-        #expect(race.attemptDelayElapsed(now: t1) == [.startAttempt(attempt: 1, address: v4a), .scheduleNextAttempt(at: t1 + .milliseconds(250))])
+        #expect(
+            race.attemptDelayElapsed(now: t1) == [
+                .startAttempt(attempt: 1, address: v4a), .scheduleNextAttempt(at: t1 + .milliseconds(250)),
+            ])
         // The second connects first: it wins and the first is cancelled.
         #expect(race.attemptSucceeded(1) == [.succeed(attempt: 1, cancel: [0])])
         #expect(race.attemptSucceeded(0) == [], "a late winner after the race ended is ignored")
@@ -45,9 +49,10 @@ struct HappyEyeballsTests {
         _ = race.attemptDelayElapsed(now: t0 + .milliseconds(250))
         #expect(race.attemptFailed(1, error: refused, now: t0 + .milliseconds(260)) == [])
         let unreachable = IOError(syscall: "connect", errno: .hostUnreachable)
-        #expect(race.attemptFailed(0, error: unreachable, now: t0 + .milliseconds(270)) == [
-            .fail([.init(address: v4b, error: refused), .init(address: v4a, error: unreachable)]),
-        ])
+        #expect(
+            race.attemptFailed(0, error: unreachable, now: t0 + .milliseconds(270)) == [
+                .fail([.init(address: v4b, error: refused), .init(address: v4a, error: unreachable)])
+            ])
     }
 
     @Test func noAddressesFailsAtOnce() {

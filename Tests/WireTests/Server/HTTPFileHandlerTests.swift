@@ -77,8 +77,10 @@ extension IOSuite {
             try await Self.withFileServer(site) { harness in
                 let out = Self.outputPath(site, "whole")
                 let before = SendFileStatistics.bytesSent.load(ordering: .relaxed)
-                let result = try await runCurl(["-s", "-o", out, "-w", "%{http_code} %{size_download}",
-                                                "http://127.0.0.1:\(harness.port)/big.bin"])
+                let result = try await runCurl([
+                    "-s", "-o", out, "-w", "%{http_code} %{size_download}",
+                    "http://127.0.0.1:\(harness.port)/big.bin",
+                ])
                 #expect(result.stdout == "200 \(site.big.count)")
                 #expect(try Self.sha256(out) == Self.sha256(site.bigPath))
                 // The body went through sendfile(2), not through reads and writes.
@@ -110,8 +112,9 @@ extension IOSuite {
                 let boundary = try #require(typeLine.split(separator: "boundary=").last.map(String.init))
                 var expected = Data()
                 for range in [0...99, 2_000_000...2_099_999] {
-                    expected += Data(("\r\n--\(boundary)\r\nContent-Type: application/octet-stream\r\n"
-                        + "Content-Range: bytes \(range.lowerBound)-\(range.upperBound)/\(size)\r\n\r\n").utf8)
+                    expected += Data(
+                        ("\r\n--\(boundary)\r\nContent-Type: application/octet-stream\r\n"
+                            + "Content-Range: bytes \(range.lowerBound)-\(range.upperBound)/\(size)\r\n\r\n").utf8)
                     expected += Data(big[range])
                 }
                 expected += Data("\r\n--\(boundary)--\r\n".utf8)
@@ -119,8 +122,10 @@ extension IOSuite {
                 let outside = try await runCurl(["-s", "-r", "\(size)-", "-w", "%{http_code}", "-o", "/dev/null", url])
                 #expect(outside.stdout == "416")
                 // Overlapping ranges asking for the file many times over: it is sent once, whole.
-                let overlapping = try await runCurl(["-s", "-r", Array(repeating: "0-", count: 16).joined(separator: ","),
-                                                     "-w", "%{http_code} %{size_download}", "-o", "/dev/null", url])
+                let overlapping = try await runCurl([
+                    "-s", "-r", Array(repeating: "0-", count: 16).joined(separator: ","),
+                    "-w", "%{http_code} %{size_download}", "-o", "/dev/null", url,
+                ])
                 #expect(overlapping.stdout == "200 \(size)")
 
                 // HEAD: the GET's fields, no body.
@@ -155,10 +160,11 @@ extension IOSuite {
             let big = site.big
             try await Self.withFileServer(site) { harness in
                 let client = try await harness.connect()
-                try await client.send("GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n"
-                    + "GET /small.txt HTTP/1.1\r\nHost: a\r\n\r\n"
-                    + "GET /big.bin HTTP/1.1\r\nHost: a\r\nRange: bytes=5000-400000\r\n\r\n"
-                    + "HEAD /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
+                try await client.send(
+                    "GET /big.bin HTTP/1.1\r\nHost: a\r\n\r\n"
+                        + "GET /small.txt HTTP/1.1\r\nHost: a\r\n\r\n"
+                        + "GET /big.bin HTTP/1.1\r\nHost: a\r\nRange: bytes=5000-400000\r\n\r\n"
+                        + "HEAD /big.bin HTTP/1.1\r\nHost: a\r\n\r\n")
                 let responses = try await client.readResponses(4, methods: [.get, .get, .get, .head])
                 #expect(responses.map(\.status) == [200, 200, 206, 200])
                 #expect(responses.first?.body == big)
@@ -221,14 +227,19 @@ extension IOSuite {
             let pki = try TestPKI.shared()
             let site = try Site()
             defer { site.remove() }
-            try await Self.withFileServer(site, configure: { configuration in
-                configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
-            }) { harness in
+            try await Self.withFileServer(
+                site,
+                configure: { configuration in
+                    configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
+                }
+            ) { harness in
                 let url = "https://localhost:\(harness.port)/big.bin"
                 let before = SendFileStatistics.bytesSent.load(ordering: .relaxed)
                 let whole = Self.outputPath(site, "tls")
-                let result = try await runCurl(["-sS", "--cacert", pki.rootCertificate, "-o", whole,
-                                                "-w", "%{http_code} %{size_download}", url])
+                let result = try await runCurl([
+                    "-sS", "--cacert", pki.rootCertificate, "-o", whole,
+                    "-w", "%{http_code} %{size_download}", url,
+                ])
                 #expect(result.stdout == "200 \(site.big.count)", "\(result.stderr)")
                 #expect(try Self.sha256(whole) == Self.sha256(site.bigPath))
                 let multi = Self.outputPath(site, "tls-multi")
@@ -267,8 +278,10 @@ extension IOSuite {
             }
             do {
                 try await withTimeout(seconds: 30) {
-                    let head = try await runCurl(["-sS", "-I", "--cacert", pki.rootCertificate,
-                                                  "https://localhost:\(harness.port)/huge.bin"])
+                    let head = try await runCurl([
+                        "-sS", "-I", "--cacert", pki.rootCertificate,
+                        "https://localhost:\(harness.port)/huge.bin",
+                    ])
                     #expect(head.stdout.hasPrefix("HTTP/1.1 200"), "\(head.stderr)")
                     #expect(head.stdout.contains("Content-Length: \(256 << 20)\r\n"))
                 }

@@ -177,8 +177,9 @@ struct HTTPServerConnectionStateMachineTests {
         var idle = idleMachine()
         #expect(idle.parseErrorOccurred(status: .badRequest) == .writeErrorResponseAndClose(.badRequest))
         var reading = active()
-        #expect(reading.parseErrorOccurred(status: .contentTooLarge)
-            == .failBodyAndWriteErrorResponseAndClose(.contentTooLarge))
+        #expect(
+            reading.parseErrorOccurred(status: .contentTooLarge)
+                == .failBodyAndWriteErrorResponseAndClose(.contentTooLarge))
         #expect(reading.state == .closing)
     }
 

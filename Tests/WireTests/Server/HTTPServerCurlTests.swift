@@ -25,7 +25,8 @@ extension IOSuite {
                     let sawChunked = request.headers.first(name: "transfer-encoding") == "chunked"
                     try await response.respond(
                         HTTPResponseHead(status: .ok),
-                        body: ByteBuffer(string: "\(sawChunked) \(body.readableBytes) \(body.readableBytesArray.reduce(0) { $0 &+ Int($1) })"))
+                        body: ByteBuffer(
+                            string: "\(sawChunked) \(body.readableBytes) \(body.readableBytesArray.reduce(0) { $0 &+ Int($1) })"))
                 }
                 let payload = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("wire-upload-\(UUID().uuidString)")
@@ -85,14 +86,20 @@ extension IOSuite {
                 let rangeHeaders = try await runCurl(["-s", "-r", "0-99", "-D", "-", "-o", "/dev/null", "\(base)/data.bin"])
                 #expect(rangeHeaders.stdout.contains("Content-Range: bytes 0-99/1000"))
                 #expect(rangeHeaders.stdout.contains("Content-Length: 100"))
-                let outside = try await runCurl(["-s", "-r", "5000-6000", "-w", "%{http_code}", "-o", "/dev/null", "\(base)/data.bin"])
+                let outside = try await runCurl([
+                    "-s", "-r", "5000-6000", "-w", "%{http_code}", "-o", "/dev/null", "\(base)/data.bin",
+                ])
                 #expect(outside.stdout == "416")
                 let index = try await runCurl(["-s", "-D", "-", "\(base)/dir/"])
                 #expect(index.stdout.contains("Content-Type: text/html"))
                 #expect(index.stdout.hasSuffix("<p>index</p>"))
-                let traversal = try await runCurl(["-s", "--path-as-is", "-w", "%{http_code}", "-o", "/dev/null", "\(base)/../../etc/passwd"])
+                let traversal = try await runCurl([
+                    "-s", "--path-as-is", "-w", "%{http_code}", "-o", "/dev/null", "\(base)/../../etc/passwd",
+                ])
                 #expect(traversal.stdout == "404")
-                let encoded = try await runCurl(["-s", "--path-as-is", "-w", "%{http_code}", "-o", "/dev/null", "\(base)/%2e%2e/%2e%2e/etc/passwd"])
+                let encoded = try await runCurl([
+                    "-s", "--path-as-is", "-w", "%{http_code}", "-o", "/dev/null", "\(base)/%2e%2e/%2e%2e/etc/passwd",
+                ])
                 #expect(encoded.stdout == "404")
                 let head = try await runCurl(["-s", "-I", "\(base)/data.bin"])
                 #expect(head.stdout.contains("Content-Length: 1000"))
@@ -161,7 +168,9 @@ extension IOSuite {
         @Test func wireServeEcho() async throws {
             try await withTimeout(seconds: 30) {
                 let (process, port) = try Self.launchWire(["--echo"])
-                let result = try await runCurl(["-s", "-H", "X-Test:  spaced", "--data-binary", "hi", "http://127.0.0.1:\(port)/e?q=1"])
+                let result = try await runCurl([
+                    "-s", "-H", "X-Test:  spaced", "--data-binary", "hi", "http://127.0.0.1:\(port)/e?q=1",
+                ])
                 let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
                 #expect(json["method"] as? String == "POST")
                 #expect(json["target"] as? String == "/e?q=1")

@@ -68,11 +68,12 @@ extension IOSuite {
                 let harness = try await ServerHarness.start(configure: { $0.sendTimeout = .milliseconds(300) }) {
                     _, response in
                     let piece = ByteBuffer(bytes: [UInt8](repeating: 0x61, count: 1 << 20))
-                    outcome.yield(try await Self.outcome {
-                        try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]))
-                        for _ in 0..<(size >> 20) { try await response.write(piece) }
-                        try await response.end()
-                    })
+                    outcome.yield(
+                        try await Self.outcome {
+                            try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]))
+                            for _ in 0..<(size >> 20) { try await response.write(piece) }
+                            try await response.end()
+                        })
                 }
                 let client = try await harness.connect(receiveBufferSize: 16 << 10)
                 try await client.setReading(false)
@@ -117,7 +118,9 @@ extension IOSuite {
 
         /// A server whose handler answers every request with `size` bytes in one `respond(_:body:)`: the whole
         /// response is queued at once and the exchange ends before it has gone out.
-        private static func wholeResponseServer(size: Int, configure: (inout HTTPServerConfiguration) -> Void) async throws -> ServerHarness {
+        private static func wholeResponseServer(size: Int, configure: (inout HTTPServerConfiguration) -> Void) async throws
+            -> ServerHarness
+        {
             let body = ByteBuffer(bytes: [UInt8](repeating: 0x61, count: size))
             return try await ServerHarness.start(configure: configure) { _, response in
                 try await response.respond(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]), body: body)
@@ -140,7 +143,10 @@ extension IOSuite {
                 if closed && count >= size { break }
                 guard !closed else {
                     let delegate = client.delegate
-                    let why = (try? await delegate.loop.submit { "end \(delegate.value.reachedEnd) closed \(delegate.value.closed) error \(String(describing: delegate.value.closeError))" }) ?? "?"
+                    let why =
+                        (try? await delegate.loop.submit {
+                            "end \(delegate.value.reachedEnd) closed \(delegate.value.closed) error \(String(describing: delegate.value.closeError))"
+                        }) ?? "?"
                     Issue.record("the server closed the connection after \(count) bytes: \(why)")
                     break
                 }
@@ -242,11 +248,12 @@ extension IOSuite {
                     // One write, so one wait for the drain that lasts far longer than the send timeout: only the
                     // progress made meanwhile keeps it going.
                     let body = ByteBuffer(bytes: [UInt8](repeating: 0x62, count: size))
-                    outcome.yield(try await Self.outcome {
-                        try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]))
-                        try await response.write(body)
-                        try await response.end()
-                    })
+                    outcome.yield(
+                        try await Self.outcome {
+                            try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(size)"]))
+                            try await response.write(body)
+                            try await response.end()
+                        })
                 }
                 let client = try await harness.connect(receiveBufferSize: 64 << 10)
                 try await client.setReading(false)

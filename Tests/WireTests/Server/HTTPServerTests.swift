@@ -123,8 +123,9 @@ extension IOSuite {
                 await client.close()
                 await harness.stop()
 
-                let strict = try await ServerHarness.start(configure: { $0.parser.maxHeaderCount = 50 },
-                                                           handler: EchoTestHandler())
+                let strict = try await ServerHarness.start(
+                    configure: { $0.parser.maxHeaderCount = 50 },
+                    handler: EchoTestHandler())
                 let refused = try await strict.connect()
                 try await refused.send("GET /many HTTP/1.1\r\nHost: x\r\n\(fields)\r\n")
                 let bytes = await refused.readUntilClosed()
@@ -266,7 +267,8 @@ extension IOSuite {
                 let harness = try await ServerHarness.start(
                     configure: { $0.parser.maxBodySize = 10 }, handler: EchoTestHandler())
                 let client = try await harness.connect()
-                try await client.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n")
+                try await client.send(
+                    "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n")
                 let bytes = await client.readUntilClosed()
                 #expect(try ParsedResponse.parseAll(bytes, methods: [.post]).first?.status == 413)
                 await client.close()

@@ -15,7 +15,8 @@ struct ReceiveGatheringTests {
     @Test func itStartsOnlyOnceAReadFillsTheLargestSize() {
         var gathering = ReceiveGathering()
         gathering.didRead(64 * 1024, asked: 64 * 1024, largest: Self.largest)
-        #expect(gathering.expect(10 << 20, largest: Self.largest) == nil, "a full read below the largest size is not a bulk transfer")
+        #expect(
+            gathering.expect(10 << 20, largest: Self.largest) == nil, "a full read below the largest size is not a bulk transfer")
         gathering.didRead(200 * 1024, asked: Self.largest, largest: Self.largest)
         #expect(gathering.expect(10 << 20, largest: Self.largest) == nil, "nor is a short read at the largest size")
         gathering.didRead(Self.largest, asked: Self.largest, largest: Self.largest)

@@ -20,11 +20,12 @@ extension IOSuite {
             let file = try RegularFile(path: path)
             try await withLoop { loop in
                 try await withTimeout {
-                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    let pair = try await makeStreamPair(
+                        listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
                     let pending = try await loop.submit { () -> Int in
                         let stream = pair.server.value
                         stream.write([ByteBuffer(string: "<")])
-                        stream.write(file.region(10..<(4 << 20)))   // more than one flush may send
+                        stream.write(file.region(10..<(4 << 20)))  // more than one flush may send
                         stream.write([ByteBuffer(string: "|")])
                         stream.write(file.region(0..<3))
                         [UInt8(ascii: ">")].withUnsafeBytes { stream.write(copying: $0) }
@@ -51,7 +52,8 @@ extension IOSuite {
             #expect(truncate(path, 1000) == 0)
             try await withLoop { loop in
                 try await withTimeout {
-                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    let pair = try await makeStreamPair(
+                        listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
                     try await loop.submit { pair.server.value.write(file.region()) }
                     await StreamPair.wait(pair.serverDelegate) { $0.closed }
                     let error = try await loop.submit { pair.serverDelegate.value.closeError as? FileTruncatedError }

@@ -19,7 +19,8 @@ extension IOSuite {
             let before = await descriptorBaseline()
             try await withLoop { loop in
                 try await withTimeout(seconds: 30) {
-                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    let pair = try await makeStreamPair(
+                        listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
                     // 16 MiB and a tail that is not a multiple of a read, so the last watermark is below a read's worth.
                     let size = 16 * 1024 * 1024 + 12_345
                     let payload = Self.payload(size)
@@ -32,10 +33,14 @@ extension IOSuite {
                     }
                     await StreamPair.wait(pair.clientDelegate) { $0.receivedCount == size }
                     let (highest, watermark, kernel) = try await loop.submit {
-                        (pair.clientDelegate.value.highestWatermark, pair.client.value.receiveLowWatermark,
-                         try Self.kernelWatermark(pair.client.value))
+                        (
+                            pair.clientDelegate.value.highestWatermark, pair.client.value.receiveLowWatermark,
+                            try Self.kernelWatermark(pair.client.value)
+                        )
                     }
-                    #expect(highest == SocketStream.maximumReadSize, "the reader gathered a full read's worth while the peer was ahead")
+                    #expect(
+                        highest == SocketStream.maximumReadSize,
+                        "the reader gathered a full read's worth while the peer was ahead")
                     #expect(watermark == 1)
                     #expect(kernel == 1, "once the body is read, any byte wakes the reader again")
                     try await pair.close()
@@ -47,7 +52,8 @@ extension IOSuite {
         @Test func bytesFromAPeerThatSlowsDownAreReadAfterACheck() async throws {
             try await withLoop { loop in
                 try await withTimeout(seconds: 30) {
-                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    let pair = try await makeStreamPair(
+                        listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
                     let bulk = 8 * 1024 * 1024
                     try await loop.submit {
                         pair.client.value.gatheringCheckInterval = .milliseconds(50)
@@ -75,7 +81,8 @@ extension IOSuite {
         @Test func aClosedStreamCancelsItsCheck() async throws {
             try await withLoop { loop in
                 try await withTimeout(seconds: 30) {
-                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    let pair = try await makeStreamPair(
+                        listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
                     let size = 16 * 1024 * 1024
                     let timersLeft = AsyncStreamBox<(Bool, Int)>()
                     try await loop.submit {

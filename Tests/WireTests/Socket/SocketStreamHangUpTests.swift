@@ -54,8 +54,10 @@ extension IOSuite {
                     try await loop.submit { pair.client.value.setReadingEnabled(true) }
                     await StreamPair.wait(pair.clientDelegate) { $0.reachedEnd || $0.closed }
                     let (received, reachedEnd, closeError) = try await loop.submit {
-                        (pair.clientDelegate.value.received, pair.clientDelegate.value.reachedEnd,
-                         pair.clientDelegate.value.closeError)
+                        (
+                            pair.clientDelegate.value.received, pair.clientDelegate.value.reachedEnd,
+                            pair.clientDelegate.value.closeError
+                        )
                     }
                     let whole = received == payload
                     #expect(received.count == payload.count)

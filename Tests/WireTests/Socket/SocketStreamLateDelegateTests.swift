@@ -14,7 +14,9 @@ extension IOSuite {
                             bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: 0), on: loop,
                             onAccept: { socket in
                                 // No delegate yet: whatever arrives must wait for one.
-                                if let stream = try? SocketStream(socket: socket, on: loop) { accepted.yield(LoopBound(stream, loop: loop)) }
+                                if let stream = try? SocketStream(socket: socket, on: loop) {
+                                    accepted.yield(LoopBound(stream, loop: loop))
+                                }
                             })
                         return LoopBound(listener, loop: loop)
                     }

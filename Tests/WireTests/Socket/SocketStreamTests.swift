@@ -50,7 +50,8 @@ extension IOSuite {
             // raised after the peer's FIN, so a stream done reading was reported on every wait.
             try await withLoop { loop in
                 try await withTimeout {
-                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    let pair = try await makeStreamPair(
+                        listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
                     try await loop.submit { pair.client.value.shutdownWrite() }
                     await StreamPair.wait(pair.serverDelegate) { $0.reachedEnd }
                     let before = try threadCPUTicks(loop.threadID)
@@ -70,7 +71,8 @@ extension IOSuite {
             let before = openDescriptorCount()
             try await withLoop { loop in
                 try await withTimeout(seconds: 30) {
-                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    let pair = try await makeStreamPair(
+                        listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
                     let size = 32 * 1024 * 1024
                     var payload = ByteBuffer(capacity: size)
                     var state: UInt32 = 2_463_534_242
@@ -84,8 +86,10 @@ extension IOSuite {
                     let queuedAfterWrite = try await loop.submit { () -> Int in
                         pair.server.value.setReadingEnabled(false)
                         let half = finalPayload.readableBytes / 2
-                        let halves = [finalPayload.slice(at: 0, length: half),
-                                      finalPayload.slice(at: half, length: finalPayload.readableBytes - half)]
+                        let halves = [
+                            finalPayload.slice(at: 0, length: half),
+                            finalPayload.slice(at: half, length: finalPayload.readableBytes - half),
+                        ]
                         for part in halves {
                             if singleBuffer { pair.client.value.write(part) } else { pair.client.value.write([part]) }
                         }
@@ -112,7 +116,8 @@ extension IOSuite {
             let before = openDescriptorCount()
             try await withLoop { loop in
                 try await withTimeout(seconds: 30) {
-                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    let pair = try await makeStreamPair(
+                        listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
                     let size = 32 * 1024 * 1024
                     let startCounts = try await loop.submit { () -> (Int, Int) in
                         pair.serverDelegate.value.keepsBytes = false
@@ -145,7 +150,8 @@ extension IOSuite {
             let before = openDescriptorCount()
             try await withLoop { loop in
                 try await withTimeout {
-                    let pair = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
+                    let pair = try await makeStreamPair(
+                        listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
                     // SO_LINGER 0 makes close(2) send RST instead of FIN.
                     try await loop.submit {
                         try pair.server.value.socketForTesting.setOption(.linger(seconds: 0))

@@ -31,8 +31,10 @@ struct ScriptedServer: Sendable {
     private let core: LoopBound<Core>
     let address: SocketAddress
 
-    static func start(on loop: EventLoop, address: SocketAddress = try! SocketAddress(ipAddress: "127.0.0.1", port: 0),
-                      script: @escaping Script) async throws -> ScriptedServer {
+    static func start(
+        on loop: EventLoop, address: SocketAddress = try! SocketAddress(ipAddress: "127.0.0.1", port: 0),
+        script: @escaping Script
+    ) async throws -> ScriptedServer {
         let core = try await loop.submit { () throws -> LoopBound<Core> in
             LoopBound(try Core(loop: loop, address: address, script: script), loop: loop)
         }
@@ -124,7 +126,8 @@ struct ScriptedServer: Sendable {
             var requestsInThisRead = 0
             while let end = headEnd() {
                 let head = String(decoding: pending[..<end], as: UTF8.self)
-                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                let length =
+                    head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                     .flatMap { Int($0.split(separator: ":")[1].filter { $0 != " " && $0 != "\t" }) } ?? 0
                 // A head asking `Expect: 100-continue` is answered before its body, as a server
                 // that refuses it would: the client then must not send the body at all.
@@ -176,7 +179,8 @@ struct ScriptedServer: Sendable {
 
         private func headEnd() -> Int? {
             guard pending.count >= 4 else { return nil }
-            for index in 0...(pending.count - 4) where pending[index] == 13 && pending[index + 1] == 10 && pending[index + 2] == 13 && pending[index + 3] == 10 {
+            for index in 0...(pending.count - 4)
+            where pending[index] == 13 && pending[index + 1] == 10 && pending[index + 2] == 13 && pending[index + 3] == 10 {
                 return index
             }
             return nil
@@ -187,4 +191,3 @@ struct ScriptedServer: Sendable {
         func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {}
     }
 }
-

@@ -196,25 +196,29 @@ struct StreamPair: Sendable {
 /// and returns both ends wrapped as streams with recording delegates.
 func makeStreamPair(listeningOn address: SocketAddress, loop: EventLoop) async throws -> StreamPair {
     let accepted = AsyncStreamBox<LoopBound<SocketStream>>()
-    let (listener, serverDelegate) = try await loop.submit { () throws -> (LoopBound<SocketListener>, LoopBound<RecordingDelegate>) in
+    let (listener, serverDelegate) = try await loop.submit {
+        () throws -> (LoopBound<SocketListener>, LoopBound<RecordingDelegate>) in
         let delegate = RecordingDelegate()
-        let listener = try SocketListener(bindingTo: address, on: loop, onAccept: { socket in
-            do {
-                let stream = try SocketStream(socket: socket, on: loop)
-                stream.delegate = delegate
-                // Keep the delegate alive as long as the stream is referenced by the test.
-                accepted.yield(LoopBound(stream, loop: loop))
-            } catch {
-                Issue.record("accepted socket could not be registered: \(error)")
-            }
-        })
+        let listener = try SocketListener(
+            bindingTo: address, on: loop,
+            onAccept: { socket in
+                do {
+                    let stream = try SocketStream(socket: socket, on: loop)
+                    stream.delegate = delegate
+                    // Keep the delegate alive as long as the stream is referenced by the test.
+                    accepted.yield(LoopBound(stream, loop: loop))
+                } catch {
+                    Issue.record("accepted socket could not be registered: \(error)")
+                }
+            })
         return (LoopBound(listener, loop: loop), LoopBound(delegate, loop: loop))
     }
     let bound = try await loop.submit { listener.value.localAddress }
     let socket: LoopBound<Socket>
     if case .unix = bound.storage {
-        socket = try await Connector.connect(to: [bound], host: bound.host, port: nil, on: loop,
-                                             deadline: .after(.seconds(5)), timeout: .seconds(5))
+        socket = try await Connector.connect(
+            to: [bound], host: bound.host, port: nil, on: loop,
+            deadline: .after(.seconds(5)), timeout: .seconds(5))
     } else {
         socket = try await Connector.connect(host: bound.host, port: bound.port!, on: loop, timeout: .seconds(5))
     }
@@ -225,7 +229,8 @@ func makeStreamPair(listeningOn address: SocketAddress, loop: EventLoop) async t
         return (LoopBound(stream, loop: loop), LoopBound(delegate, loop: loop))
     }
     let server = await accepted.next()
-    return StreamPair(client: client, clientDelegate: clientDelegate, server: server, serverDelegate: serverDelegate, listener: listener)
+    return StreamPair(
+        client: client, clientDelegate: clientDelegate, server: server, serverDelegate: serverDelegate, listener: listener)
 }
 
 /// A one-shot hand-over of values from a loop callback to an awaiting test.

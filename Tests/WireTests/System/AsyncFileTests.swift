@@ -34,7 +34,8 @@ extension IOSuite {
             try await AsyncFile.rename(partial, to: folder + "/entry")
             #expect(!FileManager.default.fileExists(atPath: partial))
             let reader = try await AsyncFile.open(folder + "/entry", mode: .read)
-            #expect(try await reader.read(at: 1000, upTo: 16).readableBytesArray == Array(megabyte.readableBytesArray[1000..<1016]))
+            #expect(
+                try await reader.read(at: 1000, upTo: 16).readableBytesArray == Array(megabyte.readableBytesArray[1000..<1016]))
             #expect(try await reader.read(at: 1 << 20, upTo: 100) == ByteBuffer(string: "tail+more"))
             #expect(try await reader.read(at: 10 << 20, upTo: 100).readableBytes == 0)
             try await reader.close()
@@ -51,7 +52,7 @@ extension IOSuite {
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let directory = folder + "/sub"
             try await AsyncFile.makeDirectory(directory, permissions: 0o700)
-            try await AsyncFile.makeDirectory(directory, permissions: 0o700)   // already there: fine
+            try await AsyncFile.makeDirectory(directory, permissions: 0o700)  // already there: fine
             let previous = umask(0)
             defer { umask(previous) }
             let path = directory + "/private"

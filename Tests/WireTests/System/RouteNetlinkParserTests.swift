@@ -49,20 +49,34 @@ import WireTestSupport
     }()
 
     @Test func wellFormedMessagesDecode() throws {
-        let address = Self.message(type: 20, body: [2, 24, 0, 0, 2, 0, 0, 0] + Self.attribute(2, [192, 0, 2, 9]) + Self.attribute(1, [192, 0, 2, 10]))
-        let messages = try RouteNetlinkParser.messages(in: Self.link + Self.route + address + Self.message(type: 3, body: [0, 0, 0, 0]))
+        let address = Self.message(
+            type: 20, body: [2, 24, 0, 0, 2, 0, 0, 0] + Self.attribute(2, [192, 0, 2, 9]) + Self.attribute(1, [192, 0, 2, 10]))
+        let messages = try RouteNetlinkParser.messages(
+            in: Self.link + Self.route + address + Self.message(type: 3, body: [0, 0, 0, 0]))
         #expect(messages.map(\.sequence) == [7, 7, 7, 7])
-        #expect(messages[0].payload == .link(NetlinkLink(index: 2, name: "eth0", hardwareType: 1, flags: 0x41, operationalState: 6), isDeleted: false))
-        #expect(messages[1].payload == .route(NetlinkRoute(
-            family: 2, destinationLength: 0, table: 254, type: 1, scope: 0, destination: [], gateway: [10, 0, 0, 1],
-            outputInterfaces: [2], priority: 100
-        ), isDeleted: false))
+        #expect(
+            messages[0].payload
+                == .link(NetlinkLink(index: 2, name: "eth0", hardwareType: 1, flags: 0x41, operationalState: 6), isDeleted: false)
+        )
+        #expect(
+            messages[1].payload
+                == .route(
+                    NetlinkRoute(
+                        family: 2, destinationLength: 0, table: 254, type: 1, scope: 0, destination: [], gateway: [10, 0, 0, 1],
+                        outputInterfaces: [2], priority: 100
+                    ), isDeleted: false))
         // IFA_LOCAL wins over IFA_ADDRESS (they differ on point-to-point links).
-        #expect(messages[2].payload == .address(NetlinkAddress(family: 2, prefixLength: 24, flags: 0, scope: 0, interfaceIndex: 2, bytes: [192, 0, 2, 9]), isDeleted: false))
+        #expect(
+            messages[2].payload
+                == .address(
+                    NetlinkAddress(family: 2, prefixLength: 24, flags: 0, scope: 0, interfaceIndex: 2, bytes: [192, 0, 2, 9]),
+                    isDeleted: false))
         #expect(messages[3].payload == .done)
         var error: [UInt8] = []
         error.appendHost(Int32(-101))
-        #expect(try RouteNetlinkParser.messages(in: Self.message(type: 2, body: error + [UInt8](repeating: 0, count: 16))).first?.payload == .error(errno: 101))
+        #expect(
+            try RouteNetlinkParser.messages(in: Self.message(type: 2, body: error + [UInt8](repeating: 0, count: 16))).first?
+                .payload == .error(errno: 101))
     }
 
     @Test func routesOfOtherFamiliesAreSkippedNotRefused() throws {
@@ -90,25 +104,39 @@ import WireTestSupport
         let link = Self.link
         #expect(failure(Array(link[..<10])) == RouteNetlinkParseError(offset: 0, reason: .truncatedHeader(remaining: 10)))
         #expect(failure(link + [1, 2, 3]) == RouteNetlinkParseError(offset: link.count, reason: .truncatedHeader(remaining: 3)))
-        #expect(failure(Self.message(type: 16, body: [], length: 8)) == RouteNetlinkParseError(offset: 0, reason: .badMessageLength(declared: 8, remaining: 16)))
-        #expect(failure(Self.message(type: 16, body: [0, 0], length: 4096)) == RouteNetlinkParseError(offset: 0, reason: .badMessageLength(declared: 4096, remaining: 18)))
-        #expect(failure(Self.message(type: 24, body: [2, 0, 0])) == RouteNetlinkParseError(offset: 0, reason: .truncatedBody(type: 24, needed: 12, available: 3)))
-        #expect(failure(Self.message(type: 2, body: [0])) == RouteNetlinkParseError(offset: 0, reason: .truncatedBody(type: 2, needed: 4, available: 1)))
+        #expect(
+            failure(Self.message(type: 16, body: [], length: 8))
+                == RouteNetlinkParseError(offset: 0, reason: .badMessageLength(declared: 8, remaining: 16)))
+        #expect(
+            failure(Self.message(type: 16, body: [0, 0], length: 4096))
+                == RouteNetlinkParseError(offset: 0, reason: .badMessageLength(declared: 4096, remaining: 18)))
+        #expect(
+            failure(Self.message(type: 24, body: [2, 0, 0]))
+                == RouteNetlinkParseError(offset: 0, reason: .truncatedBody(type: 24, needed: 12, available: 3)))
+        #expect(
+            failure(Self.message(type: 2, body: [0]))
+                == RouteNetlinkParseError(offset: 0, reason: .truncatedBody(type: 2, needed: 4, available: 1)))
         // An attribute whose rta_len runs past the message, or is below its own header.
-        #expect(failure(Self.message(type: 16, body: Self.ifinfo(index: 1) + Self.attribute(3, [0x41, 0], length: 200)))
-            == RouteNetlinkParseError(offset: 32, reason: .badAttributeLength(declared: 200, remaining: 8)))
-        #expect(failure(Self.message(type: 16, body: Self.ifinfo(index: 1) + Self.attribute(3, [], length: 2)))
-            == RouteNetlinkParseError(offset: 32, reason: .badAttributeLength(declared: 2, remaining: 4)))
-        #expect(failure(Self.message(type: 16, body: Self.ifinfo(index: 1) + [1, 0]))
-            == RouteNetlinkParseError(offset: 32, reason: .badAttributeLength(declared: 2, remaining: 2)))
+        #expect(
+            failure(Self.message(type: 16, body: Self.ifinfo(index: 1) + Self.attribute(3, [0x41, 0], length: 200)))
+                == RouteNetlinkParseError(offset: 32, reason: .badAttributeLength(declared: 200, remaining: 8)))
+        #expect(
+            failure(Self.message(type: 16, body: Self.ifinfo(index: 1) + Self.attribute(3, [], length: 2)))
+                == RouteNetlinkParseError(offset: 32, reason: .badAttributeLength(declared: 2, remaining: 4)))
+        #expect(
+            failure(Self.message(type: 16, body: Self.ifinfo(index: 1) + [1, 0]))
+                == RouteNetlinkParseError(offset: 32, reason: .badAttributeLength(declared: 2, remaining: 2)))
         // A gateway of 3 bytes for IPv4, an operational state of 0 bytes.
-        #expect(failure(Self.message(type: 24, body: Self.rtmsg() + Self.attribute(5, [10, 0, 1])))
-            == RouteNetlinkParseError(offset: 28, reason: .badAttributeSize(type: 5, size: 3)))
-        #expect(failure(Self.message(type: 16, body: Self.ifinfo(index: 1) + Self.attribute(16, [])))
-            == RouteNetlinkParseError(offset: 32, reason: .badAttributeSize(type: 16, size: 0)))
+        #expect(
+            failure(Self.message(type: 24, body: Self.rtmsg() + Self.attribute(5, [10, 0, 1])))
+                == RouteNetlinkParseError(offset: 28, reason: .badAttributeSize(type: 5, size: 3)))
+        #expect(
+            failure(Self.message(type: 16, body: Self.ifinfo(index: 1) + Self.attribute(16, [])))
+                == RouteNetlinkParseError(offset: 32, reason: .badAttributeSize(type: 16, size: 0)))
         // A multipath next hop shorter than its header.
-        #expect(failure(Self.message(type: 24, body: Self.rtmsg() + Self.attribute(9, [4, 0, 0, 0])))
-            == RouteNetlinkParseError(offset: 32, reason: .badAttributeLength(declared: 4, remaining: 4)))
+        #expect(
+            failure(Self.message(type: 24, body: Self.rtmsg() + Self.attribute(9, [4, 0, 0, 0])))
+                == RouteNetlinkParseError(offset: 32, reason: .badAttributeLength(declared: 4, remaining: 4)))
     }
 
     /// Every truncation and every single-byte corruption of valid datagrams, then random bytes: an answer or a
@@ -139,11 +167,19 @@ import WireTestSupport
     /// The kernel's own answers parse: a dump of links has a loopback and ends with DONE.
     @Test(.exclusiveIO) func kernelDumpsParse() throws {
         let socket = try RouteNetlinkSocket(groups: 0)
-        let links = try socket.exchange(RouteNetlinkRequest.dump(.links, sequence: 41), sequence: 41, isDump: true, timeout: .seconds(5))
-        #expect(links.contains { if case .link(let link, false) = $0.payload { link.hardwareType == 772 && link.name == "lo" } else { false } })
-        let routes = try socket.exchange(RouteNetlinkRequest.dump(.routes, sequence: 42), sequence: 42, isDump: true, timeout: .seconds(5))
+        let links = try socket.exchange(
+            RouteNetlinkRequest.dump(.links, sequence: 41), sequence: 41, isDump: true, timeout: .seconds(5))
+        #expect(
+            links.contains {
+                if case .link(let link, false) = $0.payload { link.hardwareType == 772 && link.name == "lo" } else { false }
+            })
+        let routes = try socket.exchange(
+            RouteNetlinkRequest.dump(.routes, sequence: 42), sequence: 42, isDump: true, timeout: .seconds(5))
         #expect(routes.contains { if case .route = $0.payload { true } else { false } })
-        let lookup = try socket.exchange(RouteNetlinkRequest.lookup(destination: [127, 0, 0, 1], sequence: 43), sequence: 43, isDump: false, timeout: .seconds(5))
-        #expect(lookup.contains { if case .route(let route, false) = $0.payload { route.type == 2 } else { false } })  // RTN_LOCAL
+        let lookup = try socket.exchange(
+            RouteNetlinkRequest.lookup(destination: [127, 0, 0, 1], sequence: 43), sequence: 43, isDump: false,
+            timeout: .seconds(5))
+        // RTN_LOCAL
+        #expect(lookup.contains { if case .route(let route, false) = $0.payload { route.type == 2 } else { false } })
     }
 }

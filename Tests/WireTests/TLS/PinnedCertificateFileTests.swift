@@ -28,11 +28,12 @@ extension IOSuite {
 
         @Test(arguments: ["der", "pem", "second of two"])
         func pinnedFilePassesARealHandshake(_ kind: String) async throws {
-            let file = switch kind {
-            case "der": pki.intermediateDER
-            case "pem": pki.intermediateCertificate
-            default: pki.otherRootThenIntermediate
-            }
+            let file =
+                switch kind {
+                case "der": pki.intermediateDER
+                case "pem": pki.intermediateCertificate
+                default: pki.otherRootThenIntermediate
+                }
             var tls = harness.trustingTestRoot()
             tls.pinning = try .certificates(inFiles: [file])
             try await harness.withServer(chain: pki.goodChain, key: pki.goodKey, client: tls) { pair in
@@ -54,17 +55,23 @@ extension IOSuite {
             ("text", Array("a shopping list\n".utf8), "neither a PEM certificate"),
             ("empty", [], "is empty"),
             ("SEQUENCE that is no certificate", [0x30, 0x03, 0x02, 0x01, 0x05], "is not a DER certificate"),
-            ("PEM with broken base64", Array("-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n".utf8),
-             "PEM certificate 1 of"),
-            ("PEM with only a key block", Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8),
-             "holds no CERTIFICATE block"),
+            (
+                "PEM with broken base64", Array("-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n".utf8),
+                "PEM certificate 1 of"
+            ),
+            (
+                "PEM with only a key block", Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8),
+                "holds no CERTIFICATE block"
+            ),
         ]
 
         @Test func unusableContentsAreTypedErrorsNamingTheFile() throws {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wire-pins-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
-            var files = Self.unusable.enumerated().map { index, entry in (path: "\(folder)/\(index).bin", entry.contents, entry.message) }
+            var files = Self.unusable.enumerated().map { index, entry in
+                (path: "\(folder)/\(index).bin", entry.contents, entry.message)
+            }
             // A DER certificate followed by stray bytes.
             let der = try Data(contentsOf: URL(fileURLWithPath: pki.intermediateDER))
             files.append(("\(folder)/trailing.cer", Array(der) + [0x0A], "1 bytes after its DER certificate"))

@@ -26,25 +26,31 @@ extension IOSuite {
         }
 
         /// Runs `body` against a server presenting `chain`/`key`, with a client using `tls`.
-        func withServer(chain: String, key: String, client tls: TLSConfiguration,
-                        configureServer: @escaping @Sendable (inout TLSServerConfiguration) -> Void = { _ in },
-                        _ body: @escaping @Sendable (ClientServer) async throws -> Void) async throws {
+        func withServer(
+            chain: String, key: String, client tls: TLSConfiguration,
+            configureServer: @escaping @Sendable (inout TLSServerConfiguration) -> Void = { _ in },
+            _ body: @escaping @Sendable (ClientServer) async throws -> Void
+        ) async throws {
             var clientConfiguration = HTTPClientConfiguration()
             clientConfiguration.tls = tls
             clientConfiguration.connectTimeout = .seconds(5)
-            try await ClientServer.run(seconds: 20, client: clientConfiguration, configure: { configuration in
-                var serverTLS = TLSServerConfiguration(certificateChainFile: chain, privateKeyFile: key)
-                configureServer(&serverTLS)
-                configuration.tls = serverTLS
-            }, handler: { request, response in
-                // The handler sees the client's certificate under mutual TLS; /client insists on one.
-                let clientSubject = request.transportSecurity?.peerChain.leaf?.subject
-                if request.head.target == "/client" && clientSubject != "CN=Wire Test Client" {
-                    try await response.respond(HTTPResponseHead(status: HTTPStatus(code: 403)))
-                    return
-                }
-                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "secure \(request.head.target)\n"))
-            }, body)
+            try await ClientServer.run(
+                seconds: 20, client: clientConfiguration,
+                configure: { configuration in
+                    var serverTLS = TLSServerConfiguration(certificateChainFile: chain, privateKeyFile: key)
+                    configureServer(&serverTLS)
+                    configuration.tls = serverTLS
+                },
+                handler: { request, response in
+                    // The handler sees the client's certificate under mutual TLS; /client insists on one.
+                    let clientSubject = request.transportSecurity?.peerChain.leaf?.subject
+                    if request.head.target == "/client" && clientSubject != "CN=Wire Test Client" {
+                        try await response.respond(HTTPResponseHead(status: HTTPStatus(code: 403)))
+                        return
+                    }
+                    try await response.respond(
+                        HTTPResponseHead(status: .ok), body: ByteBuffer(string: "secure \(request.head.target)\n"))
+                }, body)
         }
 
         /// The TLS error a GET of `url` fails with, or nil when it succeeds.
@@ -104,14 +110,15 @@ extension IOSuite {
             ("leafonly", .unknownIssuer, "CN=localhost"),
         ])
         func verificationFailuresAreDistinct(_ name: String, _ reason: TLSError.Reason, _ subject: String) async throws {
-            let (chain, key) = switch name {
-            case "expired": (pki.expiredChain, pki.expiredKey)
-            case "future": (pki.notYetValidChain, pki.notYetValidKey)
-            case "wronghost": (pki.wrongHostChain, pki.wrongHostKey)
-            case "selfsigned": (pki.selfSignedChain, pki.selfSignedKey)
-            case "untrusted": (pki.untrustedChain, pki.untrustedKey)
-            default: (pki.leafOnlyChain, pki.goodKey)
-            }
+            let (chain, key) =
+                switch name {
+                case "expired": (pki.expiredChain, pki.expiredKey)
+                case "future": (pki.notYetValidChain, pki.notYetValidKey)
+                case "wronghost": (pki.wrongHostChain, pki.wrongHostKey)
+                case "selfsigned": (pki.selfSignedChain, pki.selfSignedKey)
+                case "untrusted": (pki.untrustedChain, pki.untrustedKey)
+                default: (pki.leafOnlyChain, pki.goodKey)
+                }
             try await withServer(chain: chain, key: key, client: trustingTestRoot()) { pair in
                 let error = try #require(await Self.tlsError(pair))
                 #expect(error.reason == reason, "\(error)")

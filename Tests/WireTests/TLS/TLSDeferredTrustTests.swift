@@ -48,7 +48,9 @@ extension IOSuite {
             let partial = try sent.verified(anchors: .der([intermediate.der]), host: "localhost", acceptsPartialChain: true)
             #expect(partial.certificates == Array(sent.certificates))
             let selfSigned = CertificateChain(try Certificate.load(pemFile: pki.selfSignedChain))
-            #expect(try selfSigned.verified(anchors: .der([selfSigned[0].der]), host: "127.0.0.1", acceptsPartialChain: true).count == 1)
+            #expect(
+                try selfSigned.verified(anchors: .der([selfSigned[0].der]), host: "127.0.0.1", acceptsPartialChain: true).count
+                    == 1)
             let expired = CertificateChain(try Certificate.load(pemFile: pki.expiredChain))
             do {
                 _ = try expired.verified(anchors: root, host: nil)
@@ -56,7 +58,9 @@ extension IOSuite {
             } catch {
                 #expect(error.reason == .certificateExpired)
             }
-            #expect(sent[0].isValid(forHost: "localhost") && sent[0].isValid(forHost: "::1") && !sent[0].isValid(forHost: "wrong.example"))
+            #expect(
+                sent[0].isValid(forHost: "localhost") && sent[0].isValid(forHost: "::1")
+                    && !sent[0].isValid(forHost: "wrong.example"))
         }
     }
 }

@@ -48,13 +48,17 @@ extension IOSuite {
 
         @Test func clientAgainstAPeerThatDoesNotSpeakTLSFailsCleanly() async throws {
             // A plain HTTP server answers the ClientHello with a 400.
-            try await ClientServer.run(seconds: 20, client: {
-                var configuration = HTTPClientConfiguration()
-                configuration.tls = TLSConfiguration()
-                return configuration
-            }(), handler: { _, response in
-                try await response.respond(HTTPResponseHead(status: .ok))
-            }) { pair in
+            try await ClientServer.run(
+                seconds: 20,
+                client: {
+                    var configuration = HTTPClientConfiguration()
+                    configuration.tls = TLSConfiguration()
+                    return configuration
+                }(),
+                handler: { _, response in
+                    try await response.respond(HTTPResponseHead(status: .ok))
+                }
+            ) { pair in
                 do {
                     _ = try await pair.client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(pair.port)/"))
                     Issue.record("TLS against plain HTTP succeeded")
@@ -68,13 +72,19 @@ extension IOSuite {
 
         /// Runs a TLS server with a short handshake timeout and hands `body` its port.
         func withTLSServer(_ body: @escaping @Sendable (Int) async throws -> Void) async throws {
-            try await ClientServer.run(seconds: 20, configure: { configuration in
-                configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain,
-                                                           privateKeyFile: pki.goodKey)
-                configuration.handshakeTimeout = .milliseconds(300)
-            }, handler: { request, response in
-                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "tls \(request.head.target)\n"))
-            }) { pair in
+            try await ClientServer.run(
+                seconds: 20,
+                configure: { configuration in
+                    configuration.tls = TLSServerConfiguration(
+                        certificateChainFile: pki.goodChain,
+                        privateKeyFile: pki.goodKey)
+                    configuration.handshakeTimeout = .milliseconds(300)
+                },
+                handler: { request, response in
+                    try await response.respond(
+                        HTTPResponseHead(status: .ok), body: ByteBuffer(string: "tls \(request.head.target)\n"))
+                }
+            ) { pair in
                 try await body(pair.port)
             }
         }
@@ -122,11 +132,15 @@ extension IOSuite {
                 let result = try await runCurl(["-sS", "--cacert", pki.rootCertificate, "https://localhost:\(port)/curl"])
                 #expect(result.status == 0, "\(result.stderr)")
                 #expect(result.stdout == "tls /curl\n")
-                let verbose = try await runCurl(["-sSv", "--tlsv1.2", "--tls-max", "1.2", "--cacert", pki.rootCertificate,
-                                                 "https://127.0.0.1:\(port)/v"])
+                let verbose = try await runCurl([
+                    "-sSv", "--tlsv1.2", "--tls-max", "1.2", "--cacert", pki.rootCertificate,
+                    "https://127.0.0.1:\(port)/v",
+                ])
                 #expect(verbose.status == 0, "\(verbose.stderr)")
-                #expect(verbose.stderr.contains("ALPN: server accepted http/1.1") || verbose.stderr.contains("ALPN, server accepted to use http/1.1"),
-                        "\(verbose.stderr)")
+                #expect(
+                    verbose.stderr.contains("ALPN: server accepted http/1.1")
+                        || verbose.stderr.contains("ALPN, server accepted to use http/1.1"),
+                    "\(verbose.stderr)")
                 #expect(verbose.stderr.contains("TLSv1.2"))
                 // curl without the root refuses Wire's certificate.
                 let refused = try await runCurl(["-sS", "https://localhost:\(port)/"])
@@ -137,15 +151,21 @@ extension IOSuite {
         @Test func curlWithAndWithoutAClientCertificate() async throws {
             try await Self.warmUpProcessWatching()
             let pki = self.pki
-            try await ClientServer.run(seconds: 20, configure: { configuration in
-                var tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
-                tls.clientCertificates = .required(caFile: pki.clientCAs)
-                configuration.tls = tls
-            }, handler: { _, response in
-                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "hello client\n"))
-            }) { pair in
-                let accepted = try await runCurl(["-sS", "--cacert", pki.rootCertificate, "--cert", pki.clientChain, "--key", pki.clientKey,
-                                                  "https://localhost:\(pair.port)/"])
+            try await ClientServer.run(
+                seconds: 20,
+                configure: { configuration in
+                    var tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
+                    tls.clientCertificates = .required(caFile: pki.clientCAs)
+                    configuration.tls = tls
+                },
+                handler: { _, response in
+                    try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "hello client\n"))
+                }
+            ) { pair in
+                let accepted = try await runCurl([
+                    "-sS", "--cacert", pki.rootCertificate, "--cert", pki.clientChain, "--key", pki.clientKey,
+                    "https://localhost:\(pair.port)/",
+                ])
                 #expect(accepted.status == 0, "\(accepted.stderr)")
                 #expect(accepted.stdout == "hello client\n")
                 let refused = try await runCurl(["-sS", "--cacert", pki.rootCertificate, "https://localhost:\(pair.port)/"])
@@ -159,34 +179,34 @@ extension IOSuite {
 /// delimited by the connection's end, then either closes properly (close_notify) or drops the
 /// TCP connection without it (`truncate`): the two cases a client must tell apart.
 let closeDelimitedTLSPeer = #"""
-import socket, ssl, sys
-context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-context.load_cert_chain(sys.argv[1], sys.argv[2])
-listener = socket.socket()
-listener.bind(("127.0.0.1", 0))
-listener.listen(8)
-print(listener.getsockname()[1], flush=True)
-while True:
-    raw, _ = listener.accept()
-    try:
-        tls = context.wrap_socket(raw, server_side=True)
-        request = b""
-        while b"\r\n\r\n" not in request:
-            chunk = tls.recv(4096)
-            if not chunk:
-                break
-            request += chunk
-        truncate = b"truncate" in request.split(b"\r\n")[0]
-        tls.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + b"x" * 5000)
-        if truncate:
-            # A TCP shutdown under the TLS layer: no close_notify goes out.
-            tls.shutdown(socket.SHUT_RDWR)
-            tls.close()
-        else:
-            tls.unwrap().close()
-    except Exception as error:
-        print(error, file=sys.stderr, flush=True)
-"""#
+    import socket, ssl, sys
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[1], sys.argv[2])
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    print(listener.getsockname()[1], flush=True)
+    while True:
+        raw, _ = listener.accept()
+        try:
+            tls = context.wrap_socket(raw, server_side=True)
+            request = b""
+            while b"\r\n\r\n" not in request:
+                chunk = tls.recv(4096)
+                if not chunk:
+                    break
+                request += chunk
+            truncate = b"truncate" in request.split(b"\r\n")[0]
+            tls.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + b"x" * 5000)
+            if truncate:
+                # A TCP shutdown under the TLS layer: no close_notify goes out.
+                tls.shutdown(socket.SHUT_RDWR)
+                tls.close()
+            else:
+                tls.unwrap().close()
+        except Exception as error:
+            print(error, file=sys.stderr, flush=True)
+    """#
 
 extension IOSuite.TLSHostilePeerTests {
     @Test func closeNotifyEndsABodyAndItsAbsenceIsTruncation() async throws {

@@ -60,9 +60,12 @@ extension IOSuite {
                 try configuration.write(toFile: "\(prefix)/conf/nginx.conf", atomically: true, encoding: .utf8)
                 // As in GetCommandNginxTests: a shell SIGKILLs nginx once the test's pipe closes.
                 let script = #"exec 3<&0; "$0" "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) & wait $pid"#
-                process = try TestProcess("/bin/sh", [
-                    "-c", script, nginxPath, "-p", prefix, "-e", "\(prefix)/logs/error.log", "-c", "\(prefix)/conf/nginx.conf",
-                ])
+                process = try TestProcess(
+                    "/bin/sh",
+                    [
+                        "-c", script, nginxPath, "-p", prefix, "-e", "\(prefix)/logs/error.log", "-c",
+                        "\(prefix)/conf/nginx.conf",
+                    ])
                 let pid = process.process.processIdentifier
                 let allPorts = Array(ports.values)
                 try await withTimeout(seconds: 10) {
@@ -116,7 +119,9 @@ extension IOSuite {
                 ("selfsigned", "localhost", 60, "self_signed"),
             ]
             for expectation in expectations {
-                let run = try await WireToolRunner.run(["get", "-s", "--cacert", root, nginx.url(expectation.site, host: expectation.host)])
+                let run = try await WireToolRunner.run([
+                    "get", "-s", "--cacert", root, nginx.url(expectation.site, host: expectation.host),
+                ])
                 #expect(run.status == expectation.status, "\(expectation.site): \(run.errors)")
                 #expect(run.errors.contains(expectation.text), "\(expectation.site): \(run.errors)")
             }
@@ -125,7 +130,9 @@ extension IOSuite {
             let chain = try Certificate.load(pemFile: pki.goodChain)
             let pinned = try await WireToolRunner.run(["get", "-s", "--cacert", root, "--pin", chain[1].pin, nginx.url("good")])
             #expect(pinned.status == 0, "\(pinned.errors)")
-            let wrongPin = try await WireToolRunner.run(["get", "-s", "--cacert", root, "--pin", chain[0].pin, nginx.url("selfsigned"), "-k"])
+            let wrongPin = try await WireToolRunner.run([
+                "get", "-s", "--cacert", root, "--pin", chain[0].pin, nginx.url("selfsigned"), "-k",
+            ])
             #expect(wrongPin.status == 90, "\(wrongPin.errors)")
         }
 

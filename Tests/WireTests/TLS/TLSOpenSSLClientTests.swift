@@ -20,9 +20,11 @@ extension IOSuite {
             let request = "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
             return try await WireToolRunner.run(
                 program: URL(fileURLWithPath: "/usr/bin/openssl"),
-                ["s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost", "-CAfile", pki.rootCertificate,
-                 "-verify_return_error", version == .tls13 ? "-tls1_3" : "-tls1_2", "-ign_eof",
-                 resume ? "-sess_in" : "-sess_out", sessionFile],
+                [
+                    "s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost", "-CAfile", pki.rootCertificate,
+                    "-verify_return_error", version == .tls13 ? "-tls1_3" : "-tls1_2", "-ign_eof",
+                    resume ? "-sess_in" : "-sess_out", sessionFile,
+                ],
                 input: request, seconds: 10)
         }
 
@@ -35,14 +37,18 @@ extension IOSuite {
             var configuration = HTTPClientConfiguration()
             configuration.connectTimeout = .seconds(5)
             let (chain, key) = (pki.goodChain, pki.goodKey)
-            try await ClientServer.run(seconds: 30, client: configuration, configure: { server in
-                server.tls = TLSServerConfiguration(certificateChainFile: chain, privateKeyFile: key)
-            }, handler: { request, response in
-                // The server's own view of the handshake, for the client to print.
-                let info = request.transportSecurity
-                let text = "resumed=\(info?.isSessionResumed ?? false) version=\(info?.protocolVersion ?? "none")\n"
-                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: text))
-            }) { pair in
+            try await ClientServer.run(
+                seconds: 30, client: configuration,
+                configure: { server in
+                    server.tls = TLSServerConfiguration(certificateChainFile: chain, privateKeyFile: key)
+                },
+                handler: { request, response in
+                    // The server's own view of the handshake, for the client to print.
+                    let info = request.transportSecurity
+                    let text = "resumed=\(info?.isSessionResumed ?? false) version=\(info?.protocolVersion ?? "none")\n"
+                    try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: text))
+                }
+            ) { pair in
                 let first = try await fetch(port: pair.port, version: version, sessionFile: sessionFile, resume: false)
                 #expect(first.status == 0, "\(first.errors)")
                 #expect(first.text.contains("New, \(version),"), "\(first.text)")

@@ -20,8 +20,10 @@ extension IOSuite {
         }
 
         /// An https server redirecting every request to `plain`, a plaintext server that records the heads it gets.
-        func withDowngrade(followsDowngrade: Bool,
-                           _ body: @escaping @Sendable (ClientServer, Heads) async throws -> Void) async throws {
+        func withDowngrade(
+            followsDowngrade: Bool,
+            _ body: @escaping @Sendable (ClientServer, Heads) async throws -> Void
+        ) async throws {
             let heads = Heads()
             let group = try EventLoopGroup(loopCount: 1)
             let plain = try await ScriptedServer.start(on: group.next()) { _, _, head in
@@ -37,13 +39,20 @@ extension IOSuite {
             let chain = pki.goodChain
             let key = pki.goodKey
             do {
-                try await ClientServer.run(seconds: 20, client: client, configure: { configuration in
-                    configuration.tls = TLSServerConfiguration(certificateChainFile: chain, privateKeyFile: key)
-                }, handler: { _, response in
-                    try await response.respond(HTTPResponseHead(status: HTTPStatus(code: 302), headers: [
-                        "Location": plainURL, "Content-Length": "0",
-                    ]))
-                }) { pair in try await body(pair, heads) }
+                try await ClientServer.run(
+                    seconds: 20, client: client,
+                    configure: { configuration in
+                        configuration.tls = TLSServerConfiguration(certificateChainFile: chain, privateKeyFile: key)
+                    },
+                    handler: { _, response in
+                        try await response.respond(
+                            HTTPResponseHead(
+                                status: HTTPStatus(code: 302),
+                                headers: [
+                                    "Location": plainURL, "Content-Length": "0",
+                                ]))
+                    }
+                ) { pair in try await body(pair, heads) }
             } catch {
                 try await plain.close()
                 await group.shutdownGracefully()

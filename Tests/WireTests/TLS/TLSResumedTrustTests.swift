@@ -55,9 +55,11 @@ extension IOSuite {
 
         /// One GET on a new connection: s_server's status page (`New, …` or `Reused, …`) and the TLS record.
         private func fetch(_ client: HTTPClient, port: Int, host: String = "localhost") async throws
-            -> (page: String, info: TransportSecurityInfo) {
+            -> (page: String, info: TransportSecurityInfo)
+        {
             try await withTimeout {
-                let response = try await client.execute(HTTPClientRequest(url: "https://\(host):\(port)/", headers: ["connection": "close"]))
+                let response = try await client.execute(
+                    HTTPClientRequest(url: "https://\(host):\(port)/", headers: ["connection": "close"]))
                 let body = try await response.body.collect(upTo: 1 << 20)
                 let info = try #require(response.metrics.snapshot.transportSecurity)
                 return (String(decoding: body.readableBytesArray, as: UTF8.self), info)
@@ -99,7 +101,8 @@ extension IOSuite {
                     for round in 0..<3 {
                         let (page, info) = try await fetch(client, port: server.port)
                         // Both sides say so: s_server's page, and the connection's record.
-                        #expect(page.contains(round == 0 ? "New, \(version)" : "Reused, \(version)"), "\(round): \(page.prefix(200))")
+                        #expect(
+                            page.contains(round == 0 ? "New, \(version)" : "Reused, \(version)"), "\(round): \(page.prefix(200))")
                         #expect(info.isSessionResumed == (round > 0), "\(round)")
                         #expect(info.protocolVersion == version.description)
                         #expect(info.peerChain.pins == Array(pins.prefix(2)), "\(round): the chain the server sent")
@@ -190,8 +193,10 @@ extension IOSuite {
             try await withServer { server in
                 let first = try await resumes(base, port: server.port)
                 #expect(!first)
-                for (name, tls) in [("other roots", otherRoots), ("no host name check", unverifiedNames),
-                                    ("a client certificate", withCertificate)] {
+                for (name, tls) in [
+                    ("other roots", otherRoots), ("no host name check", unverifiedNames),
+                    ("a client certificate", withCertificate),
+                ] {
                     let resumed = try await resumes(tls, port: server.port)
                     #expect(!resumed, "\(name)")
                 }

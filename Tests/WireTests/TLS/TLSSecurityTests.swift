@@ -88,7 +88,8 @@ extension IOSuite {
                     // `Connection: close`: the second request needs a new connection.
                     var headers = HTTPHeaders()
                     headers.add(name: "Connection", value: "close")
-                    let response = try await pair.client.execute(HTTPClientRequest(url: "https://localhost:\(pair.port)/", headers: headers))
+                    let response = try await pair.client.execute(
+                        HTTPClientRequest(url: "https://localhost:\(pair.port)/", headers: headers))
                     _ = try await response.body.collect(upTo: 1 << 20)
                     let info = try #require(response.metrics.snapshot.transportSecurity)
                     resumed.append(info.isSessionResumed)
@@ -106,14 +107,18 @@ extension IOSuite {
             withCertificate.certificateChainFile = pki.clientChain
             withCertificate.privateKeyFile = pki.clientKey
             let clientCAs = pki.clientCAs
-            try await harness.withServer(chain: pki.goodChain, key: pki.goodKey, client: withCertificate,
-                                         configureServer: { $0.clientCertificates = .required(caFile: clientCAs) }) { pair in
+            try await harness.withServer(
+                chain: pki.goodChain, key: pki.goodKey, client: withCertificate,
+                configureServer: { $0.clientCertificates = .required(caFile: clientCAs) }
+            ) { pair in
                 #expect(await TLSClientServerTests.tlsError(pair, path: "/client") == nil)
             }
             var without = harness.trustingTestRoot()
             without.maximumVersion = version
-            try await harness.withServer(chain: pki.goodChain, key: pki.goodKey, client: without,
-                                         configureServer: { $0.clientCertificates = .required(caFile: clientCAs) }) { pair in
+            try await harness.withServer(
+                chain: pki.goodChain, key: pki.goodKey, client: without,
+                configureServer: { $0.clientCertificates = .required(caFile: clientCAs) }
+            ) { pair in
                 let error = try #require(await TLSClientServerTests.tlsError(pair))
                 #expect(error.reason == .alertReceived, "\(error)")
                 // TLS 1.3 has an alert of its own for it; TLS 1.2 servers say handshake failure.
@@ -151,8 +156,10 @@ extension IOSuite {
         @Test func versionBoundsThatDoNotMeetFail() async throws {
             var tls = harness.trustingTestRoot()
             tls.minimumVersion = .tls13
-            try await harness.withServer(chain: pki.goodChain, key: pki.goodKey, client: tls,
-                                         configureServer: { $0.maximumVersion = .tls12 }) { pair in
+            try await harness.withServer(
+                chain: pki.goodChain, key: pki.goodKey, client: tls,
+                configureServer: { $0.maximumVersion = .tls12 }
+            ) { pair in
                 #expect(await TLSClientServerTests.tlsError(pair)?.reason == .protocolVersion)
             }
         }
@@ -161,24 +168,31 @@ extension IOSuite {
             var clientConfiguration = HTTPClientConfiguration()
             clientConfiguration.tls = harness.trustingTestRoot()
             let size = 8 << 20
-            try await ClientServer.run(seconds: 60, client: clientConfiguration, configure: { configuration in
-                configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain,
-                                                           privateKeyFile: pki.goodKey)
-            }, handler: { request, response in
-                var received = 0
-                for try await chunk in request.body { received += chunk.readableBytes }
-                try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["content-length": "\(received)"]))
-                var sent = 0
-                while sent < received {
-                    let count = min(64 * 1024, received - sent)
-                    try await response.write(ByteBuffer(bytes: repeatElement(UInt8(sent / 65536 % 251), count: count)))
-                    sent += count
+            try await ClientServer.run(
+                seconds: 60, client: clientConfiguration,
+                configure: { configuration in
+                    configuration.tls = TLSServerConfiguration(
+                        certificateChainFile: pki.goodChain,
+                        privateKeyFile: pki.goodKey)
+                },
+                handler: { request, response in
+                    var received = 0
+                    for try await chunk in request.body { received += chunk.readableBytes }
+                    try await response.writeHead(HTTPResponseHead(status: .ok, headers: ["content-length": "\(received)"]))
+                    var sent = 0
+                    while sent < received {
+                        let count = min(64 * 1024, received - sent)
+                        try await response.write(ByteBuffer(bytes: repeatElement(UInt8(sent / 65536 % 251), count: count)))
+                        sent += count
+                    }
+                    try await response.end()
                 }
-                try await response.end()
-            }) { pair in
+            ) { pair in
                 let upload = ByteBuffer(bytes: (0..<size).map { UInt8(truncatingIfNeeded: $0 % 253) })
-                let response = try await pair.client.execute(HTTPClientRequest(url: "https://localhost:\(pair.port)/", method: .post,
-                                                                               body: .bytes(upload)))
+                let response = try await pair.client.execute(
+                    HTTPClientRequest(
+                        url: "https://localhost:\(pair.port)/", method: .post,
+                        body: .bytes(upload)))
                 var total = 0
                 for try await chunk in response.body { total += chunk.readableBytes }
                 #expect(total == size)

@@ -78,15 +78,19 @@ extension IOSuite {
             var clientTLS = TLSConfiguration()
             clientTLS.trustRoots = .pemFile(pki.rootCertificate)
             let clientContext = try SSLContext.client(clientTLS)
-            let serverContext = try SSLContext.server(TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey))
-            let streams = try await loop.submit { () throws -> (LoopBound<TLSStream>, LoopBound<TLSStream>, LoopBound<RecordingDelegate>) in
+            let serverContext = try SSLContext.server(
+                TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey))
+            let streams = try await loop.submit {
+                () throws -> (LoopBound<TLSStream>, LoopBound<TLSStream>, LoopBound<RecordingDelegate>) in
                 let lower = FailingLower(sockets.server.value)
-                let server = TLSStream(lower: lower, connection: try SSLConnection(server: serverContext), deadline: .after(.seconds(5)))
+                let server = TLSStream(
+                    lower: lower, connection: try SSLConnection(server: serverContext), deadline: .after(.seconds(5)))
                 let delegate = RecordingDelegate()
                 server.delegate = delegate
-                let client = TLSStream(lower: sockets.client.value,
-                                       connection: try SSLConnection(client: clientContext, host: "localhost", verification: .full),
-                                       deadline: .after(.seconds(5)))
+                let client = TLSStream(
+                    lower: sockets.client.value,
+                    connection: try SSLConnection(client: clientContext, host: "localhost", verification: .full),
+                    deadline: .after(.seconds(5)))
                 return (LoopBound(server, loop: loop), LoopBound(client, loop: loop), LoopBound(delegate, loop: loop))
             }
             let (server, client, serverDelegate) = streams

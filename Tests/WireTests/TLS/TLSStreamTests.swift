@@ -27,14 +27,17 @@ extension IOSuite {
             var clientTLS = TLSConfiguration()
             clientTLS.trustRoots = .pemFile(pki.rootCertificate)
             let clientContext = try SSLContext.client(clientTLS)
-            let serverContext = try SSLContext.server(TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey))
+            let serverContext = try SSLContext.server(
+                TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey))
             let handshake = AsyncStreamBox<Bool>()
             let pair = try await loop.submit { () throws -> TLSPair in
-                let server = TLSStream(lower: sockets.server.value, connection: try SSLConnection(server: serverContext),
-                                       deadline: .after(.seconds(5)))
-                let client = TLSStream(lower: sockets.client.value,
-                                       connection: try SSLConnection(client: clientContext, host: "localhost", verification: .full),
-                                       deadline: .after(.seconds(5)), completion: { handshake.yield((try? $0.get()) != nil) })
+                let server = TLSStream(
+                    lower: sockets.server.value, connection: try SSLConnection(server: serverContext),
+                    deadline: .after(.seconds(5)))
+                let client = TLSStream(
+                    lower: sockets.client.value,
+                    connection: try SSLConnection(client: clientContext, host: "localhost", verification: .full),
+                    deadline: .after(.seconds(5)), completion: { handshake.yield((try? $0.get()) != nil) })
                 let clientDelegate = RecordingDelegate()
                 let serverDelegate = RecordingDelegate()
                 client.delegate = clientDelegate
@@ -42,9 +45,10 @@ extension IOSuite {
                 let references = WeakReferences()
                 references.clientStream = client
                 references.serverStream = server
-                return TLSPair(client: LoopBound(client, loop: loop), server: LoopBound(server, loop: loop),
-                               clientDelegate: LoopBound(clientDelegate, loop: loop), serverDelegate: LoopBound(serverDelegate, loop: loop),
-                               released: LoopBound(references, loop: loop))
+                return TLSPair(
+                    client: LoopBound(client, loop: loop), server: LoopBound(server, loop: loop),
+                    clientDelegate: LoopBound(clientDelegate, loop: loop), serverDelegate: LoopBound(serverDelegate, loop: loop),
+                    released: LoopBound(references, loop: loop))
             }
             #expect(await handshake.next())
             return (pair, sockets)

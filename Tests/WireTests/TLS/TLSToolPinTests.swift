@@ -42,13 +42,18 @@ extension IOSuite {
         func get(_ runs: [[String]], check: @escaping @Sendable ([String], WireToolRunner.Run) throws -> Void) async throws {
             try await TLSHostilePeerTests.warmUpProcessWatching()
             let pki = self.pki
-            try await ClientServer.run(seconds: 30, configure: { configuration in
-                configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
-            }, handler: { _, response in
-                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "pinned body\n"))
-            }) { pair in
+            try await ClientServer.run(
+                seconds: 30,
+                configure: { configuration in
+                    configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
+                },
+                handler: { _, response in
+                    try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "pinned body\n"))
+                }
+            ) { pair in
                 for arguments in runs {
-                    try check(arguments, try await WireToolRunner.run(["get", "-s"] + arguments + ["https://localhost:\(pair.port)/"]))
+                    try check(
+                        arguments, try await WireToolRunner.run(["get", "-s"] + arguments + ["https://localhost:\(pair.port)/"]))
                 }
             }
         }
@@ -87,7 +92,9 @@ extension IOSuite {
             let directories = try Directories(pki: pki)
             defer { directories.remove() }
             // The directory alone does not match; the file does.
-            try await get([["--cacert", pki.rootCertificate, "--pinned-cert-dir", directories.other, "--pin-cert", pki.intermediateDER]]) { _, run in
+            try await get([
+                ["--cacert", pki.rootCertificate, "--pinned-cert-dir", directories.other, "--pin-cert", pki.intermediateDER]
+            ]) { _, run in
                 #expect(run.status == 0 && run.text == "pinned body\n", "\(run.errors)")
             }
         }
@@ -96,20 +103,24 @@ extension IOSuite {
             let directories = try Directories(pki: pki)
             defer { directories.remove() }
             let leafPin = try Certificate.load(pemFile: pki.goodChain)[0].pin
-            let pins = [["--pin", "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="], ["--pinned-cert-dir", directories.other],
-                        ["--pin-cert", pki.otherRootDER]]
+            let pins = [
+                ["--pin", "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="], ["--pinned-cert-dir", directories.other],
+                ["--pin-cert", pki.otherRootDER],
+            ]
             try await get(pins.map { ["--cacert", pki.rootCertificate, "--pin-report-only"] + $0 }) { arguments, run in
                 #expect(run.status == 0 && run.text == "pinned body\n", "\(arguments): \(run.errors)")
                 let lines = run.errors.split(separator: "\n")
-                #expect(lines.count == 1 && lines[0].hasPrefix("wire: pin mismatch (report-only): ") && lines[0].contains(leafPin),
-                        "\(arguments): \(run.errors)")
+                #expect(
+                    lines.count == 1 && lines[0].hasPrefix("wire: pin mismatch (report-only): ") && lines[0].contains(leafPin),
+                    "\(arguments): \(run.errors)")
             }
         }
 
         @Test func reportOnlyIsSilentWhenThePinMatches() async throws {
             let directories = try Directories(pki: pki)
             defer { directories.remove() }
-            try await get([["--cacert", pki.rootCertificate, "--pin-report-only", "--pinned-cert-dir", directories.root]]) { _, run in
+            try await get([["--cacert", pki.rootCertificate, "--pin-report-only", "--pinned-cert-dir", directories.root]]) {
+                _, run in
                 #expect(run.status == 0 && run.text == "pinned body\n" && run.errors.isEmpty, "\(run.errors)")
             }
         }
@@ -125,7 +136,10 @@ extension IOSuite {
         @Test func reportOnlyNeedsAPin() async throws {
             let run = try await WireToolRunner.run(["get", "--pin-report-only", "https://localhost:1/"])
             #expect(run.status == 2 && run.errors.contains("--pin-report-only needs"), "\(run.errors)")
-            let insecure = try await WireToolRunner.run(["get", "-k", "--pin-report-only", "--pin", "sha256/" + String(repeating: "A", count: 43) + "=", "https://localhost:1/"])
+            let insecure = try await WireToolRunner.run([
+                "get", "-k", "--pin-report-only", "--pin", "sha256/" + String(repeating: "A", count: 43) + "=",
+                "https://localhost:1/",
+            ])
             #expect(insecure.status == 2 && insecure.errors.contains("cannot be combined with -k"), "\(insecure.errors)")
         }
     }

@@ -56,7 +56,9 @@ final class TestPKI: Sendable {
     private init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("wire-pki-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try write("ca.ext", """
+        try write(
+            "ca.ext",
+            """
             [ca]
             basicConstraints = critical, CA:TRUE
             keyUsage = critical, keyCertSign, cRLSign
@@ -67,16 +69,19 @@ final class TestPKI: Sendable {
         try write("wronghost.ext", Self.leafExtensions("DNS:wrong.example", usage: "serverAuth"))
         try write("client.ext", Self.leafExtensions("DNS:client.example", usage: "clientAuth"))
         for ca in ["root", "other"] {
-            try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                         "-keyout", path("\(ca).key"), "-out", path("\(ca).pem"), "-days", "3650",
-                         "-subj", "/O=Wire Tests/CN=Wire Test \(ca == "root" ? "Root" : "Other Root")",
-                         "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+            try openssl([
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", path("\(ca).key"), "-out", path("\(ca).pem"), "-days", "3650",
+                "-subj", "/O=Wire Tests/CN=Wire Test \(ca == "root" ? "Root" : "Other Root")",
+                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            ])
         }
         try makeDatabase("root")
         try makeDatabase("intermediate")
         try makeDatabase("other")
         try request("intermediate", subject: "/O=Wire Tests/CN=Wire Test Intermediate")
-        try sign("intermediate", by: "root", extensions: "ca.ext", section: "ca", start: "20200101000000Z", end: "20991231000000Z")
+        try sign(
+            "intermediate", by: "root", extensions: "ca.ext", section: "ca", start: "20200101000000Z", end: "20991231000000Z")
         let leaves: [(name: String, subject: String, ext: String, start: String, end: String, issuer: String)] = [
             ("good", "/CN=localhost", "good.ext", "20200101000000Z", "20991231000000Z", "intermediate"),
             ("expired", "/CN=expired.localhost", "good.ext", "20200101000000Z", "20210101000000Z", "intermediate"),
@@ -91,9 +96,11 @@ final class TestPKI: Sendable {
             let issuerPEM = leaf.issuer == "other" ? "other.pem" : "intermediate.pem"
             try write("\(leaf.name)-chain.pem", try read("\(leaf.name).pem") + read(issuerPEM))
         }
-        try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                     "-keyout", path("selfsigned.key"), "-out", path("selfsigned.pem"), "-days", "3650",
-                     "-subj", "/CN=localhost/O=Self Signed", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        try openssl([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-keyout", path("selfsigned.key"), "-out", path("selfsigned.pem"), "-days", "3650",
+            "-subj", "/CN=localhost/O=Self Signed", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ])
         try write("cas.pem", try read("root.pem") + read("intermediate.pem"))
         try openssl(["x509", "-in", path("intermediate.pem"), "-outform", "DER", "-out", path("intermediate.cer")])
         try openssl(["x509", "-in", path("other.pem"), "-outform", "DER", "-out", path("other.cer")])
@@ -117,7 +124,9 @@ final class TestPKI: Sendable {
         try FileManager.default.createDirectory(atPath: path("\(ca)-db"), withIntermediateDirectories: true)
         try write("\(ca)-db/index.txt", "")
         try write("\(ca)-db/serial", "1000\n")
-        try write("\(ca).cnf", """
+        try write(
+            "\(ca).cnf",
+            """
             [ca]
             default_ca = this
             [this]
@@ -138,13 +147,17 @@ final class TestPKI: Sendable {
     }
 
     private func request(_ name: String, subject: String) throws {
-        try openssl(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                     "-keyout", path("\(name).key"), "-out", path("\(name).csr"), "-subj", subject])
+        try openssl([
+            "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-keyout", path("\(name).key"), "-out", path("\(name).csr"), "-subj", subject,
+        ])
     }
 
     private func sign(_ name: String, by ca: String, extensions: String, section: String, start: String, end: String) throws {
-        try openssl(["ca", "-batch", "-notext", "-config", path("\(ca).cnf"), "-in", path("\(name).csr"), "-out", path("\(name).pem"),
-                     "-extfile", path(extensions), "-extensions", section, "-startdate", start, "-enddate", end])
+        try openssl([
+            "ca", "-batch", "-notext", "-config", path("\(ca).cnf"), "-in", path("\(name).csr"), "-out", path("\(name).pem"),
+            "-extfile", path(extensions), "-extensions", section, "-startdate", start, "-enddate", end,
+        ])
     }
 
     private func write(_ name: String, _ text: String) throws {

@@ -22,11 +22,17 @@ final class Arrivals: Sendable {
 /// `TransferRetry` decides, without a socket.
 @Suite struct TransferRetryTests {
     @Test func optionsParseCurlsWay() throws {
-        let options = try FetchOptions(["--retry", "3", "--retry-delay=0.25", "--retry-max-time", "7",
-                                        "--retry-all-errors", "--retry-connrefused", "http://h/"],
-                                       requiresMethod: false)
-        #expect(options.retry == FetchOptions.RetryOptions(count: 3, delay: .milliseconds(250), maxTime: .seconds(7),
-                                                           allErrors: true, connectionRefused: true))
+        let options = try FetchOptions(
+            [
+                "--retry", "3", "--retry-delay=0.25", "--retry-max-time", "7",
+                "--retry-all-errors", "--retry-connrefused", "http://h/",
+            ],
+            requiresMethod: false)
+        #expect(
+            options.retry
+                == FetchOptions.RetryOptions(
+                    count: 3, delay: .milliseconds(250), maxTime: .seconds(7),
+                    allErrors: true, connectionRefused: true))
         // 0 means the default backoff and no limit, as in curl.
         let zero = try FetchOptions(["--retry-delay", "0", "--retry-max-time", "0", "http://h/"], requiresMethod: false)
         #expect(zero.retry.delay == nil && zero.retry.maxTime == nil && zero.retry.count == 0)
@@ -44,13 +50,16 @@ final class Arrivals: Sendable {
 
     @Test func warningsHaveCurlsShape() {
         var retry = TransferRetry(.init(count: 2))
-        #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders())?.warning
+        #expect(
+            retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders())?.warning
                 == "Warning: Problem : HTTP error. Will retry in 1 seconds. 2 retries left.\n")
-        #expect(retry.retry(url: "http://h/", failure: TransferFailure(status: 28, message: "timed out"))?.warning
+        #expect(
+            retry.retry(url: "http://h/", failure: TransferFailure(status: 28, message: "timed out"))?.warning
                 == "Warning: Problem : timeout. Will retry in 2 seconds. 1 retries left.\n")
         #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders()) == nil)
         var fixed = TransferRetry(.init(count: 1, delay: .milliseconds(250), allErrors: true))
-        #expect(fixed.retry(url: "http://h/", failure: TransferFailure(status: 52, message: "empty"))?.warning
+        #expect(
+            fixed.retry(url: "http://h/", failure: TransferFailure(status: 52, message: "empty"))?.warning
                 == "Warning: Problem (retrying all errors). Will retry in 0.25 seconds. 1 retries left.\n")
     }
 
@@ -59,7 +68,8 @@ final class Arrivals: Sendable {
         var retry = TransferRetry(.init(count: 1))
         #expect((retry.retry(url: "http://h/", failure: TransferFailure(status: status, message: "")) != nil) == transient)
         var refused = TransferRetry(.init(count: 1, connectionRefused: true))
-        #expect((refused.retry(url: "http://h/", failure: TransferFailure(status: status, message: "")) != nil)
+        #expect(
+            (refused.retry(url: "http://h/", failure: TransferFailure(status: status, message: "")) != nil)
                 == (transient || status == 7))
         var all = TransferRetry(.init(count: 1, allErrors: true))
         #expect(all.retry(url: "http://h/", failure: TransferFailure(status: status, message: "")) != nil)
@@ -91,7 +101,8 @@ final class Arrivals: Sendable {
         var retry = TransferRetry(.init(count: 5, delay: .seconds(1), maxTime: .seconds(3)), now: start)
         #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .seconds(1)) != nil)
         // The wait would end after the limit.
-        #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .milliseconds(2500))
+        #expect(
+            retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .milliseconds(2500))
                 == nil)
         #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .seconds(2)) != nil)
         #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .seconds(3)) == nil)
@@ -132,10 +143,11 @@ extension IOSuite {
                 let run = try await WireToolRunner.run(["get", "--retry", "2", "--retry-delay", "0.05", url])
                 #expect(run.status == 0, "\(run.errors)")
                 #expect(run.text == "done")
-                #expect(Self.warnings(run) == [
-                    "Warning: Problem : HTTP error. Will retry in 0.05 seconds. 2 retries left.",
-                    "Warning: Problem : HTTP error. Will retry in 0.05 seconds. 1 retries left.",
-                ])
+                #expect(
+                    Self.warnings(run) == [
+                        "Warning: Problem : HTTP error. Will retry in 0.05 seconds. 2 retries left.",
+                        "Warning: Problem : HTTP error. Will retry in 0.05 seconds. 1 retries left.",
+                    ])
                 #expect(arrivals.all.count == 3)
             }
         }
@@ -152,7 +164,8 @@ extension IOSuite {
         }
 
         @Test func retryAfterSecondsIsHonoured() async throws {
-            try await Self.withServer({ $0 == 0 ? Self.unavailable("Retry-After: 1\r\n") : .respond(ScriptedServer.ok("done")) }) { url, arrivals in
+            try await Self.withServer({ $0 == 0 ? Self.unavailable("Retry-After: 1\r\n") : .respond(ScriptedServer.ok("done")) })
+            { url, arrivals in
                 let run = try await WireToolRunner.run(["get", "--retry", "1", "--retry-delay", "0.05", url], seconds: 15)
                 #expect(run.status == 0, "\(run.errors)")
                 #expect(run.text == "done")
@@ -189,14 +202,17 @@ extension IOSuite {
                 }
             }
             try await Self.withServer(script) { url, arrivals in
-                let run = try await WireToolRunner.run(["get", "-f", "--retry", "2", "--retry-delay", "0.05",
-                                                        "--retry-all-errors", url])
+                let run = try await WireToolRunner.run([
+                    "get", "-f", "--retry", "2", "--retry-delay", "0.05",
+                    "--retry-all-errors", url,
+                ])
                 #expect(run.status == 0, "\(run.errors)")
                 #expect(run.text == "done")
-                #expect(Self.warnings(run) == [
-                    "Warning: Problem (retrying all errors). Will retry in 0.05 seconds. 2 retries left.",
-                    "Warning: Problem (retrying all errors). Will retry in 0.05 seconds. 1 retries left.",
-                ])
+                #expect(
+                    Self.warnings(run) == [
+                        "Warning: Problem (retrying all errors). Will retry in 0.05 seconds. 2 retries left.",
+                        "Warning: Problem (retrying all errors). Will retry in 0.05 seconds. 1 retries left.",
+                    ])
                 #expect(arrivals.all.count == 3)
             }
             // Without the switch, the empty reply is final.
@@ -209,8 +225,10 @@ extension IOSuite {
 
         @Test func aTimeoutIsTransient() async throws {
             try await Self.withServer({ $0 == 0 ? .silence : .respond(ScriptedServer.ok("done")) }) { url, arrivals in
-                let run = try await WireToolRunner.run(["get", "--max-time", "0.3", "--retry", "1",
-                                                        "--retry-delay", "0.05", url])
+                let run = try await WireToolRunner.run([
+                    "get", "--max-time", "0.3", "--retry", "1",
+                    "--retry-delay", "0.05", url,
+                ])
                 #expect(run.status == 0, "\(run.errors)")
                 #expect(run.text == "done")
                 #expect(Self.warnings(run) == ["Warning: Problem : timeout. Will retry in 0.05 seconds. 1 retries left."])
@@ -222,8 +240,10 @@ extension IOSuite {
             try await Self.withServer({ _ in Self.unavailable() }) { url, arrivals in
                 // Attempt 1 fails at about 0 s: 0 + 0.5 ≤ 0.9, retried; attempt 2 fails at 0.5 s or later:
                 // 0.5 + 0.5 > 0.9, not retried, though 3 retries are left.
-                let run = try await WireToolRunner.run(["get", "--retry", "5", "--retry-delay", "0.5",
-                                                        "--retry-max-time", "0.9", url])
+                let run = try await WireToolRunner.run([
+                    "get", "--retry", "5", "--retry-delay", "0.5",
+                    "--retry-max-time", "0.9", url,
+                ])
                 #expect(run.status == 0)
                 #expect(run.text == "busy")
                 #expect(Self.warnings(run).count == 1)

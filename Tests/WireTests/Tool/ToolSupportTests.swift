@@ -6,8 +6,10 @@ import WireClient
 /// The small pieces that replace Foundation in the `wire` tool, checked against Foundation itself.
 struct ToolSupportTests {
     @Test func fixedPointMatchesPrintf() {
-        var values: [Double] = [0, -0.0, 1, -1, 0.5, 1.5, 2.5, 0.004, 0.005, 0.006, 9.995, 99.999, 123_456.789, -3.14159,
-                                1e-9, 1e12, 1_378.4, 0.47, 21.0 / 3]
+        var values: [Double] = [
+            0, -0.0, 1, -1, 0.5, 1.5, 2.5, 0.004, 0.005, 0.006, 9.995, 99.999, 123_456.789, -3.14159,
+            1e-9, 1e12, 1_378.4, 0.47, 21.0 / 3,
+        ]
         var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
         for _ in 0..<2000 {
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -38,8 +40,10 @@ struct ToolSupportTests {
 
     @Test func base64KnownVectors() {
         // RFC 4648 §10.
-        let vectors = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=",
-                       "foobar": "Zm9vYmFy"]
+        let vectors = [
+            "": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=",
+            "foobar": "Zm9vYmFy",
+        ]
         for (plain, encoded) in vectors { #expect(Base64Encoder.encode(Array(plain.utf8)) == encoded) }
         #expect(Base64Encoder.encode([0xFB, 0xFF, 0xBF]) == "+/+/")
     }

@@ -5,8 +5,9 @@ import Wire
 struct PercentEncodingTests {
     @Test func queryComponentsEscapeEveryDelimiterButSlashAndQuestionMark() {
         #expect(PercentEncoding.encode("a b/c?d&e=f", allowing: .queryComponent) == "a%20b/c?d%26e%3Df")
-        #expect(PercentEncoding.encode(":#[]@!$&'()*+,;=", allowing: .queryComponent)
-            == "%3A%23%5B%5D%40%21%24%26%27%28%29%2A%2B%2C%3B%3D")
+        #expect(
+            PercentEncoding.encode(":#[]@!$&'()*+,;=", allowing: .queryComponent)
+                == "%3A%23%5B%5D%40%21%24%26%27%28%29%2A%2B%2C%3B%3D")
         #expect(PercentEncoding.encode("AZaz09-._~", allowing: .queryComponent) == "AZaz09-._~")
     }
 

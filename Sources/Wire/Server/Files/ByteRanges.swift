@@ -21,8 +21,9 @@ enum ByteRanges: Equatable {
         guard !specs.isEmpty, specs.count <= maxRanges else { return .ignore }
         var ranges: [ClosedRange<Int>] = []
         for spec in specs {
-            let parts = spec.trimmingOWS.split(separator: "-", maxSplits: 1,
-                                                                        omittingEmptySubsequences: false)
+            let parts = spec.trimmingOWS.split(
+                separator: "-", maxSplits: 1,
+                omittingEmptySubsequences: false)
             guard parts.count == 2 else { return .ignore }
             let first = parts[0], last = parts[1]
             guard first.allSatisfy(\.isASCIIDigitCharacter), last.allSatisfy(\.isASCIIDigitCharacter) else {
@@ -36,7 +37,9 @@ enum ByteRanges: Equatable {
             }
             guard let start = Int(first) else { return .ignore }
             let end: Int
-            if last.isEmpty { end = size - 1 } else {
+            if last.isEmpty {
+                end = size - 1
+            } else {
                 guard let value = Int(last), value >= start else { return .ignore }
                 end = min(value, size - 1)
             }

@@ -38,8 +38,9 @@ public struct HTTPFileHandler: HTTPHandler {
     /// - Throws: What writing the response throws, or a read error of the file.
     public func handle(_ request: HTTPServerRequest, response: HTTPResponseWriter) async throws {
         guard request.method == .get || request.method == .head else {
-            try await response.respond(Self.plain(.init(code: 405), extra: ["Allow": "GET, HEAD"]),
-                                       body: ByteBuffer(string: "method not allowed\n"))
+            try await response.respond(
+                Self.plain(.init(code: 405), extra: ["Allow": "GET, HEAD"]),
+                body: ByteBuffer(string: "method not allowed\n"))
             return
         }
         guard let path = resolve(request.target), let file = try? RegularFile(path: path) else {
@@ -116,8 +117,9 @@ public struct HTTPFileHandler: HTTPHandler {
         if ranges.count == 1 {
             let range = ranges[0]
             headers.replaceOrAdd(name: "Content-Range", value: "bytes \(range.lowerBound)-\(range.upperBound)/\(file.size)")
-            try await send(file.region(range.lowerBound..<range.upperBound + 1), status: .partialContent,
-                           headers: headers, response: response)
+            try await send(
+                file.region(range.lowerBound..<range.upperBound + 1), status: .partialContent,
+                headers: headers, response: response)
             return
         }
         try await sendMultipart(file, ranges: ranges, headers: headers, response: response)
@@ -146,7 +148,8 @@ public struct HTTPFileHandler: HTTPHandler {
         var parts: [(header: String, range: ClosedRange<Int>)] = []
         var total = 0
         for range in ranges {
-            let header = "\r\n--\(boundary)\r\nContent-Type: \(type)\r\n"
+            let header =
+                "\r\n--\(boundary)\r\nContent-Type: \(type)\r\n"
                 + "Content-Range: bytes \(range.lowerBound)-\(range.upperBound)/\(file.size)\r\n\r\n"
             parts.append((header, range))
             total += header.utf8.count + range.count

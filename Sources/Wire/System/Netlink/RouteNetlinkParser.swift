@@ -23,11 +23,12 @@ package enum RouteNetlinkParser {
             let type = datagram.hostUInt16(at: offset + 4)
             let body = (offset + headerSize)..<(offset + length)
             let payload = try decode(type: type, datagram: datagram, body: body)
-            messages.append(RouteNetlinkMessage(
-                sequence: datagram.hostUInt32(at: offset + 8),
-                portID: datagram.hostUInt32(at: offset + 12),
-                payload: payload
-            ))
+            messages.append(
+                RouteNetlinkMessage(
+                    sequence: datagram.hostUInt32(at: offset + 8),
+                    portID: datagram.hostUInt32(at: offset + 12),
+                    payload: payload
+                ))
             // The last message need not be padded; `min` keeps a short tail from skipping past the end.
             offset = min(offset + aligned(length), datagram.count)
         }
@@ -36,10 +37,13 @@ package enum RouteNetlinkParser {
 
     static func aligned(_ length: Int) -> Int { (length + alignment - 1) & ~(alignment - 1) }
 
-    private static func decode(type: UInt16, datagram: [UInt8], body: Range<Int>) throws(RouteNetlinkParseError) -> RouteNetlinkMessage.Payload {
+    private static func decode(type: UInt16, datagram: [UInt8], body: Range<Int>) throws(RouteNetlinkParseError)
+        -> RouteNetlinkMessage.Payload
+    {
         // An address or route of another family (an AF_UNSPEC dump also lists MPLS and multicast routes, families 28
         // and 128): not an IP path, and no reason to refuse the datagram around it.
-        if [20, 21, 24, 25].contains(type), let family = body.isEmpty ? nil : datagram[body.lowerBound], family != 2, family != 10 {
+        if [20, 21, 24, 25].contains(type), let family = body.isEmpty ? nil : datagram[body.lowerBound], family != 2, family != 10
+        {
             return .other(type: type)
         }
         switch type {
@@ -93,7 +97,9 @@ package enum RouteNetlinkParser {
     }
 
     /// `ifaddrmsg` (8 bytes): family, prefix length, flags, scope, index u32.
-    private static func address(_ bytes: [UInt8], _ body: Range<Int>, _ type: UInt16) throws(RouteNetlinkParseError) -> NetlinkAddress {
+    private static func address(_ bytes: [UInt8], _ body: Range<Int>, _ type: UInt16) throws(RouteNetlinkParseError)
+        -> NetlinkAddress
+    {
         try require(type: type, body: body, size: 8)
         let start = body.lowerBound
         let family = bytes[start]
@@ -122,7 +128,8 @@ package enum RouteNetlinkParser {
     }
 
     /// `rtmsg` (12 bytes): family, dst_len, src_len, tos, table, protocol, scope, type, flags u32.
-    private static func route(_ bytes: [UInt8], _ body: Range<Int>, _ type: UInt16) throws(RouteNetlinkParseError) -> NetlinkRoute {
+    private static func route(_ bytes: [UInt8], _ body: Range<Int>, _ type: UInt16) throws(RouteNetlinkParseError) -> NetlinkRoute
+    {
         try require(type: type, body: body, size: 12)
         let start = body.lowerBound
         let family = bytes[start]
@@ -161,7 +168,8 @@ package enum RouteNetlinkParser {
         while offset < range.upperBound {
             let remaining = range.upperBound - offset
             guard remaining >= 8 else {
-                throw RouteNetlinkParseError(offset: offset, reason: .badAttributeLength(declared: remaining, remaining: remaining))
+                throw RouteNetlinkParseError(
+                    offset: offset, reason: .badAttributeLength(declared: remaining, remaining: remaining))
             }
             let length = Int(bytes.hostUInt16(at: offset))
             guard length >= 8, length <= remaining else {
@@ -182,7 +190,8 @@ package enum RouteNetlinkParser {
         while offset < range.upperBound {
             let remaining = range.upperBound - offset
             guard remaining >= 4 else {
-                throw RouteNetlinkParseError(offset: offset, reason: .badAttributeLength(declared: remaining, remaining: remaining))
+                throw RouteNetlinkParseError(
+                    offset: offset, reason: .badAttributeLength(declared: remaining, remaining: remaining))
             }
             let length = Int(bytes.hostUInt16(at: offset))
             guard length >= 4, length <= remaining else {
@@ -194,7 +203,9 @@ package enum RouteNetlinkParser {
         }
     }
 
-    private static func addressBytes(_ bytes: [UInt8], _ value: Range<Int>, family: UInt8, kind: UInt16) throws(RouteNetlinkParseError) -> [UInt8] {
+    private static func addressBytes(_ bytes: [UInt8], _ value: Range<Int>, family: UInt8, kind: UInt16)
+        throws(RouteNetlinkParseError) -> [UInt8]
+    {
         let size: Int
         switch family {
         case 2: size = 4  // AF_INET
@@ -223,7 +234,8 @@ extension [UInt8] {
 
     /// The host-order `UInt32` at `offset`; the caller has checked that four bytes are there.
     func hostUInt32(at offset: Int) -> UInt32 {
-        let value = UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16 | UInt32(self[offset + 3]) << 24
+        let value =
+            UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16 | UInt32(self[offset + 3]) << 24
         #if _endian(big)
         return value.byteSwapped
         #else

@@ -60,7 +60,8 @@ extension SocketAddress {
         case .v4(let address, _):
             return Swift.withUnsafeBytes(of: address) { Array($0) }  // s_addr is already in network order
         case .v6(let high, let low, _, _):
-            return Swift.withUnsafeBytes(of: high.bigEndian) { Array($0) } + Swift.withUnsafeBytes(of: low.bigEndian) { Array($0) }
+            return Swift.withUnsafeBytes(of: high.bigEndian) { Array($0) }
+                + Swift.withUnsafeBytes(of: low.bigEndian) { Array($0) }
         case .unix:
             return nil
         }

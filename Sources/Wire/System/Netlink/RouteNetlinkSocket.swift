@@ -79,8 +79,11 @@ package struct RouteNetlinkSocket: ~Copyable, Sendable {
     /// in all: through `NLMSG_DONE` for a dump, else the first reply or error.
     ///
     /// - Throws: `RouteNetlinkExchangeError`.
-    package func exchange(_ request: [UInt8], sequence: UInt32, isDump: Bool, timeout: Duration) throws(RouteNetlinkExchangeError) -> [RouteNetlinkMessage] {
-        let deadline = Posix.monotonicNanoseconds() &+ UInt64(max(0, timeout.components.seconds)) * 1_000_000_000
+    package func exchange(_ request: [UInt8], sequence: UInt32, isDump: Bool, timeout: Duration) throws(RouteNetlinkExchangeError)
+        -> [RouteNetlinkMessage]
+    {
+        let deadline =
+            Posix.monotonicNanoseconds() &+ UInt64(max(0, timeout.components.seconds)) * 1_000_000_000
             &+ UInt64(max(0, timeout.components.attoseconds / 1_000_000_000))
         do {
             while case .wouldBlock = try send(request) {

@@ -40,8 +40,11 @@ public final class AuthenticationInterceptor<A: Authenticator>: Interceptor {
         clock: C = ContinuousClock()
     ) where C.Duration == Duration {
         self.authenticator = authenticator
-        self.state = Mutex(State(machine: AuthenticationStateMachine(credential: credential,
-                                                                     refreshWindow: refreshWindow)))
+        self.state = Mutex(
+            State(
+                machine: AuthenticationStateMachine(
+                    credential: credential,
+                    refreshWindow: refreshWindow)))
         let origin = clock.now
         self.uptime = { origin.duration(to: clock.now) }
     }
@@ -101,7 +104,8 @@ public final class AuthenticationInterceptor<A: Authenticator>: Interceptor {
     /// Feeds one event for a new request identifier and returns its outcome, suspending while a refresh runs and
     /// performing the refresh when the machine asks this request to.
     private func run(
-        _ event: @escaping (inout AuthenticationStateMachine<A.Credential>, Int) -> AuthenticationStateMachine<A.Credential>.Action
+        _ event:
+            @escaping (inout AuthenticationStateMachine<A.Credential>, Int) -> AuthenticationStateMachine<A.Credential>.Action
     ) async -> Result<A.Credential, AuthenticationError> {
         var id = 0
         let step = await withCheckedContinuation { (continuation: CheckedContinuation<Step, Never>) in
@@ -137,10 +141,11 @@ public final class AuthenticationInterceptor<A: Authenticator>: Interceptor {
             outcome = .failure(AuthenticationError(.refreshFailed, underlying: error))
         }
         let (own, others) = state.withLock { state in
-            let resumptions = switch outcome {
-            case .success(let fresh): state.machine.refreshSucceeded(with: fresh)
-            case .failure(let error): state.machine.refreshFailed(error)
-            }
+            let resumptions =
+                switch outcome {
+                case .success(let fresh): state.machine.refreshSucceeded(with: fresh)
+                case .failure(let error): state.machine.refreshFailed(error)
+                }
             var own = outcome
             var others: [(CheckedContinuation<Step, Never>, Result<A.Credential, AuthenticationError>)] = []
             for resumption in resumptions {

@@ -29,8 +29,10 @@ public protocol Authenticator: Sendable {
     ///   - request: The request as sent.
     ///   - response: The response, if any.
     ///   - error: The failure.
-    func didRequest(_ request: ClientRequest, with response: ClientResponse?,
-                    failDueToAuthenticationError error: ClientError) -> Bool
+    func didRequest(
+        _ request: ClientRequest, with response: ClientResponse?,
+        failDueToAuthenticationError error: ClientError
+    ) -> Bool
 
     /// Whether `request` was sent with `credential` (and not with one it has since replaced): when not, a refused
     /// request is retried with the current credential without another refresh.
@@ -42,8 +44,10 @@ public protocol Authenticator: Sendable {
 
 extension Authenticator {
     /// A 401 response means the credential was refused.
-    public func didRequest(_ request: ClientRequest, with response: ClientResponse?,
-                           failDueToAuthenticationError error: ClientError) -> Bool {
+    public func didRequest(
+        _ request: ClientRequest, with response: ClientResponse?,
+        failDueToAuthenticationError error: ClientError
+    ) -> Bool {
         response?.statusCode == 401
     }
 }

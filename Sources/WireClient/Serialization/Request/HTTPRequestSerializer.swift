@@ -164,7 +164,9 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         do {
             return try queryStringSerialization(request, parameters)
         } catch {
-            throw ClientError(.requestSerializationFailed, failingURL: request.url, underlying: error, failureReason: "The query-string serialization block failed.")
+            throw ClientError(
+                .requestSerializationFailed, failingURL: request.url, underlying: error,
+                failureReason: "The query-string serialization block failed.")
         }
     }
 
@@ -186,7 +188,8 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
             text += "?" + query
         }
         guard let result = URL(string: String(text)) else {
-            throw ClientError(.requestSerializationFailed, failingURL: url, failureReason: "The URL with its query is not a valid URL.")
+            throw ClientError(
+                .requestSerializationFailed, failingURL: url, failureReason: "The URL with its query is not a valid URL.")
         }
         return result
     }
@@ -211,9 +214,11 @@ public struct HTTPRequestSerializer: RequestSerializer, Codable {
         httpMethodsEncodingParametersInURI = Set(try container.decode([String].self, forKey: .httpMethodsEncodingParametersInURI))
         allowsCellularAccess = try container.decodeIfPresent(Bool.self, forKey: .allowsCellularAccess)
         cachePolicy = try container.decodeIfPresent(CachePolicy.self, forKey: .cachePolicy)
-        shouldHandleCookies = try container.decodeIfPresent(Bool.self, forKey: .shouldHandleCookies)
+        shouldHandleCookies =
+            try container.decodeIfPresent(Bool.self, forKey: .shouldHandleCookies)
             ?? container.decodeIfPresent(Bool.self, forKey: .httpShouldHandleCookies)
-        shouldUsePipelining = try container.decodeIfPresent(Bool.self, forKey: .shouldUsePipelining)
+        shouldUsePipelining =
+            try container.decodeIfPresent(Bool.self, forKey: .shouldUsePipelining)
             ?? container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining)
         networkServiceType = try container.decodeIfPresent(NetworkServiceType.self, forKey: .networkServiceType)
         timeoutInterval = try container.decodeIfPresent(Duration.self, forKey: .timeoutInterval)
@@ -240,8 +245,10 @@ extension HTTPRequestSerializer {
     /// `httpMethodsEncodingParametersInURI` the parameters go into the query as this serializer puts them; otherwise
     /// the default headers, and, when there are parameters, the body `encode` makes with `contentType` unless the
     /// request has a `Content-Type`.
-    func request(_ request: ClientRequest, parameters: Parameters?, contentType: String,
-                 encode: (Parameters) throws(ClientError) -> Data) throws(ClientError) -> ClientRequest {
+    func request(
+        _ request: ClientRequest, parameters: Parameters?, contentType: String,
+        encode: (Parameters) throws(ClientError) -> Data
+    ) throws(ClientError) -> ClientRequest {
         if encodesParametersInURI(request.method) {
             return try self.request(bySerializing: request, parameters: parameters)
         }

@@ -39,18 +39,23 @@ public struct JSONRequestSerializer: RequestSerializer, Codable {
     /// - Throws: `.requestSerializationFailed` (−1016) for another top level, NaN, an infinity or `.data`.
     public func request(bySerializing request: ClientRequest, parameters: Parameters?) throws(ClientError) -> ClientRequest {
         let url = request.url
-        let writer = JSONWriter(prettyPrinted: writingOptions.contains(.prettyPrinted), escapesSlashes: !writingOptions.contains(.withoutEscapingSlashes))
+        let writer = JSONWriter(
+            prettyPrinted: writingOptions.contains(.prettyPrinted),
+            escapesSlashes: !writingOptions.contains(.withoutEscapingSlashes))
         return try httpSerializer.request(request, parameters: parameters, contentType: "application/json") {
             (parameters) throws(ClientError) -> Data in
             switch parameters {
             case .dictionary, .array: break
             default:
-                throw ClientError(.requestSerializationFailed, failingURL: url, failureReason: "The `parameters` argument is not valid JSON.")
+                throw ClientError(
+                    .requestSerializationFailed, failingURL: url, failureReason: "The `parameters` argument is not valid JSON.")
             }
             do {
                 return Data(try writer.write(parameters))
             } catch {
-                throw ClientError(.requestSerializationFailed, failingURL: url, underlying: error, failureReason: "The `parameters` argument is not valid JSON.")
+                throw ClientError(
+                    .requestSerializationFailed, failingURL: url, underlying: error,
+                    failureReason: "The `parameters` argument is not valid JSON.")
             }
         }
     }
@@ -63,7 +68,9 @@ public struct JSONRequestSerializer: RequestSerializer, Codable {
     ///   - encoder: The encoder (date and key strategies); a plain `JSONEncoder` by default.
     /// - Returns: The serialized request.
     /// - Throws: `.requestSerializationFailed` when the value cannot be encoded.
-    public func request(bySerializing request: ClientRequest, encoding value: some Encodable, encoder: JSONEncoder = JSONEncoder())
+    public func request(
+        bySerializing request: ClientRequest, encoding value: some Encodable, encoder: JSONEncoder = JSONEncoder()
+    )
         throws(ClientError) -> ClientRequest
     {
         let parameters: ParameterValue
@@ -71,7 +78,9 @@ public struct JSONRequestSerializer: RequestSerializer, Codable {
             let text = try encoder.encode(value)
             parameters = try JSONParser.parse(Array(text), allowsFragments: true).parameterValue
         } catch {
-            throw ClientError(.requestSerializationFailed, failingURL: request.url, underlying: error, failureReason: "The value could not be encoded as JSON.")
+            throw ClientError(
+                .requestSerializationFailed, failingURL: request.url, underlying: error,
+                failureReason: "The value could not be encoded as JSON.")
         }
         return try self.request(bySerializing: request, parameters: parameters)
     }

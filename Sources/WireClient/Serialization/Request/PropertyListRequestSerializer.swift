@@ -40,14 +40,17 @@ public struct PropertyListRequestSerializer: RequestSerializer, Codable {
         return try httpSerializer.request(request, parameters: parameters, contentType: "application/x-plist") {
             (parameters) throws(ClientError) -> Data in
             guard !Self.containsNull(parameters) else {
-                throw ClientError(.requestSerializationFailed, failingURL: url, failureReason: "A property list cannot hold a null value.")
+                throw ClientError(
+                    .requestSerializationFailed, failingURL: url, failureReason: "A property list cannot hold a null value.")
             }
             let encoder = PropertyListEncoder()
             encoder.outputFormat = outputFormat
             do {
                 return try encoder.encode(parameters)
             } catch {
-                throw ClientError(.requestSerializationFailed, failingURL: url, underlying: error, failureReason: "The parameters are not a valid property list.")
+                throw ClientError(
+                    .requestSerializationFailed, failingURL: url, underlying: error,
+                    failureReason: "The parameters are not a valid property list.")
             }
         }
     }

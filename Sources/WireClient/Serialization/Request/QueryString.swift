@@ -29,7 +29,9 @@ public func queryString(from parameters: Parameters) throws(ClientError) -> Stri
         case .text(let text): return (pair.name, text)
         case .null: return (pair.name, nil)
         case .data:
-            throw ClientError(.requestSerializationFailed, failureReason: "Data parameter '\(pair.name)' cannot be written in a query; use a multipart body.")
+            throw ClientError(
+                .requestSerializationFailed,
+                failureReason: "Data parameter '\(pair.name)' cannot be written in a query; use a multipart body.")
         }
     }
     return PercentEncoding.formQuery(pairs)
@@ -50,7 +52,8 @@ enum QueryPairs {
     /// The pairs of `parameters`, whose top level must be a dictionary.
     static func pairs(from parameters: Parameters) throws(ClientError) -> [(name: String, value: Value)] {
         guard case .dictionary = parameters else {
-            throw ClientError(.requestSerializationFailed, failureReason: "Form and query parameters must be a dictionary at the top level.")
+            throw ClientError(
+                .requestSerializationFailed, failureReason: "Form and query parameters must be a dictionary at the top level.")
         }
         var pairs: [(name: String, value: Value)] = []
         walk(parameters, name: nil, into: &pairs)

@@ -16,26 +16,32 @@ extension RequestSerializer {
     /// - Throws: `.requestSerializationFailed` for GET or HEAD, for parameters that cannot be walked, for a part the
     ///   form refused (`MultipartFormData.refusedPartError`), or wrapping the
     ///   block's error (a `ClientError` from the block is thrown as it is); `.badURL` for an unusable URL.
-    public func multipartFormRequest(withMethod method: String, urlString: String, parameters: Parameters?,
-                                     boundary: String? = nil,
-                                     constructingBody: ((MultipartFormData) throws -> Void)?) throws(ClientError) -> ClientRequest {
+    public func multipartFormRequest(
+        withMethod method: String, urlString: String, parameters: Parameters?,
+        boundary: String? = nil,
+        constructingBody: ((MultipartFormData) throws -> Void)?
+    ) throws(ClientError) -> ClientRequest {
         guard let url = URL(string: urlString), url.scheme != nil else {
             throw ClientError(.badURL, failureReason: "Not an absolute URL: \(urlString)")
         }
         var request = ClientRequest(url: url, method: method)
         httpSerializer.applySettings(to: &request)
-        return try multipartFormRequest(bySerializing: request, parameters: parameters, boundary: boundary,
-                                        constructingBody: constructingBody)
+        return try multipartFormRequest(
+            bySerializing: request, parameters: parameters, boundary: boundary,
+            constructingBody: constructingBody)
     }
 
     /// `request` serialized without parameters and completed with the multipart body of `parameters` and the parts
     /// `constructingBody` appends (see `multipartFormRequest(withMethod:urlString:parameters:boundary:constructingBody:)`).
-    public func multipartFormRequest(bySerializing request: ClientRequest, parameters: Parameters?, boundary: String? = nil,
-                                     constructingBody: ((MultipartFormData) throws -> Void)?) throws(ClientError) -> ClientRequest {
+    public func multipartFormRequest(
+        bySerializing request: ClientRequest, parameters: Parameters?, boundary: String? = nil,
+        constructingBody: ((MultipartFormData) throws -> Void)?
+    ) throws(ClientError) -> ClientRequest {
         let method = request.method.uppercased()
         guard method != "GET", method != "HEAD" else {
-            throw ClientError(.requestSerializationFailed, failingURL: request.url,
-                              failureReason: "A multipart body cannot be sent with \(method).")
+            throw ClientError(
+                .requestSerializationFailed, failingURL: request.url,
+                failureReason: "A multipart body cannot be sent with \(method).")
         }
         var serialized = try self.request(bySerializing: request, parameters: nil)
         let form = MultipartFormData(boundary: boundary)
@@ -60,8 +66,9 @@ extension RequestSerializer {
             } catch let error as ClientError {
                 throw HTTPRequestSerializer.failure(error, request: request)
             } catch {
-                throw ClientError(.requestSerializationFailed, failingURL: request.url, underlying: error,
-                                  failureReason: "The multipart body block failed: \(error)")
+                throw ClientError(
+                    .requestSerializationFailed, failingURL: request.url, underlying: error,
+                    failureReason: "The multipart body block failed: \(error)")
             }
         }
         do throws(ClientError) {
@@ -81,8 +88,9 @@ extension RequestSerializer {
     public func writeMultipartBody(of request: ClientRequest, toFile path: String) async throws(ClientError) -> ClientRequest {
         let type = request.value(forHTTPHeaderField: "Content-Type")?.lowercased() ?? ""
         guard type.hasPrefix("multipart/form-data"), let body = request.body, body.isStreamedOrComposite else {
-            throw ClientError(.requestSerializationFailed, failingURL: request.url,
-                              failureReason: "The request has no multipart body to write to a file.")
+            throw ClientError(
+                .requestSerializationFailed, failingURL: request.url,
+                failureReason: "The request has no multipart body to write to a file.")
         }
         do {
             try await MultipartFormData.write(body, to: path)

@@ -29,7 +29,9 @@ extension RequestSerializer {
     ///   - parameters: The parameters, or nil.
     /// - Returns: The request.
     /// - Throws: `.badURL` for an unparsable URL, `.requestSerializationFailed` when the parameters cannot be encoded.
-    public func request(withMethod method: String, urlString: String, parameters: Parameters?) throws(ClientError) -> ClientRequest {
+    public func request(withMethod method: String, urlString: String, parameters: Parameters?) throws(ClientError)
+        -> ClientRequest
+    {
         guard let url = URL(string: urlString), url.scheme != nil else {
             throw ClientError(.badURL, failureReason: "Not an absolute URL: \(urlString)")
         }

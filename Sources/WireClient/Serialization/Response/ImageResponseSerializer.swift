@@ -25,7 +25,9 @@ public struct ImageResponseSerializer: ResponseSerializer, Codable, Hashable {
     public func serialize(response: ClientResponse?, data: Data?) -> SerializedResponse {
         serializeBody(response: response, data: data) { data in
             guard let image = ImageData(data: data, scale: imageScale) else {
-                throw ClientError(.responseSerializationFailed, failureReason: "The image header is not one of PNG, JPEG, GIF, WebP, BMP or ICO, or is malformed.")
+                throw ClientError(
+                    .responseSerializationFailed,
+                    failureReason: "The image header is not one of PNG, JPEG, GIF, WebP, BMP or ICO, or is malformed.")
             }
             return image
         }

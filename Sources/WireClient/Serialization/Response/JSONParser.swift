@@ -33,7 +33,9 @@ struct JSONParser {
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
-        guard parser.position == parser.bytes.count else { throw Failure(reason: "unexpected data after the value", offset: parser.position) }
+        guard parser.position == parser.bytes.count else {
+            throw Failure(reason: "unexpected data after the value", offset: parser.position)
+        }
         switch value {
         case .array, .object: break
         default: guard allowsFragments else { throw Failure(reason: "the top level is not an object or an array", offset: 0) }
@@ -53,16 +55,22 @@ struct JSONParser {
         case (0xFF, 0xFE, 0x00, 0x00) where input.count >= 4: return try convert(input.dropFirst(4), width: 4, bigEndian: false)
         case (0xFE, 0xFF, _, _): return try convert(input.dropFirst(2), width: 2, bigEndian: true)
         case (0xFF, 0xFE, _, _): return try convert(input.dropFirst(2), width: 2, bigEndian: false)
-        case (0x00, 0x00, 0x00, let first) where first != 0 && input.count >= 4: return try convert(input[...], width: 4, bigEndian: true)
-        case (let first, 0x00, 0x00, 0x00) where first != 0 && input.count >= 4: return try convert(input[...], width: 4, bigEndian: false)
-        case (0x00, let first, _, _) where first != 0 && input.count >= 2: return try convert(input[...], width: 2, bigEndian: true)
-        case (let first, 0x00, _, _) where first != 0 && input.count >= 2: return try convert(input[...], width: 2, bigEndian: false)
+        case (0x00, 0x00, 0x00, let first) where first != 0 && input.count >= 4:
+            return try convert(input[...], width: 4, bigEndian: true)
+        case (let first, 0x00, 0x00, 0x00) where first != 0 && input.count >= 4:
+            return try convert(input[...], width: 4, bigEndian: false)
+        case (0x00, let first, _, _) where first != 0 && input.count >= 2:
+            return try convert(input[...], width: 2, bigEndian: true)
+        case (let first, 0x00, _, _) where first != 0 && input.count >= 2:
+            return try convert(input[...], width: 2, bigEndian: false)
         default: return input
         }
     }
 
     private static func convert(_ input: ArraySlice<UInt8>, width: Int, bigEndian: Bool) throws(Failure) -> [UInt8] {
-        guard input.count % width == 0 else { throw Failure(reason: "a UTF-\(width * 8) text with a partial code unit", offset: input.count) }
+        guard input.count % width == 0 else {
+            throw Failure(reason: "a UTF-\(width * 8) text with a partial code unit", offset: input.count)
+        }
         var units: [UInt32] = []
         units.reserveCapacity(input.count / width)
         var index = input.startIndex
@@ -108,7 +116,9 @@ struct JSONParser {
     }
 
     private mutating func parseObject(depth: Int) throws(Failure) -> JSONValue {
-        guard depth <= Self.maximumDepth else { throw Failure(reason: "nested deeper than \(Self.maximumDepth) levels", offset: position) }
+        guard depth <= Self.maximumDepth else {
+            throw Failure(reason: "nested deeper than \(Self.maximumDepth) levels", offset: position)
+        }
         position += 1
         var members: [String: JSONValue] = [:]
         skipWhitespace()
@@ -137,7 +147,9 @@ struct JSONParser {
     }
 
     private mutating func parseArray(depth: Int) throws(Failure) -> JSONValue {
-        guard depth <= Self.maximumDepth else { throw Failure(reason: "nested deeper than \(Self.maximumDepth) levels", offset: position) }
+        guard depth <= Self.maximumDepth else {
+            throw Failure(reason: "nested deeper than \(Self.maximumDepth) levels", offset: position)
+        }
         position += 1
         var elements: [JSONValue] = []
         skipWhitespace()
@@ -168,7 +180,9 @@ struct JSONParser {
             position += 1
             switch byte {
             case UInt8(ascii: "\""):
-                guard let string = String(validating: text, as: UTF8.self) else { throw Failure(reason: "a string that is not UTF-8", offset: start) }
+                guard let string = String(validating: text, as: UTF8.self) else {
+                    throw Failure(reason: "a string that is not UTF-8", offset: start)
+                }
                 return string
             case UInt8(ascii: "\\"):
                 try parseEscape(into: &text)
@@ -199,12 +213,16 @@ struct JSONParser {
                 }
                 position += 2
                 let low = UInt32(try parseHex4())
-                guard (0xDC00..<0xE000).contains(low) else { throw Failure(reason: "an invalid low surrogate", offset: escapeStart) }
+                guard (0xDC00..<0xE000).contains(low) else {
+                    throw Failure(reason: "an invalid low surrogate", offset: escapeStart)
+                }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             } else if (0xDC00..<0xE000).contains(scalar) {
                 throw Failure(reason: "a lone low surrogate", offset: escapeStart)
             }
-            guard let unicode = Unicode.Scalar(scalar) else { throw Failure(reason: "an invalid code point", offset: escapeStart) }
+            guard let unicode = Unicode.Scalar(scalar) else {
+                throw Failure(reason: "an invalid code point", offset: escapeStart)
+            }
             text += Array(String(Character(unicode)).utf8)
         default:
             throw Failure(reason: "an invalid escape", offset: position - 2)

@@ -24,7 +24,9 @@ public struct PropertyListResponseSerializer: ResponseSerializer, Codable, Hasha
             let value = try PropertyListDecoder().decode(PropertyListValue.self, from: data, format: &format)
             // The decoder falls back to the legacy OpenStep text format, in which any bare word is a string; a body
             // that is neither XML nor binary is not a property list this serializer accepts.
-            guard format != .openStep else { throw ClientError(.responseSerializationFailed, failureReason: "Not an XML or binary property list.") }
+            guard format != .openStep else {
+                throw ClientError(.responseSerializationFailed, failureReason: "Not an XML or binary property list.")
+            }
             return value
         }
     }

@@ -45,7 +45,9 @@ extension ResponseSerializer {
             }
         }
         if let acceptableStatusCodes, !acceptableStatusCodes.contains(response.statusCode) {
-            return ClientError(.unacceptableStatusCode(response.statusCode), response: response, responseData: body, underlying: contentTypeError)
+            return ClientError(
+                .unacceptableStatusCode(response.statusCode), response: response, responseData: body, underlying: contentTypeError
+            )
         }
         return contentTypeError
     }
@@ -60,8 +62,10 @@ extension ResponseSerializer {
     ///   - singleSpaceIsEmpty: Whether a one-space body counts as empty (Rails' `head :ok`, for JSON).
     ///   - parse: Turns a non-empty body into the value.
     /// - Returns: The value or nil, and the error.
-    func serializeBody(response: ClientResponse?, data: Data?, singleSpaceIsEmpty: Bool = false,
-                       _ parse: (Data) throws -> (any Sendable)?) -> SerializedResponse {
+    func serializeBody(
+        response: ClientResponse?, data: Data?, singleSpaceIsEmpty: Bool = false,
+        _ parse: (Data) throws -> (any Sendable)?
+    ) -> SerializedResponse {
         let validation = validate(response: response, data: data)
         if let validation, validation.hasContentTypeFailure { return (nil, validation) }
         guard let data, !data.isEmpty, !(singleSpaceIsEmpty && data == Data([0x20])) else { return (nil, validation) }

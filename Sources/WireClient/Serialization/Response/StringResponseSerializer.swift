@@ -45,14 +45,20 @@ public struct StringResponseSerializer: ResponseSerializer, Codable, Hashable {
             if bytes.starts(with: [0xFF, 0xFE]) { return units(bytes.dropFirst(2), width: 2, bigEndian: false) }
             if bytes.starts(with: [0xFE, 0xFF]) { return units(bytes.dropFirst(2), width: 2, bigEndian: true) }
             return units(bytes[...], width: 2, bigEndian: true)
-        case "utf-16le": return units(bytes.starts(with: [0xFF, 0xFE]) ? bytes.dropFirst(2) : bytes[...], width: 2, bigEndian: false)
-        case "utf-16be": return units(bytes.starts(with: [0xFE, 0xFF]) ? bytes.dropFirst(2) : bytes[...], width: 2, bigEndian: true)
+        case "utf-16le":
+            return units(bytes.starts(with: [0xFF, 0xFE]) ? bytes.dropFirst(2) : bytes[...], width: 2, bigEndian: false)
+        case "utf-16be":
+            return units(bytes.starts(with: [0xFE, 0xFF]) ? bytes.dropFirst(2) : bytes[...], width: 2, bigEndian: true)
         case "utf-32":
             if bytes.starts(with: [0xFF, 0xFE, 0x00, 0x00]) { return units(bytes.dropFirst(4), width: 4, bigEndian: false) }
             if bytes.starts(with: [0x00, 0x00, 0xFE, 0xFF]) { return units(bytes.dropFirst(4), width: 4, bigEndian: true) }
             return units(bytes[...], width: 4, bigEndian: true)
-        case "utf-32le": return units(bytes.starts(with: [0xFF, 0xFE, 0x00, 0x00]) ? bytes.dropFirst(4) : bytes[...], width: 4, bigEndian: false)
-        case "utf-32be": return units(bytes.starts(with: [0x00, 0x00, 0xFE, 0xFF]) ? bytes.dropFirst(4) : bytes[...], width: 4, bigEndian: true)
+        case "utf-32le":
+            return units(
+                bytes.starts(with: [0xFF, 0xFE, 0x00, 0x00]) ? bytes.dropFirst(4) : bytes[...], width: 4, bigEndian: false)
+        case "utf-32be":
+            return units(
+                bytes.starts(with: [0x00, 0x00, 0xFE, 0xFF]) ? bytes.dropFirst(4) : bytes[...], width: 4, bigEndian: true)
         default: return nil
         }
     }
