@@ -38,7 +38,8 @@ final class BlockingPool: Sendable {
         if startThread {
             let started = try? PosixThread(name: name, detached: true) { [self] in workerLoop() }
             if started == nil {
-                // No thread could be made: run inline rather than never.
+                // No thread could be made: the work stays queued for a pool thread (a running one, or one a later
+                // submit starts).
                 state.withLock { $0.threads -= 1 }
             }
         }

@@ -28,8 +28,8 @@ package struct Interest: OptionSet, Hashable, Sendable {
     }
 }
 
-/// One readiness report from `epoll_wait(2)`. `package`, with `Selectable` and the loop's `register`, so a module
-/// above Wire can watch a descriptor kind of its own (a netlink socket) on a Wire loop.
+/// One readiness report from `epoll_pwait2(2)` (`epoll_wait(2)` on kernels before 5.11). `package`, with
+/// `Selectable` and the loop's `register`, so a module above Wire can watch a descriptor kind of its own on a loop.
 package struct ReadinessEvent {
     /// The registration key given to `epoll_ctl`.
     package var key: UInt64

@@ -173,7 +173,7 @@ package enum Posix {
         return try outcome.get()
     }
 
-    /// Writes as much of one buffer as the socket takes: `sendmsg(2)` with one iovec and `MSG_NOSIGNAL`.
+    /// Writes as much of one buffer as the socket takes: `send(2)` with `MSG_NOSIGNAL`.
     static func send(_ fd: CInt, _ buffer: ByteBuffer) throws(IOError) -> IOResult<Int> {
         try buffer.withUnsafeReadableBytes { (bytes) throws(IOError) -> IOResult<Int> in try send(fd, bytes: bytes) }
     }
