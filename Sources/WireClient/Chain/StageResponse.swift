@@ -83,23 +83,9 @@ public struct ResponseBody: Sendable {
             }
             guard data.count <= limit else { throw Self.tooLarge(limit) }
             return data
-        case .wire(let body):
-            var iterator = body.makeAsyncIterator()
-            var data = Data()
-            do {
-                while let chunk = try await iterator.next() {
-                    guard data.count + chunk.readableBytes <= limit else { throw Self.tooLarge(limit) }
-                    data.append(chunk)
-                }
-            } catch let error as ClientError {
-                throw error
-            } catch {
-                throw ClientError(.networkConnectionLost, underlying: error, failureReason: "the body failed: \(error)")
-            }
-            content = .bytes(data)
-            return data
-        case .source(let source):
-            var reader = source.makeReader()
+        case .wire, .source:
+            // The task's own reader: Wire's stream and a stage's decoder read alike.
+            var reader = ResponseBodyReader(self)
             var data = Data()
             do {
                 while let chunk = try await reader.next() {
