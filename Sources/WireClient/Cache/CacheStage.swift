@@ -46,7 +46,7 @@ struct CacheStage: TransferStage {
                 transfer.setResponse(response)
                 transfer.bodyReceived(entry.data.count)
                 return StageResponse(
-                    response: response, body: ResponseBody(.received(ReceivedBody(data: entry.data))),
+                    response: response, body: ResponseBody(received: ReceivedBody(data: entry.data)),
                     request: request)
             }
         }
@@ -57,12 +57,12 @@ struct CacheStage: TransferStage {
             transfer.record(merged, metrics: answer.exchangeMetrics)
         }
         answer = await transfer.receive(answer)
-        guard case .received(var body) = answer.body.content, body.error == nil, body.replacement == nil else { return answer }
+        guard var body = answer.body.received, body.error == nil, body.replacement == nil else { return answer }
         let final = answer.request
         if answer.response.source == .revalidated, let entry = revalidating {
             body.data = entry.data
             transfer.bodyReceived(entry.data.count)
-            answer.body = ResponseBody(.received(body))
+            answer.body = ResponseBody(received: body)
             let refreshed = CachedResponse(
                 response: answer.response, data: entry.data, requestDate: requestDate,
                 userInfo: entry.userInfo)

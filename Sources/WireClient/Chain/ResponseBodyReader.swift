@@ -18,7 +18,7 @@ struct ResponseBodyReader {
         switch body.content {
         case .wire(let stream): input = .wire(stream.makeAsyncIterator())
         case .source(let source): input = .source(source.makeReader())
-        case .bytes(let data): input = .bytes(data.isEmpty ? nil : ByteBuffer(bytes: data))
+        case .bytes(let box): input = .bytes(box.value.isEmpty ? nil : ByteBuffer(bytes: box.value))
         case .received: input = .bytes(nil)
         }
     }

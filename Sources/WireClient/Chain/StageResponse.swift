@@ -38,32 +38,45 @@ public struct StageResponse: Sendable {
 /// the chain returns, unless a stage read it first. Reading it with `collect(upTo:)` keeps the bytes in the body,
 /// so a stage may look at them and still return the body whole.
 public struct ResponseBody: Sendable {
+    /// What the body holds. Each case is one reference: a body is copied up through every stage, and a copy is
+    /// then one retain.
     package enum Content: Sendable {
         /// Wire's stream, bytes as they came off the connection.
         case wire(HTTPBody)
         /// A stream a stage made from another (a decoder of the `Content-Encoding`).
         case source(any ResponseBodySource)
         /// Bytes in memory: a cache's, a stage's own, or a stream collected by `collect(upTo:)`.
-        case bytes(Data)
+        case bytes(Boxed<Data>)
         /// What the task received: its data or file, or why receiving failed.
-        case received(ReceivedBody)
+        case received(Boxed<ReceivedBody>)
     }
 
     package var content: Content
 
     /// An empty body.
     public init() {
-        content = .bytes(Data())
+        content = .bytes(Boxed(Data()))
     }
 
     /// A body of these bytes.
     /// - Parameter data: The bytes.
     public init(_ data: Data) {
-        content = .bytes(data)
+        content = .bytes(Boxed(data))
     }
 
     package init(_ content: Content) {
         self.content = content
+    }
+
+    /// A body the task received.
+    package init(received: ReceivedBody) {
+        content = .received(Boxed(received))
+    }
+
+    /// What the task received, once it has; nil before.
+    package var received: ReceivedBody? {
+        guard case .received(let box) = content else { return nil }
+        return box.value
     }
 
     /// Reads the rest of the body into memory, keeps it in the body, and returns it.
@@ -73,10 +86,11 @@ public struct ResponseBody: Sendable {
     ///   task already wrote to a file, `.resourceUnavailable`.
     nonisolated(nonsending) public mutating func collect(upTo limit: Int) async throws(ClientError) -> Data {
         switch content {
-        case .bytes(let data):
-            guard data.count <= limit else { throw Self.tooLarge(limit) }
-            return data
-        case .received(let received):
+        case .bytes(let box):
+            guard box.value.count <= limit else { throw Self.tooLarge(limit) }
+            return box.value
+        case .received(let box):
+            let received = box.value
             if let error = received.error { throw error }
             guard let data = received.data else {
                 throw ClientError(.resourceUnavailable, failureReason: "the task wrote the body to a file")
@@ -97,7 +111,7 @@ public struct ResponseBody: Sendable {
             } catch {
                 throw ClientError(.networkConnectionLost, underlying: error, failureReason: "the body failed: \(error)")
             }
-            content = .bytes(data)
+            content = .bytes(Boxed(data))
             return data
         }
     }
@@ -115,7 +129,7 @@ public struct ResponseBody: Sendable {
 }
 
 /// A body made from another (a decoder of Wire's stream), not yet read: it makes its reader when the body is read.
-package protocol ResponseBodySource: Sendable {
+package protocol ResponseBodySource: AnyObject, Sendable {
     /// The reader of the body, made once, by whoever reads it.
     func makeReader() -> any ResponseBodyChunks
 }

@@ -4,13 +4,25 @@ import Wire
 /// A response body decoded from its `Content-Encoding` (gzip or deflate) as it is read, with the bytes that came
 /// off the wire counted apart for progress; or, for a coding that cannot be decoded, a body whose first read throws
 /// why. Made by `DecodingStage` for encoded bodies only: an identity body stays Wire's stream.
-struct DecodingBodySource: ResponseBodySource {
+final class DecodingBodySource: ResponseBodySource {
     let body: HTTPBody
     let response: ClientResponse
     let request: ClientRequest
     let coding: ContentCoding
     let limits: ContentDecodingLimits
     let refusal: ContentDecodingError?
+
+    init(
+        body: HTTPBody, response: ClientResponse, request: ClientRequest, coding: ContentCoding,
+        limits: ContentDecodingLimits, refusal: ContentDecodingError?
+    ) {
+        self.body = body
+        self.response = response
+        self.request = request
+        self.coding = coding
+        self.limits = limits
+        self.refusal = refusal
+    }
 
     func makeReader() -> any ResponseBodyChunks {
         DecodingBodyReader(body, response: response, request: request, coding: coding, limits: limits, refusal: refusal)

@@ -23,7 +23,7 @@ struct RetryStage: TransferStage {
             let failure: ClientError
             do {
                 let received = await transfer.receive(try await chain.proceed(adapted))
-                guard transfer.cancelReason == nil, case .received(let body) = received.body.content, body.replacement == nil,
+                guard transfer.cancelReason == nil, let body = received.body.received, body.replacement == nil,
                     let failed = self.failure(of: received, body)
                 else { return received }
                 (answer, failure) = (received, failed)
@@ -49,7 +49,7 @@ struct RetryStage: TransferStage {
             case .retryAfter(let wait):
                 delay = wait
             }
-            if case .received(let body)? = answer?.body.content, let file = body.temporaryFile {
+            if let file = answer?.body.received?.temporaryFile {
                 try? await AsyncFile.remove(file)
             }
             if delay > .zero { await transfer.pause(for: delay) }
@@ -96,9 +96,9 @@ struct RetryStage: TransferStage {
         with replacement: ClientError?
     ) throws(ClientError) -> StageResponse {
         guard var answer else { throw replacement ?? failure }
-        if let replacement, case .received(var body) = answer.body.content {
+        if let replacement, var body = answer.body.received {
             body.error = replacement
-            answer.body = ResponseBody(.received(body))
+            answer.body = ResponseBody(received: body)
         }
         return answer
     }

@@ -5,10 +5,15 @@ struct SessionFieldsStage: TransferStage {
     let fields: SessionFields
 
     nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
-        var sent = chain.request
-        sent.headers = fields.fields(over: sent.headers)
-        var answer = try await chain.proceed(sent)
+        var answer = try await chain.proceed(Self.adding(fields, to: chain.request))
         answer.request = chain.request
         return answer
+    }
+
+    /// `request` as it goes out: with the session's fields it lacks.
+    static func adding(_ fields: SessionFields, to request: ClientRequest) -> ClientRequest {
+        var sent = request
+        sent.headers = fields.fields(over: sent.headers)
+        return sent
     }
 }

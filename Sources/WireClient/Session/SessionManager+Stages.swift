@@ -16,6 +16,9 @@ import Wire
 /// 11. the configuration's `networkStages` (around each exchange: every hop, the fields as sent);
 /// 12. `ExchangeStage`: the request through Wire.
 ///
+/// Without network stages, the exchange adds the session's fields and records the metrics itself (9 and 10 folded
+/// into 12): nothing else could run between them, and each stage is an async call and a copy per hop.
+///
 /// The task receives the final response's body when the chain returns (the retry and cache stages have it received
 /// earlier, since they need it whole).
 extension SessionManager {
@@ -61,10 +64,14 @@ extension SessionManager {
                     limits: configuration.contentDecoding,
                     sessionChoosesCodings: configuration.httpAdditionalHeaders.contains(name: "Accept-Encoding")))
         }
-        list.append(SessionFieldsStage(fields: fields))
-        list.append(MetricsStage())
-        list.append(contentsOf: configuration.networkStages)
-        list.append(ExchangeStage())
+        if configuration.networkStages.isEmpty {
+            list.append(ExchangeStage(sessionFields: fields))
+        } else {
+            list.append(SessionFieldsStage(fields: fields))
+            list.append(MetricsStage())
+            list.append(contentsOf: configuration.networkStages)
+            list.append(ExchangeStage(sessionFields: nil))
+        }
         return TransferStages(list)
     }
 }

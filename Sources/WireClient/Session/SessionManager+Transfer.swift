@@ -28,7 +28,7 @@ extension TransferOutcome {
     /// What the chain gave: the response and its received body.
     init(_ answer: StageResponse) {
         self.init(response: answer.response, exchangeMetrics: answer.exchangeMetrics)
-        guard case .received(let body) = answer.body.content else { return }
+        guard let body = answer.body.received else { return }
         data = body.data
         temporaryFile = body.temporaryFile
         error = body.error
@@ -191,10 +191,9 @@ extension SessionManager {
                 idle: delegate.idle, hooks: hooks, &outcome)
             {
                 received.body = ResponseBody(
-                    .received(
-                        ReceivedBody(
-                            data: outcome.data, temporaryFile: outcome.temporaryFile,
-                            error: outcome.error, replacement: outcome.replacement?.delegate)))
+                    received: ReceivedBody(
+                        data: outcome.data, temporaryFile: outcome.temporaryFile,
+                        error: outcome.error, replacement: outcome.replacement?.delegate))
                 return received
             }
         }
@@ -202,10 +201,7 @@ extension SessionManager {
             answer.body, to: answer.request, of: task, delegate, idle: delegate.idle, hooks: hooks,
             into: &outcome)
         received.body = ResponseBody(
-            .received(
-                ReceivedBody(
-                    data: outcome.data, temporaryFile: outcome.temporaryFile,
-                    error: outcome.error)))
+            received: ReceivedBody(data: outcome.data, temporaryFile: outcome.temporaryFile, error: outcome.error))
         return received
     }
 
