@@ -184,7 +184,9 @@ package struct SOCKS5Handshake: Sendable {
             case .v6(let high, let low, let addressPort, _):
                 request.append(4)
                 for half in [high, low] {
-                    for shift in stride(from: 56, through: 0, by: -8) { request.append(UInt8(truncatingIfNeeded: half >> UInt64(shift))) }
+                    for shift in stride(from: 56, through: 0, by: -8) {
+                        request.append(UInt8(truncatingIfNeeded: half >> UInt64(shift)))
+                    }
                 }
                 port = Int(addressPort)
             case .unix:

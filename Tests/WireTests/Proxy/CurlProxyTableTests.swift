@@ -55,43 +55,90 @@ struct CurlProxyTableTests {
         RouteCase("http://example.com/", [:], noProxy: nil, proxy: nil, expected: nil),
         RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9"], noProxy: nil, proxy: nil, expected: "127.0.0.11:9"),
         RouteCase("http://example.com/", ["HTTP_PROXY": "127.0.0.12:9"], noProxy: nil, proxy: nil, expected: nil),
-        RouteCase("http://example.com/", ["HTTP_PROXY": "127.0.0.12:9", "all_proxy": "127.0.0.15:9"], noProxy: nil, proxy: nil, expected: "127.0.0.15:9"),
-        RouteCase("http://example.com/", ["http_proxy": "", "all_proxy": "127.0.0.15:9"], noProxy: nil, proxy: nil, expected: "127.0.0.15:9"),
-        RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9", "all_proxy": "127.0.0.15:9"], noProxy: nil, proxy: nil, expected: "127.0.0.11:9"),
+        RouteCase(
+            "http://example.com/", ["HTTP_PROXY": "127.0.0.12:9", "all_proxy": "127.0.0.15:9"], noProxy: nil, proxy: nil,
+            expected: "127.0.0.15:9"),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "", "all_proxy": "127.0.0.15:9"], noProxy: nil, proxy: nil,
+            expected: "127.0.0.15:9"),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "127.0.0.11:9", "all_proxy": "127.0.0.15:9"], noProxy: nil, proxy: nil,
+            expected: "127.0.0.11:9"),
         RouteCase("http://example.com/", ["https_proxy": "127.0.0.13:9"], noProxy: nil, proxy: nil, expected: nil),
         RouteCase("https://example.com/", ["https_proxy": "127.0.0.13:9"], noProxy: nil, proxy: nil, expected: "127.0.0.13:9"),
         RouteCase("https://example.com/", ["HTTPS_PROXY": "127.0.0.14:9"], noProxy: nil, proxy: nil, expected: "127.0.0.14:9"),
-        RouteCase("https://example.com/", ["https_proxy": "127.0.0.13:9", "HTTPS_PROXY": "127.0.0.14:9"], noProxy: nil, proxy: nil, expected: "127.0.0.13:9"),
-        RouteCase("https://example.com/", ["https_proxy": "", "HTTPS_PROXY": "127.0.0.14:9"], noProxy: nil, proxy: nil, expected: "127.0.0.14:9"),
+        RouteCase(
+            "https://example.com/", ["https_proxy": "127.0.0.13:9", "HTTPS_PROXY": "127.0.0.14:9"], noProxy: nil, proxy: nil,
+            expected: "127.0.0.13:9"),
+        RouteCase(
+            "https://example.com/", ["https_proxy": "", "HTTPS_PROXY": "127.0.0.14:9"], noProxy: nil, proxy: nil,
+            expected: "127.0.0.14:9"),
         RouteCase("https://example.com/", ["http_proxy": "127.0.0.11:9"], noProxy: nil, proxy: nil, expected: nil),
         RouteCase("https://example.com/", ["all_proxy": "127.0.0.15:9"], noProxy: nil, proxy: nil, expected: "127.0.0.15:9"),
         RouteCase("https://example.com/", ["ALL_PROXY": "127.0.0.16:9"], noProxy: nil, proxy: nil, expected: "127.0.0.16:9"),
-        RouteCase("https://example.com/", ["all_proxy": "127.0.0.15:9", "ALL_PROXY": "127.0.0.16:9"], noProxy: nil, proxy: nil, expected: "127.0.0.15:9"),
-        RouteCase("https://example.com/", ["all_proxy": "", "ALL_PROXY": "127.0.0.16:9"], noProxy: nil, proxy: nil, expected: "127.0.0.16:9"),
-        RouteCase("https://example.com/", ["HTTPS_PROXY": "127.0.0.14:9", "all_proxy": "127.0.0.15:9"], noProxy: nil, proxy: nil, expected: "127.0.0.14:9"),
+        RouteCase(
+            "https://example.com/", ["all_proxy": "127.0.0.15:9", "ALL_PROXY": "127.0.0.16:9"], noProxy: nil, proxy: nil,
+            expected: "127.0.0.15:9"),
+        RouteCase(
+            "https://example.com/", ["all_proxy": "", "ALL_PROXY": "127.0.0.16:9"], noProxy: nil, proxy: nil,
+            expected: "127.0.0.16:9"),
+        RouteCase(
+            "https://example.com/", ["HTTPS_PROXY": "127.0.0.14:9", "all_proxy": "127.0.0.15:9"], noProxy: nil, proxy: nil,
+            expected: "127.0.0.14:9"),
         RouteCase("HTTP://example.com/", ["http_proxy": "127.0.0.11:9"], noProxy: nil, proxy: nil, expected: "127.0.0.11:9"),
-        RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "example.com"], noProxy: nil, proxy: nil, expected: nil),
-        RouteCase("http://www.example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "example.com"], noProxy: nil, proxy: nil, expected: nil),
-        RouteCase("http://notexample.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "example.com"], noProxy: nil, proxy: nil, expected: "127.0.0.11:9"),
-        RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9", "NO_PROXY": "example.com"], noProxy: nil, proxy: nil, expected: nil),
-        RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "other.com", "NO_PROXY": "example.com"], noProxy: nil, proxy: nil, expected: "127.0.0.11:9"),
-        RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "", "NO_PROXY": "example.com"], noProxy: nil, proxy: nil, expected: nil),
-        RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "*"], noProxy: nil, proxy: nil, expected: nil),
-        RouteCase("https://example.com/", ["ALL_PROXY": "127.0.0.16:9", "NO_PROXY": "*"], noProxy: nil, proxy: nil, expected: nil),
-        RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": " *"], noProxy: nil, proxy: nil, expected: "127.0.0.11:9"),
-        RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "*,example.org"], noProxy: nil, proxy: nil, expected: "127.0.0.11:9"),
-        RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "example.com"], noProxy: "", proxy: nil, expected: "127.0.0.11:9"),
-        RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "example.com"], noProxy: "other.org", proxy: nil, expected: "127.0.0.11:9"),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "example.com"], noProxy: nil, proxy: nil,
+            expected: nil),
+        RouteCase(
+            "http://www.example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "example.com"], noProxy: nil, proxy: nil,
+            expected: nil),
+        RouteCase(
+            "http://notexample.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "example.com"], noProxy: nil, proxy: nil,
+            expected: "127.0.0.11:9"),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "127.0.0.11:9", "NO_PROXY": "example.com"], noProxy: nil, proxy: nil,
+            expected: nil),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "other.com", "NO_PROXY": "example.com"],
+            noProxy: nil, proxy: nil, expected: "127.0.0.11:9"),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "", "NO_PROXY": "example.com"], noProxy: nil,
+            proxy: nil, expected: nil),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "*"], noProxy: nil, proxy: nil, expected: nil),
+        RouteCase(
+            "https://example.com/", ["ALL_PROXY": "127.0.0.16:9", "NO_PROXY": "*"], noProxy: nil, proxy: nil, expected: nil),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": " *"], noProxy: nil, proxy: nil,
+            expected: "127.0.0.11:9"),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "*,example.org"], noProxy: nil, proxy: nil,
+            expected: "127.0.0.11:9"),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "example.com"], noProxy: "", proxy: nil,
+            expected: "127.0.0.11:9"),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "127.0.0.11:9", "no_proxy": "example.com"], noProxy: "other.org", proxy: nil,
+            expected: "127.0.0.11:9"),
         RouteCase("http://example.com/", ["no_proxy": "example.com"], noProxy: nil, proxy: "127.0.0.17:9", expected: nil),
-        RouteCase("http://example.com/", ["no_proxy": "other.com"], noProxy: nil, proxy: "127.0.0.17:9", expected: "127.0.0.17:9"),
+        RouteCase(
+            "http://example.com/", ["no_proxy": "other.com"], noProxy: nil, proxy: "127.0.0.17:9", expected: "127.0.0.17:9"),
         RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9"], noProxy: nil, proxy: "", expected: nil),
-        RouteCase("http://example.com/", ["http_proxy": "127.0.0.11:9"], noProxy: nil, proxy: "127.0.0.17:9", expected: "127.0.0.17:9"),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "127.0.0.11:9"], noProxy: nil, proxy: "127.0.0.17:9", expected: "127.0.0.17:9"),
         RouteCase("http://example.com/", [:], noProxy: "*", proxy: "127.0.0.17:9", expected: nil),
-        RouteCase("http://10.1.2.3/", ["http_proxy": "127.0.0.11:9", "no_proxy": "10.0.0.0/8"], noProxy: nil, proxy: nil, expected: nil),
-        RouteCase("http://[::1]:8080/", ["http_proxy": "127.0.0.11:9", "no_proxy": "::1"], noProxy: nil, proxy: nil, expected: nil),
-        RouteCase("http://localhost/", ["http_proxy": "127.0.0.11:9", "no_proxy": "localhost,127.0.0.1"], noProxy: nil, proxy: nil, expected: nil),
-        RouteCase("http://127.0.0.1/", ["http_proxy": "127.0.0.11:9", "no_proxy": "localhost,127.0.0.1"], noProxy: nil, proxy: nil, expected: nil),
-        RouteCase("http://example.com/", ["http_proxy": "socks5h://127.0.0.18:9"], noProxy: nil, proxy: nil, expected: "127.0.0.18:9"),
+        RouteCase(
+            "http://10.1.2.3/", ["http_proxy": "127.0.0.11:9", "no_proxy": "10.0.0.0/8"], noProxy: nil, proxy: nil, expected: nil),
+        RouteCase(
+            "http://[::1]:8080/", ["http_proxy": "127.0.0.11:9", "no_proxy": "::1"], noProxy: nil, proxy: nil, expected: nil),
+        RouteCase(
+            "http://localhost/", ["http_proxy": "127.0.0.11:9", "no_proxy": "localhost,127.0.0.1"], noProxy: nil, proxy: nil,
+            expected: nil),
+        RouteCase(
+            "http://127.0.0.1/", ["http_proxy": "127.0.0.11:9", "no_proxy": "localhost,127.0.0.1"], noProxy: nil, proxy: nil,
+            expected: nil),
+        RouteCase(
+            "http://example.com/", ["http_proxy": "socks5h://127.0.0.18:9"], noProxy: nil, proxy: nil, expected: "127.0.0.18:9"),
     ]
 
     /// (URL host, no_proxy list) → whether curl 7.88.1 went direct.
