@@ -57,6 +57,16 @@ let package = Package(
             name: "FuzzRouteNetlink",
             dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
         ),
+        // The no_proxy matcher, proxy URLs and the route; the SOCKS handshakes fed arbitrary replies (package access
+        // in Wire, hence @testable and -enable-testing).
+        .executableTarget(
+            name: "FuzzProxyRules",
+            dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
+        ),
+        .executableTarget(
+            name: "FuzzSOCKS",
+            dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

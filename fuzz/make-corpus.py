@@ -136,3 +136,32 @@ write("FuzzChunked", "tight-body", [8, 0, 0, 1], "20\r\n" + "x" * 32 + "\r\n1\r\
 for name, text in STRUCTURED.items():
     write("FuzzRoundTrip", name, [32 | (16 if name.startswith("resp") else 0), 0, 0, 0], text)
     write("FuzzRoundTrip", name + "-chunked", [32 | 64 | (16 if name.startswith("resp") else 0), 0, 0, 0], text)
+
+# FuzzProxyRules: host NUL no_proxy-list NUL proxy-URL (no option bytes).
+PROXY_RULES = {
+    "subdomain": ("www.example.com", "localhost, .example.com", "http://user:p%40ss@proxy.internal:3128"),
+    "star": ("example.com", "*", "socks5h://proxy"),
+    "cidr": ("10.1.2.3", "192.168.0.0/16,10.0.0.0/8", "10.0.0.1:8080"),
+    "ipv6": ("[2001:db8::1]", "::1 2001:db8::/32\t[::1]", "https://[::1]:8443/"),
+    "trailing-dots": ("example.com.", ".example.com.,,", "socks4a://0x7f.1"),
+    "ports": ("example.com", "example.com:80,10.1.2.3:443", "[fe80::1%25eth0]:1080"),
+    "guessed-scheme": ("127.1", "127.0.0.1", "ftp.example.com:21"),
+}
+for name, (host, rules, proxy) in PROXY_RULES.items():
+    write("FuzzProxyRules", name, [], host + "\0" + rules + "\0" + proxy)
+
+# FuzzSOCKS: byte 0 handshake (0 SOCKS4, 1 SOCKS4a, 2 SOCKS5 name, 3 SOCKS5 IPv6; +4 credentials), byte 1 read size.
+SUCCESS_V4 = "\x05\x00\x00\x01\x0a\x00\x00\x01\x1f\x90"
+SOCKS = {
+    "socks4-granted": (0, 3, "\x00\x5a\x01\xbb\xc0\x00\x02\x01tunnel"),
+    "socks4a-rejected": (1, 1, "\x00\x5b\x00\x00\x00\x00\x00\x00"),
+    "socks5-no-auth": (2, 4, "\x05\x00" + SUCCESS_V4),
+    "socks5-auth": (2 | 4, 2, "\x05\x02\x01\x00" + SUCCESS_V4 + "GET"),
+    "socks5-auth-refused": (3 | 4, 5, "\x05\x02\x01\x01"),
+    "socks5-bound-name": (3, 7, "\x05\x00\x05\x00\x00\x03\x04host\x00\x50"),
+    "socks5-bound-ipv6": (2, 16, "\x05\x00\x05\x00\x00\x04" + "\x00" * 15 + "\x01\x01\xbb"),
+    "socks5-refused": (2, 1, "\x05\x00\x05\x05\x00\x01\x00\x00\x00\x00\x00\x00"),
+    "socks5-no-method": (2 | 4, 1, "\x05\xff"),
+}
+for name, (handshake, piece, replies) in SOCKS.items():
+    write("FuzzSOCKS", name, [handshake, piece], replies)

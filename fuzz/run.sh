@@ -12,7 +12,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(FuzzHTTP1Request FuzzHTTP1Response FuzzChunked FuzzRoundTrip FuzzServerConnection FuzzClientConnection FuzzConnectionPool FuzzRouteNetlink)
+    targets=(FuzzHTTP1Request FuzzHTTP1Response FuzzChunked FuzzRoundTrip FuzzServerConnection FuzzClientConnection FuzzConnectionPool FuzzRouteNetlink FuzzProxyRules FuzzSOCKS)
 fi
 
 # Swift builds share the machine's cores with anything else building Wire: take the same lock when there is one.

@@ -21,7 +21,7 @@ RANKS = [
     ("Wire/Socket",),
     ("Wire/Resolver",),
     ("Wire/HTTP1", "Wire/URL"),
-    ("Wire/Body",),
+    ("Wire/Body", "Wire/Proxy"),
     ("Wire/Connection",),
     ("Wire/Pool",),
     ("Wire/Client", "Wire/Server"),
