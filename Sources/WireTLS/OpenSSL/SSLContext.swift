@@ -122,6 +122,7 @@ final class SSLContext: Sendable {
         }
         guard let context = SSL_CTX_new(method) else { throw failure(.handshakeFailed, "SSL_CTX_new failed") }
         c_wire_tls_harden(context)
+        TLSKeyLog.install(on: context)
         guard c_wire_tls_set_versions(context, Int32(minimum.rawValue), Int32(maximum.rawValue)) == 1 else {
             SSL_CTX_free(context)
             throw failure(.protocolVersion, "cannot limit the versions to \(minimum)–\(maximum)")

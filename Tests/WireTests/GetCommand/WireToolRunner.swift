@@ -30,13 +30,15 @@ enum WireToolRunner {
 
     /// Runs `wire arguments` with an empty standard input, for at most `seconds`; the process is killed after that
     /// and the test fails with `TestTimeout`.
-    static func run(_ arguments: [String], seconds: Double = 20) async throws -> Run {
-        try await run(program: executable, arguments, seconds: seconds)
+    static func run(_ arguments: [String], seconds: Double = 20, environment: [String: String] = [:]) async throws -> Run {
+        try await run(program: executable, arguments, seconds: seconds, environment: environment)
     }
 
     /// Runs another program (a peer such as `openssl s_client`) the same way, with `input` as its standard input
-    /// (empty when nil).
-    static func run(program: URL, _ arguments: [String], input: String? = nil, seconds: Double = 20) async throws -> Run {
+    /// (empty when nil) and `environment` added to this process's.
+    static func run(
+        program: URL, _ arguments: [String], input: String? = nil, seconds: Double = 20, environment: [String: String] = [:]
+    ) async throws -> Run {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let outputURL = folder.appendingPathComponent("stdout")
@@ -47,6 +49,7 @@ enum WireToolRunner {
         let process = Process()
         process.executableURL = program
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let outputHandle = try FileHandle(forWritingTo: outputURL)
         let errorHandle = try FileHandle(forWritingTo: errorURL)
         var inputHandle: FileHandle?

@@ -10,9 +10,10 @@ final class TestProcess {
     private let output = Pipe()
     private let errors = Pipe()
 
-    init(_ executable: String, _ arguments: [String]) throws {
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
@@ -40,6 +41,9 @@ final class TestProcess {
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
+        // Now, not whenever Foundation lets go of the pipes: a test that counts descriptors runs next.
+        try? output.fileHandleForReading.close()
+        try? errors.fileHandleForReading.close()
     }
 }
 
