@@ -76,6 +76,7 @@ extension FetchOptions {
         "--oauth2-bearer": "--oauth2-bearer", "--netrc-file": "--netrc-file",
         "-r": "--range", "--range": "--range", "-z": "--time-cond", "--time-cond": "--time-cond",
         "--etag-compare": "--etag-compare", "--etag-save": "--etag-save",
+        "--max-filesize": "--max-filesize", "--form-string": "--form-string",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -230,6 +231,14 @@ extension FetchOptions {
         case "--time-cond":
             guard !value.isEmpty else { throw FetchUsageError(message: "-z needs a date or a file name") }
             timeCondition = value
+        case "--max-filesize":
+            maxFilesize = try Self.size(value, option: name)
+        case "--form-string":
+            // -F without the meaning of '@', '<' and ';type=': the value is sent as given.
+            guard let equals = value.firstIndex(of: "=") else {
+                throw FetchUsageError(message: "--form-string needs name=content, not '\(value)'")
+            }
+            form.append(FormPart(name: String(value[..<equals]), content: .text(String(value[value.index(after: equals)...]))))
         case "--etag-compare":
             etagCompare = try Self.file(value, option: name)
         case "--etag-save":
@@ -422,6 +431,23 @@ extension FetchOptions {
         let value = text[text.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
         let trimmed = String(value.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
         return (name, trimmed)
+    }
+
+    /// A number of bytes with curl's optional suffix (`k`, `M`, `G`, `T`, powers of 1024); 0 means no limit.
+    static func size(_ text: String, option: String) throws(FetchUsageError) -> Int64? {
+        let units: [Character: Int64] = [
+            "k": 1 << 10, "K": 1 << 10, "m": 1 << 20, "M": 1 << 20, "g": 1 << 30, "G": 1 << 30, "t": 1 << 40, "T": 1 << 40,
+        ]
+        var digits = Substring(text)
+        var unit: Int64 = 1
+        if let last = digits.last, let scale = units[last] {
+            unit = scale
+            digits = digits.dropLast()
+        }
+        guard let count = Int64(digits), count >= 0, count <= Int64.max / unit else {
+            throw FetchUsageError(message: "\(option) needs a size in bytes (k, M, G or T may follow), not '\(text)'")
+        }
+        return count == 0 ? nil : count * unit
     }
 
     /// A non-negative number of seconds, fractions allowed; 0 means no limit, as in curl.

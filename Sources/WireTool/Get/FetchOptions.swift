@@ -147,6 +147,8 @@ struct FetchOptions: Equatable, Sendable {
     var etagCompare: String?
     /// `--etag-save FILE`: the response's `ETag` is written to FILE.
     var etagSave: String?
+    /// `--max-filesize BYTES`: a response whose `Content-Length` is larger is refused before its body (exit 63).
+    var maxFilesize: Int64?
 
     /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
     struct RetryOptions: Equatable, Sendable {

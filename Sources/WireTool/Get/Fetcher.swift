@@ -254,6 +254,15 @@ struct Fetcher {
                 _ = try? await response.body.collect(upTo: 64 * 1024)
                 throw Self.httpError(response)
             }
+            if let max = options.maxFilesize, !options.headOnly,
+                let length = response.headers.first(name: "Content-Length").flatMap({ Int64($0) }), length > max
+            {
+                // curl 7.88 checks the announced length only: a body of unknown length is not limited.
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                throw TransferFailure(
+                    status: ExitStatus.tooLarge,
+                    message: "maximum file size exceeded: the body is \(length) bytes, --max-filesize \(max)")
+            }
             // After --fail, as in curl 7.88 (a 416 with --fail is its exit 22); otherwise a 416 is the complete file.
             switch resume?.verdict(status: Int(response.status.code), headers: response.headers) {
             case nil:

@@ -167,3 +167,36 @@ extension IOSuite {
         }
     }
 }
+
+extension IOSuite {
+    /// `--max-filesize` and `--form-string`, beside curl 7.88.
+    @Suite struct GetCommandLimitFlagsTests {
+        @Test func maxFilesizeRefusesALargerAnnouncedBodyWith63() async throws {
+            try await CurlPeer.with { peer, folder in
+                let path = folder.path + "/big"
+                let wire = try await peer.wire(["-sS", "--max-filesize", "1k", "-o", path, peer.url("/x?size=2000")])
+                let curl = try await peer.curl(["-sS", "--max-filesize", "1k", peer.url("/x?size=2000")])
+                #expect(wire.status == 63 && curl.status == 63)
+                #expect(wire.errors.hasPrefix("wire: (63) maximum file size exceeded"))
+                #expect(!FileManager.default.fileExists(atPath: path))
+                let fits = try await peer.wire(["-s", "--max-filesize", "2000", peer.url("/x?size=2000")])
+                #expect(fits.status == 0 && fits.output.count == 2000)
+                // A chunked body has no announced length: curl 7.88 does not limit it.
+                let chunked = try await peer.wire(["-s", "--max-filesize", "10", peer.url("/x?size=2000&chunked=1")])
+                #expect(chunked.status == 0 && chunked.output.count == 2000)
+            }
+        }
+
+        @Test func formStringSendsAtAndAngleAsText() async throws {
+            try await CurlPeer.with { peer, _ in
+                let words = ["--form-string", "a=@not-a-file", "--form-string", "b=<x;type=y"]
+                let wire = try await peer.wire(["-s"] + words + [peer.url("/x")])
+                #expect(wire.status == 0)
+                #expect(wire.text.contains("name=\"a\"\r\n\r\n@not-a-file\r\n"), "\(wire.text)")
+                #expect(wire.text.contains("name=\"b\"\r\n\r\n<x;type=y\r\n"))
+                let curl = try await peer.curl(["-s"] + words + [peer.url("/x")])
+                #expect(curl.text.contains("name=\"a\"\r\n\r\n@not-a-file\r\n"))
+            }
+        }
+    }
+}
