@@ -135,9 +135,13 @@ enum FetchHelp {
         do {
             options = try FetchOptions(words, requiresMethod: requiresMethod)
         } catch {
-            let usage = command == "get" ? "wire get [options] URL..." : "wire request -X METHOD [options] URL..."
-            StandardStreams.error("wire \(command): \(error.message)\nusage: \(usage)\n")
+            // curl's shape, on one line: `curl: (2) …` is `wire: (2) …`. Printed even with -s, as curl prints it.
+            StandardStreams.error("wire: (\(ExitStatus.usage)) \(error.message) (see 'wire \(command) --help')\n")
             throw ExitCode(ExitStatus.usage)
+        }
+        if options.showVersion {
+            StandardStreams.output(WireVersion.text)
+            return
         }
         // A reader that goes away (`wire get … | head`) must give EPIPE, reported as a write error (23), not kill
         // the process silently.

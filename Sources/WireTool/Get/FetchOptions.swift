@@ -46,8 +46,10 @@ struct FetchOptions: Equatable, Sendable {
     var connectTarget: String?
     /// `-I`/`--head`: send HEAD (unless `-X` names another method) and write only the response head.
     var headOnly = false
-    /// Header fields from `-H`, in order.
-    var headers: [(name: String, value: String)] = []
+    /// Header fields from `-H`, in order (`-H 'Name;'` gives an empty value).
+    var headers: [HeaderField] = []
+    /// Field names `-H 'Name:'` removes from what the tool and Wire would send, lower-cased.
+    var removedHeaders: Set<String> = []
     /// Request data from `-d` and `--data-binary`, in order.
     var data: [DataPart] = []
     /// Multipart form fields from `-F`, in order.
@@ -55,11 +57,13 @@ struct FetchOptions: Equatable, Sendable {
     /// `-G`/`--get`: the data goes into the URL's query and the request is a GET (HEAD with `-I`).
     var dataInQuery = false
     /// `-u user:password`: Basic credentials sent with every request (unless `-H Authorization` is given).
-    var credentials: (user: String, password: String)?
+    var credentials: Credentials?
     /// `-T FILE`: the file sent as the body of a PUT (`-` for standard input).
     var uploadFile: String?
-    /// Output files from `-o`, paired with the URLs in order; `-` is standard output.
-    var outputs: [String] = []
+    /// Output files from `-o` and `-O`, paired with the URLs in order.
+    var outputs: [Output] = []
+    /// The other output switches (`--output-dir`, `-J`, `-D`, `-R`, ...).
+    var output = OutputOptions()
     /// `-i`: write the response head before the body.
     var includeHead = false
     /// `-v`: the request and response heads and the timings on standard error.
@@ -76,8 +80,23 @@ struct FetchOptions: Equatable, Sendable {
     var maxRedirects: Int? = 50
     /// `--unix-socket`: send every request to this socket, whatever the URL's host.
     var unixSocket: String?
-    /// `-s`: no progress bar.
+    /// `-s`: no progress bar, and no failure line unless `-S`.
     var silent = false
+    /// `-S`/`--show-error`: with `-s`, failure lines are still printed.
+    var showError = false
+    /// `--no-progress-meter`: no progress bar; failure lines as usual.
+    var noProgressMeter = false
+    /// `-#`/`--progress-bar`: the bar (Wire's only meter) whenever the body goes to a file and standard error is a
+    /// terminal, whatever the body's size.
+    var progressBar = false
+    /// `--stderr FILE`: standard error's lines go to FILE instead (`-` is standard output).
+    var errorFile: String?
+    /// `-V`/`--version`: print the version and exit.
+    var showVersion = false
+    /// `--fail-with-body`: an HTTP status of 400 or more exits 22 after the body is written.
+    var failWithBody = false
+    /// `--fail-early`: the first failed transfer ends the run.
+    var failEarly = false
     /// `--rate`: the most request starts per unit of time.
     var rate: Rate?
     /// `--json-summary`: print one JSON object per URL on standard output instead of the body.
@@ -91,6 +110,8 @@ struct FetchOptions: Equatable, Sendable {
     var retry = RetryOptions()
     /// `-C -`/`--continue-at -`: continue each output file from its size (`Range: bytes=<size>-`) and append.
     var continuesOutput = false
+    /// `-C OFFSET`: ask for the body from this byte on (`Range: bytes=OFFSET-`) and append it to the output file.
+    var resumeOffset: Int64?
     /// `-b 'name=value; n2=v2'` (an argument with `=`): sent as the `Cookie` field; the last one given counts.
     var cookieString: String?
     /// `-b FILE` (an argument without `=`): Netscape cookie files loaded into the cookie engine, in order.
@@ -102,6 +123,32 @@ struct FetchOptions: Equatable, Sendable {
     var cookieEngine: Bool { !cookieFiles.isEmpty || cookieJar != nil }
     /// `--cache-dir`: the directory of an RFC 9111 response cache kept across invocations (a Wire extension).
     var cacheDirectory: String?
+    /// `-A`: the `User-Agent` value; empty sends none.
+    var userAgent: String?
+    /// `-e URL`: the `Referer` sent with the first request.
+    var referer: String?
+    /// `-e ';auto'`: with `-L`, each hop sends the URL it was redirected from as `Referer`.
+    var autoReferer = false
+    /// `--oauth2-bearer TOKEN`: sent as `Authorization: Bearer TOKEN`.
+    var bearerToken: String?
+    /// `-n`, `--netrc-optional`, `--netrc-file`: where credentials may come from a netrc file.
+    var netrc = NetrcOptions()
+    /// `--path-as-is`: send the path's `.` and `..` segments instead of removing them (RFC 3986 §5.2.4).
+    var pathAsIs = false
+    /// `--post301`, `--post302`, `--post303`: the redirect statuses after which a POST stays a POST.
+    var postRedirects: Set<Int> = []
+    /// `--location-trusted`: credentials go on to every host a redirect leads to.
+    var locationTrusted = false
+    /// `-r RANGE`: sent as `Range: bytes=RANGE`.
+    var range: String?
+    /// `-z [-]DATE|FILE`: `If-Modified-Since` (with `-`, `If-Unmodified-Since`) for the date, or the file's time.
+    var timeCondition: String?
+    /// `--etag-compare FILE`: the file's entity tag is sent as `If-None-Match`.
+    var etagCompare: String?
+    /// `--etag-save FILE`: the response's `ETag` is written to FILE.
+    var etagSave: String?
+    /// `--max-filesize BYTES`: a response whose `Content-Length` is larger is refused before its body (exit 63).
+    var maxFilesize: Int64?
 
     /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
     struct RetryOptions: Equatable, Sendable {
@@ -144,355 +191,58 @@ struct FetchOptions: Equatable, Sendable {
         var minimumVersion: String?
     }
 
-    static func == (lhs: FetchOptions, rhs: FetchOptions) -> Bool {
-        lhs.urls == rhs.urls && lhs.method == rhs.method
-            && lhs.headers.map { [$0.name, $0.value] } == rhs.headers.map { [$0.name, $0.value] }
-            && lhs.data == rhs.data && lhs.outputs == rhs.outputs && lhs.includeHead == rhs.includeHead
-            && lhs.headOnly == rhs.headOnly && lhs.connectTarget == rhs.connectTarget
-            && lhs.verbose == rhs.verbose && lhs.failOnHTTPError == rhs.failOnHTTPError && lhs.maxTime == rhs.maxTime
-            && lhs.connectTimeout == rhs.connectTimeout && lhs.followRedirects == rhs.followRedirects
-            && lhs.maxRedirects == rhs.maxRedirects && lhs.unixSocket == rhs.unixSocket && lhs.silent == rhs.silent
-            && lhs.rate == rhs.rate && lhs.jsonSummary == rhs.jsonSummary && lhs.tls == rhs.tls
-            && lhs.retry == rhs.retry && lhs.form == rhs.form && lhs.dataInQuery == rhs.dataInQuery
-            && lhs.credentials.map { [$0.user, $0.password] } == rhs.credentials.map { [$0.user, $0.password] }
-            && lhs.uploadFile == rhs.uploadFile && lhs.continuesOutput == rhs.continuesOutput
-            && lhs.cookieString == rhs.cookieString && lhs.cookieFiles == rhs.cookieFiles && lhs.cookieJar == rhs.cookieJar
-            && lhs.compressed == rhs.compressed
-            && lhs.cacheDirectory == rhs.cacheDirectory
+    /// One `-H` field.
+    struct HeaderField: Equatable, Sendable {
+        /// The field's name as given.
+        var name: String
+        /// The value, without the whitespace around it.
+        var value: String
     }
 
-    /// Sets the flag spelled `word` (a flag takes no value); false when `word` is not a flag.
-    private mutating func setFlag(_ word: String) -> Bool {
-        switch word {
-        case "-i", "--include": includeHead = true
-        case "-I", "--head": headOnly = true
-        case "-v", "--verbose": verbose = true
-        case "-f", "--fail": failOnHTTPError = true
-        case "-L", "--location": followRedirects = true
-        case "-s", "--silent": silent = true
-        case "--json-summary": jsonSummary = true
-        case "-G", "--get": dataInQuery = true
-        case "--compressed": compressed = true
-        case "-k", "--insecure": tls.insecure = true
-        case "--no-verify-host": tls.noVerifyHost = true
-        case "--retry-all-errors": retry.allErrors = true
-        case "--retry-connrefused": retry.connectionRefused = true
-        case "--tlsv1.2": tls.minimumVersion = tls.minimumVersion == "1.3" ? "1.3" : "1.2"
-        case "--tlsv1.3": tls.minimumVersion = "1.3"
-        case "--pin-report-only": tls.pinReportOnly = true
-        default: return false
-        }
-        return true
+    /// `-u user:password`.
+    struct Credentials: Equatable, Sendable {
+        /// The user name.
+        var user: String
+        /// The password.
+        var password: String
     }
 
-    /// Options that take a value, long spellings first; the short ones may have the value attached (`-XPOST`).
-    private static let valued: [String: String] = [
-        "-X": "--request", "-H": "--header", "-d": "--data", "-o": "--output", "-F": "--form", "--form": "--form",
-        "--request": "--request", "--header": "--header", "--data": "--data", "--data-binary": "--data-binary",
-        "--output": "--output", "--max-time": "--max-time", "-m": "--max-time",
-        "--connect-timeout": "--connect-timeout",
-        "--max-redirs": "--max-redirs", "--unix-socket": "--unix-socket", "--rate": "--rate",
-        "--cacert": "--cacert", "--pin": "--pin", "--pinnedpubkey": "--pin", "--pin-cert": "--pin-cert",
-        "--pinned-cert-dir": "--pinned-cert-dir",
-        "--cert": "--cert", "-E": "--cert", "--key": "--key",
-        "--retry": "--retry", "--retry-delay": "--retry-delay", "--retry-max-time": "--retry-max-time",
-        "--data-raw": "--data-raw", "--data-urlencode": "--data-urlencode", "--json": "--json",
-        "-u": "--user", "--user": "--user", "-T": "--upload-file", "--upload-file": "--upload-file",
-        "-C": "--continue-at", "--continue-at": "--continue-at",
-        "-b": "--cookie", "--cookie": "--cookie", "-c": "--cookie-jar", "--cookie-jar": "--cookie-jar",
-        "--cache-dir": "--cache-dir",
-    ]
-
-    /// Parses the words after the subcommand's name.
-    ///
-    /// - Parameters:
-    ///   - words: The command-line words.
-    ///   - requiresMethod: Whether `-X` must be given (`wire request`); `wire get` takes it as curl does.
-    /// - Throws: `FetchUsageError` naming the mistake.
-    init(_ words: [String], requiresMethod: Bool) throws(FetchUsageError) {
-        var index = 0
-        var optionsEnded = false
-        while index < words.count {
-            let word = words[index]
-            index += 1
-            if optionsEnded || !word.hasPrefix("-") || word == "-" {
-                guard word != "-" else { throw FetchUsageError(message: "'-' is not a URL") }
-                urls.append(word)
-                continue
-            }
-            if word == "--" {
-                optionsEnded = true
-                continue
-            }
-            if setFlag(word) { continue }
-            // --name=value
-            if word.hasPrefix("--"), let equals = word.firstIndex(of: "="),
-                let name = Self.valued[String(word[..<equals])]
-            {
-                try apply(name, String(word[word.index(after: equals)...]))
-                continue
-            }
-            if let name = Self.valued[word] {
-                guard index < words.count else { throw FetchUsageError(message: "\(word) needs a value") }
-                try apply(name, words[index])
-                index += 1
-                continue
-            }
-            // A short option with its value attached (-XPOST, -HName:v), or bundled flags (-sLi, -so out).
-            if !word.hasPrefix("--"), word.count > 2 {
-                index = try applyBundle(word, words: words, next: index)
-                continue
-            }
-            throw FetchUsageError(message: "unknown option '\(word)'")
-        }
-        try validate(requiresMethod: requiresMethod)
+    /// Where one URL's body goes.
+    enum Output: Equatable, Sendable {
+        /// `-o FILE` (`-` is standard output).
+        case file(String)
+        /// `-O`: a file named after the URL's last path segment (with `-J`, the `Content-Disposition` file name).
+        case remoteName
     }
 
-    /// Applies `-abc`: flags one by one, until a letter that takes a value, which takes the rest of the word or,
-    /// when the word ends there, the next word. Returns the index of the next unread word.
-    private mutating func applyBundle(_ word: String, words: [String], next: Int) throws(FetchUsageError) -> Int {
-        var letters = Substring(word.dropFirst())
-        while let letter = letters.first {
-            letters = letters.dropFirst()
-            let short = "-\(letter)"
-            if setFlag(short) {
-                continue
-            } else if let name = Self.valued[short] {
-                if !letters.isEmpty {
-                    try apply(name, String(letters))
-                    return next
-                }
-                guard next < words.count else { throw FetchUsageError(message: "\(short) needs a value") }
-                try apply(name, words[next])
-                return next + 1
-            } else {
-                throw FetchUsageError(message: "unknown option '\(short)' in '\(word)'")
-            }
-        }
-        return next
+    /// curl's output switches besides `-o` and `-O`.
+    struct OutputOptions: Equatable, Sendable {
+        /// `--remote-name-all`: every URL without `-o` or `-O` is saved as with `-O`.
+        var remoteNameAll = false
+        /// `-J`/`--remote-header-name`: with `-O`, the file name of the response's `Content-Disposition`, without any
+        /// directory part, and an existing file is never overwritten.
+        var remoteHeaderName = false
+        /// `--output-dir DIR`: the directory `-o` and `-O` files are written in.
+        var directory: String?
+        /// `--create-dirs`: the output file's missing directories are made.
+        var createDirectories = false
+        /// `--remove-on-error`: an output file of a transfer that fails is removed.
+        var removeOnError = false
+        /// `-D FILE`: every response head is written to FILE (`-` is standard output).
+        var headerFile: String?
+        /// `-R`/`--remote-time`: the output file's modification time is the response's `Last-Modified`.
+        var remoteTime = false
     }
 
-    /// Sets the option `name` (its long spelling) to `value`.
-    private mutating func apply(_ name: String, _ value: String) throws(FetchUsageError) {
-        switch name {
-        case "--request":
-            // A method is a token (RFC 9110 §9.1): printable ASCII without delimiters.
-            let delimiters = Set("\"(),/:;<=>?@[\\]{}".utf8)
-            guard !value.isEmpty, value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !delimiters.contains($0) }) else {
-                throw FetchUsageError(message: "invalid method '\(value)'")
-            }
-            method = HTTPMethod(value)
-        case "--header":
-            headers.append(try Self.header(value))
-        case "--data":
-            data.append(value.hasPrefix("@") ? .textFile(String(value.dropFirst())) : .text(value))
-        case "--data-binary":
-            data.append(value.hasPrefix("@") ? .binaryFile(String(value.dropFirst())) : .binary(value))
-        case "--data-raw":
-            // -d without the meaning of '@'.
-            data.append(.text(value))
-        case "--data-urlencode":
-            data.append(.urlEncoded(value))
-        case "--json":
-            data.append(.json(value))
-        case "--user":
-            // curl would prompt for a missing password; a tool run from scripts asks for it outright.
-            guard let colon = value.firstIndex(of: ":") else {
-                throw FetchUsageError(message: "-u needs user:password (wire does not prompt for a password)")
-            }
-            credentials = (String(value[..<colon]), String(value[value.index(after: colon)...]))
-        case "--upload-file":
-            uploadFile = try Self.file(value, option: "-T")
-        case "--form":
-            form.append(try FormPart(value))
-        case "--output":
-            guard !value.isEmpty else { throw FetchUsageError(message: "-o needs a file name") }
-            outputs.append(value)
-        case "--max-time":
-            maxTime = try Self.seconds(value, option: name)
-        case "--connect-timeout":
-            connectTimeout = try Self.seconds(value, option: name)
-        case "--max-redirs":
-            guard let count = Int(value), count >= -1 else {
-                throw FetchUsageError(message: "--max-redirs needs a whole number (-1 for no limit), not '\(value)'")
-            }
-            maxRedirects = count == -1 ? nil : count
-        case "--unix-socket":
-            guard !value.isEmpty else { throw FetchUsageError(message: "--unix-socket needs a path") }
-            unixSocket = value
-        case "--rate":
-            rate = try Self.rate(value)
-        case "--cacert":
-            tls.caCertificateFile = try Self.file(value, option: name)
-        case "--pin":
-            tls.publicKeyPins += try Self.pins(value)
-        case "--pin-cert":
-            tls.pinnedCertificateFile = try Self.file(value, option: name)
-        case "--pinned-cert-dir":
-            guard !value.isEmpty else { throw FetchUsageError(message: "--pinned-cert-dir needs a directory") }
-            tls.pinnedCertificateDirectory = value
-        case "--cert":
-            tls.certificateFile = try Self.file(value, option: name)
-        case "--key":
-            tls.keyFile = try Self.file(value, option: name)
-        case "--retry":
-            guard let count = Int(value), count >= 0 else {
-                throw FetchUsageError(message: "--retry needs a whole number of retries, 0 or more, not '\(value)'")
-            }
-            retry.count = count
-        case "--retry-delay":
-            // Fractions as curl 8.16 takes them; 0 means the default backoff, as in curl.
-            retry.delay = try Self.seconds(value, option: name)
-        case "--retry-max-time":
-            retry.maxTime = try Self.seconds(value, option: name)
-        case "--continue-at":
-            // curl's `-C N` (an offset of the caller's choosing) is not taken: only the output file's own size.
-            guard value == "-" else {
-                throw FetchUsageError(message: "-C takes '-' (continue from the output file's size), not '\(value)'")
-            }
-            continuesOutput = true
-        case "--cookie":
-            // curl's rule: text with `=` is cookies, anything else a file name (an empty one only turns the engine on).
-            if value.contains("=") { cookieString = value } else { cookieFiles.append(value) }
-        case "--cookie-jar":
-            guard !value.isEmpty else { throw FetchUsageError(message: "-c needs a file name") }
-            cookieJar = value
-        case "--cache-dir":
-            guard !value.isEmpty else { throw FetchUsageError(message: "--cache-dir needs a directory") }
-            cacheDirectory = value
-        default:
-            preconditionFailure("option \(name) is in the table but not applied")
-        }
+    /// curl's netrc switches: `-n` reads `~/.netrc` and `--netrc-file` another file; `--netrc-optional` reads it
+    /// only when it is there.
+    struct NetrcOptions: Equatable, Sendable {
+        /// Whether a netrc file is read at all.
+        var enabled = false
+        /// Whether a missing file is no failure.
+        var optional = false
+        /// `--netrc-file FILE`; nil for `$HOME/.netrc`.
+        var file: String?
     }
 
-    private mutating func validate(requiresMethod: Bool) throws(FetchUsageError) {
-        if method == .connect {
-            // CONNECT's target is an authority, not a URL: `-X CONNECT host:port PROXY-URL...`.
-            guard let target = urls.first, HTTPClient.isAuthority(target) else {
-                throw FetchUsageError(
-                    message: "-X CONNECT takes the tunnel's host:port, then the proxy's URL: "
-                        + "wire request -X CONNECT example.org:443 http://proxy:3128/")
-            }
-            guard urls.count > 1 else {
-                throw FetchUsageError(
-                    message: "-X CONNECT \(target) needs the proxy's URL after it: "
-                        + "wire request -X CONNECT \(target) http://proxy:3128/")
-            }
-            guard data.isEmpty, !headOnly else { throw FetchUsageError(message: "-X CONNECT sends no body and no HEAD") }
-            connectTarget = target
-            urls.removeFirst()
-        }
-        guard !urls.isEmpty else { throw FetchUsageError(message: "no URL given") }
-        if requiresMethod && method == nil { throw FetchUsageError(message: "wire request needs -X METHOD") }
-        if !form.isEmpty && (headOnly || !data.isEmpty) {
-            // curl: "You can only select one HTTP request method!"
-            throw FetchUsageError(message: "choose one method: -F sends a multipart POST, -d/--data-binary a form POST, -I HEAD")
-        }
-        let isJSON = data.contains { if case .json = $0 { true } else { false } }
-        if isJSON && data.contains(where: { if case .json = $0 { false } else { true } }) {
-            throw FetchUsageError(message: "--json sends one JSON body and cannot be combined with -d or --data-*")
-        }
-        if dataInQuery && !form.isEmpty {
-            throw FetchUsageError(message: "choose one method: -G puts data in the query of a GET, -F sends a multipart POST")
-        }
-        if uploadFile != nil && (!form.isEmpty || !data.isEmpty || headOnly) {
-            throw FetchUsageError(message: "choose one body: -T uploads a file with PUT; -d, -G, -F and -I ask for other methods")
-        }
-        if headOnly && !data.isEmpty && !dataInQuery {
-            // curl refuses the pair too: -d asks for POST, -I for HEAD.
-            throw FetchUsageError(message: "choose one method: -I/--head asks for HEAD, -d/--data-binary for POST")
-        }
-        if outputs.count > urls.count {
-            throw FetchUsageError(
-                message: "\(outputs.count) output files for \(urls.count) URLs; each -o pairs with one URL")
-        }
-        if jsonSummary && !outputs.isEmpty {
-            throw FetchUsageError(message: "--json-summary prints to standard output and cannot be combined with -o")
-        }
-        if (tls.certificateFile == nil) != (tls.keyFile == nil) {
-            throw FetchUsageError(message: "--cert and --key go together (the key of the client certificate)")
-        }
-        let pinsCertificates = tls.pinnedCertificateFile != nil || tls.pinnedCertificateDirectory != nil
-        if !tls.publicKeyPins.isEmpty && pinsCertificates {
-            throw FetchUsageError(message: "choose --pin or --pin-cert/--pinned-cert-dir, not both")
-        }
-        if tls.pinReportOnly && tls.publicKeyPins.isEmpty && !pinsCertificates {
-            throw FetchUsageError(message: "--pin-report-only needs --pin, --pin-cert or --pinned-cert-dir")
-        }
-        if tls.pinReportOnly && tls.insecure {
-            // With nothing verified and pins only reported, any certificate would pass: the library refuses the same.
-            throw FetchUsageError(message: "--pin-report-only needs verification and cannot be combined with -k/--insecure")
-        }
-        let streamsFile = data.contains { if case .binaryFile = $0 { true } else { false } }
-        if streamsFile && data.count > 1 && !dataInQuery {
-            throw FetchUsageError(
-                message: "--data-binary @file is streamed from disk and cannot be combined with other data")
-        }
-    }
-
-    /// A non-empty file name.
-    static func file(_ value: String, option: String) throws(FetchUsageError) -> String {
-        guard !value.isEmpty else { throw FetchUsageError(message: "\(option) needs a file name") }
-        return value
-    }
-
-    /// Public-key pins: `sha256/BASE64`, or curl's `sha256//BASE64` joined by `;`, each 32 bytes of base64.
-    static func pins(_ value: String) throws(FetchUsageError) -> [String] {
-        var pins: [String] = []
-        for part in value.split(separator: ";") {
-            var text = part.trimmingPrefix(" ")
-            // curl writes `sha256//BASE64`; base64 may itself start with `/`, so only that exact prefix is curl's.
-            if text.hasPrefix("sha256//") && text.count == "sha256//".count + 44 {
-                text = text.dropFirst("sha256//".count)
-            } else if text.hasPrefix("sha256/") {
-                text = text.dropFirst("sha256/".count)
-            } else {
-                throw FetchUsageError(message: "a pin is sha256/BASE64 (the SHA-256 of the public key), not '\(part)'")
-            }
-            guard text.count == 44, text.hasSuffix("="),
-                text.dropLast().allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "/") })
-            else {
-                throw FetchUsageError(message: "a pin's base64 is 44 characters (32 bytes), not '\(text)'")
-            }
-            pins.append("sha256/" + text)
-        }
-        guard !pins.isEmpty else { throw FetchUsageError(message: "--pin needs sha256/BASE64") }
-        return pins
-    }
-
-    /// `Name: value`, with the optional whitespace around the value removed (RFC 9110 §5.5).
-    static func header(_ text: String) throws(FetchUsageError) -> (name: String, value: String) {
-        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
-            throw FetchUsageError(message: "a header is 'Name: value', not '\(text)'")
-        }
-        let name = String(text[..<colon])
-        let value = text[text.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
-        let trimmed = String(value.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-        return (name, trimmed)
-    }
-
-    /// A non-negative number of seconds, fractions allowed; 0 means no limit, as in curl.
-    static func seconds(_ text: String, option: String) throws(FetchUsageError) -> Duration? {
-        guard let value = Double(text), value.isFinite, value >= 0 else {
-            throw FetchUsageError(message: "\(option) needs a number of seconds, not '\(text)'")
-        }
-        return value == 0 ? nil : .seconds(value)
-    }
-
-    /// `N/s`, `N/m`, `N/h` or `N/d`; a bare `N` is per hour, as in curl.
-    static func rate(_ text: String) throws(FetchUsageError) -> Rate {
-        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-        let unit: Duration
-        switch parts.count == 2 ? parts[1] : "h" {
-        case "s": unit = .seconds(1)
-        case "m": unit = .seconds(60)
-        case "h": unit = .seconds(3600)
-        case "d": unit = .seconds(86_400)
-        default: throw FetchUsageError(message: "--rate is N/s, N/m, N/h or N/d, not '\(text)'")
-        }
-        guard let count = Int(parts[0]), count > 0 else {
-            throw FetchUsageError(message: "--rate needs a positive whole number of requests, not '\(text)'")
-        }
-        return Rate(interval: unit / count)
-    }
 }

@@ -5,19 +5,25 @@ import WireTLS
 /// Runs the transfers of one `wire get` or `wire request` call: each URL in turn, over the keep-alive pool of one
 /// `HTTPClient` (so a second URL on the same origin reuses the first one's connection), paced by `--rate`.
 ///
-/// A failed transfer prints one line on standard error and the next URL is still fetched; the exit status is that
-/// of the last failure, as in curl.
+/// A failed transfer prints one line on standard error (unless `-s` without `-S`) and the next URL is still fetched
+/// (unless `--fail-early`); the exit status is the last transfer's, as in curl 7.88.
 struct Fetcher {
     let options: FetchOptions
-    private let standardError = OutputSink.standardError
+    /// Standard error, or `--stderr`'s file.
+    let standardError: OutputSink
+    /// `-D`'s sink, opened once for every transfer of the run.
+    private let headerSink: OutputSink?
     /// `-b` and `-c`, when given: the cookie engine shared by every URL of the run.
-    private let cookies: CookieEngine?
+    let cookies: CookieEngine?
     /// `--cache-dir`'s cache.
     private let cache: FetchCache?
 
     /// A fetcher for validated options; `-b` cookie files are read now.
     init(options: FetchOptions) {
         self.options = options
+        // curl goes on with standard error when the --stderr file cannot be opened.
+        standardError = options.errorFile.flatMap { try? OutputSink.file($0) } ?? .standardError
+        headerSink = options.output.headerFile.flatMap { try? OutputSink.file($0) }
         cookies = CookieEngine(options: options)
         cache = options.cacheDirectory.map {
             FetchCache(directory: $0, unixSocket: options.unixSocket.map(RequestBuilder.absoluteSocketPath))
@@ -31,10 +37,25 @@ struct Fetcher {
             report(error)
             return error.status
         }
+        if let warning = builder.warning { warn(warning) }
+        if options.method != nil && options.followRedirects {
+            // curl's documented rule, which surprises: the method is not changed by a 301, 302 or 303.
+            warn(
+                "Warning: -X \(options.method!.rawValue) is sent again at every redirect -L follows, as curl does; "
+                    + "leave -X out to let a 301, 302 or 303 turn a POST into a GET.\n")
+        }
+        if let file = options.output.headerFile, headerSink == nil {
+            let failure = TransferFailure(status: ExitStatus.writeError, message: "cannot create \(file) for -D")
+            report(failure)
+            return failure.status
+        }
         var configuration = HTTPClientConfiguration()
         if let connectTimeout = options.connectTimeout { configuration.connectTimeout = connectTimeout }
-        // Without -L a redirect is an answer like any other, as in curl.
-        configuration.redirects = options.followRedirects ? .follow(max: options.maxRedirects ?? .max) : .disallow
+        // The tool follows redirects itself (Fetcher+Redirects), with curl's rules; it writes User-Agent itself, in
+        // curl's place, and -H 'Expect:' turns Wire's own Expect off.
+        configuration.redirects = .disallow
+        configuration.userAgent = nil
+        if options.removedHeaders.contains("expect") { configuration.expectContinueThreshold = nil }
         do { configuration.tls = try Self.tlsConfiguration(options.tls) } catch {
             report(error)
             return error.status
@@ -60,19 +81,23 @@ struct Fetcher {
         return status
     }
 
-    /// Every URL in turn; the status of the last failure.
+    /// Every URL in turn; the status of the last transfer (curl 7.88's rule), or of the first failure with
+    /// `--fail-early`.
     private func transferAll(with builder: RequestBuilder, client: HTTPClient) async -> Int32 {
         var summary = options.jsonSummary ? JSONSummaryWriter(sink: .standardOutput) : nil
         var pacer = RequestPacer(interval: options.rate?.interval)
         var status = ExitStatus.success
         for (index, url) in options.urls.enumerated() {
             await pacer.waitForTurn()
-            let output = index < options.outputs.count ? options.outputs[index] : nil
+            let output =
+                index < options.outputs.count ? options.outputs[index] : options.output.remoteNameAll ? .remoteName : nil
             var retry = TransferRetry(options.retry)
+            status = ExitStatus.success
             while true {
                 do throws(TransferFailure) {
+                    let file = try OutputFile(output, url: url, options: options.output)
                     if let again = try await transfer(
-                        url, to: output, with: builder, client: client,
+                        url, to: file, with: builder, client: client,
                         summary: &summary, retry: &retry)
                     {
                         await wait(for: again)
@@ -88,13 +113,14 @@ struct Fetcher {
                 }
                 break
             }
+            if status != ExitStatus.success && options.failEarly { break }
         }
         return status
     }
 
     /// curl's warning (unless `-s`), then the wait before a retry.
     private func wait(for retry: TransferRetry.Retry) async {
-        if !options.silent { try? standardError.write(retry.warning) }
+        warn(retry.warning)
         try? await Task.sleep(for: retry.delay)
     }
 
@@ -140,27 +166,35 @@ struct Fetcher {
         return TransferFailure(any: error)
     }
 
-    /// Prints a failure's line on standard error.
+    /// Prints a failure's line on standard error, unless `-s` without `-S`.
     private func report(_ failure: TransferFailure) {
+        guard !options.silent || options.showError else { return }
         try? standardError.write(failure.line + "\n")
+    }
+
+    /// Prints a warning on standard error, unless `-s`.
+    func warn(_ text: String) {
+        guard !options.silent else { return }
+        try? standardError.write(text)
     }
 
     /// One URL: the request, the head checks, then the body streamed to its destination; or, for a transient status
     /// with `--retry` left, the retry to make (the body read and dropped, nothing written).
     private func transfer(
-        _ url: String, to output: String?, with builder: RequestBuilder, client: HTTPClient,
+        _ url: String, to file: OutputFile, with builder: RequestBuilder, client: HTTPClient,
         summary: inout JSONSummaryWriter?,
         retry: inout TransferRetry
     ) async throws(TransferFailure) -> TransferRetry.Retry? {
         if let target = options.connectTarget {
-            try await connect(to: target, via: url, output: output, client: client)
+            try await connect(to: target, via: url, output: file.path, client: client)
             return nil
         }
+        var file = file
         let response: HTTPClientResponse
-        let resume = OutputResume(options: options, output: output)
+        let resume = OutputResume(options: options, output: file.path)
         let redirects: [RedirectStep]
         var pending: FetchCache.Pending?
-        // With -C -: the length of the range a 206 continues the file with.
+        // With -C: the length of the range a 206 continues the file with.
         var rangeLength: Int64?
         do throws(TransferFailure) {
             var plan = try builder.plan(for: url)
@@ -171,22 +205,13 @@ struct Fetcher {
                 if options.verbose { try? standardError.write("* cache: \(note)\n") }
                 switch step {
                 case .answer(let entry):
-                    try writeCached(entry, to: output)
+                    try writeCached(entry, to: file.path)
                     return nil
                 case .send(let request, let waiting):
                     (plan.request, pending) = (request, waiting)
                 }
             }
-            if let cookies {
-                (response, redirects) = try await executeWithCookies(plan, engine: cookies, client: client)
-            } else {
-                do { response = try await client.execute(plan.request, timeout: options.maxTime) } catch {
-                    throw failure(error)
-                }
-                redirects = response.metrics.snapshot.redirectHops.map {
-                    RedirectStep(url: $0.url, requestHead: $0.requestHead, responseHead: $0.responseHead)
-                }
-            }
+            (response, redirects) = try await execute(plan, builder: builder, client: client)
             if options.verbose {
                 // The heads exactly as the client wrote them, hop by hop through any redirects.
                 let metrics = response.metrics.snapshot
@@ -204,6 +229,21 @@ struct Fetcher {
                     + HeadText.verbose(HeadText.lines(of: response.head), prefix: "< ")
                 try? standardError.write(text)
             }
+            if let headerSink {
+                // -D: every head as it came, the redirects' included, as curl writes them.
+                for hop in redirects { try headerSink.write(HeadText.raw(hop.responseHead)) }
+                try headerSink.write(HeadText.raw(response.head))
+            }
+            if let path = options.etagSave {
+                // curl writes the tag (or nothing, when the response has none) with a line end.
+                let tag = response.headers.first(name: "ETag")
+                do {
+                    try LocalFiles.write(tag.map { Array(($0 + "\n").utf8) } ?? [], toPath: path)
+                } catch {
+                    throw TransferFailure(
+                        status: ExitStatus.writeError, message: "cannot write \(path): \(systemErrorText(error.errno.rawValue))")
+                }
+            }
             if let again = retry.retry(url: url, status: Int(response.status.code), headers: response.headers) {
                 // Read so the connection can serve the retry; a large body is dropped with its connection.
                 _ = try? await response.body.collect(upTo: 64 * 1024)
@@ -212,10 +252,16 @@ struct Fetcher {
             if options.failOnHTTPError && response.status.code >= 400 {
                 // A small error body is read so the connection can serve the next URL; a large one is dropped.
                 _ = try? await response.body.collect(upTo: 64 * 1024)
-                let status = "\(response.status.code) \(response.head.reasonPhrase)"
+                throw Self.httpError(response)
+            }
+            if let max = options.maxFilesize, !options.headOnly,
+                let length = response.headers.first(name: "Content-Length").flatMap({ Int64($0) }), length > max
+            {
+                // curl 7.88 checks the announced length only: a body of unknown length is not limited.
+                _ = try? await response.body.collect(upTo: 64 * 1024)
                 throw TransferFailure(
-                    status: ExitStatus.httpError,
-                    message: "the requested URL returned error: \(status)")
+                    status: ExitStatus.tooLarge,
+                    message: "maximum file size exceeded: the body is \(length) bytes, --max-filesize \(max)")
             }
             // After --fail, as in curl 7.88 (a 416 with --fail is its exit 22); otherwise a 416 is the complete file.
             switch resume?.verdict(status: Int(response.status.code), headers: response.headers) {
@@ -235,6 +281,11 @@ struct Fetcher {
                 _ = try? await response.body.collect(upTo: 64 * 1024)
                 throw TransferFailure(status: ExitStatus.rangeError, message: "cannot resume: \(reason)")
             }
+            if file.takesHeaderName, let value = response.headers.first(name: "Content-Disposition"),
+                let name = OutputFile.dispositionName(value)
+            {
+                file.path = OutputFile.inDirectory(name, options.output.directory)
+            }
         } catch {
             try? summary?.failed(error)
             throw error
@@ -243,7 +294,7 @@ struct Fetcher {
         if let pending, let merged = await cache?.notModified(response, pending) {
             _ = try? await response.body.collect(upTo: 64 * 1024)
             if options.verbose { try? standardError.write("* cache: revalidated (304)\n") }
-            try writeCached(merged, to: output)
+            try writeCached(merged, to: file.path)
             return nil
         }
         let capture = pending.map { _ in BodyCapture() }
@@ -251,9 +302,24 @@ struct Fetcher {
             try await streamSummary(response, into: &summary!)
         } else {
             let range = resume.flatMap { resume in rangeLength.map { (offset: resume.offset, length: $0) } }
-            try await streamBody(
-                response, redirects: redirects, to: output, appending: resume != nil, range: range,
-                capture: capture)
+            var created: String?
+            do {
+                try await streamBody(
+                    response, redirects: redirects, to: file, appending: resume != nil, range: range,
+                    capture: capture, created: &created)
+            } catch {
+                if options.output.removeOnError, let created {
+                    OutputFile.remove(created)
+                    if options.verbose { try? standardError.write("* removed the output file \(created)\n") }
+                }
+                throw error
+            }
+            if options.output.remoteTime, file.isFile, let path = file.path {
+                OutputFile.setRemoteTime(of: path, from: response.headers)
+            }
+            if options.failWithBody && response.status.code >= 400, options.output.removeOnError, let created {
+                OutputFile.remove(created)
+            }
         }
         if let pending, let cache, let capture {
             let note = await cache.finish(response, body: capture.bytes, pending)
@@ -262,7 +328,14 @@ struct Fetcher {
         if options.verbose {
             try? standardError.write(HeadText.verboseTimings(response.metrics.snapshot))
         }
+        if options.failWithBody && response.status.code >= 400 { throw Self.httpError(response) }
         return nil
+    }
+
+    /// curl's failure for an HTTP status of 400 or more with `-f` or `--fail-with-body`.
+    static func httpError(_ response: HTTPClientResponse) -> TransferFailure {
+        let status = "\(response.status.code) \(response.head.reasonPhrase)"
+        return TransferFailure(status: ExitStatus.httpError, message: "the requested URL returned error: \(status)")
     }
 
     /// `-X CONNECT host:port PROXY`: asks the proxy for a tunnel and writes its answer's head (and the body of a
@@ -302,16 +375,24 @@ struct Fetcher {
     /// Writes the body (after the head with `-i`) to the file or standard output, with a progress bar when wanted.
     /// With `range` (a 206 continuing a file of `offset` bytes), a body longer than the range is refused before its
     /// extra bytes are written and the file cut back to `offset` (exit 33), and one that ends short of it is
-    /// a partial transfer (exit 18; the bytes that came are in place, so `-C -` can go on from them).
+    /// a partial transfer (exit 18; the bytes that came are in place, so `-C -` can go on from them). `created` is
+    /// set to the file's path once it is open.
     private func streamBody(
-        _ response: HTTPClientResponse, redirects: [RedirectStep], to output: String?,
+        _ response: HTTPClientResponse, redirects: [RedirectStep], to file: OutputFile,
         appending: Bool = false, range: (offset: Int, length: Int64)? = nil,
-        capture: BodyCapture? = nil
+        capture: BodyCapture? = nil, created: inout String?
     ) async throws(TransferFailure) {
         // Opened only now, so a transfer that fails before its response (or with --fail) leaves no file behind.
-        let sink =
-            try output.map { path throws(TransferFailure) in try OutputSink.file(path, appending: appending) }
-            ?? .standardOutput
+        let sink: OutputSink
+        if let path = file.path {
+            if options.output.createDirectories, file.isFile { try OutputFile.createDirectories(above: path) }
+            // -J never overwrites a file (curl: "Failed to open the file: File exists").
+            sink = try OutputSink.file(path, appending: appending, exclusive: file.takesHeaderName)
+            if file.isFile { created = path }
+        } else {
+            sink = .standardOutput
+        }
+        let output = file.path
         if options.includeHead || options.headOnly {
             // As curl does with -L: every redirect's head before the final one (the redirect bodies are not shown).
             for hop in redirects { try sink.write(HeadText.raw(hop.responseHead)) }
@@ -330,7 +411,8 @@ struct Fetcher {
         let total = response.headers.first(name: "content-length").flatMap { Int($0) }
         let wantsBar = ProgressBar.isWanted(
             total: total, toFile: output != nil && output != "-",
-            silent: options.silent, stderrIsTerminal: standardError.isTerminal)
+            silent: options.silent || options.noProgressMeter, stderrIsTerminal: standardError.isTerminal,
+            always: options.progressBar)
         var progress = wantsBar ? ProgressBar(total: total, sink: standardError) : nil
         defer { progress?.finish() }
         var decoding = try BodyDecoding(response, compressed: options.compressed)
@@ -364,7 +446,7 @@ struct Fetcher {
 
     /// Writes a stored response (after its head with `-i`) as if it had come from the network; `-f` applies.
     private func writeCached(_ entry: CachedResponse, to output: String?) throws(TransferFailure) {
-        if options.failOnHTTPError && entry.response.statusCode >= 400 {
+        if (options.failOnHTTPError || options.failWithBody) && entry.response.statusCode >= 400 {
             throw TransferFailure(
                 status: ExitStatus.httpError,
                 message: "the requested URL returned error: \(entry.response.statusCode) (from the cache)")

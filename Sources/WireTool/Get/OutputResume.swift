@@ -26,7 +26,14 @@ struct OutputResume: Equatable, Sendable {
     /// The resumption for one transfer, or nil when there is nothing to continue: no `-C -`, `-I`, standard output,
     /// or no file or an empty one (the request goes out without `Range`, as curl's does).
     init?(options: FetchOptions, output: String?) {
-        guard options.continuesOutput, !options.headOnly, let output, output != "-",
+        guard !options.headOnly else { return nil }
+        if let offset = options.resumeOffset {
+            // -C OFFSET: the caller's offset, whatever the output; 0 asks for the whole body.
+            guard offset > 0 else { return nil }
+            self.offset = Int(offset)
+            return
+        }
+        guard options.continuesOutput, let output, output != "-",
             let size = LocalFiles.size(atPath: output), size > 0
         else { return nil }
         offset = size
@@ -34,7 +41,10 @@ struct OutputResume: Equatable, Sendable {
 
     /// `Range: bytes=<offset>-`, replacing one given with `-H`.
     func apply(to request: inout HTTPClientRequest) {
-        request.headers.replaceOrAdd(name: "Range", value: "bytes=\(offset)-")
+        // -C OFFSET's field is in curl's place already; -C - learns the offset only now.
+        let value = "bytes=\(offset)-"
+        guard request.headers["Range"] != [value] else { return }
+        request.headers.replaceOrAdd(name: "Range", value: value)
     }
 
     /// What the answer's status and fields mean for the file (curl 7.88's rules: any 416 is the complete file; a

@@ -26,12 +26,13 @@ final class OutputSink {
     }
 
     /// Creates or truncates the file at `path` (`-` is standard output); with `appending`, opens it to write at its
-    /// end instead (`-C -`).
+    /// end instead (`-C -`); with `exclusive`, fails when the file is there already (`-J`).
     ///
     /// - Throws: `TransferFailure` with curl's write-error status (23), naming the system error.
-    static func file(_ path: String, appending: Bool = false) throws(TransferFailure) -> OutputSink {
+    static func file(_ path: String, appending: Bool = false, exclusive: Bool = false) throws(TransferFailure) -> OutputSink {
         if path == "-" { return .standardOutput }
-        let descriptor = open(path, O_WRONLY | O_CREAT | (appending ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0o644)
+        let mode = exclusive ? O_EXCL : appending ? O_APPEND : O_TRUNC
+        let descriptor = open(path, O_WRONLY | O_CREAT | mode | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             let code = errno
             throw TransferFailure(status: ExitStatus.writeError, message: "cannot create \(path): \(systemErrorText(code))")

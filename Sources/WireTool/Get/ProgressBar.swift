@@ -24,8 +24,9 @@ struct ProgressBar {
     ///     terminal).
     ///   - silent: `-s`.
     ///   - stderrIsTerminal: `isatty(2)`: a bar in a log file is noise.
-    static func isWanted(total: Int?, toFile: Bool, silent: Bool, stderrIsTerminal: Bool) -> Bool {
-        toFile && !silent && stderrIsTerminal && (total.map { $0 > threshold } ?? true)
+    ///   - always: `-#`: whatever the body's size.
+    static func isWanted(total: Int?, toFile: Bool, silent: Bool, stderrIsTerminal: Bool, always: Bool = false) -> Bool {
+        toFile && !silent && stderrIsTerminal && (always || (total.map { $0 > threshold } ?? true))
     }
 
     /// A bar for a body of `total` bytes (nil when unknown), drawn on `sink`.

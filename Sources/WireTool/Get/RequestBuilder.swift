@@ -23,13 +23,25 @@ struct RequestBuilder: Sendable {
         var request: HTTPClientRequest
         /// The URL as the user meant it (before a `--unix-socket` rewrite), for messages.
         var displayURL: HTTPURL
+        /// The `Authorization` value the command line gives (for `--location-trusted`'s hops to other hosts).
+        var credentials: String?
     }
 
     let options: FetchOptions
     let body: Body
     let method: HTTPMethod
+    /// The method without `-X`: curl's rules for redirects follow it, and `-X` renames it only.
+    let impliedMethod: HTTPMethod
     /// With `-G`: the data, joined with `&`, for every URL's query.
     let query: String?
+    /// The `User-Agent` value: `-A`'s (empty for none), or Wire's.
+    let userAgent: String?
+    /// The netrc file's machines, with `-n`, `--netrc-file` or `--netrc-optional`.
+    let netrc: Netrc?
+    /// The fields of `-z` and `--etag-compare`, read once.
+    let conditions: [(String, String)]
+    /// A warning for standard error (a `-z` value that is neither a date nor a file).
+    let warning: String?
 
     /// Reads the data options once.
     ///
@@ -37,6 +49,9 @@ struct RequestBuilder: Sendable {
     ///   read.
     init(options: FetchOptions) throws(TransferFailure) {
         self.options = options
+        userAgent = options.userAgent.map { $0.isEmpty ? nil : $0 } ?? HTTPClientConfiguration().userAgent
+        netrc = try Netrc.load(options.netrc)
+        (conditions, warning) = try Self.conditions(options)
         if options.dataInQuery {
             query = options.data.isEmpty ? nil : String(decoding: try Self.joined(options.data).readableBytesArray, as: UTF8.self)
             body = .none
@@ -48,21 +63,24 @@ struct RequestBuilder: Sendable {
             body = options.form.isEmpty ? try Self.prepareBody(options.data) : .form(try FormPart.form(of: options.form))
         }
         // curl's choice: -X names the method outright; otherwise -I is HEAD, -T is PUT, data is POST (a GET with
-        // -G), nothing is GET.
-        if let explicit = options.method {
-            method = explicit
-        } else if options.headOnly {
-            method = .head
+        // -G), nothing is GET. What the options imply decides how a redirect changes the request, whatever -X says.
+        if options.headOnly {
+            impliedMethod = .head
         } else if options.uploadFile != nil {
-            method = .put
+            impliedMethod = .put
         } else if case .none = body {
-            method = .get
+            impliedMethod = .get
         } else {
-            method = .post
+            impliedMethod = .post
         }
+        method = options.method ?? impliedMethod
     }
 
     /// The request for `text`, one URL from the command line.
+    ///
+    /// The fields go out in curl's order: `Host`, `Authorization`, `Range`, `User-Agent`, `Accept`,
+    /// `Accept-Encoding`, `Referer`, the conditions of `-z` and `--etag-compare`, then the `-H` fields (one of which replaces the
+    /// tool's field of the same name), then `Content-Type`. `-H 'Name:'` removes a field, the tool's own included.
     ///
     /// - Throws: `TransferFailure` with status 3 when the URL is malformed.
     func plan(for text: String) throws(TransferFailure) -> Plan {
@@ -78,37 +96,17 @@ struct RequestBuilder: Sendable {
             let base = String(absolute.dropLast(fragment.count))
             absolute = base + (base.contains("?") ? "&" : "?") + query + fragment
         }
+        if !options.pathAsIs { absolute = URLPath.removingDotSegments(fromURL: absolute) }
         // curl sends `user:password@` as Basic credentials; the URL goes on without them, so they reach no message,
         // record or cache key.
         let split = try Self.takingUserinfo(from: absolute)
         absolute = split.url
-        let userinfo = split.credentials
         let url: HTTPURL
         do { url = try HTTPURL(absolute) } catch { throw TransferFailure(error) }
-        var headers = HTTPHeaders()
         if options.unixSocket != nil, url.isTLS {
             throw TransferFailure(status: ExitStatus.malformedURL, message: "https over --unix-socket is not supported: \(text)")
         }
-        for field in options.headers { headers.add(name: field.name, value: field.value) }
-        // -u wins over the URL's credentials, and -H Authorization over both, as in curl.
-        let credentials = options.credentials.map { Array("\($0.user):\($0.password)".utf8) } ?? userinfo
-        if let credentials, !headers.contains(name: "authorization") {
-            headers.add(name: "Authorization", value: "Basic " + Base64Encoder.encode(credentials))
-        }
-        let sendsJSON = options.data.contains { if case .json = $0 { true } else { false } }
-        if sendsJSON, !headers.contains(name: "accept") {
-            headers.add(name: "Accept", value: "application/json")
-        }
-        if options.compressed, !headers.contains(name: "accept-encoding") {
-            // curl's value for --compressed with zlib alone.
-            headers.add(name: "Accept-Encoding", value: "deflate, gzip")
-        }
-        if case .form(let form) = body, !headers.contains(name: "content-type") {
-            headers.add(name: "Content-Type", value: form.contentType)
-        } else if !options.data.isEmpty, query == nil, !headers.contains(name: "content-type") {
-            // curl labels data from -d and --data-binary alike as a form unless told otherwise; --json as JSON.
-            headers.add(name: "Content-Type", value: sendsJSON ? "application/json" : "application/x-www-form-urlencoded")
-        }
+        let headers = fields(for: url, userinfo: split.credentials)
         let requestBody: HTTPClientRequest.Body? =
             switch body {
             case .none: nil
@@ -120,7 +118,60 @@ struct RequestBuilder: Sendable {
         // The socket replaces the connection, not the request: the server still sees the URL's
         // target and Host, and redirects stay on the socket, as with curl.
         request.unixSocketPath = options.unixSocket.map(Self.absoluteSocketPath)
-        return Plan(request: request, displayURL: url)
+        return Plan(request: request, displayURL: url, credentials: authorization(userinfo: split.credentials, url: url))
+    }
+
+    /// The `Authorization` value the command line gives a request to `url`: `--oauth2-bearer`, then `-u`, then the
+    /// URL's own credentials, then the netrc file's; nil for none.
+    func authorization(userinfo: [UInt8]?, url: HTTPURL) -> String? {
+        if let token = options.bearerToken { return "Bearer " + token }
+        if let credentials = options.credentials {
+            return "Basic " + Base64Encoder.encode(Array("\(credentials.user):\(credentials.password)".utf8))
+        }
+        var user: String?
+        if let userinfo {
+            // A URL with a password is used as it is; one with only a user name takes the netrc password for it.
+            let colon = userinfo.firstIndex(of: UInt8(ascii: ":")) ?? userinfo.endIndex
+            let password = colon < userinfo.endIndex ? userinfo[(colon + 1)...] : []
+            if !password.isEmpty || netrc == nil { return "Basic " + Base64Encoder.encode(userinfo) }
+            user = String(decoding: userinfo[..<colon], as: UTF8.self)
+        }
+        if let netrc, let entry = netrc.entry(forHost: url.host, login: user) {
+            return "Basic " + Base64Encoder.encode(Array("\(entry.login):\(entry.password)".utf8))
+        }
+        return userinfo.map { "Basic " + Base64Encoder.encode($0) }
+    }
+
+    /// The header fields of a request to `url`, in curl's order (see `plan(for:)`).
+    func fields(for url: HTTPURL, userinfo: [UInt8]?, referer: String? = nil) -> HTTPHeaders {
+        let removed = options.removedHeaders
+        let custom = Set(options.headers.map { $0.name.lowercased() })
+        var headers = HTTPHeaders()
+        func addDefault(_ name: String, _ value: String?) {
+            let lowered = name.lowercased()
+            guard let value, !removed.contains(lowered), !custom.contains(lowered) else { return }
+            headers.add(name: name, value: value)
+        }
+        // Host: Wire writes one after the request's own fields when there is none, so removing it is not possible
+        // (HTTP/1.1 requires it, RFC 9112 §3.2); writing it here puts it first, as curl does.
+        if !custom.contains("host") { headers.add(name: "Host", value: url.hostHeader) }
+        addDefault("Authorization", authorization(userinfo: userinfo, url: url))
+        addDefault("Range", options.range.map { "bytes=" + $0 } ?? options.resumeOffset.flatMap { $0 > 0 ? "bytes=\($0)-" : nil })
+        addDefault("User-Agent", userAgent)
+        let sendsJSON = options.data.contains { if case .json = $0 { true } else { false } }
+        addDefault("Accept", sendsJSON ? "application/json" : "*/*")
+        // curl's value for --compressed with zlib alone.
+        addDefault("Accept-Encoding", options.compressed ? "deflate, gzip" : nil)
+        addDefault("Referer", referer ?? options.referer)
+        for (name, value) in conditions { addDefault(name, value) }
+        for field in options.headers { headers.add(name: field.name, value: field.value) }
+        if case .form(let form) = body {
+            addDefault("Content-Type", form.contentType)
+        } else if !options.data.isEmpty, query == nil {
+            // curl labels data from -d and --data-binary alike as a form unless told otherwise; --json as JSON.
+            addDefault("Content-Type", sendsJSON ? "application/json" : "application/x-www-form-urlencoded")
+        }
+        return headers
     }
 
     /// `absolute` without the userinfo of its authority, and that userinfo as Basic credentials: `user:password`
@@ -172,6 +223,36 @@ struct RequestBuilder: Sendable {
             }
         }
         return output
+    }
+
+    /// The fields of `-z` and `--etag-compare`, with the warning of a `-z` that is neither a date nor a file.
+    ///
+    /// - Throws: `TransferFailure` 26 when the `--etag-compare` file cannot be read.
+    static func conditions(_ options: FetchOptions) throws(TransferFailure) -> (fields: [(String, String)], warning: String?) {
+        var fields: [(String, String)] = []
+        var warning: String?
+        if var text = options.timeCondition {
+            // curl's prefixes: '-' asks for If-Unmodified-Since, '+' and '=' for If-Modified-Since.
+            var name = "If-Modified-Since"
+            if text.hasPrefix("-") {
+                name = "If-Unmodified-Since"
+                text.removeFirst()
+            } else if text.hasPrefix("+") || text.hasPrefix("=") {
+                text.removeFirst()
+            }
+            // A date first; otherwise the modification time of the file of that name, as curl tries them.
+            if let seconds = HTTPFieldDate.parse(text) ?? LocalFiles.regularFileStatus(atPath: text).map({ Int($0.modified) }) {
+                fields.append((name, HTTPFieldDate.format(unixSeconds: seconds)))
+            } else {
+                warning = "Warning: Illegal date format for -z, --time-cond (and not a file name). Disabling time condition.\n"
+            }
+        }
+        if let path = options.etagCompare {
+            // The file's first line is the tag, sent as it is; an empty file sends "" (a tag nothing matches).
+            let line = try contents(of: path).prefix { $0 != 0x0A && $0 != 0x0D }
+            fields.append(("If-None-Match", line.isEmpty ? "\"\"" : String(decoding: line, as: UTF8.self)))
+        }
+        return (fields, warning)
     }
 
     // MARK: Body

@@ -66,7 +66,7 @@ struct FetchOptionsTests {
         #expect(options.method == .post)
         #expect(options.headers.map { "\($0.name)=\($0.value)" } == ["A=1", "B=2", "C=3"])
         #expect(options.silent && options.followRedirects && options.includeHead && options.verbose && options.failOnHTTPError)
-        #expect(options.outputs == ["one", "two"])
+        #expect(options.outputs == [.file("one"), .file("two")])
         #expect(options.maxTime == .milliseconds(500))
         #expect(options.connectTimeout == .seconds(2))
         #expect(options.maxRedirects == 3)
@@ -78,7 +78,7 @@ struct FetchOptionsTests {
     @Test func bundledValueTakesTheNextWord() throws {
         let options = try Self.get(["-so", "out", "http://a/"])
         #expect(options.silent)
-        #expect(options.outputs == ["out"])
+        #expect(options.outputs == [.file("out")])
     }
 
     @Test func dataForms() throws {
@@ -116,7 +116,7 @@ struct FetchOptionsTests {
             "--data-binary @file is streamed from disk and cannot be combined with other data"
         ),
         (["http://a/", "-o"], "-o needs a value"),
-        (["-sZ", "http://a/"], "unknown option '-Z' in '-sZ'"),
+        (["-sY", "http://a/"], "unknown option '-Y' in '-sY'"),
     ])
     func usageErrors(words: [String], message: String) {
         #expect(Self.usageError(words) == message)

@@ -48,7 +48,7 @@ extension IOSuite {
             defer { try? FileManager.default.removeItem(at: folder) }
             for value in ["f=@\(folder.path)/missing.bin", "f=@\(folder.path)", "f=<\(folder.path)/missing.txt"] {
                 // Port 1 refuses connections: a 26 means the file was checked before any connection was tried.
-                let run = try await WireToolRunner.run(["get", "-s", "-F", value, "http://127.0.0.1:1/"])
+                let run = try await WireToolRunner.run(["get", "-sS", "-F", value, "http://127.0.0.1:1/"])
                 #expect(run.status == 26, "\(value): \(run.errors)")
                 #expect(run.errors.hasPrefix("wire: (26) cannot read "), "\(run.errors)")
             }
@@ -64,7 +64,7 @@ extension IOSuite {
                 try Data("x".utf8).write(to: file)
                 for type in ["text/plain\r\nEvil: b", "text/plain\nEvil: b"] {  // (an argument cannot hold a NUL)
                     let run = try await WireToolRunner.run([
-                        "get", "-s", "-F", "a=1", "-F", "f=@\(file.path);type=\(type)", "\(base)/echo",
+                        "get", "-sS", "-F", "a=1", "-F", "f=@\(file.path);type=\(type)", "\(base)/echo",
                     ])
                     #expect(run.status == 2, "\(run.errors)")
                     #expect(run.output.isEmpty)

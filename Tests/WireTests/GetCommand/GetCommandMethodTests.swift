@@ -44,7 +44,10 @@ extension IOSuite {
         @Test func headWithDataIsAUsageError() async throws {
             let run = try await WireToolRunner.run(["get", "-I", "-d", "x=1", "http://127.0.0.1:1/"])
             #expect(run.status == 2)
-            #expect(run.errors.hasPrefix("wire get: choose one method: -I/--head asks for HEAD, -d/--data-binary for POST\n"))
+            #expect(
+                run.errors
+                    == "wire: (2) choose one method: -I/--head asks for HEAD, -d/--data-binary for POST (see 'wire get --help')\n"
+            )
         }
 
         /// `wire get -X` words, the method the server must see, and the body it must receive.

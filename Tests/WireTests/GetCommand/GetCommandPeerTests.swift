@@ -225,7 +225,7 @@ extension IOSuite {
         @Test func usageErrorIsStatus2() async throws {
             let run = try await WireToolRunner.run(["get", "--no-such-option", "http://127.0.0.1:1/"])
             #expect(run.status == 2)
-            #expect(run.errors.hasPrefix("wire get: unknown option '--no-such-option'"))
+            #expect(run.errors.hasPrefix("wire: (2) unknown option '--no-such-option'"))
         }
 
         @Test func maxTimeEndsATransferToASilentServerWithStatus28() async throws {

@@ -4,14 +4,16 @@ import Wire
 import WireTestSupport
 @testable import WireTool
 
-/// `-C -` parsing and curl's reading of the answers, without a server.
+/// `-C -` and `-C OFFSET` parsing and curl's reading of the answers, without a server.
 struct OutputResumeTests {
-    @Test func continueAtTakesADashOnly() throws {
+    @Test func continueAtTakesADashOrAnOffset() throws {
         #expect(try FetchOptions(["-C", "-", "-o", "f", "http://a/"], requiresMethod: false).continuesOutput)
         #expect(try FetchOptions(["--continue-at=-", "http://a/"], requiresMethod: false).continuesOutput)
         #expect(try FetchOptions(["-sC", "-", "http://a/"], requiresMethod: false).continuesOutput)
         #expect(try !FetchOptions(["http://a/"], requiresMethod: false).continuesOutput)
-        #expect(throws: FetchUsageError.self) { try FetchOptions(["-C", "100", "http://a/"], requiresMethod: false) }
+        let offset = try FetchOptions(["-C", "100", "http://a/"], requiresMethod: false)
+        #expect(offset.resumeOffset == 100 && !offset.continuesOutput)
+        #expect(throws: FetchUsageError.self) { try FetchOptions(["-C", "x", "http://a/"], requiresMethod: false) }
         #expect(throws: FetchUsageError.self) { try FetchOptions(["-C"], requiresMethod: false) }
     }
 
@@ -58,7 +60,7 @@ extension IOSuite {
             var random = SplitMix64(seed: seed)
             let cut = Int.random(in: 1..<original.count, using: &random)
             try original.prefix(cut).write(to: output)
-            let run = try await WireToolRunner.run(["get", "-s", "-C", "-", "-o", output.path, nginx.baseURL + "/big.bin"])
+            let run = try await WireToolRunner.run(["get", "-sS", "-C", "-", "-o", output.path, nginx.baseURL + "/big.bin"])
             #expect(run.status == 0, "\(run.errors) (seed \(seed))")
             #expect(try Data(contentsOf: output) == original, "seed \(seed), cut at \(cut)")
             let log = try String(contentsOfFile: nginx.prefix + "/logs/access.log", encoding: .utf8)
@@ -74,7 +76,7 @@ extension IOSuite {
             let partial = Data((0..<1000).map { UInt8($0 % 251) })
             try partial.write(to: output)
             let run = try await WireToolRunner.run([
-                "get", "-s", "-C", "-", "-o", output.path, "http://127.0.0.1:\(port)/bytes/100000",
+                "get", "-sS", "-C", "-", "-o", output.path, "http://127.0.0.1:\(port)/bytes/100000",
             ])
             #expect(run.status == 33)
             #expect(run.errors.contains("doesn't seem to support byte ranges"))
@@ -137,7 +139,7 @@ extension IOSuite {
         static func resume(answering reply: String) async throws -> (WireToolRunner.Run, Data) {
             let group = try EventLoopGroup(loopCount: 1)
             let server = try await ScriptedServer.start(on: group.next()) { _, _, head in
-                head.contains("\r\nRange: bytes=6240-\r\n")
+                head.contains("\r\nRange: bytes=6240-")
                     ? .respondAndClose(reply) : .respond("HTTP/1.1 400 Bad\r\nContent-Length: 0\r\n\r\n")
             }
             let folder = try WireToolRunner.temporaryFolder()
@@ -147,7 +149,7 @@ extension IOSuite {
             let run: WireToolRunner.Run
             do {
                 run = try await WireToolRunner.run([
-                    "get", "-s", "-C", "-", "-o", output.path, "http://127.0.0.1:\(server.address.port!)/file",
+                    "get", "-sS", "-C", "-", "-o", output.path, "http://127.0.0.1:\(server.address.port!)/file",
                 ])
             } catch {
                 try await server.close()

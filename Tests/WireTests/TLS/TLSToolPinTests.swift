@@ -53,7 +53,7 @@ extension IOSuite {
             ) { pair in
                 for arguments in runs {
                     try check(
-                        arguments, try await WireToolRunner.run(["get", "-s"] + arguments + ["https://localhost:\(pair.port)/"]))
+                        arguments, try await WireToolRunner.run(["get", "-sS"] + arguments + ["https://localhost:\(pair.port)/"]))
                 }
             }
         }

@@ -133,7 +133,7 @@ extension IOSuite {
                     try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "over tls\n"))
                 }
             ) { pair in
-                let run = try await WireToolRunner.run(["get", "-s"] + arguments + ["https://localhost:\(pair.port)/"])
+                let run = try await WireToolRunner.run(["get", "-sS"] + arguments + ["https://localhost:\(pair.port)/"])
                 #expect(run.status == testCase.status, "\(run.errors)")
                 if testCase.status == 0 {
                     #expect(run.text == "over tls\n")

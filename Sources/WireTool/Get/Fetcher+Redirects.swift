@@ -1,6 +1,6 @@
 import Wire
 
-/// A followed redirect as `-v` and `-i` show it: from Wire's metrics, or from the tool's own redirect loop.
+/// A followed redirect as `-v` and `-i` show it.
 struct RedirectStep: Sendable {
     /// The URL requested.
     var url: HTTPURL
@@ -11,14 +11,21 @@ struct RedirectStep: Sendable {
 }
 
 extension Fetcher {
-    /// Sends `plan`'s request with the cookie engine: the tool follows redirects itself (Wire's client has no
-    /// per-hop header hook), so every hop carries the cookies for its own URL and every response's `Set-Cookie`,
-    /// the redirects' included, is stored before the next hop. The rules are Wire's own (`RedirectRewrite`: method
-    /// and body per status, credentials dropped when the origin changes), with `--max-redirs` and `--max-time` over
-    /// the whole chain.
+    /// Sends `plan`'s request and, with `-L`, follows its redirects the way curl does. The tool follows them itself
+    /// (Wire's client has no per-hop header hook): every hop carries the cookies for its own URL and every response's
+    /// `Set-Cookie`, the redirects' included, is stored before the next hop.
+    ///
+    /// curl's rules, hop by hop:
+    /// - a 301 or 302 turns a POST into a GET without its body unless `--post301`/`--post302`, a 303 turns anything
+    ///   but HEAD into one unless `--post303` (for a POST); 307 and 308 keep method and body (`RedirectRewrite`);
+    /// - `-X` names the method of every hop: a POST turned into a GET is still sent with `-X`'s name, without a body;
+    /// - credentials (`Authorization`, `Cookie`) go only to the origin they were given for, unless
+    ///   `--location-trusted`; `Host` names the hop's host;
+    /// - with `-e ';auto'`, each hop sends the URL it came from as `Referer`;
+    /// - `--max-redirs` and `--max-time` hold over the whole chain.
     /// - Returns: The final response and the redirects followed before it.
-    func executeWithCookies(
-        _ plan: RequestBuilder.Plan, engine: CookieEngine,
+    func execute(
+        _ plan: RequestBuilder.Plan, builder: RequestBuilder,
         client: HTTPClient
     ) async throws(TransferFailure) -> (HTTPClientResponse, [RedirectStep]) {
         let start = ContinuousClock.now
@@ -26,11 +33,12 @@ extension Fetcher {
         request.redirects = .disallow
         var url: HTTPURL
         do { url = try HTTPURL(request.url) } catch { throw TransferFailure(error) }
+        var effectiveMethod = builder.impliedMethod
         var steps: [RedirectStep] = []
         while true {
             var hop = request
             // A Cookie field given with -H is the caller's own and is left as it is.
-            if !hop.headers.contains(name: "Cookie"), let field = engine.header(for: url) {
+            if let cookies, !hop.headers.contains(name: "Cookie"), let field = cookies.header(for: url) {
                 hop.headers.add(name: "Cookie", value: field)
             }
             var remaining: Duration?
@@ -45,7 +53,7 @@ extension Fetcher {
             }
             let response: HTTPClientResponse
             do { response = try await client.execute(hop, timeout: remaining) } catch { throw failure(error) }
-            engine.store(response.headers, from: url)
+            cookies?.store(response.headers, from: url)
             let status = Int(response.status.code)
             guard options.followRedirects, RedirectRewrite.statuses.contains(status),
                 let location = response.headers.first(name: "location")
@@ -56,10 +64,15 @@ extension Fetcher {
                 _ = try? await response.body.collect(upTo: 64 * 1024)
                 throw TransferFailure(
                     status: ExitStatus.tooManyRedirects,
-                    message: "too many redirects: more than \(max), the last to \(location)")
+                    message: "too many redirects: maximum (\(max)) redirects followed, the last to \(location)")
             }
-            let next: HTTPURL
-            do { next = try url.resolving(location) } catch { throw TransferFailure(error) }
+            var next: HTTPURL
+            do {
+                next = try url.resolving(location)
+                if !options.pathAsIs { next = try HTTPURL(URLPath.removingDotSegments(fromURL: next.description)) }
+            } catch {
+                throw TransferFailure(error)
+            }
             guard next.scheme == "http" || next.scheme == "https" else {
                 throw TransferFailure(
                     status: ExitStatus.generic,
@@ -70,15 +83,24 @@ extension Fetcher {
                     status: ExitStatus.tooManyRedirects,
                     message: "redirect refused: from https to http (to \(next))")
             }
-            let becomesGET = RedirectRewrite.becomesGET(status: status, method: request.method.rawValue)
+            let kept = effectiveMethod == .post && options.postRedirects.contains(status)
+            let becomesGET = !kept && RedirectRewrite.becomesGET(status: status, method: effectiveMethod.rawValue)
             if becomesGET {
-                request.method = .get
+                effectiveMethod = .get
                 request.body = nil
             } else if case .stream = request.body {
                 // A streamed body cannot be sent twice: the redirect is the answer, as with Wire's own following.
                 return (response, steps)
             }
-            RedirectRewrite.rewrite(&request.headers, droppingBody: becomesGET, leavingOrigin: !next.isSameOrigin(as: url))
+            request.method = options.method ?? effectiveMethod
+            let leavingOrigin = !next.isSameOrigin(as: url)
+            RedirectRewrite.rewrite(
+                &request.headers, droppingBody: becomesGET, leavingOrigin: leavingOrigin && !options.locationTrusted)
+            if leavingOrigin { request.headers.replaceOrAdd(name: "Host", value: next.hostHeader) }
+            if options.autoReferer && !options.removedHeaders.contains("referer") {
+                // The URL redirected from, without fragment (an HTTPURL has none) and credentials (it never holds any).
+                request.headers.replaceOrAdd(name: "Referer", value: url.description)
+            }
             // Read a small redirect body so the connection can serve the next hop.
             _ = try? await response.body.collect(upTo: 64 * 1024)
             steps.append(
