@@ -23,7 +23,7 @@ public final class HTTPClient: Sendable {
     /// since a static cannot throw).
     private let startFailure: HTTPClientError?
     private let ownsGroup: Bool
-    private let pools = Mutex<[ConnectionPool.Key: ConnectionPool]>([:])
+    private let pools = Lock<[ConnectionPool.Key: ConnectionPool]>([:])
 
     /// Connections the pools hold on to, over all origins (for tests that check closed ones are let go).
     var retainedConnectionCount: Int {

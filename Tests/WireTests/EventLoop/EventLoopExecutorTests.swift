@@ -29,7 +29,7 @@ extension IOSuite {
         @Test func workQueuedOnTheLoopKeepsItsOrderBesideWorkFromAnotherThread() async throws {
             try await withLoop { loop in
                 try await withTimeout {
-                    let log = Mutex<[Int]>([])
+                    let log = Lock<[Int]>([])
                     let done = AsyncStreamBox<Void>()
                     let count = 2000
                     let record: @Sendable (Int) -> Void = { value in

@@ -8,7 +8,7 @@ extension IOSuite {
         @Test func timersFireInDeadlineOrderAndCancelledOnesNever() async throws {
             try await withLoop { loop in
                 try await withTimeout {
-                    let fired = Mutex<[Int]>([])
+                    let fired = Lock<[Int]>([])
                     let all = AsyncStreamBox<Void>()
                     let start = Deadline.now()
                     // Scheduled out of order; 3 and 5 cancelled; 7 and 8 share a deadline.
@@ -39,7 +39,7 @@ extension IOSuite {
         @Test func handOversOfOneIterationRunTogetherOffTheLoop() async throws {
             try await withLoop { loop in
                 try await withTimeout {
-                    let ran = Mutex<[(Int, Bool)]>([])
+                    let ran = Lock<[(Int, Bool)]>([])
                     let done = AsyncStreamBox<Void>()
                     loop.execute {
                         for index in 0..<3 {
@@ -66,7 +66,7 @@ extension IOSuite {
         @Test func timerFiresNoEarlierThanItsDeadline() async throws {
             try await withLoop { loop in
                 try await withTimeout {
-                    let lateness = Mutex<[Int64]>([])
+                    let lateness = Lock<[Int64]>([])
                     let done = AsyncStreamBox<Void>()
                     for index in 1...20 {
                         let deadline = Deadline.after(.milliseconds(index * 3))
@@ -90,10 +90,10 @@ extension IOSuite {
             try await withLoop { loop in
                 try await withTimeout(seconds: 30) {
                     let perThread = 10_000
-                    let runs = Mutex<[Int]>(Array(repeating: 0, count: 8 * perThread))
-                    let outsideLoop = Mutex(0)
+                    let runs = Lock<[Int]>(Array(repeating: 0, count: 8 * perThread))
+                    let outsideLoop = Lock(0)
                     let finished = AsyncStreamBox<Void>()
-                    let remaining = Mutex(8 * perThread)
+                    let remaining = Lock(8 * perThread)
                     let threads = try (0..<8).map { thread in
                         try PosixThread(name: "submitter-\(thread)") {
                             for index in 0..<perThread {

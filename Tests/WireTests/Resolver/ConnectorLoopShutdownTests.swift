@@ -9,7 +9,7 @@ extension IOSuite {
         /// A resolver that answers only when the test says so and ignores cancellation: the worst a custom
         /// resolver can do.
         final class GatedResolver: Resolver {
-            private let pending = Mutex<[CheckedContinuation<Void, Never>]>([])
+            private let pending = Lock<[CheckedContinuation<Void, Never>]>([])
             let asked = AsyncStreamBox<Void>()
 
             func resolve(host: String, port: Int) async throws -> [SocketAddress] {

@@ -89,7 +89,7 @@ func withTimeout<T: Sendable>(
 
 /// The one continuation `withTimeout` resumes, by whichever finishes first.
 final class TimeoutOutcome<T: Sendable>: Sendable {
-    let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+    let continuation = Lock<CheckedContinuation<T, any Error>?>(nil)
 }
 
 /// A stream delegate that records what happens and lets a test wait for a condition.

@@ -1,0 +1,68 @@
+import CWireLinux
+import Glibc
+import Synchronization
+
+/// A value behind a mutex that ThreadSanitizer can see: the standard library's `Mutex`, with the happens-before edges
+/// of each hold told to the sanitizer when the process runs under it.
+///
+/// `Mutex` on Linux is a futex whose contended hand-over happens in the kernel, out of the sanitizer's sight, so
+/// under `swift test --sanitize=thread` every lock would look like a race. Wire, WireTLS and WireClient lock through
+/// this type instead: after taking the lock it calls `__tsan_acquire`, before giving it up `__tsan_release`, both on
+/// the value's address. The two are looked up once when the process loads (`c_wire_tsan_acquire`); in a build without
+/// the sanitizer each costs a load and a branch, and `withLock` is otherwise `Mutex.withLock`.
+package struct Lock<Value: ~Copyable>: ~Copyable {
+    private let mutex: Mutex<Value>
+
+    /// A lock holding `initialValue`.
+    package init(_ initialValue: consuming sending Value) {
+        mutex = Mutex(initialValue)
+    }
+
+    /// Runs `body` with the value, holding the lock; as `Mutex.withLock`.
+    @inline(__always)
+    package borrowing func withLock<Result: ~Copyable, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
+        try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
+            // The value's address is inside the lock (a field of its owner): the same for every thread that locks it.
+            let address = withUnsafeMutablePointer(to: &value) { UnsafeMutableRawPointer($0) }
+            c_wire_tsan_acquire(address)
+            defer { c_wire_tsan_release(address) }
+            return try body(&value)
+        }
+    }
+}
+
+extension Lock: Sendable where Value: ~Copyable {}
+
+/// Happens-before edges that ThreadSanitizer cannot see for itself, for hand-overs outside a `Lock`; each is a no-op
+/// unless the process runs under the sanitizer.
+package enum ThreadSanitizer {
+    /// Publishes what the calling thread did so far at `address`.
+    @inline(__always)
+    package static func release(_ address: UnsafeRawPointer) {
+        c_wire_tsan_release(UnsafeMutableRawPointer(mutating: address))
+    }
+
+    /// Makes what was published at `address` visible to the calling thread.
+    @inline(__always)
+    package static func acquire(_ address: UnsafeRawPointer) {
+        c_wire_tsan_acquire(UnsafeMutableRawPointer(mutating: address))
+    }
+}
+
+/// The sanitizer the process runs under, found by its runtime's entry points: tests that measure memory or time (which
+/// a sanitizer's shadow memory, quarantine and slowed code distort) skip themselves when there is one, and say so.
+package enum Sanitizer: String, Sendable {
+    case thread = "ThreadSanitizer"
+    case address = "AddressSanitizer"
+
+    /// The sanitizer of this process, or nil in a normal build.
+    package static let current: Sanitizer? = {
+        guard let program = dlopen(nil, RTLD_NOW) else { return nil }
+        defer { dlclose(program) }
+        if dlsym(program, "__tsan_acquire") != nil { return .thread }
+        if dlsym(program, "__asan_init") != nil { return .address }
+        return nil
+    }()
+}
