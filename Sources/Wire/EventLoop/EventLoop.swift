@@ -475,7 +475,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Shuts down without blocking the calling task's thread.
     public func shutdownGracefully() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let stopper = try? PosixThread(name: "wire-stop") {
+            // Detached: nothing joins it, and a joinable thread that ends unjoined keeps its stack for good.
+            let stopper = try? PosixThread(name: "wire-stop", detached: true) {
                 self.shutdown()
                 continuation.resume()
             }

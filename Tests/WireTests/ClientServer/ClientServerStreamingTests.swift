@@ -227,7 +227,7 @@ extension IOSuite {
                     }
                     return received
                 }
-                await reading.next()
+                try await reading.next()
                 reader.cancel()
                 let result = await reader.result
                 switch result {
@@ -238,7 +238,7 @@ extension IOSuite {
                         error is HTTPBodyError || error is HTTPClientError || error is CancellationError, "ended with \(error)")
                 }
                 // The server's handler sees the connection go: its next write fails.
-                let outcome = await serverOutcome.next()
+                let outcome = try await serverOutcome.next()
                 #expect(outcome.hasPrefix("write failed"), "server handler: \(outcome)")
                 // The half-read connection was not pooled: the next request opens a new one.
                 let next = try await pair.client.execute(HTTPClientRequest(url: pair.url("/after")))

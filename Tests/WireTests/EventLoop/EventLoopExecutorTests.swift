@@ -45,7 +45,7 @@ extension IOSuite {
                     let feeder = try PosixThread(name: "feeder") {
                         for i in 0..<count { loop.execute { record(count + i) } }
                     }
-                    await done.next()
+                    try await done.next()
                     feeder.join()
                     let all = log.withLock { $0 }
                     #expect(all.filter { $0 < count } == Array(0..<count))

@@ -24,7 +24,7 @@ extension IOSuite {
 
         @Test func aGroupReleasedOnItsOwnLoopStopsWithoutWaitingForItself() async throws {
             let (tids, done) = try Self.releaseGroupOnItsLoop()
-            await done.next()
+            try await done.next()
             #expect(await Self.threadsEnd(tids), "the loop released its group from its own thread and still stopped")
         }
 

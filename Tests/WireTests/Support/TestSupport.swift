@@ -228,7 +228,7 @@ func makeStreamPair(listeningOn address: SocketAddress, loop: EventLoop) async t
         stream.delegate = delegate
         return (LoopBound(stream, loop: loop), LoopBound(delegate, loop: loop))
     }
-    let server = await accepted.next()
+    let server = try await accepted.next()
     return StreamPair(
         client: client, clientDelegate: clientDelegate, server: server, serverDelegate: serverDelegate, listener: listener)
 }
@@ -242,9 +242,19 @@ final class AsyncStreamBox<Value: Sendable>: Sendable {
 
     func yield(_ value: Value) { continuation.yield(value) }
 
-    func next() async -> Value {
+    /// The next value. A stream's iterator gives nil when the waiting task is cancelled (a `withTimeout` that ran
+    /// out): that throws, failing the one test, where a trap would end the whole run.
+    func next() async throws -> Value {
         var iterator = stream.makeAsyncIterator()
-        guard let value = await iterator.next() else { preconditionFailure("stream finished") }
+        guard let value = await iterator.next() else {
+            try Task.checkCancellation()
+            throw StreamEnded()
+        }
         return value
     }
+}
+
+/// An `AsyncStreamBox` ended with no value for the waiting test.
+struct StreamEnded: Error, CustomStringConvertible {
+    var description: String { "the stream ended before a value came" }
 }
