@@ -1,5 +1,4 @@
 import CWireLinux
-import Glibc
 import Synchronization
 
 /// A value behind a mutex that ThreadSanitizer can see: the standard library's `Mutex`, with the happens-before edges
@@ -39,7 +38,30 @@ extension Lock: Sendable where Value: ~Copyable {}
 
 /// Happens-before edges that ThreadSanitizer cannot see for itself, for hand-overs outside a `Lock`; each is a no-op
 /// unless the process runs under the sanitizer.
+///
+/// A continuation resumed before its task has finished suspending is one: the concurrency runtime then lets the task
+/// go on without telling the sanitizer (`swift_continuation_await` returns at once on a resumed continuation; only a
+/// task that really waited is enqueued, which the runtime annotates). The resumer calls `release(resuming:)` first, the
+/// task `acquire(resumed:)` once its await returns.
 package enum ThreadSanitizer {
+    /// Publishes what the calling thread did so far to the task that `continuation` resumes.
+    @inline(__always)
+    package static func release<T, E: Error>(resuming continuation: UnsafeContinuation<T, E>) {
+        c_wire_tsan_release(address(of: continuation))
+    }
+
+    /// In the task `continuation` resumed: makes what its resumer did visible.
+    @inline(__always)
+    package static func acquire<T, E: Error>(resumed continuation: UnsafeContinuation<T, E>) {
+        c_wire_tsan_acquire(address(of: continuation))
+    }
+
+    /// The continuation's context, the same pointer on both sides (`UnsafeContinuation` is a frozen struct of it).
+    @inline(__always)
+    private static func address<T, E: Error>(of continuation: UnsafeContinuation<T, E>) -> UnsafeMutableRawPointer {
+        unsafeBitCast(continuation, to: UnsafeMutableRawPointer.self)
+    }
+
     /// Publishes what the calling thread did so far at `address`.
     @inline(__always)
     package static func release(_ address: UnsafeRawPointer) {
@@ -51,20 +73,4 @@ package enum ThreadSanitizer {
     package static func acquire(_ address: UnsafeRawPointer) {
         c_wire_tsan_acquire(UnsafeMutableRawPointer(mutating: address))
     }
-}
-
-/// The sanitizer the process runs under, found by its runtime's entry points: tests that measure memory or time (which
-/// a sanitizer's shadow memory, quarantine and slowed code distort) skip themselves when there is one, and say so.
-package enum Sanitizer: String, Sendable {
-    case thread = "ThreadSanitizer"
-    case address = "AddressSanitizer"
-
-    /// The sanitizer of this process, or nil in a normal build.
-    package static let current: Sanitizer? = {
-        guard let program = dlopen(nil, RTLD_NOW) else { return nil }
-        defer { dlclose(program) }
-        if dlsym(program, "__tsan_acquire") != nil { return .thread }
-        if dlsym(program, "__asan_init") != nil { return .address }
-        return nil
-    }()
 }

@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+import WireTestSupport
 @testable import Wire
 
 extension IOSuite {
@@ -20,7 +21,8 @@ extension IOSuite {
         /// Each transfer must finish inside this (a debug build on 2 busy cores included).
         static let transferSeconds: Double = 110
 
-        @Test func aGibibyteDownloadStreamsWithFlatMemory() async throws {
+        @Test(.disabled(if: Sanitizer.current != nil, Sanitizer.distortsMeasurements))
+        func aGibibyteDownloadStreamsWithFlatMemory() async throws {
             let total = Self.bigTransfer
             try await ClientServer.run(
                 seconds: Self.transferSeconds,
@@ -60,7 +62,8 @@ extension IOSuite {
             }
         }
 
-        @Test func aGibibyteUploadStreamsWithFlatMemory() async throws {
+        @Test(.disabled(if: Sanitizer.current != nil, Sanitizer.distortsMeasurements))
+        func aGibibyteUploadStreamsWithFlatMemory() async throws {
             let total = Self.bigTransfer
             let received = Shared(Pattern.Verifier())
             let watch = Shared<MemoryWatch?>(nil)
@@ -127,7 +130,8 @@ extension IOSuite {
 
         // MARK: Back-pressure
 
-        @Test func aSlowReaderMakesTheServersWritesWait() async throws {
+        @Test(.disabled(if: Sanitizer.current != nil, Sanitizer.distortsMeasurements))
+        func aSlowReaderMakesTheServersWritesWait() async throws {
             let total = 64 << 20
             // Bytes the handler's writes have handed to the connection (counted when `write` returns).
             let written = Shared(0)
