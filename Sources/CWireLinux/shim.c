@@ -1,6 +1,7 @@
 // GNU extensions behind the declarations in CWireLinux.h. _GNU_SOURCE is defined here only,
 // so the header's view of the C types matches Glibc's Swift module.
 #define _GNU_SOURCE 1
+#include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <string.h>
@@ -41,3 +42,13 @@ int c_wire_netlink_bind(int fd, uint32_t groups) {
 }
 
 int c_wire_setns_network(int fd) { return setns(fd, CLONE_NEWNET); }
+
+void (*c_wire_tsan_acquire_hook)(void *) = NULL;
+void (*c_wire_tsan_release_hook)(void *) = NULL;
+
+// ThreadSanitizer's runtime is linked into the executable only in a `--sanitize=thread` build, and it exports these
+// entry points: found here before main, they stay NULL in every other build.
+__attribute__((constructor)) static void c_wire_find_thread_sanitizer(void) {
+    c_wire_tsan_acquire_hook = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_acquire");
+    c_wire_tsan_release_hook = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_release");
+}

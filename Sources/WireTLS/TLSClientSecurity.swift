@@ -7,7 +7,7 @@ import Wire
 final class TLSClientSecurity: ClientTransportSecurity {
     let configuration: TLSConfiguration
     let poolKey: String
-    private let context = Mutex<Result<SSLContext, TLSError>?>(nil)
+    private let context = Lock<Result<SSLContext, TLSError>?>(nil)
     /// The configuration's shared cache, or one of this layer's own.
     let sessions: TLSSessionCache
     /// What of the configuration a session is keyed by, read once.

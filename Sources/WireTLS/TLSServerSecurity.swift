@@ -5,7 +5,7 @@ import Wire
 /// `start()`, and a `TLSStream` around every accepted connection.
 final class TLSServerSecurity: ServerTransportSecurity {
     let configuration: TLSServerConfiguration
-    private let context = Mutex<Result<SSLContext, TLSError>?>(nil)
+    private let context = Lock<Result<SSLContext, TLSError>?>(nil)
 
     init(_ configuration: TLSServerConfiguration) {
         self.configuration = configuration

@@ -79,4 +79,20 @@ int c_wire_netlink_bind(int fd, uint32_t groups);
 /// setns(2) into the network namespace open at `fd` (CLONE_NEWNET), for the calling thread only.
 int c_wire_setns_network(int fd);
 
+/// ThreadSanitizer's `__tsan_acquire` and `__tsan_release` when the process runs with it, else NULL: looked up once
+/// at load (shim.c), so a build without the sanitizer pays a load and a branch per annotation, and no call.
+extern void (*c_wire_tsan_acquire_hook)(void *address);
+extern void (*c_wire_tsan_release_hook)(void *address);
+
+/// Tells ThreadSanitizer that the calling thread now sees everything done before a `c_wire_tsan_release` of the same
+/// address: the happens-before edge of a synchronisation it cannot see (a futex, a kernel hand-over). No-op without it.
+static inline void c_wire_tsan_acquire(void *address) {
+    if (c_wire_tsan_acquire_hook) c_wire_tsan_acquire_hook(address);
+}
+
+/// The other end of `c_wire_tsan_acquire`: what the calling thread did so far is published at `address`.
+static inline void c_wire_tsan_release(void *address) {
+    if (c_wire_tsan_release_hook) c_wire_tsan_release_hook(address);
+}
+
 #endif

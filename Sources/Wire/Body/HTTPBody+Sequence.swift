@@ -46,7 +46,7 @@ final class SequencePump: Sendable {
         var task: Task<Void, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Keeps the iterating task, so a cancellation reaches it; cancels it at once if the body is already dropped.
     func attach(_ task: Task<Void, Never>) {

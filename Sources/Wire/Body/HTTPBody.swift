@@ -158,7 +158,7 @@ final class BodyChannel: Sendable {
     let highWatermark: Int
     /// Once the unread bytes fall below this, a paused producer is asked to resume.
     let lowWatermark: Int
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     init(highWatermark: Int = 256 * 1024, lowWatermark: Int = 64 * 1024) {
         self.highWatermark = highWatermark

@@ -23,7 +23,7 @@ public final class HTTPClient: Sendable {
     /// since a static cannot throw).
     private let startFailure: HTTPClientError?
     private let ownsGroup: Bool
-    private let pools = Mutex<[ConnectionPool.Key: ConnectionPool]>([:])
+    private let pools = Lock<[ConnectionPool.Key: ConnectionPool]>([:])
 
     /// Connections the pools hold on to, over all origins (for tests that check closed ones are let go).
     var retainedConnectionCount: Int {
@@ -355,7 +355,9 @@ public final class HTTPClient: Sendable {
             let offLoop = !connection.loop.inEventLoop
             // Unchecked (a checked one allocates a canary per request): the connection resumes it exactly once with
             // the response head or the failure, and `ifClosed` runs only when the job never will.
+            var resumed: UnsafeContinuation<Outcome, Never>?
             let outcome = await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
+                resumed = continuation
                 connection.loop.execute(
                     {
                         let value = connection.value
@@ -377,6 +379,9 @@ public final class HTTPClient: Sendable {
                                 started: false))
                     })
             }
+            // The loop may resume the continuation before this task has suspended: the runtime then tells the
+            // sanitizer nothing, so the connection's writes (the head, the body's channel) are published by hand.
+            if let resumed { ThreadSanitizer.acquire(resumed: resumed) }
             if outcome.started {
                 observation?.attemptStarted()
                 if let sendInline {

@@ -39,7 +39,7 @@ public final class HTTPClientAbortHandle: Sendable {
         var error: HTTPClientError?
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Creates a handle for one request.
     public init() {}

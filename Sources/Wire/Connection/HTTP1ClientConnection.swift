@@ -32,7 +32,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         func callAsFunction(_ result: Result<ResponseStart, HTTPClientError>) {
             switch self {
             case .closure(let respond): respond(result)
-            case .waiter(let continuation, _): continuation.resume(returning: ResponseOutcome(result: result, started: true))
+            case .waiter(let continuation, _):
+                ThreadSanitizer.release(resuming: continuation)
+                continuation.resume(returning: ResponseOutcome(result: result, started: true))
             }
         }
 
@@ -40,6 +42,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         /// hand-overs (`EventLoop.handOver`), anything else at once.
         func deliver(_ start: ResponseStart, from loop: EventLoop) {
             guard case .waiter(let continuation, offLoop: true) = self else { return self(.success(start)) }
+            ThreadSanitizer.release(resuming: continuation)
             loop.handOver { continuation.resume(returning: ResponseOutcome(result: .success(start), started: true)) }
         }
     }

@@ -56,12 +56,12 @@ public final class HTTPClientMetrics: Sendable {
         public var responseHead: HTTPResponseHead
     }
 
-    private let state: Mutex<Snapshot>
+    private let state: Lock<Snapshot>
     let start: Deadline
 
     init(start: Deadline) {
         self.start = start
-        state = Mutex(Snapshot())
+        state = Lock(Snapshot())
     }
 
     /// The facts recorded so far.

@@ -22,6 +22,6 @@ extension EventLoop {
 
 /// Carries one result from a loop to the thread waiting for it.
 private final class BlockingResultBox<T: Sendable>: Sendable {
-    let value = Mutex<T?>(nil)
+    let value = Lock<T?>(nil)
     let done = Semaphore()
 }

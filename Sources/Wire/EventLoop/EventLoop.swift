@@ -27,7 +27,7 @@ package protocol Selectable: AnyObject {
 /// A loop's thread keeps the loop alive: a loop made on its own runs until `shutdown()`. The loops of an
 /// `EventLoopGroup` released without `shutdown()` are stopped by the group.
 public final class EventLoop: @unchecked Sendable {
-    // Safe because `shared` is a Mutex and every other mutable member is touched only on the
+    // Safe because `shared` is a Lock and every other mutable member is touched only on the
     // loop's own thread, which each entry point checks with `preconditionInEventLoop()`, except
     // `serialExecutor`, which is set once in `init` before the loop is visible to any other thread.
 
@@ -55,7 +55,7 @@ public final class EventLoop: @unchecked Sendable {
     /// A name for logs and the thread (`wire-loop-0`).
     public let name: String
 
-    private let shared = Mutex(SharedState())
+    private let shared = Lock(SharedState())
     private let loopThread = Atomic<UInt>(0)
     private let kernelThreadID = Atomic<Int32>(0)
     private var selector: Epoll
@@ -88,7 +88,7 @@ public final class EventLoop: @unchecked Sendable {
         maximumCount: EventLoop.pooledReadBuffers, maximumCapacity: EventLoop.pooledReadBufferCapacity)
     private var lifeCycle = LifeCycle.running
     private var thread: PosixThread?
-    private let stopped = Mutex(false)
+    private let stopped = Lock(false)
     /// The loop's identity as a serial executor (see `LoopSerialExecutor`). Set once in `init`, before the loop is
     /// shared with another thread, and never again.
     private var serialExecutor: LoopSerialExecutor!
@@ -104,7 +104,7 @@ public final class EventLoop: @unchecked Sendable {
         doorbell = try EventFD()
         try selector.add(doorbell.rawValue, key: Self.doorbellKey, interest: .read)
         serialExecutor = LoopSerialExecutor(loop: self)
-        let started = Mutex(false)
+        let started = Lock(false)
         thread = try PosixThread(name: name) { [unowned self] in
             self.loopThread.store(UInt(bitPattern: Int(bitPattern: pthreadSelf())), ordering: .releasing)
             self.kernelThreadID.store(Posix.currentThreadID(), ordering: .releasing)
@@ -475,7 +475,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Shuts down without blocking the calling task's thread.
     public func shutdownGracefully() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let stopper = try? PosixThread(name: "wire-stop") {
+            // Detached: nothing joins it, and a joinable thread that ends unjoined keeps its stack for good.
+            let stopper = try? PosixThread(name: "wire-stop", detached: true) {
                 self.shutdown()
                 continuation.resume()
             }
@@ -587,7 +588,7 @@ final class LoopSerialExecutor: SerialExecutor {
 public final class Scheduled: Sendable {
     private let loop: EventLoop
     private enum State { case pending, scheduled(TimerQueue<() -> Void>.ID), cancelled }
-    private let state = Mutex(State.pending)
+    private let state = Lock(State.pending)
 
     init(loop: EventLoop) { self.loop = loop }
 

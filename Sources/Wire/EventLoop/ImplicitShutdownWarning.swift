@@ -4,7 +4,7 @@ import Synchronization
 /// process per kind of object, on standard error, so a program that forgets `shutdown()` in a loop is told
 /// without being flooded.
 package enum ImplicitShutdownWarning {
-    private static let warned = Mutex<Set<String>>([])
+    private static let warned = Lock<Set<String>>([])
 
     /// Warns that a `kind` (`HTTPClient`, `EventLoopGroup`, `HTTPServer`) was released without `shutdown()`,
     /// unless that was already said for this kind.

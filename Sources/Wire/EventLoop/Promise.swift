@@ -10,7 +10,7 @@ final class Promise<Value: Sendable, Failure: Error>: Sendable {
         var waiters: [CheckedContinuation<Result<Value, Failure>, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     init() {}
 

@@ -108,13 +108,13 @@ final class ConnectionPool: Sendable {
     let key: Key
     let configuration: Configuration
     let group: EventLoopGroup
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     init(key: Key, configuration: Configuration, group: EventLoopGroup) {
         self.key = key
         self.configuration = configuration
         self.group = group
-        state = Mutex(
+        state = Lock(
             State(
                 machine: Machine(
                     maxConnections: configuration.maxConnections, idleTimeout: configuration.idleTimeout,

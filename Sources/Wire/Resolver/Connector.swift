@@ -310,7 +310,7 @@ private final class ResolutionWatch: Sendable {
         case done
     }
 
-    private let state = Mutex(State.pending)
+    private let state = Lock(State.pending)
 
     /// Records the watchers; false when the lookup is already over (the caller cancels them at once).
     func arm(closing: UInt64, timer: TimerQueue<() -> Void>.ID) -> Bool {

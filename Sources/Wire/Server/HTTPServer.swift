@@ -30,7 +30,7 @@ public final class HTTPServer: Sendable {
     public let group: EventLoopGroup
     private let handler: any HTTPHandler
     private let counter = ConnectionCounter()
-    private let lifeCycle = Mutex(LifeCycle.idle)
+    private let lifeCycle = Lock(LifeCycle.idle)
 
     private enum LifeCycle {
         case idle

@@ -41,13 +41,13 @@ public final class AsyncFile: Sendable {
 
     /// The path the file was opened with.
     public let path: String
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let pool: BlockingPool
 
     private init(path: String, descriptor: CInt, pool: BlockingPool) {
         self.path = path
         self.pool = pool
-        state = Mutex(State(descriptor: descriptor))
+        state = Lock(State(descriptor: descriptor))
     }
 
     deinit {

@@ -13,7 +13,7 @@ final class BlockingPool: Sendable {
         var idle = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let semaphore: Semaphore
     private let maxThreads: Int
     private let name: String

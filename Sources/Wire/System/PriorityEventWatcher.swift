@@ -29,8 +29,8 @@ package final class PriorityEventWatcher: Sendable {
     /// The indices (into the `files` given to `init`) that opened, armed and are watched.
     package let watchedIndices: [Int]
     private let thread: PosixThread?
-    private let doorbell: Mutex<FileDescriptor>
-    private let stopped = Mutex(false)
+    private let doorbell: Lock<FileDescriptor>
+    private let stopped = Lock(false)
 
     /// Opens and arms `files` and starts the thread; files that cannot be opened or armed (absent, refused) are
     /// skipped. With none left, no thread starts.
@@ -46,7 +46,7 @@ package final class PriorityEventWatcher: Sendable {
     ) throws(IOError) {
         // The doorbell first: if it cannot be made, no file has been opened yet.
         let bell = try systemCall("eventfd") { eventfd(0, CInt(EFD_NONBLOCK) | CInt(EFD_CLOEXEC)) }
-        doorbell = Mutex(FileDescriptor(owning: bell))
+        doorbell = Lock(FileDescriptor(owning: bell))
         var opened: [(index: Int, fd: CInt, isTrigger: Bool)] = []
         for (index, file) in files.enumerated() {
             if let fd = Self.open(file) { opened.append((index, fd, !file.triggers.isEmpty)) }

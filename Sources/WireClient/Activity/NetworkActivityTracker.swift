@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import Wire
 
 /// Tells whether network activity should be visible (AFNetworkActivityIndicatorManager): a
 /// `NetworkActivityStateMachine` with real timers, fed by the task events of the managers it monitors.
@@ -30,7 +31,7 @@ public final class NetworkActivityTracker: SessionEventMonitor, Sendable {
         var nextStream = 0
     }
 
-    private let guarded: Mutex<State>
+    private let guarded: Lock<State>
     private let clock: any Clock<Duration>
     /// Where visibility changes are delivered, in the order the machine made them.
     private let delivery = DispatchQueue(label: "WireClient.NetworkActivityTracker")
@@ -44,7 +45,7 @@ public final class NetworkActivityTracker: SessionEventMonitor, Sendable {
         activationDelay: Duration = .seconds(1), completionDelay: Duration = .milliseconds(170),
         clock: any Clock<Duration> = ContinuousClock()
     ) {
-        guarded = Mutex(State(machine: Machine(activationDelay: activationDelay, completionDelay: completionDelay)))
+        guarded = Lock(State(machine: Machine(activationDelay: activationDelay, completionDelay: completionDelay)))
         self.clock = clock
     }
 

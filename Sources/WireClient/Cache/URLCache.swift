@@ -48,7 +48,7 @@ public final class URLCache: Sendable {
         var disk = LRUStore<Int>()
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let files: CacheDirectory?
 
     /// Creates a cache; with a directory and a disk capacity, opens (creating when missing) the disk tier there and
@@ -69,7 +69,7 @@ public final class URLCache: Sendable {
             for found in files.scan() { initial.disk.insert(found.size, cost: UInt64(max(0, found.size)), forKey: found.name) }
             evicted = Self.evict(&initial.disk, to: diskCapacity)
         }
-        state = Mutex(initial)
+        state = Lock(initial)
         if let files {
             for name in evicted { files.removeBlocking(name) }
         }

@@ -86,7 +86,7 @@ public final class CookieStorage: Sendable {
         }
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     let clock: @Sendable () -> Date
     /// The list `Domain` attributes are checked against, and that groups cookies into sites for the limits.
     public let publicSuffixList: PublicSuffixList
@@ -100,7 +100,7 @@ public final class CookieStorage: Sendable {
         limits: CookieLimits = CookieLimits(), publicSuffixList: PublicSuffixList = .system,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        state = Mutex(State(limits: limits))
+        state = Lock(State(limits: limits))
         self.publicSuffixList = publicSuffixList
         clock = now
     }

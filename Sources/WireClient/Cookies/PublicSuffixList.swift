@@ -41,7 +41,7 @@ public final class PublicSuffixList: Sendable {
 
     private let source: Source
     private let warn: @Sendable (String) -> Void
-    private let loaded = Mutex(Loaded.notYet)
+    private let loaded = Lock(Loaded.notYet)
 
     /// A list read from `path` at its first lookup.
     /// - Parameter path: A file in the list's format (`public_suffix_list.dat`).

@@ -19,10 +19,10 @@ public final class HTTPSessionManager: Sendable {
     public let baseURL: URL?
 
     private let base: BaseURL?
-    private let serializer: Mutex<any RequestSerializer>
+    private let serializer: Lock<any RequestSerializer>
     /// Paths resolved lately, with their URLs: a verb called again with the same path (an API client's common case)
     /// reuses the URL instead of parsing it again, which was most of the cost of building a request.
-    private let recentlyResolved = Mutex(RecentlyResolved())
+    private let recentlyResolved = Lock(RecentlyResolved())
 
     /// Creates a manager.
     /// - Parameters:
@@ -34,7 +34,7 @@ public final class HTTPSessionManager: Sendable {
         self.base = base
         self.baseURL = base?.url
         session = SessionManager(configuration: configuration)
-        serializer = Mutex(HTTPRequestSerializer())
+        serializer = Lock(HTTPRequestSerializer())
     }
 
     /// Builds every request: `HTTPRequestSerializer()` by default. Read and replaced under a lock, so a verb always
@@ -180,7 +180,7 @@ public final class HTTPSessionManager: Sendable {
 /// Hands a callback verb's task to its own completion handler: set right after the task is made (it starts suspended,
 /// so its handler cannot run before) and taken once, so the handler does not keep the task alive after it ran.
 final class TaskHandoff: Sendable {
-    private let task = Mutex<SessionTask?>(nil)
+    private let task = Lock<SessionTask?>(nil)
 
     func set(_ value: SessionTask) { task.withLock { $0 = value } }
 

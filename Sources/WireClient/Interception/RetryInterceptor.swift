@@ -1,11 +1,12 @@
 import FoundationEssentials
 import Synchronization
+import Wire
 
 /// A `RetryPolicy` as an interceptor: it counts each attempt into the retry budget as it is adapted and asks the
 /// policy about each failure, with the time from an injected clock and the jitter from an injected generator.
 ///
 /// The interceptor never sleeps: it returns `.retryAfter(delay)` and the manager waits. Its state (the budget and
-/// the generator) sits under a `Mutex`; no user code runs under it.
+/// the generator) sits under a `Lock`; no user code runs under it.
 public final class RetryInterceptor: Interceptor {
     private struct State {
         var budget: RetryBudget?
@@ -14,7 +15,7 @@ public final class RetryInterceptor: Interceptor {
 
     /// The policy deciding each retry.
     public let policy: RetryPolicy
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let uptime: @Sendable () -> Duration
     private let wallClock: @Sendable () -> Date
 
@@ -34,7 +35,7 @@ public final class RetryInterceptor: Interceptor {
         generator: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
     ) where C.Duration == Duration {
         self.policy = policy
-        self.state = Mutex(State(budget: budget, generator: generator))
+        self.state = Lock(State(budget: budget, generator: generator))
         let origin = clock.now
         self.uptime = { origin.duration(to: clock.now) }
         self.wallClock = wallClock

@@ -43,7 +43,7 @@ public final class MultipartFormData: Sendable {
     /// The boundary: `Boundary+` and 16 upper-case hex digits from the system's CSPRNG, or the one given.
     public let boundary: String
     private let clock: any Clock<Duration>
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// An empty form.
     /// - Parameters:

@@ -15,7 +15,7 @@ final class NetlinkChangeMonitor: Selectable, Sendable {
         var isStopped = false
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let loop: EventLoop
     private let coalescing: Duration
     private let onChange: @Sendable () -> Void
@@ -24,7 +24,7 @@ final class NetlinkChangeMonitor: Selectable, Sendable {
     init(loop: EventLoop, coalescing: Duration, onChange: @escaping @Sendable () -> Void) throws(IOError) {
         // A larger receive buffer than the default makes ENOBUFS rarer when many routes change at once.
         let socket = try RouteNetlinkSocket(groups: RouteNetlinkSocket.reachabilityGroups, receiveBufferSize: 1 << 20)
-        state = Mutex(State(socket: socket))
+        state = Lock(State(socket: socket))
         self.loop = loop
         self.coalescing = coalescing
         self.onChange = onChange

@@ -5,14 +5,14 @@ import Wire
 /// routes, then a route lookup per destination. The socket is opened once, on the thread that starts the watch
 /// (so in that thread's network namespace), and closed once by `close()`.
 final class NetlinkSnapshotReader: Sendable {
-    private let socket: Mutex<RouteNetlinkSocket>
+    private let socket: Lock<RouteNetlinkSocket>
     private let sequence = Atomic<UInt32>(0)
     private let classifier: InterfaceClassifier
     /// How long one request may wait for the kernel's answer.
     static let timeout = Duration.seconds(2)
 
     init(classifier: InterfaceClassifier) throws(IOError) {
-        socket = Mutex(try RouteNetlinkSocket(groups: 0))
+        socket = Lock(try RouteNetlinkSocket(groups: 0))
         self.classifier = classifier
     }
 

@@ -39,7 +39,7 @@ public final class NetworkReachabilityManager: Sendable {
     public let target: Target
     private let source: any ReachabilitySnapshotSource
     private let resolver: any Resolver
-    private let state: Mutex<State>
+    private let state: Lock<State>
     /// Where evaluations run: off the cooperative pool, so a busy application does not delay the news.
     private let evaluator = EvaluationExecutor(label: "wire.reachability.evaluation")
 
@@ -83,7 +83,7 @@ public final class NetworkReachabilityManager: Sendable {
         self.target = target
         self.resolver = resolver
         self.source = source
-        state = Mutex(State(callbackQueue: DispatchQueue(label: "wire.reachability.callbacks")))
+        state = Lock(State(callbackQueue: DispatchQueue(label: "wire.reachability.callbacks")))
     }
 
     deinit {
@@ -252,7 +252,7 @@ public struct ReachabilityChange: Sendable {
 
 /// The process-wide stream of status changes, `NetworkReachabilityManager.didChange`.
 public final class ReachabilityChangeEvents: Sendable {
-    private let subscribers = Mutex<(next: UInt64, all: [UInt64: AsyncStream<ReachabilityChange>.Continuation])>((0, [:]))
+    private let subscribers = Lock<(next: UInt64, all: [UInt64: AsyncStream<ReachabilityChange>.Continuation])>((0, [:]))
 
     init() {}
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import Wire
 
 /// Where memory-pressure reports come from: the kernel on Linux (`LinuxMemoryPressureSource`), or a test.
 public protocol MemoryPressureSource: Sendable {
@@ -28,11 +29,11 @@ public final class MemoryPressureMonitor: Sendable {
 
     /// The source pressure reports come from.
     public let source: any MemoryPressureSource
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// Runs the source's `start`/`stop` in order, outside every lock (a source is code the caller may supply).
     private let sourceQueue = DispatchQueue(label: "WireClient.MemoryPressureMonitor.source")
     /// The last generation applied to the source; touched only on `sourceQueue`.
-    private let appliedGeneration = Mutex(UInt64(0))
+    private let appliedGeneration = Lock(UInt64(0))
     private let pressureCount = Atomic<Int>(0)
 
     /// Creates a monitor over `source`.

@@ -1,6 +1,7 @@
 public import Dispatch
 public import FoundationEssentials
 import Synchronization
+import Wire
 
 /// Downloads resources with one request per URL however many ask, a bounded number at once, through a memory cache
 /// (AFImageDownloader, for any value).
@@ -57,8 +58,8 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
     /// What `ResourceSlot.load(url:placeholder:)` puts in `Accept`: `*/*`, or `image/*` for `images()`.
     public let acceptHeader: String
 
-    private let state: Mutex<DownloadQueue<Requester>>
-    private let shouldCacheHook = Mutex<ShouldCache?>(nil)
+    private let state: Lock<DownloadQueue<Requester>>
+    private let shouldCacheHook = Lock<ShouldCache?>(nil)
     let slots = SlotRegistry<Value>()
 
     /// Creates a downloader.
@@ -87,7 +88,7 @@ public final class ResourceDownloader<Value: Sendable>: Sendable {
         self.cache = cache
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "WireClient.ResourceDownloader.callbacks")
         self.acceptHeader = acceptHeader
-        state = Mutex(DownloadQueue(prioritization: prioritization, maximumActiveDownloads: maximumActiveDownloads))
+        state = Lock(DownloadQueue(prioritization: prioritization, maximumActiveDownloads: maximumActiveDownloads))
     }
 
     /// The configuration of a manager the downloader makes itself: the default one with a 60 s request timeout
@@ -363,7 +364,7 @@ private let largestBlockingCacheRead = 256 << 10
 /// The receipt of an `async` download, for its cancellation handler: whichever of "receipt known" and "task
 /// cancelled" comes second does the cancelling.
 private final class PendingReceipt: Sendable {
-    private let state = Mutex<(receipt: DownloadReceipt?, cancelled: Bool)>((nil, false))
+    private let state = Lock<(receipt: DownloadReceipt?, cancelled: Bool)>((nil, false))
 
     /// Records the receipt; returns true when the task was already cancelled (the caller cancels it).
     func set(_ receipt: DownloadReceipt) -> Bool {

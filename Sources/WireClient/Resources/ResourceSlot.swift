@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import Synchronization
+import Wire
 
 /// What one owner shows (UIImageView+AFNetworking, for any value): at most one active download, replaced by each new
 /// load, with a placeholder meanwhile.
@@ -33,7 +34,7 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
 
     /// Downloads for this slot and holds the cache it looks in.
     public let downloader: ResourceDownloader<Value>
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Creates an empty slot loading through `downloader`.
     public init(downloader: ResourceDownloader<Value>) {
@@ -171,7 +172,7 @@ final class SlotRegistry<Value: Sendable>: Sendable {
         let slot: ResourceSlot<Value>
     }
 
-    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    private let entries = Lock<[ObjectIdentifier: Entry]>([:])
 
     func slot(for owner: any AnyObject & Sendable, make: () -> ResourceSlot<Value>) -> ResourceSlot<Value> {
         let (slot, dropped) = entries.withLock { entries -> (ResourceSlot<Value>, [ResourceSlot<Value>]) in

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Synchronization
+import Wire
 
 /// Where a credential applies (NSURLProtectionSpace): the origin, the realm and the scheme a 401 or 407 named.
 public struct ProtectionSpace: Sendable, Hashable, Codable {
@@ -143,7 +144,7 @@ public enum AuthenticationChallengeDisposition: Sendable, Hashable {
 
 /// Credentials by protection space (NSURLCredentialStorage), for `.performDefaultHandling`. Thread-safe.
 public final class CredentialStorage: Sendable {
-    private let credentials = Mutex<[ProtectionSpace: (user: String, password: String)]>([:])
+    private let credentials = Lock<[ProtectionSpace: (user: String, password: String)]>([:])
 
     /// An empty store.
     public init() {}

@@ -12,7 +12,7 @@ import Wire
 final class CellularAdmission: ConnectionAdmission {
     let classifier: InterfaceClassifier
 
-    private static let instances = Mutex<[InterfaceClassifier: CellularAdmission]>([:])
+    private static let instances = Lock<[InterfaceClassifier: CellularAdmission]>([:])
 
     private init(classifier: InterfaceClassifier) {
         self.classifier = classifier

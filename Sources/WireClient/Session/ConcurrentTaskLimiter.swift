@@ -1,4 +1,5 @@
 import Synchronization
+import Wire
 
 /// `maximumConcurrentTasks`: at most `limit` tasks hold a slot (have a request on the wire); the others wait in the
 /// order they were first resumed. `enqueue` is called in `resume()` itself, so the order is the callers', not the
@@ -11,7 +12,7 @@ final class ConcurrentTaskLimiter: Sendable {
     }
 
     private let limit: Int?
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     init(limit: Int?) {
         self.limit = limit

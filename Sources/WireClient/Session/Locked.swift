@@ -1,11 +1,12 @@
 import Synchronization
+import Wire
 
-/// A value behind a mutex, in a class so that escaping closures can share it (a `Mutex` itself cannot be captured).
+/// A value behind a `Lock`, in a class so that escaping closures can share it (a `Lock` itself cannot be captured).
 final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+    private let mutex: Lock<Value>
 
     init(_ value: Value) {
-        mutex = Mutex(value)
+        mutex = Lock(value)
     }
 
     /// Runs `body` with the value, holding the lock; never call user code inside.

@@ -9,7 +9,7 @@ import Wire
 /// usually the very same storage, which compares at once) take it without a copy.
 final class SessionFields: Sendable {
     private let configuration: SessionConfiguration
-    private let last = Mutex<(own: HTTPHeaders, sent: HTTPHeaders)?>(nil)
+    private let last = Lock<(own: HTTPHeaders, sent: HTTPHeaders)?>(nil)
 
     init(configuration: SessionConfiguration) {
         self.configuration = configuration

@@ -30,7 +30,7 @@ final class SessionGeneration: Sendable {
         var retired: [HTTPClient] = []
     }
 
-    private let made = Mutex(Clients())
+    private let made = Lock(Clients())
 
     init(number: Int, configuration: SessionConfiguration) {
         self.number = number

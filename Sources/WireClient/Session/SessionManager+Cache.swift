@@ -1,4 +1,5 @@
 import Synchronization
+import Wire
 import FoundationEssentials
 
 extension SessionManager {

@@ -1,4 +1,5 @@
 import Synchronization
+import Wire
 
 extension SessionManager {
     /// Invalidates the session (NSURLSession's `invalidateAndCancel` / `finishTasksAndInvalidate`).

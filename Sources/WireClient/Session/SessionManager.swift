@@ -66,7 +66,7 @@ public final class SessionManager: Sendable {
         var nextStream = 0
     }
 
-    let state: Mutex<State>
+    let state: Lock<State>
 
     /// Creates a manager.
     /// - Parameters:
@@ -81,7 +81,7 @@ public final class SessionManager: Sendable {
         defaultIdleTimeout = TimeoutWatch.Timeout(configuration.timeoutIntervalForRequest)
         sessionFields = SessionFields(configuration: configuration)
         baseStages = Self.stages(for: configuration, fields: sessionFields)
-        state = Mutex(
+        state = Lock(
             State(
                 current: SessionGeneration(number: 0, configuration: configuration), generations: 1,
                 monitors: eventMonitors))

@@ -1,4 +1,5 @@
 import Synchronization
+import Wire
 public import FoundationEssentials
 
 extension SessionTask {

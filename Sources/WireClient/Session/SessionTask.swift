@@ -103,14 +103,14 @@ public final class SessionTask: Sendable, CustomStringConvertible {
         }
     }
 
-    let core: Mutex<Core>
+    let core: Lock<Core>
 
     init(identifier: Int, kind: Kind, request: consuming ClientRequest, manager: SessionManager, drivenByCaller: Bool = false) {
         taskIdentifier = identifier
         self.kind = kind
         originalRequest = request
         self.drivenByCaller = drivenByCaller
-        core = Mutex(Core(manager: manager))
+        core = Lock(Core(manager: manager))
     }
 
     /// The state now.

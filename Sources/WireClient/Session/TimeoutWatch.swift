@@ -68,7 +68,7 @@ final class TimeoutWatch: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// The watcher's wake-up as last published under the lock: `UInt64.max` with no watcher, 0 while it reads the
     /// entries (a deadline made earlier meanwhile must take the lock). Read without the lock by `expect(by:)`.
     private let publishedWake = Atomic<UInt64>(.max)

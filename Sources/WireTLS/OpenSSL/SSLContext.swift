@@ -1,5 +1,6 @@
 import CWireOpenSSL
 import Synchronization
+import Wire
 
 /// One configured `SSL_CTX`: trust store, versions, own certificate, callbacks. Built once per
 /// configuration and shared by every connection made with it, on any loop.
@@ -7,10 +8,10 @@ import Synchronization
 /// OpenSSL allows an `SSL_CTX` to be shared once it is configured; Wire still takes a lock to
 /// create connections from it, so the context is only touched under that lock after `init`.
 final class SSLContext: Sendable {
-    private let handle: Mutex<OpaquePointer>
+    private let handle: Lock<OpaquePointer>
 
     private init(_ context: sending OpaquePointer) {
-        handle = Mutex(context)
+        handle = Lock(context)
     }
 
     deinit {

@@ -1,5 +1,6 @@
 import CWireOpenSSL
 import Synchronization
+import Wire
 
 /// What a client session may be resumed for: the origin, the server name it was sent with, and every setting of the
 /// TLS layer that decides what a handshake proves or presents (the trust roots, the verification mode, the versions,
@@ -50,7 +51,7 @@ package final class TLSSessionCache: Sendable {
         var order: [TLSSessionKey] = []
     }
 
-    private let entries = Mutex(Entries())
+    private let entries = Lock(Entries())
     /// Keys remembered at most; the oldest is dropped beyond it.
     let capacity: Int
 

@@ -24,7 +24,7 @@ struct NetworkActivityTrackerTests {
             var next = 0
         }
 
-        private let state = Mutex(State())
+        private let state = Lock(State())
         var now: Instant { Instant(offset: state.withLock { $0.now }) }
         var minimumResolution: Duration { .nanoseconds(1) }
         var sleeperCount: Int { state.withLock { $0.sleepers.count } }

@@ -88,7 +88,7 @@ import WireClient
         #expect(storage.cookies.count == 10)
         #expect(Set(storage.cookies.map(\.name)) == Set(["c0"] + (3..<12).map { "c\($0)" }))
         // Expired cookies go before any live one.
-        let clock = Mutex(Self.start)
+        let clock = Lock(Self.start)
         let expiring = CookieStorage(limits: CookieLimits(maximumCookies: 2), now: { clock.withLock { $0 } })
         expiring.storeCookies(
             fromResponseHeaders: Self.headers(["old=1", "short=2; Max-Age=5"]), for: URL(string: "http://a.com/")!)

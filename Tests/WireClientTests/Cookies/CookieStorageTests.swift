@@ -8,7 +8,7 @@ import WireClient
 @Suite struct CookieStorageTests {
     /// A clock the test moves.
     final class TestClock: Sendable {
-        private let time = Mutex(Date(timeIntervalSince1970: 1_700_000_000))
+        private let time = Lock(Date(timeIntervalSince1970: 1_700_000_000))
         var now: Date { time.withLock { $0 } }
         func advance(_ seconds: TimeInterval) { time.withLock { $0 += seconds } }
     }

@@ -122,7 +122,7 @@ import WireTestSupport
     /// Without a list, a `Domain` attribute may name only the request's own host (and the cookie stays host-only);
     /// cookies without one still work. Why is said once.
     @Test func withoutAListOnlyTheHostItselfMayBeNamed() throws {
-        let warnings = Mutex<[String]>([])
+        let warnings = Lock<[String]>([])
         let missing = "/nonexistent/public_suffix_list.dat"
         let list = PublicSuffixList(contentsOfFile: missing, warn: { message in warnings.withLock { $0.append(message) } })
         let storage = CookieStorage(publicSuffixList: list, now: { Self.now })

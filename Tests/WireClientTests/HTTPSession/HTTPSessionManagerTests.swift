@@ -113,7 +113,7 @@ import WireTestSupport
         let queue = DispatchQueue(label: "test.completion")
         queue.suspend()
         manager.completionQueue = queue
-        let calls = Mutex<[ClientError]>([])
+        let calls = Lock<[ClientError]>([])
         let task = manager.get(
             "relative/without/base", success: { _, _ in Issue.record("success without a request") },
             failure: { task, error in

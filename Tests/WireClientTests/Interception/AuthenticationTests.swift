@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Synchronization
 import Testing
+import Wire
 import WireClient
 
 /// The authenticator: one refresh for any number of concurrent 401s, a failed refresh failing every waiter, and a
@@ -130,7 +131,7 @@ import WireClient
 
     /// Counts refreshes; each refresh waits for the test to open `gate` once every request is waiting.
     final class TokenAuthenticator: Authenticator {
-        let refreshes = Mutex(0)
+        let refreshes = Lock(0)
         let gate = AsyncStream<Bool>.makeStream()
         let fails: Bool
 

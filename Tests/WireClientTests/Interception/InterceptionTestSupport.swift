@@ -12,7 +12,7 @@ final class ManualClock: Clock, Sendable {
         static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
-    private let time = Mutex(Duration.zero)
+    private let time = Lock(Duration.zero)
     var now: Instant { Instant(offset: time.withLock { $0 }) }
     var minimumResolution: Duration { .nanoseconds(1) }
     func advance(by duration: Duration) { time.withLock { $0 += duration } }
@@ -40,7 +40,7 @@ enum Fixtures {
 
 /// A record of who was asked, in order.
 final class Log: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = Lock<[String]>([])
     func append(_ entry: String) { storage.withLock { $0.append(entry) } }
     var entries: [String] { storage.withLock { $0 } }
 }

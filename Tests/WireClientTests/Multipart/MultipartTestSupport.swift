@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import Wire
 import WireClient
 
 /// One pass over a request body, collected.
@@ -77,7 +78,7 @@ final class RecordingClock: Clock, Sendable {
         static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
-    private let state = Mutex((now: Duration.zero, sleeps: [Duration]()))
+    private let state = Lock((now: Duration.zero, sleeps: [Duration]()))
     var now: Instant { Instant(offset: state.withLock { $0.now }) }
     var minimumResolution: Duration { .nanoseconds(1) }
     /// The durations slept, in order.

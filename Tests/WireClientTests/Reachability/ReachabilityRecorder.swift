@@ -51,7 +51,7 @@ final class ReachabilityRecorder: Sendable {
 
 /// A value behind a mutex, shareable by escaping closures.
 final class Guarded<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
+    private let mutex: Lock<Value>
+    init(_ value: Value) { mutex = Lock(value) }
     func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
 }

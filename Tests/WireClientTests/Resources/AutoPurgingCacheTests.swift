@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import Wire
 import WireTestSupport
 import WireClient
 
@@ -221,7 +222,7 @@ struct AutoPurgingCacheTests {
 
 /// A memory-pressure source the test fires by hand.
 final class ManualPressureSource: MemoryPressureSource {
-    private let state = Mutex<(handler: (@Sendable () -> Void)?, starts: Int, stops: Int)>((nil, 0, 0))
+    private let state = Lock<(handler: (@Sendable () -> Void)?, starts: Int, stops: Int)>((nil, 0, 0))
 
     func start(_ handler: @escaping @Sendable () -> Void) {
         state.withLock { $0 = (handler, $0.starts + 1, $0.stops) }

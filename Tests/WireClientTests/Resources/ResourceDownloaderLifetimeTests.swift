@@ -11,7 +11,7 @@ import WireClient
 struct ResourceDownloaderLifetimeTests {
     /// A weak reference readable from any thread.
     final class WeakDownloader: Sendable {
-        private let reference = Mutex<Reference>(Reference())
+        private let reference = Lock<Reference>(Reference())
         private struct Reference { weak var downloader: ResourceDownloader<Data>? }
         init(_ downloader: ResourceDownloader<Data>) { reference.withLock { $0.downloader = downloader } }
         var isGone: Bool { reference.withLock { $0.downloader == nil } }

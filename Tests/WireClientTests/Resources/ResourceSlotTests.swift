@@ -112,7 +112,7 @@ struct ResourceSlotTests {
             #expect(slot.activeReceipt == nil)
             // With a success handler the value is handed over, not set.
             let other = ResourceSlot(downloader: downloader)
-            let handed = Mutex<String?>(nil)
+            let handed = Lock<String?>(nil)
             other.load(
                 ClientRequest(url: url),
                 success: { _, response, value in

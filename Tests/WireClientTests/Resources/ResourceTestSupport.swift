@@ -15,7 +15,7 @@ final class HeldResponses: Sendable {
         var maximumInFlight = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// The most requests the server held at once.
     var maximumInFlight: Int { state.withLock { $0.maximumInFlight } }

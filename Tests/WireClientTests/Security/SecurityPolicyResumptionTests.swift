@@ -41,7 +41,7 @@ struct SecurityPolicyResumptionTests {
         let pinned = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [try pki.der(pki.intermediate)])
         try manager.setSecurityPolicy(pinned)
         // The hook sees every connection first (and leaves the decision to the policy).
-        let resumed = Mutex<[Bool]>([])
+        let resumed = Lock<[Bool]>([])
         manager.sessionDidReceiveServerTrustChallenge = { context in
             resumed.withLock { $0.append(context.isSessionResumed) }
             return .performDefaultHandling

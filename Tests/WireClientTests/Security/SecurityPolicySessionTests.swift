@@ -141,7 +141,7 @@ struct SecurityPolicySessionTests {
         let pki = try TestCertificates.shared()
         try await TLSLoopbackServer.with(chain: pki.selfSigned, key: pki.selfSignedKey) { server in
             let manager = try manager(pki)
-            let asked = Mutex<[String]>([])
+            let asked = Lock<[String]>([])
             manager.sessionDidReceiveServerTrustChallenge = { context in
                 asked.withLock {
                     $0.append(
@@ -199,7 +199,7 @@ struct SecurityPolicySessionTests {
 
 /// Keeps the pin-mismatch reports a manager's monitors are told.
 final class ReportRecorder: SessionEventMonitor {
-    private let reports = Mutex<[PinMismatchReport]>([])
+    private let reports = Lock<[PinMismatchReport]>([])
 
     var all: [PinMismatchReport] { reports.withLock { $0 } }
 

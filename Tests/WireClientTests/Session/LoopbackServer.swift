@@ -81,7 +81,7 @@ extension HTTPResponseWriter {
 
 /// Collects what happens, in order, from any thread.
 final class Recorder<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
+    private let items = Lock<[Element]>([])
     /// Appends `item`.
     func record(_ item: Element) { items.withLock { $0.append(item) } }
     /// Everything recorded so far.

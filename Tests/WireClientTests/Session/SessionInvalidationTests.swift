@@ -10,7 +10,7 @@ import WireClient
 struct SessionInvalidationTests {
     /// `/hold` answers only when `gate` is opened; everything else at once.
     final class Gate: Sendable {
-        private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+        private let state = Lock<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
         func wait() async {
             await withCheckedContinuation { continuation in
                 let ready = state.withLock { state -> Bool in

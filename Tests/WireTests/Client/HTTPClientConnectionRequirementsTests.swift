@@ -9,7 +9,7 @@ extension IOSuite {
     @Suite struct HTTPClientConnectionRequirementsTests {
         /// Refuses everything, and remembers the addresses it was asked about.
         final class RefuseAll: ConnectionAdmission {
-            let asked = Mutex<[(SocketAddress, SocketAddress)]>([])
+            let asked = Lock<[(SocketAddress, SocketAddress)]>([])
             func refusal(local: SocketAddress, remote: SocketAddress) -> String? {
                 asked.withLock { $0.append((local, remote)) }
                 return "refused by the test"
@@ -21,7 +21,7 @@ extension IOSuite {
         }
 
         @Test func aRefusedConnectionCarriesNoRequest() async throws {
-            let heads = Mutex<[String]>([])
+            let heads = Lock<[String]>([])
             try await HTTPClientFaultTests.withServer(script: { _, _, head in
                 heads.withLock { $0.append(head) }
                 return .respond(ScriptedServer.ok())

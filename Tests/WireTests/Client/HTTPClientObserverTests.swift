@@ -6,7 +6,7 @@ extension IOSuite {
     /// The per-request observer and redirect policy, through the public API.
     @Suite struct HTTPClientObserverTests {
         final class Events: Sendable {
-            let list = Mutex<[String]>([])
+            let list = Lock<[String]>([])
             func append(_ event: HTTPClientRequestEvent, _ metrics: HTTPClientMetrics) {
                 let text: String =
                     switch event {

@@ -7,7 +7,7 @@ extension IOSuite {
     /// What the client records of each exchange, and requests pinned to a Unix socket.
     @Suite struct HTTPClientRecordTests {
         @Test func theSentHeadIsRecordedByteForByteHopByHop() async throws {
-            let received = Mutex<[String]>([])
+            let received = Lock<[String]>([])
             try await HTTPClientFaultTests.withServer(script: { _, _, head in
                 received.withLock { $0.append(head + "\r\n\r\n") }
                 return head.hasPrefix("POST /start ")
@@ -38,7 +38,7 @@ extension IOSuite {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
             let path = directory.appendingPathComponent("s.sock").path
-            let received = Mutex<[String]>([])
+            let received = Lock<[String]>([])
             try await HTTPClientFaultTests.withServer(
                 address: try SocketAddress(unixPath: path),
                 script: { _, _, head in

@@ -107,7 +107,7 @@ extension IOSuite {
         }
 
         @Test func aRewritingHookCannotOpenAUnixSocketEither() async throws {
-            let trapPath = Mutex<String?>(nil)
+            let trapPath = Lock<String?>(nil)
             var configuration = HTTPClientConfiguration()
             configuration.redirects = .rewrite(max: 5) { hop in
                 try HTTPURL(trapPath.withLock { $0 } ?? hop.to.description)

@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+import WireTestSupport
 @testable import Wire
 
 extension IOSuite {
@@ -35,7 +36,10 @@ extension IOSuite {
 
         /// With no descriptor left for its epoll instance, `shared`'s loop cannot start: the process goes on and the
         /// first request throws `.startFailed` with the `IOError` (it used to stop the process in `fatalError`).
-        @Test func aSharedClientWhoseLoopCannotStartFailsItsRequestsInsteadOfStoppingTheProcess() async {
+        /// Not under AddressSanitizer: its leak check at exit reads /proc with descriptors the child no longer has,
+        /// and waits for ever.
+        @Test(.disabled(if: Sanitizer.current == .address, "LeakSanitizer cannot check a process without descriptors"))
+        func aSharedClientWhoseLoopCannotStartFailsItsRequestsInsteadOfStoppingTheProcess() async {
             await #expect(processExitsWith: .exitCode(0)) {
                 var limit = rlimit()
                 getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)

@@ -143,7 +143,7 @@ extension IOSuite {
                         HTTPClientRequest(
                             url: pair.url("/upload"), method: .put, body: .stream(length: total, Pattern.stream(total: total))))
                 }
-                await uploading.next()
+                try await uploading.next()
                 uploader.cancel()
                 let result = await uploader.result
                 switch result {
@@ -153,7 +153,7 @@ extension IOSuite {
                     #expect((error as? HTTPClientError)?.code == .cancelled, "ended with \(error)")
                 }
                 // A Content-Length body cut short is an error for the server, never a complete request.
-                let outcome = await serverOutcome.next()
+                let outcome = try await serverOutcome.next()
                 #expect(outcome.hasPrefix("body failed"), "server handler: \(outcome)")
                 let next = try await pair.client.execute(HTTPClientRequest(url: pair.url("/after")))
                 #expect(try await next.body.collect(upTo: 10) == ByteBuffer(string: "ok"))

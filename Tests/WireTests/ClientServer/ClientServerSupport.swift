@@ -247,8 +247,8 @@ final class MemoryWatch: Sendable {
 
 /// A value handlers and tests share across loops and tasks.
 final class Shared<Value: Sendable>: Sendable {
-    private let state: Mutex<Value>
-    init(_ value: Value) { state = Mutex(value) }
+    private let state: Lock<Value>
+    init(_ value: Value) { state = Lock(value) }
     var value: Value { state.withLock { $0 } }
     func update<R: Sendable>(_ body: (inout Value) -> R) -> R { state.withLock { body(&$0) } }
 }

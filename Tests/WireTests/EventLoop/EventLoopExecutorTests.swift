@@ -29,7 +29,7 @@ extension IOSuite {
         @Test func workQueuedOnTheLoopKeepsItsOrderBesideWorkFromAnotherThread() async throws {
             try await withLoop { loop in
                 try await withTimeout {
-                    let log = Mutex<[Int]>([])
+                    let log = Lock<[Int]>([])
                     let done = AsyncStreamBox<Void>()
                     let count = 2000
                     let record: @Sendable (Int) -> Void = { value in
@@ -45,7 +45,7 @@ extension IOSuite {
                     let feeder = try PosixThread(name: "feeder") {
                         for i in 0..<count { loop.execute { record(count + i) } }
                     }
-                    await done.next()
+                    try await done.next()
                     feeder.join()
                     let all = log.withLock { $0 }
                     #expect(all.filter { $0 < count } == Array(0..<count))

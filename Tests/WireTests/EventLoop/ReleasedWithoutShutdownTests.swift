@@ -24,7 +24,7 @@ extension IOSuite {
 
         @Test func aGroupReleasedOnItsOwnLoopStopsWithoutWaitingForItself() async throws {
             let (tids, done) = try Self.releaseGroupOnItsLoop()
-            await done.next()
+            try await done.next()
             #expect(await Self.threadsEnd(tids), "the loop released its group from its own thread and still stopped")
         }
 
@@ -60,7 +60,7 @@ extension IOSuite {
         }
 
         private static func releaseGroupOnItsLoop() throws -> ([Int32], AsyncStreamBox<Void>) {
-            let holder = Mutex<EventLoopGroup?>(try EventLoopGroup(loopCount: 1, namePrefix: "self-released"))
+            let holder = Lock<EventLoopGroup?>(try EventLoopGroup(loopCount: 1, namePrefix: "self-released"))
             let loop = holder.withLock { $0!.loops[0] }
             let done = AsyncStreamBox<Void>()
             loop.execute {

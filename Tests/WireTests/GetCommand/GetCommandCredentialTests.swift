@@ -10,7 +10,7 @@ extension IOSuite {
     @Suite struct GetCommandCredentialTests {
         /// The request heads a server received.
         final class Heads: Sendable {
-            private let list = Mutex<[String]>([])
+            private let list = Lock<[String]>([])
             func append(_ head: String) { list.withLock { $0.append(head) } }
             var all: [String] { list.withLock { $0 } }
             /// The `Authorization` value of request `index`, if it had one.

@@ -74,7 +74,7 @@ enum WireToolRunner {
         try process.run()
         let status: Int32
         do {
-            status = try await withTimeout(seconds: seconds) { await exit.next() }
+            status = try await withTimeout(seconds: seconds) { try await exit.next() }
         } catch {
             // SIGKILL: the child inherits the spawning thread's signal mask, in which SIGTERM may be blocked.
             kill(process.processIdentifier, SIGKILL)

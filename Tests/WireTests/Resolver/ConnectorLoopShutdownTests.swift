@@ -9,7 +9,7 @@ extension IOSuite {
         /// A resolver that answers only when the test says so and ignores cancellation: the worst a custom
         /// resolver can do.
         final class GatedResolver: Resolver {
-            private let pending = Mutex<[CheckedContinuation<Void, Never>]>([])
+            private let pending = Lock<[CheckedContinuation<Void, Never>]>([])
             let asked = AsyncStreamBox<Void>()
 
             func resolve(host: String, port: Int) async throws -> [SocketAddress] {
@@ -36,7 +36,7 @@ extension IOSuite {
             let connect = Task {
                 try await Connector.connect(host: "never.invalid", port: 80, on: loop, resolver: resolver, timeout: .seconds(60))
             }
-            await resolver.asked.next()
+            try await resolver.asked.next()
             await loop.shutdownGracefully()
             let error = try await withTimeout(seconds: 5) { () async -> ConnectError? in
                 do { _ = try await connect.value; return nil } catch { return error as? ConnectError }

@@ -261,7 +261,7 @@ extension IOSuite {
             let site = try HTTPFileHandlerTests.Site()
             defer { site.remove() }
             let hugePath = site.hugePath
-            let failures = Mutex<[String]>([])
+            let failures = Lock<[String]>([])
             let harness = try await ServerHarness.start(configure: { configuration in
                 configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
             }) { request, response in

@@ -97,7 +97,7 @@ extension IOSuite {
                         }
                         pair.server.value.write([Self.payload(size)])
                     }
-                    let (checking, cancelled) = await timersLeft.next()
+                    let (checking, cancelled) = try await timersLeft.next()
                     #expect(checking, "a gathering stream checks on a timer")
                     #expect(cancelled == 1, "closing the stream cancels its check: no timer outlives it")
                     try await pair.close()

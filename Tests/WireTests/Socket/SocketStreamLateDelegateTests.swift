@@ -26,7 +26,7 @@ extension IOSuite {
                         _ = try peer.value.write(ByteBuffer(string: "early bytes"))
                         try peer.value.close()
                     }
-                    let stream = await accepted.next()
+                    let stream = try await accepted.next()
                     let endSeen = try await eventually { try await loop.submit { stream.value.heldEndOfStream } }
                     #expect(endSeen, "the stream read the peer's end of stream with no delegate attached")
 

@@ -36,7 +36,7 @@ extension IOSuite {
             // Foundation's Process keeps descriptors of its own open after its first use: start one before the census.
             do { TestProcessWarmUp.run() }
             let eventFDsBefore = Self.descriptorTargets().filter { $0 == "anon_inode:[eventfd]" }.count
-            let seen = Mutex<[String]>([])
+            let seen = Lock<[String]>([])
             let watcher = try PriorityEventWatcher(
                 files: [.init(path: group + "/cgroup.events"), .init(path: group + "/absent")], threadName: "test-watch"
             ) { index, contents in

@@ -16,7 +16,7 @@ extension IOSuite {
         var harness: TLSClientServerTests { TLSClientServerTests(pki: pki) }
 
         @Test func theDeferredEvaluatorGetsTheVerdictInsteadOfTheHandshakeFailing() async throws {
-            let seen = Mutex<[TrustContext]>([])
+            let seen = Lock<[TrustContext]>([])
             var tls = harness.trustingTestRoot()
             tls.deferredTrustEvaluation = { context in
                 seen.withLock { $0.append(context) }

@@ -15,7 +15,7 @@ extension IOSuite {
 
         /// The heads the plaintext server received.
         final class Heads: Sendable {
-            let list = Mutex<[String]>([])
+            let list = Lock<[String]>([])
             func withLock<R: Sendable>(_ body: (inout [String]) -> R) -> R { list.withLock { body(&$0) } }
         }
 

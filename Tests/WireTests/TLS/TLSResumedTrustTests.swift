@@ -212,7 +212,7 @@ extension IOSuite {
 
 /// The trust contexts an evaluator saw, in order.
 private final class Seen: Sendable {
-    private let recorded = Mutex<[TrustContext]>([])
+    private let recorded = Lock<[TrustContext]>([])
 
     func record(_ context: TrustContext) { recorded.withLock { $0.append(context) } }
 

@@ -50,7 +50,7 @@ extension IOSuite {
                     clientDelegate: LoopBound(clientDelegate, loop: loop), serverDelegate: LoopBound(serverDelegate, loop: loop),
                     released: LoopBound(references, loop: loop))
             }
-            #expect(await handshake.next())
+            #expect(try await handshake.next())
             return (pair, sockets)
         }
 

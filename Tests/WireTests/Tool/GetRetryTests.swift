@@ -5,7 +5,7 @@ import Testing
 
 /// The request arrivals a scripted server saw, in order.
 final class Arrivals: Sendable {
-    private let times = Mutex<[ContinuousClock.Instant]>([])
+    private let times = Lock<[ContinuousClock.Instant]>([])
 
     /// Records one arrival now and returns its index (0 for the first).
     func record() -> Int {

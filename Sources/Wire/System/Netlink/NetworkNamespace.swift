@@ -10,7 +10,7 @@ package enum NetworkNamespace {
     ///
     /// - Throws: `IOError` from `open(2)`, `setns(2)` or `pthread_create(3)`, or what `body` throws.
     package static func run<T: Sendable>(inNamespaceAt path: String, _ body: @escaping @Sendable () throws -> T) throws -> T {
-        let outcome = Mutex<Result<T, any Error>?>(nil)
+        let outcome = Lock<Result<T, any Error>?>(nil)
         let thread = try PosixThread(name: "wire-netns") {
             let result = Result<T, any Error> {
                 var namespace = FileDescriptor(owning: try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC) })

@@ -1,9 +1,10 @@
 import Synchronization
+import Wire
 
 /// Applies an `Authenticator`'s credential to every request and refreshes it once however many requests are
 /// refused with it at the same time (Alamofire's `AuthenticationInterceptor`).
 ///
-/// The decisions are `AuthenticationStateMachine`'s; this shell holds it under a `Mutex` with the suspended
+/// The decisions are `AuthenticationStateMachine`'s; this shell holds it under a `Lock` with the suspended
 /// waiters, and runs the authenticator's code (`requiresRefresh`, `apply`, `refresh`, `isRequest`) outside the lock.
 /// The task that starts a refresh performs it; the others suspend until it ends, then each either applies the new
 /// credential or is retried once. A refresh that throws fails every waiter with `AuthenticationError.refreshFailed`
@@ -24,7 +25,7 @@ public final class AuthenticationInterceptor<A: Authenticator>: Interceptor {
 
     /// The authenticator.
     public let authenticator: A
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let uptime: @Sendable () -> Duration
 
     /// An interceptor.
@@ -40,7 +41,7 @@ public final class AuthenticationInterceptor<A: Authenticator>: Interceptor {
         clock: C = ContinuousClock()
     ) where C.Duration == Duration {
         self.authenticator = authenticator
-        self.state = Mutex(
+        self.state = Lock(
             State(
                 machine: AuthenticationStateMachine(
                     credential: credential,
