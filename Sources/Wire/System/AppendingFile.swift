@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// A file that whole records are appended to from any thread, such as a TLS key log.
 ///
@@ -10,14 +9,14 @@ import Synchronization
 package final class AppendingFile: Sendable {
     /// The path it was opened at.
     package let path: String
-    private let descriptor: Mutex<FileDescriptor>
+    private let descriptor: Lock<FileDescriptor>
 
     /// Opens `path` for appending, creating it with `permissions` when it does not exist.
     /// - Throws: `IOError` from `open(2)`.
     package init(path: String, permissions: mode_t = 0o600) throws(IOError) {
         self.path = path
         let raw = try systemCall("open") { open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, permissions) }
-        descriptor = Mutex(FileDescriptor(owning: raw))
+        descriptor = Lock(FileDescriptor(owning: raw))
     }
 
     /// Appends `bytes` whole.

@@ -43,7 +43,7 @@ final class TaskDelegate: Sendable {
         var sentBody = false
     }
 
-    let records = Mutex(Records())
+    let records = Lock(Records())
 
     init(
         task: SessionTask, manager: SessionManager, generation: SessionGeneration?, uploadProgress: TaskProgressHandler?,
