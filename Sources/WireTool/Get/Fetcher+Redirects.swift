@@ -76,7 +76,7 @@ extension Fetcher {
             guard next.scheme == "http" || next.scheme == "https" else {
                 throw TransferFailure(
                     status: ExitStatus.generic,
-                    message: "redirect refused: protocol \"\(next.scheme)\" not allowed (to \(location))")
+                    message: "protocol \"\(next.scheme)\" not allowed in a redirect (to \(location))")
             }
             if url.isTLS && !next.isTLS && !client.configuration.followsRedirectsFromHTTPSToHTTP {
                 throw TransferFailure(

@@ -55,7 +55,7 @@ extension IOSuite {
             let good = try await WireToolRunner.run(["get", "-s", "--compressed", nginx.baseURL + "/good.txt"])
             #expect(good.status == 0 && good.output.elementsEqual(repeatElement(UInt8(ascii: "x"), count: 100_000)))
             for (name, words) in [("cut", "truncated"), ("bomb", "ratio limit"), ("bad", "corrupt gzip data")] {
-                let run = try await WireToolRunner.run(["get", "-s", "--compressed", nginx.baseURL + "/\(name).txt"])
+                let run = try await WireToolRunner.run(["get", "-sS", "--compressed", nginx.baseURL + "/\(name).txt"])
                 #expect(run.status == 61, "\(name): \(run.errors)")
                 #expect(run.errors.contains(words), "\(name): \(run.errors)")
             }

@@ -120,7 +120,7 @@ extension IOSuite {
             ]
             for expectation in expectations {
                 let run = try await WireToolRunner.run([
-                    "get", "-s", "--cacert", root, nginx.url(expectation.site, host: expectation.host),
+                    "get", "-sS", "--cacert", root, nginx.url(expectation.site, host: expectation.host),
                 ])
                 #expect(run.status == expectation.status, "\(expectation.site): \(run.errors)")
                 #expect(run.errors.contains(expectation.text), "\(expectation.site): \(run.errors)")
