@@ -302,7 +302,8 @@ extension FetchOptions {
             guard !value.isEmpty else { throw FetchUsageError(message: "--cache-dir needs a directory") }
             cacheDirectory = value
         default:
-            preconditionFailure("option \(name) is in the table but not applied")
+            // The table of options and this switch are kept together; an option missing here is refused, never a trap.
+            throw FetchUsageError(message: "option \(name) is not supported")
         }
     }
 
