@@ -30,7 +30,8 @@ extension HTTPClientError {
             self = Self.proxyHandshakeFailed(failure, proxy: nil)
         case .proxyNeedsTLS:
             self = .proxy(
-                .invalidProxy, "an https proxy needs WireTLS: import WireTLS and set the proxy's tls (or the "
+                .invalidProxy,
+                "an https proxy needs WireTLS: import WireTLS and set the proxy's tls (or the "
                     + "configuration's proxyTLS)", proxy: nil)
         case .shutDown:
             self.init(.shutDown, "the client is shut down")

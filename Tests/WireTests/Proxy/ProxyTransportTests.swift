@@ -40,7 +40,12 @@ extension IOSuite {
                     let securePort = try await secure.start().port!
                     let origins = Origins(
                         group: group, plain: plain, secure: secure, plainPort: plainPort, securePort: securePort, pki: pki)
-                    outcome = await Result { try await withTimeout(seconds: seconds) { try await body(origins) } }
+                    do {
+                        try await withTimeout(seconds: seconds) { try await body(origins) }
+                        outcome = .success(())
+                    } catch {
+                        outcome = .failure(error)
+                    }
                 } catch {
                     outcome = .failure(error)
                 }
@@ -253,7 +258,8 @@ extension IOSuite {
             defer { proxy.stop() }
             try await Origins.run { origins in
                 func client(_ credentials: ProxyCredentials?) throws -> HTTPClient {
-                    try origins.client(.proxy(Proxy(kind: .socks5h, host: "127.0.0.1", port: proxy.port, credentials: credentials)))
+                    try origins.client(
+                        .proxy(Proxy(kind: .socks5h, host: "127.0.0.1", port: proxy.port, credentials: credentials)))
                 }
                 let good = try client(ProxyCredentials(user: "bob", password: "pw"))
                 let (status, _, _) = try await Self.get(good, "https://localhost:\(origins.securePort)/")
@@ -286,7 +292,8 @@ extension IOSuite {
                         .proxy(
                             Proxy(
                                 kind: kind, host: "127.0.0.1", port: peer.port,
-                                credentials: kind.rawValue.hasPrefix("socks4") ? ProxyCredentials(user: "carol", password: "") : nil)))
+                                credentials: kind.rawValue.hasPrefix("socks4")
+                                    ? ProxyCredentials(user: "carol", password: "") : nil)))
                     let (status, body, _) = try await Self.get(client, "http://localhost:\(origins.plainPort)/k")
                     #expect(status == 200, "\(kind)")
                     #expect(body == "origin /k -")

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import Wire
 
 /// A proxy from Debian (tinyproxy, danted, microsocks) or a scripted Python peer, started for one test on a loopback
@@ -7,17 +8,22 @@ import Wire
 ///
 /// The daemons ignore standard input, so a shell runs each and a watcher SIGKILLs it once the pipe to the shell
 /// closes: on `stop()`, or when the test process ends however it ends (as `TestNginx` does).
-final class TestProxy {
+final class TestProxy: Sendable {
     /// The port it listens on, on 127.0.0.1.
     let port: Int
     /// A folder of its own: configuration, log, records.
     let folder: String
-    private let process: TestProcess
+    /// The process, until `stop()` ends it.
+    private let process: Mutex<TestProcess?>
+    /// Whether the process is the watching shell, which is SIGKILLed: with SIGTERM and SIGCHLD blocked (a mask a
+    /// child inherits from a test thread) it would neither stop nor see its child end.
+    private let isWatchingShell: Bool
 
-    private init(port: Int, folder: String, process: TestProcess) {
+    private init(port: Int, folder: String, process: sending TestProcess, isWatchingShell: Bool = false) {
         self.port = port
         self.folder = folder
-        self.process = process
+        self.process = Mutex(process)
+        self.isWatchingShell = isWatchingShell
     }
 
     /// Debian's paths.
@@ -114,7 +120,13 @@ final class TestProxy {
 
     /// Stops the proxy and removes its folder.
     func stop() {
-        process.stop()
+        let isWatchingShell = self.isWatchingShell
+        process.withLock { process in
+            // The pipe closes in `stop()`, so the watcher kills the daemon whatever happens to the shell.
+            if isWatchingShell, let shell = process?.process, shell.isRunning { kill(shell.processIdentifier, SIGKILL) }
+            process?.stop()
+            process = nil
+        }
         try? FileManager.default.removeItem(atPath: folder)
     }
 
@@ -128,10 +140,11 @@ final class TestProxy {
     private static func start(_ executable: String, _ arguments: [String], port: Int, folder: String) throws -> TestProxy {
         let script = #"exec 3<&0; "$0" "$@" </dev/null >/dev/null 2>&1 & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) & wait $pid"#
         let process = try TestProcess("/bin/sh", ["-c", script, executable] + arguments)
-        let proxy = TestProxy(port: port, folder: folder, process: process)
+        let running = process.process
+        let proxy = TestProxy(port: port, folder: folder, process: process, isWatchingShell: true)
         let deadline = Date().addingTimeInterval(10)
         while !LoopbackPort.accepts(port) {
-            guard process.process.isRunning, Date() < deadline else {
+            guard running.isRunning, Date() < deadline else {
                 proxy.stop()
                 throw DidNotStart(executable: executable)
             }
