@@ -13,7 +13,8 @@
 ///   `HTTPClientError+Pool.swift`): `.invalidURL`, `.invalidRequest`, `.invalidConfiguration`, `.startFailed`,
 ///   `.shutDown`, `.deadlineExceeded`, `.cancelled`, `.writeFailed`, `.tooManyRedirects`, `.redirectRefused`,
 ///   `.redirectSchemeNotAllowed`, and from connecting `.connectFailed`, `.connectTimeout`, `.connectionReset`,
-///   `.tlsFailed` and `.connectionNotAdmitted`.
+///   `.tlsFailed` and `.connectionNotAdmitted`; through a proxy `.proxyRefused`, `.proxyHandshakeFailed` and
+///   `.invalidProxy`, and any error of reaching the proxy with `proxy` naming it.
 ///
 /// `Pool/` throws none: its `ConnectionPoolError` stays inside the module. `.bodyTooLarge` is thrown by neither
 /// (`HTTPBody.collect(upTo:)` throws `HTTPBodyError.tooLarge`).
