@@ -149,6 +149,7 @@ public final class HTTPClient: Sendable {
         let route = try proxyRoute(for: url, via: socketPath, configuration: proxyConfiguration ?? configuration.proxy)
         let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
         var attempt = 0
+        var unsentRetries = 0
         while true {
             // Aborted before this attempt took a connection (its abort handle, a deadline, cancellation): no byte goes out.
             if let error = abort.error { throw error }
@@ -178,7 +179,23 @@ public final class HTTPClient: Sendable {
                 let stale =
                     (!lease.isNew || lease.isPipelined || error.queuedBehindClosedResponse) && error.failedBeforeResponse
                     && !abort.isAborted
-                if stale && replayable && attempt == 0 && configuration.retriesStaleConnections {
+                // Again while the retries take reused connections that turn out closed too: each leaves the pool as it
+                // fails, so a peer that closes every connection after its response without saying so (tinyproxy does)
+                // empties it, and a fresh connection comes within as many tries as the pool holds connections.
+                let mayRetry =
+                    attempt == 0 || (!lease.isNew && !lease.isPipelined && attempt <= configuration.maxConnectionsPerHost)
+                // A pooled connection found closed before any byte went out: nothing was sent, so it is tried again
+                // whatever the method, without counting as an attempt (each such connection leaves the pool; bounded
+                // all the same, against a pool that only ever hands out closed ones).
+                if error.wasNotSent && !lease.isNew && !abort.isAborted && configuration.retriesStaleConnections
+                    && unsentRetries < 4 * configuration.maxConnectionsPerHost
+                {
+                    unsentRetries += 1
+                    metrics.update { $0.retries += 1 }
+                    observation?.tell(.retry(attempt: attempt + unsentRetries, after: error))
+                    continue
+                }
+                if stale && replayable && mayRetry && configuration.retriesStaleConnections {
                     attempt += 1
                     metrics.update { $0.retries += 1 }
                     observation?.tell(.retry(attempt: attempt, after: error))

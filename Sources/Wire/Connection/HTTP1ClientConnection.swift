@@ -172,11 +172,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             // pool holds the closed connection forever. Requests still in flight (a pipelined
             // lease behind a response that ends the connection) release it themselves.
             if exchanges.isEmpty { onRelease?(self, false) }
-            respond(
-                .failure(
-                    idleCloseError
-                        ?? HTTPClientError(
-                            .emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true)))
+            var error =
+                idleCloseError
+                ?? HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true)
+            error.wasNotSent = true
+            respond(.failure(error))
             return id
         }
         let exchange = Exchange(id: id, metrics: metrics)

@@ -150,6 +150,9 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The request was pipelined behind a response that closed the connection: it was never
     /// answered, on a fresh connection as much as on a reused one, and is safe to replay when idempotent.
     var queuedBehindClosedResponse = false
+    /// The connection was found closed before any byte of the request was written (a pooled connection the peer
+    /// closed after the lease): safe to send again whatever the method.
+    var wasNotSent = false
     /// The words and the errors behind the failure, behind one reference: the error travels in every frame of the
     /// client's typed-throws `async` functions (and in each `Result` carrying it), where 259 bytes inline cost
     /// copies and made each frame larger than the task allocator's first slab.

@@ -122,6 +122,31 @@ extension IOSuite {
             }
         }
 
+        /// tinyproxy answers forwarded requests in HTTP/1.1 without `Connection: close`, then closes the connection:
+        /// under load, request after request finds its pooled connection closed, and one retry (on another pooled
+        /// connection just as closed) was not enough.
+        @Test func forwardingSurvivesAProxyThatClosesEveryConnectionUnannounced() async throws {
+            if let reason = TestProxy.missing(TestProxy.tinyproxyPath) { return print("skipped: \(reason)") }
+            let proxy = try TestProxy.tinyproxy()
+            defer { proxy.stop() }
+            try await Origins.run { origins in
+                let client = try origins.client(.proxy(Proxy(kind: .http, host: "127.0.0.1", port: proxy.port)))
+                let url = "http://127.0.0.1:\(origins.plainPort)/busy"
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<8 {
+                        group.addTask {
+                            for _ in 0..<100 {
+                                let (status, body, _) = try await Self.get(client, url)
+                                guard status == 200, body == "origin /busy -" else { throw UnexpectedStatus(status: status) }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                await client.shutdown()
+            }
+        }
+
         @Test func httpsGoesThroughAReusedConnectTunnelVerifiedAgainstTheOrigin() async throws {
             if let reason = TestProxy.missing(TestProxy.tinyproxyPath) { return print("skipped: \(reason)") }
             try await Origins.run { origins in
