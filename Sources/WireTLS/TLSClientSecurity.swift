@@ -126,3 +126,39 @@ extension HTTPClientConfiguration {
         set { transportSecurity = newValue.map { TLSClientSecurity($0) } }
     }
 }
+
+extension HTTPClientConfiguration {
+    /// The TLS settings for `https` proxies that carry none of their own (`Proxy.tls`), such as one the environment
+    /// names: the proxy's certificate is verified against the proxy's name with these, never with `tls`, which is
+    /// for origins. Nil (the default) refuses an `https` proxy without settings of its own.
+    ///
+    /// ```swift
+    /// var configuration = HTTPClientConfiguration()
+    /// configuration.proxy = .environment()
+    /// configuration.proxyTLS = TLSConfiguration()   // the system's roots for the proxy too
+    /// ```
+    public var proxyTLS: TLSConfiguration? {
+        get { (proxyTransportSecurity as? TLSClientSecurity)?.configuration }
+        set { proxyTransportSecurity = newValue.map { TLSClientSecurity($0) } }
+    }
+}
+
+extension Proxy {
+    /// The TLS settings for reaching this proxy when it is an `https` one (TLS to the proxy itself, verified against
+    /// the proxy's name), apart from the origin's settings (`HTTPClientConfiguration.tls`), which TLS through the
+    /// proxy's tunnels uses. Nil uses the client's `proxyTLS`.
+    ///
+    /// Each assignment makes a new TLS layer, and the proxy then differs from an otherwise equal one with another
+    /// layer (their connections are not shared).
+    ///
+    /// ```swift
+    /// var proxy = try Proxy(parsing: "https://proxy.internal:8443")
+    /// var trust = TLSConfiguration()
+    /// trust.trustRoots = .pemFile("/etc/ssl/proxy-ca.pem")
+    /// proxy.tls = trust
+    /// ```
+    public var tls: TLSConfiguration? {
+        get { (transportSecurity as? TLSClientSecurity)?.configuration }
+        set { transportSecurity = newValue.map { TLSClientSecurity($0) } }
+    }
+}

@@ -8,6 +8,8 @@ import Wire
 //
 //   ClientFigures PORT [CONNECTIONS=64] [SECONDS=4] [LOOPS=1]
 //   ON_LOOP=1 ClientFigures PORT ...    # the request tasks prefer the client's loop as their task executor
+//   PROXY=http://127.0.0.1:3128 ClientFigures PORT ...   # through a proxy (any URL Proxy(parsing:) reads): forwarded
+//   PROXY=… TUNNEL=1 ClientFigures PORT ...               # through a CONNECT tunnel per connection (curl's -p)
 //
 // With --download, one GET through HTTPClient whose body is counted and dropped by a task on Swift's global
 // executor (not on the client's loop, as `wire get` reads it; ON_LOOP=1 puts it there): the bulk row's library
@@ -77,6 +79,10 @@ let loops = arguments.count > 4 ? Int(arguments[4]) ?? 1 : 1
 let group = try EventLoopGroup(loopCount: loops)
 var configuration = HTTPClientConfiguration()
 configuration.maxConnectionsPerHost = connections
+if let proxy = getenv("PROXY").map({ String(cString: $0) }) {
+    configuration.proxy = .proxy(try Proxy(parsing: proxy))
+    configuration.tunnelsThroughHTTPProxy = getenv("TUNNEL").map { String(cString: $0) == "1" } ?? false
+}
 let client = try HTTPClient(configuration: configuration, group: group)
 let url = "http://127.0.0.1:\(port)/"
 

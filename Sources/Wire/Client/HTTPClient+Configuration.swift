@@ -42,6 +42,21 @@ public struct HTTPClientConfiguration: Sendable {
     /// first, so a server that will refuse them (401, 413) can say so before the body is sent.
     /// nil never adds it; a request's own `Expect` field is always honoured. Default 1 MiB.
     public var expectContinueThreshold: Int? = 1 << 20
+    /// The proxy requests go through. Default `.none`: Wire's client uses a proxy only when told to (`.environment()`
+    /// follows the `*_proxy` variables as curl reads them). A request's own `proxy` overrides it.
+    ///
+    /// Through an HTTP proxy, `http` URLs are forwarded (absolute-form targets, the proxy's credentials sent
+    /// preemptively as Basic `Proxy-Authorization`, keep-alive connections to the proxy pooled and shared across
+    /// origins); `https` URLs go through a `CONNECT` tunnel per connection, pooled per origin, with TLS verified
+    /// against the origin's name and the `tls` settings. Through a SOCKS proxy every URL goes through a tunnel.
+    /// A Unix socket request never uses a proxy.
+    public var proxy: ProxyConfiguration = .none
+    /// Whether `http` URLs also go through an HTTP proxy in a `CONNECT` tunnel instead of being forwarded (curl's
+    /// `--proxytunnel`). Default false.
+    public var tunnelsThroughHTTPProxy = false
+    /// The TLS layer to `https` proxies that carry none of their own (`Proxy.transportSecurity`); WireTLS sets it
+    /// through `proxyTLS`.
+    package var proxyTransportSecurity: (any ClientTransportSecurity)?
     /// The TLS layer for `https` URLs; nil (the default in Wire alone) refuses them. WireTLS sets
     /// it through its public `tls` property.
     package var transportSecurity: (any ClientTransportSecurity)?

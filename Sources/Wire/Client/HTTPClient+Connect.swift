@@ -37,12 +37,42 @@ extension HTTPClient {
         to authority: String, via proxy: String, headers: HTTPHeaders = HTTPHeaders(),
         timeout: Duration? = nil
     ) async throws(HTTPClientError) -> HTTPConnectResponse {
+        let url = try HTTPURL(proxy)
+        guard url.unixSocketPath == nil else {
+            throw HTTPClientError(.invalidURL, "a proxy is reached over TCP, not a Unix socket: \(url)")
+        }
+        var value = Proxy(kind: url.isTLS ? .https : .http, host: url.host, port: url.port)
+        // An https proxy named by URL is reached with the TLS settings for proxies, else with the client's own.
+        if url.isTLS { value.transportSecurity = configuration.proxyTransportSecurity ?? configuration.transportSecurity }
+        return try await connect(to: authority, through: value, headers: headers, timeout: timeout)
+    }
+
+    /// Asks an HTTP proxy to open a tunnel to `authority` (RFC 9110 §9.3.6), as `connect(to:via:)` does, with the
+    /// proxy given as a value: an `https` one is reached over TLS with its own settings (`Proxy.transportSecurity`,
+    /// else the configuration's `proxyTransportSecurity`), and its credentials, when it has any, go in
+    /// `Proxy-Authorization` (Basic) unless `headers` has that field. The connection to the proxy is one of those
+    /// requests forwarded to it use.
+    ///
+    /// - Throws: `HTTPClientError`: `.invalidRequest` for an authority that is not `host:port`, `.invalidProxy` for a
+    ///   SOCKS proxy or an `https` one without TLS settings, or whatever failed while reaching the proxy.
+    public func connect(
+        to authority: String, through proxy: Proxy, headers: HTTPHeaders = HTTPHeaders(), timeout: Duration? = nil
+    ) async throws(HTTPClientError) -> HTTPConnectResponse {
         guard Self.isAuthority(authority) else {
             throw HTTPClientError(.invalidRequest, "a CONNECT target is host:port, not '\(authority)'")
         }
-        let url = try HTTPURL(proxy)
+        guard !proxy.kind.isSOCKS else {
+            throw .proxy(.invalidProxy, "CONNECT goes to an HTTP proxy, not to \(proxy)", proxy: proxy)
+        }
+        var headers = headers
+        if let credentials = proxy.credentials, !headers.contains(name: "proxy-authorization") {
+            headers.add(name: "Proxy-Authorization", value: credentials.basicAuthorization)
+        }
+        let head = try connectHead(authority, headers: headers)
+        let pool = try pool(forProxy: proxy)
         let group = try runningGroup()
         let metrics = HTTPClientMetrics(start: .now())
+        metrics.update { $0.proxy = proxy }
         let abort = HTTPClientAbortHandle()
         let deadlineTimer = timeout.map { timeout in
             group.next().schedule(in: timeout) {
@@ -53,17 +83,27 @@ extension HTTPClient {
             }
         }
         defer { deadlineTimer?.cancel() }
+        let readTimeout = configuration.readTimeout
+        let retries = configuration.retriesStaleConnections
         let result = await withTaskCancellationHandler {
-            do throws(HTTPClientError) {
-                return Result<HTTPConnectResponse, HTTPClientError>.success(
-                    try await sendConnect(authority, to: url, headers: headers, metrics: metrics, abort: abort))
+            do throws(ConnectionPool.ConnectExchangeFailure) {
+                let sent = Deadline.now()
+                let (start, _) = try await pool.sendConnect(
+                    head: head, readTimeout: readTimeout, retriesStaleConnections: retries, metrics: metrics, abort: abort)
+                metrics.update { $0.proxyHandshake = .now() - sent }
+                return Result<HTTP1ClientConnection.ResponseStart, HTTPClientError>.success(start)
             } catch {
-                return .failure(error)
+                switch error {
+                case .lease(let error): return .failure(HTTPClientError(error, abortError: abort.error))
+                case .exchange(let error): return .failure(error)
+                }
             }
         } onCancel: {
             abort.abort(HTTPClientError(.cancelled, "the calling task was cancelled"))
         }
-        return try result.get()
+        let start = try result.get()
+        let tunnel = try await start.tunnel?.makeHTTPTunnel()
+        return HTTPConnectResponse(head: start.head, tunnel: tunnel, body: start.body, metrics: metrics)
     }
 
     /// Whether `text` is an authority-form target: a host (a name, an IPv4 address or a
@@ -80,62 +120,5 @@ extension HTTPClient {
                 && host.dropFirst().dropLast().allSatisfy { $0.isASCII && ($0.isHexDigit || $0 == ":" || $0 == ".") }
         }
         return host.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_") }
-    }
-
-    private func sendConnect(
-        _ authority: String, to url: HTTPURL, headers: HTTPHeaders, metrics: HTTPClientMetrics,
-        abort: HTTPClientAbortHandle
-    ) async throws(HTTPClientError) -> HTTPConnectResponse {
-        let head = HTTPRequestHead(method: .connect, target: authority, headers: headers)
-        // RFC 9110 §9.3.6 / §7.2: Host names the tunnel's target, not the proxy.
-        let added = addedFields(to: headers, host: authority)
-        let headBytes: [UInt8]
-        do {
-            var bytes: [UInt8] = []
-            try HTTP1Serializer.writeRequestHead(head, adding: added, framing: .asInHeaders, into: &bytes)
-            headBytes = bytes
-        } catch {
-            throw HTTPClientError(.invalidRequest, "\(error)")
-        }
-        metrics.update { $0.requestHead = headBytes }
-        let readTimeout = configuration.readTimeout
-        var attempt = 0
-        while true {
-            let lease = try await lease(from: pool(for: url, via: nil), abort: abort)
-            metrics.update {
-                $0.timings.nameResolved = lease.nameResolution
-                $0.timings.connected = lease.connect
-                $0.timings.secureConnected = lease.secureConnect
-            }
-            let connection = lease.connection
-            do {
-                let (promise, exchangeID) = try await connection.loop.submit {
-                    let value = connection.value
-                    metrics.update {
-                        $0.remoteAddress = value.remoteAddress
-                        $0.localAddress = value.localAddress
-                        $0.transportSecurity = value.securityInfo
-                    }
-                    return value.start(
-                        head: headBytes, inlineBody: nil, method: .connect, keepAlive: true,
-                        requestComplete: true, readTimeout: readTimeout, metrics: metrics)
-                }
-                abort.setCurrent(connection, exchangeID)
-                let start = try await promise.get()
-                return HTTPConnectResponse(head: start.head, tunnel: start.tunnel, body: start.body, metrics: metrics)
-            } catch let error as HTTPClientError {
-                // A pooled connection the proxy closed as it was reused never saw the CONNECT: try a fresh one, once.
-                if !lease.isNew && error.failedBeforeResponse && !abort.isAborted && attempt == 0
-                    && configuration.retriesStaleConnections
-                {
-                    attempt += 1
-                    metrics.update { $0.retries += 1 }
-                    continue
-                }
-                throw error
-            } catch {
-                throw HTTPClientError(.shutDown, "the event loop shut down")
-            }
-        }
     }
 }

@@ -20,7 +20,8 @@ extension HTTPClient {
         while true {
             let response = try await executeWithRetry(
                 url: url, via: socketPath, requirements: request.connectionRequirements,
-                allowsPipelining: request.allowsPipelining, method: method, headers: headers, body: body,
+                allowsPipelining: request.allowsPipelining, proxy: request.proxy, method: method, headers: headers,
+                body: body,
                 observation: observation,
                 metrics: metrics, abort: abort)
             // A switch, not an array literal's `contains` (an allocation per request).

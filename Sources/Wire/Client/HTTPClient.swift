@@ -141,22 +141,26 @@ public final class HTTPClient: Sendable {
 
     nonisolated(nonsending) func executeWithRetry(
         url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, allowsPipelining: Bool = true,
+        proxy proxyConfiguration: ProxyConfiguration? = nil,
         method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
         observation: RequestObservation? = nil,
         metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
     ) async throws(HTTPClientError) -> HTTPClientResponse {
+        let route = try proxyRoute(for: url, via: socketPath, configuration: proxyConfiguration ?? configuration.proxy)
         let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
         var attempt = 0
+        var unsentRetries = 0
         while true {
             // Aborted before this attempt took a connection (its abort handle, a deadline, cancellation): no byte goes out.
             if let error = abort.error { throw error }
             let pipelinable =
                 configuration.pipelining.maxInFlight > 1 && allowsPipelining
                 && isPipelinable(method: method, headers: headers, body: body)
+            let pool = try pool(for: url, via: socketPath, requirements: requirements, route: route)
             // Made ready before it takes a connection: a request refused here holds none (it used to keep its lease,
             // and with it one of the host's connections, for the client's life).
-            let prepared = try prepare(url: url, method: method, headers: headers, body: body)
-            let pool = try pool(for: url, via: socketPath, requirements: requirements)
+            let prepared = try prepare(
+                url: url, method: method, headers: headers, body: body, forwardingTo: pool.key.forwardingProxy)
             // An idle connection at hand is taken without an async call (no frames, no suspension point).
             let lease: ConnectionPool.Lease
             if let idle = pool.leaseIdleConnection(pipelinable: pipelinable) {
@@ -167,7 +171,7 @@ public final class HTTPClient: Sendable {
             do {
                 return try await send(
                     prepared, on: lease, url: url, method: method, body: body, metrics: metrics, abort: abort,
-                    observation: observation)
+                    observation: observation, proxy: pool.key.proxy)
             } catch {
                 // A pooled connection the server closed just as it was reused: the normal race
                 // with the server's idle timeout, not the user's problem — once. A pipelined
@@ -175,7 +179,23 @@ public final class HTTPClient: Sendable {
                 let stale =
                     (!lease.isNew || lease.isPipelined || error.queuedBehindClosedResponse) && error.failedBeforeResponse
                     && !abort.isAborted
-                if stale && replayable && attempt == 0 && configuration.retriesStaleConnections {
+                // Again while the retries take reused connections that turn out closed too: each leaves the pool as it
+                // fails, so a peer that closes every connection after its response without saying so (tinyproxy does)
+                // empties it, and a fresh connection comes within as many tries as the pool holds connections.
+                let mayRetry =
+                    attempt == 0 || (!lease.isNew && !lease.isPipelined && attempt <= configuration.maxConnectionsPerHost)
+                // A pooled connection found closed before any byte went out: nothing was sent, so it is tried again
+                // whatever the method, without counting as an attempt (each such connection leaves the pool; bounded
+                // all the same, against a pool that only ever hands out closed ones).
+                if error.wasNotSent && !lease.isNew && !abort.isAborted && configuration.retriesStaleConnections
+                    && unsentRetries < 4 * configuration.maxConnectionsPerHost
+                {
+                    unsentRetries += 1
+                    metrics.update { $0.retries += 1 }
+                    observation?.tell(.retry(attempt: attempt + unsentRetries, after: error))
+                    continue
+                }
+                if stale && replayable && mayRetry && configuration.retriesStaleConnections {
                     attempt += 1
                     metrics.update { $0.retries += 1 }
                     observation?.tell(.retry(attempt: attempt, after: error))
@@ -200,10 +220,11 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// The pool for `url`'s origin, or for the Unix socket every request of this exchange goes to.
+    /// The pool for `url`'s origin, or for the Unix socket every request of this exchange goes to; through a proxy,
+    /// the proxy's pool (forwarding) or the pool of tunnels to the origin.
     func pool(
         for url: HTTPURL, via socketPath: String?,
-        requirements: ConnectionRequirements = ConnectionRequirements()
+        requirements: ConnectionRequirements = ConnectionRequirements(), route: ProxyRoute = .direct
     ) throws(HTTPClientError) -> ConnectionPool {
         guard !isShutDown.load(ordering: .acquiring) else { throw HTTPClientError(.shutDown, "the client is shut down") }
         let security = url.isTLS ? configuration.transportSecurity : nil
@@ -214,6 +235,9 @@ public final class HTTPClient: Sendable {
         if url.isTLS && socketPath != nil {
             throw HTTPClientError(.invalidURL, "https over a Unix socket is not supported: \(url)")
         }
+        if case .proxy(let proxy) = route, socketPath == nil, url.unixSocketPath == nil {
+            return try pool(for: url, through: proxy, security: security, requirements: requirements)
+        }
         let key: ConnectionPool.Key =
             if let path = socketPath ?? url.unixSocketPath {
                 ConnectionPool.Key(scheme: "http+unix", endpoint: .unixSocket(path: path), requirements: requirements)
@@ -223,6 +247,14 @@ public final class HTTPClient: Sendable {
                     security: security?.poolKey,
                     requirements: requirements)
             }
+        return try pool(key, security: security)
+    }
+
+    /// The pool of `key`, made with `security` and `tunnel` when there is none yet.
+    private func pool(
+        _ key: ConnectionPool.Key, security: (any ClientTransportSecurity)?,
+        tunnel: ConnectionPool.TunnelSetup? = nil
+    ) throws(HTTPClientError) -> ConnectionPool {
         let group = try runningGroup()
         return pools.withLock { pools in
             if let pool = pools[key] { return pool }
@@ -232,10 +264,85 @@ public final class HTTPClient: Sendable {
                     maxConnections: configuration.maxConnectionsPerHost, idleTimeout: configuration.idleTimeout,
                     maxPipelined: configuration.pipelining.maxInFlight,
                     connectTimeout: configuration.connectTimeout, resolver: configuration.resolver,
-                    parserConfiguration: configuration.parserConfiguration, security: security), group: group)
+                    parserConfiguration: configuration.parserConfiguration, security: security, tunnel: tunnel),
+                group: group)
             pools[key] = pool
             return pool
         }
+    }
+
+    /// The route of a request to `url`: a Unix socket goes direct; otherwise the proxy configuration decides.
+    func proxyRoute(for url: HTTPURL, via socketPath: String?, configuration proxy: ProxyConfiguration)
+        throws(HTTPClientError) -> ProxyRoute
+    {
+        if case .none = proxy { return .direct }
+        guard socketPath == nil, url.unixSocketPath == nil else { return .direct }
+        do {
+            return try proxy.route(scheme: url.scheme, host: url.host)
+        } catch {
+            throw .proxy(.invalidProxy, "the proxy URL cannot be used: \(error)", proxy: nil, urlError: error)
+        }
+    }
+
+    /// The pool a request to `url` uses through `proxy`: the proxy's own pool for an `http` URL through an HTTP
+    /// proxy (forwarding, unless `tunnelsThroughHTTPProxy`), else a pool of tunnels to the origin, which TLS
+    /// verifies with the origin's settings and name.
+    private func pool(
+        for url: HTTPURL, through proxy: Proxy, security: (any ClientTransportSecurity)?,
+        requirements: ConnectionRequirements
+    ) throws(HTTPClientError) -> ConnectionPool {
+        let port = url.port ?? (url.isTLS ? 443 : 80)
+        let key = ConnectionPool.Key(
+            scheme: url.scheme, endpoint: .host(proxy.host, port: proxy.port), security: security?.poolKey,
+            requirements: requirements, route: .tunnel(proxy, host: url.host, port: port))
+        if proxy.kind.isSOCKS {
+            return try pool(key, security: security, tunnel: ConnectionPool.TunnelSetup(proxyPool: nil))
+        }
+        let proxyPool = try pool(forProxy: proxy, requirements: requirements)
+        guard url.isTLS || configuration.tunnelsThroughHTTPProxy else { return proxyPool }
+        if let pool = pools.withLock({ $0[key] }) { return pool }
+        let authority = url.host.utf8.contains(UInt8(ascii: ":")) ? "[\(url.host)]:\(port)" : "\(url.host):\(port)"
+        var headers = HTTPHeaders()
+        if let credentials = proxy.credentials {
+            headers.add(name: "Proxy-Authorization", value: credentials.basicAuthorization)
+        }
+        let setup = ConnectionPool.TunnelSetup(
+            proxyPool: proxyPool, connectHead: try connectHead(authority, headers: headers),
+            readTimeout: configuration.readTimeout, retriesStaleConnections: configuration.retriesStaleConnections)
+        return try pool(key, security: security, tunnel: setup)
+    }
+
+    /// The pool of connections to an HTTP proxy: requests forwarded to it, and `CONNECT`s, for every origin.
+    func pool(forProxy proxy: Proxy, requirements: ConnectionRequirements = ConnectionRequirements())
+        throws(HTTPClientError) -> ConnectionPool
+    {
+        var security: (any ClientTransportSecurity)?
+        if proxy.kind == .https {
+            security = proxy.transportSecurity ?? configuration.proxyTransportSecurity
+            guard security != nil else {
+                throw .proxy(
+                    .invalidProxy,
+                    "proxy \(proxy) is an https proxy: import WireTLS and set the proxy's tls or the configuration's "
+                        + "proxyTLS", proxy: proxy)
+            }
+        }
+        let key = ConnectionPool.Key(
+            scheme: proxy.kind.rawValue, endpoint: .host(proxy.host, port: proxy.port), security: security?.poolKey,
+            requirements: requirements, route: .proxy(proxy))
+        return try pool(key, security: security)
+    }
+
+    /// The head of `CONNECT authority` (RFC 9110 §9.3.6): `Host` names the tunnel's far end, not the proxy.
+    func connectHead(_ authority: String, headers: HTTPHeaders) throws(HTTPClientError) -> [UInt8] {
+        let head = HTTPRequestHead(method: .connect, target: authority, headers: headers)
+        var bytes: [UInt8] = []
+        do {
+            try HTTP1Serializer.writeRequestHead(
+                head, adding: addedFields(to: headers, host: authority), framing: .asInHeaders, into: &bytes)
+        } catch {
+            throw HTTPClientError(.invalidRequest, "\(error)")
+        }
+        return bytes
     }
 
     /// Waits for a connection from `pool`; a deadline or cancellation (`abort`) ends the wait with its own error.
@@ -272,11 +379,22 @@ public final class HTTPClient: Sendable {
 
     /// Serializes a request's head and opens its body file: everything that can refuse the request before it
     /// takes a connection.
+    ///
+    /// Through a forwarding proxy the target is in absolute form (RFC 9112 §3.2.2) and the proxy's credentials go
+    /// in `Proxy-Authorization`, preemptively, unless the request has that field already.
     private func prepare(
         url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders,
-        body: HTTPClientRequest.Body?
+        body: HTTPClientRequest.Body?, forwardingTo proxy: Proxy? = nil
     ) throws(HTTPClientError) -> PreparedRequest {
-        let head = HTTPRequestHead(method: method, target: url.target, headers: headers)
+        var headers = headers
+        var target = url.target
+        if let proxy {
+            target = "\(url.scheme)://\(url.hostHeader)\(url.target)"
+            if let credentials = proxy.credentials, !headers.contains(name: "proxy-authorization") {
+                headers.add(name: "Proxy-Authorization", value: credentials.basicAuthorization)
+            }
+        }
+        let head = HTTPRequestHead(method: method, target: target, headers: headers)
         // Host and User-Agent are written after the request's own fields, not added to a copy of them.
         var added = addedFields(to: headers, host: url.hostHeader)
         let framing: HTTP1Serializer.BodyFraming
@@ -331,7 +449,7 @@ public final class HTTPClient: Sendable {
     nonisolated(nonsending) private func send(
         _ prepared: sending PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
         body: HTTPClientRequest.Body?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
-        observation: RequestObservation?
+        observation: RequestObservation?, proxy: Proxy?
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         let (headBytes, framing, inline, file) = (prepared.headBytes, prepared.framing, prepared.inline, prepared.file)
         let (expectsContinue, keepAlive, requestComplete) = (
@@ -345,6 +463,8 @@ public final class HTTPClient: Sendable {
             $0.timings.connected = lease.connect
             $0.timings.secureConnected = lease.secureConnect
             $0.requestHead = headBytes
+            $0.proxy = proxy
+            $0.proxyHandshake = lease.proxyHandshake
         }
         if requestComplete {
             // The whole request is written at once: the loop starts it, and the read that parses

@@ -20,10 +20,64 @@ extension HTTPClientError {
             self.init(.connectFailed, "could not connect to \(origin)")
         case .notAdmitted(let reason, let local, let remote):
             self.init(.connectionNotAdmitted, "the connection from \(local) to \(remote) was not admitted: \(reason)")
+        case .atProxy(let proxy, let error):
+            self = HTTPClientError.atProxy(proxy, error, abortError: abortError)
+        case .proxyRefused(let head):
+            self = .proxy(.proxyRefused, "the proxy answered CONNECT with \(head.status)", proxy: nil, response: head)
+        case .proxyExchangeFailed(let error):
+            self = error
+        case .proxyHandshakeFailed(let failure):
+            self = Self.proxyHandshakeFailed(failure, proxy: nil)
+        case .proxyNeedsTLS:
+            self = .proxy(
+                .invalidProxy,
+                "an https proxy needs WireTLS: import WireTLS and set the proxy's tls (or the "
+                    + "configuration's proxyTLS)", proxy: nil)
         case .shutDown:
             self.init(.shutDown, "the client is shut down")
         case .abandoned:
             self = abortError ?? HTTPClientError(.cancelled, "the request stopped waiting for a connection")
+        }
+    }
+
+    /// The client's error for a failure at `proxy`: the proxy's own codes for its answer and handshake, the usual
+    /// ones (`.connectFailed`, `.tlsFailed`…) for reaching it; every one names the proxy (`proxy`).
+    private static func atProxy(_ proxy: Proxy, _ error: ConnectionPoolError, abortError: HTTPClientError?)
+        -> HTTPClientError
+    {
+        switch error {
+        case .proxyRefused(let head):
+            return .proxy(
+                .proxyRefused, "proxy \(proxy) answered CONNECT with \(head.status.code) \(head.reasonPhrase)", proxy: proxy,
+                response: head)
+        case .proxyHandshakeFailed(let failure):
+            return proxyHandshakeFailed(failure, proxy: proxy)
+        default:
+            return HTTPClientError(error, abortError: abortError).at(proxy)
+        }
+    }
+
+    private static func proxyHandshakeFailed(_ failure: ProxyHandshakeFailure, proxy: Proxy?) -> HTTPClientError {
+        let prefix = proxy.map { "proxy \($0): " } ?? ""
+        switch failure {
+        case .socks(let error):
+            return .proxy(.proxyHandshakeFailed, prefix + error.description, proxy: proxy, socksError: error)
+        case .earlyBytes(let count):
+            return .proxy(
+                .proxyHandshakeFailed, prefix + "\(count) bytes came through the tunnel before the client's first",
+                proxy: proxy)
+        case .timedOut:
+            var error = HTTPClientError(.connectTimeout, prefix + "the proxy's handshake did not end in time")
+            if let proxy { error = .proxy(.connectTimeout, error.detail, proxy: proxy) }
+            return error
+        case .loopClosed:
+            return .proxy(.connectFailed, prefix + "the event loop shut down during the proxy's handshake", proxy: proxy)
+        case .streamFailed(let error):
+            let ioError = error as? IOError
+            let code: HTTPClientError.Code =
+                ioError.map { $0.errno == .connectionReset || $0.errno == .brokenPipe ? .connectionReset : .connectFailed }
+                ?? .connectFailed
+            return .proxy(code, prefix + "the connection failed during the handshake: \(error)", proxy: proxy, ioError: ioError)
         }
     }
 

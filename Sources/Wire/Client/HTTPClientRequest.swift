@@ -39,6 +39,9 @@ public struct HTTPClientRequest: Sendable {
     /// What the connection carrying the request (and every redirect it follows) must be: a traffic class set
     /// before connecting, an admission check after. Requests with other requirements never share its connections.
     package var connectionRequirements = ConnectionRequirements()
+    /// The proxy for this request and every redirect it follows; nil uses the client's `configuration.proxy`.
+    /// `.none` sends it straight to its origin whatever the client's setting.
+    public var proxy: ProxyConfiguration?
     /// Whether the request may join a pipeline when the client pipelines (`configuration.pipelining`); false sends it
     /// only on a connection with nothing else in flight. Default true; without pipelining in the client it changes
     /// nothing.

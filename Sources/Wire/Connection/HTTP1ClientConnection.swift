@@ -9,8 +9,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     struct ResponseStart: Sendable {
         var head: HTTPResponseHead
         var body: HTTPBody
-        /// The connection, handed over after a 2xx answer to CONNECT.
-        var tunnel: HTTPTunnel? = nil
+        /// The connection's stream, handed over after a 2xx answer to CONNECT.
+        var tunnel: OpenedTunnel? = nil
     }
 
     /// Identifies a request on its connection, for the calls a task makes after `start`.
@@ -175,11 +175,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             // pool holds the closed connection forever. Requests still in flight (a pipelined
             // lease behind a response that ends the connection) release it themselves.
             if exchanges.isEmpty { onRelease?(self, false) }
-            respond(
-                .failure(
-                    idleCloseError
-                        ?? HTTPClientError(
-                            .emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true)))
+            var error =
+                idleCloseError
+                ?? HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true)
+            error.wasNotSent = true
+            respond(.failure(error))
             return id
         }
         let exchange = Exchange(id: id, metrics: metrics)
@@ -469,7 +469,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         stopReadTimer()
         finishOldest(exchange)
         wakeWaiters(of: exchange, requestWritten: requestWritten)
-        let tunnel = HTTPTunnel(stream: stream, leftover: leftover)
+        // Nobody listens until the next owner (an HTTPTunnel, TLS to the origin) takes the stream: it keeps
+        // what it reads meanwhile, end of stream included.
+        stream.delegate = nil
+        let tunnel = OpenedTunnel(stream: LoopBound(stream, loop: loop), leftover: leftover)
         // Out of the pool before the request resumes, as a completed response is.
         onRelease?(self, false)
         failPipelined()

@@ -13,7 +13,8 @@
 ///   `HTTPClientError+Pool.swift`): `.invalidURL`, `.invalidRequest`, `.invalidConfiguration`, `.startFailed`,
 ///   `.shutDown`, `.deadlineExceeded`, `.cancelled`, `.writeFailed`, `.tooManyRedirects`, `.redirectRefused`,
 ///   `.redirectSchemeNotAllowed`, and from connecting `.connectFailed`, `.connectTimeout`, `.connectionReset`,
-///   `.tlsFailed` and `.connectionNotAdmitted`.
+///   `.tlsFailed` and `.connectionNotAdmitted`; through a proxy `.proxyRefused`, `.proxyHandshakeFailed` and
+///   `.invalidProxy`, and any error of reaching the proxy with `proxy` naming it.
 ///
 /// `Pool/` throws none: its `ConnectionPoolError` stays inside the module. `.bodyTooLarge` is thrown by neither
 /// (`HTTPBody.collect(upTo:)` throws `HTTPBodyError.tooLarge`).
@@ -44,6 +45,9 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
             case invalidConfiguration = "invalid_configuration"
             case startFailed = "start_failed"
             case connectionNotAdmitted = "connection_not_admitted"
+            case proxyRefused = "proxy_refused"
+            case proxyHandshakeFailed = "proxy_handshake_failed"
+            case invalidProxy = "invalid_proxy"
         }
         fileprivate let value: Value
 
@@ -99,6 +103,15 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         /// A new connection failed the request's admission check (`ConnectionRequirements.admission`) and was
         /// closed before any request went out on it; `detail` gives the check's reason and the two addresses.
         public static let connectionNotAdmitted = Code(value: .connectionNotAdmitted)
+        /// The HTTP proxy answered `CONNECT` with a status other than 2xx: `proxyResponse` holds its head (the status,
+        /// and for a 407 the `Proxy-Authenticate` challenge), `proxy` the proxy. Nothing was sent to the origin.
+        public static let proxyRefused = Code(value: .proxyRefused)
+        /// The proxy's handshake failed: a SOCKS proxy refused or broke its protocol (`socksError`), or a proxy sent
+        /// bytes of the tunnel before the client's first. Nothing was sent to the origin.
+        public static let proxyHandshakeFailed = Code(value: .proxyHandshakeFailed)
+        /// The proxy to use cannot be: its URL (from the environment) cannot be read (`proxyURLError`), or an
+        /// `https` proxy has no TLS settings.
+        public static let invalidProxy = Code(value: .invalidProxy)
 
         /// A stable snake_case name for logs and metrics.
         public var description: String { value.rawValue }
@@ -118,6 +131,15 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     public var configurationError: ConfigurationError? { causes.configurationError }
     /// The security layer's error behind a `.tlsFailed` (WireTLS's `TLSError`), if any.
     public var securityError: (any Error)? { causes.securityError }
+    /// The proxy the failure happened at (connecting to it, its TLS, its handshake, its answer); nil when the
+    /// failure concerns the origin or no proxy was used.
+    public var proxy: Proxy? { causes.proxy?.proxy }
+    /// The proxy's answer to `CONNECT`, for `.proxyRefused`: the status and header fields (`Proxy-Authenticate`).
+    public var proxyResponse: HTTPResponseHead? { causes.proxy?.response }
+    /// The SOCKS failure, for `.proxyHandshakeFailed` through a SOCKS proxy.
+    public var socksError: SOCKSError? { causes.proxy?.socksError }
+    /// Why the proxy URL was refused, for `.invalidProxy`.
+    public var proxyURLError: ProxyURLError? { causes.proxy?.urlError }
     /// True when the request was sent, in whole or part, so a server may have acted on it: a
     /// non-idempotent request failing this way was not replayed, and the caller must decide.
     public let mayHaveBeenProcessed: Bool
@@ -128,6 +150,9 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The request was pipelined behind a response that closed the connection: it was never
     /// answered, on a fresh connection as much as on a reused one, and is safe to replay when idempotent.
     var queuedBehindClosedResponse = false
+    /// The connection was found closed before any byte of the request was written (a pooled connection the peer
+    /// closed after the lease): safe to send again whatever the method.
+    var wasNotSent = false
     /// The words and the errors behind the failure, behind one reference: the error travels in every frame of the
     /// client's typed-throws `async` functions (and in each `Result` carrying it), where 259 bytes inline cost
     /// copies and made each frame larger than the task allocator's first slab.
@@ -140,10 +165,11 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         let ioError: IOError?
         let configurationError: ConfigurationError?
         let securityError: (any Error)?
+        let proxy: ProxyCause?
 
         init(
             detail: String, connectError: ConnectError?, parseError: HTTP1ParseError?, ioError: IOError?,
-            configurationError: ConfigurationError?, securityError: (any Error)?
+            configurationError: ConfigurationError?, securityError: (any Error)?, proxy: ProxyCause? = nil
         ) {
             self.detail = detail
             self.connectError = connectError
@@ -151,7 +177,16 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
             self.ioError = ioError
             self.configurationError = configurationError
             self.securityError = securityError
+            self.proxy = proxy
         }
+    }
+
+    /// What a failure at a proxy keeps.
+    struct ProxyCause: Hashable, Sendable {
+        var proxy: Proxy?
+        var response: HTTPResponseHead?
+        var socksError: SOCKSError?
+        var urlError: ProxyURLError?
     }
 
     init(
@@ -178,6 +213,34 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         self.queuedBehindClosedResponse = queuedBehindClosedResponse
     }
 
+    /// An error of `code` at `proxy` (or about the proxy configuration, when nil).
+    static func proxy(
+        _ code: Code, _ detail: String, proxy: Proxy?, response: HTTPResponseHead? = nil, socksError: SOCKSError? = nil,
+        urlError: ProxyURLError? = nil, ioError: IOError? = nil, securityError: (any Error)? = nil
+    ) -> HTTPClientError {
+        HTTPClientError(
+            code: code,
+            causes: Causes(
+                detail: detail, connectError: nil, parseError: nil, ioError: ioError, configurationError: nil,
+                securityError: securityError,
+                proxy: ProxyCause(proxy: proxy, response: response, socksError: socksError, urlError: urlError)),
+            mayHaveBeenProcessed: false, failedBeforeResponse: false, queuedBehindClosedResponse: false)
+    }
+
+    /// The same error, said to have happened at `proxy` (connecting to it, securing the connection to it), with the
+    /// proxy named in the detail.
+    func at(_ proxy: Proxy) -> HTTPClientError {
+        var cause = causes.proxy ?? ProxyCause()
+        cause.proxy = proxy
+        return HTTPClientError(
+            code: code,
+            causes: Causes(
+                detail: "proxy \(proxy): \(detail)", connectError: connectError, parseError: parseError, ioError: ioError,
+                configurationError: configurationError, securityError: securityError, proxy: cause),
+            mayHaveBeenProcessed: mayHaveBeenProcessed, failedBeforeResponse: failedBeforeResponse,
+            queuedBehindClosedResponse: queuedBehindClosedResponse)
+    }
+
     static func invalidURL(_ url: String, _ why: String) -> HTTPClientError {
         HTTPClientError(.invalidURL, "\(why): \(url)")
     }
@@ -198,6 +261,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         lhs.code == rhs.code && lhs.detail == rhs.detail && lhs.connectError == rhs.connectError
             && lhs.parseError == rhs.parseError && lhs.ioError == rhs.ioError && lhs.configurationError == rhs.configurationError
             && lhs.mayHaveBeenProcessed == rhs.mayHaveBeenProcessed && lhs.failedBeforeResponse == rhs.failedBeforeResponse
+            && lhs.causes.proxy == rhs.causes.proxy
     }
 
     /// Hashes what `==` compares.
@@ -210,6 +274,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         hasher.combine(configurationError)
         hasher.combine(mayHaveBeenProcessed)
         hasher.combine(failedBeforeResponse)
+        hasher.combine(causes.proxy)
     }
 
     /// `code: detail`, plus the parser limit a response exceeded and a note when the server may have processed the

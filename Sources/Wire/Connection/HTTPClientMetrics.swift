@@ -44,6 +44,12 @@ public final class HTTPClientMetrics: Sendable {
         public var requestHead: [UInt8] = []
         /// The exchanges that ended in a redirect on the way to this response, in order.
         public var redirectHops: [RedirectHop] = []
+        /// The proxy the last hop went through (its requests forwarded to it, or tunnelled through it); nil when it
+        /// went straight to the origin. Its description shows no credentials.
+        public var proxy: Proxy?
+        /// How long the proxy's handshake took when the connection was made: from sending `CONNECT` to its 2xx
+        /// answer, or the SOCKS negotiation. Nil on a reused connection, through a forwarding proxy, or without one.
+        public var proxyHandshake: Duration?
     }
 
     /// One exchange answered with a redirect that the client followed.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The raw byte stream a proxy opened with a 2xx answer to `CONNECT` (RFC 9110 §9.3.6): what is
 /// written goes to the far end as is, what the far end sends is read back, with no HTTP framing.
 ///
@@ -156,6 +158,44 @@ final class TunnelEndpoint: ByteStreamDelegate {
         for waiter in waiters {
             waiter.resume(returning: .failure(HTTPClientError(.writeFailed, failure.detail, ioError: failure.ioError)))
         }
+    }
+}
+
+/// A stream a proxy turned into a tunnel (a 2xx to `CONNECT`), between the connection that opened it and its next
+/// owner: an `HTTPTunnel` for `HTTPClient.connect(to:via:)`, or TLS and HTTP to the origin for a pool of tunnels.
+/// The stream has no delegate and keeps what it reads. Released untaken, it closes the stream.
+final class OpenedTunnel: Sendable {
+    private let stream: LoopBound<any ByteStream>
+    /// Bytes that came after the proxy's head.
+    let leftover: ByteBuffer
+    private let taken = Atomic<Bool>(false)
+
+    init(stream: LoopBound<any ByteStream>, leftover: ByteBuffer) {
+        self.stream = stream
+        self.leftover = leftover
+    }
+
+    /// The stream, once: nil if it was taken already.
+    func take() -> LoopBound<any ByteStream>? {
+        taken.exchange(true, ordering: .acquiringAndReleasing) ? nil : stream
+    }
+
+    /// An `HTTPTunnel` over the stream, made on its loop.
+    /// - Throws: `HTTPClientError` when the loop has shut down or the stream was taken.
+    func makeHTTPTunnel() async throws(HTTPClientError) -> HTTPTunnel {
+        guard let stream = take() else { throw HTTPClientError(.connectionClosed, "the tunnel was handed over already") }
+        let leftover = self.leftover
+        do {
+            return try await stream.loop.submit { HTTPTunnel(stream: stream.value, leftover: leftover) }
+        } catch {
+            throw HTTPClientError(.shutDown, "the event loop shut down")
+        }
+    }
+
+    deinit {
+        guard !taken.load(ordering: .acquiring) else { return }
+        let stream = self.stream
+        stream.loop.execute { if stream.value.isOpen { stream.value.close(error: nil) } }
     }
 }
 

@@ -26,6 +26,8 @@ final class ConnectionPool: Sendable {
         let connect: Duration?
         /// Time until the TLS handshake finished, when new and secured.
         let secureConnect: Duration?
+        /// How long the proxy's handshake (`CONNECT` or SOCKS) took, when new and tunnelled.
+        let proxyHandshake: Duration?
     }
 
     /// The settings a pool needs.
@@ -37,8 +39,22 @@ final class ConnectionPool: Sendable {
         var connectTimeout: Duration
         var resolver: any Resolver
         var parserConfiguration: HTTP1ParserConfiguration
-        /// The TLS layer, for https origins.
+        /// The TLS layer, for https origins (for a `.proxy` route, the TLS layer to the `https` proxy).
         var security: (any ClientTransportSecurity)? = nil
+        /// How a `.tunnel` route's connections are opened; nil for the other routes.
+        var tunnel: TunnelSetup? = nil
+    }
+
+    /// What opening a tunnel through a proxy needs.
+    struct TunnelSetup: Sendable {
+        /// The pool of connections to the HTTP proxy, on which `CONNECT` is sent; nil for a SOCKS proxy.
+        var proxyPool: ConnectionPool?
+        /// The `CONNECT` request's head, serialized (an HTTP proxy only).
+        var connectHead: [UInt8] = []
+        /// How long the proxy may take to answer `CONNECT` (within the connect timeout).
+        var readTimeout: Duration = .seconds(30)
+        /// Whether a `CONNECT` sent on a pooled connection the proxy had closed is sent again on a fresh one.
+        var retriesStaleConnections = true
     }
 
     /// How long a new connection took to set up, reported by its first lease only.
@@ -46,6 +62,7 @@ final class ConnectionPool: Sendable {
         var nameResolution: Duration?
         var connect: Duration
         var secureConnect: Duration?
+        var proxyHandshake: Duration? = nil
     }
 
     /// An established connection the machine holds.
@@ -72,7 +89,8 @@ final class ConnectionPool: Sendable {
             self.setup = nil
             return Lease(
                 connection: connection, isNew: setup != nil, isPipelined: pipelined,
-                nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect)
+                nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect,
+                proxyHandshake: setup?.proxyHandshake)
         }
 
         /// The machine wants `idleTimeoutFired` at `deadline`: where and when to arm a timer, or nil when one is

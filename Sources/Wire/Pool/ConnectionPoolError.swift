@@ -20,6 +20,16 @@ enum ConnectionPoolError: Error, Sendable {
     case connectionLost(origin: ConnectionPool.Key)
     /// The new connection failed the requests' admission check (`ConnectionRequirements.admission`) and was closed.
     case notAdmitted(reason: String, local: SocketAddress, remote: SocketAddress)
+    /// The failure happened at `proxy`: connecting to it, securing the connection to it, or its handshake.
+    indirect case atProxy(Proxy, ConnectionPoolError)
+    /// The HTTP proxy answered `CONNECT` with this head, not a 2xx.
+    case proxyRefused(HTTPResponseHead)
+    /// The `CONNECT` exchange with the proxy failed (the connection closed, the answer was malformed or late).
+    case proxyExchangeFailed(HTTPClientError)
+    /// A SOCKS handshake failed, or a proxy sent bytes of the tunnel before the client's first.
+    case proxyHandshakeFailed(ProxyHandshakeFailure)
+    /// An `https` proxy has no TLS layer to reach it with.
+    case proxyNeedsTLS
     /// The pool is shut down.
     case shutDown
     /// The request stopped waiting (its `cancel` was called: a deadline, a cancelled task).

@@ -127,4 +127,30 @@ public struct ProxyCredentials: Hashable, Sendable, CustomStringConvertible, Cus
     public var debugDescription: String { description }
     /// A mirror with no children, so `dump` and reflection show no secret.
     public var customMirror: Mirror { Mirror(self, children: [:]) }
+
+    /// The `Proxy-Authorization` value for Basic authentication (RFC 7617): `Basic ` and `user:password` in base64,
+    /// from their UTF-8 bytes.
+    public var basicAuthorization: String {
+        "Basic " + Self.base64(Array(user.utf8) + [UInt8(ascii: ":")] + Array(password.utf8))
+    }
+
+    /// `bytes` in base64 with padding (RFC 4648 §4).
+    static func base64(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index < bytes.count {
+            let count = min(3, bytes.count - index)
+            var group = UInt32(bytes[index]) << 16
+            if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
+            if count > 2 { group |= UInt32(bytes[index + 2]) }
+            for position in 0..<4 {
+                output.append(
+                    position <= count ? alphabet[Int(group >> UInt32(18 - 6 * position) & 0x3F)] : UInt8(ascii: "="))
+            }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
 }
