@@ -7,7 +7,7 @@ struct WireCommand: AsyncParsableCommand {
         abstract: "A pure-Swift HTTP/1.1 stack for Linux: fetch, serve, parse and benchmark HTTP.",
         // Each subcommand lives in its own file; add it here when it lands.
         subcommands: [
-            ParseCommand.self, ServeCommand.self, GetCommand.self, RequestCommand.self, DemoCommand.self, BenchCommand.self,
+            ParseCommand.self, ServeCommand.self, GetCommand.self, RequestCommand.self, DemoCommand.self, BenchGroupCommand.self,
             ReachabilityCommand.self,
         ]
     )
