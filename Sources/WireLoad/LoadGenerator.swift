@@ -215,10 +215,10 @@ package enum LoadGenerator {
         let connections = plan.segmentConnections
         for connection in 0..<connections { indices[connection % loops.count].append(connection) }
         if case .requests(let count) = plan.stop, plan.rate != nil {
-            let stride = plan.segment.count * connections
+            let stride = plan.slotStride
             for loop in loops.indices {
                 budgets[loop] = indices[loop].reduce(0) { sum, connection in
-                    let first = plan.segment.globalNumber(ofLocal: connection)
+                    let first = plan.firstSlot(ofConnection: connection)
                     return sum + (first < count ? (count - 1 - first) / stride + 1 : 0)
                 }
             }

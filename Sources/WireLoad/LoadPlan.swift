@@ -80,6 +80,16 @@ package struct LoadPlan: Sendable {
     /// The connections this process opens: its segment's share of `connections`.
     package var segmentConnections: Int { segment.share(of: connections) }
 
+    /// At a constant rate, the first slot of the whole run's schedule that this segment's connection
+    /// `connection` sends (slot `k` is due `k / rate` seconds after the start); its next ones follow
+    /// every `slotStride` slots. The segment's slots are those `k` with `k % segment.count ==
+    /// segment.index`, dealt to its connections in turn; with `connections` a multiple of the
+    /// segment count, each slot goes to the connection that sends it in one whole run.
+    package func firstSlot(ofConnection connection: Int) -> Int { segment.globalNumber(ofLocal: connection) }
+
+    /// The slots between two requests of one connection at a constant rate.
+    package var slotStride: Int { segment.count * segmentConnections }
+
     /// One cycle of a weighted mix, as entry numbers in the order they are sent: each entry as
     /// often as its weight, spread out rather than in runs (nginx's smooth weighted round-robin:
     /// weights 5, 1, 1 give 0 0 1 0 2 0 0). The weights are divided by their common divisor first.

@@ -77,7 +77,7 @@ final class LoadWorker<Recorder: LatencyRecorder> {
         self.budget = budget
         sequence = LoadRequestSequence(plan: plan)
         nanosecondsPerSlot = plan.rate.map { 1e9 / $0 }
-        slotStride = plan.segment.count * plan.segmentConnections
+        slotStride = plan.slotStride
         if case .requests(let count) = plan.stop, plan.rate != nil { slotLimit = count } else { slotLimit = .max }
         timeoutNanoseconds = UInt64(max(0, plan.timeout.nanoseconds))
         sweepInterval = max(1_000_000, min(timeoutNanoseconds / 4, 250_000_000))
@@ -182,7 +182,7 @@ final class LoadWorker<Recorder: LatencyRecorder> {
     }
 
     /// The first slot of connection `index` (among this segment's) in the whole run's schedule.
-    func firstSlot(ofConnection index: Int) -> Int { plan.segment.globalNumber(ofLocal: index) }
+    func firstSlot(ofConnection index: Int) -> Int { plan.firstSlot(ofConnection: index) }
 
     /// When slot `slot` is due on the monotonic clock: computed from the slot's number, never by
     /// adding gaps up, so every process of a segmented run finds the same instant for it.

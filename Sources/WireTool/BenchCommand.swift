@@ -279,7 +279,7 @@ struct BenchCommand: AsyncParsableCommand {
         let clock = BenchClock()
         if let startAt = settings.startAt {
             guard let instant = clock.monotonic(atWallSeconds: startAt) else {
-                Self.standardError("wire bench: --start-at \(startAt) has passed\n")
+                Self.standardError("wire bench: --start-at \(self.startAt ?? "") has passed\n")
                 throw ExitCode(1)
             }
             plan.startAt = instant

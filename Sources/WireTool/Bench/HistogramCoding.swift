@@ -75,7 +75,7 @@ package enum HistogramCoding {
     // MARK: Encoding
 
     /// The V2 encoding of `histogram` (uncompressed).
-    static func encode(_ histogram: Histogram<UInt64>) -> [UInt8] {
+    package static func encode(_ histogram: Histogram<UInt64>) -> [UInt8] {
         let layout = Layout(
             lowestDiscernibleValue: histogram.lowestDiscernibleValue,
             significantDigits: Int(histogram.numberOfSignificantValueDigits.rawValue))!
@@ -102,7 +102,7 @@ package enum HistogramCoding {
 
     /// The compressed form: the compressed cookie, the deflated length, and the V2 encoding deflated
     /// by zlib (with its zlib header, as Java's `Deflater` writes it).
-    static func encodeCompressed(_ histogram: Histogram<UInt64>) -> [UInt8] {
+    package static func encodeCompressed(_ histogram: Histogram<UInt64>) -> [UInt8] {
         let plain = encode(histogram)
         var length = compressBound(uLong(plain.count))
         var deflated = [UInt8](repeating: 0, count: Int(length))
@@ -133,7 +133,7 @@ package enum HistogramCoding {
     }
 
     /// Reads a compressed or plain V2 histogram.
-    static func decode(_ bytes: [UInt8]) throws(MalformedHistogram) -> Histogram<UInt64> {
+    package static func decode(_ bytes: [UInt8]) throws(MalformedHistogram) -> Histogram<UInt64> {
         var reader = BigEndianReader(bytes: bytes[...])
         guard let cookie = reader.read(4) else { throw MalformedHistogram("shorter than a histogram's cookie") }
         switch UInt32(cookie) & ~0xf0 {
@@ -174,12 +174,15 @@ package enum HistogramCoding {
             let highest = reader.read(8), reader.read(8) != nil
         else { throw MalformedHistogram("shorter than a V2 header") }
         guard Int(payloadLength) <= reader.remaining.count else {
-            throw MalformedHistogram("the payload length \(payloadLength) is longer than the \(reader.remaining.count) bytes left")
+            throw MalformedHistogram(
+                "the payload length \(payloadLength) is longer than the \(reader.remaining.count) bytes left")
         }
         guard offset == 0 else { throw MalformedHistogram("a normalizing index offset (\(offset)) is not supported") }
         guard let layout = Layout(lowestDiscernibleValue: lowest, significantDigits: Int(digits)),
             let significant = SignificantDigits(rawValue: Int8(digits))
-        else { throw MalformedHistogram("lowest discernible value \(lowest) with \(digits) significant digits is no HdrHistogram") }
+        else {
+            throw MalformedHistogram("lowest discernible value \(lowest) with \(digits) significant digits is no HdrHistogram")
+        }
         var histogram = Histogram<UInt64>(
             lowestDiscernibleValue: lowest, highestTrackableValue: max(highest, lowest * 2),
             numberOfSignificantValueDigits: significant)
@@ -195,7 +198,8 @@ package enum HistogramCoding {
             }
             if number > 0 {
                 guard let value = layout.value(at: index) else { throw MalformedHistogram("bucket \(index) is beyond 64 bits") }
-                histogram.record(value, count: UInt64(number))
+                // At the bucket's highest value, as HdrHistogram's decoders leave the maximum.
+                histogram.record(histogram.highestEquivalentForValue(value), count: UInt64(number))
             }
             index += 1
         }
@@ -205,7 +209,7 @@ package enum HistogramCoding {
     // MARK: Numbers
 
     /// ZigZag, then LEB128 in at most nine bytes, the ninth holding the top eight bits whole (HdrHistogram's form).
-    static func appendZigZag(_ value: Int64, to bytes: inout [UInt8]) {
+    package static func appendZigZag(_ value: Int64, to bytes: inout [UInt8]) {
         var bits = UInt64(bitPattern: (value << 1) ^ (value >> 63))
         for _ in 0..<8 {
             if bits >> 7 == 0 {
@@ -218,7 +222,7 @@ package enum HistogramCoding {
         bytes.append(UInt8(bits))
     }
 
-    static func readZigZag(_ bytes: inout ArraySlice<UInt8>) -> Int64? {
+    package static func readZigZag(_ bytes: inout ArraySlice<UInt8>) -> Int64? {
         var bits: UInt64 = 0
         for group in 0..<9 {
             guard let byte = bytes.popFirst() else { return nil }
