@@ -255,13 +255,17 @@ extension IOSuite {
     @Suite struct BenchSegmentToolTests {
         /// Four processes, each a quarter of -c and -R, started together, merged, beside one process
         /// running the whole: the counts add up exactly, the rates agree within 0.5 %, and the merged
-        /// percentiles are those of the parts' histograms added.
+        /// percentiles are those of the parts' histograms added. (That -n is split exactly is
+        /// `LoadSegmentTests`' and the request-count tests'.)
         @Test func fourSegmentsMergedMatchOneRun() async throws {
             let server = try await ServerHarness.start(handler: HTTPFixedResponseHandler.hello)
             let folder = try WireToolRunner.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
             let url = "http://127.0.0.1:\(server.port)/"
-            let load = ["-c", "8", "-R", "1200", "-n", "3000", "--json", url]
+            // A timed run: every part measures the same three seconds from the common start, so the merged
+            // time is exactly one run's. (A -n run ends with its last response instead: on a busy two-core
+            // machine the slowest of four processes' last wake-ups, some 20 ms, would weigh on all of it.)
+            let load = ["-c", "8", "-R", "1000", "-d", "3s", "--json", url]
             // Far enough ahead for four debug processes to start and connect.
             let startAt = Date().timeIntervalSince1970 + 2
             let parts = try await withThrowingTaskGroup(of: (Int, WireToolRunner.Run).self) { group in
@@ -287,25 +291,29 @@ extension IOSuite {
                 let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.output)) as? [String: Any])
                 #expect(summary["segment"] as? String == "\(part)/4")
                 #expect(summary["connections"] as? Int == 2)
-                #expect(summary["rate"] as? Double == 300)
-                #expect(summary["requests"] as? Int == 750)
+                #expect(summary["rate"] as? Double == 250)
+                // Slots 0 to 2,999 are due in the three seconds, a quarter of them this part's; those
+                // answered after the end are not counted.
+                let requests = summary["requests"] as? Int ?? 0
+                #expect(requests <= 750 && requests > 600, "part \(part): \(requests) requests")
                 partRequests += summary["requests"] as? Int ?? 0
             }
-            #expect(partRequests == 3_000)
+            #expect(partRequests > 2_400)
 
             let logs = (1...4).map { folder.appendingPathComponent("\($0).jsonl").path }
             let merged = try await WireToolRunner.run(["bench", "merge", "--json"] + logs)
             #expect(merged.status == 0, "\(merged.errors)")
             #expect(merged.errors.isEmpty)
             let report = try #require(try JSONSerialization.jsonObject(with: Data(merged.output)) as? [String: Any])
-            #expect(report["requests"] as? Int == 3_000)
+            #expect(report["requests"] as? Int == partRequests)
+            #expect(abs((report["duration_seconds"] as? Double ?? 0) - 3) < 0.001)
             #expect((report["segments"] as? [String])?.sorted() == ["1/4", "2/4", "3/4", "4/4"])
             let errors = try #require(report["errors"] as? [String: Any])
             #expect(errors["total"] as? Int == 0)
 
             let single = try #require(try JSONSerialization.jsonObject(with: Data(whole.output)) as? [String: Any])
             #expect(whole.status == 0, "\(whole.errors)")
-            #expect(single["requests"] as? Int == 3_000)
+            #expect((single["requests"] as? Int ?? 0) <= 3_000)
             let mergedRate = try #require(report["requests_per_second"] as? Double)
             let singleRate = try #require(single["requests_per_second"] as? Double)
             #expect(abs(mergedRate / singleRate - 1) < 0.005, "merged \(mergedRate)/s, one process \(singleRate)/s")
@@ -316,7 +324,7 @@ extension IOSuite {
                 let log = try String(contentsOfFile: folder.appendingPathComponent("\(part).hlog").path, encoding: .utf8)
                 for interval in try HistogramLog.read(log) { combined.add(interval.histogram) }
             }
-            #expect(combined.totalCount == 3_000)
+            #expect(combined.totalCount == UInt64(partRequests))
             let latency = try #require(report["latency_ms"] as? [String: Any])
             for (key, percentile) in [("p50", 50.0), ("p75", 75), ("p90", 90), ("p99", 99), ("p99_9", 99.9)] {
                 let reported = UInt64(((latency[key] as? Double ?? -1) * 1e6).rounded())
@@ -328,7 +336,7 @@ extension IOSuite {
             let fromLogs = try await WireToolRunner.run(
                 ["bench", "merge", "--json"] + (1...4).map { folder.appendingPathComponent("\($0).hlog").path })
             let logReport = try #require(try JSONSerialization.jsonObject(with: Data(fromLogs.output)) as? [String: Any])
-            #expect(logReport["requests"] as? Int == 3_000)
+            #expect(logReport["requests"] as? Int == partRequests)
             #expect((logReport["latency_ms"] as? [String: Any])?["p99"] as? Double == latency["p99"] as? Double)
         }
 
