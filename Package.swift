@@ -62,8 +62,10 @@ let package = Package(
         // No pkg-config: all it adds is `-L/usr/lib/x86_64-linux-gnu`, which would come before the tool's release
         // library path and so always find the shared libssl (see StaticLibraries/README.md).
         .systemLibrary(name: "CWireOpenSSL"),
-        // The system's zlib (libz from Debian's zlib1g-dev) for WireClient's content decoding (gzip, deflate).
-        // Only WireClient/Decoding/ZlibStream.swift imports it. No pkg-config, as for OpenSSL.
+        // The system's zlib (libz from Debian's zlib1g-dev) for WireClient's content decoding (gzip, deflate) and the
+        // compressed histograms of `wire bench --hlog`.
+        // Only WireClient/Decoding/ZlibStream.swift and WireTool/Bench/HistogramCoding.swift import it. No pkg-config,
+        // as for OpenSSL.
         .systemLibrary(name: "CWireZlib"),
         .target(
             name: "WireTLS",
@@ -97,6 +99,8 @@ let package = Package(
                 "WireLoad",
                 // `wire get --retry` decides with WireClient's `RetryPolicy`.
                 "WireClient",
+                // `wire bench --hlog`: HdrHistogram's compressed histograms are zlib streams (WireClient links it already).
+                "CWireZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

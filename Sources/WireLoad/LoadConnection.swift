@@ -26,7 +26,8 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
     // Strong: an unowned reference costs an atomic check per use on the request path. The worker
     // breaks the cycle by dropping its connections when the run ends.
     private let worker: LoadWorker<Recorder>
-    /// The connection's number across all loops, which staggers constant-rate schedules.
+    /// The connection's number among its segment's (across all loops), which places it in the
+    /// constant-rate schedule.
     let index: Int
     // The request path's state opts out of dynamic exclusivity checks: callgrind showed about 19
     // checks per request (some 1,100 instructions, a tenth of the engine's cost) because the
@@ -48,7 +49,9 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
     /// Bytes left unparsed at the end of the previous read (a partial head), so only new bytes count.
     @exclusivity(unchecked) private var carried = 0
     private var consecutiveConnectFailures = 0
-    /// When the next request is due (constant rate only).
+    /// The next slot of the run's schedule this connection sends, and when it is due (constant
+    /// rate only); nil until the run starts.
+    @exclusivity(unchecked) private var nextSlot: Int?
     @exclusivity(unchecked) private var nextDue: UInt64 = 0
     private var timer: TimerQueue<() -> Void>.ID?
     /// The one closure the connection's timers run, made once rather than per timer.
@@ -116,6 +119,7 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
         consecutiveConnectFailures += 1
         if worker.givesUpAfterConnectFailures && consecutiveConnectFailures >= 5 {
             state = .gaveUp
+            if worker.nanosecondsPerSlot != nil { worker.abandonSlots(from: nextSlot ?? worker.firstSlot(ofConnection: index)) }
             worker.connectionSettled(opened: false)
             worker.connectionGaveUp()
             return
@@ -137,44 +141,57 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
     func start() {
         switch state {
         case .open: sendNext()
-        case .retryWait: connect()
-        case .idle, .connecting, .gaveUp, .stopped: break
+        // Idle: the server closed it while the run waited to start (a start time far off).
+        case .retryWait, .idle: connect()
+        case .connecting, .gaveUp, .stopped: break
         }
     }
 
     /// Sends the next request or batch when nothing is in flight, if the run wants more.
     private func sendNext() {
         guard state == .open, inFlight == 0, worker.isRunning else { return }
-        if let interval = worker.rateInterval {
+        if worker.nanosecondsPerSlot != nil {
+            let slot: Int
+            if let nextSlot {
+                slot = nextSlot
+            } else {
+                slot = worker.firstSlot(ofConnection: index)
+                nextSlot = slot
+                nextDue = worker.dueTime(ofSlot: slot)
+            }
+            guard slot < worker.slotLimit else { return }
             let now = Posix.monotonicNanoseconds()
-            if nextDue == 0 { nextDue = worker.startTime + UInt64(index) * worker.rateStagger }
             guard nextDue <= now else {
                 arm(at: nextDue)
                 return
             }
             guard worker.claim(1) == 1 else { return }
             let due = nextDue
-            nextDue += interval
-            send(count: 1, origin: due, now: now)
+            nextSlot = slot + worker.slotStride
+            nextDue = worker.dueTime(ofSlot: slot + worker.slotStride)
+            let length = worker.sequence.length
+            send(count: 1, position: length == 1 ? 0 : slot % length, origin: due, now: now)
         } else {
             let count = worker.claim(worker.plan.pipeline)
             guard count > 0 else { return }
             let now = Posix.monotonicNanoseconds()
-            send(count: count, origin: now, now: now)
+            send(count: count, position: worker.takePositions(count), origin: now, now: now)
         }
     }
 
-    private func send(count: Int, origin: UInt64, now: UInt64) {
+    private func send(count: Int, position: Int, origin: UInt64, now: UInt64) {
         guard let stream else { return }
-        if worker.plan.isHeadRequest {
-            for _ in 0..<count { parser.expectResponse(to: .head) }
+        if worker.sequence.hasHead {
+            for offset in 0..<count {
+                parser.expectResponse(to: worker.sequence.isHead(at: position + offset) ? .head : .get)
+            }
         }
         inFlight = count
         worker.inFlight += count
         latencyOrigin = origin
         writtenAt = now
         // Writing may fail and close the stream at once; `stream(_:didCloseWith:)` then cleans up.
-        stream.write(worker.batch(count))
+        stream.write(worker.sequence.bytes(at: position, count: count))
     }
 
     // MARK: Timers

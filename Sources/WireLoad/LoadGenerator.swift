@@ -23,6 +23,33 @@ package struct LoadResult<Summary: Sendable>: Sendable {
     package var loopCPU: CPUTime
     /// Connections that opened before the run began.
     package var connectionsOpened: Int
+    /// When the measured time began, on the monotonic clock.
+    package var measuredStart: UInt64
+}
+
+/// One interval of a run's measured time, reported while the run goes on (and once at its end).
+package struct LoadInterval<Summary: Sendable>: Sendable {
+    /// When the interval began and ended, on the monotonic clock.
+    package var start: UInt64
+    package var end: UInt64
+    /// What the counters gained in the interval (errors met while connecting fall in the first).
+    package var statistics: LoadStatistics
+    /// Each loop's latencies recorded in the interval.
+    package var latencies: [Summary]
+}
+
+/// How often to report intervals, and to whom.
+package struct LoadIntervalReporting<Summary: Sendable> {
+    /// The length of an interval.
+    package var every: Duration
+    /// Called on the thread running the load, at the end of each interval; the last interval ends
+    /// with the run and may be shorter.
+    package var report: (LoadInterval<Summary>) -> Void
+
+    package init(every: Duration, report: @escaping (LoadInterval<Summary>) -> Void) {
+        self.every = every
+        self.report = report
+    }
 }
 
 /// Drives a load run on event loops of its own: HTTP/1.1 requests over keep-alive connections,
@@ -39,13 +66,16 @@ package enum LoadGenerator {
     ///   - plan: What to run.
     ///   - recorder: The latency recorder type; one is made on each loop.
     ///   - progress: Called on the calling thread about once a second while the run goes on.
-    /// - Throws: `LoadStartError` when no connection could be opened, or the loops could not start.
+    ///   - intervals: Latencies and counters per interval of the measured time, when given.
+    /// - Throws: `LoadStartError` when no connection could be opened, the loops could not start, or
+    ///   the plan's start time passed before the connections were open.
     package static func run<Recorder: LatencyRecorder>(
         _ plan: LoadPlan,
         recorder: Recorder.Type,
-        progress: ((LoadProgress) -> Void)? = nil
+        progress: ((LoadProgress) -> Void)? = nil,
+        intervals: LoadIntervalReporting<Recorder.Summary>? = nil
     ) throws(LoadStartError) -> LoadResult<Recorder.Summary> {
-        precondition(plan.connections >= plan.loops && plan.loops >= 1 && plan.pipeline >= 1)
+        precondition(plan.segmentConnections >= plan.loops && plan.loops >= 1 && plan.pipeline >= 1)
         let group: EventLoopGroup
         do {
             group = try EventLoopGroup(loopCount: plan.loops, namePrefix: "wire-bench")
@@ -72,7 +102,22 @@ package enum LoadGenerator {
             throw LoadStartError(message: "could not connect to \(plan.host):\(plan.port): \(reason)")
         }
 
-        let start = Posix.monotonicNanoseconds()
+        var now = Posix.monotonicNanoseconds()
+        if let startAt = plan.startAt {
+            guard now <= startAt else {
+                for worker in workers { worker.loop.runBlocking { worker.value.abandon() } }
+                let late = Double((now - startAt) / 1_000) / 1_000
+                throw LoadStartError(message: "the start time had passed \(late) ms before the connections were open")
+            }
+            // Every process of a segmented run anchors its schedule at this instant, however late
+            // this thread wakes: the requests then due are late, and their latencies say so.
+            let clock = Semaphore()
+            while now < startAt {
+                _ = clock.wait(nanoseconds: startAt - now)
+                now = Posix.monotonicNanoseconds()
+            }
+        }
+        let start = plan.startAt ?? now
         let measureFrom = start + UInt64(max(0, plan.warmup.nanoseconds))
         var end: UInt64?
         if case .after(let duration) = plan.stop { end = measureFrom + UInt64(max(0, duration.nanoseconds)) }
@@ -87,10 +132,28 @@ package enum LoadGenerator {
         var remaining = workers.count
         let counters = workers.map { worker in worker.loop.runBlocking { worker.value.counters } }
         var nextTick = start + 1_000_000_000
+        let intervalLength = intervals.map { UInt64(max(1_000_000, $0.every.nanoseconds)) }
+        var nextInterval = intervalLength.map { measureFrom + $0 } ?? .max
+        var intervalStart = measureFrom
+        var reported = workers.map { _ in LoadStatistics() }
+        // Each loop's latencies and the counters' growth since the last interval, up to `instant`.
+        func reportInterval(endingAt instant: UInt64, last: Bool = false) {
+            guard let intervals, instant > intervalStart || last else { return }
+            var statistics = LoadStatistics()
+            var latencies: [Recorder.Summary] = []
+            for (position, worker) in workers.enumerated() {
+                let share = worker.loop.runBlocking { worker.value.takeInterval() }
+                statistics.merge(share.statistics.subtracting(reported[position]))
+                reported[position] = share.statistics
+                latencies.append(share.latencies)
+            }
+            intervals.report(LoadInterval(start: intervalStart, end: instant, statistics: statistics, latencies: latencies))
+            intervalStart = instant
+        }
         while remaining > 0 {
             let now = Posix.monotonicNanoseconds()
-            // Wake for the next progress tick, or the warm-up's end to read the CPU clock there.
-            var wake = nextTick
+            // Wake for the next progress tick or interval, or the warm-up's end to read the CPU clock there.
+            var wake = min(nextTick, nextInterval)
             if cpuAtMeasureStart == nil { wake = min(wake, measureFrom) }
             if finished.wait(nanoseconds: wake > now ? wake - now : 0) {
                 remaining -= 1
@@ -102,6 +165,11 @@ package enum LoadGenerator {
                 nextTick += 1_000_000_000
                 let responses = counters.reduce(0) { $0 + $1.responses.load(ordering: .relaxed) }
                 progress?(LoadProgress(elapsed: .nanoseconds(Int64(after - start)), responses: responses))
+            }
+            if let intervalLength, after >= nextInterval {
+                // A timed run's last interval ends with the run, not after it.
+                reportInterval(endingAt: min(after, end ?? .max))
+                while nextInterval <= after { nextInterval += intervalLength }
             }
         }
         let processCPU = CPUTime.process().since(cpuAtMeasureStart ?? cpuBefore)
@@ -126,14 +194,17 @@ package enum LoadGenerator {
         }
         let measuredEnd = end ?? lastFinish
         let measuredStart = end == nil ? start : min(firstMeasure, measureFrom)
+        // What was recorded after the last tick's reading (a timed run's last tick may come after its end).
+        reportInterval(endingAt: max(measuredEnd, intervalStart), last: true)
         return LoadResult(
             statistics: statistics, latencies: latencies,
             duration: .nanoseconds(Int64(measuredEnd > measuredStart ? measuredEnd - measuredStart : 0)),
-            processCPU: processCPU, loopCPU: loopCPU, connectionsOpened: opened)
+            processCPU: processCPU, loopCPU: loopCPU, connectionsOpened: opened, measuredStart: measuredStart)
     }
 
-    /// One worker per loop; connection `i` goes to loop `i % loops`, and a request budget is
-    /// split in proportion to the connections.
+    /// One worker per loop; connection `i` (of this segment's) goes to loop `i % loops`. A request
+    /// count is this segment's share, split in proportion to the connections in a closed loop; at a
+    /// constant rate each loop may send exactly the slots below the count that its connections own.
     private static func makeWorkers<Recorder: LatencyRecorder>(
         _ plan: LoadPlan,
         on loops: [EventLoop],
@@ -141,11 +212,21 @@ package enum LoadGenerator {
     ) -> [LoopBound<LoadWorker<Recorder>>] {
         var budgets: [Int?] = Array(repeating: nil, count: loops.count)
         var indices: [[Int]] = Array(repeating: [], count: loops.count)
-        for connection in 0..<plan.connections { indices[connection % loops.count].append(connection) }
-        if case .requests(let total) = plan.stop {
+        let connections = plan.segmentConnections
+        for connection in 0..<connections { indices[connection % loops.count].append(connection) }
+        if case .requests(let count) = plan.stop, plan.rate != nil {
+            let stride = plan.slotStride
+            for loop in loops.indices {
+                budgets[loop] = indices[loop].reduce(0) { sum, connection in
+                    let first = plan.firstSlot(ofConnection: connection)
+                    return sum + (first < count ? (count - 1 - first) / stride + 1 : 0)
+                }
+            }
+        } else if case .requests(let count) = plan.stop {
+            let total = plan.segment.share(of: count)
             var handedOut = 0
             for loop in loops.indices {
-                let share = total * indices[loop].count / plan.connections
+                let share = total * indices[loop].count / connections
                 budgets[loop] = share
                 handedOut += share
             }

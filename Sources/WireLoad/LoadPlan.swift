@@ -1,7 +1,8 @@
 import Wire
 
-/// What a load run does: where it connects, the one request it repeats, how many connections on
-/// how many loops, and when it stops. Built once, before any connection opens.
+/// What a load run does: where it connects, the request it repeats (or the mix of requests it
+/// sends in turn), how many connections on how many loops, and when it stops. Built once, before
+/// any connection opens.
 package struct LoadPlan: Sendable {
     /// When the run ends.
     package enum Stop: Sendable, Hashable {
@@ -17,11 +18,15 @@ package struct LoadPlan: Sendable {
     package var host: String
     /// The port, for messages.
     package var port: Int
-    /// The request, serialized once; every request sent is these bytes.
+    /// The request, serialized once; every request sent is these bytes (unless `mix` is given).
     package var request: ByteBuffer
     /// Whether the request is HEAD, whose responses carry no body whatever their framing says.
     package var isHeadRequest = false
-    /// Connections in total, spread over the loops round-robin.
+    /// Requests sent in turn instead of `request`, each as often as its weight says, interleaved
+    /// (smooth weighted round-robin): empty for `request` alone.
+    package var mix: [MixEntry] = []
+    /// Connections in total, spread over the loops round-robin. With a `segment`, the whole run's
+    /// connections, of which this process opens its share.
     package var connections = 64
     /// Event loops (threads) driving the connections.
     package var loops = 1
@@ -30,8 +35,14 @@ package struct LoadPlan: Sendable {
     /// When to stop.
     package var stop = Stop.after(.seconds(10))
     /// Requests per second in total (constant-rate mode), or nil to send each next request as soon
-    /// as the previous answer arrives (closed loop).
+    /// as the previous answer arrives (closed loop). With a `segment`, the whole run's rate.
     package var rate: Double?
+    /// The part of the whole run this process sends: its share of the connections, of the
+    /// request slots at a constant rate and of a request count (`LoadSegment`).
+    package var segment = LoadSegment.whole
+    /// When the run starts on the monotonic clock (`Posix.monotonicNanoseconds()`), so that
+    /// processes started apart begin together; nil: as soon as the connections are open.
+    package var startAt: UInt64?
     /// A request not answered within this time counts as a timeout; its connection is replaced.
     package var timeout: Duration = .seconds(10)
     /// Load sent before measuring starts (duration runs only).
@@ -47,6 +58,60 @@ package struct LoadPlan: Sendable {
         self.host = host
         self.port = port
         self.request = request
+    }
+
+    /// One request of a mix: its bytes and how often it is sent relative to the others.
+    package struct MixEntry: Sendable {
+        /// The request, serialized once.
+        package var request: ByteBuffer
+        /// Whether it is HEAD (its responses have no body).
+        package var isHead: Bool
+        /// How many times it is sent in each cycle of the mix, at least 1.
+        package var weight: Int
+
+        /// An entry for `request`, sent `weight` times per cycle.
+        package init(request: ByteBuffer, isHead: Bool = false, weight: Int = 1) {
+            self.request = request
+            self.isHead = isHead
+            self.weight = weight
+        }
+    }
+
+    /// The connections this process opens: its segment's share of `connections`.
+    package var segmentConnections: Int { segment.share(of: connections) }
+
+    /// At a constant rate, the first slot of the whole run's schedule that this segment's connection
+    /// `connection` sends (slot `k` is due `k / rate` seconds after the start); its next ones follow
+    /// every `slotStride` slots. The segment's slots are those `k` with `k % segment.count ==
+    /// segment.index`, dealt to its connections in turn; with `connections` a multiple of the
+    /// segment count, each slot goes to the connection that sends it in one whole run.
+    package func firstSlot(ofConnection connection: Int) -> Int { segment.globalNumber(ofLocal: connection) }
+
+    /// The slots between two requests of one connection at a constant rate.
+    package var slotStride: Int { segment.count * segmentConnections }
+
+    /// One cycle of a weighted mix, as entry numbers in the order they are sent: each entry as
+    /// often as its weight, spread out rather than in runs (nginx's smooth weighted round-robin:
+    /// weights 5, 1, 1 give 0 0 1 0 2 0 0). The weights are divided by their common divisor first.
+    package static func mixOrder(weights: [Int]) -> [Int] {
+        guard !weights.isEmpty, weights.allSatisfy({ $0 > 0 }) else { return [] }
+        func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+        let divisor = weights.reduce(0, gcd)
+        let reduced = weights.map { $0 / divisor }
+        let total = reduced.reduce(0, +)
+        var current = Array(repeating: 0, count: reduced.count)
+        var order: [Int] = []
+        order.reserveCapacity(total)
+        for _ in 0..<total {
+            var best = 0
+            for entry in reduced.indices {
+                current[entry] += reduced[entry]
+                if current[entry] > current[best] { best = entry }
+            }
+            current[best] -= total
+            order.append(best)
+        }
+        return order
     }
 
     /// Serializes a request for a load run: the given fields, plus `Host` from the URL unless

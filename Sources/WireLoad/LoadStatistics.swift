@@ -57,6 +57,27 @@ package struct LoadStatistics: Sendable, Hashable {
         unexpectedStatuses[code, default: 0] += 1
     }
 
+    /// What these counters gained since `earlier`, an earlier reading of the same counters (an
+    /// interval's share). Reasons are kept only where their count grew.
+    package func subtracting(_ earlier: LoadStatistics) -> LoadStatistics {
+        var difference = LoadStatistics()
+        difference.responses = responses - earlier.responses
+        difference.bytesRead = bytesRead - earlier.bytesRead
+        difference.resentRequests = resentRequests - earlier.resentRequests
+        for (kind, count) in errors where count != earlier.errors[kind] ?? 0 {
+            difference.errors[kind] = count - (earlier.errors[kind] ?? 0)
+        }
+        for (kind, table) in reasons {
+            for (reason, count) in table where count != earlier.reasons[kind]?[reason] ?? 0 {
+                difference.reasons[kind, default: [:]][reason] = count - (earlier.reasons[kind]?[reason] ?? 0)
+            }
+        }
+        for (code, count) in unexpectedStatuses where count != earlier.unexpectedStatuses[code] ?? 0 {
+            difference.unexpectedStatuses[code] = count - (earlier.unexpectedStatuses[code] ?? 0)
+        }
+        return difference
+    }
+
     /// Adds another loop's counters to these.
     package mutating func merge(_ other: LoadStatistics) {
         responses += other.responses
@@ -84,4 +105,7 @@ package protocol LatencyRecorder: SendableMetatype {
     mutating func reset()
     /// This loop's latencies, for merging with the others.
     func summary() -> Summary
+    /// The latencies recorded since the last call (or since measuring started), for an interval
+    /// report; `summary()` still includes them.
+    mutating func takeInterval() -> Summary
 }

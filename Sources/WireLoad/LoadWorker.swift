@@ -30,9 +30,11 @@ final class LoadWorker<Recorder: LatencyRecorder> {
     @exclusivity(unchecked) private var budget: Int?
     /// Requests written and not yet answered on all of this loop's connections.
     @exclusivity(unchecked) var inFlight = 0
-    /// `pipeline` copies of the request, back to back; a batch of n is a slice of its first n.
-    private let batchBuffer: ByteBuffer
-    private let requestLength: Int
+    /// The requests in the order they are sent; a batch is a slice of it.
+    let sequence: LoadRequestSequence
+    /// The position in `sequence` of the next batch (closed loop; at a constant rate each
+    /// connection's slot decides).
+    @exclusivity(unchecked) private var nextPosition = 0
     @exclusivity(unchecked) private var phase = Phase.created
     @exclusivity(unchecked) private var isRecording = false
     @exclusivity(unchecked) private var responsesSinceStart = 0
@@ -43,9 +45,14 @@ final class LoadWorker<Recorder: LatencyRecorder> {
     private var onFinished: (() -> Void)?
     /// The run's start on the monotonic clock.
     private(set) var startTime: UInt64 = 0
-    /// Per-connection gap between requests (constant rate), and the offset between connections.
-    let rateInterval: UInt64?
-    let rateStagger: UInt64
+    /// The gap between two slots of the whole run's schedule (constant rate), nil in a closed loop.
+    /// Slot `k` is due `k` gaps after the start.
+    let nanosecondsPerSlot: Double?
+    /// The slots between one request of a connection and its next: every connection of every
+    /// segment takes its turn in between.
+    let slotStride: Int
+    /// Slots from this one on are not sent (a request count at a constant rate: slots 0 to n - 1).
+    let slotLimit: Int
     private var cpuAtStart = CPUTime.zero
     /// This loop thread's CPU time over the measured part of the run.
     private(set) var cpuUsed = CPUTime.zero
@@ -61,23 +68,17 @@ final class LoadWorker<Recorder: LatencyRecorder> {
     private let sweepInterval: UInt64
     private let timeoutNanoseconds: UInt64
 
-    /// Creates the worker for `connectionIndices` (global numbers); on `loop` only.
+    /// Creates the worker for `connectionIndices` (numbers among this segment's connections); on
+    /// `loop` only.
     init(loop: EventLoop, plan: LoadPlan, connectionIndices: [Int], budget: Int?) {
         loop.preconditionInEventLoop()
         self.loop = loop
         self.plan = plan
         self.budget = budget
-        requestLength = plan.request.readableBytes
-        var batch = ByteBuffer(capacity: requestLength * plan.pipeline)
-        for _ in 0..<plan.pipeline { batch.writeBuffer(plan.request) }
-        batchBuffer = batch
-        if let rate = plan.rate {
-            rateInterval = UInt64(Double(plan.connections) * 1e9 / rate)
-            rateStagger = UInt64(1e9 / rate)
-        } else {
-            rateInterval = nil
-            rateStagger = 0
-        }
+        sequence = LoadRequestSequence(plan: plan)
+        nanosecondsPerSlot = plan.rate.map { 1e9 / $0 }
+        slotStride = plan.slotStride
+        if case .requests(let count) = plan.stop, plan.rate != nil { slotLimit = count } else { slotLimit = .max }
         timeoutNanoseconds = UInt64(max(0, plan.timeout.nanoseconds))
         sweepInterval = max(1_000_000, min(timeoutNanoseconds / 4, 250_000_000))
         connections = connectionIndices.map { LoadConnection(worker: self, index: $0) }
@@ -173,9 +174,28 @@ final class LoadWorker<Recorder: LatencyRecorder> {
         if isRecording { errorStatistics.resentRequests += count }
     }
 
-    /// The bytes of `count` pipelined requests: a slice of the one batch buffer, no copy.
-    func batch(_ count: Int) -> ByteBuffer {
-        count == plan.pipeline ? batchBuffer : batchBuffer.slice(at: 0, length: count * requestLength)
+    /// The position in the request sequence of the next `count` requests of a closed loop.
+    func takePositions(_ count: Int) -> Int {
+        let position = nextPosition
+        if sequence.length > 1 { nextPosition = (position + count) % sequence.length }
+        return position
+    }
+
+    /// The first slot of connection `index` (among this segment's) in the whole run's schedule.
+    func firstSlot(ofConnection index: Int) -> Int { plan.firstSlot(ofConnection: index) }
+
+    /// When slot `slot` is due on the monotonic clock: computed from the slot's number, never by
+    /// adding gaps up, so every process of a segmented run finds the same instant for it.
+    func dueTime(ofSlot slot: Int) -> UInt64 {
+        startTime + UInt64((Double(slot) * (nanosecondsPerSlot ?? 0)).rounded())
+    }
+
+    /// The slots a connection will not send, from `slot` on (it gave up connecting): a request
+    /// count at a constant rate no longer waits for them.
+    func abandonSlots(from slot: Int) {
+        guard slotLimit != .max, slot < slotLimit, let remaining = budget else { return }
+        let unsent = (slotLimit - 1 - slot) / slotStride + 1
+        budget = max(0, remaining - unsent)
     }
 
     // MARK: Outcomes
@@ -202,6 +222,14 @@ final class LoadWorker<Recorder: LatencyRecorder> {
             // They explain a run that could not start, or started with fewer connections.
             setupStatistics.note(kind, reason, count: count)
         }
+    }
+
+    /// Latencies recorded since the last call, and every counter so far (the errors met while
+    /// connecting included), for an interval report.
+    func takeInterval() -> (statistics: LoadStatistics, latencies: Recorder.Summary) {
+        var statistics = setupStatistics
+        statistics.merge(self.statistics)
+        return (statistics, recorder.takeInterval())
     }
 
     func connectionGaveUp() {

@@ -3,11 +3,27 @@ import Glibc
 import Wire
 import WireLoad
 
-/// `wire bench`: an HTTP/1.1 load generator on Wire's own event loops and connection engine, in the
-/// spirit of wrk (closed loop) and wrk2 (constant rate, latencies corrected for coordinated omission).
-struct BenchCommand: AsyncParsableCommand {
+/// `wire bench`: a load run (`wire bench [run]`, the default) or the merge of a segmented run's logs
+/// (`wire bench merge`). A group rather than one command with a subcommand: ArgumentParser parses a
+/// parent's positional URL before it looks for a subcommand, so `merge` would be taken for a URL.
+struct BenchGroupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
+        abstract: "Load an HTTP/1.1 server and report requests/s, latency percentiles, errors and CPU per request.",
+        discussion: """
+            `wire bench [URL] [options]` runs the load (`wire bench run --help` lists its options); \
+            `wire bench merge LOG…` reports the interval logs of a run's parts (--segment) as one run.
+            """,
+        subcommands: [BenchCommand.self, BenchMergeCommand.self],
+        defaultSubcommand: BenchCommand.self
+    )
+}
+
+/// `wire bench [run]`: an HTTP/1.1 load generator on Wire's own event loops and connection engine, in
+/// the spirit of wrk (closed loop) and wrk2 (constant rate, latencies corrected for coordinated omission).
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Load an HTTP/1.1 server and report requests/s, latency percentiles, errors and CPU per request.",
         discussion: """
             Without a URL, starts an embedded `wire serve --hello` on 127.0.0.1 (on loops of its own) and measures the \
@@ -15,6 +31,10 @@ struct BenchCommand: AsyncParsableCommand {
             as the last answer arrives. With -R, requests are sent on a fixed schedule spread over the connections, \
             and each latency runs from the time its request was due, so a stalled server shows in the percentiles \
             instead of silently slowing the load (coordinated omission).
+
+            Across machines: run N processes with --segment 1/N … N/N and a common --start-at; each opens its \
+            share of -c and sends its share of -R (and -n), and their schedules interleave into the one run's. \
+            Write --hlog or --json-intervals on each, then `wire bench merge` reports them as one run.
             """
     )
 
@@ -66,6 +86,36 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Event loops of the embedded server (when no URL is given).")
     var serverLoops = 1
 
+    @Option(
+        help: ArgumentHelp(
+            "Run part I of N of the load (1/4 … 4/4): its share of -c, -R and -n, as k6's execution segments.",
+            valueName: "I/N"))
+    var segment: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Start at this wall-clock time, after the connections are open (RFC 3339, or seconds since the epoch).",
+            valueName: "TIME"))
+    var startAt: String?
+
+    @Option(help: ArgumentHelp("Write an HdrHistogram interval log (latencies per interval) to this file.", valueName: "FILE"))
+    var hlog: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Write one JSON line per interval (requests, errors by kind, percentiles, histogram) to this file.",
+            valueName: "FILE"))
+    var jsonIntervals: String?
+
+    @Option(help: "The length of an interval of --hlog and --json-intervals.")
+    var interval = "1s"
+
+    @Option(
+        help: ArgumentHelp(
+            "Send the requests of this file in turn, by weight, instead of one request (format: README).",
+            valueName: "FILE"))
+    var requestsFile: String?
+
     /// The arguments, checked and converted.
     struct Settings {
         var url: HTTPURL?
@@ -74,6 +124,10 @@ struct BenchCommand: AsyncParsableCommand {
         var warmup: Duration
         var method: HTTPMethod
         var headers: HTTPHeaders
+        var segment = LoadSegment.whole
+        /// The common start, in seconds since the Unix epoch.
+        var startAt: Double?
+        var interval: Duration = .seconds(1)
     }
 
     func validate() throws {
@@ -139,8 +193,48 @@ struct BenchCommand: AsyncParsableCommand {
             }
             guard parsedURL?.isTLS == false else { throw ValidationError("\(url): https is not supported by wire bench yet") }
         }
-        return Settings(
+        var settings = Settings(
             url: parsedURL, stop: stop, timeout: timeoutValue, warmup: warmupValue, method: httpMethod, headers: fields)
+        try distributedSettings(into: &settings)
+        return settings
+    }
+
+    /// The options of a run in parts and of its logs.
+    private func distributedSettings(into settings: inout Settings) throws(ValidationError) {
+        if let segment {
+            guard let value = LoadSegment(parsing: segment) else {
+                throw ValidationError("--segment \(segment): expected I/N, part I of N counted from 1 (1/4 … 4/4)")
+            }
+            guard url != nil || value.count == 1 else {
+                throw ValidationError("--segment needs a URL: the parts of a run load one server")
+            }
+            let share = value.share(of: connections)
+            guard share >= loops else {
+                throw ValidationError(
+                    "--segment \(segment): this part opens \(share) of the \(connections) connections (-c), fewer than -t \(loops)"
+                )
+            }
+            if let requests, value.share(of: requests) == 0 {
+                throw ValidationError("--segment \(segment): -n \(requests) leaves this part no request")
+            }
+            settings.segment = value
+        }
+        if let startAt {
+            guard let instant = BenchArguments.instant(startAt) else {
+                throw ValidationError(
+                    "--start-at \(startAt): expected RFC 3339 (2026-11-30T12:00:00Z) or seconds since the epoch")
+            }
+            settings.startAt = instant
+        }
+        guard let length = BenchArguments.duration(interval), length >= .milliseconds(1) else {
+            throw ValidationError("--interval \(interval): expected a duration of at least 1ms, such as 1s")
+        }
+        settings.interval = length
+        if requestsFile != nil {
+            guard method == "GET", body == nil else {
+                throw ValidationError("--requests-file sets each request's method and body: leave out -X and --body")
+            }
+        }
     }
 
     func run() async throws {
@@ -174,9 +268,27 @@ struct BenchCommand: AsyncParsableCommand {
             if let embedded { embedded.group.shutdown() }
         }
 
-        let plan: LoadPlan
+        var plan: LoadPlan
         do {
             plan = try makePlan(settings, target: target, body: bodyBytes)
+        } catch {
+            Self.standardError("wire bench: \(error)\n")
+            throw ExitCode(1)
+        }
+        // The monotonic clock against the wall clock, read once: intervals and the start time convert with it.
+        let clock = BenchClock()
+        if let startAt = settings.startAt {
+            guard let instant = clock.monotonic(atWallSeconds: startAt) else {
+                Self.standardError("wire bench: --start-at \(self.startAt ?? "") has passed\n")
+                throw ExitCode(1)
+            }
+            plan.startAt = instant
+        }
+        let logs: BenchIntervalLogs?
+        do {
+            logs = try BenchIntervalLogs(
+                hlogPath: hlog, jsonPath: jsonIntervals, clock: clock,
+                run: runDescription(settings, target: target, isEmbeddedServer: embedded != nil))
         } catch {
             Self.standardError("wire bench: \(error)\n")
             throw ExitCode(1)
@@ -184,7 +296,9 @@ struct BenchCommand: AsyncParsableCommand {
         let progress = isatty(STDERR_FILENO) == 1 ? Self.progressLine : nil
         let result: LoadResult<LatencyHistogram.Summary>
         do {
-            result = try LoadGenerator.run(plan, recorder: LatencyHistogram.self, progress: progress)
+            result = try LoadGenerator.run(
+                plan, recorder: LatencyHistogram.self, progress: progress,
+                intervals: logs.map { logs in LoadIntervalReporting(every: settings.interval) { logs.record($0) } })
         } catch {
             Self.standardError("wire bench: \(error)\n")
             throw ExitCode(1)
@@ -192,10 +306,20 @@ struct BenchCommand: AsyncParsableCommand {
         if progress != nil { Self.standardError("\r\u{1B}[K") }
         if let embedded { await embedded.server.shutdown(gracePeriod: .seconds(1)) }
 
+        let segmentRate = rate.map { $0 / Double(settings.segment.count) }
         let summary = BenchSummary(
-            url: target.description, isEmbeddedServer: embedded != nil, connections: connections, loops: loops,
-            pipeline: pipeline, rate: rate, duration: result.duration, statistics: result.statistics,
-            latency: LatencyHistogram.merged(result.latencies), processCPU: result.processCPU, loopCPU: result.loopCPU)
+            url: target.description, isEmbeddedServer: embedded != nil, connections: plan.segmentConnections, loops: loops,
+            pipeline: pipeline, rate: segmentRate, duration: result.duration, statistics: result.statistics,
+            latency: LatencyHistogram.merged(result.latencies), processCPU: result.processCPU, loopCPU: result.loopCPU,
+            segment: settings.segment.count > 1 ? settings.segment : nil, mixSize: plan.mix.count)
+        if let logs {
+            do {
+                try logs.finish(summary: summary)
+            } catch {
+                Self.standardError("wire bench: \(error)\n")
+                throw ExitCode(1)
+            }
+        }
         StandardStreams.output(json ? summary.json : summary.text)
         if let hgrm { try write(summary.percentileDistribution, to: hgrm) }
         if let plot {
@@ -226,6 +350,8 @@ struct BenchCommand: AsyncParsableCommand {
         let request = try LoadPlan.serializeRequest(method: settings.method, url: target, headers: settings.headers, body: body)
         var plan = LoadPlan(addresses: addresses, host: target.host, port: target.port ?? 0, request: request)
         plan.isHeadRequest = settings.method == .head
+        if let requestsFile { plan.mix = try requestMix(path: requestsFile, target: target, headers: settings.headers) }
+        plan.segment = settings.segment
         plan.connections = connections
         plan.loops = loops
         plan.pipeline = pipeline
@@ -234,6 +360,42 @@ struct BenchCommand: AsyncParsableCommand {
         plan.timeout = settings.timeout
         plan.warmup = settings.warmup
         return plan
+    }
+
+    /// The `--requests-file` mix, serialized; the `-H` fields go on every request, before its own.
+    private func requestMix(path: String, target: HTTPURL, headers: HTTPHeaders) throws -> [LoadPlan.MixEntry] {
+        let text: String
+        do {
+            text = String(decoding: try LocalFiles.contents(atPath: path), as: UTF8.self)
+        } catch {
+            throw ValidationError("--requests-file \(path): cannot read the file (\(error))")
+        }
+        let folder = path.contains("/") ? String(path[...path.lastIndex(of: "/")!]) : ""
+        let file: RequestMixFile
+        do {
+            file = try RequestMixFile(text: text, origin: target) { bodyPath in
+                try LocalFiles.contents(atPath: bodyPath.hasPrefix("/") ? bodyPath : folder + bodyPath)
+            }
+        } catch {
+            throw ValidationError("--requests-file \(path): \(error)")
+        }
+        return try file.entries.map { entry in
+            var fields = headers
+            fields.add(contentsOf: entry.headers)
+            do {
+                let bytes = try LoadPlan.serializeRequest(method: entry.method, url: entry.url, headers: fields, body: entry.body)
+                return LoadPlan.MixEntry(request: bytes, isHead: entry.method == .head, weight: entry.weight)
+            } catch {
+                throw ValidationError("--requests-file \(path): line \(entry.line): \(error)")
+            }
+        }
+    }
+
+    /// What the interval logs say about the run they belong to.
+    private func runDescription(_ settings: Settings, target: HTTPURL, isEmbeddedServer: Bool) -> BenchIntervalLogs.Run {
+        BenchIntervalLogs.Run(
+            url: target.description, segment: settings.segment, connections: connections, loops: loops, pipeline: pipeline,
+            rate: rate, isEmbeddedServer: isEmbeddedServer)
     }
 
     private func write(_ text: String, to path: String) throws {

@@ -8,7 +8,7 @@ struct WireCommand: AsyncParsableCommand {
         version: String(WireVersion.text.dropLast()),
         // Each subcommand lives in its own file; add it here when it lands.
         subcommands: [
-            ParseCommand.self, ServeCommand.self, GetCommand.self, RequestCommand.self, DemoCommand.self, BenchCommand.self,
+            ParseCommand.self, ServeCommand.self, GetCommand.self, RequestCommand.self, DemoCommand.self, BenchGroupCommand.self,
             ReachabilityCommand.self,
         ]
     )

@@ -22,6 +22,7 @@ struct NoLatencies: LatencyRecorder {
     mutating func record(nanoseconds: UInt64) {}
     mutating func reset() {}
     func summary() -> Int { 0 }
+    mutating func takeInterval() -> Int { 0 }
 }
 
 func fail(_ message: String) -> Never {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import Wire
 
 /// Argument values of `wire bench` that need more than a number: durations and header lines.
@@ -28,6 +29,18 @@ enum BenchArguments {
         var trimmed = String(value)
         while trimmed.last == " " || trimmed.last == "\t" { trimmed.removeLast() }
         return (name, trimmed)
+    }
+
+    /// Reads an instant as seconds since the Unix epoch: RFC 3339 (`2026-11-30T12:00:00Z`, with a
+    /// fraction of a second or an offset such as `+01:00`) or a number of seconds (`1764504000.5`).
+    package static func instant(_ text: String) -> Double? {
+        if let seconds = Double(text), seconds.isFinite, seconds >= 0, text.allSatisfy({ $0.isNumber || $0 == "." }) {
+            return seconds
+        }
+        for style in [Date.ISO8601FormatStyle(includingFractionalSeconds: true), Date.ISO8601FormatStyle()] {
+            if let date = try? style.parse(text) { return date.timeIntervalSince1970 }
+        }
+        return nil
     }
 
     /// `1.5 s`, `250 ms`, `40 µs`: a duration in the unit that reads best.

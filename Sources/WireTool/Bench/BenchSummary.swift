@@ -19,6 +19,10 @@ struct BenchSummary {
     var latency: Histogram<UInt64>
     var processCPU: CPUTime
     var loopCPU: CPUTime
+    /// The part of a run in parts this process sent (`--segment`); `connections` and `rate` are its share.
+    var segment: LoadSegment?
+    /// The requests of a `--requests-file` mix (0: one request).
+    var mixSize = 0
 
     var seconds: Double { duration.secondsValue }
     var requests: Int { statistics.responses }
@@ -54,6 +58,8 @@ struct BenchSummary {
         lines.append(
             "  \(connections) connection\(connections == 1 ? "" : "s") on \(loops) loop\(loops == 1 ? "" : "s"), "
                 + "\(mode), pipeline \(pipeline), \(DecimalText.fixed(seconds, decimals: 2)) s")
+        if let segment { lines.append("  segment \(segment): this process's share of the run's connections and rate") }
+        if mixSize > 0 { lines.append("  a mix of \(mixSize) requests (--requests-file)") }
         lines.append("")
         lines.append("  requests      \(Self.count(Double(requests)))  (\(Self.count(requestsPerSecond)) requests/s)")
         lines.append("  transfer      \(Self.bytes(Double(statistics.bytesRead)))  (\(Self.bytes(bytesPerSecond))/s)")
@@ -101,14 +107,22 @@ struct BenchSummary {
     // MARK: JSON
 
     /// The machine-readable summary (keys in snake_case, latencies in milliseconds).
-    var json: String {
-        var latencyObject: [String: JSONValue] = [
+    var json: String { jsonObject.text + "\n" }
+
+    /// The latency figures of a histogram (nanoseconds) in milliseconds, as the JSON summary has them.
+    static func latencyObject(_ latency: Histogram<UInt64>) -> JSONValue {
+        var object: [String: JSONValue] = [
             "max": .double(Double(latency.max) / 1e6), "mean": .double(latency.mean / 1e6),
             "stdev": .double(latency.stdDeviation / 1e6), "count": .int(Int(latency.totalCount)),
         ]
-        for percentile in Self.percentiles {
-            latencyObject[percentile.key] = .double(milliseconds(atPercentile: percentile.value))
+        for percentile in percentiles {
+            object[percentile.key] = .double(Double(latency.valueAtPercentile(percentile.value)) / 1e6)
         }
+        return .object(object)
+    }
+
+    /// The JSON summary as a value.
+    var jsonObject: JSONValue {
         var errors: [String: JSONValue] = ["total": .int(statistics.errorCount)]
         for kind in LoadErrorKind.allCases { errors[kind.rawValue] = .int(statistics.errors[kind] ?? 0) }
         var reasons: [String: JSONValue] = [:]
@@ -119,7 +133,7 @@ struct BenchSummary {
                 uniqueKeysWithValues: statistics.unexpectedStatuses.map {
                     (String($0.key), JSONValue.int($0.value))
                 }))
-        let object: [String: JSONValue] = [
+        var object: [String: JSONValue] = [
             "url": .string(url),
             "embedded_server": .bool(isEmbeddedServer),
             "connections": .int(connections),
@@ -131,7 +145,7 @@ struct BenchSummary {
             "requests_per_second": .double(requestsPerSecond),
             "bytes": .int(statistics.bytesRead),
             "bytes_per_second": .double(bytesPerSecond),
-            "latency_ms": .object(latencyObject),
+            "latency_ms": Self.latencyObject(latency),
             "errors": .object(errors),
             "cpu_us_per_request": .double(cpuMicrosecondsPerRequest),
             "requests_resent": .int(statistics.resentRequests),
@@ -139,7 +153,9 @@ struct BenchSummary {
             "cpu_system_seconds": .double(clientCPU.system.secondsValue),
             "process_cpu_seconds": .double(processCPU.total.secondsValue),
         ]
-        return JSONValue.object(object).text + "\n"
+        if let segment { object["segment"] = .string(segment.description) }
+        if mixSize > 0 { object["mix_requests"] = .int(mixSize) }
+        return .object(object)
     }
 
     // MARK: hgrm

@@ -5,8 +5,11 @@ import WireLoad
 /// A loop's latencies in an HDR histogram (nanoseconds, three significant digits, up to an hour):
 /// recording is an index computation and an increment, with no lock and no allocation.
 struct LatencyHistogram: LatencyRecorder {
-    /// The recorded latencies.
-    private(set) var histogram = LatencyHistogram.makeHistogram()
+    /// The latencies of intervals already taken (`takeInterval()`).
+    private var earlier = LatencyHistogram.makeHistogram()
+    /// The latencies recorded since the last interval was taken: each request is recorded here
+    /// only, and an interval's end adds them to `earlier` (once a second, not per request).
+    private var current = LatencyHistogram.makeHistogram()
     /// Latencies above the histogram's range (over an hour), counted apart.
     private(set) var overflowCount = 0
 
@@ -20,15 +23,27 @@ struct LatencyHistogram: LatencyRecorder {
     init() {}
 
     mutating func record(nanoseconds: UInt64) {
-        if !histogram.record(nanoseconds) { overflowCount += 1 }
+        if !current.record(nanoseconds) { overflowCount += 1 }
     }
 
     mutating func reset() {
-        histogram.reset()
+        earlier.reset()
+        current.reset()
         overflowCount = 0
     }
 
-    func summary() -> Histogram<UInt64> { histogram }
+    func summary() -> Histogram<UInt64> {
+        var all = earlier
+        all.add(current)
+        return all
+    }
+
+    mutating func takeInterval() -> Histogram<UInt64> {
+        let interval = current
+        earlier.add(interval)
+        current.reset()
+        return interval
+    }
 
     /// Merges each loop's histogram into one.
     static func merged(_ parts: [Histogram<UInt64>]) -> Histogram<UInt64> {

@@ -7,10 +7,18 @@ import WireLoad
 /// Counts latencies; enough to check that every response was recorded once.
 struct CountingRecorder: LatencyRecorder {
     var count = 0
+    var intervalStart = 0
     init() {}
     mutating func record(nanoseconds: UInt64) { count += 1 }
-    mutating func reset() { count = 0 }
+    mutating func reset() {
+        count = 0
+        intervalStart = 0
+    }
     func summary() -> Int { count }
+    mutating func takeInterval() -> Int {
+        defer { intervalStart = count }
+        return count - intervalStart
+    }
 }
 
 /// Runs a load plan on a thread of its own (the generator blocks its caller), bounded in time.
