@@ -353,7 +353,7 @@ extension IOSuite {
         /// A weighted mix as a user writes it: each request as often as its weight, bodies included.
         @Test func aRequestMixSendsEachRequestByItsWeight() async throws {
             let loop = try EventLoop(name: "scripted")
-            let heads = Mutex<[String]>([])
+            let heads = Lock<[String]>([])
             let server = try await ScriptedServer.start(on: loop) { _, _, head in
                 heads.withLock { $0.append(String(head.prefix { $0 != "\r\n" })) }
                 // The answer to HEAD announces the body a GET would get, and sends none.

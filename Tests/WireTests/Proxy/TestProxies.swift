@@ -14,7 +14,7 @@ final class TestProxy: Sendable {
     /// A folder of its own: configuration, log, records.
     let folder: String
     /// The process, until `stop()` ends it.
-    private let process: Mutex<TestProcess?>
+    private let process: Lock<TestProcess?>
     /// Whether the process is the watching shell, which is SIGKILLed: with SIGTERM and SIGCHLD blocked (a mask a
     /// child inherits from a test thread) it would neither stop nor see its child end.
     private let isWatchingShell: Bool
@@ -22,7 +22,7 @@ final class TestProxy: Sendable {
     private init(port: Int, folder: String, process: sending TestProcess, isWatchingShell: Bool = false) {
         self.port = port
         self.folder = folder
-        self.process = Mutex(process)
+        self.process = Lock(process)
         self.isWatchingShell = isWatchingShell
     }
 
