@@ -181,7 +181,7 @@ enum ProxyURLParser {
             hostText = try ipv6Literal(host)
         } else {
             // Only a name is percent-decoded, and curl refuses control characters in what it decodes to.
-            let decoded = lenientlyDecoded(host)
+            let decoded = PercentEncoding.decodeBytesLeniently(utf8: host)
             guard !decoded.contains(where: { $0 < 0x20 || $0 == 0x7F }),
                 !decoded.contains(where: { forbiddenInHost.contains($0) })
             else { throw .malformed(.invalidHost) }
@@ -221,29 +221,9 @@ enum ProxyURLParser {
         return zone.isEmpty ? shortest : shortest + "%" + String(decoding: zone, as: UTF8.self)
     }
 
-    /// Percent-decoded as curl's `Curl_urldecode` does: a `%` not followed by two hexadecimal digits stays as it is.
-    static func lenientlyDecoded(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        let bytes = Array(bytes)
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-                let high = PercentEncoding.hexValue(bytes[index + 1]), let low = PercentEncoding.hexValue(bytes[index + 2])
-            {
-                output.append(high << 4 | low)
-                index += 3
-            } else {
-                output.append(bytes[index])
-                index += 1
-            }
-        }
-        return output
-    }
-
     /// A user name or password, decoded; nil for a control character or bytes that are not UTF-8.
     private static func decodedText(_ bytes: ArraySlice<UInt8>) -> String? {
-        let decoded = lenientlyDecoded(bytes)
+        let decoded = PercentEncoding.decodeBytesLeniently(utf8: bytes)
         guard !decoded.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
         return String(validating: decoded, as: UTF8.self)
     }

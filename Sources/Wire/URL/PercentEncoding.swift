@@ -85,16 +85,47 @@ public enum PercentEncoding {
     /// - Parameter text: Escaped text.
     /// - Returns: The bytes, or nil when a `%` is not followed by two hexadecimal digits.
     public static func decodeBytes(_ text: some StringProtocol) -> [UInt8]? {
+        decodeBytes(utf8: text.utf8)
+    }
+
+    /// The bytes `escaped` stands for, each `%XX` replaced by its byte.
+    /// - Parameter escaped: Escaped text's bytes.
+    /// - Returns: The bytes, or nil when a `%` is not followed by two hexadecimal digits.
+    public static func decodeBytes(utf8 escaped: some Collection<UInt8>) -> [UInt8]? {
+        decoded(escaped, keepingMalformedEscapes: false)
+    }
+
+    /// The bytes `escaped` stands for, as curl decodes a URL's parts: each `%XX` replaced by its byte, a `%` not
+    /// followed by two hexadecimal digits kept as it is.
+    /// - Parameter escaped: Escaped text's bytes.
+    /// - Returns: The bytes.
+    public static func decodeBytesLeniently(utf8 escaped: some Collection<UInt8>) -> [UInt8] {
+        decoded(escaped, keepingMalformedEscapes: true) ?? []
+    }
+
+    /// The one decoder behind the strict and the lenient forms: nil only when a malformed escape is refused.
+    private static func decoded(_ escaped: some Collection<UInt8>, keepingMalformedEscapes: Bool) -> [UInt8]? {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
+        bytes.reserveCapacity(escaped.count)
+        var index = escaped.startIndex
+        while index != escaped.endIndex {
+            let byte = escaped[index]
+            escaped.formIndex(after: &index)
             guard byte == UInt8(ascii: "%") else {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
-            bytes.append(high << 4 | low)
+            var next = index
+            if next != escaped.endIndex, let high = hexValue(escaped[next]) {
+                escaped.formIndex(after: &next)
+                if next != escaped.endIndex, let low = hexValue(escaped[next]) {
+                    bytes.append(high << 4 | low)
+                    index = escaped.index(after: next)
+                    continue
+                }
+            }
+            guard keepingMalformedEscapes else { return nil }
+            bytes.append(byte)
         }
         return bytes
     }

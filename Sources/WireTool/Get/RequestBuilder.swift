@@ -190,39 +190,12 @@ struct RequestBuilder: Sendable {
         let url = String(decoding: bytes[..<separator] + bytes[(at + 1)...], as: UTF8.self)
         guard !userinfo.isEmpty else { return (url, nil) }
         let colon = userinfo.firstIndex(of: UInt8(ascii: ":")) ?? userinfo.endIndex
-        guard let user = percentDecoded(userinfo[..<colon]),
-            let password = colon == userinfo.endIndex ? [] : percentDecoded(userinfo[(colon + 1)...])
+        guard let user = PercentEncoding.decodeBytes(utf8: userinfo[..<colon]),
+            let password = colon == userinfo.endIndex ? [] : PercentEncoding.decodeBytes(utf8: userinfo[(colon + 1)...])
         else {
             throw TransferFailure(status: ExitStatus.malformedURL, message: "malformed percent-encoding in the URL's credentials")
         }
         return (url, user + [UInt8(ascii: ":")] + password)
-    }
-
-    /// `text` with each `%XX` replaced by its byte; nil when a `%` is not followed by two hex digits.
-    private static func percentDecoded(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-        func hexValue(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        var output: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            if text[index] == UInt8(ascii: "%") {
-                guard index + 2 < text.endIndex, let high = hexValue(text[index + 1]), let low = hexValue(text[index + 2]) else {
-                    return nil
-                }
-                output.append(high << 4 | low)
-                index += 3
-            } else {
-                output.append(text[index])
-                index += 1
-            }
-        }
-        return output
     }
 
     /// The fields of `-z` and `--etag-compare`, with the warning of a `-z` that is neither a date nor a file.

@@ -36,6 +36,16 @@ struct PercentEncodingTests {
         #expect(PercentEncoding.decode("a%00b", allowingNUL: false) == nil)
     }
 
+    @Test func lenientDecodingKeepsMalformedEscapesAsCurlDoes() {
+        #expect(PercentEncoding.decodeBytesLeniently(utf8: Array("%41%4".utf8)) == Array("A%4".utf8))
+        #expect(PercentEncoding.decodeBytesLeniently(utf8: Array("%zz%2".utf8)) == Array("%zz%2".utf8))
+        #expect(PercentEncoding.decodeBytesLeniently(utf8: Array("a%%41".utf8)) == Array("a%A".utf8))
+        #expect(PercentEncoding.decodeBytesLeniently(utf8: Array("%".utf8)) == Array("%".utf8))
+        // A slice that does not start at zero, as the proxy parser and the tool pass.
+        #expect(PercentEncoding.decodeBytes(utf8: Array("u%3Av".utf8)[1...]) == Array(":v".utf8))
+        #expect(PercentEncoding.decodeBytes(utf8: Array("a%4".utf8)) == nil)
+    }
+
     @Test func formQueriesKeepOrderAndWriteANilValueAsTheNameAlone() {
         let query = PercentEncoding.formQuery([("q", "1 2"), ("a[b]", "x&y"), ("flag", nil), ("url", "http://h/p?x=1")])
         #expect(query == "q=1%202&a%5Bb%5D=x%26y&flag&url=http%3A//h/p?x%3D1")
