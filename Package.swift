@@ -4,11 +4,12 @@ import PackageDescription
 
 /// Wire: a pure-Swift HTTP/1.1 stack for Linux, written from the socket up.
 ///
-/// Library targets depend on no Swift package: only libc (through `CWireLinux`), for TLS the system's OpenSSL, and
+/// Wire, WireTLS and WireClient depend on no Swift package: only libc (through `CWireLinux`), for TLS the system's OpenSSL, and
 /// for `WireClient` the toolchain's FoundationEssentials and the system's zlib. The command-line tool may use swift-argument-parser and, for
 /// `wire bench`'s latency percentiles, hdrhistogram-swift. `WireLoad`, the load engine of
 /// `wire bench` and `wire-profile`, is a target of its own above `Wire` and no product, so the
-/// library users link does not carry it.
+/// library users link does not carry it. `WireEcosystem`, a product a service opts into, is the only library target
+/// on Swift packages: swift-log, swift-metrics, swift-distributed-tracing and swift-service-lifecycle.
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
@@ -39,6 +40,8 @@ let package = Package(
         .library(name: "Wire", targets: ["Wire"]),
         .library(name: "WireTLS", targets: ["WireTLS"]),
         .library(name: "WireClient", targets: ["WireClient"]),
+        // The bridge to the server-side Swift ecosystem's libraries: logs, metrics, traces and the service lifecycle.
+        .library(name: "WireEcosystem", targets: ["WireEcosystem"]),
         .executable(name: "wire", targets: ["WireTool"]),
     ],
     dependencies: [
@@ -47,6 +50,11 @@ let package = Package(
         // `swift package generate-documentation`: the DocC catalogs of the three libraries (CONTRIBUTING.md). A command
         // plugin only: nothing of it is linked into a product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // WireEcosystem only: the libraries a service already runs its logs, metrics, traces and lifecycle with.
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.2.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // Linux headers that Glibc's module map does not export (epoll, eventfd, timerfd)
@@ -78,6 +86,20 @@ let package = Package(
         .target(
             name: "WireClient",
             dependencies: ["Wire", "WireTLS", "CWireZlib"],
+            swiftSettings: strictSettings
+        ),
+        // Wire's events told to swift-log, swift-metrics and swift-distributed-tracing, and `HTTPServer` as a
+        // swift-service-lifecycle service. The only target that depends on those packages, so that Wire, WireTLS and
+        // WireClient keep their rule; nothing imports it but its users and its tests.
+        .target(
+            name: "WireEcosystem",
+            dependencies: [
+                "Wire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strictSettings
         ),
         // The load engine behind `wire bench` and `wire-profile`: connections, workers and counters on
@@ -136,6 +158,18 @@ let package = Package(
             name: "WireTests",
             dependencies: ["Wire", "WireTLS", "WireLoad", "WireClient", "CWireLinux", "WireTool", "WireTestSupport"],
             exclude: ["Resources"],
+            swiftSettings: strictSettings
+        ),
+        // The bridge tested with the libraries' own test backends.
+        .testTarget(
+            name: "WireEcosystemTests",
+            dependencies: [
+                "WireEcosystem", "Wire", "WireTestSupport",
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strictSettings
         ),
         // Imports WireClient and Wire without @testable: the public API is all a user (or an acceptance test) has.

@@ -39,6 +39,8 @@ RANKS = [
     ("WireClient/Session",),
     ("WireClient/HTTPSession",),
     ("WireClient/Resources", "WireClient/Activity"),
+    # The bridge to swift-log, swift-metrics, swift-distributed-tracing and swift-service-lifecycle.
+    ("WireEcosystem",),
     ("WireTool", "wire-profile"),
 ]
 

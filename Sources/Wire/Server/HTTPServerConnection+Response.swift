@@ -73,6 +73,7 @@ extension HTTPServerConnection {
             framing = .contentLength(body.readableBytes)
         }
         try encodeHead(head, framing: framing, allowsKeepAlive: true)
+        exchange.observer?.responseHeadWritten(head)
         if bodyless || body.readableBytes == 0 {
             writeScratch()
         } else if body.readableBytes <= Self.coalescingLimit {
@@ -83,6 +84,7 @@ extension HTTPServerConnection {
             stream.write([context.scratch, body])
         }
         self.exchange?.framing = .ended
+        tellObserverCompleted()
         perform(machine.responseEnded())
     }
 
@@ -106,6 +108,7 @@ extension HTTPServerConnection {
             serialization = .asInHeaders
         }
         try encodeHead(head, framing: serialization, allowsKeepAlive: framing != .untilClose)
+        exchange.observer?.responseHeadWritten(head)
         writeScratch()
         self.exchange?.framing = framing
     }
@@ -197,7 +200,15 @@ extension HTTPServerConnection {
             writeScratch()
         }
         self.exchange?.framing = .ended
+        tellObserverCompleted()
         perform(machine.responseEnded())
+    }
+
+    /// Tells the exchange's observer, if any, that the response was queued whole (once: the observer is taken).
+    private func tellObserverCompleted() {
+        guard let observer = exchange?.observer else { return }
+        exchange?.observer = nil
+        observer.exchangeEnded(.completed)
     }
 
     /// Serializes `head` into `context.scratch` with the connection's own fields added, and tells the state machine.

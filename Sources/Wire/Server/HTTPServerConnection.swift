@@ -47,6 +47,8 @@ final class HTTPServerConnection: ByteStreamDelegate {
         var framing = ResponseFraming.notStarted
         /// The handler's task, cancelled if the connection aborts.
         var task: Task<Void, Never>?
+        /// What `HTTPServerConfiguration.observer` made for this exchange; taken (set to nil) when it is told the end.
+        var observer: (any HTTPServerExchangeObserver)?
     }
 
     /// How a response body is delimited on the wire.
@@ -203,6 +205,12 @@ final class HTTPServerConnection: ByteStreamDelegate {
         lastExchangeID &+= 1
         let id = lastExchangeID
         exchange = ExchangeContext(id: id, isHeadRequest: head.method == .head, requestVersion: head.version)
+        if let observer = context.configuration.observer {
+            exchange?.observer = observer.exchangeStarted(
+                HTTPServerExchangeStart(
+                    head: head, remoteAddress: stream.remoteAddress, localAddress: stream.localAddress,
+                    isSecure: stream.securityInfo != nil))
+        }
         if let response = context.immediateResponse(to: head) {
             do {
                 try writeImmediateResponse(response, exchangeID: id)
@@ -227,7 +235,8 @@ final class HTTPServerConnection: ByteStreamDelegate {
         }
         let request = HTTPServerRequest(
             head: head, body: HTTPBody(channel: channel),
-            remoteAddress: stream.remoteAddress, localAddress: stream.localAddress, transportSecurity: stream.securityInfo)
+            remoteAddress: stream.remoteAddress, localAddress: stream.localAddress, transportSecurity: stream.securityInfo,
+            exchangeObserver: exchange?.observer)
         let writer = HTTPResponseWriter(connection: bound, exchangeID: id, sendsFiles: fileRegionStream != nil)
         let handler = context.handler
         context.handlerStarted()
@@ -411,6 +420,10 @@ final class HTTPServerConnection: ByteStreamDelegate {
 
     /// Fails what the exchange holds: its body reader and its writers.
     private func endExchange(error: HTTPServerError) {
+        if let observer = exchange?.observer {
+            exchange?.observer = nil
+            observer.exchangeEnded(.failed(error))
+        }
         exchange?.body?.fail(error)
         exchange?.body = nil
         if case .notStarted = exchange?.framing { exchange?.framing = .ended }

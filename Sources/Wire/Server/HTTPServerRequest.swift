@@ -13,6 +13,9 @@ public struct HTTPServerRequest: Sendable {
     /// What TLS negotiated on the connection (with the client's certificates under mutual TLS);
     /// nil for plain HTTP.
     public var transportSecurity: TransportSecurityInfo?
+    /// The observer `HTTPServerConfiguration.observer` made for this exchange, if any: a handler wrapper finds its
+    /// own state here (the exchange's trace, say).
+    public var exchangeObserver: (any HTTPServerExchangeObserver)?
 
     /// Creates a request (for tests of handlers).
     /// - Parameters:
@@ -21,15 +24,18 @@ public struct HTTPServerRequest: Sendable {
     ///   - remoteAddress: The client's address.
     ///   - localAddress: The server's address.
     ///   - transportSecurity: What TLS negotiated, if the connection is secured.
+    ///   - exchangeObserver: The exchange's observer.
     public init(
         head: HTTPRequestHead, body: HTTPBody = .empty, remoteAddress: SocketAddress? = nil,
-        localAddress: SocketAddress? = nil, transportSecurity: TransportSecurityInfo? = nil
+        localAddress: SocketAddress? = nil, transportSecurity: TransportSecurityInfo? = nil,
+        exchangeObserver: (any HTTPServerExchangeObserver)? = nil
     ) {
         self.head = head
         self.body = body
         self.remoteAddress = remoteAddress
         self.localAddress = localAddress
         self.transportSecurity = transportSecurity
+        self.exchangeObserver = exchangeObserver
     }
 
     /// The method.
