@@ -117,6 +117,13 @@ enum FetchHelp {
                                     Start no retry after this long since the first attempt (0: no limit).
               --retry-all-errors    With --retry, retry every failure (with -f, HTTP 4xx too).
               --retry-connrefused   With --retry, retry a refused connection too.
+          -w, --write-out FORMAT|@FILE
+                                    After each transfer write FORMAT with curl's variables (%{http_code}, \
+        %{time_total}, %{json}, %header{name}, ...; \\n, %% escapes; %{stderr} switches to standard error).
+              --trace FILE, --trace-ascii FILE
+                                    Dump every byte sent and received to FILE (- standard output), as hex and \
+        text or as text only, in curl's layout; https is shown in plaintext.
+              --trace-time          Start each trace line with the time of day.
               --cache-dir DIR       Cache responses in DIR across invocations, as RFC 9111 allows (a Wire extension): fresh answers come from DIR without a request, stale ones are revalidated; -v says which.
 
         Several URLs are fetched in turn over one keep-alive connection pool.

@@ -16,7 +16,9 @@ extension HTTPClient {
         let socketPath = request.unixSocketPath
         var redirects = 0
         let policy = request.redirects ?? configuration.redirects
-        let observation = request.observer.map { RequestObservation(observer: $0, metrics: metrics) }
+        let observation = request.observer.map {
+            RequestObservation(observer: $0, metrics: metrics, observesBytes: request.observesBytes)
+        }
         while true {
             let response = try await executeWithRetry(
                 url: url, via: socketPath, requirements: request.connectionRequirements,

@@ -43,7 +43,9 @@ extension HTTPClient {
                 }
                 if takesRegions == nil {
                     takesRegions = await withCheckedContinuation { continuation in
-                        connection.loop.execute { continuation.resume(returning: connection.value.takesFileRegions) }
+                        connection.loop.execute {
+                            continuation.resume(returning: connection.value.takesFileRegions(for: exchange))
+                        }
                     }
                 }
                 var offset = 0

@@ -488,7 +488,7 @@ public final class HTTPClient: Sendable {
                         }
                         let exchangeID = value.start(
                             head: headBytes, inlineBody: sendInline, method: method, keepAlive: keepAlive,
-                            requestComplete: true, readTimeout: readTimeout, metrics: metrics,
+                            requestComplete: true, readTimeout: readTimeout, metrics: metrics, tap: observation?.tap,
                             responder: .waiter(continuation, offLoop: offLoop))
                         abort.setCurrent(connection, exchangeID)
                     },
@@ -560,7 +560,7 @@ public final class HTTPClient: Sendable {
                 }
                 return value.start(
                     head: headBytes, inlineBody: nil, method: method, keepAlive: keepAlive,
-                    requestComplete: false, readTimeout: readTimeout, metrics: metrics)
+                    requestComplete: false, readTimeout: readTimeout, metrics: metrics, tap: observation?.tap)
             }
         } catch {
             throw HTTPClientError(.shutDown, "the event loop shut down")

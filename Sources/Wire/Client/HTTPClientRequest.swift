@@ -33,6 +33,10 @@ public struct HTTPClientRequest: Sendable {
     /// Told, on a client thread and in order, of the request's progress: body bytes sent, the response head, each
     /// redirect followed, each retry; with the request's metrics. Keep it short: it runs on the request's path.
     public var observer: (@Sendable (HTTPClientRequestEvent, HTTPClientMetrics) -> Void)?
+    /// Whether `observer` is also told of every byte written and read for the request (`.bytesWritten`,
+    /// `.bytesRead`), in plaintext, as a trace (curl's `--trace`) needs them. Off by default: then the connection
+    /// does nothing for it. A file body is then read through memory instead of sent by the kernel from the file.
+    public var observesBytes = false
     /// The redirect policy for this request; nil follows the client's `configuration.redirects`. The scheme rules
     /// hold whatever the policy.
     public var redirects: HTTPClientConfiguration.RedirectPolicy?

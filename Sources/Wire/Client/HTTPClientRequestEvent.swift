@@ -12,17 +12,38 @@ public enum HTTPClientRequestEvent: Sendable {
     case redirect(HTTPClientMetrics.RedirectHop)
     /// The request is sent again on a fresh connection after `error` (a pooled connection the server had closed).
     case retry(attempt: Int, after: HTTPClientError)
+    /// Bytes written to the connection, as HTTP wrote them (in plaintext: TLS encrypts below): the request head as
+    /// one piece, then the body in the pieces it was written in, chunked framing included. Told only when the
+    /// request's `observesBytes` is set.
+    case bytesWritten(ByteBuffer)
+    /// Bytes read from the connection for this request, as they came (in plaintext): response heads, interim ones
+    /// included, then the body with its framing; one piece per read. Told only when `observesBytes` is set.
+    case bytesRead(ByteBuffer)
 }
 
 /// One request's observer, with what it has been told: the body bytes counted per attempt.
 final class RequestObservation: Sendable {
     let observer: @Sendable (HTTPClientRequestEvent, HTTPClientMetrics) -> Void
     let metrics: HTTPClientMetrics
+    /// What the connection tells of every byte, when the request observes bytes; nil otherwise, and then the
+    /// connection spends nothing on it.
+    let tap: HTTP1ClientConnection.ByteTap?
     private let sent = Atomic<Int>(0)
 
-    init(observer: @escaping @Sendable (HTTPClientRequestEvent, HTTPClientMetrics) -> Void, metrics: HTTPClientMetrics) {
+    init(
+        observer: @escaping @Sendable (HTTPClientRequestEvent, HTTPClientMetrics) -> Void, metrics: HTTPClientMetrics,
+        observesBytes: Bool = false
+    ) {
         self.observer = observer
         self.metrics = metrics
+        if observesBytes {
+            tap = { @Sendable (sent: Bool, bytes: ByteBuffer) in
+                let event: HTTPClientRequestEvent = sent ? .bytesWritten(bytes) : .bytesRead(bytes)
+                observer(event, metrics)
+            }
+        } else {
+            tap = nil
+        }
     }
 
     /// Tells `event`.

@@ -16,6 +16,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     /// Identifies a request on its connection, for the calls a task makes after `start`.
     typealias ExchangeID = Int
 
+    /// Sees one exchange's bytes as HTTP writes and reads them (above TLS, so in plaintext), on the loop and in
+    /// order: `sent` for bytes written, each write as one piece; otherwise what one read gave the exchange.
+    typealias ByteTap = @Sendable (_ sent: Bool, _ bytes: ByteBuffer) -> Void
+
     /// What a task waiting on a continuation gets: the response head (or the failure before it), and whether the
     /// request was started at all (false when its loop had closed).
     struct ResponseOutcome: Sendable {
@@ -68,6 +72,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         var bodyBytes = 0
         /// A 2xx head answering CONNECT, held until the parser confirms the switch (`.holdHeadForTunnel`).
         var tunnelHead: HTTPResponseHead?
+        /// Told of every byte of this exchange as it is written and read; nil (the usual case) for none.
+        var tap: ByteTap?
 
         init(id: ExchangeID, metrics: HTTPClientMetrics) {
             self.id = id
@@ -144,12 +150,13 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         keepAlive: Bool,
         requestComplete: Bool,
         readTimeout: Duration,
-        metrics: HTTPClientMetrics
+        metrics: HTTPClientMetrics,
+        tap: ByteTap? = nil
     ) -> (Promise<ResponseStart, HTTPClientError>, ExchangeID) {
         let promise = Promise<ResponseStart, HTTPClientError>()
         let id = start(
             head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: requestComplete,
-            readTimeout: readTimeout, metrics: metrics, responder: .closure { promise.complete($0) })
+            readTimeout: readTimeout, metrics: metrics, tap: tap, responder: .closure { promise.complete($0) })
         return (promise, id)
     }
 
@@ -164,6 +171,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         requestComplete: Bool,
         readTimeout: Duration,
         metrics: HTTPClientMetrics,
+        tap: ByteTap? = nil,
         responder respond: Responder
     ) -> ExchangeID {
         loop.preconditionInEventLoop()
@@ -184,6 +192,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         }
         let exchange = Exchange(id: id, metrics: metrics)
         exchange.respond = respond
+        exchange.tap = tap
         let reused = machine.reusesConnection
         exchanges.append(exchange)
         perform(
@@ -192,6 +201,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             error: nil)
         parser.expectResponse(to: method)
         metrics.update { $0.isReusedConnection = reused }
+        if let tap {
+            // Told before the write: a failing write closes the connection, and the trace shows what was attempted.
+            tap(true, ByteBuffer(bytes: head))
+            if let inlineBody, inlineBody.readableBytes > 0 { tap(true, inlineBody) }
+        }
         if let inlineBody {
             stream.write([ByteBuffer(bytes: head), inlineBody])
         } else {
@@ -225,6 +239,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
                         mayHaveBeenProcessed: true)))
             return
         }
+        if let tap = exchange.tap { Self.tell(tap, buffers) }
         stream.write(buffers)
         if isLast { requestWritten(exchange) }
         if stream.pendingWriteBytes > Self.writeHighWatermark {
@@ -234,10 +249,22 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         }
     }
 
-    /// Whether the stream can send file regions itself (`sendfile(2)` on a plain socket; not TLS).
-    var takesFileRegions: Bool {
+    /// Tells `tap` of the parts of one write as one piece.
+    private static func tell(_ tap: ByteTap, _ buffers: [ByteBuffer]) {
+        if buffers.count == 1 {
+            if buffers[0].readableBytes > 0 { tap(true, buffers[0]) }
+            return
+        }
+        var joined = ByteBuffer(capacity: buffers.reduce(0) { $0 + $1.readableBytes })
+        for buffer in buffers { joined.writeBuffer(buffer) }
+        if joined.readableBytes > 0 { tap(true, joined) }
+    }
+
+    /// Whether the stream can send the file regions of exchange `id` itself (`sendfile(2)` on a plain socket; not
+    /// TLS, and not for a tapped exchange, whose bytes must pass through memory to be seen).
+    func takesFileRegions(for id: ExchangeID) -> Bool {
         loop.preconditionInEventLoop()
-        return stream is any FileRegionStream
+        return stream is any FileRegionStream && findExchange(id)?.tap == nil
     }
 
     /// Writes a region of a file of a `.segments` body (only when `takesFileRegions`); completes once the socket has
@@ -316,7 +343,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
 
     func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
         isHandlingRead = true
+        var readTap: ReadTap?
         defer {
+            readTap?.tell()
             // The rest of a large body may gather in the kernel before the next wake-up.
             stream.expectAtLeast(parser.bodyBytesStillDue)
             deliverHeads()
@@ -353,6 +382,13 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
                     ? buffer.copy(at: range.lowerBound, length: range.count)
                     : buffer.slice(at: range.lowerBound, length: range.count)
             }
+            if step.consumed > 0, exchange.tap != nil {
+                if readTap?.exchange !== exchange {
+                    readTap?.tell()
+                    readTap = ReadTap(exchange: exchange, base: buffer)
+                }
+                readTap?.length += step.consumed
+            }
             buffer.moveReaderIndex(forwardBy: step.consumed)
             guard let event = step.event else {
                 if step.consumed == 0 { return }
@@ -366,6 +402,18 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
                 return
             }
             handle(event, chunk: chunk, exchange: exchange, trailingBytes: buffer.readableBytes > 0, now: now)
+        }
+    }
+
+    /// The bytes one read gave a tapped exchange, gathered to be told as one piece: they follow each other in the
+    /// read buffer from `base`'s reader index on.
+    private struct ReadTap {
+        let exchange: Exchange
+        let base: ByteBuffer
+        var length = 0
+
+        func tell() {
+            if length > 0 { exchange.tap?(false, base.slice(at: 0, length: length)) }
         }
     }
 

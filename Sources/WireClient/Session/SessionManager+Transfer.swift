@@ -365,7 +365,7 @@ extension SessionManager {
                 task.bodySent(total: Int64(total))
             case .responseHead:
                 touch()
-            case .redirect, .retry:
+            case .redirect, .retry, .bytesWritten, .bytesRead:
                 break
             }
         }

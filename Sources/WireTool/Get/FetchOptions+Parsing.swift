@@ -1,3 +1,4 @@
+import Glibc
 import Wire
 
 extension FetchOptions {
@@ -48,6 +49,8 @@ extension FetchOptions {
         case "--tlsv1.2": tls.minimumVersion = tls.minimumVersion == "1.3" ? "1.3" : "1.2"
         case "--tlsv1.3": tls.minimumVersion = "1.3"
         case "--pin-report-only": tls.pinReportOnly = true
+        // -w and the traces.
+        case "--trace-time": traceTime = true
         default: return false
         }
         return true
@@ -77,6 +80,8 @@ extension FetchOptions {
         "-r": "--range", "--range": "--range", "-z": "--time-cond", "--time-cond": "--time-cond",
         "--etag-compare": "--etag-compare", "--etag-save": "--etag-save",
         "--max-filesize": "--max-filesize", "--form-string": "--form-string",
+        // -w and the traces.
+        "-w": "--write-out", "--write-out": "--write-out", "--trace": "--trace", "--trace-ascii": "--trace-ascii",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -301,9 +306,27 @@ extension FetchOptions {
         case "--cache-dir":
             guard !value.isEmpty else { throw FetchUsageError(message: "--cache-dir needs a directory") }
             cacheDirectory = value
+        // -w and the traces.
+        case "--write-out":
+            writeOut = try Self.writeOutFormat(value)
+        case "--trace", "--trace-ascii":
+            guard !value.isEmpty else { throw FetchUsageError(message: "\(name) needs a file name (- for standard output)") }
+            trace = TraceTarget(path: value, ascii: name == "--trace-ascii")
         default:
             // The table of options and this switch are kept together; an option missing here is refused, never a trap.
             throw FetchUsageError(message: "option \(name) is not supported")
+        }
+    }
+
+    /// `-w`'s format: the text, or with `@` the contents of a file (`@-`: standard input), read now as curl does.
+    private static func writeOutFormat(_ value: String) throws(FetchUsageError) -> String {
+        guard value.hasPrefix("@") else { return value }
+        let path = String(value.dropFirst())
+        do {
+            let bytes = path == "-" ? try LocalFiles.readToEnd(STDIN_FILENO) : try LocalFiles.contents(atPath: path)
+            return String(decoding: bytes, as: UTF8.self)
+        } catch {
+            throw FetchUsageError(message: "-w cannot read \(path): \(error)")
         }
     }
 

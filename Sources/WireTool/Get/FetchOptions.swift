@@ -149,6 +149,20 @@ struct FetchOptions: Equatable, Sendable {
     var etagSave: String?
     /// `--max-filesize BYTES`: a response whose `Content-Length` is larger is refused before its body (exit 63).
     var maxFilesize: Int64?
+    /// `-w FORMAT` (`@FILE` and `@-` read it from a file or standard input): what to write after each transfer.
+    var writeOut: String?
+    /// `--trace FILE` or `--trace-ascii FILE` (the last one given): where to dump every byte, and whether as text only.
+    var trace: TraceTarget?
+    /// `--trace-time`: each trace line starts with the time of day.
+    var traceTime = false
+
+    /// `--trace FILE` or `--trace-ascii FILE`.
+    struct TraceTarget: Equatable, Sendable {
+        /// The file; `-` is standard output, `%` standard error.
+        var path: String
+        /// `--trace-ascii`: text only, no hex columns.
+        var ascii: Bool
+    }
 
     /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
     struct RetryOptions: Equatable, Sendable {

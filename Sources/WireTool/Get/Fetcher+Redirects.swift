@@ -51,13 +51,21 @@ extension Fetcher {
                         message: "operation timed out: the transfer took longer than --max-time \(seconds)s")
                 }
             }
+            observation?.attach(to: &hop, url: url)
             let response: HTTPClientResponse
             do { response = try await client.execute(hop, timeout: remaining) } catch { throw failure(error) }
+            observation?.answered(response)
             cookies?.store(response.headers, from: url)
             let status = Int(response.status.code)
             guard options.followRedirects, RedirectRewrite.statuses.contains(status),
                 let location = response.headers.first(name: "location")
             else {
+                if let observation, RedirectRewrite.statuses.contains(status),
+                    let location = response.headers.first(name: "location")
+                {
+                    // -w's redirect_url: where the redirect not followed points.
+                    observation.setRedirectURL((try? url.resolving(location))?.description)
+                }
                 return (response, steps)
             }
             if let max = options.maxRedirects, steps.count >= max {

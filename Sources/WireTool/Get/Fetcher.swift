@@ -17,6 +17,10 @@ struct Fetcher {
     let cookies: CookieEngine?
     /// `--cache-dir`'s cache.
     private let cache: FetchCache?
+    /// With `-w` or `--trace`: what each transfer wrote, read and measured.
+    let observation: TransferObservation?
+    /// `--trace`'s file could not be created.
+    private let traceFailure: TransferFailure?
 
     /// A fetcher for validated options; `-b` cookie files are read now.
     init(options: FetchOptions) {
@@ -28,6 +32,15 @@ struct Fetcher {
         cache = options.cacheDirectory.map {
             FetchCache(directory: $0, unixSocket: options.unixSocket.map(RequestBuilder.absoluteSocketPath))
         }
+        var trace: TraceWriter?
+        var traceFailure: TransferFailure?
+        if let target = options.trace {
+            do { trace = try TraceWriter(path: target.path, ascii: target.ascii, showsTime: options.traceTime) } catch {
+                traceFailure = error
+            }
+        }
+        self.traceFailure = traceFailure
+        observation = options.writeOut != nil || trace != nil ? TransferObservation(trace: trace) : nil
     }
 
     /// Fetches every URL and returns the exit status.
@@ -43,6 +56,10 @@ struct Fetcher {
             warn(
                 "Warning: -X \(options.method!.rawValue) is sent again at every redirect -L follows, as curl does; "
                     + "leave -X out to let a 301, 302 or 303 turn a POST into a GET.\n")
+        }
+        if let traceFailure {
+            report(traceFailure)
+            return traceFailure.status
         }
         if let file = options.output.headerFile, headerSink == nil {
             let failure = TransferFailure(status: ExitStatus.writeError, message: "cannot create \(file) for -D")
@@ -93,7 +110,9 @@ struct Fetcher {
                 index < options.outputs.count ? options.outputs[index] : options.output.remoteNameAll ? .remoteName : nil
             var retry = TransferRetry(options.retry)
             status = ExitStatus.success
+            var failureMessage: String?
             while true {
+                observation?.begin(url: url, index: index)
                 do throws(TransferFailure) {
                     let file = try OutputFile(output, url: url, options: options.output)
                     if let again = try await transfer(
@@ -110,12 +129,27 @@ struct Fetcher {
                     }
                     report(error)
                     status = error.status
+                    failureMessage = error.message
                 }
                 break
             }
+            writeOut(status: status, error: failureMessage)
             if status != ExitStatus.success && options.failEarly { break }
         }
         return status
+    }
+
+    /// `-w`'s output for the transfer just ended.
+    private func writeOut(status: Int32, error: String?) {
+        guard let format = options.writeOut, let values = observation?.finish(exitCode: status, error: error) else { return }
+        let (pieces, warnings) = WriteOut(format: format).render(values, succeeded: status == ExitStatus.success)
+        for warning in warnings { try? standardError.write(warning) }
+        for (stream, text) in pieces {
+            switch stream {
+            case .output: try? OutputSink.standardOutput.write(text)
+            case .error: try? standardError.write(text)
+            }
+        }
     }
 
     /// curl's warning (unless `-s`), then the wait before a retry.
@@ -190,6 +224,7 @@ struct Fetcher {
             return nil
         }
         var file = file
+        observation?.setFilename(file.path)
         let response: HTTPClientResponse
         let resume = OutputResume(options: options, output: file.path)
         let redirects: [RedirectStep]
