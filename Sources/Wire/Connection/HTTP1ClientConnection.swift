@@ -66,6 +66,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         /// response from one inside it).
         var sawFirstByte = false
         var bodyBytes = 0
+        /// Whether a body goes with the request, and how many of its bytes were written (for the listener).
+        var hasBody = false
+        var sentBodyBytes = 0
         /// A 2xx head answering CONNECT, held until the parser confirms the switch (`.holdHeadForTunnel`).
         var tunnelHead: HTTPResponseHead?
 
@@ -99,6 +102,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     var onRelease: ((HTTP1ClientConnection, _ reusable: Bool) -> Void)?
     /// Set by the owner: called when a connection with no request in flight closes on its own.
     var onIdleClose: ((HTTP1ClientConnection) -> Void)?
+    /// The connection's number in the client's events and metrics (`HTTPClientEvent.connection`), set by the owner.
+    var number = 0
+    /// Whether each exchange's metrics get a `TCP_INFO` sample as its response ends (one `getsockopt`).
+    var samplesTCPInfo = false
     /// The read timer, armed and re-armed as the machine says (`.armReadTimer`).
     private var readTimer: TimerQueue<() -> Void>.ID?
     /// Response heads parsed during the read being handled, handed over at the end of the loop iteration: a small
@@ -191,13 +198,20 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
                 id: id, keepAlive: keepAlive, isConnect: method == .connect, readTimeout: readTimeout, now: .now()),
             error: nil)
         parser.expectResponse(to: method)
-        metrics.update { $0.isReusedConnection = reused }
+        let number = self.number
+        metrics.update {
+            $0.isReusedConnection = reused
+            $0.connection = number
+        }
         if let inlineBody {
             stream.write([ByteBuffer(bytes: head), inlineBody])
+            exchange.hasBody = true
+            exchange.sentBodyBytes = inlineBody.readableBytes
         } else {
             // Straight from the array: only what the kernel does not take at once is copied.
             head.withUnsafeBytes { stream.write(copying: $0) }
         }
+        metrics.emit(.requestHeadSent(bytes: head.count), connection: number)
         if requestComplete { requestWritten(exchange) }
         return id
     }
@@ -209,6 +223,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     private func requestWritten(_ exchange: Exchange) {
         machine.requestWritten(exchange.id)
         if stream.pendingWriteBytes == 0 { exchange.metrics.update { $0.timings.requestSent = exchange.metrics.elapsed() } }
+        if exchange.hasBody { exchange.metrics.emit(.requestBodySent(bytes: exchange.sentBodyBytes), connection: number) }
     }
 
     /// Writes part of a streamed body; completes once the socket has room for more.
@@ -226,6 +241,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             return
         }
         stream.write(buffers)
+        exchange.hasBody = true
+        if exchange.metrics.listener != nil { exchange.sentBodyBytes += buffers.reduce(0) { $0 + $1.readableBytes } }
         if isLast { requestWritten(exchange) }
         if stream.pendingWriteBytes > Self.writeHighWatermark {
             exchange.drainWaiter = continuation
@@ -257,6 +274,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             return
         }
         regions.write(region)
+        exchange.hasBody = true
+        exchange.sentBodyBytes += region.count
         if isLast { requestWritten(exchange) }
         if stream.pendingWriteBytes > Self.writeHighWatermark {
             exchange.drainWaiter = continuation
@@ -434,6 +453,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         let channel = BodyChannel()
         channel.setProducer(ResponseBodyProducer(connection: LoopBound(self, loop: loop), exchange: exchange.id))
         exchange.body = channel
+        exchange.metrics.emit(.responseHeadReceived(head), connection: number)
         if refusingBody { answerContinue(of: exchange, sendBody: false) }
         let start = ResponseStart(head: head, body: HTTPBody(channel: channel))
         if isHandlingRead, let respond = exchange.respond {
@@ -580,7 +600,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             if stream.isOpen { stream.setReadingEnabled(true) }
         case .completeRequest(let timer, let resumeReading):
             guard let exchange = oldest else { return }
-            finishOldest(exchange)
+            finishOldest(exchange, responseEnded: true)
             if let timer { armReadTimer(at: timer) }
             wakeWaiters(of: exchange, requestWritten: true)
             // A pause this body asked for ends with it (its last bytes can arrive in the read that
@@ -589,14 +609,16 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             if resumeReading, stream.isOpen { stream.setReadingEnabled(true) }
             // Back to the pool before the body ends: ending it wakes the consumer, whose next
             // request must find this connection idle rather than open a new one.
+            exchange.metrics.emit(.connectionReleased(reusable: true), connection: number)
             onRelease?(self, true)
             exchange.body?.finish()
         case .completeRequestAndClose(let requestWritten, _):
             guard let exchange = oldest else { return }
-            finishOldest(exchange)
+            finishOldest(exchange, responseEnded: true)
             wakeWaiters(of: exchange, requestWritten: requestWritten)
             stream.close(error: nil)
             failPipelined()
+            exchange.metrics.emit(.connectionReleased(reusable: false), connection: number)
             onRelease?(self, false)
             exchange.body?.finish()
         case .failRequestAndClose(let failure, let responseStarted, _):
@@ -607,6 +629,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             let finalError = failureError.failedBeforeResponse ? failureError : failureError.markingMayHaveBeenProcessed()
             fail(exchange, with: finalError, responseStarted: responseStarted)
             stream.close(error: nil)
+            exchange.metrics.emit(.connectionReleased(reusable: false), connection: number)
             onRelease?(self, false)
             failPipelined()
         case .closeIdle:
@@ -657,18 +680,22 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         error.queuedBehindClosedResponse = true
         for exchange in queued {
             fail(exchange, with: error, responseStarted: false)
+            exchange.metrics.emit(.connectionReleased(reusable: false), connection: number)
             onRelease?(self, false)
         }
     }
 
-    /// Removes the oldest request and records its last byte.
-    private func finishOldest(_ exchange: Exchange) {
+    /// Removes the oldest request and records its last byte (and a `TCP_INFO` sample, when asked for).
+    private func finishOldest(_ exchange: Exchange, responseEnded: Bool = false) {
         exchanges.removeFirst()
         let bytes = exchange.bodyBytes
+        let tcpInfo = samplesTCPInfo ? stream.tcpInfo() : nil
         exchange.metrics.update {
             $0.timings.lastByte = exchange.metrics.elapsed()
             $0.bodyBytes = bytes
+            if let tcpInfo { $0.tcpInfo = tcpInfo }
         }
+        if responseEnded { exchange.metrics.emit(.responseBodyReceived(bytes: bytes), connection: number) }
     }
 
     private func describe(_ failure: HTTP1ClientConnectionStateMachine.Failure, exchange: Exchange) -> HTTPClientError {
