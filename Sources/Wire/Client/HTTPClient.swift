@@ -156,7 +156,7 @@ public final class HTTPClient: Sendable {
                         metrics.emit(
                             .callFailed(error as? HTTPClientError ?? HTTPClientError(.connectionClosed, "\(error)")))
                     } else {
-                        metrics.emit(.callEnd)
+                        metrics.emit(.callEnd, connection: metrics.snapshot.connection)
                     }
                 }
             }
@@ -201,8 +201,8 @@ public final class HTTPClient: Sendable {
                 let asked = Deadline.now()
                 lease = try await self.lease(
                     from: pool, pipelinable: pipelinable, call: metrics.listener != nil ? metrics.call : nil, abort: abort)
-                // The wait less the setup of a connection opened for this request: what the pool's queue cost.
-                let waited = Deadline.now() - asked - (lease.setup ?? .zero)
+                // Until its connection began opening (when new; its setup is in the timings), or was handed over.
+                let waited = (lease.openStarted ?? lease.handedOver).map { $0 - asked } ?? .zero
                 metrics.update { $0.queued = max(.zero, waited) }
             }
             metrics.emit(.connectionAcquired(reused: !lease.isNew), connection: lease.number)

@@ -627,9 +627,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             let failureError = error ?? describe(failure, exchange: exchange)
             // Every byte of the request head went out with its start, so the server may have acted on it.
             let finalError = failureError.failedBeforeResponse ? failureError : failureError.markingMayHaveBeenProcessed()
+            // Told before the failure reaches the body, whose end ends the call.
+            exchange.metrics.emit(.connectionReleased(reusable: false), connection: number)
             fail(exchange, with: finalError, responseStarted: responseStarted)
             stream.close(error: nil)
-            exchange.metrics.emit(.connectionReleased(reusable: false), connection: number)
             onRelease?(self, false)
             failPipelined()
         case .closeIdle:

@@ -50,9 +50,9 @@ public final class HTTPClientMetrics: Sendable {
         /// How long the proxy's handshake took when the connection was made: from sending `CONNECT` to its 2xx
         /// answer, or the SOCKS negotiation. Nil on a reused connection, through a forwarding proxy, or without one.
         public var proxyHandshake: Duration?
-        /// How long the request waited for the pool to hand it a connection (curl's `time_queue`), not counting the
-        /// setup of a connection opened for it (its resolution, connect, TLS and proxy handshake are in `timings`):
-        /// zero when an idle connection was at hand, the wait for a busy one to come free when the pool was full.
+        /// How long the request waited for the pool (curl's `time_queue`): until a busy connection came free when the
+        /// pool was full, or until the connection it got began opening (its resolution, connect, TLS and proxy
+        /// handshake are in `timings`, not here); zero when an idle connection was at hand.
         public var queued: Duration = .zero
         /// Every address the connection's Happy Eyeballs race tried, in the order they started, when the connection
         /// was opened for this request (empty on a reused connection and for a Unix socket).

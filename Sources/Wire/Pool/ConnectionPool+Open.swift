@@ -1,13 +1,13 @@
 extension ConnectionPool {
     /// Resolves, connects, secures and wraps a new connection, then reports the outcome to the
     /// machine (`opened`).
-    func open(_ id: Machine.ConnectionID, on loop: EventLoop, call: Int? = nil) async {
-        let started = Deadline.now()
+    func open(_ id: Machine.ConnectionID, on loop: EventLoop, call: Int? = nil, started: Deadline = .now()) async {
         let events = SetupEvents(listener: configuration.listener, call: call, connection: HTTPClientEvent.nextConnection())
         do throws(ConnectionPoolError) {
             let deadline = Deadline.after(configuration.connectTimeout)
             var (stream, setup) = try await connect(on: loop, started: started, deadline: deadline, events: events)
             setup.number = events.connection
+            setup.started = started
             if let security = configuration.security, let port = key.port {
                 // The handshake counts toward the connect timeout, as curl's does. It speaks to `key.host`: the
                 // origin, also through a tunnel; the proxy itself only on its own pool (`.proxy` route).

@@ -35,6 +35,10 @@ final class ConnectionPool: Sendable {
         let connectAttempts: [HTTPClientMetrics.ConnectAttempt]
         /// The connection's number in events and metrics.
         let number: Int
+        /// When the connection began opening, when new; when the pool handed it to a request that waited (nil for
+        /// an idle connection leased at once, which costs no clock read).
+        let openStarted: Deadline?
+        let handedOver: Deadline?
     }
 
     /// The settings a pool needs.
@@ -82,6 +86,8 @@ final class ConnectionPool: Sendable {
         var total: Duration = .zero
         var connectAttempts: [HTTPClientMetrics.ConnectAttempt] = []
         var number = 0
+        /// When the pool decided to open the connection.
+        var started: Deadline? = nil
     }
 
     /// An established connection the machine holds.
@@ -105,14 +111,14 @@ final class ConnectionPool: Sendable {
         var idleTimer: Scheduled?
 
         /// The connection handed to a request: its setup timings go to the first lease only.
-        mutating func lease(pipelined: Bool) -> Lease {
+        mutating func lease(pipelined: Bool, at now: Deadline? = nil) -> Lease {
             let setup = self.setup
             self.setup = nil
             return Lease(
                 connection: connection, isNew: setup != nil, isPipelined: pipelined,
                 nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect,
                 proxyHandshake: setup?.proxyHandshake, setup: setup?.total, connectAttempts: setup?.connectAttempts ?? [],
-                number: number)
+                number: number, openStarted: setup?.started, handedOver: now)
         }
 
         /// The machine wants `idleTimeoutFired` at `deadline`: where and when to arm a timer, or nil when one is
@@ -376,7 +382,7 @@ final class ConnectionPool: Sendable {
                         pending += state.machine.connectionReleased(connection, reusable: true, now: .now())
                         continue
                     }
-                    let lease = entry.lease(pipelined: pipelined)
+                    let lease = entry.lease(pipelined: pipelined, at: .now())
                     state.entries[connection] = entry
                     effects.append(.resume(waiter, .success(lease)))
                 case .createConnection(let connection):
@@ -424,7 +430,8 @@ final class ConnectionPool: Sendable {
                 waiter.resume(returning: result)
             case .open(let connection, let call):
                 let loop = group.next()
-                Task { await self.open(connection, on: loop, call: call) }
+                let started = Deadline.now()
+                Task { await self.open(connection, on: loop, call: call, started: started) }
             case .close(let connection):
                 connection.loop.execute { connection.value.close() }
             case .armIdleTimer(let connection, let loop, let deadline):
