@@ -82,6 +82,7 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
     var isOpen: Bool { state != .closed }
     var localAddress: SocketAddress? { lower.localAddress }
     var remoteAddress: SocketAddress? { lower.remoteAddress }
+    func tcpInfo() -> TCPInfo? { lower.tcpInfo() }
 
     // MARK: Handshake
 

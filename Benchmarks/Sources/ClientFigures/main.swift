@@ -10,6 +10,7 @@ import Wire
 //   ON_LOOP=1 ClientFigures PORT ...    # the request tasks prefer the client's loop as their task executor
 //   PROXY=http://127.0.0.1:3128 ClientFigures PORT ...   # through a proxy (any URL Proxy(parsing:) reads): forwarded
 //   PROXY=… TUNNEL=1 ClientFigures PORT ...               # through a CONNECT tunnel per connection (curl's -p)
+//   LISTENER=1 ClientFigures PORT ...    # with an event listener that counts the events (the listener's cost)
 //
 // With --download, one GET through HTTPClient whose body is counted and dropped by a task on Swift's global
 // executor (not on the client's loop, as `wire get` reads it; ON_LOOP=1 puts it there): the bulk row's library
@@ -83,6 +84,11 @@ if let proxy = getenv("PROXY").map({ String(cString: $0) }) {
     configuration.proxy = .proxy(try Proxy(parsing: proxy))
     configuration.tunnelsThroughHTTPProxy = getenv("TUNNEL").map { String(cString: $0) == "1" } ?? false
 }
+// LISTENER=1: a listener as cheap as one can be (an atomic count), so the figure is the cost of telling it.
+let events = Atomic<Int>(0)
+if getenv("LISTENER").map({ String(cString: $0) == "1" }) ?? false {
+    configuration.eventListener = { _ in events.wrappingAdd(1, ordering: .relaxed) }
+}
 let client = try HTTPClient(configuration: configuration, group: group)
 let url = "http://127.0.0.1:\(port)/"
 
@@ -118,6 +124,7 @@ let total = completed.load(ordering: .relaxed)
 let cpu = processCPUSeconds() - cpuBefore
 let rate = Double(total) / elapsed
 let cpuPerRequest = total > 0 ? cpu * 1e6 / Double(total) : 0
-report(#"{"client":"Wire HTTPClient","requests":\#(total),"seconds":\#(elapsed),"requests_per_second":\#(rate),"cpu_us_per_request":\#(cpuPerRequest)}"#)
+let told = events.load(ordering: .relaxed)
+report(#"{"client":"Wire HTTPClient","requests":\#(total),"seconds":\#(elapsed),"requests_per_second":\#(rate),"cpu_us_per_request":\#(cpuPerRequest),"events":\#(told)}"#)
 await client.shutdown()
 await group.shutdownGracefully()

@@ -181,6 +181,14 @@ final class BodyChannel: Sendable {
         if cancelNow { producer.consumerAbandoned() }
     }
 
+    /// The error the body failed with; nil while open, and once finished or abandoned.
+    var failure: (any Error)? {
+        state.withLock { state in
+            if case .failed(let error) = state.ending { return error }
+            return nil
+        }
+    }
+
     /// Calls `hook` once when the body is over: finished, failed or abandoned (at once if it is).
     func onFinish(_ hook: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in

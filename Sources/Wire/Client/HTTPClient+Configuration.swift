@@ -12,6 +12,22 @@ public struct HTTPClientConfiguration: Sendable {
     public var connectTimeout: Duration = .seconds(10)
     /// How long the server may stay silent while a response is awaited or streamed. Default 30 s.
     public var readTimeout: Duration = .seconds(30)
+    /// Requests allowed to wait for a connection to one origin at once, when all `maxConnectionsPerHost` are busy
+    /// or being opened; one more fails at once with `.poolWaiterLimit`, carrying the pool's state. nil (the
+    /// default): no limit.
+    public var maxWaitersPerHost: Int?
+    /// How long a request may wait for the pool to hand it a connection (opening one included) before failing with
+    /// `.connectionAcquireTimeout`, carrying the pool's state; nothing has been sent then. nil (the default): it
+    /// waits as long as its own deadline and `connectTimeout` allow.
+    public var connectionAcquireTimeout: Duration?
+    /// Whether each response's metrics get a `TCP_INFO` sample of its connection as the response ends
+    /// (`HTTPClientMetrics.Snapshot.tcpInfo`: round-trip time, retransmits, congestion window, delivery rate). One
+    /// `getsockopt` per response. Default false.
+    public var samplesTCPInfo = false
+    /// Told of every call's events as they happen (`HTTPClientEvent`): call start and end, DNS, each connect attempt,
+    /// TLS, the connection acquired and released, the request and response heads and bodies. nil (the default)
+    /// costs one branch per event.
+    public var eventListener: HTTPClientEventListener?
     /// The redirect policy. Default: follow up to 20.
     ///
     /// Whatever the policy, a redirect only ever leads to `http` or `https`: a `Location` naming any other scheme
@@ -130,7 +146,7 @@ extension HTTPClientConfiguration {
     /// Checks that every setting can work; `HTTPClient.init` calls it.
     ///
     /// Refused: `maxConnectionsPerHost` or `pipelining.maxInFlight` below 1 (below 2 with
-    /// `.enabled`), a connect or read timeout of zero or less, a negative idle or
+    /// `.enabled`), a negative `maxWaitersPerHost`, a connect, read or connection-acquire timeout of zero or less, a negative idle or
     /// `100-continue` timeout, a negative redirect maximum or `expectContinueThreshold`, and parser
     /// limits that no response could meet (a start line, head or field count below 1, a negative
     /// chunk-extension or body limit).
@@ -145,6 +161,10 @@ extension HTTPClientConfiguration {
             try ConfigurationError.requirePositive("readTimeout", readTimeout)
             try ConfigurationError.requireNotNegative("idleTimeout", idleTimeout)
             try ConfigurationError.requireNotNegative("expectContinueTimeout", expectContinueTimeout)
+            if let maxWaitersPerHost { try ConfigurationError.require("maxWaitersPerHost", maxWaitersPerHost, atLeast: 0) }
+            if let connectionAcquireTimeout {
+                try ConfigurationError.requirePositive("connectionAcquireTimeout", connectionAcquireTimeout)
+            }
             switch redirects {
             case .disallow: break
             case .follow(let max, _): try ConfigurationError.require("redirects.follow(max:)", max, atLeast: 0)

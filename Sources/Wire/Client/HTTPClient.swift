@@ -25,6 +25,14 @@ public final class HTTPClient: Sendable {
     private let ownsGroup: Bool
     private let pools = Lock<[ConnectionPool.Key: ConnectionPool]>([:])
 
+    /// The state of each of the client's connection pools now, one per origin (and per proxy route), in no particular
+    /// order: connections open, idle, leased and being opened, requests waiting and the oldest one's wait,
+    /// connections opened and closed so far. Each pool's counts are taken in one step; pools are read one after the
+    /// other.
+    public func poolSnapshots() -> [HTTPClientPoolSnapshot] {
+        pools.withLock { Array($0.values) }.map { $0.snapshot() }
+    }
+
     /// Connections the pools hold on to, over all origins (for tests that check closed ones are let go).
     var retainedConnectionCount: Int {
         pools.withLock { Array($0.values) }.reduce(0) { $0 + $1.retainedConnectionCount }
@@ -104,8 +112,19 @@ public final class HTTPClient: Sendable {
             // A 2xx to CONNECT turns the connection into a tunnel, which an HTTPClientResponse cannot carry.
             throw HTTPClientError(.invalidRequest, "CONNECT opens a tunnel: use HTTPClient.connect(to:via:)")
         }
-        let group = try runningGroup()
-        let metrics = HTTPClientMetrics(start: .now())
+        let group: EventLoopGroup
+        let metrics: HTTPClientMetrics
+        if let listener = configuration.eventListener {
+            metrics = HTTPClientMetrics(start: .now(), listener: listener, call: HTTPClientEvent.nextCall())
+            metrics.emit(.callStart(method: request.method, url: request.url))
+            do { group = try runningGroup() } catch {
+                metrics.emit(.callFailed(error))
+                throw error
+            }
+        } else {
+            group = try runningGroup()
+            metrics = HTTPClientMetrics(start: .now())
+        }
         let abort = request.abortHandle ?? HTTPClientAbortHandle()
         let deadlineTimer = timeout.map { timeout in
             group.next().schedule(in: timeout) {
@@ -130,9 +149,21 @@ public final class HTTPClient: Sendable {
         case .success(let response):
             // The deadline covers the body too; once the body ends the timer has no job left.
             if let deadlineTimer { response.body.channel.onFinish { deadlineTimer.cancel() } }
+            if metrics.listener != nil {
+                let channel = response.body.channel
+                channel.onFinish {
+                    if let error = channel.failure {
+                        metrics.emit(
+                            .callFailed(error as? HTTPClientError ?? HTTPClientError(.connectionClosed, "\(error)")))
+                    } else {
+                        metrics.emit(.callEnd, connection: metrics.snapshot.connection)
+                    }
+                }
+            }
             return response
         case .failure(let error):
             deadlineTimer?.cancel()
+            metrics.emit(.callFailed(error))
             throw error
         }
     }
@@ -165,9 +196,16 @@ public final class HTTPClient: Sendable {
             let lease: ConnectionPool.Lease
             if let idle = pool.leaseIdleConnection(pipelinable: pipelinable) {
                 lease = idle
+                metrics.update { $0.queued = .zero }
             } else {
-                lease = try await self.lease(from: pool, pipelinable: pipelinable, abort: abort)
+                let asked = Deadline.now()
+                lease = try await self.lease(
+                    from: pool, pipelinable: pipelinable, call: metrics.listener != nil ? metrics.call : nil, abort: abort)
+                // Until its connection began opening (when new; its setup is in the timings), or was handed over.
+                let waited = (lease.openStarted ?? lease.handedOver).map { $0 - asked } ?? .zero
+                metrics.update { $0.queued = max(.zero, waited) }
             }
+            metrics.emit(.connectionAcquired(reused: !lease.isNew), connection: lease.number)
             do {
                 return try await send(
                     prepared, on: lease, url: url, method: method, body: body, metrics: metrics, abort: abort,
@@ -264,7 +302,9 @@ public final class HTTPClient: Sendable {
                     maxConnections: configuration.maxConnectionsPerHost, idleTimeout: configuration.idleTimeout,
                     maxPipelined: configuration.pipelining.maxInFlight,
                     connectTimeout: configuration.connectTimeout, resolver: configuration.resolver,
-                    parserConfiguration: configuration.parserConfiguration, security: security, tunnel: tunnel),
+                    parserConfiguration: configuration.parserConfiguration, security: security, tunnel: tunnel,
+                    maxWaiters: configuration.maxWaitersPerHost, acquireTimeout: configuration.connectionAcquireTimeout,
+                    samplesTCPInfo: configuration.samplesTCPInfo, listener: configuration.eventListener),
                 group: group)
             pools[key] = pool
             return pool
@@ -346,11 +386,11 @@ public final class HTTPClient: Sendable {
     }
 
     /// Waits for a connection from `pool`; a deadline or cancellation (`abort`) ends the wait with its own error.
-    func lease(from pool: ConnectionPool, pipelinable: Bool = false, abort: HTTPClientAbortHandle) async throws(HTTPClientError)
-        -> ConnectionPool.Lease
-    {
+    func lease(
+        from pool: ConnectionPool, pipelinable: Bool = false, call: Int? = nil, abort: HTTPClientAbortHandle
+    ) async throws(HTTPClientError) -> ConnectionPool.Lease {
         do {
-            return try await pool.lease(pipelinable: pipelinable) { cancel in abort.setCurrent { _ in cancel() } }
+            return try await pool.lease(pipelinable: pipelinable, call: call) { cancel in abort.setCurrent { _ in cancel() } }
         } catch {
             throw HTTPClientError(error, abortError: abort.error)
         }
@@ -465,6 +505,8 @@ public final class HTTPClient: Sendable {
             $0.requestHead = headBytes
             $0.proxy = proxy
             $0.proxyHandshake = lease.proxyHandshake
+            $0.connectAttempts = lease.connectAttempts
+            $0.tcpInfo = nil
         }
         if requestComplete {
             // The whole request is written at once: the loop starts it, and the read that parses

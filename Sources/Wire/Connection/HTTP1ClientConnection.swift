@@ -70,6 +70,9 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         /// response from one inside it).
         var sawFirstByte = false
         var bodyBytes = 0
+        /// Whether a body goes with the request, and how many of its bytes were written (for the listener).
+        var hasBody = false
+        var sentBodyBytes = 0
         /// A 2xx head answering CONNECT, held until the parser confirms the switch (`.holdHeadForTunnel`).
         var tunnelHead: HTTPResponseHead?
         /// Told of every byte of this exchange as it is written and read; nil (the usual case) for none.
@@ -105,6 +108,10 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     var onRelease: ((HTTP1ClientConnection, _ reusable: Bool) -> Void)?
     /// Set by the owner: called when a connection with no request in flight closes on its own.
     var onIdleClose: ((HTTP1ClientConnection) -> Void)?
+    /// The connection's number in the client's events and metrics (`HTTPClientEvent.connection`), set by the owner.
+    var number = 0
+    /// Whether each exchange's metrics get a `TCP_INFO` sample as its response ends (one `getsockopt`).
+    var samplesTCPInfo = false
     /// The read timer, armed and re-armed as the machine says (`.armReadTimer`).
     private var readTimer: TimerQueue<() -> Void>.ID?
     /// Response heads parsed during the read being handled, handed over at the end of the loop iteration: a small
@@ -200,7 +207,11 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
                 id: id, keepAlive: keepAlive, isConnect: method == .connect, readTimeout: readTimeout, now: .now()),
             error: nil)
         parser.expectResponse(to: method)
-        metrics.update { $0.isReusedConnection = reused }
+        let number = self.number
+        metrics.update {
+            $0.isReusedConnection = reused
+            $0.connection = number
+        }
         if let tap {
             // Told before the write: a failing write closes the connection, and the trace shows what was attempted.
             tap(true, ByteBuffer(bytes: head))
@@ -208,10 +219,13 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         }
         if let inlineBody {
             stream.write([ByteBuffer(bytes: head), inlineBody])
+            exchange.hasBody = true
+            exchange.sentBodyBytes = inlineBody.readableBytes
         } else {
             // Straight from the array: only what the kernel does not take at once is copied.
             head.withUnsafeBytes { stream.write(copying: $0) }
         }
+        metrics.emit(.requestHeadSent(bytes: head.count), connection: number)
         if requestComplete { requestWritten(exchange) }
         return id
     }
@@ -223,6 +237,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     private func requestWritten(_ exchange: Exchange) {
         machine.requestWritten(exchange.id)
         if stream.pendingWriteBytes == 0 { exchange.metrics.update { $0.timings.requestSent = exchange.metrics.elapsed() } }
+        if exchange.hasBody { exchange.metrics.emit(.requestBodySent(bytes: exchange.sentBodyBytes), connection: number) }
     }
 
     /// Writes part of a streamed body; completes once the socket has room for more.
@@ -241,6 +256,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         }
         if let tap = exchange.tap { Self.tell(tap, buffers) }
         stream.write(buffers)
+        exchange.hasBody = true
+        if exchange.metrics.listener != nil { exchange.sentBodyBytes += buffers.reduce(0) { $0 + $1.readableBytes } }
         if isLast { requestWritten(exchange) }
         if stream.pendingWriteBytes > Self.writeHighWatermark {
             exchange.drainWaiter = continuation
@@ -284,6 +301,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             return
         }
         regions.write(region)
+        exchange.hasBody = true
+        exchange.sentBodyBytes += region.count
         if isLast { requestWritten(exchange) }
         if stream.pendingWriteBytes > Self.writeHighWatermark {
             exchange.drainWaiter = continuation
@@ -482,6 +501,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         let channel = BodyChannel()
         channel.setProducer(ResponseBodyProducer(connection: LoopBound(self, loop: loop), exchange: exchange.id))
         exchange.body = channel
+        exchange.metrics.emit(.responseHeadReceived(head), connection: number)
         if refusingBody { answerContinue(of: exchange, sendBody: false) }
         let start = ResponseStart(head: head, body: HTTPBody(channel: channel))
         if isHandlingRead, let respond = exchange.respond {
@@ -628,7 +648,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             if stream.isOpen { stream.setReadingEnabled(true) }
         case .completeRequest(let timer, let resumeReading):
             guard let exchange = oldest else { return }
-            finishOldest(exchange)
+            finishOldest(exchange, responseEnded: true)
             if let timer { armReadTimer(at: timer) }
             wakeWaiters(of: exchange, requestWritten: true)
             // A pause this body asked for ends with it (its last bytes can arrive in the read that
@@ -637,14 +657,16 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             if resumeReading, stream.isOpen { stream.setReadingEnabled(true) }
             // Back to the pool before the body ends: ending it wakes the consumer, whose next
             // request must find this connection idle rather than open a new one.
+            exchange.metrics.emit(.connectionReleased(reusable: true), connection: number)
             onRelease?(self, true)
             exchange.body?.finish()
         case .completeRequestAndClose(let requestWritten, _):
             guard let exchange = oldest else { return }
-            finishOldest(exchange)
+            finishOldest(exchange, responseEnded: true)
             wakeWaiters(of: exchange, requestWritten: requestWritten)
             stream.close(error: nil)
             failPipelined()
+            exchange.metrics.emit(.connectionReleased(reusable: false), connection: number)
             onRelease?(self, false)
             exchange.body?.finish()
         case .failRequestAndClose(let failure, let responseStarted, _):
@@ -653,6 +675,8 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
             let failureError = error ?? describe(failure, exchange: exchange)
             // Every byte of the request head went out with its start, so the server may have acted on it.
             let finalError = failureError.failedBeforeResponse ? failureError : failureError.markingMayHaveBeenProcessed()
+            // Told before the failure reaches the body, whose end ends the call.
+            exchange.metrics.emit(.connectionReleased(reusable: false), connection: number)
             fail(exchange, with: finalError, responseStarted: responseStarted)
             stream.close(error: nil)
             onRelease?(self, false)
@@ -705,18 +729,22 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         error.queuedBehindClosedResponse = true
         for exchange in queued {
             fail(exchange, with: error, responseStarted: false)
+            exchange.metrics.emit(.connectionReleased(reusable: false), connection: number)
             onRelease?(self, false)
         }
     }
 
-    /// Removes the oldest request and records its last byte.
-    private func finishOldest(_ exchange: Exchange) {
+    /// Removes the oldest request and records its last byte (and a `TCP_INFO` sample, when asked for).
+    private func finishOldest(_ exchange: Exchange, responseEnded: Bool = false) {
         exchanges.removeFirst()
         let bytes = exchange.bodyBytes
+        let tcpInfo = samplesTCPInfo ? stream.tcpInfo() : nil
         exchange.metrics.update {
             $0.timings.lastByte = exchange.metrics.elapsed()
             $0.bodyBytes = bytes
+            if let tcpInfo { $0.tcpInfo = tcpInfo }
         }
+        if responseEnded { exchange.metrics.emit(.responseBodyReceived(bytes: bytes), connection: number) }
     }
 
     private func describe(_ failure: HTTP1ClientConnectionStateMachine.Failure, exchange: Exchange) -> HTTPClientError {

@@ -48,6 +48,8 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
             case proxyRefused = "proxy_refused"
             case proxyHandshakeFailed = "proxy_handshake_failed"
             case invalidProxy = "invalid_proxy"
+            case poolWaiterLimit = "pool_waiter_limit"
+            case connectionAcquireTimeout = "connection_acquire_timeout"
         }
         fileprivate let value: Value
 
@@ -112,6 +114,12 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         /// The proxy to use cannot be: its URL (from the environment) cannot be read (`proxyURLError`), or an
         /// `https` proxy has no TLS settings.
         public static let invalidProxy = Code(value: .invalidProxy)
+        /// The origin's pool had as many requests waiting as `HTTPClientConfiguration.maxWaitersPerHost` allows: the
+        /// request failed at once, without waiting or sending anything. `poolSnapshot` gives the pool's state.
+        public static let poolWaiterLimit = Code(value: .poolWaiterLimit)
+        /// No connection came free within `HTTPClientConfiguration.connectionAcquireTimeout`: nothing was sent.
+        /// `poolSnapshot` gives the pool's state when the wait ended.
+        public static let connectionAcquireTimeout = Code(value: .connectionAcquireTimeout)
 
         /// A stable snake_case name for logs and metrics.
         public var description: String { value.rawValue }
@@ -140,6 +148,8 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     public var socksError: SOCKSError? { causes.proxy?.socksError }
     /// Why the proxy URL was refused, for `.invalidProxy`.
     public var proxyURLError: ProxyURLError? { causes.proxy?.urlError }
+    /// The pool's state when it refused the request, for `.poolWaiterLimit` and `.connectionAcquireTimeout`.
+    public var poolSnapshot: HTTPClientPoolSnapshot? { causes.poolSnapshot }
     /// True when the request was sent, in whole or part, so a server may have acted on it: a
     /// non-idempotent request failing this way was not replayed, and the caller must decide.
     public let mayHaveBeenProcessed: Bool
@@ -166,11 +176,14 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         let configurationError: ConfigurationError?
         let securityError: (any Error)?
         let proxy: ProxyCause?
+        let poolSnapshot: HTTPClientPoolSnapshot?
 
         init(
             detail: String, connectError: ConnectError?, parseError: HTTP1ParseError?, ioError: IOError?,
-            configurationError: ConfigurationError?, securityError: (any Error)?, proxy: ProxyCause? = nil
+            configurationError: ConfigurationError?, securityError: (any Error)?, proxy: ProxyCause? = nil,
+            poolSnapshot: HTTPClientPoolSnapshot? = nil
         ) {
+            self.poolSnapshot = poolSnapshot
             self.detail = detail
             self.connectError = connectError
             self.parseError = parseError
@@ -236,9 +249,20 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
             code: code,
             causes: Causes(
                 detail: "proxy \(proxy): \(detail)", connectError: connectError, parseError: parseError, ioError: ioError,
-                configurationError: configurationError, securityError: securityError, proxy: cause),
+                configurationError: configurationError, securityError: securityError, proxy: cause,
+                poolSnapshot: causes.poolSnapshot),
             mayHaveBeenProcessed: mayHaveBeenProcessed, failedBeforeResponse: failedBeforeResponse,
             queuedBehindClosedResponse: queuedBehindClosedResponse)
+    }
+
+    /// An error of `code` (`.poolWaiterLimit`, `.connectionAcquireTimeout`) carrying the pool's state.
+    static func pool(_ code: Code, _ detail: String, snapshot: HTTPClientPoolSnapshot) -> HTTPClientError {
+        HTTPClientError(
+            code: code,
+            causes: Causes(
+                detail: detail, connectError: nil, parseError: nil, ioError: nil, configurationError: nil,
+                securityError: nil, poolSnapshot: snapshot),
+            mayHaveBeenProcessed: false, failedBeforeResponse: false, queuedBehindClosedResponse: false)
     }
 
     static func invalidURL(_ url: String, _ why: String) -> HTTPClientError {
@@ -261,7 +285,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         lhs.code == rhs.code && lhs.detail == rhs.detail && lhs.connectError == rhs.connectError
             && lhs.parseError == rhs.parseError && lhs.ioError == rhs.ioError && lhs.configurationError == rhs.configurationError
             && lhs.mayHaveBeenProcessed == rhs.mayHaveBeenProcessed && lhs.failedBeforeResponse == rhs.failedBeforeResponse
-            && lhs.causes.proxy == rhs.causes.proxy
+            && lhs.causes.proxy == rhs.causes.proxy && lhs.causes.poolSnapshot == rhs.causes.poolSnapshot
     }
 
     /// Hashes what `==` compares.
@@ -275,6 +299,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         hasher.combine(mayHaveBeenProcessed)
         hasher.combine(failedBeforeResponse)
         hasher.combine(causes.proxy)
+        hasher.combine(causes.poolSnapshot)
     }
 
     /// `code: detail`, plus the parser limit a response exceeded and a note when the server may have processed the

@@ -50,6 +50,41 @@ public final class HTTPClientMetrics: Sendable {
         /// How long the proxy's handshake took when the connection was made: from sending `CONNECT` to its 2xx
         /// answer, or the SOCKS negotiation. Nil on a reused connection, through a forwarding proxy, or without one.
         public var proxyHandshake: Duration?
+        /// How long the request waited for the pool (curl's `time_queue`): until a busy connection came free when the
+        /// pool was full, or until the connection it got began opening (its resolution, connect, TLS and proxy
+        /// handshake are in `timings`, not here); zero when an idle connection was at hand.
+        public var queued: Duration = .zero
+        /// Every address the connection's Happy Eyeballs race tried, in the order they started, when the connection
+        /// was opened for this request (empty on a reused connection and for a Unix socket).
+        public var connectAttempts: [ConnectAttempt] = []
+        /// The kernel's `TCP_INFO` for the connection, sampled as the response ended; nil unless
+        /// `HTTPClientConfiguration.samplesTCPInfo` is set, and for a connection without a TCP socket of its own
+        /// (a Unix socket).
+        public var tcpInfo: TCPInfo?
+        /// The number of the connection the request went over, as `HTTPClientEvent.connection` names it.
+        public var connection: Int?
+    }
+
+    /// One address a new connection's Happy Eyeballs race tried (RFC 8305). Times count from the moment the
+    /// connection began opening, the origin of `timings.nameResolved` and `timings.connected` on a new connection.
+    public struct ConnectAttempt: Hashable, Sendable {
+        /// The address.
+        public var address: SocketAddress
+        /// When its socket started connecting.
+        public var start: Duration
+        /// When it connected or failed; nil when it was abandoned (another address connected first, or the connect
+        /// timed out).
+        public var end: Duration?
+        /// Why it failed; nil when it connected or was abandoned.
+        public var error: IOError?
+
+        /// An attempt with these values.
+        public init(address: SocketAddress, start: Duration, end: Duration?, error: IOError?) {
+            self.address = address
+            self.start = start
+            self.end = end
+            self.error = error
+        }
     }
 
     /// One exchange answered with a redirect that the client followed.
@@ -64,10 +99,22 @@ public final class HTTPClientMetrics: Sendable {
 
     private let state: Lock<Snapshot>
     let start: Deadline
+    /// The client's event listener, and the number of the call its events name; nil without one.
+    let listener: HTTPClientEventListener?
+    let call: Int
 
-    init(start: Deadline) {
+    init(start: Deadline, listener: HTTPClientEventListener? = nil, call: Int = 0) {
         self.start = start
+        self.listener = listener
+        self.call = call
         state = Lock(Snapshot())
+    }
+
+    /// Tells the listener, if there is one, of `kind` for this request's call (on `connection`, when known).
+    @inline(__always)
+    func emit(_ kind: @autoclosure () -> HTTPClientEvent.Kind, connection: Int? = nil) {
+        guard let listener else { return }
+        listener(HTTPClientEvent(call: call, connection: connection, time: .now(), kind: kind()))
     }
 
     /// The facts recorded so far.

@@ -32,6 +32,8 @@ struct ConnectionPoolStateMachine {
         case connectFailed
         /// The pool (its client) is shutting down.
         case shutDown
+        /// As many requests wait as `maxWaiters` allows: the request is refused at once.
+        case waiterLimit
     }
 
     /// What the shell must do.
@@ -67,16 +69,21 @@ struct ConnectionPoolStateMachine {
     let idleTimeout: Duration
     /// Requests allowed in flight on one connection: 1 turns pipelining off.
     let maxPipelined: Int
+    /// Requests allowed to wait at once; nil for no limit.
+    let maxWaiters: Int?
     private var connections: [ConnectionID: ConnectionState] = [:]
     /// Idle connections, least recently used first: reuse takes from the end.
     private var idle: [ConnectionID] = []
-    /// Requests waiting for a connection, oldest first, with whether each may be pipelined.
-    private var waiters: [(id: RequestID, pipelinable: Bool)] = []
-    private var connectingCount = 0
+    /// Requests waiting for a connection, oldest first, with whether each may be pipelined and since when it waits.
+    private var waiters: [(id: RequestID, pipelinable: Bool, since: Deadline)] = []
+    /// Connections established, and established connections closed, over the pool's life.
+    private(set) var openedCount = 0
+    private(set) var closedCount = 0
+    private var connecting = 0
     private var nextConnectionID = 0
     private var isShutDown = false
 
-    init(maxConnections: Int, idleTimeout: Duration, maxPipelined: Int = 1) {
+    init(maxConnections: Int, idleTimeout: Duration, maxPipelined: Int = 1, maxWaiters: Int? = nil) {
         // The pool's user refuses such settings with a typed error before making a pool, so only a
         // caller inside Wire bypassing that could trip these.
         precondition(maxConnections > 0, "a pool needs room for at least one connection")
@@ -84,6 +91,7 @@ struct ConnectionPoolStateMachine {
         self.maxConnections = maxConnections
         self.idleTimeout = idleTimeout
         self.maxPipelined = maxPipelined
+        self.maxWaiters = maxWaiters
     }
 
     /// The number of connections open or opening.
@@ -94,6 +102,10 @@ struct ConnectionPoolStateMachine {
     var nextIdleConnection: ConnectionID? { idle.last }
     /// The number of requests waiting.
     var waiterCount: Int { waiters.count }
+    /// The number of connections being opened.
+    var connectingCount: Int { connecting }
+    /// Since when the oldest waiting request waits.
+    var oldestWaiterSince: Deadline? { waiters.first?.since }
 
     // MARK: Events
 
@@ -108,7 +120,8 @@ struct ConnectionPoolStateMachine {
             join(connection)
             return [.lease(connection, to: request, pipelined: true)]
         }
-        waiters.append((request, pipelinable))
+        if let maxWaiters, waiters.count >= maxWaiters { return [.failRequest(request, .waiterLimit)] }
+        waiters.append((request, pipelinable, now))
         return openConnectionsForWaiters()
     }
 
@@ -147,8 +160,10 @@ struct ConnectionPoolStateMachine {
         // The shell reports each connection it opens once. A second report changes nothing: the connection is
         // already parked or leased, and closing it would fail a request that did nothing wrong.
         guard state == .connecting else { return [] }
-        connectingCount -= 1
+        connecting -= 1
+        openedCount += 1
         if isShutDown {
+            closedCount += 1
             connections[connection] = nil
             return [.closeConnection(connection)]
         }
@@ -168,7 +183,7 @@ struct ConnectionPoolStateMachine {
 
     /// A connection being opened is gone: the oldest waiter fails, and more open for the rest.
     private mutating func connectFailed() -> [Action] {
-        connectingCount -= 1
+        connecting -= 1
         guard !waiters.isEmpty else { return [] }
         let failed = waiters.removeFirst()
         return [.failRequest(failed.id, .connectFailed)] + openConnectionsForWaiters()
@@ -187,6 +202,7 @@ struct ConnectionPoolStateMachine {
         guard reusable, !isShutDown else {
             // Requests pipelined behind this one fail with the connection; their releases are ignored.
             connections[connection] = nil
+            closedCount += 1
             return [.closeConnection(connection)] + openConnectionsForWaiters()
         }
         guard count > 1 else { return park(connection, now: now) }
@@ -216,6 +232,7 @@ struct ConnectionPoolStateMachine {
     /// (failed) or answered by closing it (established).
     mutating func connectionClosed(_ connection: ConnectionID) -> [Action] {
         guard let state = connections.removeValue(forKey: connection) else { return [] }
+        if state != .connecting { closedCount += 1 }
         switch state {
         case .idle:
             idle.removeAll { $0 == connection }
@@ -235,6 +252,7 @@ struct ConnectionPoolStateMachine {
             return []
         }
         connections[connection] = nil
+        closedCount += 1
         idle.removeAll { $0 == connection }
         return [.closeConnection(connection)]
     }
@@ -246,6 +264,7 @@ struct ConnectionPoolStateMachine {
         var actions: [Action] = []
         for connection in idle {
             connections[connection] = nil
+            closedCount += 1
             actions.append(.cancelIdleTimeout(connection))
             actions.append(.closeConnection(connection))
         }
@@ -299,11 +318,11 @@ struct ConnectionPoolStateMachine {
     /// Opens connections for waiters that no connection being opened will serve, within the limit.
     private mutating func openConnectionsForWaiters() -> [Action] {
         var actions: [Action] = []
-        while waiters.count > connectingCount && connections.count < maxConnections && !isShutDown {
+        while waiters.count > connecting && connections.count < maxConnections && !isShutDown {
             let connection = ConnectionID(value: nextConnectionID)
             nextConnectionID += 1
             connections[connection] = .connecting
-            connectingCount += 1
+            connecting += 1
             actions.append(.createConnection(connection))
         }
         return actions

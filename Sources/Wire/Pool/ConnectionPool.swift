@@ -28,6 +28,17 @@ final class ConnectionPool: Sendable {
         let secureConnect: Duration?
         /// How long the proxy's handshake (`CONNECT` or SOCKS) took, when new and tunnelled.
         let proxyHandshake: Duration?
+        /// How long setting the connection up took in all, when new (from the start of its opening until it was
+        /// ready for its first request).
+        let setup: Duration?
+        /// The addresses the connect tried, when new.
+        let connectAttempts: [HTTPClientMetrics.ConnectAttempt]
+        /// The connection's number in events and metrics.
+        let number: Int
+        /// When the connection began opening, when new; when the pool handed it to a request that waited (nil for
+        /// an idle connection leased at once, which costs no clock read).
+        let openStarted: Deadline?
+        let handedOver: Deadline?
     }
 
     /// The settings a pool needs.
@@ -43,6 +54,14 @@ final class ConnectionPool: Sendable {
         var security: (any ClientTransportSecurity)? = nil
         /// How a `.tunnel` route's connections are opened; nil for the other routes.
         var tunnel: TunnelSetup? = nil
+        /// Requests allowed to wait for a connection at once; nil for no limit.
+        var maxWaiters: Int? = nil
+        /// How long a request may wait for a connection; nil for as long as its own deadline allows.
+        var acquireTimeout: Duration? = nil
+        /// Whether connections sample `TCP_INFO` at the end of each exchange.
+        var samplesTCPInfo = false
+        /// Told of each connection's setup (DNS, connect attempts, TLS).
+        var listener: HTTPClientEventListener? = nil
     }
 
     /// What opening a tunnel through a proxy needs.
@@ -63,6 +82,12 @@ final class ConnectionPool: Sendable {
         var connect: Duration
         var secureConnect: Duration?
         var proxyHandshake: Duration? = nil
+        /// From the start of the opening until the connection was ready.
+        var total: Duration = .zero
+        var connectAttempts: [HTTPClientMetrics.ConnectAttempt] = []
+        var number = 0
+        /// When the pool decided to open the connection.
+        var started: Deadline? = nil
     }
 
     /// An established connection the machine holds.
@@ -74,6 +99,8 @@ final class ConnectionPool: Sendable {
     /// cancel from a request's thread is a hop onto the loop).
     private struct Entry {
         var connection: LoopBound<HTTP1ClientConnection>
+        /// The connection's number in events and metrics.
+        var number: Int
         /// Until the first lease reports them.
         var setup: SetupTimings?
         /// When the machine wants `idleTimeoutFired` (the last `scheduleIdleTimeout`); nil after
@@ -84,13 +111,14 @@ final class ConnectionPool: Sendable {
         var idleTimer: Scheduled?
 
         /// The connection handed to a request: its setup timings go to the first lease only.
-        mutating func lease(pipelined: Bool) -> Lease {
+        mutating func lease(pipelined: Bool, at now: Deadline? = nil) -> Lease {
             let setup = self.setup
             self.setup = nil
             return Lease(
                 connection: connection, isNew: setup != nil, isPipelined: pipelined,
                 nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect,
-                proxyHandshake: setup?.proxyHandshake)
+                proxyHandshake: setup?.proxyHandshake, setup: setup?.total, connectAttempts: setup?.connectAttempts ?? [],
+                number: number, openStarted: setup?.started, handedOver: now)
         }
 
         /// The machine wants `idleTimeoutFired` at `deadline`: where and when to arm a timer, or nil when one is
@@ -117,7 +145,8 @@ final class ConnectionPool: Sendable {
     /// Work decided under the lock, done after releasing it.
     private enum Effect {
         case resume(Waiter, Result<Lease, ConnectionPoolError>)
-        case open(Machine.ConnectionID)
+        /// Open a connection, for the call named (the one whose arrival made the machine open it), if any.
+        case open(Machine.ConnectionID, call: Int?)
         case close(LoopBound<HTTP1ClientConnection>)
         case armIdleTimer(Machine.ConnectionID, on: EventLoop, at: Deadline)
         case cancel(Scheduled)
@@ -136,7 +165,21 @@ final class ConnectionPool: Sendable {
             State(
                 machine: Machine(
                     maxConnections: configuration.maxConnections, idleTimeout: configuration.idleTimeout,
-                    maxPipelined: configuration.maxPipelined)))
+                    maxPipelined: configuration.maxPipelined, maxWaiters: configuration.maxWaiters)))
+    }
+
+    /// The pool's state now, as `HTTPClient.poolSnapshots()` reports it.
+    func snapshot() -> HTTPClientPoolSnapshot {
+        state.withLock { snapshot(of: $0.machine, now: .now()) }
+    }
+
+    private func snapshot(of machine: Machine, now: Deadline) -> HTTPClientPoolSnapshot {
+        let open = machine.connectionCount - machine.connectingCount
+        return HTTPClientPoolSnapshot(
+            origin: key.description, open: open, idle: machine.idleCount, leased: open - machine.idleCount,
+            connecting: machine.connectingCount, waiters: machine.waiterCount,
+            oldestWaiterAge: machine.oldestWaiterSince.map { now - $0 }, connectionsOpened: machine.openedCount,
+            connectionsClosed: machine.closedCount)
     }
 
     /// Counts for diagnostics and tests.
@@ -151,15 +194,17 @@ final class ConnectionPool: Sendable {
 
     /// Waits for a connection. `pipelinable` lets the request share a connection with others in
     /// flight when the pool pipelines. `registerCancel` receives a closure that abandons the wait
-    /// (deadline or cancellation): the wait then fails with `.abandoned`.
-    func lease(pipelinable: Bool = false, registerCancel: (@escaping @Sendable () -> Void) -> Void)
+    /// (deadline or cancellation): the wait then fails with `.abandoned`. `call` names the request in the events of
+    /// a connection opened for it. A wait longer than `configuration.acquireTimeout` fails with `.acquireTimedOut`.
+    func lease(pipelinable: Bool = false, call: Int? = nil, registerCancel: (@escaping @Sendable () -> Void) -> Void)
         async throws(ConnectionPoolError) -> Lease
     {
+        var acquireTimer: Scheduled?
         let result = await withUnsafeContinuation { (continuation: Waiter) in
             // One locked step numbers the request, registers its waiter and asks the machine; a
             // request that got an idle connection at once has nothing left to cancel.
             var id = Machine.RequestID(value: 0)
-            let waiting = run(registering: continuation) { machine, request in
+            let waiting = run(registering: continuation, call: call) { machine, request in
                 id = request
                 return machine.requestArrived(request, pipelinable: pipelinable, now: .now())
             }
@@ -169,8 +214,12 @@ final class ConnectionPool: Sendable {
                 // and each of its several retains and releases per request the slow path. The closure lives as
                 // long as the request, the timer until it fires or its connection goes.
                 registerCancel { self.abandonWait(request) }
+                if let timeout = configuration.acquireTimeout {
+                    acquireTimer = group.next().schedule(in: timeout) { self.abandonWait(request, timedOut: timeout) }
+                }
             }
         }
+        acquireTimer?.cancel()
         return try result.get()
     }
 
@@ -189,13 +238,17 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    private func abandonWait(_ id: Machine.RequestID) {
-        let waiter = state.withLock { state -> Waiter? in
+    /// Ends a wait: abandoned by its request, or timed out after `timedOut` (the error then carries the pool's state
+    /// as it was, this waiter included).
+    private func abandonWait(_ id: Machine.RequestID, timedOut: Duration? = nil) {
+        let resumption = state.withLock { state -> (Waiter, ConnectionPoolError)? in
             guard let waiter = state.waiters.removeValue(forKey: id) else { return nil }
+            let error: ConnectionPoolError =
+                timedOut.map { .acquireTimedOut(snapshot(of: state.machine, now: .now()), after: $0) } ?? .abandoned
             _ = state.machine.requestCancelled(id)
-            return waiter
+            return (waiter, error)
         }
-        waiter?.resume(returning: .failure(.abandoned))
+        if let (waiter, error) = resumption { waiter.resume(returning: .failure(error)) }
     }
 
     /// A request is done with a connection.
@@ -266,7 +319,7 @@ final class ConnectionPool: Sendable {
     ) {
         switch outcome {
         case .success(let (connection, setup)):
-            run(concerning: id, adopting: Entry(connection: connection, setup: setup)) {
+            run(concerning: id, adopting: Entry(connection: connection, number: setup.number, setup: setup)) {
                 $0.connectionEstablished(id, now: .now())
             }
         case .failure(let error):
@@ -287,7 +340,8 @@ final class ConnectionPool: Sendable {
         concerning id: Machine.ConnectionID? = nil, adopting: Entry? = nil, connectFailure: ConnectionPoolError? = nil,
         _ event: (inout Machine) -> [Machine.Action]
     ) {
-        run(concerning: id, adopting: adopting, connectFailure: connectFailure, registering: nil) { machine, _ in event(&machine)
+        run(concerning: id, adopting: adopting, connectFailure: connectFailure, registering: nil, call: nil) { machine, _ in
+            event(&machine)
         }
     }
 
@@ -296,7 +350,7 @@ final class ConnectionPool: Sendable {
     @discardableResult
     private func run(
         concerning id: Machine.ConnectionID? = nil, adopting: Entry? = nil, connectFailure: ConnectionPoolError? = nil,
-        registering waiter: Waiter?, _ event: (inout Machine, Machine.RequestID) -> [Machine.Action]
+        registering waiter: Waiter?, call: Int?, _ event: (inout Machine, Machine.RequestID) -> [Machine.Action]
     ) -> Bool {
         let (effects, waiting) = state.withLock { state -> ([Effect], Bool) in
             let request = Machine.RequestID(value: state.nextRequestID)
@@ -328,11 +382,11 @@ final class ConnectionPool: Sendable {
                         pending += state.machine.connectionReleased(connection, reusable: true, now: .now())
                         continue
                     }
-                    let lease = entry.lease(pipelined: pipelined)
+                    let lease = entry.lease(pipelined: pipelined, at: .now())
                     state.entries[connection] = entry
                     effects.append(.resume(waiter, .success(lease)))
                 case .createConnection(let connection):
-                    effects.append(.open(connection))
+                    effects.append(.open(connection, call: call))
                 case .closeConnection(let connection):
                     touched.append(connection)
                     if let entry = state.entries.removeValue(forKey: connection) {
@@ -357,6 +411,7 @@ final class ConnectionPool: Sendable {
                         switch failure {
                         case .connectFailed: connectFailure ?? .connectionLost(origin: key)
                         case .shutDown: .shutDown
+                        case .waiterLimit: .waiterLimit(snapshot(of: state.machine, now: .now()))
                         }
                     effects.append(.resume(waiter, .failure(error)))
                 }
@@ -373,9 +428,10 @@ final class ConnectionPool: Sendable {
             switch effect {
             case .resume(let waiter, let result):
                 waiter.resume(returning: result)
-            case .open(let connection):
+            case .open(let connection, let call):
                 let loop = group.next()
-                Task { await self.open(connection, on: loop) }
+                let started = Deadline.now()
+                Task { await self.open(connection, on: loop, call: call, started: started) }
             case .close(let connection):
                 connection.loop.execute { connection.value.close() }
             case .armIdleTimer(let connection, let loop, let deadline):

@@ -34,4 +34,8 @@ enum ConnectionPoolError: Error, Sendable {
     case shutDown
     /// The request stopped waiting (its `cancel` was called: a deadline, a cancelled task).
     case abandoned
+    /// As many requests waited as the pool allows (`Configuration.maxWaiters`): refused at once, with the pool's state.
+    case waiterLimit(HTTPClientPoolSnapshot)
+    /// No connection came within `Configuration.acquireTimeout`, with the pool's state when the wait ended.
+    case acquireTimedOut(HTTPClientPoolSnapshot, after: Duration)
 }

@@ -88,14 +88,16 @@ enum Connector {
         deadline: Deadline,
         timeout: Duration,
         attemptDelay: Duration = .milliseconds(250),
-        trafficClass: UInt8? = nil
+        trafficClass: UInt8? = nil,
+        observer: (@Sendable (ConnectAttemptRecord) -> Void)? = nil
     ) async throws(ConnectError) -> LoopBound<Socket> {
         let result: Result<LoopBound<Socket>, ConnectError> = await withCheckedContinuation { continuation in
             loop.execute(
                 {
                     let race = ConnectionRace(
                         addresses: addresses, host: host, port: port, loop: loop,
-                        deadline: deadline, timeout: timeout, attemptDelay: attemptDelay, trafficClass: trafficClass
+                        deadline: deadline, timeout: timeout, attemptDelay: attemptDelay, trafficClass: trafficClass,
+                        observer: observer
                     ) { result in
                         continuation.resume(returning: result.map { LoopBound($0, loop: loop) })
                     }
@@ -125,12 +127,18 @@ package final class ConnectionRace {
     private var completion: ((Result<Socket, ConnectError>) -> Void)?
     private var failures: [ConnectError.Attempt] = []
     private let trafficClass: UInt8?
+    /// Told when each attempt starts and when it ends (connected, failed or abandoned).
+    private let observer: ((ConnectAttemptRecord) -> Void)?
+    /// The attempts under way, by index, as the observer was last told of them.
+    private var records: [Int: ConnectAttemptRecord] = [:]
 
     package init(
         addresses: [SocketAddress], host: String, port: Int?, loop: EventLoop, deadline: Deadline, timeout: Duration,
-        attemptDelay: Duration, trafficClass: UInt8? = nil, completion: @escaping (Result<Socket, ConnectError>) -> Void
+        attemptDelay: Duration, trafficClass: UInt8? = nil, observer: ((ConnectAttemptRecord) -> Void)? = nil,
+        completion: @escaping (Result<Socket, ConnectError>) -> Void
     ) {
         machine = HappyEyeballs(addresses: addresses, attemptDelay: attemptDelay)
+        self.observer = observer
         self.trafficClass = trafficClass
         self.host = host
         self.port = port
@@ -160,7 +168,11 @@ package final class ConnectionRace {
                     perform(machine.attemptDelayElapsed(now: .now()))
                 }
             case .succeed(let index, let losers):
-                for loser in losers { attempts.removeValue(forKey: loser)?.cancel() }
+                for loser in losers {
+                    attempts.removeValue(forKey: loser)?.cancel()
+                    attemptEnded(loser, error: nil, abandoned: true)
+                }
+                attemptEnded(index, error: nil, abandoned: false)
                 guard let winner = attempts.removeValue(forKey: index) else { preconditionFailure("winner \(index) unknown") }
                 finish(.success(winner.takeSocket()))
             case .fail(let failed):
@@ -172,12 +184,18 @@ package final class ConnectionRace {
     }
 
     private func startAttempt(_ index: Int, _ address: SocketAddress) {
+        if let observer {
+            let record = ConnectAttemptRecord(address: address, started: .now())
+            records[index] = record
+            observer(record)
+        }
         do {
             let pending = try PendingConnect(address: address, loop: loop, trafficClass: trafficClass) { [self] outcome in
                 switch outcome {
                 case .success: perform(machine.attemptSucceeded(index))
                 case .failure(let error):
                     attempts.removeValue(forKey: index)
+                    attemptEnded(index, error: error, abandoned: false)
                     perform(machine.attemptFailed(index, error: error, now: .now()))
                 }
             }
@@ -185,24 +203,42 @@ package final class ConnectionRace {
             pending.begin()
         } catch {
             // socket(2) itself failed (EMFILE, EAFNOSUPPORT for IPv6 on a v4-only host).
-            loop.executeSoon { [self] in perform(machine.attemptFailed(index, error: error, now: .now())) }
+            loop.executeSoon { [self] in
+                attemptEnded(index, error: error, abandoned: false)
+                perform(machine.attemptFailed(index, error: error, now: .now()))
+            }
             attempts[index] = nil
         }
+    }
+
+    /// Tells the observer that attempt `index` ended: connected (no error), failed, or abandoned (another won, the
+    /// deadline passed, the loop closed).
+    private func attemptEnded(_ index: Int, error: IOError?, abandoned: Bool) {
+        guard let observer, var record = records.removeValue(forKey: index) else { return }
+        record.ended = abandoned ? nil : .now()
+        record.error = error
+        record.isOver = true
+        observer(record)
+    }
+
+    /// Every attempt still under way is abandoned.
+    private func abandonAll() {
+        for (_, attempt) in attempts { attempt.cancel() }
+        for index in attempts.keys.sorted() { attemptEnded(index, error: nil, abandoned: true) }
+        attempts.removeAll()
     }
 
     private func timedOut() {
         deadlineTimer = nil
         guard completion != nil else { return }
-        for (_, attempt) in attempts { attempt.cancel() }
-        attempts.removeAll()
+        abandonAll()
         finish(.failure(ConnectError(reason: .timedOut, host: host, port: port, attempts: failures, timeout: timeout)))
     }
 
     private func loopClosed() {
         closingHandler = nil
         guard completion != nil else { return }
-        for (_, attempt) in attempts { attempt.cancel() }
-        attempts.removeAll()
+        abandonAll()
         finish(.failure(.loopClosed(loop, host: host, port: port, attempts: failures)))
     }
 

@@ -26,6 +26,9 @@ package protocol ByteStream: AnyObject {
     var remoteAddress: SocketAddress? { get }
     /// What a TLS layer negotiated (version, cipher, ALPN, peer chain); nil for plain streams.
     var securityInfo: TransportSecurityInfo? { get }
+    /// The kernel's `TCP_INFO` for the TCP connection underneath, read now; nil when there is none (a Unix socket, a
+    /// tunnel) or it is closed.
+    func tcpInfo() -> TCPInfo?
 
     /// The delegate is owed at least `count` more bytes (the rest of a body of known length; 0 when nothing more
     /// is certain). A stream may let that many, up to one read's worth, gather before it delivers any: fewer
@@ -50,6 +53,9 @@ package protocol ByteStream: AnyObject {
 extension ByteStream {
     /// Plain streams negotiate nothing.
     package var securityInfo: TransportSecurityInfo? { nil }
+
+    /// Streams with no TCP socket of their own report none.
+    package func tcpInfo() -> TCPInfo? { nil }
 
     /// Streams that cannot count what is still due on the wire (TLS: the bytes owed are plaintext) deliver as
     /// bytes come.

@@ -48,6 +48,11 @@ package final class SocketStream: FileRegionStream, Selectable {
     package private(set) var closeError: (any Error)?
     package let localAddress: SocketAddress?
     package let remoteAddress: SocketAddress?
+
+    /// The socket's `TCP_INFO`; nil for a Unix socket or once closed.
+    package func tcpInfo() -> TCPInfo? {
+        remoteAddress?.family == .unix ? nil : socket.tcpInfo()
+    }
     /// Keep the read buffer between reads instead of releasing it whenever empty: one allocation for the
     /// connection's life rather than one per read, for a connection that is never idle for long (a load
     /// generator's). Costs `readChunkSize` bytes per connection while idle.

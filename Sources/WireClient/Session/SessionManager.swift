@@ -121,6 +121,15 @@ public final class SessionManager: Sendable {
         set { state.withLock { $0.interceptor = newValue } }
     }
 
+    /// The connection pools of the Wire clients this manager's tasks run on (its current session's, the sessions still
+    /// draining after `invalidateSession`, and an adopted `httpClient`'s), as `HTTPClient.poolSnapshots()` gives them.
+    public var poolSnapshots: [HTTPClientPoolSnapshot] {
+        let generations = state.withLock { state in Array(state.draining.values) + (state.current.map { [$0] } ?? []) }
+        var clients = generations.flatMap(\.ownClients)
+        if let adopted = configuration.httpClient { clients.append(adopted) }
+        return clients.flatMap { $0.poolSnapshots() }
+    }
+
     /// Where completion handlers run; nil (the default) is a private serial queue of the manager, not the main queue.
     public var completionQueue: DispatchQueue? {
         get { state.withLock { $0.completionQueue } }
