@@ -148,7 +148,7 @@ final class ServerExchangeRecord: HTTPServerExchangeObserver {
         Timer(
             label: SemanticConventions.serverRequestDuration, dimensions: dimensions, preferredDisplayUnit: .seconds,
             factory: instrumentation.metrics
-        ).recordNanoseconds(elapsed.nanoseconds)
+        ).recordNanoseconds(elapsed.wholeNanoseconds)
         active.decrement()
         span.end()
     }
@@ -188,15 +188,5 @@ extension HTTPServer {
         var configuration = configuration
         configuration.observer = instrumentation
         self.init(configuration: configuration, group: group, handler: instrumentation.instrumenting(handler))
-    }
-}
-
-extension Duration {
-    /// Whole nanoseconds, saturating.
-    fileprivate var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        return product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
     }
 }

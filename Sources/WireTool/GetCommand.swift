@@ -124,6 +124,8 @@ enum FetchHelp {
                                     Dump every byte sent and received to FILE (- standard output), as hex and \
         text or as text only, in curl's layout; https is shown in plaintext.
               --trace-time          Start each trace line with the time of day.
+              --trace-tcp-info      End each exchange in the trace with the kernel's TCP_INFO for its connection \
+        (smoothed RTT and variance, retransmits, congestion window, delivery rate, bytes acked; a Wire extension).
               --cache-dir DIR       Cache responses in DIR across invocations, as RFC 9111 allows (a Wire extension): fresh answers come from DIR without a request, stale ones are revalidated; -v says which.
 
         Several URLs are fetched in turn over one keep-alive connection pool.

@@ -45,7 +45,7 @@ struct HTTPServerServiceTests {
             try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: request.target))
         }
         let port = try await server.start().port ?? 0
-        let client = try HTTPClient()
+        let client = try HTTPClient(group: group)
         let inFlight = 4
 
         let results = try await testGracefulShutdown { trigger in
@@ -66,7 +66,9 @@ struct HTTPServerServiceTests {
                 }
                 await gate.waitForArrivals(inFlight)
                 trigger.triggerGracefulShutdown()
-                // The service keeps the requests in flight: they finish once their handlers may.
+                // The server has begun its shutdown (it no longer listens) before the handlers may answer: their
+                // responses are written during it.
+                #expect(await eventually(within: .seconds(10)) { server.localAddress == nil })
                 await gate.open()
                 var results: [(String, Int, String?, String)] = []
                 for try await result in tasks {
@@ -103,7 +105,7 @@ struct HTTPServerServiceTests {
         // The service starts the server itself; wait until it listens.
         #expect(await eventually(within: .seconds(10)) { server.localAddress != nil })
         let port = server.localAddress?.port ?? 0
-        let client = try HTTPClient()
+        let client = try HTTPClient(group: group)
         let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/"))
         _ = try await response.body.collect(upTo: 1024)
         run.cancel()

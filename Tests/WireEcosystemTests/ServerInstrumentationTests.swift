@@ -30,7 +30,7 @@ struct ServerInstrumentationTests {
                 group: group, handler: HTTPClosureHandler(handler), instrumentation: instrumentation)
             let address = try await server.start()
             return Running(
-                server: server, group: group, client: try HTTPClient(), base: "http://127.0.0.1:\(address.port ?? 0)")
+                server: server, group: group, client: try HTTPClient(group: group), base: "http://127.0.0.1:\(address.port ?? 0)")
         }
 
         func get(_ path: String, headers: HTTPHeaders = HTTPHeaders()) async throws -> (Int, String) {
@@ -143,7 +143,7 @@ struct ServerInstrumentationTests {
             try await response.respond(HTTPResponseHead(status: request.exchangeObserver == nil ? .ok : .conflict))
         }
         let address = try await server.start()
-        let client = try HTTPClient()
+        let client = try HTTPClient(group: group)
         let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(address.port ?? 0)/"))
         _ = try await response.body.collect(upTo: 1024)
         await client.shutdown()

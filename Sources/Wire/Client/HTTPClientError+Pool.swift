@@ -39,11 +39,13 @@ extension HTTPClientError {
             self = abortError ?? HTTPClientError(.cancelled, "the request stopped waiting for a connection")
         case .waiterLimit(let snapshot):
             self = .pool(
-                .poolWaiterLimit, "\(snapshot.waiters) requests already wait for a connection to \(snapshot.origin) "
+                .poolWaiterLimit,
+                "\(snapshot.waiters) requests already wait for a connection to \(snapshot.origin) "
                     + "(maxWaitersPerHost); the pool: \(snapshot)", snapshot: snapshot)
         case .acquireTimedOut(let snapshot, let timeout):
             self = .pool(
-                .connectionAcquireTimeout, "no connection to \(snapshot.origin) within \(timeout) "
+                .connectionAcquireTimeout,
+                "no connection to \(snapshot.origin) within \(timeout) "
                     + "(connectionAcquireTimeout); the pool: \(snapshot)", snapshot: snapshot)
         }
     }

@@ -12,7 +12,8 @@ import Synchronization
 /// Events of one call come in this order: `callStart`; for a new connection `dnsStart`/`dnsEnd` (host names only),
 /// `connectStart`/`connectEnd` for each address tried, `tlsStart`/`tlsEnd` (https); `connectionAcquired`;
 /// `requestHeadSent`, `requestBodySent` (when there is a body); `responseHeadReceived`; `responseBodyReceived`;
-/// `connectionReleased`; then `callEnd` once the response body has been read, or `callFailed` at any point. A
+/// `connectionReleased`; then `callEnd` once the response body has been read, or `callFailed` at any point.
+/// `connectionClosed` comes whenever the pool lets a connection go, for no call in particular. A
 /// redirect or a retry repeats the part from `connectionAcquired` on (and the connection's setup, when it is new).
 public struct HTTPClientEvent: Sendable, CustomStringConvertible {
     /// What happened.
@@ -40,6 +41,9 @@ public struct HTTPClientEvent: Sendable, CustomStringConvertible {
         case connectionAcquired(reused: Bool)
         /// The call is done with its connection; `reusable` says whether it goes back to the pool.
         case connectionReleased(reusable: Bool)
+        /// The pool let go of the connection: closed by the server or by the pool (after an error, a response that
+        /// ends it, its idle timeout, or shutdown). Told once per connection that was established; `call` is nil.
+        case connectionClosed
         /// The request head was written to the connection (`bytes` of it).
         case requestHeadSent(bytes: Int)
         /// The whole request body was written to the connection.

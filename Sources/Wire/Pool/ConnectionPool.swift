@@ -150,6 +150,8 @@ final class ConnectionPool: Sendable {
         case close(LoopBound<HTTP1ClientConnection>)
         case armIdleTimer(Machine.ConnectionID, on: EventLoop, at: Deadline)
         case cancel(Scheduled)
+        /// Tell the listener the pool let go of the connection numbered so (closed by either side, or retired).
+        case closed(number: Int)
     }
 
     let key: Key
@@ -392,6 +394,7 @@ final class ConnectionPool: Sendable {
                     if let entry = state.entries.removeValue(forKey: connection) {
                         if let timer = entry.idleTimer { effects.append(.cancel(timer)) }
                         effects.append(.close(entry.connection))
+                        if configuration.listener != nil { effects.append(.closed(number: entry.number)) }
                     } else if connection == id, let adopting {
                         // Established after it was reported closed, or after shutdown: never taken.
                         effects.append(.close(adopting.connection))
@@ -416,11 +419,16 @@ final class ConnectionPool: Sendable {
                     effects.append(.resume(waiter, .failure(error)))
                 }
             }
-            if let id, !state.machine.tracks(id), let timer = state.entries.removeValue(forKey: id)?.idleTimer {
-                effects.append(.cancel(timer))
+            // Entries the machine no longer holds go; the listener hears of each once, as it goes.
+            let listens = configuration.listener != nil
+            if let id, !state.machine.tracks(id), let entry = state.entries.removeValue(forKey: id) {
+                if let timer = entry.idleTimer { effects.append(.cancel(timer)) }
+                if listens { effects.append(.closed(number: entry.number)) }
             }
             for connection in touched where !state.machine.tracks(connection) {
-                if let timer = state.entries.removeValue(forKey: connection)?.idleTimer { effects.append(.cancel(timer)) }
+                guard let entry = state.entries.removeValue(forKey: connection) else { continue }
+                if let timer = entry.idleTimer { effects.append(.cancel(timer)) }
+                if listens { effects.append(.closed(number: entry.number)) }
             }
             return (effects, waiter != nil && state.waiters[request] != nil)
         }
@@ -438,6 +446,8 @@ final class ConnectionPool: Sendable {
                 armIdleTimer(connection, on: loop, at: deadline)
             case .cancel(let timer):
                 timer.cancel()
+            case .closed(let number):
+                configuration.listener?(HTTPClientEvent(call: nil, connection: number, time: .now(), kind: .connectionClosed))
             }
         }
         return waiting

@@ -39,7 +39,8 @@ public struct TCPInfo: Hashable, Sendable {
 
     init(_ fields: TCPInfoFields) {
         self.init(
-            smoothedRTT: .microseconds(fields.smoothedRTTMicroseconds), rttVariance: .microseconds(fields.rttVarianceMicroseconds),
+            smoothedRTT: .microseconds(fields.smoothedRTTMicroseconds),
+            rttVariance: .microseconds(fields.rttVarianceMicroseconds),
             retransmits: Int(fields.retransmits), totalRetransmits: Int(fields.totalRetransmits),
             congestionWindow: Int(fields.congestionWindow), sendMSS: Int(fields.sendMSS), deliveryRate: fields.deliveryRate,
             bytesAcked: fields.bytesAcked)

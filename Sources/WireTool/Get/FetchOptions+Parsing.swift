@@ -51,6 +51,7 @@ extension FetchOptions {
         case "--pin-report-only": tls.pinReportOnly = true
         // -w and the traces.
         case "--trace-time": traceTime = true
+        case "--trace-tcp-info": traceTCPInfo = true
         default: return false
         }
         return true

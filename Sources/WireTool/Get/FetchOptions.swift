@@ -155,6 +155,8 @@ struct FetchOptions: Equatable, Sendable {
     var trace: TraceTarget?
     /// `--trace-time`: each trace line starts with the time of day.
     var traceTime = false
+    /// `--trace-tcp-info` (a Wire extension): the trace ends each exchange with the connection's `TCP_INFO` sample.
+    var traceTCPInfo = false
 
     /// `--trace FILE` or `--trace-ascii FILE`.
     struct TraceTarget: Equatable, Sendable {

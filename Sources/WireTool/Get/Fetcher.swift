@@ -40,7 +40,8 @@ struct Fetcher {
             }
         }
         self.traceFailure = traceFailure
-        observation = options.writeOut != nil || trace != nil ? TransferObservation(trace: trace) : nil
+        observation =
+            options.writeOut != nil || trace != nil ? TransferObservation(trace: trace, tracesTCPInfo: options.traceTCPInfo) : nil
     }
 
     /// Fetches every URL and returns the exit status.
@@ -71,6 +72,8 @@ struct Fetcher {
         // The tool follows redirects itself (Fetcher+Redirects), with curl's rules; it writes User-Agent itself, in
         // curl's place, and -H 'Expect:' turns Wire's own Expect off.
         configuration.redirects = .disallow
+        // Read from the kernel only when the trace shows it.
+        configuration.samplesTCPInfo = options.traceTCPInfo && options.trace != nil
         configuration.userAgent = nil
         if options.removedHeaders.contains("expect") { configuration.expectContinueThreshold = nil }
         do { configuration.tls = try Self.tlsConfiguration(options.tls) } catch {
@@ -141,7 +144,8 @@ struct Fetcher {
 
     /// `-w`'s output for the transfer just ended.
     private func writeOut(status: Int32, error: String?) {
-        guard let format = options.writeOut, let values = observation?.finish(exitCode: status, error: error) else { return }
+        // Finished with or without -w: the trace's last TCP_INFO line is written as the transfer ends.
+        guard let values = observation?.finish(exitCode: status, error: error), let format = options.writeOut else { return }
         let (pieces, warnings) = WriteOut(format: format).render(values, succeeded: status == ExitStatus.success)
         for warning in warnings { try? standardError.write(warning) }
         for (stream, text) in pieces {

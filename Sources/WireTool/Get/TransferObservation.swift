@@ -42,12 +42,15 @@ final class TransferObservation: Sendable {
     }
 
     let trace: TraceWriter?
+    /// `--trace-tcp-info`: each exchange's `TCP_INFO` sample ends it in the trace.
+    let tracesTCPInfo: Bool
     private let state = Lock(Transfer())
     /// Connection numbers last the whole run, as curl's do.
     private let connections = Lock<[SocketAddress]>([])
 
-    init(trace: TraceWriter?) {
+    init(trace: TraceWriter?, tracesTCPInfo: Bool = false) {
         self.trace = trace
+        self.tracesTCPInfo = tracesTCPInfo
     }
 
     /// Starts the transfer of the `index`th URL, `url` as given.
@@ -64,6 +67,8 @@ final class TransferObservation: Sendable {
     func attach(to request: inout HTTPClientRequest, url: HTTPURL) {
         let hop = Hop(
             url: url, method: request.method.rawValue, start: .now, referer: request.headers.first(name: "Referer"))
+        // The previous hop (a redirect's) is over: its sample ends it.
+        traceTCPInfo(of: state.withLock { $0.hops.last?.metrics })
         state.withLock {
             $0.hops.append(hop)
             $0.headSent = false
@@ -89,11 +94,31 @@ final class TransferObservation: Sendable {
 
     /// The transfer is over (its body read, or failed); the values for `-w`.
     func finish(exitCode: Int32, error: String?) -> WriteOutValues {
-        let transfer = state.withLock { state in
-            if state.end == nil { state.end = .now }
-            return state
+        let (transfer, endsNow) = state.withLock { state in
+            let endsNow = state.end == nil
+            if endsNow { state.end = .now }
+            return (state, endsNow)
         }
+        if endsNow { traceTCPInfo(of: transfer.hops.last?.metrics) }
         return WriteOutValues(transfer, exitCode: exitCode, error: error)
+    }
+
+    /// With `--trace-tcp-info`, an `== Info:` line with the `TCP_INFO` sample the client took as the exchange's
+    /// response ended (none when it ended without one: a failed exchange).
+    private func traceTCPInfo(of metrics: HTTPClientMetrics?) {
+        guard tracesTCPInfo, let trace, let info = metrics?.snapshot.tcpInfo else { return }
+        var line =
+            "TCP_INFO rtt=\(Self.micros(info.smoothedRTT))us rttvar=\(Self.micros(info.rttVariance))us"
+            + " retransmits=\(info.retransmits) total_retrans=\(info.totalRetransmits) cwnd=\(info.congestionWindow)"
+            + " mss=\(info.sendMSS)"
+        if let rate = info.deliveryRate { line += " delivery_rate=\(rate)B/s" }
+        if let acked = info.bytesAcked { line += " bytes_acked=\(acked)" }
+        trace.info(line)
+    }
+
+    private static func micros(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 
     private func observe(_ event: HTTPClientRequestEvent, _ metrics: HTTPClientMetrics) {
@@ -171,7 +196,8 @@ final class TransferObservation: Sendable {
             lines.append("SSL connection using \(tls.protocolVersion) / \(tls.cipherSuite)")
             lines.append(
                 tls.applicationProtocol.map { "ALPN: server accepted \($0)" } ?? "ALPN: server did not agree on a protocol")
-            lines.append("TLS session \(tls.isSessionResumed ? "resumed" : "new"), \(tls.peerCertificates.count) certificates sent")
+            lines.append(
+                "TLS session \(tls.isSessionResumed ? "resumed" : "new"), \(tls.peerCertificates.count) certificates sent")
             if !tls.verifiedCertificates.isEmpty { lines.append("SSL certificate verify ok.") }
         }
         return lines

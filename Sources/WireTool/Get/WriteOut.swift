@@ -76,6 +76,8 @@ struct WriteOutValues {
                 previous = micros
             }
         }
+        // curl's time_queue: the waits for a connection, added over the hops.
+        let queue = transfer.hops.reduce(0) { $0 + ($1.metrics.map { Self.micros($0.snapshot.queued) } ?? 0) }
         let end = transfer.end ?? .now
         let total = max(Self.micros(end - transfer.start), phases[4])
         let redirect = transfer.hops.count > 1 ? Self.micros(transfer.hops[transfer.hops.count - 1].start - transfer.start) : 0
@@ -124,6 +126,7 @@ struct WriteOutValues {
             ("time_connect", .time(phases[1])),
             ("time_namelookup", .time(phases[0])),
             ("time_pretransfer", .time(phases[3])),
+            ("time_queue", .time(queue)),
             ("time_redirect", .time(redirect)),
             ("time_starttransfer", .time(phases[4])),
             ("time_total", .time(total)),

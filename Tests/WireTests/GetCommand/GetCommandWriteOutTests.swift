@@ -31,7 +31,8 @@ extension IOSuite {
         static func both(
             _ peer: CurlPeer, _ words: [String]
         ) async throws -> (wire: WireToolRunner.Run, curl: WireToolRunner.Run) {
-            let words = ["-s", "-A", "agent/1", "-o", "/dev/null"] + words.map { $0.replacingOccurrences(of: "PEER", with: peer.base) }
+            let words =
+                ["-s", "-A", "agent/1", "-o", "/dev/null"] + words.map { $0.replacingOccurrences(of: "PEER", with: peer.base) }
             return (try await peer.wire(words), try await peer.curl(words))
         }
 
@@ -128,8 +129,41 @@ extension IOSuite {
                 #expect(Self.sections(wireTrace) == Self.sections(curlTrace))
                 #expect(Self.sections(wireTrace).count == 25)
                 // Each dump row's layout is curl's: the chunked body's rows, split at its line ends, the same.
-                let rows = { (text: String) in text.split(separator: "\n").filter { $0.hasPrefix("000") && $0.contains("hello") } }
+                let rows = { (text: String) in text.split(separator: "\n").filter { $0.hasPrefix("000") && $0.contains("hello") }
+                }
                 #expect(!rows(wireTrace).isEmpty && rows(wireTrace) == rows(curlTrace))
+            }
+        }
+
+        @Test func traceTCPInfoEndsEachExchangeWithTheKernelsSampleOnlyWhenAsked() async throws {
+            try await CurlPeer.with { peer, _ in
+                // The bodies go elsewhere: on standard output they would run into the trace's lines.
+                let urls = [
+                    "-o", "/dev/null", peer.url("/a?body=hello"), "-o", "/dev/null",
+                    peer.url("/b?status=302&h=Location:/c%3Fbody%3Dxyz"),
+                ]
+                let asked = try await peer.wire(["-s", "-L", "--trace-ascii", "-", "--trace-tcp-info"] + urls)
+                #expect(asked.status == 0, "\(asked.errors)")
+                let samples = asked.text.split(separator: "\n").filter { $0.hasPrefix("== Info: TCP_INFO ") }
+                // One per exchange: the first URL, then the redirect and its target.
+                #expect(samples.count == 3, "\(asked.text)")
+                for sample in samples {
+                    #expect(sample.contains(#/rtt=\d+us rttvar=\d+us retransmits=\d+ total_retrans=\d+ cwnd=[1-9]\d* mss=[1-9]/#))
+                }
+                let plain = try await peer.wire(["-s", "-L", "--trace-ascii", "-"] + urls)
+                #expect(!plain.text.contains("TCP_INFO"))
+            }
+        }
+
+        @Test func timeQueueIsInCurlsFormatAndInTheJSON() async throws {
+            try await CurlPeer.with { peer, _ in
+                let run = try await peer.wire(["-s", "-o", "/dev/null", "-w", "%{time_queue}\\n%{json}", peer.url("/a")])
+                #expect(run.status == 0)
+                let lines = run.text.split(separator: "\n", maxSplits: 1)
+                try #require(lines.count == 2)
+                #expect(lines[0].wholeMatch(of: #/\d+\.\d{6}/#) != nil, "\(lines[0])")
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
+                #expect(json["time_queue"] is Double)
             }
         }
 

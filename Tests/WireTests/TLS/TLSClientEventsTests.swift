@@ -27,11 +27,14 @@ extension IOSuite {
                 let response = try await pair.client.execute(HTTPClientRequest(url: "https://localhost:\(pair.port)/tls"))
                 _ = try await response.body.collect(upTo: 100)
                 let all = events.withLock { $0 }
-                let names = all.map { String("\($0.kind)".prefix { $0 != "(" }) }.filter { !$0.hasPrefix("connectStart") && $0 != "connectEnd" }
-                #expect(names == [
-                    "callStart", "dnsStart", "dnsEnd", "tlsStart", "tlsEnd", "connectionAcquired", "requestHeadSent",
-                    "responseHeadReceived", "responseBodyReceived", "connectionReleased", "callEnd",
-                ])
+                let names = all.map { String("\($0.kind)".prefix { $0 != "(" }) }.filter {
+                    !$0.hasPrefix("connectStart") && $0 != "connectEnd"
+                }
+                #expect(
+                    names == [
+                        "callStart", "dnsStart", "dnsEnd", "tlsStart", "tlsEnd", "connectionAcquired", "requestHeadSent",
+                        "responseHeadReceived", "responseBodyReceived", "connectionReleased", "callEnd",
+                    ])
                 let tlsEnd = all.first { "\($0.kind)".hasPrefix("tlsEnd") }
                 guard case .tlsEnd(.success(let info?))? = tlsEnd?.kind else {
                     Issue.record("no negotiated TLS in \(String(describing: tlsEnd))")
