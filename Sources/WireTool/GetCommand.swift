@@ -37,8 +37,8 @@ struct RequestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "request",
         abstract: "Send requests with any method (-X METHOD), curl-style.",
-        usage: "wire request -X METHOD [options] URL...",
-        discussion: FetchHelp.text
+        usage: "wire request -X METHOD [options] URL...\n       wire request --raw FILE|- [raw options] URL",
+        discussion: FetchHelp.text + "\n\n" + RawRequest.help
     )
 
     /// Every word after `request`, parsed by `FetchOptions` (see `GetCommand.words`).
@@ -89,6 +89,9 @@ enum FetchHelp {
           -L, --location            Follow redirects.
               --max-redirs N        Follow at most N redirects (default 50; -1 for no limit).
               --unix-socket PATH    Connect to this Unix socket, whatever the URL's host.
+              --request-target TARGET
+                                    Send TARGET as the request target instead of the URL's path and query (curl's; \
+        '*' for OPTIONS *, an absolute form); the first request only, redirects use their Location.
           -b, --cookie DATA|FILE    Send DATA ('name=value; n2=v2') as Cookie; an argument without = is a \
         Netscape cookie file to load, and turns on the cookie engine (cookies kept and sent at every redirect hop).
           -c, --cookie-jar FILE     Write every cookie to FILE (curl's format) at the end; turns on the cookie engine.
@@ -140,6 +143,11 @@ enum FetchHelp {
 
     /// Parses `words` and runs the transfers; throws the exit status when it is not 0.
     static func run(_ words: [String], command: String, requiresMethod: Bool) async throws {
+        // `wire request --raw`: bytes as written, none of a fetch's options (Raw/RawRequest.swift).
+        if command == "request" && RawRequestOptions.isRaw(words) {
+            try await RawRequest.run(words)
+            return
+        }
         let options: FetchOptions
         do {
             options = try FetchOptions(words, requiresMethod: requiresMethod)

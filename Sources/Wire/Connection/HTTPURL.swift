@@ -95,6 +95,20 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         self.target = target
     }
 
+    /// This URL with `target` as its request target, sent as given instead of the URL's path and query (curl's
+    /// `--request-target`: `*` for `OPTIONS *`, an absolute form, a path no URL spells). The caller checks it; the
+    /// serializer still refuses spaces and control bytes.
+    package func replacingTarget(_ target: String) -> HTTPURL {
+        HTTPURL(scheme: scheme, host: host, port: port, target: target)
+    }
+
+    private init(scheme: String, host: String, port: Int?, target: String) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.target = target
+    }
+
     /// Resolves a `Location` value against this URL (RFC 9110 §10.2.2, RFC 3986 §5).
     public func resolving(_ reference: String) throws(HTTPClientError) -> HTTPURL {
         if Self.schemeSeparator(in: reference) != nil { return try HTTPURL(reference) }

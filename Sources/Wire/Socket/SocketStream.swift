@@ -527,6 +527,15 @@ package final class SocketStream: FileRegionStream, Selectable {
         delegate?.stream(self, didCloseWith: error)
     }
 
+    /// Ends the connection with a reset (RST) instead of a FIN: `SO_LINGER` with 0 seconds, then `close`, dropping
+    /// any queued bytes. For tools that test how peers take an abortive close (`wire request --raw --reset`).
+    package func reset() {
+        eventLoop.preconditionInEventLoop()
+        guard state == .open else { return }
+        try? socket.setOption(.linger(seconds: 0))
+        close(error: nil)
+    }
+
     deinit {
         // The socket closes itself when released; a stream dropped while registered is a bug.
         assert(state == .closed, "SocketStream released while open: close it first")

@@ -83,6 +83,8 @@ extension FetchOptions {
         "--max-filesize": "--max-filesize", "--form-string": "--form-string",
         // -w and the traces.
         "-w": "--write-out", "--write-out": "--write-out", "--trace": "--trace", "--trace-ascii": "--trace-ascii",
+        // issue 32: curl's verbatim request target.
+        "--request-target": "--request-target",
     ]
 
     /// Parses the words after the subcommand's name.
@@ -183,6 +185,12 @@ extension FetchOptions {
         case "--data-raw":
             // -d without the meaning of '@'.
             data.append(.text(value))
+        case "--request-target":
+            // Verbatim, but a request line cannot carry a space or a control byte (the serializer would refuse it).
+            guard !value.isEmpty, value.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+                throw FetchUsageError(message: "--request-target needs a target without spaces or control bytes")
+            }
+            requestTarget = value
         case "--data-urlencode":
             data.append(.urlEncoded(value))
         case "--json":

@@ -166,6 +166,11 @@ struct FetchOptions: Equatable, Sendable {
         var ascii: Bool
     }
 
+    // wire request --raw's neighbour (issue 32).
+    /// `--request-target TARGET`: sent as the request target instead of the URL's path and query, as curl's
+    /// (`*`, an absolute form); the first request only, redirect hops use their `Location`.
+    var requestTarget: String?
+
     /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
     struct RetryOptions: Equatable, Sendable {
         /// `--retry N`: how many times a transfer that failed with a transient error is tried again; 0 for never.

@@ -31,8 +31,9 @@ extension Fetcher {
         let start = ContinuousClock.now
         var request = plan.request
         request.redirects = .disallow
-        var url: HTTPURL
-        do { url = try HTTPURL(request.url) } catch { throw TransferFailure(error) }
+        // The URL as parsed for the plan, not re-read from the request: with --request-target the request's URL
+        // carries a target (`*`) that no URL text spells.
+        var url = plan.displayURL
         var effectiveMethod = builder.impliedMethod
         var steps: [RedirectStep] = []
         while true {

@@ -115,6 +115,9 @@ struct RequestBuilder: Sendable {
             case .form(let form): form.body.wireBody
             }
         var request = HTTPClientRequest(url: absolute, method: method, headers: headers, body: requestBody)
+        if let target = options.requestTarget {
+            request = HTTPClientRequest(url: url.replacingTarget(target), method: method, headers: headers, body: requestBody)
+        }
         // The socket replaces the connection, not the request: the server still sees the URL's
         // target and Host, and redirects stay on the socket, as with curl.
         request.unixSocketPath = options.unixSocket.map(Self.absoluteSocketPath)
