@@ -50,6 +50,17 @@ public final class HTTPClientMetrics: Sendable {
         /// How long the proxy's handshake took when the connection was made: from sending `CONNECT` to its 2xx
         /// answer, or the SOCKS negotiation. Nil on a reused connection, through a forwarding proxy, or without one.
         public var proxyHandshake: Duration?
+        /// The `CONNECT` exchange that opened the tunnel the last hop went through, when the hop opened it (nil on a
+        /// reused tunnel, through a forwarding or SOCKS proxy, or without one): for a `-v` that shows it.
+        public var proxyConnect: ProxyConnect?
+    }
+
+    /// A `CONNECT` sent to an HTTP proxy and its 2xx answer.
+    public struct ProxyConnect: Hashable, Sendable {
+        /// The `CONNECT` request's head as written (with `Proxy-Authorization` when one was sent).
+        public var requestHead: [UInt8]
+        /// The proxy's answer.
+        public var responseHead: HTTPResponseHead
     }
 
     /// One exchange answered with a redirect that the client followed.

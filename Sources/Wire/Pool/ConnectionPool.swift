@@ -28,6 +28,8 @@ final class ConnectionPool: Sendable {
         let secureConnect: Duration?
         /// How long the proxy's handshake (`CONNECT` or SOCKS) took, when new and tunnelled.
         let proxyHandshake: Duration?
+        /// The `CONNECT` exchange that opened the tunnel, when new and tunnelled through an HTTP proxy.
+        let proxyConnect: HTTPClientMetrics.ProxyConnect?
     }
 
     /// The settings a pool needs.
@@ -63,6 +65,7 @@ final class ConnectionPool: Sendable {
         var connect: Duration
         var secureConnect: Duration?
         var proxyHandshake: Duration? = nil
+        var proxyConnect: HTTPClientMetrics.ProxyConnect? = nil
     }
 
     /// An established connection the machine holds.
@@ -90,7 +93,7 @@ final class ConnectionPool: Sendable {
             return Lease(
                 connection: connection, isNew: setup != nil, isPipelined: pipelined,
                 nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect,
-                proxyHandshake: setup?.proxyHandshake)
+                proxyHandshake: setup?.proxyHandshake, proxyConnect: setup?.proxyConnect)
         }
 
         /// The machine wants `idleTimeoutFired` at `deadline`: where and when to arm a timer, or nil when one is
