@@ -77,7 +77,7 @@ extension FetchOptions {
         "-r": "--range", "--range": "--range", "-z": "--time-cond", "--time-cond": "--time-cond",
         "--etag-compare": "--etag-compare", "--etag-save": "--etag-save",
         "--max-filesize": "--max-filesize", "--form-string": "--form-string",
-    ]
+    ].merging(proxyValued) { own, _ in own }
 
     /// Parses the words after the subcommand's name.
     ///
@@ -102,6 +102,7 @@ extension FetchOptions {
                 continue
             }
             if setFlag(word) { continue }
+            if setProxyFlag(word) { continue }
             // --name=value
             if word.hasPrefix("--"), let equals = word.firstIndex(of: "="),
                 let name = Self.valued[String(word[..<equals])]
@@ -134,7 +135,7 @@ extension FetchOptions {
         while let letter = letters.first {
             letters = letters.dropFirst()
             let short = "-\(letter)"
-            if setFlag(short) {
+            if setFlag(short) || setProxyFlag(short) {
                 continue
             } else if let name = Self.valued[short] {
                 if !letters.isEmpty {
@@ -301,6 +302,8 @@ extension FetchOptions {
         case "--cache-dir":
             guard !value.isEmpty else { throw FetchUsageError(message: "--cache-dir needs a directory") }
             cacheDirectory = value
+        case _ where Self.proxyValued.values.contains(name):
+            try applyProxy(name, value)
         default:
             // The table of options and this switch are kept together; an option missing here is refused, never a trap.
             throw FetchUsageError(message: "option \(name) is not supported")

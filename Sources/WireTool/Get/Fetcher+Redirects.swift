@@ -51,6 +51,7 @@ extension Fetcher {
                         message: "operation timed out: the transfer took longer than --max-time \(seconds)s")
                 }
             }
+            hop.proxy = try proxyChoice(for: url).configuration
             let response: HTTPClientResponse
             do { response = try await client.execute(hop, timeout: remaining) } catch { throw failure(error) }
             cookies?.store(response.headers, from: url)
