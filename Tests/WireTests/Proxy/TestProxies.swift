@@ -94,6 +94,19 @@ final class TestProxy: Sendable {
         return TestProxy(port: port, folder: folder, process: peer)
     }
 
+    /// `Resources/slow_connect_proxy.py`: holds each CONNECT's answer for `hold` seconds and records the bytes the
+    /// client sent meanwhile (`records`: "TARGET COUNT").
+    static func slowConnect(hold: Double) throws -> TestProxy {
+        let folder = try makeFolder("slow-connect")
+        let peer = try TestProcess(
+            "/usr/bin/env", ["python3", "\(testResources)/slow_connect_proxy.py", folder + "/records", String(hold)])
+        guard let port = Int(try peer.firstLine()) else {
+            peer.stop()
+            throw TestTimeout(seconds: 0)
+        }
+        return TestProxy(port: port, folder: folder, process: peer)
+    }
+
     /// `Resources/tls_front.py`: TLS with `chain`/`key` in front of the plain proxy at `target`.
     static func tlsFront(chain: String, key: String, target: Int) throws -> TestProxy {
         let folder = try makeFolder("tls-front")
