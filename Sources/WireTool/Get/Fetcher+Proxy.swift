@@ -31,13 +31,19 @@ extension Fetcher {
                     status: ExitStatus.unknownProxy, message: "Unsupported proxy syntax in '\(text)': \(reason)")
             }
         }
-        guard case .proxy(var proxy) = route else { return ProxyChoice(configuration: .none) }
-        for field in options.proxy.headers { proxy.headers.add(name: field.name, value: field.value) }
-        var note: String?
-        if options.proxy.url == nil, let variable = environment.proxyVariable(forScheme: url.scheme) {
+        // curl names the no_proxy variable it read whenever --noproxy is not given, then the proxy variable it used.
+        var note = ""
+        if options.proxy.noProxy == nil, let variable = environment.noProxyVariable {
             note = "* Uses proxy env variable \(variable.name) == '\(variable.value)'\n"
         }
-        return ProxyChoice(configuration: .proxy(proxy), proxy: proxy, note: note)
+        guard case .proxy(var proxy) = route else {
+            return ProxyChoice(configuration: .none, note: note.isEmpty ? nil : note)
+        }
+        for field in options.proxy.headers { proxy.headers.add(name: field.name, value: field.value) }
+        if options.proxy.url == nil, let variable = environment.proxyVariable(forScheme: url.scheme) {
+            note += "* Uses proxy env variable \(variable.name) == '\(variable.value)'\n"
+        }
+        return ProxyChoice(configuration: .proxy(proxy), proxy: proxy, note: note.isEmpty ? nil : note)
     }
 
     /// The client settings of the proxy switches: `-p`, and the trust in an `https` proxy's certificate
@@ -50,11 +56,11 @@ extension Fetcher {
         configuration.proxyTLS = tls
     }
 
-    /// curl's `-v` lines for the proxy a hop went through: the variable it came from, the `CONNECT` exchange that
+    /// curl's `-v` lines for the proxy a hop went through: the variables read (`note`), the `CONNECT` exchange that
     /// opened a new tunnel, or the SOCKS request; nothing for a direct hop.
     static func verboseProxy(_ metrics: HTTPClientMetrics.Snapshot, url: HTTPURL, note: String?) -> String {
-        guard let proxy = metrics.proxy else { return "" }
         var text = note ?? ""
+        guard let proxy = metrics.proxy else { return text }
         let port = url.port ?? (url.isTLS ? 443 : 80)
         let target = url.host.utf8.contains(UInt8(ascii: ":")) ? "[\(url.host)]:\(port)" : "\(url.host):\(port)"
         text += "* proxy: \(proxy)\n"
