@@ -54,7 +54,8 @@ extension SessionManager {
         list.append(ChallengeStage(credentialStorage: configuration.credentialStorage))
         // Only when a proxy may be used: each stage is a call and a copy per hop.
         let proxy = configuration.httpClient?.configuration.proxy ?? configuration.proxy
-        if case .none = proxy {} else {
+        if case .none = proxy {
+        } else {
             list.append(ProxyChallengeStage(proxy: proxy, credentialStorage: configuration.credentialStorage))
         }
         if let storage = configuration.httpCookieStorage {

@@ -36,7 +36,9 @@ extension IOSuite {
                 // The tool and curl agree: 0 with the password, 97 without the right one.
                 let url = "http://127.0.0.1:\(origins.plainPort)/"
                 for (credentials, expected) in [("\(user.user):\(user.password)", Int32(0)), ("\(user.user):nope", 97)] {
-                    let words = ["-sS", "-o", "/dev/null", "--socks5-hostname", "127.0.0.1:\(proxy.port)", "-U", credentials, url]
+                    let words = [
+                        "-sS", "-o", "/dev/null", "--socks5-hostname", "127.0.0.1:\(proxy.port)", "-U", credentials, url,
+                    ]
                     let curl = try await WireToolRunner.run(program: URL(fileURLWithPath: "/usr/bin/curl"), words)
                     let wire = try await WireToolRunner.run(["get"] + words)
                     #expect(curl.status == expected && wire.status == expected, "\(curl.errors) \(wire.errors)")

@@ -12,7 +12,9 @@ extension IOSuite {
         /// Every proxy variable set empty (an empty value counts as unset, for curl and wire alike), then `set`.
         static func environment(_ set: [String: String] = [:]) -> [String: String] {
             var environment: [String: String] = [:]
-            for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
+            for name in [
+                "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
+            ] {
                 environment[name] = ""
             }
             return environment.merging(set) { $1 }
@@ -71,7 +73,8 @@ extension IOSuite {
                     (["-p", "-x", proxyB, plain], [:], 1),
                 ]
                 for (words, environment, expected) in cases {
-                    let runs = try await Self.both(["-sS", "-v", "-o", "/dev/null"] + words, environment: environment, proxies: [a, b])
+                    let runs = try await Self.both(
+                        ["-sS", "-v", "-o", "/dev/null"] + words, environment: environment, proxies: [a, b])
                     let label = "\(words) \(environment)"
                     #expect(runs[0].run.status == 0 && runs[1].run.status == 0, "\(label): \(runs.map(\.run.errors))")
                     #expect(runs[0].route == expected, "curl's route for \(label)")
