@@ -49,8 +49,8 @@ extension HTTPClient {
 
     /// Asks an HTTP proxy to open a tunnel to `authority` (RFC 9110 §9.3.6), as `connect(to:via:)` does, with the
     /// proxy given as a value: an `https` one is reached over TLS with its own settings (`Proxy.transportSecurity`,
-    /// else the configuration's `proxyTransportSecurity`), and its credentials, when it has any, go in
-    /// `Proxy-Authorization` (Basic) unless `headers` has that field. The connection to the proxy is one of those
+    /// else the configuration's `proxyTransportSecurity`), its `headers` are added to `headers`, and its credentials,
+    /// when it has any, go in `Proxy-Authorization` (Basic) unless the fields have one. The connection to the proxy is one of those
     /// requests forwarded to it use.
     ///
     /// - Throws: `HTTPClientError`: `.invalidRequest` for an authority that is not `host:port`, `.invalidProxy` for a
@@ -64,11 +64,7 @@ extension HTTPClient {
         guard !proxy.kind.isSOCKS else {
             throw .proxy(.invalidProxy, "CONNECT goes to an HTTP proxy, not to \(proxy)", proxy: proxy)
         }
-        var headers = headers
-        if let credentials = proxy.credentials, !headers.contains(name: "proxy-authorization") {
-            headers.add(name: "Proxy-Authorization", value: credentials.basicAuthorization)
-        }
-        let head = try connectHead(authority, headers: headers)
+        let head = try connectHead(authority, headers: proxy.fieldsForProxy(headers))
         let pool = try pool(forProxy: proxy)
         let group = try runningGroup()
         let metrics = HTTPClientMetrics(start: .now())

@@ -342,12 +342,8 @@ public final class HTTPClient: Sendable {
         guard url.isTLS || configuration.tunnelsThroughHTTPProxy else { return proxyPool }
         if let pool = pools.withLock({ $0[key] }) { return pool }
         let authority = url.host.utf8.contains(UInt8(ascii: ":")) ? "[\(url.host)]:\(port)" : "\(url.host):\(port)"
-        var headers = HTTPHeaders()
-        if let credentials = proxy.credentials {
-            headers.add(name: "Proxy-Authorization", value: credentials.basicAuthorization)
-        }
         let setup = ConnectionPool.TunnelSetup(
-            proxyPool: proxyPool, connectHead: try connectHead(authority, headers: headers),
+            proxyPool: proxyPool, connectHead: try connectHead(authority, headers: proxy.fieldsForProxy(HTTPHeaders())),
             readTimeout: configuration.readTimeout, retriesStaleConnections: configuration.retriesStaleConnections)
         return try pool(key, security: security, tunnel: setup)
     }
@@ -420,8 +416,9 @@ public final class HTTPClient: Sendable {
     /// Serializes a request's head and opens its body file: everything that can refuse the request before it
     /// takes a connection.
     ///
-    /// Through a forwarding proxy the target is in absolute form (RFC 9112 §3.2.2) and the proxy's credentials go
-    /// in `Proxy-Authorization`, preemptively, unless the request has that field already.
+    /// Through a forwarding proxy the target is in absolute form (RFC 9112 §3.2.2), the proxy's own fields are added
+    /// and its credentials go in `Proxy-Authorization`, preemptively, unless the request has that field already
+    /// (`Proxy.fieldsForProxy(_:)`).
     private func prepare(
         url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders,
         body: HTTPClientRequest.Body?, forwardingTo proxy: Proxy? = nil
@@ -430,9 +427,7 @@ public final class HTTPClient: Sendable {
         var target = url.target
         if let proxy {
             target = "\(url.scheme)://\(url.hostHeader)\(url.target)"
-            if let credentials = proxy.credentials, !headers.contains(name: "proxy-authorization") {
-                headers.add(name: "Proxy-Authorization", value: credentials.basicAuthorization)
-            }
+            headers = proxy.fieldsForProxy(headers)
         }
         let head = HTTPRequestHead(method: method, target: target, headers: headers)
         // Host and User-Agent are written after the request's own fields, not added to a copy of them.
@@ -507,6 +502,7 @@ public final class HTTPClient: Sendable {
             $0.proxyHandshake = lease.proxyHandshake
             $0.connectAttempts = lease.connectAttempts
             $0.tcpInfo = nil
+            $0.proxyConnect = lease.proxyConnect
         }
         if requestComplete {
             // The whole request is written at once: the loop starts it, and the read that parses

@@ -63,6 +63,9 @@ public final class HTTPClientMetrics: Sendable {
         public var tcpInfo: TCPInfo?
         /// The number of the connection the request went over, as `HTTPClientEvent.connection` names it.
         public var connection: Int?
+        /// The `CONNECT` exchange that opened the tunnel the last hop went through, when the hop opened it (nil on a
+        /// reused tunnel, through a forwarding or SOCKS proxy, or without one): for a `-v` that shows it.
+        public var proxyConnect: ProxyConnect?
     }
 
     /// One address a new connection's Happy Eyeballs race tried (RFC 8305). Times count from the moment the
@@ -85,6 +88,14 @@ public final class HTTPClientMetrics: Sendable {
             self.end = end
             self.error = error
         }
+    }
+
+    /// A `CONNECT` sent to an HTTP proxy and its 2xx answer.
+    public struct ProxyConnect: Hashable, Sendable {
+        /// The `CONNECT` request's head as written (with `Proxy-Authorization` when one was sent).
+        public var requestHead: [UInt8]
+        /// The proxy's answer.
+        public var responseHead: HTTPResponseHead
     }
 
     /// One exchange answered with a redirect that the client followed.

@@ -127,7 +127,8 @@ extension ConnectionPool {
             stream,
             SetupTimings(
                 nameResolution: lease.nameResolution, connect: lease.connect ?? (sent - started),
-                proxyHandshake: answered - sent)
+                proxyHandshake: answered - sent,
+                proxyConnect: HTTPClientMetrics.ProxyConnect(requestHead: setup.connectHead, responseHead: start.head))
         )
     }
 

@@ -39,6 +39,8 @@ final class ConnectionPool: Sendable {
         /// an idle connection leased at once, which costs no clock read).
         let openStarted: Deadline?
         let handedOver: Deadline?
+        /// The `CONNECT` exchange that opened the tunnel, when new and tunnelled through an HTTP proxy.
+        let proxyConnect: HTTPClientMetrics.ProxyConnect?
     }
 
     /// The settings a pool needs.
@@ -88,6 +90,7 @@ final class ConnectionPool: Sendable {
         var number = 0
         /// When the pool decided to open the connection.
         var started: Deadline? = nil
+        var proxyConnect: HTTPClientMetrics.ProxyConnect? = nil
     }
 
     /// An established connection the machine holds.
@@ -118,7 +121,7 @@ final class ConnectionPool: Sendable {
                 connection: connection, isNew: setup != nil, isPipelined: pipelined,
                 nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect,
                 proxyHandshake: setup?.proxyHandshake, setup: setup?.total, connectAttempts: setup?.connectAttempts ?? [],
-                number: number, openStarted: setup?.started, handedOver: now)
+                number: number, openStarted: setup?.started, handedOver: now, proxyConnect: setup?.proxyConnect)
         }
 
         /// The machine wants `idleTimeoutFired` at `deadline`: where and when to arm a timer, or nil when one is

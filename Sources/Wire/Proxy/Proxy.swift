@@ -50,6 +50,10 @@ public struct Proxy: Hashable, Sendable, CustomStringConvertible {
     /// The user name and password the proxy asks for (Basic authentication for an HTTP proxy, RFC 1929 for SOCKS 5,
     /// the user ID alone for SOCKS 4), or nil.
     public var credentials: ProxyCredentials?
+    /// Header fields for the proxy itself (curl's `--proxy-header`): sent on every `CONNECT`, and added to each request
+    /// forwarded to the proxy that lacks a field of the name. A `Proxy-Authorization` here wins over `credentials`.
+    /// Unused by SOCKS proxies. Empty by default.
+    public var headers = HTTPHeaders()
     /// The TLS layer for the connection to an `https` proxy, with the trust settings for the proxy's certificate
     /// (separate from the origin's). WireTLS sets it; nil makes a connection through an `https` proxy fail with an
     /// error naming WireTLS, as an `https` URL does without it. Proxies compare equal when their layers have the same
@@ -94,7 +98,7 @@ public struct Proxy: Hashable, Sendable, CustomStringConvertible {
 
     public static func == (lhs: Proxy, rhs: Proxy) -> Bool {
         lhs.kind == rhs.kind && lhs.host == rhs.host && lhs.port == rhs.port && lhs.credentials == rhs.credentials
-            && lhs.transportSecurity?.poolKey == rhs.transportSecurity?.poolKey
+            && lhs.headers == rhs.headers && lhs.transportSecurity?.poolKey == rhs.transportSecurity?.poolKey
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -102,6 +106,7 @@ public struct Proxy: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(host)
         hasher.combine(port)
         hasher.combine(credentials)
+        hasher.combine(headers)
         hasher.combine(transportSecurity?.poolKey)
     }
 }
@@ -152,5 +157,21 @@ public struct ProxyCredentials: Hashable, Sendable, CustomStringConvertible, Cus
             index += 3
         }
         return String(decoding: output, as: UTF8.self)
+    }
+}
+
+extension Proxy {
+    /// `fields` as they go to this proxy: each of the proxy's `headers` whose name `fields` lacks is added, then its
+    /// credentials as Basic `Proxy-Authorization` when no field of that name is there yet.
+    package func fieldsForProxy(_ fields: HTTPHeaders) -> HTTPHeaders {
+        let own = fields
+        var fields = fields
+        for field in headers where !own.contains(name: field.name) {
+            fields.add(name: field.name, value: field.value)
+        }
+        if let credentials, !fields.contains(name: "proxy-authorization") {
+            fields.add(name: "Proxy-Authorization", value: credentials.basicAuthorization)
+        }
+        return fields
     }
 }

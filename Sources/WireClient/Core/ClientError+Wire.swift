@@ -27,6 +27,8 @@ extension ClientError {
             case .startFailed, .invalidConfiguration: .cannotConnectToHost
             // The only admission check WireClient sets is the cellular one (`allowsCellularAccess == false`).
             case .connectionNotAdmitted: .notConnectedToInternet
+            // The proxy refused the tunnel or broke its handshake, or cannot be used: the origin was never reached.
+            case .proxyRefused, .proxyHandshakeFailed, .invalidProxy: .cannotConnectToHost
             default: .networkConnectionLost
             }
         if code == .serverCertificateUntrusted, let tls = error.securityError {

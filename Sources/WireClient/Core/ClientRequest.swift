@@ -31,6 +31,7 @@ public struct ClientRequest: Sendable {
         var shouldUsePipelining: Bool?
         var networkServiceType: NetworkServiceType?
         var interceptor: (any Interceptor)?
+        var proxyAnswer: Proxy?
     }
 
     private var fields: CopyOnWrite<Fields>
@@ -102,6 +103,14 @@ public struct ClientRequest: Sendable {
     public var interceptor: (any Interceptor)? {
         get { fields.value.settings?.value.interceptor }
         set { changeSettings { $0.interceptor = newValue } }
+    }
+
+    /// The proxy this hop goes through with the answer to its 407 (`ProxyChallengeStage`): the session's route, with
+    /// the `Proxy-Authorization` the challenge hook or the credential storage gave in its `headers`. Nil: the
+    /// session's proxy configuration decides.
+    var proxyAnswer: Proxy? {
+        get { fields.value.settings?.value.proxyAnswer }
+        set { changeSettings { $0.proxyAnswer = newValue } }
     }
 
     private mutating func changeSettings(_ change: (inout Settings) -> Void) {

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Synchronization
-import Wire
+public import Wire
 
 /// Where a credential applies (NSURLProtectionSpace): the origin, the realm and the scheme a 401 or 407 named.
 public struct ProtectionSpace: Sendable, Hashable, Codable {
@@ -25,6 +25,19 @@ public struct ProtectionSpace: Sendable, Hashable, Codable {
         self.authenticationMethod = authenticationMethod.lowercased()
         self.realm = realm
         self.isProxy = isProxy
+    }
+
+    /// The protection space of an HTTP proxy: its host and port, its scheme (`http`, or `https` for a proxy reached
+    /// over TLS), `isProxy` true. For `CredentialStorage`: a proxy's credentials are kept apart from any origin's,
+    /// even on the same host and port.
+    /// - Parameters:
+    ///   - proxy: The proxy.
+    ///   - authenticationMethod: The challenge's scheme; `basic` by default.
+    ///   - realm: The challenge's realm (tinyproxy's and Squid's are the proxy's configured name), if any.
+    public init(proxy: Proxy, authenticationMethod: String = "basic", realm: String?) {
+        self.init(
+            host: proxy.host, port: proxy.port, urlScheme: proxy.kind.rawValue,
+            authenticationMethod: authenticationMethod, realm: realm, isProxy: true)
     }
 }
 
@@ -57,16 +70,34 @@ public struct AuthenticationChallenge: Sendable {
     /// response or one without the field. The first challenge of the field is taken.
     static func parse(_ response: ClientResponse, url: URL, previousFailureCount: Int) -> AuthenticationChallenge? {
         let isProxy = response.statusCode == 407
-        guard response.statusCode == 401 || isProxy,
-            let field = response.value(forHTTPHeaderField: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate")
-        else { return nil }
+        guard response.statusCode == 401 || isProxy else { return nil }
+        let urlScheme = url.scheme?.lowercased() ?? "http"
+        return parse(
+            response, field: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate", host: url.host ?? "",
+            port: url.port ?? (urlScheme == "https" ? 443 : 80), urlScheme: urlScheme, isProxy: isProxy,
+            previousFailureCount: previousFailureCount)
+    }
+
+    /// The challenge of a 407 (`Proxy-Authenticate`) from `proxy`, for the proxy's protection space (its host, port
+    /// and scheme, not the origin's); nil for any other response or one without the field.
+    static func parse(_ response: ClientResponse, proxy: Proxy) -> AuthenticationChallenge? {
+        guard response.statusCode == 407 else { return nil }
+        return parse(
+            response, field: "Proxy-Authenticate", host: proxy.host, port: proxy.port, urlScheme: proxy.kind.rawValue,
+            isProxy: true, previousFailureCount: 0)
+    }
+
+    /// The first challenge of the response's `field`, for the protection space at `host` and `port`.
+    private static func parse(
+        _ response: ClientResponse, field name: String, host: String, port: Int, urlScheme: String, isProxy: Bool,
+        previousFailureCount: Int
+    ) -> AuthenticationChallenge? {
+        guard let field = response.value(forHTTPHeaderField: name) else { return nil }
         let trimmed = field.drop { $0 == " " || $0 == "\t" }
         let scheme = trimmed.prefix { $0 != " " && $0 != "\t" && $0 != "," }
         guard !scheme.isEmpty else { return nil }
-        let urlScheme = url.scheme?.lowercased() ?? "http"
         let space = ProtectionSpace(
-            host: url.host ?? "", port: url.port ?? (urlScheme == "https" ? 443 : 80),
-            urlScheme: urlScheme, authenticationMethod: String(scheme),
+            host: host, port: port, urlScheme: urlScheme, authenticationMethod: String(scheme),
             realm: realmParameter(of: trimmed.dropFirst(scheme.count)), isProxy: isProxy)
         return AuthenticationChallenge(protectionSpace: space, previousFailureCount: previousFailureCount, response: response)
     }

@@ -10,10 +10,10 @@ protocol ChallengeAnswering: TransferContext {
     nonisolated(nonsending) func answer(_ challenge: AuthenticationChallenge) async -> AuthenticationChallengeDisposition
 }
 
-/// Authentication challenges, as a stage of the transfer chain: a 401 (or a 407, from a proxy) with a challenge is
+/// Authentication challenges, as a stage of the transfer chain: a 401 with a challenge is
 /// offered to the session's challenge hook, whose answer (a user and password sent as Basic, a header value of the
 /// caller's, or the credential storage's entry for the protection space) is sent on the same request; the hop is
-/// replayed with `Authorization` (`Proxy-Authorization` for a 407).
+/// replayed with `Authorization`. A proxy's 407 is `ProxyChallengeStage`'s.
 ///
 /// An answer refused once for a protection space is not sent again (the response is delivered), `previousFailureCount`
 /// counts the refusals per space, and at most eight replays are made, so a hook that invents a new answer every time
@@ -40,7 +40,7 @@ struct ChallengeStage: TransferStage {
             let answer = try await chain.proceed(request)
             let status = answer.response.statusCode
             // Every response passes here: the status first, the task's hooks only for a challenge.
-            guard status == 401 || status == 407, let host = chain.transfer as? any ChallengeAnswering,
+            guard status == 401, let host = chain.transfer as? any ChallengeAnswering,
                 host.answersChallenges, let next = await reply(to: answer, host: host, ledger: &ledger)
             else {
                 return answer
@@ -58,35 +58,63 @@ struct ChallengeStage: TransferStage {
         to answer: StageResponse, host: any ChallengeAnswering,
         ledger: inout Ledger
     ) async -> ClientRequest?? {
-        guard ledger.replays < Ledger.maximumReplays else { return nil }
         let request = answer.request
-        let probe = AuthenticationChallenge.parse(answer.response, url: request.url, previousFailureCount: 0)
-        guard let space = probe?.protectionSpace, var challenge = probe else { return nil }
+        guard let challenge = AuthenticationChallenge.parse(answer.response, url: request.url, previousFailureCount: 0)
+        else { return nil }
+        switch await Self.decide(challenge, host: host, credentialStorage: credentialStorage, ledger: &ledger) {
+        case .deliver:
+            return nil
+        case .cancel:
+            return .some(nil)
+        case .send(let value):
+            var next = request
+            next.headers.remove(name: "Authorization")
+            next.headers.add(name: "Authorization", value: value)
+            return .some(next)
+        }
+    }
+
+    /// What to do with a challenge.
+    enum Reply {
+        /// Deliver the response (or the failure) as it is.
+        case deliver
+        /// The hook cancelled the task.
+        case cancel
+        /// Send the request again with this authorization value.
+        case send(String)
+    }
+
+    /// The hook's (or the credential storage's) answer to `challenge`, counted in `ledger`: the refusals of earlier
+    /// answers for its protection space become its `previousFailureCount`, and an answer already sent for the space,
+    /// or one beyond the replay limit, delivers the response.
+    nonisolated(nonsending) static func decide(
+        _ challenge: AuthenticationChallenge, host: any ChallengeAnswering, credentialStorage: CredentialStorage?,
+        ledger: inout Ledger
+    ) async -> Reply {
+        guard ledger.replays < Ledger.maximumReplays else { return .deliver }
+        var challenge = challenge
+        let space = challenge.protectionSpace
         // A challenge after an answer was sent for this space means that answer was refused.
         if let sent = ledger.sent[space], !sent.isEmpty { ledger.failures[space, default: 0] += 1 }
         challenge.previousFailureCount = ledger.failures[space, default: 0]
         let value: String
         switch await host.answer(challenge) {
         case .useCredential(let user, let password):
-            value = Self.basicAuthorization(user: user, password: password)
+            value = basicAuthorization(user: user, password: password)
         case .useAuthorization(let header):
             value = header
         case .performDefaultHandling:
-            guard let stored = credentialStorage?.credential(for: space) else { return nil }
-            value = Self.basicAuthorization(user: stored.user, password: stored.password)
+            guard let stored = credentialStorage?.credential(for: space) else { return .deliver }
+            value = basicAuthorization(user: stored.user, password: stored.password)
         case .cancel:
-            return .some(nil)
+            return .cancel
         case .rejectProtectionSpace:
-            return nil
+            return .deliver
         }
         // The same answer refused once for this space is not sent again: the response is delivered.
-        guard ledger.sent[space, default: []].insert(value).inserted else { return nil }
+        guard ledger.sent[space, default: []].insert(value).inserted else { return .deliver }
         ledger.replays += 1
-        var next = request
-        let field = space.isProxy ? "Proxy-Authorization" : "Authorization"
-        next.headers.remove(name: field)
-        next.headers.add(name: field, value: value)
-        return .some(next)
+        return .send(value)
     }
 
     /// `Basic` with the base64 of `user:password` (RFC 7617, UTF-8).

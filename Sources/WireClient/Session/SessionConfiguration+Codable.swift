@@ -7,6 +7,8 @@ import WireTLS
 /// - archived: the timeouts, additional headers, limits, content decoding, redirects, transport security, cookie
 ///   rules, cache policy, pipelining, cellular access, service type, interface classifier, and the TLS settings (versions, trust
 ///   roots, verification, client certificate files, pins, resumption);
+/// - `proxy` as none, the environment, or a proxy's URL and `no_proxy` list without its credentials or fields (secrets
+///   stay out of archives: a decoded proxy has none, set them again); an environment decodes as the process's;
 /// - `urlCache` as its capacities and directory: decoding makes a new cache on them (keep one cache per directory
 ///   in a process: decode once, or set the property to the cache you already have);
 /// - `httpCookieStorage` as which storage: `.shared`, none, or a private one, which decodes as a new, empty storage;
@@ -19,6 +21,7 @@ extension SessionConfiguration: Codable {
         case maximumBufferedResponseSize, decodesContent, contentDecoding, maximumConcurrentTasks, maximumRedirects
         case transportSecurity, tls, shouldHandleCookies, httpCookieAcceptPolicy, httpCookieStorage, urlCache
         case requestCachePolicy, allowsCellularAccess, networkServiceType, interfaceClassifier, shouldUsePipelining
+        case proxy
         /// `shouldHandleCookies` and `shouldUsePipelining` in archives made before each had one spelling: read, never
         /// written.
         case httpShouldSetCookies, httpShouldUsePipelining
@@ -27,6 +30,37 @@ extension SessionConfiguration: Codable {
     /// Which cookie storage a configuration uses, as archived.
     private enum CookieStorageKind: String, Codable {
         case shared, none, `private`
+    }
+
+    /// Which proxy a configuration uses, as archived: never its credentials nor its fields.
+    private enum ProxySetting: Codable {
+        case none
+        case environment
+        case proxy(url: String, noProxy: String?)
+
+        init(_ configuration: ProxyConfiguration) {
+            switch configuration {
+            case .none: self = .none
+            case .environment: self = .environment
+            case .proxy(let proxy, let noProxy): self = .proxy(url: "\(proxy.kind)://\(proxy.authority)", noProxy: noProxy?.text)
+            }
+        }
+
+        var configuration: ProxyConfiguration {
+            get throws {
+                switch self {
+                case .none: return .none
+                case .environment: return .environment()
+                case .proxy(let url, let noProxy):
+                    do {
+                        return .proxy(try Proxy(parsing: url), noProxy: noProxy.map(NoProxyList.init))
+                    } catch {
+                        throw DecodingError.dataCorrupted(
+                            .init(codingPath: [], debugDescription: "an unreadable proxy URL: \(error)"))
+                    }
+                }
+            }
+        }
     }
 
     /// A cache's shape, as archived.
@@ -73,6 +107,8 @@ extension SessionConfiguration: Codable {
             ?? container.decodeIfPresent(Bool.self, forKey: .httpShouldUsePipelining) ?? false
         networkServiceType = try container.decode(NetworkServiceType.self, forKey: .networkServiceType)
         interfaceClassifier = InterfaceClassifier(sysfsRoot: try container.decode(String.self, forKey: .interfaceClassifier))
+        // Absent from archives made before it existed: the default (the environment) then.
+        if let setting = try container.decodeIfPresent(ProxySetting.self, forKey: .proxy) { proxy = try setting.configuration }
     }
 
     /// Archives the settings listed on the extension.
@@ -109,6 +145,7 @@ extension SessionConfiguration: Codable {
         try container.encode(shouldUsePipelining, forKey: .shouldUsePipelining)
         try container.encode(networkServiceType, forKey: .networkServiceType)
         try container.encode(interfaceClassifier.sysfsRoot, forKey: .interfaceClassifier)
+        try container.encode(ProxySetting(proxy), forKey: .proxy)
     }
 }
 

@@ -42,6 +42,18 @@ public struct SessionConfiguration: Sendable {
     public var transportSecurity = TransportSecurityPolicy.allowsArbitraryLoads
     /// Credentials for `.performDefaultHandling` of an authentication challenge; none by default.
     public var credentialStorage: CredentialStorage?
+    /// Which proxy requests go through: by default the one the environment names, as curl reads it (`http_proxy`,
+    /// `HTTPS_PROXY`/`https_proxy`, `ALL_PROXY`/`all_proxy`, and `NO_PROXY`/`no_proxy`; see `ProxyEnvironment`), as
+    /// Go's and Python's clients do. `.none` goes direct; `.proxy(_:noProxy:)` names one.
+    ///
+    /// `http` URLs are forwarded to an HTTP proxy, `https` ones go through a `CONNECT` tunnel (TLS and its
+    /// verification are the origin's, with the session's security policy); SOCKS proxies tunnel both. Cookies,
+    /// the cache and redirects behave as without a proxy: they are the origin's, and a tunnelled request's fields
+    /// never reach the proxy. A proxy's credentials (`Proxy.credentials`, or in the URL) are sent preemptively as
+    /// Basic; a 407 without them goes to the challenge hook for a protection space whose `isProxy` is true (see
+    /// `SessionManager.taskDidReceiveAuthenticationChallenge`). With an adopted `httpClient`, that client's own
+    /// `proxy` applies instead.
+    public var proxy: ProxyConfiguration = .environment()
     /// TLS for `https` URLs of the session's own client (trust roots, client certificate, versions). Default: the
     /// system's roots, TLS 1.2 at least.
     public var tls: TLSConfiguration? = TLSConfiguration()
@@ -138,6 +150,7 @@ public struct SessionConfiguration: Sendable {
         configuration.redirects = .disallow
         configuration.pipelining = shouldUsePipelining ? .enabled() : .disabled
         configuration.tls = tls
+        configuration.proxy = proxy
         return configuration
     }
 }

@@ -80,7 +80,9 @@ extension SessionManager {
 
     /// Answers a 401 (`WWW-Authenticate`) or 407 (`Proxy-Authenticate`) challenge: Basic credentials or an
     /// `Authorization` value to replay the request with, the configuration's `credentialStorage`, cancel, or deliver the
-    /// response. Without it, the 401 is delivered. On the delegate queue.
+    /// response. Without it, the 401 is delivered. A proxy's 407, forwarded or answering `CONNECT`, comes with the
+    /// proxy's protection space (`isProxy`) and its answer goes to the proxy only; without the hook the credential
+    /// storage is asked for that space. On the delegate queue.
     public var taskDidReceiveAuthenticationChallenge:
         (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationChallengeDisposition)?
     {

@@ -8,7 +8,8 @@ import Wire
 /// 3. `CacheStage`: lookup, revalidation, store (only with a `urlCache`);
 /// 4. `ResumptionStage`: `Range`/`If-Range` for a download made from resume data (only for downloads);
 /// 5. `RedirectStage`: 3xx hops and the redirect hooks;
-/// 6. `ChallengeStage`: 401 and 407 challenges and the challenge hook (read when a challenge arrives);
+/// 6. `ChallengeStage`: 401 challenges and the challenge hook (read when a challenge arrives), then
+///    `ProxyChallengeStage`: a proxy's 407, as a response or as a refused `CONNECT` (only when a proxy may be used);
 /// 7. `CookieStage`: `Cookie` out, `Set-Cookie` in, per hop (only with a cookie storage);
 /// 8. `DecodingStage`: gzip and deflate bodies (only when the session decodes content);
 /// 9. `SessionFieldsStage`: the session's additional fields and `Accept-Encoding`;
@@ -51,6 +52,12 @@ extension SessionManager {
         if download { list.append(ResumptionStage()) }
         list.append(RedirectStage(maximumRedirects: configuration.maximumRedirects))
         list.append(ChallengeStage(credentialStorage: configuration.credentialStorage))
+        // Only when a proxy may be used: each stage is a call and a copy per hop.
+        let proxy = configuration.httpClient?.configuration.proxy ?? configuration.proxy
+        if case .none = proxy {
+        } else {
+            list.append(ProxyChallengeStage(proxy: proxy, credentialStorage: configuration.credentialStorage))
+        }
         if let storage = configuration.httpCookieStorage {
             list.append(
                 CookieStage(

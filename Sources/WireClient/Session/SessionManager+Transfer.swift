@@ -321,6 +321,7 @@ extension SessionManager {
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
         if request.shouldUsePipelining == false { wireRequest.allowsPipelining = false }
+        if let proxy = request.proxyAnswer { wireRequest.proxy = .proxy(proxy) }
         guard let body = request.body else {
             // No byte of a body is sent (no upload progress: the total stays unknown, as each attempt starts it, or
             // goes back to unknown after a hop with a body), and the exchange touches the idle timer when the head is

@@ -4,7 +4,7 @@ import Wire
 
 /// The task's side of its transfer chain: what WireClient's stages ask of the task, answered from the task, its idle
 /// timeout and the manager's hooks.
-extension TaskDelegate: TransferContext, ChallengeAnswering, CacheEntryProposing, DownloadResuming {
+extension TaskDelegate: TransferContext, ProxyChallengeAnswering, CacheEntryProposing, DownloadResuming {
     var taskIdentifier: Int { task.taskIdentifier }
     var isDownload: Bool { task.kind == .download }
     var isDataTask: Bool { task.kind == .data }
@@ -113,6 +113,14 @@ extension TaskDelegate: TransferContext, ChallengeAnswering, CacheEntryProposing
         guard let hook = manager.hooks.taskDidReceiveAuthenticationChallenge else { return .performDefaultHandling }
         let task = task
         return await manager.askCaller(idle) { hook(task, challenge) }
+    }
+
+    func proxyAnswer(for proxy: Proxy) -> Proxy? {
+        records.withLock { $0.proxyAnswers[proxy] }
+    }
+
+    func rememberProxyAnswer(_ answer: Proxy, for proxy: Proxy) {
+        records.withLock { $0.proxyAnswers[proxy] = answer }
     }
 
     nonisolated(nonsending) func propose(_ entry: CachedResponse) async -> CachedResponse? {

@@ -41,6 +41,8 @@ final class TaskDelegate: Sendable {
         var trust: SessionTrust?
         /// Whether a hop sent a body (and so set an upload total that a hop without one must reset).
         var sentBody = false
+        /// What each proxy was last answered with after a 407 (`ProxyChallengeStage`), kept across the task's hops.
+        var proxyAnswers: [Proxy: Proxy] = [:]
     }
 
     let records = Lock(Records())

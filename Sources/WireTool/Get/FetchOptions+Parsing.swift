@@ -85,7 +85,7 @@ extension FetchOptions {
         "-w": "--write-out", "--write-out": "--write-out", "--trace": "--trace", "--trace-ascii": "--trace-ascii",
         // issue 32: curl's verbatim request target.
         "--request-target": "--request-target",
-    ]
+    ].merging(proxyValued) { own, _ in own }
 
     /// Parses the words after the subcommand's name.
     ///
@@ -110,6 +110,7 @@ extension FetchOptions {
                 continue
             }
             if setFlag(word) { continue }
+            if setProxyFlag(word) { continue }
             // --name=value
             if word.hasPrefix("--"), let equals = word.firstIndex(of: "="),
                 let name = Self.valued[String(word[..<equals])]
@@ -142,7 +143,7 @@ extension FetchOptions {
         while let letter = letters.first {
             letters = letters.dropFirst()
             let short = "-\(letter)"
-            if setFlag(short) {
+            if setFlag(short) || setProxyFlag(short) {
                 continue
             } else if let name = Self.valued[short] {
                 if !letters.isEmpty {
@@ -321,6 +322,8 @@ extension FetchOptions {
         case "--trace", "--trace-ascii":
             guard !value.isEmpty else { throw FetchUsageError(message: "\(name) needs a file name (- for standard output)") }
             trace = TraceTarget(path: value, ascii: name == "--trace-ascii")
+        case _ where Self.proxyValued.values.contains(name):
+            try applyProxy(name, value)
         default:
             // The table of options and this switch are kept together; an option missing here is refused, never a trap.
             throw FetchUsageError(message: "option \(name) is not supported")

@@ -104,6 +104,8 @@ struct FetchOptions: Equatable, Sendable {
     /// `--compressed`: offer `Accept-Encoding: deflate, gzip` and decode the body (without it, bytes pass through as
     /// they came, as with curl).
     var compressed = false
+    /// The proxy switches.
+    var proxy = ProxyOptions()
     /// The TLS switches, for https URLs.
     var tls = TLSOptions()
     /// curl's retry switches.

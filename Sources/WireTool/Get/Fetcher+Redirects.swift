@@ -52,6 +52,7 @@ extension Fetcher {
                         message: "operation timed out: the transfer took longer than --max-time \(seconds)s")
                 }
             }
+            hop.proxy = try proxyChoice(for: url).configuration
             observation?.attach(to: &hop, url: url)
             let response: HTTPClientResponse
             do { response = try await client.execute(hop, timeout: remaining) } catch { throw failure(error) }

@@ -76,6 +76,7 @@ struct Fetcher {
         configuration.samplesTCPInfo = options.traceTCPInfo && options.trace != nil
         configuration.userAgent = nil
         if options.removedHeaders.contains("expect") { configuration.expectContinueThreshold = nil }
+        Self.applyProxyOptions(options.proxy, to: &configuration)
         do { configuration.tls = try Self.tlsConfiguration(options.tls) } catch {
             report(error)
             return error.status
@@ -261,6 +262,12 @@ struct Fetcher {
                         + HeadText.verbose(HeadText.lines(of: hop.responseHead), prefix: "< ")
                         + "* following the redirect from \(hop.url)\n"
                 }
+                // The last hop's URL: the first one's, or where the last redirect led.
+                var last = try? HTTPURL(plan.request.url)
+                if let step = redirects.last, let location = step.responseHead.headers.first(name: "location") {
+                    last = try? step.url.resolving(location)
+                }
+                if let last { text += Self.verboseProxy(metrics, url: last, note: (try? proxyChoice(for: last))?.note) }
                 text +=
                     HeadText.verbose(HeadText.lines(ofSent: metrics.requestHead), prefix: "> ")
                     + HeadText.verboseConnection(metrics)

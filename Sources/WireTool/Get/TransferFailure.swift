@@ -101,6 +101,10 @@ extension TransferFailure {
 
     /// The failure curl would report for `error`.
     init(_ error: HTTPClientError) {
+        if let failure = TransferFailure(atProxy: error) {
+            self = failure
+            return
+        }
         if error.code == .connectFailed, let connect = error.connectError {
             let status: Int32 =
                 switch connect.reason {

@@ -81,12 +81,59 @@ final class TestProxy: Sendable {
         return try start(dantedPath, ["-f", folder + "/danted.conf", "-N", "1"], port: port, folder: folder)
     }
 
+    /// The system user danted's `username` method checks (made by `.ci/run` and the README's set-up), and its password.
+    static let dantedUser = (user: "wire-socks", password: "wire-socks-pw")
+
+    /// Why danted with RFC 1929 authentication cannot run here, or nil: it checks system users itself (getpwnam and
+    /// the shadow file, which only root reads; no PAM), so it needs `dantedUser` and a test process run as root.
+    static var dantedWithPasswordMissing: String? {
+        if let reason = missing(dantedPath) { return reason }
+        guard getuid() == 0 else { return "danted's username method reads /etc/shadow: the tests do not run as root" }
+        guard getpwnam(dantedUser.user) != nil else {
+            return "no system user \(dantedUser.user) (useradd --system wire-socks; chpasswd, as .ci/run does)"
+        }
+        return nil
+    }
+
+    /// danted with SOCKS 5 username/password authentication (RFC 1929) against `dantedUser`, running as root.
+    static func dantedWithPassword() throws -> TestProxy {
+        let folder = try makeFolder("danted-password")
+        let port = try LoopbackPort.free()
+        let configuration = """
+            logoutput: \(folder)/danted.log
+            internal: 127.0.0.1 port = \(port)
+            external: 127.0.0.1
+            clientmethod: none
+            socksmethod: username
+            user.privileged: root
+            user.unprivileged: root
+            client pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }
+            socks pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }
+
+            """
+        try configuration.write(toFile: folder + "/danted.conf", atomically: true, encoding: .utf8)
+        return try start(dantedPath, ["-f", folder + "/danted.conf", "-N", "1"], port: port, folder: folder)
+    }
+
     /// `Resources/socks_peer.py`: SOCKS 4, 4a and 5, every reply code on demand (see the script), each request
     /// recorded (`records`).
     static func scriptedSOCKS(credentials: String? = nil) throws -> TestProxy {
         let folder = try makeFolder("socks-peer")
         let peer = try TestProcess(
             "/usr/bin/env", ["python3", "\(testResources)/socks_peer.py", folder + "/records"] + (credentials.map { [$0] } ?? []))
+        guard let port = Int(try peer.firstLine()) else {
+            peer.stop()
+            throw TestTimeout(seconds: 0)
+        }
+        return TestProxy(port: port, folder: folder, process: peer)
+    }
+
+    /// `Resources/slow_connect_proxy.py`: holds each CONNECT's answer for `hold` seconds and records the bytes the
+    /// client sent meanwhile (`records`: "TARGET COUNT").
+    static func slowConnect(hold: Double) throws -> TestProxy {
+        let folder = try makeFolder("slow-connect")
+        let peer = try TestProcess(
+            "/usr/bin/env", ["python3", "\(testResources)/slow_connect_proxy.py", folder + "/records", String(hold)])
         guard let port = Int(try peer.firstLine()) else {
             peer.stop()
             throw TestTimeout(seconds: 0)
