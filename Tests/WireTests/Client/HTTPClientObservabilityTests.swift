@@ -97,6 +97,8 @@ extension IOSuite {
                 let during = try await Self.waitForPool(client) { $0.waiters == 1 }
                 #expect(during.open == 1 && during.leased == 1 && during.idle == 0 && during.connecting == 0)
                 #expect(during.oldestWaiterAge != nil)
+                // A leased request may not have reached the server yet: flush once its answer is held, or nothing goes out.
+                #expect(await eventually { (try? await server.queuedCount()) == 1 })
                 try await server.flushQueued()
                 let firstResponse = try await first.value
                 #expect(try await firstResponse.body.collect(upTo: 100) == ByteBuffer(string: "first"))
@@ -187,6 +189,8 @@ extension IOSuite {
                 #expect(error?.mayHaveBeenProcessed == false)
                 let state = try #require(error?.poolSnapshot)
                 #expect(state.open == 1 && state.leased == 1 && state.idle == 0 && state.connecting == 0 && state.waiters == 1)
+                // A leased request may not have reached the server yet: flush once its answer is held, or nothing goes out.
+                #expect(await eventually { (try? await server.queuedCount()) == 1 })
                 try await server.flushQueued()
                 _ = try await first.value.body.collect(upTo: 100)
                 _ = try await second.value.body.collect(upTo: 100)
@@ -213,6 +217,8 @@ extension IOSuite {
                 #expect(try #require(state.oldestWaiterAge) >= .milliseconds(100))
                 // The timed-out waiter left the pool: the held answer frees the connection for the next request.
                 #expect(client.poolSnapshots().first?.waiters == 0)
+                // A leased request may not have reached the server yet: flush once its answer is held, or nothing goes out.
+                #expect(await eventually { (try? await server.queuedCount()) == 1 })
                 try await server.flushQueued()
                 _ = try await first.value.body.collect(upTo: 100)
                 let next = try await client.execute(HTTPClientRequest(url: Self.url(server)))

@@ -54,6 +54,12 @@ struct ScriptedServer: Sendable {
         try await core.loop.submit { for connection in core.value.connections { connection.flush(then: nil) } }
     }
 
+    /// The responses held back now, over every connection: a test flushes once its requests have arrived.
+    func queuedCount() async throws -> Int {
+        let core = self.core
+        return try await core.loop.submit { core.value.connections.reduce(0) { $0 + $1.queued.count } }
+    }
+
     /// The most requests one connection found in a single read: above 1, the client pipelined.
     func maxRequestsPerRead() async throws -> Int {
         let core = self.core
