@@ -94,13 +94,14 @@ enum RawRequest {
             let ending = options.ending
             let readTimeout = options.readTimeout
             outcome = await withCheckedContinuation { (continuation: CheckedContinuation<RawOutcome, Never>) in
-                loop.execute({
-                    let exchange = RawExchange(
-                        stream: streams.stream.value, socket: streams.socket.value, payload: bytes, writes: writes,
-                        ending: ending, readTimeout: readTimeout
-                    ) { continuation.resume(returning: $0) }
-                    exchange.start()
-                }, ifClosed: { continuation.resume(returning: RawOutcome(end: .failed("the event loop closed"))) })
+                loop.execute(
+                    {
+                        let exchange = RawExchange(
+                            stream: streams.stream.value, socket: streams.socket.value, payload: bytes, writes: writes,
+                            ending: ending, readTimeout: readTimeout
+                        ) { continuation.resume(returning: $0) }
+                        exchange.start()
+                    }, ifClosed: { continuation.resume(returning: RawOutcome(end: .failed("the event loop closed"))) })
             }
         }
         if let dump = options.dumpReceived {
@@ -152,32 +153,34 @@ enum RawRequest {
         let timeout = options.connectTimeout
         let port: Int? = options.unixSocket == nil ? target.port : nil
         let connected: Result<Streams, ConnectFailure> = await withCheckedContinuation { continuation in
-            loop.execute({
-                let race = ConnectionRace(
-                    addresses: addresses, host: name, port: port, loop: loop, deadline: deadline,
-                    timeout: timeout, attemptDelay: .milliseconds(250)
-                ) { result in
-                    switch result {
-                    case .success(let socket):
-                        do {
-                            let stream = try SocketStream(socket: socket, on: loop)
-                            continuation.resume(
-                                returning: .success(
-                                    Streams(stream: LoopBound(stream, loop: loop), socket: LoopBound(stream, loop: loop))))
-                        } catch {
-                            try? socket.close()
-                            continuation.resume(
-                                returning: .failure(ConnectFailure(status: ExitStatus.couldNotConnect, message: "\(error)")))
+            loop.execute(
+                {
+                    let race = ConnectionRace(
+                        addresses: addresses, host: name, port: port, loop: loop, deadline: deadline,
+                        timeout: timeout, attemptDelay: .milliseconds(250)
+                    ) { result in
+                        switch result {
+                        case .success(let socket):
+                            do {
+                                let stream = try SocketStream(socket: socket, on: loop)
+                                continuation.resume(
+                                    returning: .success(
+                                        Streams(stream: LoopBound(stream, loop: loop), socket: LoopBound(stream, loop: loop))))
+                            } catch {
+                                try? socket.close()
+                                continuation.resume(
+                                    returning: .failure(ConnectFailure(status: ExitStatus.couldNotConnect, message: "\(error)")))
+                            }
+                        case .failure(let error):
+                            let status = error.reason == .timedOut ? ExitStatus.timedOut : ExitStatus.couldNotConnect
+                            continuation.resume(returning: .failure(ConnectFailure(status: status, message: error.description)))
                         }
-                    case .failure(let error):
-                        let status = error.reason == .timedOut ? ExitStatus.timedOut : ExitStatus.couldNotConnect
-                        continuation.resume(returning: .failure(ConnectFailure(status: status, message: error.description)))
                     }
-                }
-                race.start()
-            }, ifClosed: {
-                continuation.resume(returning: .failure(ConnectFailure(status: ExitStatus.generic, message: "loop closed")))
-            })
+                    race.start()
+                },
+                ifClosed: {
+                    continuation.resume(returning: .failure(ConnectFailure(status: ExitStatus.generic, message: "loop closed")))
+                })
         }
         guard target.isTLS, case .success(let plain) = connected else { return connected }
         var configuration = HTTPClientConfiguration()

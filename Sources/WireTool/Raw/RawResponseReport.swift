@@ -35,9 +35,10 @@ struct RawResponseReport {
         var head: HTTPResponseHead?
         var headStart = 0
         var body: [UInt8] = []
-        func emit(_ response: HTTPResponseHead, start: Int, end: Int, trailers: HTTPHeaders?, closeDelimited: Bool,
-            upgraded: Bool, into output: inout JSONLineWriter)
-        {
+        func emit(
+            _ response: HTTPResponseHead, start: Int, end: Int, trailers: HTTPHeaders?, closeDelimited: Bool,
+            upgraded: Bool, into output: inout JSONLineWriter
+        ) {
             Self.writeResponse(
                 response, index: index, start: start, end: end, body: body, trailers: trailers,
                 closeDelimited: closeDelimited, upgraded: upgraded, into: &output)
@@ -53,7 +54,8 @@ struct RawResponseReport {
                     case .responseHead(let response):
                         if response.isInterim {
                             body = []
-                            emit(response, start: stepStart, end: position, trailers: nil, closeDelimited: false,
+                            emit(
+                                response, start: stepStart, end: position, trailers: nil, closeDelimited: false,
                                 upgraded: false, into: &output)
                         } else {
                             head = response
@@ -66,13 +68,15 @@ struct RawResponseReport {
                                 rebasing: input[stepStart + range.lowerBound..<stepStart + range.upperBound]))
                     case .end(let trailers):
                         if let current = head {
-                            emit(current, start: headStart, end: position, trailers: trailers, closeDelimited: false,
+                            emit(
+                                current, start: headStart, end: position, trailers: trailers, closeDelimited: false,
                                 upgraded: false, into: &output)
                         }
                         head = nil
                     case .upgraded:
                         if let current = head {
-                            emit(current, start: headStart, end: position, trailers: nil, closeDelimited: false,
+                            emit(
+                                current, start: headStart, end: position, trailers: nil, closeDelimited: false,
                                 upgraded: true, into: &output)
                         }
                         head = nil
@@ -84,7 +88,8 @@ struct RawResponseReport {
                 }
             }
             if !parser.isUpgraded, case .end(let trailers)? = try parser.finish(), let current = head {
-                emit(current, start: headStart, end: received.count, trailers: trailers, closeDelimited: true,
+                emit(
+                    current, start: headStart, end: received.count, trailers: trailers, closeDelimited: true,
                     upgraded: false, into: &output)
             }
         } catch {

@@ -156,7 +156,8 @@ extension IOSuite {
             let folder = try WireToolRunner.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
             let request = folder.appendingPathComponent("request").path
-            try Data("GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8).write(to: URL(fileURLWithPath: request))
+            try Data("GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8).write(
+                to: URL(fileURLWithPath: request))
             let good = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nB: 2\r\nA: 1\r\nContent-Length: 5\r\n\r\nhello"
             let bad = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
             let dump = folder.appendingPathComponent("received").path
@@ -178,14 +179,16 @@ extension IOSuite {
                 #expect(Array(try Data(contentsOf: URL(fileURLWithPath: dump))) == Array((good + bad).utf8))
                 _ = try peer.nextCapture()
             }
-            try await Self.withPeer(["--reply", Self.hex("HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n"), "--then", "fin"]) { peer in
+            try await Self.withPeer(["--reply", Self.hex("HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n"), "--then", "fin"]) {
+                peer in
                 let run = try await WireToolRunner.run(["request", "--raw", request, peer.url])
                 let lines = try Self.lines(run)
                 #expect(lines.first?["error"] as? String == "bare_lf")
                 #expect(lines.first?["offset"] as? Int == 15)
                 _ = try peer.nextCapture()
             }
-            try await Self.withPeer(["--reply", Self.hex("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort"), "--then", "fin"]) {
+            try await Self.withPeer(["--reply", Self.hex("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort"), "--then", "fin"])
+            {
                 peer in
                 let run = try await WireToolRunner.run(["request", "--raw", request, peer.url])
                 let lines = try Self.lines(run)
@@ -238,8 +241,10 @@ extension IOSuite {
             let x = folder.appendingPathComponent("x").path
             try Data("GET / HTTP/1.1\r\n\r\n".utf8).write(to: URL(fileURLWithPath: x))
             for arguments in [
-                ["--raw", "x", "--split", "5,3", "http://127.0.0.1:1/"], ["--raw", "x", "--split", "5@fast", "http://127.0.0.1:1/"],
-                ["--raw", "x", "--half-close", "--reset", "http://127.0.0.1:1/"], ["--raw", "x", "-H", "A: b", "http://127.0.0.1:1/"],
+                ["--raw", "x", "--split", "5,3", "http://127.0.0.1:1/"],
+                ["--raw", "x", "--split", "5@fast", "http://127.0.0.1:1/"],
+                ["--raw", "x", "--half-close", "--reset", "http://127.0.0.1:1/"],
+                ["--raw", "x", "-H", "A: b", "http://127.0.0.1:1/"],
                 ["--raw", "x", "ftp://127.0.0.1:1/"],
             ] {
                 let run = try await WireToolRunner.run(["request"] + arguments.map { $0 == "x" ? x : $0 })
