@@ -18,6 +18,8 @@ let package = Package(
         // traits (swift-configuration support, full Foundation) are off: the benchmarks use neither.
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
+        // EcosystemFigures' counting metrics backend (the version Wire's own manifest resolves).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
     ],
     targets: [
         // Event-loop figures: cross-thread wake-up latency, timer lateness, idle CPU.
@@ -29,6 +31,17 @@ let package = Package(
         .executableTarget(
             name: "ClientFigures",
             dependencies: [.product(name: "Wire", package: wirePackage)]
+        ),
+        // WireEcosystem's client bridge: CPU per request with no listener, a counting listener, the bridge on no-op
+        // backends, and on a counting metrics backend (issue 30). Depends on swift-metrics itself, so CI does not build
+        // it (scripts/own-products.py).
+        .executableTarget(
+            name: "EcosystemFigures",
+            dependencies: [
+                .product(name: "Wire", package: wirePackage),
+                .product(name: "WireEcosystem", package: wirePackage),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
         ),
         // Manager-layer figures: the same GET through HTTPClient and through WireClient's HTTPSessionManager (data,
         // JSON and Decodable serializers), CPU per request, for issue 13's ratio.

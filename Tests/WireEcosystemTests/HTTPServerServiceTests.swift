@@ -41,11 +41,15 @@ struct HTTPServerServiceTests {
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)), group: group
         ) { request, response in
-            await gate.pass()
+            // Probes are answered at once; the others wait at the gate.
+            if request.target != "/probe" { await gate.pass() }
             try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: request.target))
         }
         let port = try await server.start().port ?? 0
         let client = try HTTPClient(group: group)
+        // Each probe on a connection of its own: it fails once the server's loop has closed its listener, which it
+        // does as it begins the graceful shutdown (and marks the connections in flight to close).
+        let prober = try HTTPClient(group: group)
         let inFlight = 4
 
         let results = try await testGracefulShutdown { trigger in
@@ -68,7 +72,14 @@ struct HTTPServerServiceTests {
                 trigger.triggerGracefulShutdown()
                 // The server has begun its shutdown (it no longer listens) before the handlers may answer: their
                 // responses are written during it.
-                #expect(await eventually(within: .seconds(10)) { server.localAddress == nil })
+                #expect(
+                    await eventually(within: .seconds(10)) {
+                        let probe = HTTPClientRequest(url: "http://127.0.0.1:\(port)/probe", headers: ["Connection": "close"])
+                        guard let response = try? await prober.execute(probe)
+                        else { return true }
+                        _ = try? await response.body.collect(upTo: 1024)
+                        return false
+                    })
                 await gate.open()
                 var results: [(String, Int, String?, String)] = []
                 for try await result in tasks {
@@ -82,6 +93,7 @@ struct HTTPServerServiceTests {
             _ = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/late"))
         }
         await client.shutdown()
+        await prober.shutdown()
         await group.shutdownGracefully()
 
         #expect(results.count == inFlight)
