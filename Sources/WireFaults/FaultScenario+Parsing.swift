@@ -123,7 +123,8 @@ extension FaultScenario {
         case "cutHandshake":
             let text = try object.string("then") ?? "stall"
             guard let cut = HandshakeCut(rawValue: text) else {
-                throw FaultScenarioError(.invalidValue, rule: rule, action: action, field: "then", "is stall, fin or rst, not \(text)")
+                throw FaultScenarioError(
+                    .invalidValue, rule: rule, action: action, field: "then", "is stall, fin or rst, not \(text)")
             }
             result = .cutHandshake(cut)
         default:

@@ -44,7 +44,9 @@ package struct FaultRule: Sendable, Equatable {
     package var when: Trigger
     package var actions: [FaultAction]
 
-    package init(path: String? = nil, connection: Int? = nil, request: Int? = nil, when: Trigger = .request, actions: [FaultAction]) {
+    package init(
+        path: String? = nil, connection: Int? = nil, request: Int? = nil, when: Trigger = .request, actions: [FaultAction]
+    ) {
         self.path = path
         self.connection = connection
         self.request = request

@@ -49,7 +49,8 @@ extension IOSuite {
             let process = try TestProcess(WireToolRunner.executable.path, ["serve", "--faults", file, "--port", "0"])
             defer { process.stop() }
             let line = try process.firstLine()
-            let port = try #require(line.hasPrefix("listening on http://") ? line.split(separator: ":").last.flatMap { Int($0) } : nil)
+            let port = try #require(
+                line.hasPrefix("listening on http://") ? line.split(separator: ":").last.flatMap { Int($0) } : nil)
             try await body(Server(process: process, base: "http://127.0.0.1:\(port)"))
         }
 
@@ -113,7 +114,9 @@ extension IOSuite {
                         #expect(await Self.failure(client, server.base + "/reset-at-20")?.code == .connectionReset)
                         // A head cut short by a FIN.
                         let fin = await Self.failure(client, server.base + "/fin-at-30")?.code
-                        #expect(fin == .connectionClosed || fin == .emptyReply || fin == .malformedResponse, "\(String(describing: fin))")
+                        #expect(
+                            fin == .connectionClosed || fin == .emptyReply || fin == .malformedResponse,
+                            "\(String(describing: fin))")
                         // The flood of 1xx is skipped, the final answer read.
                         let flood = try await client.execute(HTTPClientRequest(url: server.base + "/flood"))
                         #expect(try await flood.body.collect(upTo: 10) == ByteBuffer(string: "x"))
