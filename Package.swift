@@ -110,6 +110,13 @@ let package = Package(
             dependencies: ["Wire"],
             swiftSettings: strictSettings
         ),
+        // The hostile server of `wire serve --faults`: a JSON scenario played over raw sockets. A target of its own, as
+        // WireLoad, so that the tool and the tests run one implementation (through `package` access); not a product.
+        .target(
+            name: "WireFaults",
+            dependencies: ["Wire"],
+            swiftSettings: strictSettings
+        ),
         // The `wire` command (its product's name). The folder and module are `WireTool`, not `wire`: a name that differs
         // from `Wire` only by case cannot be checked out (or built: Wire.swiftmodule beside wire.swiftmodule) on a
         // case-insensitive file system.
@@ -119,6 +126,7 @@ let package = Package(
                 "Wire",
                 "WireTLS",
                 "WireLoad",
+                "WireFaults",
                 // `wire get --retry` decides with WireClient's `RetryPolicy`.
                 "WireClient",
                 // `wire bench --hlog`: HdrHistogram's compressed histograms are zlib streams (WireClient links it already).
@@ -156,7 +164,9 @@ let package = Package(
         ),
         .testTarget(
             name: "WireTests",
-            dependencies: ["Wire", "WireTLS", "WireLoad", "WireClient", "CWireLinux", "WireTool", "WireTestSupport"],
+            dependencies: [
+                "Wire", "WireTLS", "WireLoad", "WireFaults", "WireClient", "CWireLinux", "WireTool", "WireTestSupport",
+            ],
             exclude: ["Resources"],
             swiftSettings: strictSettings
         ),

@@ -25,7 +25,7 @@ RANKS = [
     ("Wire/Connection",),
     ("Wire/Pool",),
     ("Wire/Client", "Wire/Server"),
-    ("WireTLS", "WireLoad"),
+    ("WireTLS", "WireLoad", "WireFaults"),
     # WireClient's folders: the vocabulary, then what builds requests and reads responses, the chain's contract,
     # the features (each a stage of the chain, independent of one another), the session that assembles them, and
     # what is built on the session.

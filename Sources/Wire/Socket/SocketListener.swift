@@ -4,9 +4,9 @@ import Glibc
 ///
 /// For a server on several loops, each loop gets its own listener on the same port with
 /// `SO_REUSEPORT`, and the kernel spreads connections over them: no acceptor thread, no hand-off.
-final class SocketListener: Selectable {
-    let eventLoop: EventLoop
-    let localAddress: SocketAddress
+package final class SocketListener: Selectable {
+    package let eventLoop: EventLoop
+    package let localAddress: SocketAddress
     private let socket: Socket
     private var registrationKey: UInt64 = 0
     private var isClosed = false
@@ -21,7 +21,7 @@ final class SocketListener: Selectable {
     static let descriptorExhaustionPause = Duration.milliseconds(100)
 
     /// Binds, listens and starts accepting on `loop`; loop thread only.
-    init(
+    package init(
         bindingTo address: SocketAddress,
         backlog: Int = 1024,
         reusePort: Bool = false,
@@ -44,7 +44,7 @@ final class SocketListener: Selectable {
         registrationKey = try loop.register(socket.rawDescriptor, interest: .read, handler: self)
     }
 
-    func ready(_ event: ReadinessEvent) {
+    package func ready(_ event: ReadinessEvent) {
         for _ in 0..<Self.acceptsPerWakeup where !isClosed {
             do {
                 guard let accepted = try socket.accept() else { return }
@@ -69,10 +69,10 @@ final class SocketListener: Selectable {
         }
     }
 
-    func eventLoopIsClosing() { close() }
+    package func eventLoopIsClosing() { close() }
 
     /// Stops accepting and closes the listening socket; connections already accepted live on.
-    func close() {
+    package func close() {
         eventLoop.preconditionInEventLoop()
         guard !isClosed else { return }
         isClosed = true

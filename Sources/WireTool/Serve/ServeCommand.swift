@@ -1,16 +1,21 @@
 import ArgumentParser
 import Glibc
 import Wire
+import WireFaults
 import WireTLS
 
 /// `wire serve`: an HTTP/1.1 server with one of three behaviours: static files, echo, or a fixed greeting.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve HTTP/1.1: static files (--root), an echo of each request (--echo), or Hello, World! (--hello).",
+        abstract: """
+            Serve HTTP/1.1: static files (--root), an echo of each request (--echo), Hello, World! (--hello), or a \
+            hostile server playing a fault scenario (--faults).
+            """,
         discussion: """
             Prints `listening on http://HOST:PORT` (https with --tls-cert) on its first line, serves until SIGINT or \
-            SIGTERM, then shuts down gracefully (in-flight requests get up to 10 seconds).
+            SIGTERM, then shuts down gracefully (in-flight requests get up to 10 seconds). A fault scenario is a JSON \
+            file of rules and actions (README, "Fault scenarios"); it runs on one loop and stops at once.
             """
     )
 
@@ -32,6 +37,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Answer every request with `Hello, World!` (for benchmarks).")
     var hello = false
 
+    @Option(help: "Misbehave as this JSON fault scenario says (delays, trickles, truncations, resets, malformed heads).")
+    var faults: String?
+
+    @Option(help: "The seed of the fault scenario's random choices (overrides the file's \"seed\").")
+    var seed: UInt64?
+
     @Option(help: "The largest request body accepted, in bytes (413 beyond).")
     var maxBodySize = 16 * 1024 * 1024
 
@@ -45,8 +56,9 @@ struct ServeCommand: AsyncParsableCommand {
     var clientCa: String?
 
     func validate() throws {
-        let modes = [root != nil, echo, hello].filter { $0 }.count
-        guard modes == 1 else { throw ValidationError("choose exactly one of --root DIR, --echo, --hello") }
+        let modes = [root != nil, echo, hello, faults != nil].filter { $0 }.count
+        guard modes == 1 else { throw ValidationError("choose exactly one of --root DIR, --echo, --hello, --faults FILE") }
+        if seed != nil && faults == nil { throw ValidationError("--seed goes with --faults") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let loops, loops < 1 { throw ValidationError("--loops must be at least 1") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
@@ -62,6 +74,10 @@ struct ServeCommand: AsyncParsableCommand {
         // Ignored, then observed through a dispatch source: the handler runs on a queue, never in signal context.
         let signals = SignalWaiter(signals: [SIGINT, SIGTERM])
         let address = try SocketAddress(ipAddress: host == "localhost" ? "127.0.0.1" : host, port: port)
+        if let faults {
+            try await serveFaults(faults, address: address, signals: signals)
+            return
+        }
         var parser = HTTP1ParserConfiguration.strict
         parser.maxBodySize = maxBodySize
         var configuration = HTTPServerConfiguration(address: address, parser: parser)
@@ -96,5 +112,46 @@ struct ServeCommand: AsyncParsableCommand {
         StandardStreams.error("wire serve: signal \(signal), shutting down\n")
         await server.shutdown(gracePeriod: .seconds(10))
         await group.shutdownGracefully()
+    }
+
+    /// `--faults FILE`: the scenario on one loop, with TLS when asked; stops at once on a signal (a hostile server
+    /// owes its clients no graceful end).
+    private func serveFaults(_ path: String, address: SocketAddress, signals: SignalWaiter) async throws {
+        var scenario: FaultScenario
+        do {
+            scenario = try FaultScenario.parse(try LocalFiles.contents(atPath: path))
+        } catch let error as FaultScenarioError {
+            throw ValidationError("--faults \(path): \(error)")
+        } catch {
+            throw ValidationError("--faults \(path): cannot read it (\(error))")
+        }
+        if let seed { scenario.seed = seed }
+        var security: (any ServerTransportSecurity)?
+        if let tlsCert, let tlsKey {
+            var configuration = HTTPServerConfiguration(address: address)
+            var tls = TLSServerConfiguration(certificateChainFile: tlsCert, privateKeyFile: tlsKey)
+            if let clientCa { tls.clientCertificates = .required(caFile: clientCa) }
+            configuration.tls = tls
+            security = configuration.transportSecurity
+        } else if let index = scenario.rules.firstIndex(where: { rule in
+            if case .cutHandshake = rule.actions.first { true } else { false }
+        }) {
+            throw ValidationError("--faults \(path): rules[\(index)] cuts a TLS handshake: it needs --tls-cert and --tls-key")
+        }
+        let loop = try EventLoop(name: "wire-faults")
+        let server: FaultServer
+        do {
+            server = try await FaultServer.start(scenario, on: loop, address: address, security: security)
+        } catch {
+            await loop.shutdownGracefully()
+            throw error
+        }
+        let bound = server.address
+        let hostText = bound.family == .ipv6 ? "[\(bound.host)]" : bound.host
+        StandardStreams.output("listening on \(tlsCert == nil ? "http" : "https")://\(hostText):\(bound.port ?? port)\n")
+        let signal = await signals.next()
+        StandardStreams.error("wire serve: signal \(signal), shutting down\n")
+        try? await server.close()
+        await loop.shutdownGracefully()
     }
 }

@@ -1,0 +1,383 @@
+import Wire
+
+/// A hostile HTTP/1.1 server that plays a `FaultScenario`: the engine of `wire serve --faults`, and what tests start
+/// in process. It reads each request's head and `Content-Length` body loosely (it is the peer under test's opponent,
+/// not a parser under test) and answers with its rule's actions. One loop; every connection and timer lives on it.
+package struct FaultServer: Sendable {
+    private let core: LoopBound<Core>
+    /// Where it listens.
+    package let address: SocketAddress
+
+    /// Listens on `address` (port 0 picks one) and plays `scenario`; `security` wraps each connection (HTTPS).
+    package static func start(
+        _ scenario: FaultScenario, on loop: EventLoop, address: SocketAddress,
+        security: (any ServerTransportSecurity)? = nil
+    ) async throws -> FaultServer {
+        try security?.prepare()
+        let core = try await loop.submit { () throws -> LoopBound<Core> in
+            LoopBound(try Core(loop: loop, address: address, scenario: scenario, security: security), loop: loop)
+        }
+        let bound = try await loop.submit { core.value.listener.localAddress }
+        return FaultServer(core: core, address: bound)
+    }
+
+    /// Connections accepted so far.
+    package func connectionCount() async throws -> Int {
+        let core = self.core
+        return try await core.loop.submit { core.value.accepted }
+    }
+
+    /// Stops listening and closes every connection.
+    package func close() async throws {
+        let core = self.core
+        try await core.loop.submit { core.value.close() }
+    }
+
+    final class Core {
+        let loop: EventLoop
+        let scenario: FaultScenario
+        let security: (any ServerTransportSecurity)?
+        var listener: SocketListener!
+        var connections: [ObjectIdentifier: FaultConnection] = [:]
+        var accepted = 0
+
+        init(loop: EventLoop, address: SocketAddress, scenario: FaultScenario, security: (any ServerTransportSecurity)?) throws {
+            self.loop = loop
+            self.scenario = scenario
+            self.security = security
+            listener = try SocketListener(bindingTo: address, on: loop, onAccept: { [unowned self] socket in accept(socket) })
+        }
+
+        private func accept(_ socket: Socket) {
+            guard let stream = try? SocketStream(socket: socket, on: loop) else { return }
+            let index = accepted
+            accepted += 1
+            let connection = FaultConnection(index: index, socket: stream, scenario: scenario) { [weak self] closed in
+                self?.connections.removeValue(forKey: ObjectIdentifier(closed))
+            }
+            connections[ObjectIdentifier(connection)] = connection
+            connection.start(security: security)
+        }
+
+        func close() {
+            listener.close()
+            for connection in connections.values { connection.socket.close(error: nil) }
+            connections.removeAll()
+        }
+    }
+}
+
+/// One accepted connection: reads requests, finds their rules and plays their actions.
+final class FaultConnection: ByteStreamDelegate {
+    let index: Int
+    /// The TCP stream underneath (a reset goes here, below any TLS).
+    let socket: SocketStream
+    /// What requests are read from and responses written to: `socket`, or TLS over it.
+    private var stream: any ByteStream
+    private let scenario: FaultScenario
+    private let onClose: (FaultConnection) -> Void
+    private var random: FaultRandom
+    private var pending: [UInt8] = []
+    private var requests = 0
+    /// Body bytes of the current request still to come (and be dropped).
+    private var bodyRemaining = 0
+    /// A rule waiting for its request's body before it runs.
+    private var waitingRule: FaultRule?
+    private var runner: FaultRunner?
+    private var advancing = false
+    /// Nothing more is answered: the server side ended, or a rule hung the connection.
+    private var done = false
+    private var isClosed = false
+    /// Waiting for a whole ClientHello before cutting the handshake this way.
+    private var handshakeCut: HandshakeCut?
+
+    init(index: Int, socket: SocketStream, scenario: FaultScenario, onClose: @escaping (FaultConnection) -> Void) {
+        self.index = index
+        self.socket = socket
+        self.stream = socket
+        self.scenario = scenario
+        self.onClose = onClose
+        // One generator per connection, so one connection's draws do not depend on how others interleave.
+        random = FaultRandom(seed: scenario.seed &+ UInt64(index) &* 0xD1B5_4A32_D192_ED03)
+    }
+
+    func start(security: (any ServerTransportSecurity)?) {
+        let acceptRule = scenario.acceptRule(connection: index)
+        if let acceptRule, case .cutHandshake(let cut) = acceptRule.actions.first {
+            handshakeCut = cut
+            socket.delegate = self
+            return
+        }
+        if let security {
+            do {
+                stream = try security.wrap(socket, handshakeTimeout: .seconds(10))
+            } catch {
+                socket.close(error: error)
+                onClose(self)
+                return
+            }
+        }
+        stream.delegate = self
+        if let acceptRule { run(acceptRule) }
+    }
+
+    // MARK: Reading
+
+    func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
+        pending += buffer.readableBytesArray
+        buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+        if let handshakeCut {
+            cutHandshake(handshakeCut)
+            return
+        }
+        advance()
+    }
+
+    /// One whole TLS record (the ClientHello) in, then the cut.
+    private func cutHandshake(_ cut: HandshakeCut) {
+        guard pending.count >= 5, pending.count >= 5 + (Int(pending[3]) << 8 | Int(pending[4])) else { return }
+        self.handshakeCut = nil
+        pending.removeAll()
+        done = true
+        switch cut {
+        case .stall: break
+        case .fin: end(.fin)
+        case .rst: end(.rst)
+        }
+    }
+
+    private func advance() {
+        guard !advancing else { return }
+        advancing = true
+        defer { advancing = false }
+        while !isClosed {
+            if bodyRemaining > 0 {
+                let dropped = min(bodyRemaining, pending.count)
+                pending.removeFirst(dropped)
+                bodyRemaining -= dropped
+                if bodyRemaining > 0 { return }
+            }
+            if done { pending.removeAll() }
+            if let rule = waitingRule {
+                waitingRule = nil
+                run(rule)
+            }
+            guard runner == nil, !done, let end = headEnd() else { return }
+            let head = String(decoding: pending[..<end], as: UTF8.self)
+            pending.removeFirst(end + 4)
+            let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
+            let requestLine = lines.first?.split(separator: " ") ?? []
+            let target = requestLine.count > 1 ? String(requestLine[1]) : ""
+            var length = 0
+            var expectsContinue = false
+            for line in lines.dropFirst() {
+                let parts = line.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2 else { continue }
+                let name = parts[0].lowercased()
+                let value = parts[1].trimmingSpaces
+                if name == "content-length", let number = Int(value), number >= 0 { length = number }
+                if name == "expect" && value.lowercased() == "100-continue" { expectsContinue = true }
+            }
+            let rule = scenario.rule(connection: index, request: requests, target: target) ?? Self.noRule
+            requests += 1
+            bodyRemaining = length
+            if rule.when == .head {
+                run(rule)
+            } else {
+                // The client waits for leave to send its body; the rule runs once the body is in.
+                if expectsContinue && length > 0 { stream.write([ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\n")]) }
+                waitingRule = rule
+            }
+        }
+    }
+
+    /// What a request no rule matches gets.
+    static let noRule = FaultRule(actions: [
+        .write(Array("HTTP/1.1 404 Not Found\r\nContent-Length: 15\r\nContent-Type: text/plain\r\n\r\nno rule matches".utf8))
+    ])
+
+    private func headEnd() -> Int? {
+        guard pending.count >= 4 else { return nil }
+        for index in 0...(pending.count - 4)
+        where pending[index] == 13 && pending[index + 1] == 10 && pending[index + 2] == 13 && pending[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    // MARK: Running a rule
+
+    private func run(_ rule: FaultRule) {
+        let runner = FaultRunner(actions: rule.actions, connection: self)
+        self.runner = runner
+        runner.step()
+    }
+
+    /// The runner reached its last action with the connection still open: the next request may be read.
+    fileprivate func runnerFinished() {
+        runner = nil
+        advance()
+    }
+
+    fileprivate var isOpen: Bool { !isClosed }
+
+    fileprivate func write(_ bytes: ArraySlice<UInt8>) {
+        guard !isClosed, !bytes.isEmpty else { return }
+        stream.write([ByteBuffer(bytes: bytes)])
+    }
+
+    fileprivate func nextRandom(upTo bound: Int) -> Int { Int(random.next() % UInt64(bound)) + 1 }
+
+    fileprivate func stopReading() { stream.setReadingEnabled(false) }
+
+    fileprivate func hang() {
+        done = true
+        runner = nil
+    }
+
+    /// Ends the server's side: FIN after the queued bytes (reading on, so the client's own end closes the
+    /// connection and no unread byte turns the close into a reset), or RST now.
+    fileprivate func end(_ ending: FaultEnding) {
+        done = true
+        runner = nil
+        switch ending {
+        case .fin: stream.shutdownWrite()
+        case .rst: socket.reset()
+        }
+    }
+
+    fileprivate func schedule(afterMilliseconds milliseconds: Int, _ work: @escaping () -> Void) {
+        _ = socket.eventLoop.scheduleOnLoop(at: .after(.milliseconds(milliseconds))) { [weak self] in
+            guard let self, !self.isClosed else { return }
+            work()
+        }
+    }
+
+    func streamDidReachEnd(_ stream: any ByteStream) { self.stream.close(error: nil) }
+    func streamDidDrainWrites(_ stream: any ByteStream) {}
+    func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
+        guard !isClosed else { return }
+        isClosed = true
+        runner = nil
+        // A TLS stream closes its socket; a plain one is the socket.
+        if socket.isOpen { socket.close(error: nil) }
+        onClose(self)
+    }
+}
+
+/// Plays one rule's actions in order on its connection, waiting on the loop's timers between them.
+private final class FaultRunner {
+    private let actions: [FaultAction]
+    private unowned let connection: FaultConnection
+    private var next = 0
+    private var trickle: (bytes: Int, every: Int, random: Bool)?
+    private var cut: (offset: Int, ending: FaultEnding)?
+    /// Bytes this rule has written so far (the cut's offsets count from its first).
+    private var sent = 0
+    private var endlessCount = 0
+
+    init(actions: [FaultAction], connection: FaultConnection) {
+        self.actions = actions
+        self.connection = connection
+    }
+
+    func step() {
+        while next < actions.count {
+            guard connection.isOpen else { return }
+            let action = actions[next]
+            next += 1
+            switch action {
+            case .delay(let milliseconds):
+                connection.schedule(afterMilliseconds: milliseconds) { [self] in step() }
+                return
+            case .write(let bytes):
+                if let trickle {
+                    writePieces(bytes[...], trickle: trickle)
+                    return
+                }
+                guard emit(bytes[...]) else { return }
+            case .trickle(let bytes, let every, let random):
+                trickle = (bytes, every, random)
+            case .cutAt(let offset, let ending):
+                cut = (offset, ending)
+                guard sent < offset else {
+                    connection.end(ending)
+                    return
+                }
+            case .close(let ending):
+                connection.end(ending)
+                return
+            case .endlessHead(let every):
+                endlessHead(every: every)
+                return
+            case .stopReading:
+                connection.stopReading()
+            case .hang:
+                connection.hang()
+                return
+            case .cutHandshake:
+                // Played at accept, before any TLS (`FaultConnection.start`).
+                continue
+            }
+        }
+        connection.runnerFinished()
+    }
+
+    /// Writes through the cut; false once the cut ended the connection.
+    private func emit(_ bytes: ArraySlice<UInt8>) -> Bool {
+        if let cut, sent + bytes.count >= cut.offset {
+            connection.write(bytes.prefix(cut.offset - sent))
+            sent = cut.offset
+            connection.end(cut.ending)
+            return false
+        }
+        connection.write(bytes)
+        sent += bytes.count
+        return true
+    }
+
+    private func writePieces(_ bytes: ArraySlice<UInt8>, trickle: (bytes: Int, every: Int, random: Bool)) {
+        guard !bytes.isEmpty else {
+            step()
+            return
+        }
+        let size = min(bytes.count, trickle.random ? connection.nextRandom(upTo: trickle.bytes) : trickle.bytes)
+        guard emit(bytes.prefix(size)) else { return }
+        let rest = bytes.dropFirst(size)
+        guard !rest.isEmpty else {
+            step()
+            return
+        }
+        connection.schedule(afterMilliseconds: trickle.every) { [self] in writePieces(rest, trickle: trickle) }
+    }
+
+    private func endlessHead(every: Int) {
+        endlessCount += 1
+        guard emit(Array("X-Endless-\(endlessCount): \(String(repeating: "z", count: 48))\r\n".utf8)[...]) else { return }
+        connection.schedule(afterMilliseconds: every) { [self] in endlessHead(every: every) }
+    }
+}
+
+/// SplitMix64: a small seeded generator, so a scenario's random choices repeat for a seed.
+struct FaultRandom {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: Substring {
+        var text = self
+        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
+        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
+        return text
+    }
+}
