@@ -7,7 +7,8 @@
 //   MODE=counting  ...   # the same with a metrics backend that adds every value to atomics (a backend doing work)
 //
 // In every mode but none and listener, requests go through execute(_:timeout:instrumentation:) (the span injected).
-// Not built by CI (it depends on swift-metrics itself, for the counting backend): Benchmarks/README.md's commands.
+// Not built by CI (it depends on swift-metrics itself, for the counting backend); BENCHMARKS.md ("Session 17") has the
+// commands, run through Benchmarks/client-rounds.sh.
 import CoreMetrics
 import Glibc
 import Synchronization
