@@ -90,6 +90,13 @@ public struct Proxy: Hashable, Sendable, CustomStringConvertible {
     /// The proxy as a URL that `Proxy(parsing:)` reads back to an equal value, credentials included and
     /// percent-encoded. For configuration files and tests: never log it.
     package var urlIncludingCredentials: String {
+        // A host name is percent-decoded when read: a `%` in it (`%25` decoded) is written escaped again, or it would
+        // read back as the start of an escape (fuzzing found `%250e` turning into a control character).
+        let hostText =
+            host.utf8.contains(UInt8(ascii: ":"))
+            ? "[\(host)]"
+            : String(decoding: host.utf8.flatMap { $0 == UInt8(ascii: "%") ? Array("%25".utf8) : [$0] }, as: UTF8.self)
+        let authority = "\(hostText):\(port)"
         guard let credentials else { return "\(kind)://\(authority)" }
         let user = PercentEncoding.encode(credentials.user, allowing: .unreserved)
         let password = PercentEncoding.encode(credentials.password, allowing: .unreserved)

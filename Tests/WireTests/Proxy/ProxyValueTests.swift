@@ -167,4 +167,11 @@ struct ProxyValueTests {
             kind: .socks5h, host: "fe80::1", port: 9050, credentials: ProxyCredentials(user: "a@b:c", password: "p w/%"))
         #expect(try Proxy(parsing: proxy.urlIncludingCredentials) == proxy)
     }
+
+    @Test func aHostNameWithAPercentSignReadsBackFromItsURL() throws {
+        // FuzzProxyRules' finding: `%25` decodes to a `%`, which the URL must escape again.
+        let proxy = try Proxy(parsing: "http://%250e...")
+        #expect(proxy.host == "%0e...")
+        #expect(try Proxy(parsing: proxy.urlIncludingCredentials) == proxy)
+    }
 }
