@@ -32,6 +32,12 @@ let package = Package(
             name: "ClientFigures",
             dependencies: [.product(name: "Wire", package: wirePackage)]
         ),
+        // HTTPClient's instructions per request under callgrind: a synchronous main and every task on the client's
+        // loop, which valgrind can follow.
+        .executableTarget(
+            name: "ClientProfile",
+            dependencies: [.product(name: "Wire", package: wirePackage)]
+        ),
         // WireEcosystem's client bridge: CPU per request with no listener, a counting listener, the bridge on no-op
         // backends, and on a counting metrics backend (issue 30). Depends on swift-metrics itself, so CI does not build
         // it (scripts/own-products.py).

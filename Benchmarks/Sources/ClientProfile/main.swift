@@ -1,0 +1,82 @@
+import Glibc
+import Synchronization
+import Wire
+
+// HTTPClient's instructions per request under callgrind. valgrind 3.19 dies inside libdispatch's signal thread, which
+// an `async` main starts, so this program's main is synchronous: it starts one task on the client's loop (and every
+// request loop prefers that loop as its executor, so no Swift task runs on the global executor), then blocks on a
+// semaphore until the work is done. The work is a fixed count of requests, so two runs of different lengths give the
+// exact cost of one request as (Ir₂ − Ir₁) ÷ (requests₂ − requests₁), start-up and shutdown cancelled out.
+//
+//   ClientProfile PORT CONNECTIONS REQUESTS_PER_CONNECTION
+//   LISTENER=1 ClientProfile …    # with an event listener that counts the events
+//
+//   swift build -c release --product ClientProfile
+//   cp .build/release/ClientProfile /tmp/cp && strip --strip-debug /tmp/cp   # valgrind 3.19 cannot read this DWARF
+//   valgrind --tool=callgrind /tmp/cp 18391 64 50; valgrind --tool=callgrind /tmp/cp 18391 64 150
+
+func report(_ text: String) {
+    let line = text + "\n"
+    _ = line.withCString { write(1, $0, strlen($0)) }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, let port = Int(arguments[1]), let connections = Int(arguments[2]),
+    let perConnection = Int(arguments[3])
+else {
+    report("usage: ClientProfile PORT CONNECTIONS REQUESTS_PER_CONNECTION")
+    exit(2)
+}
+
+/// What the run counted, shared by its tasks and the main thread.
+final class Counters: Sendable {
+    let completed = Atomic<Int>(0)
+    let failed = Atomic<Int>(0)
+    let events = Atomic<Int>(0)
+}
+
+/// Runs the requests and returns (completed, failed, events); blocks the calling (main) thread on a pipe meanwhile.
+func profile(port: Int, connections: Int, perConnection: Int) throws -> (Int, Int, Int) {
+    let group = try EventLoopGroup(loopCount: 1)
+    let loop = group.next()
+    var configuration = HTTPClientConfiguration()
+    configuration.maxConnectionsPerHost = connections
+    let counters = Counters()
+    if getenv("LISTENER").map({ String(cString: $0) == "1" }) ?? false {
+        configuration.eventListener = { _ in counters.events.wrappingAdd(1, ordering: .relaxed) }
+    }
+    let client = try HTTPClient(configuration: configuration, group: group)
+    let url = "http://127.0.0.1:\(port)/"
+    var ends: [Int32] = [0, 0]
+    guard pipe(&ends) == 0 else { throw IOError(syscall: "pipe", errno: Errno(rawValue: errno)) }
+    let (readEnd, writeEnd) = (ends[0], ends[1])
+    Task(executorPreference: loop) {
+        await withTaskGroup(of: Void.self) { tasks in
+            for _ in 0..<connections {
+                tasks.addTask(executorPreference: loop) {
+                    for _ in 0..<perConnection {
+                        do {
+                            _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1 << 16)
+                            counters.completed.wrappingAdd(1, ordering: .relaxed)
+                        } catch {
+                            counters.failed.wrappingAdd(1, ordering: .relaxed)
+                        }
+                    }
+                }
+            }
+        }
+        await client.shutdown()
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+    var byte: UInt8 = 0
+    while read(readEnd, &byte, 1) < 0 && errno == EINTR {}
+    return (
+        counters.completed.load(ordering: .relaxed), counters.failed.load(ordering: .relaxed),
+        counters.events.load(ordering: .relaxed)
+    )
+}
+
+let (completed, failed, told) = try profile(port: port, connections: connections, perConnection: perConnection)
+report(#"{"client":"Wire HTTPClient","requests":\#(completed),"failed":\#(failed),"events":\#(told)}"#)
+exit(0)
