@@ -105,8 +105,7 @@ extension HTTPClient {
     /// Refuses a `Location` that names a scheme of its own other than `http` or `https`, before it is parsed, so
     /// that schemes the URL parser would refuse anyway (`file`, `gopher`) get the same precise error.
     static func checkRedirectScheme(location: String) throws(HTTPClientError) {
-        guard let separator = HTTPURL.schemeSeparator(in: location) else { return }
-        let scheme = location[..<separator].lowercased()
+        guard let scheme = HTTPURL.schemeName(of: location)?.lowercased() else { return }
         guard scheme == "http" || scheme == "https" else {
             throw HTTPClientError(.redirectSchemeNotAllowed, "protocol \"\(scheme)\" not allowed in a redirect (to \(location))")
         }

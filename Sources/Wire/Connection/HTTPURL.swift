@@ -29,70 +29,94 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Throws: `HTTPClientError` with code `.invalidURL` naming what is wrong.
     public init(_ text: String) throws(HTTPClientError) {
+        // One pass over the UTF-8 bytes finds every delimiter (all ASCII, RFC 3986 §2.2) by offset; strings are made
+        // only for the host and the target, and the scheme is one of three literals. Every request parses its URL,
+        // so this is on the client's hot path.
         func invalid(_ why: String) -> HTTPClientError { .invalidURL(text, why) }
-        guard let separator = Self.schemeSeparator(in: text) else { throw invalid("no scheme") }
-        let scheme = Self.asciiLowercased(text[..<separator])
-        guard scheme == "http" || scheme == "https" || scheme == "http+unix" else {
-            throw invalid("unsupported scheme \(scheme)")
+        let bytes = text.utf8.span
+        guard let separator = Self.schemeSeparator(in: bytes) else { throw invalid("no scheme") }
+        guard let scheme = Self.knownScheme(bytes, upTo: separator) else {
+            throw invalid("unsupported scheme \(Self.asciiLowercased(Self.slice(text, 0, separator)))")
         }
-        // The delimiters are ASCII bytes (RFC 3986 §2.2), found in the UTF-8 view: a search by
-        // Character would pay for grapheme breaking on every request.
-        var rest = text[text.utf8.index(separator, offsetBy: 3)...]
-        if let fragment = rest.utf8.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<fragment] }
-        let authorityEnd = rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
-        var authority = rest[..<authorityEnd]
-        var target = String(rest[authorityEnd...])
-        if target.isEmpty || target.utf8.first == UInt8(ascii: "?") { target = "/" + target }
-        guard !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+        // The fragment goes; the authority runs to the first `/` or `?`; the target is the rest.
+        var end = separator + 3
+        while end < bytes.count && bytes[end] != UInt8(ascii: "#") { end += 1 }
+        var authorityEnd = separator + 3
+        while authorityEnd < end && bytes[authorityEnd] != UInt8(ascii: "/") && bytes[authorityEnd] != UInt8(ascii: "?") {
+            authorityEnd += 1
+        }
+        for index in authorityEnd..<end where bytes[index] <= 0x20 || bytes[index] == 0x7F {
             throw invalid("spaces or control characters in the path")
         }
-        if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) { authority = authority[authority.utf8.index(after: at)...] }
-        guard !authority.isEmpty else { throw invalid("no host") }
+        let target: String
+        if authorityEnd == end {
+            target = "/"
+        } else if bytes[authorityEnd] == UInt8(ascii: "?") {
+            target = "/" + Self.slice(text, authorityEnd, end)
+        } else {
+            target = Self.slice(text, authorityEnd, end)
+        }
+        // User information before the last `@` is not part of the host.
+        var authorityStart = separator + 3
+        for index in authorityStart..<authorityEnd where bytes[index] == UInt8(ascii: "@") { authorityStart = index + 1 }
+        guard authorityStart < authorityEnd else { throw invalid("no host") }
 
         if scheme == "http+unix" {
-            guard let path = Self.percentDecoded(String(authority)), path.hasPrefix("/") || path.hasPrefix(".") else {
+            guard let path = Self.percentDecoded(Self.slice(text, authorityStart, authorityEnd)),
+                path.hasPrefix("/") || path.hasPrefix(".")
+            else {
                 throw invalid("the host of an http+unix URL must be a percent-encoded socket path")
             }
-            self.scheme = scheme
-            self.host = path
-            self.port = nil
-            self.target = target
+            self.init(scheme: scheme, host: path, port: nil, target: target)
             return
         }
 
-        var host: Substring
-        var portText: Substring?
-        if authority.utf8.first == UInt8(ascii: "[") {
-            guard let close = authority.utf8.firstIndex(of: UInt8(ascii: "]")) else { throw invalid("unclosed IPv6 bracket") }
-            host = authority[authority.utf8.index(after: authority.startIndex)..<close]
-            let after = authority[authority.utf8.index(after: close)...]
-            if !after.isEmpty {
-                guard after.utf8.first == UInt8(ascii: ":") else { throw invalid("junk after IPv6 literal") }
-                portText = after[after.utf8.index(after: after.startIndex)...]
+        var hostStart = authorityStart
+        var hostEnd = authorityEnd
+        var portStart: Int? = nil
+        if bytes[authorityStart] == UInt8(ascii: "[") {
+            var close = authorityStart + 1
+            while close < authorityEnd && bytes[close] != UInt8(ascii: "]") { close += 1 }
+            guard close < authorityEnd else { throw invalid("unclosed IPv6 bracket") }
+            hostStart = authorityStart + 1
+            hostEnd = close
+            if close + 1 < authorityEnd {
+                guard bytes[close + 1] == UInt8(ascii: ":") else { throw invalid("junk after IPv6 literal") }
+                portStart = close + 2
             }
-        } else if let colon = authority.utf8.lastIndex(of: UInt8(ascii: ":")) {
-            host = authority[..<colon]
-            portText = authority[authority.utf8.index(after: colon)...]
         } else {
-            host = authority
+            var colon = authorityEnd
+            while colon > authorityStart && bytes[colon - 1] != UInt8(ascii: ":") { colon -= 1 }
+            if colon > authorityStart {
+                hostEnd = colon - 1
+                portStart = colon
+            }
         }
-        guard !host.isEmpty else { throw invalid("no host") }
-        guard host.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "\\") }) else {
-            throw invalid("invalid character in host")
+        guard hostStart < hostEnd else { throw invalid("no host") }
+        var hasUpperCase = false
+        for index in hostStart..<hostEnd {
+            let byte = bytes[index]
+            guard byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "/") && byte != UInt8(ascii: "\\") else {
+                throw invalid("invalid character in host")
+            }
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hasUpperCase = true }
         }
-        let defaultPort = scheme == "https" ? 443 : 80
-        var port = defaultPort
-        if let portText, !portText.isEmpty {
-            guard portText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(portText), (1...65535).contains(value)
-            else {
-                throw invalid("invalid port \(portText)")
+        var port = scheme == "https" ? 443 : 80
+        if let portStart, portStart < authorityEnd {
+            var value = 0
+            for index in portStart..<authorityEnd {
+                let digit = bytes[index] &- UInt8(ascii: "0")
+                guard digit <= 9 else { throw invalid("invalid port \(Self.slice(text, portStart, authorityEnd))") }
+                // Leading zeros are allowed; any value past 65535 stays past it.
+                value = min(value * 10 + Int(digit), 65536)
+            }
+            guard (1...65535).contains(value) else {
+                throw invalid("invalid port \(Self.slice(text, portStart, authorityEnd))")
             }
             port = value
         }
-        self.scheme = scheme
-        self.host = Self.asciiLowercased(host)
-        self.port = port
-        self.target = target
+        let host = Self.slice(text, hostStart, hostEnd)
+        self.init(scheme: scheme, host: hasUpperCase ? host.lowercased() : host, port: port, target: target)
     }
 
     /// This URL with `target` as its request target, sent as given instead of the URL's path and query (curl's
@@ -111,7 +135,7 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
 
     /// Resolves a `Location` value against this URL (RFC 9110 §10.2.2, RFC 3986 §5).
     public func resolving(_ reference: String) throws(HTTPClientError) -> HTTPURL {
-        if Self.schemeSeparator(in: reference) != nil { return try HTTPURL(reference) }
+        if Self.hasScheme(reference) { return try HTTPURL(reference) }
         let origin = "\(scheme)://\(scheme == "http+unix" ? Self.percentEncodedPath(host) : hostHeader)"
         if reference.hasPrefix("//") { return try HTTPURL("\(scheme):\(reference)") }
         if reference.hasPrefix("/") { return try HTTPURL(origin + reference) }
@@ -132,21 +156,48 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         scheme == other.scheme && host == other.host && port == other.port
     }
 
-    /// `text` lower-cased; as it is when it has no upper-case ASCII letter (the usual case: no Unicode case mapping
-    /// and no new string per request). Anything else goes through `lowercased()`, as before.
-    private static func asciiLowercased(_ text: Substring) -> String {
+    /// `text` lower-cased; as it is when it has no upper-case ASCII letter (no Unicode case mapping then).
+    private static func asciiLowercased(_ text: String) -> String {
         let needsMapping = text.utf8.contains { ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || $0 >= 0x80 }
-        return needsMapping ? text.lowercased() : String(text)
+        return needsMapping ? text.lowercased() : text
     }
 
-    /// The index of `://` after a valid scheme name (RFC 3986 §3.1), if any.
-    static func schemeSeparator(in text: String) -> String.Index? {
-        let bytes = text.utf8
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
+    /// The bytes of `text` from offset `start` up to `end`, as a string. The offsets fall on ASCII delimiters, so on
+    /// character boundaries.
+    private static func slice(_ text: String, _ start: Int, _ end: Int) -> String {
+        let utf8 = text.utf8
+        let from = utf8.index(utf8.startIndex, offsetBy: start)
+        return String(Substring(utf8[from..<utf8.index(from, offsetBy: end - start)]))
+    }
+
+    /// `http`, `https` or `http+unix` when the bytes before `end` spell one of them in any case; nil otherwise.
+    private static func knownScheme(_ bytes: Span<UInt8>, upTo end: Int) -> String? {
+        // `| 0x20` folds ASCII letters to lower case; `+` (0x2B) is unchanged by it and no other scheme byte maps to it.
+        func spells(_ name: String) -> Bool {
+            guard end == name.utf8.count else { return false }
+            var index = 0
+            for letter in name.utf8 {
+                guard bytes[index] | 0x20 == letter else { return false }
+                index += 1
+            }
+            return true
+        }
+        if spells("http") { return "http" }
+        if spells("https") { return "https" }
+        if spells("http+unix") { return "http+unix" }
+        return nil
+    }
+
+    /// The offset of `://` after a valid scheme name (RFC 3986 §3.1), if any.
+    private static func schemeSeparator(in bytes: Span<UInt8>) -> Int? {
+        var index = 0
+        while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: ":") {
-                return bytes[index...].starts(with: "://".utf8) && index != bytes.startIndex ? index : nil
+                guard index != 0, index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "/"),
+                    bytes[index + 2] == UInt8(ascii: "/")
+                else { return nil }
+                return index
             }
             let isSchemeByte =
                 (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
@@ -155,9 +206,17 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
                 || byte == UInt8(ascii: "-")
                 || byte == UInt8(ascii: ".")
             guard isSchemeByte else { return nil }
-            index = bytes.index(after: index)
+            index += 1
         }
         return nil
+    }
+
+    /// Whether `text` starts with a scheme name and `://`.
+    static func hasScheme(_ text: String) -> Bool { schemeSeparator(in: text.utf8.span) != nil }
+
+    /// The scheme name before `://`, as written, if `text` starts with one.
+    static func schemeName(of text: String) -> String? {
+        schemeSeparator(in: text.utf8.span).map { slice(text, 0, $0) }
     }
 
     static func percentDecoded(_ text: String) -> String? {
