@@ -24,7 +24,7 @@ extension IOSuite {
             await client.shutdown()
             try await server.close()
             await group.shutdownGracefully()
-            #expect(openDescriptorCount() == before, "descriptors leaked")
+            #expect(before.newlyOpened() == [], "descriptors leaked")
             try outcome.get()
         }
 

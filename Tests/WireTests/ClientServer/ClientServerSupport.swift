@@ -53,7 +53,7 @@ struct ClientServer: Sendable {
         }
         await server.shutdown(gracePeriod: .seconds(2))
         await group.shutdownGracefully()
-        #expect(openDescriptorCount() == before, "descriptors leaked (client or server side)")
+        #expect(before.newlyOpened() == [], "descriptors leaked (client or server side)")
         try outcome.get()
     }
 }

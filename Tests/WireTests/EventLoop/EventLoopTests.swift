@@ -192,16 +192,16 @@ extension IOSuite {
         }
 
         @Test func shutdownClosesRegisteredDescriptors() async throws {
-            let before = openDescriptorCount()
+            let before = openDescriptors()
             let loop = try EventLoop(name: "shutdown-test")
             _ = try await loop.submit { () throws -> SocketAddress in
                 let listener = try SocketListener(
                     bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: 0), on: loop, onAccept: { _ in })
                 return listener.localAddress
             }
-            #expect(openDescriptorCount() > before)
+            #expect(!before.newlyOpened().isEmpty)
             await loop.shutdownGracefully()
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
     }
 }

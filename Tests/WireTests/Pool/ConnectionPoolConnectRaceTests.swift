@@ -43,7 +43,7 @@ extension IOSuite {
             await client.shutdown()
             try await loop.submit { peer.value.listener.close() }
             await group.shutdownGracefully()
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
     }
 }

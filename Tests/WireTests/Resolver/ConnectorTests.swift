@@ -38,7 +38,7 @@ extension IOSuite {
         }
 
         @Test func unknownHostIsItsOwnError() async throws {
-            let before = openDescriptorCount()
+            let before = openDescriptors()
             try await withLoop { loop in
                 let error = await #expect(throws: ConnectError.self) {
                     try await Connector.connect(host: "no-such-host.invalid", port: 80, on: loop, resolver: StaticResolver([:]))
@@ -46,11 +46,11 @@ extension IOSuite {
                 #expect(error?.reason == .unknownHost)
                 #expect(error?.description.contains("no-such-host.invalid") == true)
             }
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
 
         @Test func refusedIsItsOwnError() async throws {
-            let before = openDescriptorCount()
+            let before = openDescriptors()
             // Bind a port, then close it: nothing listens there.
             let probe = try Socket.makeStream(family: .ipv4)
             try probe.bind(to: try SocketAddress(ipAddress: "127.0.0.1", port: 0))
@@ -64,14 +64,14 @@ extension IOSuite {
                 #expect(error?.attempts.first?.error.errno == .connectionRefused)
                 #expect(error?.attempts.first?.error.syscall == "connect")
             }
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
 
         @Test func stalledAddressTimesOut() async throws {
             let stalled = try StalledListener(host: "127.0.0.1")
             defer { stalled.close() }
             let stalledPort = stalled.address.port!
-            let before = openDescriptorCount()
+            let before = openDescriptors()
             try await withLoop { loop in
                 let started = Deadline.now()
                 let error = await #expect(throws: ConnectError.self) {
@@ -83,14 +83,14 @@ extension IOSuite {
                 let elapsed = Deadline.now() - started
                 #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(3))
             }
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
 
         @Test func happyEyeballsConnectsThroughSecondAddressWhenFirstStalls() async throws {
             let stalled = try StalledListener(host: "127.0.0.2")
             defer { stalled.close() }
             let port = stalled.address.port!
-            let before = openDescriptorCount()
+            let before = openDescriptors()
             try await withLoop { loop in
                 try await withTimeout {
                     // The same port on two loopback addresses: 127.0.0.2 stalls, 127.0.0.1 answers.
@@ -125,11 +125,11 @@ extension IOSuite {
                     }
                 }
             }
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
 
         @Test func refusedFirstAddressFallsBackAtOnce() async throws {
-            let before = openDescriptorCount()
+            let before = openDescriptors()
             try await withLoop { loop in
                 try await withTimeout {
                     let good = try await loop.submit { () throws -> LoopBound<SocketListener> in
@@ -155,7 +155,7 @@ extension IOSuite {
                     }
                 }
             }
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
     }
 }

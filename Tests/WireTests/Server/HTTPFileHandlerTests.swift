@@ -209,7 +209,7 @@ extension IOSuite {
                 let small = try await runCurl(["-s", "http://127.0.0.1:\(harness.port)/small.txt"])
                 #expect(small.stdout == "small file\n")
             }
-            #expect(await eventually { openDescriptorCount() == before })
+            #expect(await eventually { before.newlyOpened().isEmpty })
         }
 
         @Test func shutdownMidTransferClosesTheFile() async throws {

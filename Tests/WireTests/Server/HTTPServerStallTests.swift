@@ -36,7 +36,7 @@ extension IOSuite {
                 #expect(await results.next() == HTTPServerError.Kind.bodyReadTimeout.description)
                 await client.close()
                 await harness.stop()
-                #expect(await eventually { openDescriptorCount() == before })
+                #expect(await eventually { before.newlyOpened().isEmpty })
             }
         }
 
@@ -89,7 +89,7 @@ extension IOSuite {
                 #expect(await client.isClosedByPeer())
                 await client.close()
                 await harness.stop()
-                #expect(await eventually { openDescriptorCount() == before })
+                #expect(await eventually { before.newlyOpened().isEmpty })
             }
         }
 
@@ -209,7 +209,7 @@ extension IOSuite {
                 #expect(await client.readUntilClosed().count < size)
                 await client.close()
                 await harness.stop()
-                #expect(await eventually { openDescriptorCount() == before })
+                #expect(await eventually { before.newlyOpened().isEmpty })
             }
         }
 

@@ -46,7 +46,7 @@ extension IOSuite {
                     try await pair.close()
                 }
             }
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
 
         @Test func bytesFromAPeerThatSlowsDownAreReadAfterACheck() async throws {

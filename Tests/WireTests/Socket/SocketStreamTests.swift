@@ -21,7 +21,7 @@ extension IOSuite {
         }
 
         private func exchange(listeningOn address: SocketAddress) async throws {
-            let before = openDescriptorCount()
+            let before = openDescriptors()
             try await withLoop { loop in
                 try await withTimeout {
                     let pair = try await makeStreamPair(listeningOn: address, loop: loop)
@@ -42,7 +42,7 @@ extension IOSuite {
                     try await pair.close()
                 }
             }
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
 
         @Test func aHalfClosedPeerDoesNotKeepTheLoopBusy() async throws {
@@ -68,7 +68,7 @@ extension IOSuite {
         /// behind what the kernel refused of the first.
         @Test(arguments: [false, true])
         func writeLargerThanSocketBufferCompletesUnderBackPressure(singleBuffer: Bool) async throws {
-            let before = openDescriptorCount()
+            let before = openDescriptors()
             try await withLoop { loop in
                 try await withTimeout(seconds: 30) {
                     let pair = try await makeStreamPair(
@@ -106,14 +106,14 @@ extension IOSuite {
                     try await pair.close()
                 }
             }
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
 
         /// A bulk transfer read by a delegate that holds on to what it was handed (a body consumer behind the
         /// socket): reads grow past the first size, each read takes a buffer from the loop instead of copying on
         /// write into a new one, and the loop's few buffers serve the whole transfer.
         @Test func bulkReadsGrowAndReuseTheLoopsBuffersWhileChunksAreHeld() async throws {
-            let before = openDescriptorCount()
+            let before = openDescriptors()
             try await withLoop { loop in
                 try await withTimeout(seconds: 30) {
                     let pair = try await makeStreamPair(
@@ -143,11 +143,11 @@ extension IOSuite {
                     try await pair.close()
                 }
             }
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
 
         @Test func peerResetGivesConnectionResetAndLeaksNothing() async throws {
-            let before = openDescriptorCount()
+            let before = openDescriptors()
             try await withLoop { loop in
                 try await withTimeout {
                     let pair = try await makeStreamPair(
@@ -169,7 +169,7 @@ extension IOSuite {
                     try await pair.close()
                 }
             }
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
     }
 }

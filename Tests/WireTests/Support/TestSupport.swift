@@ -10,32 +10,51 @@ import WireTestSupport
 @Suite(.serialized, .timeLimit(.minutes(2)), .exclusiveIO)
 struct IOSuite {}
 
-/// The number of open descriptors of this process.
-func openDescriptorCount() -> Int {
-    guard let directory = opendir("/proc/self/fd") else { return -1 }
-    defer { closedir(directory) }
-    var count = 0
-    while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if name != "." && name != ".." { count += 1 }
+/// The process's open descriptors at one moment: each number with what it refers to (`socket:[inode]`, a path,
+/// `anon_inode:[eventpoll]`), as `/proc/self/fd` shows them.
+struct DescriptorTable: Equatable, Sendable {
+    let entries: [Int32: String]
+
+    /// The descriptors open now that were not open, as the same file, when this table was taken, as sorted
+    /// "number → target" lines: empty when the code under test left nothing open. Descriptors that something else
+    /// closed meanwhile (a previous test's loop finishing its shutdown on its own thread, which a sanitizer slows
+    /// down) do not count, as a bare count would; a leaked socket has a new inode, so a reused number still shows.
+    func newlyOpened() -> [String] {
+        openDescriptors().entries.filter { entries[$0.key] != $0.value }.sorted { $0.key < $1.key }
+            .map { "\($0.key) → \($0.value)" }
     }
-    return count - 1  // the directory stream's own descriptor
 }
 
-/// The descriptor count to compare against after a test: first lets the Swift runtime open the
+/// This process's open descriptors, without the directory stream that lists them.
+func openDescriptors() -> DescriptorTable {
+    guard let directory = opendir("/proc/self/fd") else { return DescriptorTable(entries: [:]) }
+    defer { closedir(directory) }
+    let own = dirfd(directory)
+    var entries: [Int32: String] = [:]
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard let number = Int32(name), number != own else { continue }
+        var target = [CChar](repeating: 0, count: 256)
+        let length = readlink("/proc/self/fd/\(name)", &target, target.count - 1)
+        entries[number] = length > 0 ? String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+    }
+    return DescriptorTable(entries: entries)
+}
+
+/// The descriptors to compare against after a test: first lets the Swift runtime open the
 /// descriptors it opens lazily on first use of a timer (libdispatch's), which would otherwise
 /// show up as a "leak" in whichever test happens to run first.
-func descriptorBaseline() async -> Int {
+func descriptorBaseline() async -> DescriptorTable {
     // A previous test's descriptors may still be closing on another thread (a child process's
-    // pipes, a loop being torn down): wait until the count holds still, for at most 200 ms.
-    var count = openDescriptorCount()
+    // pipes, a loop being torn down): wait until the table holds still, for at most 200 ms.
+    var table = openDescriptors()
     for _ in 0..<200 {
         try? await Task.sleep(for: .milliseconds(1))
-        let next = openDescriptorCount()
-        if next == count { return count }
-        count = next
+        let next = openDescriptors()
+        if next == table { return table }
+        table = next
     }
-    return count
+    return table
 }
 
 /// Runs `body` with a fresh loop and shuts the loop down afterwards.

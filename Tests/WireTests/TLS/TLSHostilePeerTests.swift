@@ -43,7 +43,7 @@ extension IOSuite {
             await client.shutdown()
             try await peer.close()
             await group.shutdownGracefully()
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
 
         @Test func clientAgainstAPeerThatDoesNotSpeakTLSFailsCleanly() async throws {

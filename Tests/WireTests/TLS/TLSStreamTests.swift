@@ -81,7 +81,7 @@ extension IOSuite {
                 }
                 #expect(try await loop.submit { pair.released.value.allReleased } == false)
             }
-            #expect(openDescriptorCount() == before)
+            #expect(before.newlyOpened() == [])
         }
 
         @Test func streamsAndOpenSSLObjectsAreReleasedAfterClose() async throws {
