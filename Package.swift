@@ -10,10 +10,14 @@ import PackageDescription
 /// `wire bench` and `wire-profile`, is a target of its own above `Wire` and no product, so the
 /// library users link does not carry it. `WireEcosystem`, a product a service opts into, is the only library target
 /// on Swift packages: swift-log, swift-metrics, swift-distributed-tracing and swift-service-lifecycle.
-let strictSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("MemberImportVisibility"),
-]
+///
+/// CI (`CI=true`, as `.ci/run` runs) treats every warning as an error through the manifest rather than through
+/// `-Xswiftc`, so its build, its DocC run and the README's `swift test` share one set of flags and one build.
+let strictSettings: [SwiftSetting] =
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ] + (Context.environment["CI"] == "true" ? [.treatAllWarnings(as: .error)] : [])
 
 /// The directories of StaticLibraries/ whose static archives this system has (see its README): the release tool
 /// links those archives instead of the shared libraries, and the shared ones where an archive is missing.
@@ -142,11 +146,14 @@ let package = Package(
             // relocations (DT_RELR, glibc 2.36) instead of reading 1 MiB of them at start, and exports no symbols.
             // Debug builds stay dynamic: the test bundle links this target beside the dynamic Testing and
             // Foundation, which need the shared runtime.
-            linkerSettings: [.unsafeFlags([
-                "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
-            ] + staticLibraryPaths.map { "-L\(Context.packageDirectory)/StaticLibraries/\($0)" } + [
-                "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
-            ], .when(configuration: .release))]
+            linkerSettings: [
+                .unsafeFlags(
+                    [
+                        "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
+                    ] + staticLibraryPaths.map { "-L\(Context.packageDirectory)/StaticLibraries/\($0)" } + [
+                        "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
+                    ], .when(configuration: .release))
+            ]
         ),
         // A fixed amount of HTTP/1.1 work on Wire's own loops with no Swift task, so that valgrind's callgrind
         // can count instructions per request (it cannot follow the global executor's threads).
