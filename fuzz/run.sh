@@ -4,7 +4,8 @@
 # Defaults: 60 seconds, every target. Each target starts from its seed corpus (Corpus/<target>/) plus what earlier
 # runs here found (artifacts/corpus/<target>/); crashers land in artifacts/<target>/. Prints the executions per
 # target and exits 1 if any target found a failure (a crash, a sanitizer report or a broken property), 2 if the
-# build failed. Set FUZZ_JOBS_CPU to a core number to pin the fuzzing (not the build) with taskset.
+# build failed. Targets run one per core at once (FUZZ_PARALLEL=N to change); FUZZ_JOBS_CPU=C pins the fuzzing (not
+# the build) to core C with taskset, one target at a time.
 set -uo pipefail
 cd "$(dirname "$0")"
 
@@ -35,17 +36,36 @@ bin=$(swift build "${build_flags[@]}" --show-bin-path)
 
 # The Swift runtime's backtracer would run inside ASan's crash handling and add a second, misleading report.
 export SWIFT_BACKTRACE=enable=no
-status=0
-summary=()
-for target in "${targets[@]}"; do
+# One target per core at a time (FUZZ_PARALLEL overrides; FUZZ_JOBS_CPU pins them all to one core, so it means one).
+parallel=${FUZZ_PARALLEL:-$(nproc 2>/dev/null || echo 1)}
+if [ -n "${FUZZ_JOBS_CPU:-}" ]; then parallel=1; fi
+fuzz_one() {
+    local target=$1
     mkdir -p "artifacts/corpus/$target" "artifacts/$target"
-    log="artifacts/$target.log"
+    local log="artifacts/$target.log"
     "${pin[@]}" "$bin/$target" "artifacts/corpus/$target" "Corpus/$target" \
         -max_total_time="$seconds" -print_final_stats=1 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="artifacts/$target/" > "$log" 2>&1
-    rc=$?
+    echo $? > "artifacts/$target.rc"
+}
+running=0
+for target in "${targets[@]}"; do
+    if [ "$running" -ge "$parallel" ]; then
+        wait -n
+        running=$((running - 1))
+    fi
+    fuzz_one "$target" &
+    running=$((running + 1))
+done
+wait
+
+status=0
+summary=()
+for target in "${targets[@]}"; do
+    log="artifacts/$target.log"
+    rc=$(cat "artifacts/$target.rc" 2>/dev/null || echo 99)
     executions=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{print $2}')
-    if [ $rc -ne 0 ]; then
+    if [ "$rc" -ne 0 ]; then
         status=1
         summary+=("$target: FAILED after ${executions:-?} executions (exit $rc); log fuzz/$log")
         grep -E -A20 'PROPERTY FAILED|ERROR: (AddressSanitizer|libFuzzer)' "$log" | head -40 >&2
