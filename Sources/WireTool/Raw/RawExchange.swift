@@ -166,7 +166,7 @@ final class RawExchange: ByteStreamDelegate {
     }
 
     /// A close error in the report's words: a reset is a reset, whatever layer passed it up.
-    private static func classify(_ error: any Error) -> RawConnectionEnd {
+    static func classify(_ error: any Error) -> RawConnectionEnd {
         if let error = error as? IOError, error.errno == .connectionReset { return .reset }
         let text = "\(error)"
         if text.contains("errno \(Errno.connectionReset.rawValue)") { return .reset }

@@ -135,7 +135,7 @@ enum RawRequest {
     }
 
     /// Resolves, connects and, for https, completes the TLS handshake, within `--connect-timeout`.
-    private static func connect(
+    static func connect(
         _ options: RawRequestOptions, target: RawRequestOptions.Target, on loop: EventLoop
     ) async -> Result<Streams, ConnectFailure> {
         let deadline = Deadline.after(options.connectTimeout)
