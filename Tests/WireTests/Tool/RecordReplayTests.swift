@@ -72,6 +72,31 @@ extension IOSuite {
             }
         }
 
+        @Test func rawRequestsAreRecordedWithTheirSegmentsAndEnds() async throws {
+            try await withTimeout(seconds: 60) {
+                let folder = try WireToolRunner.temporaryFolder()
+                defer { try? FileManager.default.removeItem(at: folder) }
+                let path = folder.appendingPathComponent("raw.jsonl").path
+                let request = "GET /raw HTTP/1.1\r\nHost: a\r\n\r\n"
+                try await RawRequestTests.withPeer(["--reply", RawRequestTests.hex(Self.response), "--then", "fin"]) { peer in
+                    let run = try await WireToolRunner.run(
+                        program: WireToolRunner.executable,
+                        ["request", "--raw", "-", "--split", "5@20ms", "--half-close", "--record", path, peer.url],
+                        input: request)
+                    #expect(run.status == 0, "\(run.text) \(run.errors)")
+                    let lines = try Self.lines(path)
+                    let writes = lines.filter { $0["type"] as? String == "data" && $0["dir"] as? String == "out" }
+                    #expect(writes.count == 2)
+                    #expect(Self.bytes(lines, dir: "out") == Array(try peer.nextCapture().reads.joined()))
+                    #expect(Self.bytes(Array(writes.prefix(1)), dir: "out") == Array(request.utf8.prefix(5)))
+                    #expect(Self.bytes(lines, dir: "in") == Array(Self.response.utf8))
+                    // Both ends of stream: this side's half-close and the peer's FIN.
+                    #expect(lines.filter { $0["type"] as? String == "end" }.compactMap { $0["dir"] as? String }.sorted() == ["in", "out"])
+                    #expect(try Self.mode(path) == 0o600)
+                }
+            }
+        }
+
         @Test(arguments: [false, true])
         func theServersRecordingMirrorsTheClients(tls: Bool) async throws {
             try await withTimeout(seconds: 60) {
