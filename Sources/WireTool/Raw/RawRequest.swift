@@ -124,7 +124,10 @@ enum RawRequest {
             }
         }
         if let record = options.record {
-            do { try LocalFiles.replaceContents(atPath: record, with: RawRequest.recording(outcome, url: options.url, wallClock: wallClock)) } catch {
+            do {
+                try LocalFiles.replaceContents(
+                    atPath: record, with: RawRequest.recording(outcome, url: options.url, wallClock: wallClock))
+            } catch {
                 return fail(ExitStatus.writeError, "cannot write --record \(record): \(error)")
             }
         }

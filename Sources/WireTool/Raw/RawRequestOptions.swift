@@ -53,8 +53,8 @@ struct RawRequestOptions: Equatable, Sendable {
     }
 
     private static let valued: Set<String> = [
-        "--raw", "--split", "--segments", "--mark", "--delay", "--read-timeout", "--connect-timeout", "--dump-received", "--record",
-        "--unix-socket", "--cacert",
+        "--raw", "--split", "--segments", "--mark", "--delay", "--read-timeout", "--connect-timeout", "--dump-received",
+        "--record", "--unix-socket", "--cacert",
     ]
 
     /// Parses the words after `request`.

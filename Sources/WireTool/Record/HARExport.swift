@@ -52,7 +52,8 @@ struct HARExport {
     ) -> JSONValue {
         let head = request.request!
         let firstOut = connection.time(ofByte: request.range.lowerBound, of: .client) ?? 0
-        let lastOut = connection.time(ofByte: max(request.range.lowerBound, request.range.upperBound - 1), of: .client) ?? firstOut
+        let lastOut =
+            connection.time(ofByte: max(request.range.lowerBound, request.range.upperBound - 1), of: .client) ?? firstOut
         let firstIn = response.flatMap { connection.time(ofByte: $0.range.lowerBound, of: .server) }
         let lastIn = response.flatMap { connection.time(ofByte: max($0.range.lowerBound, $0.range.upperBound - 1), of: .server) }
         // The client side's exchange, when the recording names it: its metrics.

@@ -91,7 +91,8 @@ extension IOSuite {
                     #expect(Self.bytes(Array(writes.prefix(1)), dir: "out") == Array(request.utf8.prefix(5)))
                     #expect(Self.bytes(lines, dir: "in") == Array(Self.response.utf8))
                     // Both ends of stream: this side's half-close and the peer's FIN.
-                    #expect(lines.filter { $0["type"] as? String == "end" }.compactMap { $0["dir"] as? String }.sorted() == ["in", "out"])
+                    let ends = lines.filter { $0["type"] as? String == "end" }.compactMap { $0["dir"] as? String }
+                    #expect(ends.sorted() == ["in", "out"])
                     #expect(try Self.mode(path) == 0o600)
                 }
             }
@@ -145,8 +146,10 @@ extension IOSuite {
                 let request = "POST /split HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\n\r\nabcdef"
                 let run = try await WireToolRunner.run(
                     program: WireToolRunner.executable,
-                    ["request", "--raw", "-", "--split", "7@30ms,25@30ms,50@30ms,55@30ms", "--half-close", "--read-timeout", "2",
-                     "http://127.0.0.1:\(port)/"], input: request)
+                    [
+                        "request", "--raw", "-", "--split", "7@30ms,25@30ms,50@30ms,55@30ms", "--half-close",
+                        "--read-timeout", "2", "http://127.0.0.1:\(port)/",
+                    ], input: request)
                 #expect(run.status == 0, "\(run.text) \(run.errors)")
                 server.stop()
                 let files = try FileManager.default.contentsOfDirectory(atPath: directory)
