@@ -130,6 +130,8 @@ enum FetchHelp {
               --trace-tcp-info      End each exchange in the trace with the kernel's TCP_INFO for its connection \
         (smoothed RTT and variance, retransmits, congestion window, delivery rate, bytes acked; a Wire extension).
               --cache-dir DIR       Cache responses in DIR across invocations, as RFC 9111 allows (a Wire extension): fresh answers come from DIR without a request, stale ones are revalidated; -v says which.
+              --record FILE         Record every byte written and read (plaintext, with times and write/read \
+        boundaries) and each request's metrics to FILE, mode 0600 (a Wire extension; see wire record, wire replay).
 
         Several URLs are fetched in turn over one keep-alive connection pool.
 

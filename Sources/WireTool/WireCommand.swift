@@ -9,7 +9,7 @@ struct WireCommand: AsyncParsableCommand {
         // Each subcommand lives in its own file; add it here when it lands.
         subcommands: [
             ParseCommand.self, ServeCommand.self, GetCommand.self, RequestCommand.self, DemoCommand.self, BenchGroupCommand.self,
-            ReachabilityCommand.self,
+            ReachabilityCommand.self, RecordCommand.self, ReplayCommand.self,
         ]
     )
 }

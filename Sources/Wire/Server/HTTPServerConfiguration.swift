@@ -43,7 +43,8 @@ public struct HTTPServerConfiguration: Sendable {
     package var transportSecurity: (any ServerTransportSecurity)?
     /// How long a client may take to complete the TLS handshake, from the accept. Default 10 s.
     public var handshakeTimeout: Duration = .seconds(10)
-    /// Watches each exchange (for logs, metrics and traces); nil, the default, watches nothing.
+    /// Watches each exchange (for logs, metrics and traces) and, when it asks (`connectionOpened(_:)`), each
+    /// connection's bytes; nil, the default, watches nothing.
     public var observer: (any HTTPServerObserver)?
 
     /// Checks that every setting can work; `HTTPServer.start()` calls it before it listens.

@@ -12,6 +12,11 @@ public protocol HTTPServerObserver: Sendable {
     /// - Parameter exchange: The request's head and the connection's addresses.
     /// - Returns: The observer of this exchange, or nil to watch nothing more of it.
     func exchangeStarted(_ exchange: HTTPServerExchangeStart) -> (any HTTPServerExchangeObserver)?
+
+    /// A connection was accepted; the default (in an extension) watches none of its bytes.
+    /// - Parameter connection: The connection's addresses.
+    /// - Returns: The observer of the connection's bytes, or nil.
+    func connectionOpened(_ connection: HTTPServerConnectionStart) -> (any HTTPServerConnectionObserver)?
 }
 
 /// The observer of one exchange, made by `HTTPServerObserver.exchangeStarted(_:)`.
@@ -60,4 +65,13 @@ public enum HTTPServerExchangeOutcome: Sendable {
     /// The exchange ended without a whole response: the connection closed or was aborted, a timeout fired, or the
     /// handler failed after part of the response went out.
     case failed(HTTPServerError)
+}
+
+extension HTTPServerObserver {
+    /// A connection was accepted (over TLS, wrapped; its handshake still to come). The default watches nothing of it.
+    /// - Parameter connection: The connection's addresses.
+    /// - Returns: The observer of the connection's bytes, or nil (then the connection pays nothing for it).
+    public func connectionOpened(_ connection: HTTPServerConnectionStart) -> (any HTTPServerConnectionObserver)? {
+        nil
+    }
 }

@@ -91,6 +91,15 @@ final class ServerLoopContext {
                     return
                 }
             }
+            if let observer = configuration.observer,
+                let watcher = observer.connectionOpened(
+                    HTTPServerConnectionStart(
+                        remoteAddress: stream.remoteAddress, localAddress: stream.localAddress,
+                        isSecure: configuration.transportSecurity != nil))
+            {
+                // Above TLS: the observer sees plaintext.
+                stream = ObservedByteStream(wrapping: stream, observer: watcher)
+            }
             let connection = HTTPServerConnection(stream: stream, context: self)
             connections[ObjectIdentifier(connection)] = connection
         } catch {

@@ -83,8 +83,8 @@ extension FetchOptions {
         "--max-filesize": "--max-filesize", "--form-string": "--form-string",
         // -w and the traces.
         "-w": "--write-out", "--write-out": "--write-out", "--trace": "--trace", "--trace-ascii": "--trace-ascii",
-        // issue 32: curl's verbatim request target.
-        "--request-target": "--request-target",
+        // issue 32: curl's verbatim request target; recording.
+        "--request-target": "--request-target", "--record": "--record",
     ].merging(proxyValued) { own, _ in own }
 
     /// Parses the words after the subcommand's name.
@@ -322,6 +322,9 @@ extension FetchOptions {
         case "--trace", "--trace-ascii":
             guard !value.isEmpty else { throw FetchUsageError(message: "\(name) needs a file name (- for standard output)") }
             trace = TraceTarget(path: value, ascii: name == "--trace-ascii")
+        case "--record":
+            guard !value.isEmpty else { throw FetchUsageError(message: "--record needs a file name") }
+            record = value
         case _ where Self.proxyValued.values.contains(name):
             try applyProxy(name, value)
         default:

@@ -155,6 +155,8 @@ struct FetchOptions: Equatable, Sendable {
     var writeOut: String?
     /// `--trace FILE` or `--trace-ascii FILE` (the last one given): where to dump every byte, and whether as text only.
     var trace: TraceTarget?
+    /// `--record FILE` (a Wire extension): every byte of every request and its metrics, saved as a recording.
+    var record: String?
     /// `--trace-time`: each trace line starts with the time of day.
     var traceTime = false
     /// `--trace-tcp-info` (a Wire extension): the trace ends each exchange with the connection's `TCP_INFO` sample.

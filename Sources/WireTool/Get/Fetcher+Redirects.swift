@@ -54,9 +54,11 @@ extension Fetcher {
             }
             hop.proxy = try proxyChoice(for: url).configuration
             observation?.attach(to: &hop, url: url)
+            recorder?.attach(to: &hop, url: url)
             let response: HTTPClientResponse
             do { response = try await client.execute(hop, timeout: remaining) } catch { throw failure(error) }
             observation?.answered(response)
+            recorder?.answered(response)
             cookies?.store(response.headers, from: url)
             let status = Int(response.status.code)
             guard options.followRedirects, RedirectRewrite.statuses.contains(status),

@@ -19,6 +19,8 @@ struct Fetcher {
     private let cache: FetchCache?
     /// With `-w` or `--trace`: what each transfer wrote, read and measured.
     let observation: TransferObservation?
+    /// `--record FILE`: every byte and the metrics of each request, saved when the run ends.
+    let recorder: ClientRecorder?
     /// `--trace`'s file could not be created.
     private let traceFailure: TransferFailure?
 
@@ -40,6 +42,7 @@ struct Fetcher {
             }
         }
         self.traceFailure = traceFailure
+        recorder = options.record.map { ClientRecorder(path: $0) }
         observation =
             options.writeOut != nil || trace != nil ? TransferObservation(trace: trace, tracesTCPInfo: options.traceTCPInfo) : nil
     }
@@ -93,12 +96,21 @@ struct Fetcher {
             report(failure)
             return failure.status
         }
-        let status = await withTaskExecutorPreference(group.loops[0]) {
+        var status = await withTaskExecutorPreference(group.loops[0]) {
             await transferAll(with: builder, client: client)
         }
         await client.shutdown()
         await group.shutdownGracefully()
         if let warning = cookies?.saveJar() { try? standardError.write(warning) }
+        if let recorder {
+            // Written whatever the transfers' outcome: a failed exchange is what a recording is often wanted for.
+            do { try recorder.save() } catch {
+                let failure = TransferFailure(
+                    status: ExitStatus.writeError, message: "cannot write --record \(recorder.path): \(error)")
+                report(failure)
+                status = failure.status
+            }
+        }
         return status
     }
 

@@ -39,6 +39,9 @@ struct RawOutcome: Sendable {
     var peerEndedEarly = false
     /// How the connection ended.
     var end = RawConnectionEnd.fin
+    /// With `--record`: every write and read (`out` true for a write) and each side's end of stream, timed from the
+    /// exchange's start.
+    var events: [(t: Duration, out: Bool, bytes: [UInt8]?)] = []
 }
 
 /// The writes and reads of one raw exchange on one loop: each segment after its delay, the chosen ending, and every
@@ -61,6 +64,9 @@ final class RawExchange: ByteStreamDelegate {
     private var peerEnded = false
     private var delayTimer: TimerQueue<() -> Void>.ID?
     private var idleTimer: TimerQueue<() -> Void>.ID?
+    /// Whether the outcome lists every write and read (`--record`).
+    var recordsEvents = false
+    private let began = ContinuousClock.now
 
     init(
         stream: any ByteStream, socket: SocketStream, payload: [UInt8], writes: [RawSegmentPlan.Write],
@@ -109,6 +115,7 @@ final class RawExchange: ByteStreamDelegate {
         let write = writes[nextWrite]
         nextWrite += 1
         stream.write([ByteBuffer(bytes: payload[write.range])])
+        if recordsEvents { outcome.events.append((ContinuousClock.now - began, true, Array(payload[write.range]))) }
         outcome.writes += 1
         outcome.sentBytes += write.range.count
         if stream.pendingWriteBytes == 0 {
@@ -125,7 +132,9 @@ final class RawExchange: ByteStreamDelegate {
         sendingDone = true
         switch ending {
         case .keepOpen: break
-        case .halfClose: stream.shutdownWrite()
+        case .halfClose:
+            stream.shutdownWrite()
+            if recordsEvents { outcome.events.append((ContinuousClock.now - began, true, nil)) }
         case .reset:
             finish(.resetSent)
             return
@@ -166,7 +175,7 @@ final class RawExchange: ByteStreamDelegate {
     }
 
     /// A close error in the report's words: a reset is a reset, whatever layer passed it up.
-    private static func classify(_ error: any Error) -> RawConnectionEnd {
+    static func classify(_ error: any Error) -> RawConnectionEnd {
         if let error = error as? IOError, error.errno == .connectionReset { return .reset }
         let text = "\(error)"
         if text.contains("errno \(Errno.connectionReset.rawValue)") { return .reset }
@@ -177,6 +186,7 @@ final class RawExchange: ByteStreamDelegate {
 
     func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
         outcome.readSizes.append(buffer.readableBytes)
+        if recordsEvents { outcome.events.append((ContinuousClock.now - began, false, buffer.readableBytesArray)) }
         outcome.received.append(contentsOf: buffer.readableBytesArray)
         buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
         if sendingDone || waitingForDrain { armIdleTimer() }
@@ -184,6 +194,7 @@ final class RawExchange: ByteStreamDelegate {
 
     func streamDidReachEnd(_ stream: any ByteStream) {
         peerEnded = true
+        if recordsEvents { outcome.events.append((ContinuousClock.now - began, false, nil)) }
         if sendingDone {
             finish(.fin)
         } else {

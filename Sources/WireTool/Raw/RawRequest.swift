@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import Glibc
 import Wire
 import WireTLS
@@ -27,6 +28,8 @@ enum RawRequest {
               --read-timeout S      End as "timeout" when nothing arrives for S seconds after the last write \
         (default 5).
               --dump-received FILE  Write every received byte to FILE, as it came.
+              --record FILE         Record the exchange (every write and read, timed, and each side's end) to \
+        FILE, mode 0600, for wire replay and wire record export-har.
               --lenient             Read the answers with the lenient parser instead of the client's.
         """
 
@@ -86,13 +89,17 @@ enum RawRequest {
         }
         defer { loop.shutdown() }
         let outcome: RawOutcome
+        var wallClock = Timestamp.now()
         switch await connect(options, target: target, on: loop) {
         case .failure(let failure):
             return fail(failure.status, failure.message)
         case .success(let streams):
+            // The recording starts with the exchange, as its times do.
+            wallClock = Timestamp.now()
             let bytes = payload
             let ending = options.ending
             let readTimeout = options.readTimeout
+            let records = options.record != nil
             outcome = await withCheckedContinuation { (continuation: CheckedContinuation<RawOutcome, Never>) in
                 loop.execute(
                     {
@@ -100,6 +107,7 @@ enum RawRequest {
                             stream: streams.stream.value, socket: streams.socket.value, payload: bytes, writes: writes,
                             ending: ending, readTimeout: readTimeout
                         ) { continuation.resume(returning: $0) }
+                        exchange.recordsEvents = records
                         exchange.start()
                     }, ifClosed: { continuation.resume(returning: RawOutcome(end: .failed("the event loop closed"))) })
             }
@@ -115,11 +123,33 @@ enum RawRequest {
                 return fail(ExitStatus.writeError, "cannot write --dump-received \(dump): \(error)")
             }
         }
+        if let record = options.record {
+            do {
+                try LocalFiles.replaceContents(
+                    atPath: record, with: RawRequest.recording(outcome, url: options.url, wallClock: wallClock))
+            } catch {
+                return fail(ExitStatus.writeError, "cannot write --record \(record): \(error)")
+            }
+        }
         var output = JSONLineWriter()
         var report = RawResponseReport()
         report.write(outcome, requestBytes: payload, lenient: options.lenient, into: &output)
         output.flush()
         return report.parsedCleanly ? ExitStatus.success : ExitStatus.generic
+    }
+
+    /// `--record`'s file: the exchange as connection 0 of a client recording (no metrics: none are measured here).
+    static func recording(_ outcome: RawOutcome, url: String, wallClock: Double) -> [UInt8] {
+        var lines = [RecordFile.header(role: .client, url: url, wallClock: wallClock)]
+        for event in outcome.events {
+            var line = RecordLine(type: event.bytes == nil ? .end : .data)
+            line.t = RecordFile.seconds(event.t)
+            line.conn = 0
+            line.dir = event.out ? .out : .in
+            line.data = event.bytes.map { Data($0) }
+            lines.append(line)
+        }
+        return RecordFile.encode(lines)
     }
 
     /// A failure before any byte was sent: the exit status and its line.
@@ -135,7 +165,7 @@ enum RawRequest {
     }
 
     /// Resolves, connects and, for https, completes the TLS handshake, within `--connect-timeout`.
-    private static func connect(
+    static func connect(
         _ options: RawRequestOptions, target: RawRequestOptions.Target, on loop: EventLoop
     ) async -> Result<Streams, ConnectFailure> {
         let deadline = Deadline.after(options.connectTimeout)

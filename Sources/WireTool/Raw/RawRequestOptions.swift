@@ -34,6 +34,8 @@ struct RawRequestOptions: Equatable, Sendable {
     var connectTimeout: Duration = .seconds(10)
     /// `--dump-received FILE`: every received byte, as it came, to FILE (`-` is standard error).
     var dumpReceived: String?
+    /// `--record FILE`: the exchange as a recording (`RecordLine`'s format), mode 0600.
+    var record: String?
     /// `--unix-socket PATH`: connect here, whatever the URL's host.
     var unixSocket: String?
     /// `--lenient`: read the answers with the lenient parser instead of the client's (`.userAgent`).
@@ -52,7 +54,7 @@ struct RawRequestOptions: Equatable, Sendable {
 
     private static let valued: Set<String> = [
         "--raw", "--split", "--segments", "--mark", "--delay", "--read-timeout", "--connect-timeout", "--dump-received",
-        "--unix-socket", "--cacert",
+        "--record", "--unix-socket", "--cacert",
     ]
 
     /// Parses the words after `request`.
@@ -122,6 +124,7 @@ struct RawRequestOptions: Equatable, Sendable {
         case "--connect-timeout":
             connectTimeout = try FetchOptions.seconds(value, option: name) ?? .seconds(86_400 * 365)
         case "--dump-received": dumpReceived = value
+        case "--record": record = value
         case "--unix-socket": unixSocket = value
         case "--cacert": tls.caCertificateFile = value
         default: throw FetchUsageError(message: "unknown option '\(name)'")

@@ -43,6 +43,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The seed of the fault scenario's random choices (overrides the file's \"seed\").")
     var seed: UInt64?
 
+    @Option(
+        help: """
+            Record each connection (every byte in plaintext, with times and read/write boundaries) to a file of its \
+            own in this directory, mode 0600, written when the connection closes (see wire record, wire replay).
+            """)
+    var record: String?
+
     @Option(help: "The largest request body accepted, in bytes (413 beyond).")
     var maxBodySize = 16 * 1024 * 1024
 
@@ -59,6 +66,7 @@ struct ServeCommand: AsyncParsableCommand {
         let modes = [root != nil, echo, hello, faults != nil].filter { $0 }.count
         guard modes == 1 else { throw ValidationError("choose exactly one of --root DIR, --echo, --hello, --faults FILE") }
         if seed != nil && faults == nil { throw ValidationError("--seed goes with --faults") }
+        if record != nil && faults != nil { throw ValidationError("--record records --root, --echo or --hello, not --faults") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let loops, loops < 1 { throw ValidationError("--loops must be at least 1") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
@@ -86,6 +94,15 @@ struct ServeCommand: AsyncParsableCommand {
             if let clientCa { tls.clientCertificates = .required(caFile: clientCa) }
             configuration.tls = tls
         }
+        var recorder: ServerRecorder?
+        if let record {
+            do {
+                recorder = try ServerRecorder(directory: record, scheme: tlsCert == nil ? "http" : "https", processID: getpid())
+            } catch {
+                throw ValidationError("--record \(record): cannot make the directory (\(error))")
+            }
+            configuration.observer = recorder
+        }
         let group = try EventLoopGroup(loopCount: loops ?? EventLoopGroup.coreCount, namePrefix: "wire-serve")
         let server: HTTPServer
         if let root {
@@ -112,6 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
         StandardStreams.error("wire serve: signal \(signal), shutting down\n")
         await server.shutdown(gracePeriod: .seconds(10))
         await group.shutdownGracefully()
+        for failure in await recorder?.finish() ?? [] { StandardStreams.error("wire serve: --record: \(failure)\n") }
     }
 
     /// `--faults FILE`: the scenario on one loop, with TLS when asked; stops at once on a signal (a hostile server
