@@ -35,7 +35,10 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
     // never do: the connection is confined to its loop and no member is accessed while another
     // access to it is open (the parser returns before its events are handled).
     @exclusivity(unchecked) private var state = State.idle
-    @exclusivity(unchecked) private var stream: SocketStream?
+    @exclusivity(unchecked) private var stream: (any ByteStream)?
+    /// `stream` when it is a plain socket (a direct connection, or a tunnel through a plain proxy): written with its
+    /// one-buffer write, which allocates nothing; any other stream (TLS) takes an array of one buffer.
+    @exclusivity(unchecked) private var socketStream: SocketStream?
     @exclusivity(unchecked) private var parser = LoadConnection.makeParser()
     /// Requests written and not yet answered.
     @exclusivity(unchecked) private(set) var inFlight = 0
@@ -49,6 +52,9 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
     /// Bytes left unparsed at the end of the previous read (a partial head), so only new bytes count.
     @exclusivity(unchecked) private var carried = 0
     private var consecutiveConnectFailures = 0
+    /// Responses completed on the current stream: a stream that answered before is a kept-alive one, and its close
+    /// with no byte of the next answer is a stale connection, not a failed request.
+    @exclusivity(unchecked) private var answered = 0
     /// The next slot of the run's schedule this connection sends, and when it is due (constant
     /// rate only); nil until the run starts.
     @exclusivity(unchecked) private var nextSlot: Int?
@@ -73,11 +79,23 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
 
     // MARK: Connecting
 
-    /// Opens the connection (a race over the plan's addresses, on this loop, with no task).
+    /// Opens the connection: a race over the plan's addresses, on this loop, with no task; or the plan's
+    /// `openStream` (a proxy, TLS) in a task, whose stream comes back to this loop.
     func connect() {
         precondition(stream == nil)
         state = .connecting
         let plan = worker.plan
+        if let openStream = plan.openStream {
+            let loop = worker.loop
+            let connection = LoopBound(self, loop: loop)
+            Task {
+                let result: Result<LoopBound<any ByteStream>, any Error>
+                do { result = .success(try await openStream(loop)) } catch { result = .failure(error) }
+                // A loop that closed meanwhile ended the run; its shutdown closes what it still holds.
+                loop.execute({ connection.value.streamOpened(result) }, ifClosed: {})
+            }
+            return
+        }
         let race = ConnectionRace(
             addresses: plan.addresses, host: plan.host, port: plan.port, loop: worker.loop,
             deadline: .after(plan.connectTimeout), timeout: plan.connectTimeout, attemptDelay: .milliseconds(250)
@@ -92,29 +110,66 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
         }
         switch result {
         case .success(let socket):
+            let stream: SocketStream
             do {
-                let stream = try SocketStream(socket: socket, on: worker.loop)
-                stream.keepsReadBuffer = true
-                stream.readChunkSize = worker.plan.readChunkSize
-                stream.delegate = self
-                self.stream = stream
+                stream = try SocketStream(socket: socket, on: worker.loop)
             } catch {
                 try? socket.close()
                 connectFailed(reason: "\(error)")
                 return
             }
-            state = .open
-            consecutiveConnectFailures = 0
-            parser = Self.makeParser()
-            carried = 0
-            worker.connectionSettled(opened: true)
-            if worker.isRunning { sendNext() }
+            opened(stream)
         case .failure(let error):
             connectFailed(reason: error.description)
         }
     }
 
-    private func connectFailed(reason: String) {
+    /// The plan's `openStream` finished (on this loop).
+    private func streamOpened(_ result: Result<LoopBound<any ByteStream>, any Error>) {
+        switch result {
+        case .success(let bound):
+            // A stream on another loop cannot be read here; and after the run, or a stop, nobody wants it.
+            guard bound.loop === worker.loop else {
+                bound.loop.execute { bound.value.close(error: nil) }
+                connectFailed(reason: "the connection opened on another event loop")
+                return
+            }
+            guard state == .connecting else {
+                bound.value.close(error: nil)
+                return
+            }
+            guard bound.value.isOpen else {
+                connectFailed(reason: bound.value.closeError.map { "\($0)" } ?? "the connection closed as it opened")
+                return
+            }
+            opened(bound.value)
+        case .failure(let error):
+            guard state == .connecting else { return }
+            connectFailed(reason: "\(error)", error: error)
+        }
+    }
+
+    /// Takes `stream` as the connection and starts sending when the run has begun.
+    private func opened(_ stream: any ByteStream) {
+        let socket = stream as? SocketStream
+        if let socket {
+            socket.keepsReadBuffer = true
+            socket.readChunkSize = worker.plan.readChunkSize
+        }
+        stream.delegate = self
+        self.stream = stream
+        socketStream = socket
+        state = .open
+        consecutiveConnectFailures = 0
+        answered = 0
+        parser = Self.makeParser()
+        carried = 0
+        worker.connectionSettled(opened: true)
+        if worker.isRunning { sendNext() }
+    }
+
+    private func connectFailed(reason: String, error: (any Error)? = nil) {
+        if let error { worker.noteConnectError(error) }
         worker.noteError(.connect, reason)
         consecutiveConnectFailures += 1
         if worker.givesUpAfterConnectFailures && consecutiveConnectFailures >= 5 {
@@ -191,7 +246,11 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
         latencyOrigin = origin
         writtenAt = now
         // Writing may fail and close the stream at once; `stream(_:didCloseWith:)` then cleans up.
-        stream.write(worker.sequence.bytes(at: position, count: count))
+        if let socketStream {
+            socketStream.write(worker.sequence.bytes(at: position, count: count))
+        } else {
+            stream.write([worker.sequence.bytes(at: position, count: count)])
+        }
     }
 
     // MARK: Timers
@@ -279,6 +338,7 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
         let now = Posix.monotonicNanoseconds()
         inFlight -= 1
         worker.inFlight -= 1
+        answered &+= 1
         let keepsAlive = parser.lastResponseKeepsAlive
         let status = statusCode
         statusCode = 0
@@ -301,6 +361,7 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
             responseEnded()
             guard state == .open, self.stream === stream else { return }
         }
+        if resendsAfterStaleClose() { return }
         let reason =
             carried > 0 || statusCode != 0
             ? "the server closed the connection mid-response"
@@ -308,11 +369,28 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
         failRequests(.read, reason, atLeastOne: false)
     }
 
+    /// A kept-alive connection closed (or reset) before any byte of the next answer: the server, or a proxy such as
+    /// tinyproxy, which closes after each forwarded response without saying so, did not process the requests in
+    /// flight. They go back to the budget and out on a new connection, as after a `Connection: close` (curl and Wire's
+    /// client resend on a stale connection too); not errors. Only after an answer on the same stream, so a server
+    /// that never answers still fails the run.
+    private func resendsAfterStaleClose() -> Bool {
+        guard answered > 0, carried == 0, statusCode == 0, inFlight > 0 else { return false }
+        worker.requeue(inFlight)
+        replace()
+        return true
+    }
+
     func streamDidDrainWrites(_ stream: any ByteStream) {}
 
     func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         // Only closes the stream decided itself arrive here: ours detach the delegate first.
         guard stream === self.stream else { return }
+        if let errno = (error as? IOError)?.errno, errno == .connectionReset || errno == .brokenPipe,
+            resendsAfterStaleClose()
+        {
+            return
+        }
         let syscall = (error as? IOError)?.syscall
         let kind: LoadErrorKind = syscall == "sendmsg" || syscall == "send" ? .write : .read
         failRequests(kind, error.map { "\($0)" } ?? "the connection closed", atLeastOne: false)
@@ -346,6 +424,7 @@ final class LoadConnection<Recorder: LatencyRecorder>: ByteStreamDelegate {
             stream.close(error: nil)
         }
         stream = nil
+        socketStream = nil
         worker.inFlight -= inFlight
         inFlight = 0
         carried = 0

@@ -64,6 +64,8 @@ package enum LoadGenerator {
     ///
     /// - Parameters:
     ///   - plan: What to run.
+    ///   - loops: The loops to run on, `plan.loops` of them, which the caller shuts down after the run (the loops
+    ///     its `openStream` opens connections on); nil: loops of the run's own.
     ///   - recorder: The latency recorder type; one is made on each loop.
     ///   - progress: Called on the calling thread about once a second while the run goes on.
     ///   - intervals: Latencies and counters per interval of the measured time, when given.
@@ -71,18 +73,24 @@ package enum LoadGenerator {
     ///   the plan's start time passed before the connections were open.
     package static func run<Recorder: LatencyRecorder>(
         _ plan: LoadPlan,
+        on loops: EventLoopGroup? = nil,
         recorder: Recorder.Type,
         progress: ((LoadProgress) -> Void)? = nil,
         intervals: LoadIntervalReporting<Recorder.Summary>? = nil
     ) throws(LoadStartError) -> LoadResult<Recorder.Summary> {
         precondition(plan.segmentConnections >= plan.loops && plan.loops >= 1 && plan.pipeline >= 1)
+        precondition(loops.map { $0.loops.count == plan.loops } ?? true, "the group must have the plan's loops")
         let group: EventLoopGroup
-        do {
-            group = try EventLoopGroup(loopCount: plan.loops, namePrefix: "wire-bench")
-        } catch {
-            throw LoadStartError(message: "could not start \(plan.loops) event loops: \(error)")
+        if let loops {
+            group = loops
+        } else {
+            do {
+                group = try EventLoopGroup(loopCount: plan.loops, namePrefix: "wire-bench")
+            } catch {
+                throw LoadStartError(message: "could not start \(plan.loops) event loops: \(error)")
+            }
         }
-        defer { group.shutdown() }
+        defer { if loops == nil { group.shutdown() } }
 
         let workers = makeWorkers(plan, on: group.loops, recorder: recorder)
         let ready = Semaphore()
@@ -93,13 +101,14 @@ package enum LoadGenerator {
         let opened = workers.map { worker in worker.loop.runBlocking { worker.value.openedAtStart } }.reduce(0, +)
         guard opened > 0 else {
             let setup = workers.map { worker in
-                worker.loop.runBlocking { () -> LoadStatistics in
+                worker.loop.runBlocking { () -> (LoadStatistics, (any Error)?) in
                     worker.value.abandon()
-                    return worker.value.setupStatistics
+                    return (worker.value.setupStatistics, worker.value.firstConnectError)
                 }
             }
-            let reason = setup.lazy.compactMap { $0.reasons[.connect]?.keys.first }.first ?? "no connection opened"
-            throw LoadStartError(message: "could not connect to \(plan.host):\(plan.port): \(reason)")
+            let reason = setup.lazy.compactMap { $0.0.reasons[.connect]?.keys.first }.first ?? "no connection opened"
+            throw LoadStartError(
+                message: "could not connect to \(plan.host):\(plan.port): \(reason)", cause: setup.lazy.compactMap(\.1).first)
         }
 
         var now = Posix.monotonicNanoseconds()

@@ -51,6 +51,11 @@ package struct LoadPlan: Sendable {
     package var connectTimeout: Duration = .seconds(5)
     /// Bytes per read(2) on each connection (its read buffer is kept for the connection's life).
     package var readChunkSize = 16 * 1024
+    /// Opens each connection in place of the race over `addresses` (which then only name the target in messages):
+    /// through a proxy, with TLS (`wire bench -x`). It is given the connection's loop and must return a stream on
+    /// that loop, with no delegate; a thrown error is the connect's failure (the first one met is kept for
+    /// `LoadStartError.cause`). Opening runs in a task; the requests on the stream do not.
+    package var openStream: (@Sendable (EventLoop) async throws -> LoopBound<any ByteStream>)?
 
     /// Creates a plan for `request` against `addresses`.
     package init(addresses: [SocketAddress], host: String, port: Int, request: ByteBuffer) {
@@ -118,13 +123,20 @@ package struct LoadPlan: Sendable {
     /// one was given, plus `Content-Length` when there is a body.
     ///
     /// - Throws: `HTTP1SerializationError` for a method, target or field that is unsafe on the wire.
+    /// Through a forwarding proxy (`proxy`), the target is in absolute form (RFC 9112 §3.2.2) and the proxy's fields
+    /// and credentials are added (`Proxy.fieldsForProxy(_:)`), as Wire's client sends them.
     package static func serializeRequest(
         method: HTTPMethod,
         url: HTTPURL,
         headers: HTTPHeaders,
-        body: [UInt8]?
+        body: [UInt8]?,
+        forwardingTo proxy: Proxy? = nil
     ) throws(HTTP1SerializationError) -> ByteBuffer {
         var head = HTTPRequestHead(method: method, target: url.target, headers: headers)
+        if let proxy {
+            head.target = "\(url.scheme)://\(url.hostHeader)\(url.target)"
+            head.headers = proxy.fieldsForProxy(headers)
+        }
         if !head.headers.contains(name: "host") {
             var withHost = HTTPHeaders()
             withHost.add(name: "Host", value: url.hostHeader)
@@ -143,6 +155,15 @@ package struct LoadPlan: Sendable {
 package struct LoadStartError: Error, Sendable, CustomStringConvertible {
     /// Why.
     package let message: String
+    /// The first error a connection failed with, when no connection opened and the plan's `openStream` threw it:
+    /// the caller's own type (a proxy's refusal, say), for its exit status.
+    package var cause: (any Error & Sendable)?
+
+    /// An error saying `message`, caused by `cause`.
+    package init(message: String, cause: (any Error & Sendable)? = nil) {
+        self.message = message
+        self.cause = cause
+    }
     /// `could not connect to HOST:PORT: ...`.
     package var description: String { message }
 }

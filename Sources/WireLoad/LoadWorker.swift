@@ -64,6 +64,8 @@ final class LoadWorker<Recorder: LatencyRecorder> {
     @exclusivity(unchecked) private var givenUp = 0
     /// Errors met while connecting, before the run: kept apart so the warm-up's reset keeps them.
     private(set) var setupStatistics = LoadStatistics()
+    /// The first error the plan's `openStream` threw, for the caller's exit status when no connection opens.
+    private(set) var firstConnectError: (any Error)?
     private lazy var sweepAction: () -> Void = { [unowned self] in sweep() }
     private let sweepInterval: UInt64
     private let timeoutNanoseconds: UInt64
@@ -230,6 +232,10 @@ final class LoadWorker<Recorder: LatencyRecorder> {
         var statistics = setupStatistics
         statistics.merge(self.statistics)
         return (statistics, recorder.takeInterval())
+    }
+
+    func noteConnectError(_ error: any Error) {
+        if firstConnectError == nil { firstConnectError = error }
     }
 
     func connectionGaveUp() {

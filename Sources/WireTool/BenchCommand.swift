@@ -38,7 +38,9 @@ struct BenchCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The URL to load (http://HOST[:PORT]/PATH or http+unix://SOCKET/PATH); none: an embedded server.")
+    @Argument(
+        help:
+            "The URL to load (http://HOST[:PORT]/PATH, https://… or http+unix://SOCKET/PATH); none: an embedded server.")
     var url: String?
 
     @Option(name: [.customShort("c"), .customLong("connections")], help: "Connections in total, kept alive.")
@@ -116,6 +118,47 @@ struct BenchCommand: AsyncParsableCommand {
             valueName: "FILE"))
     var requestsFile: String?
 
+    @Option(
+        name: [.customShort("x"), .customLong("proxy")],
+        help: ArgumentHelp(
+            "Send the load through this proxy, as curl's -x: [http|https|socks4|socks4a|socks5|socks5h://][user:pw@]HOST[:PORT].",
+            valueName: "URL"))
+    var proxy: String?
+
+    @Flag(
+        name: [.customShort("p"), .customLong("proxytunnel")],
+        help: "Tunnel http:// through the HTTP proxy with CONNECT instead of forwarding (https:// always tunnels).")
+    var proxyTunnel = false
+
+    @Option(
+        name: [.customShort("U"), .customLong("proxy-user")],
+        help: ArgumentHelp("The proxy's credentials, unless its URL has its own.", valueName: "USER:PASSWORD"))
+    var proxyUser: String?
+
+    @Option(help: ArgumentHelp("A SOCKS 4 proxy, as -x socks4://HOST[:PORT].", valueName: "HOST[:PORT]"))
+    var socks4: String?
+
+    @Option(help: ArgumentHelp("A SOCKS 4a proxy (resolves the host), as -x socks4a://.", valueName: "HOST[:PORT]"))
+    var socks4a: String?
+
+    @Option(help: ArgumentHelp("A SOCKS 5 proxy, as -x socks5://.", valueName: "HOST[:PORT]"))
+    var socks5: String?
+
+    @Option(help: ArgumentHelp("A SOCKS 5 proxy that resolves the host, as -x socks5h://.", valueName: "HOST[:PORT]"))
+    var socks5Hostname: String?
+
+    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "https: do not verify the server's certificate.")
+    var insecure = false
+
+    @Option(help: ArgumentHelp("https: verify the server's certificate with these roots (PEM).", valueName: "FILE"))
+    var cacert: String?
+
+    @Flag(help: "Do not verify an https proxy's certificate.")
+    var proxyInsecure = false
+
+    @Option(help: ArgumentHelp("Verify an https proxy's certificate with these roots (PEM).", valueName: "FILE"))
+    var proxyCacert: String?
+
     /// The arguments, checked and converted.
     struct Settings {
         var url: HTTPURL?
@@ -128,6 +171,8 @@ struct BenchCommand: AsyncParsableCommand {
         /// The common start, in seconds since the Unix epoch.
         var startAt: Double?
         var interval: Duration = .seconds(1)
+        /// The proxy of `-x` or `--socks*` (with `-U`), nil for none.
+        var proxy: Proxy?
     }
 
     func validate() throws {
@@ -191,11 +236,11 @@ struct BenchCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("\(url): \(error)")
             }
-            guard parsedURL?.isTLS == false else { throw ValidationError("\(url): https is not supported by wire bench yet") }
         }
         var settings = Settings(
             url: parsedURL, stop: stop, timeout: timeoutValue, warmup: warmupValue, method: httpMethod, headers: fields)
         try distributedSettings(into: &settings)
+        try proxySettings(into: &settings)
         return settings
     }
 
@@ -268,11 +313,23 @@ struct BenchCommand: AsyncParsableCommand {
             if let embedded { embedded.group.shutdown() }
         }
 
-        var plan: LoadPlan
+        // Through a proxy or over TLS, connections are opened by Wire's client, one on each bench loop.
+        let connector: BenchConnector?
         do {
-            plan = try makePlan(settings, target: target, body: bodyBytes)
+            connector = try makeConnector(settings, target: target)
+        } catch let failure as TransferFailure {
+            Self.standardError(failure.line + "\n")
+            throw ExitCode(failure.status)
         } catch {
             Self.standardError("wire bench: \(error)\n")
+            throw ExitCode(1)
+        }
+        var plan: LoadPlan
+        do {
+            plan = try makePlan(settings, target: target, body: bodyBytes, connector: connector)
+        } catch {
+            Self.standardError("wire bench: \(error)\n")
+            if let connector { await connector.shutdown() }
             throw ExitCode(1)
         }
         // The monotonic clock against the wall clock, read once: intervals and the start time convert with it.
@@ -297,12 +354,20 @@ struct BenchCommand: AsyncParsableCommand {
         let result: LoadResult<LatencyHistogram.Summary>
         do {
             result = try LoadGenerator.run(
-                plan, recorder: LatencyHistogram.self, progress: progress,
+                plan, on: connector?.group, recorder: LatencyHistogram.self, progress: progress,
                 intervals: logs.map { logs in LoadIntervalReporting(every: settings.interval) { logs.record($0) } })
         } catch {
+            if let connector { await connector.shutdown() }
+            // Through a proxy, a refusal is curl's: `wire: (56) CONNECT tunnel failed, response 403`, exit 56.
+            if let cause = error.cause as? HTTPClientError {
+                let failure = TransferFailure(cause)
+                Self.standardError(failure.line + "\n")
+                throw ExitCode(failure.status)
+            }
             Self.standardError("wire bench: \(error)\n")
             throw ExitCode(1)
         }
+        if let connector { await connector.shutdown() }
         if progress != nil { Self.standardError("\r\u{1B}[K") }
         if let embedded { await embedded.server.shutdown(gracePeriod: .seconds(1)) }
 
@@ -338,19 +403,31 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     /// Resolves the target and serializes the request once.
-    private func makePlan(_ settings: Settings, target: HTTPURL, body: [UInt8]?) throws -> LoadPlan {
+    private func makePlan(_ settings: Settings, target: HTTPURL, body: [UInt8]?, connector: BenchConnector?) throws
+        -> LoadPlan
+    {
         let addresses: [SocketAddress]
-        if let path = target.unixSocketPath {
+        if connector != nil {
+            // Wire's client resolves, as a request would: the proxy's name, and the target's only where the route
+            // needs it (not through a forwarding proxy, socks4a or socks5h).
+            addresses = []
+        } else if let path = target.unixSocketPath {
             addresses = [try SocketAddress(unixPath: path)]
         } else {
             let port = target.port ?? 80
             let host = target.host.hasPrefix("[") ? String(target.host.dropFirst().dropLast()) : target.host
             addresses = try SystemResolver.resolveBlocking(host: host, port: port)
         }
-        let request = try LoadPlan.serializeRequest(method: settings.method, url: target, headers: settings.headers, body: body)
-        var plan = LoadPlan(addresses: addresses, host: target.host, port: target.port ?? 0, request: request)
+        let forwarding = connector?.forwardingProxy
+        let request = try LoadPlan.serializeRequest(
+            method: settings.method, url: target, headers: settings.headers, body: body, forwardingTo: forwarding)
+        var plan = LoadPlan(
+            addresses: addresses, host: target.host, port: target.port ?? (target.isTLS ? 443 : 80), request: request)
+        plan.openStream = connector?.openStream
         plan.isHeadRequest = settings.method == .head
-        if let requestsFile { plan.mix = try requestMix(path: requestsFile, target: target, headers: settings.headers) }
+        if let requestsFile {
+            plan.mix = try requestMix(path: requestsFile, target: target, headers: settings.headers, forwardingTo: forwarding)
+        }
         plan.segment = settings.segment
         plan.connections = connections
         plan.loops = loops
@@ -363,7 +440,9 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     /// The `--requests-file` mix, serialized; the `-H` fields go on every request, before its own.
-    private func requestMix(path: String, target: HTTPURL, headers: HTTPHeaders) throws -> [LoadPlan.MixEntry] {
+    private func requestMix(path: String, target: HTTPURL, headers: HTTPHeaders, forwardingTo proxy: Proxy?) throws
+        -> [LoadPlan.MixEntry]
+    {
         let text: String
         do {
             text = String(decoding: try LocalFiles.contents(atPath: path), as: UTF8.self)
@@ -383,7 +462,8 @@ struct BenchCommand: AsyncParsableCommand {
             var fields = headers
             fields.add(contentsOf: entry.headers)
             do {
-                let bytes = try LoadPlan.serializeRequest(method: entry.method, url: entry.url, headers: fields, body: entry.body)
+                let bytes = try LoadPlan.serializeRequest(
+                    method: entry.method, url: entry.url, headers: fields, body: entry.body, forwardingTo: proxy)
                 return LoadPlan.MixEntry(request: bytes, isHead: entry.method == .head, weight: entry.weight)
             } catch {
                 throw ValidationError("--requests-file \(path): line \(entry.line): \(error)")

@@ -368,13 +368,17 @@ public final class HTTPClient: Sendable {
         return try pool(key, security: security)
     }
 
-    /// The head of `CONNECT authority` (RFC 9110 §9.3.6): `Host` names the tunnel's far end, not the proxy.
+    /// The head of `CONNECT authority` (RFC 9110 §9.3.6): `Host` names the tunnel's far end, not the proxy. `Host`
+    /// comes first, as curl writes it, then the proxy's fields (`Proxy-Authorization`) and `User-Agent`.
     func connectHead(_ authority: String, headers: HTTPHeaders) throws(HTTPClientError) -> [UInt8] {
-        let head = HTTPRequestHead(method: .connect, target: authority, headers: headers)
+        var fields = HTTPHeaders()
+        if !headers.contains(name: "host") { fields.add(name: "Host", value: authority) }
+        fields.add(contentsOf: headers)
+        let head = HTTPRequestHead(method: .connect, target: authority, headers: fields)
         var bytes: [UInt8] = []
         do {
             try HTTP1Serializer.writeRequestHead(
-                head, adding: addedFields(to: headers, host: authority), framing: .asInHeaders, into: &bytes)
+                head, adding: addedFields(to: fields, host: authority), framing: .asInHeaders, into: &bytes)
         } catch {
             throw HTTPClientError(.invalidRequest, "\(error)")
         }

@@ -22,8 +22,10 @@ extension HTTPClientError {
             self.init(.connectionNotAdmitted, "the connection from \(local) to \(remote) was not admitted: \(reason)")
         case .atProxy(let proxy, let error):
             self = HTTPClientError.atProxy(proxy, error, abortError: abortError)
-        case .proxyRefused(let head):
-            self = .proxy(.proxyRefused, "the proxy answered CONNECT with \(head.status)", proxy: nil, response: head)
+        case .proxyRefused(let head, let request):
+            self = .proxy(
+                .proxyRefused, "the proxy answered CONNECT with \(head.status)", proxy: nil, response: head,
+                connectRequest: request)
         case .proxyExchangeFailed(let error):
             self = error
         case .proxyHandshakeFailed(let failure):
@@ -56,10 +58,10 @@ extension HTTPClientError {
         -> HTTPClientError
     {
         switch error {
-        case .proxyRefused(let head):
+        case .proxyRefused(let head, let request):
             return .proxy(
                 .proxyRefused, "proxy \(proxy) answered CONNECT with \(head.status.code) \(head.reasonPhrase)", proxy: proxy,
-                response: head)
+                response: head, connectRequest: request)
         case .proxyHandshakeFailed(let failure):
             return proxyHandshakeFailed(failure, proxy: proxy)
         default:

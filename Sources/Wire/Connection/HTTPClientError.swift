@@ -144,6 +144,9 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     public var proxy: Proxy? { causes.proxy?.proxy }
     /// The proxy's answer to `CONNECT`, for `.proxyRefused`: the status and header fields (`Proxy-Authenticate`).
     public var proxyResponse: HTTPResponseHead? { causes.proxy?.response }
+    /// The `CONNECT` request's head as written (with `Proxy-Authorization` when one was sent), for `.proxyRefused`:
+    /// what `wire get -v` shows of a refused tunnel, as curl does. Package-only, since it may carry credentials.
+    package var proxyConnectRequest: [UInt8]? { causes.proxy?.connectRequest }
     /// The SOCKS failure, for `.proxyHandshakeFailed` through a SOCKS proxy.
     public var socksError: SOCKSError? { causes.proxy?.socksError }
     /// Why the proxy URL was refused, for `.invalidProxy`.
@@ -200,6 +203,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         var response: HTTPResponseHead?
         var socksError: SOCKSError?
         var urlError: ProxyURLError?
+        var connectRequest: [UInt8]?
     }
 
     init(
@@ -229,14 +233,17 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     /// An error of `code` at `proxy` (or about the proxy configuration, when nil).
     static func proxy(
         _ code: Code, _ detail: String, proxy: Proxy?, response: HTTPResponseHead? = nil, socksError: SOCKSError? = nil,
-        urlError: ProxyURLError? = nil, ioError: IOError? = nil, securityError: (any Error)? = nil
+        urlError: ProxyURLError? = nil, ioError: IOError? = nil, securityError: (any Error)? = nil,
+        connectRequest: [UInt8]? = nil
     ) -> HTTPClientError {
         HTTPClientError(
             code: code,
             causes: Causes(
                 detail: detail, connectError: nil, parseError: nil, ioError: ioError, configurationError: nil,
                 securityError: securityError,
-                proxy: ProxyCause(proxy: proxy, response: response, socksError: socksError, urlError: urlError)),
+                proxy: ProxyCause(
+                    proxy: proxy, response: response, socksError: socksError, urlError: urlError,
+                    connectRequest: connectRequest)),
             mayHaveBeenProcessed: false, failedBeforeResponse: false, queuedBehindClosedResponse: false)
     }
 

@@ -14,6 +14,8 @@ public final class EventLoopGroup: Sendable {
     /// The loops, in creation order.
     public let loops: [EventLoop]
     private let cursor = Atomic<Int>(0)
+    /// Whether the group started its loops (and so stops them); false for a view of loops another group owns.
+    private let ownsLoops: Bool
 
     /// Starts `loopCount` loops (default: the number of online cores).
     ///
@@ -29,6 +31,16 @@ public final class EventLoopGroup: Sendable {
             throw error
         }
         self.loops = loops
+        ownsLoops = true
+    }
+
+    /// A group over loops another group owns, which it never stops (`shutdown()` and release leave them running):
+    /// so that a client placed on it opens its connections on exactly these loops (`wire bench` through a proxy,
+    /// one client per bench loop).
+    package init(sharing loops: [EventLoop]) {
+        precondition(!loops.isEmpty, "a group needs a loop")
+        self.loops = loops
+        ownsLoops = false
     }
 
     /// The number of online cores, as `sysconf(_SC_NPROCESSORS_ONLN)` reports.
@@ -42,6 +54,7 @@ public final class EventLoopGroup: Sendable {
 
     /// Shuts every loop down and joins their threads. Call from outside the loops.
     public func shutdown() {
+        guard ownsLoops else { return }
         for loop in loops { loop.shutdown() }
     }
 
@@ -49,6 +62,7 @@ public final class EventLoopGroup: Sendable {
     /// - Returns: Whether any loop was still running.
     @discardableResult
     package func stopWithoutWaiting() -> Bool {
+        guard ownsLoops else { return false }
         var stoppedAny = false
         for loop in loops where loop.stopWithoutWaiting() { stoppedAny = true }
         return stoppedAny
@@ -60,6 +74,7 @@ public final class EventLoopGroup: Sendable {
 
     /// Shuts every loop down without blocking the calling task's thread.
     public func shutdownGracefully() async {
+        guard ownsLoops else { return }
         for loop in loops { await loop.shutdownGracefully() }
     }
 }

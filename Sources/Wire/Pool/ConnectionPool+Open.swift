@@ -4,29 +4,7 @@ extension ConnectionPool {
     func open(_ id: Machine.ConnectionID, on loop: EventLoop, call: Int? = nil, started: Deadline = .now()) async {
         let events = SetupEvents(listener: configuration.listener, call: call, connection: HTTPClientEvent.nextConnection())
         do throws(ConnectionPoolError) {
-            let deadline = Deadline.after(configuration.connectTimeout)
-            var (stream, setup) = try await connect(on: loop, started: started, deadline: deadline, events: events)
-            setup.number = events.connection
-            setup.started = started
-            if let security = configuration.security, let port = key.port {
-                // The handshake counts toward the connect timeout, as curl's does. It speaks to `key.host`: the
-                // origin, also through a tunnel; the proxy itself only on its own pool (`.proxy` route).
-                events.emit(.tlsStart(host: key.host))
-                do {
-                    stream = try await security.secure(stream, host: key.host, port: port, deadline: deadline)
-                } catch {
-                    events.emit(.tlsEnd(.failure(HTTPClientError(.tlsFailed, "\(error)", securityError: error))))
-                    if case .proxy(let proxy) = key.route { throw .atProxy(proxy, .securityFailed(error)) }
-                    throw .securityFailed(error)
-                }
-                setup.secureConnect = .now() - started
-                if events.isOn {
-                    let secured = stream
-                    let info = try? await Self.onLoop(secured.loop) { secured.value.securityInfo }
-                    events.emit(.tlsEnd(.success(info ?? nil)))
-                }
-            }
-            setup.total = .now() - started
+            let (stream, setup) = try await establish(on: loop, started: started, events: events)
             let secureStream = stream
             let parserConfiguration = configuration.parserConfiguration
             let timings = setup
@@ -37,6 +15,38 @@ extension ConnectionPool {
         } catch {
             opened(id, .failure(error))
         }
+    }
+
+    /// A new connection's stream, ready for HTTP: connected to the endpoint or tunnelled through the proxy, then
+    /// secured when the pool speaks TLS, within the connect timeout. Not attached to the pool: `open` attaches it, and
+    /// `HTTPClient.openStream(to:)` hands it to a caller that speaks HTTP itself.
+    func establish(on loop: EventLoop, started: Deadline, events: SetupEvents)
+        async throws(ConnectionPoolError) -> (LoopBound<any ByteStream>, SetupTimings)
+    {
+        let deadline = Deadline.after(configuration.connectTimeout)
+        var (stream, setup) = try await connect(on: loop, started: started, deadline: deadline, events: events)
+        setup.number = events.connection
+        setup.started = started
+        if let security = configuration.security, let port = key.port {
+            // The handshake counts toward the connect timeout, as curl's does. It speaks to `key.host`: the
+            // origin, also through a tunnel; the proxy itself only on its own pool (`.proxy` route).
+            events.emit(.tlsStart(host: key.host))
+            do {
+                stream = try await security.secure(stream, host: key.host, port: port, deadline: deadline)
+            } catch {
+                events.emit(.tlsEnd(.failure(HTTPClientError(.tlsFailed, "\(error)", securityError: error))))
+                if case .proxy(let proxy) = key.route { throw .atProxy(proxy, .securityFailed(error)) }
+                throw .securityFailed(error)
+            }
+            setup.secureConnect = .now() - started
+            if events.isOn {
+                let secured = stream
+                let info = try? await Self.onLoop(secured.loop) { secured.value.securityInfo }
+                events.emit(.tlsEnd(.success(info ?? nil)))
+            }
+        }
+        setup.total = .now() - started
+        return (stream, setup)
     }
 
     /// The connected stream a new connection starts from, before TLS to `key.host`: a socket to the endpoint, or a

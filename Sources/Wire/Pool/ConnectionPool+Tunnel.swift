@@ -113,7 +113,7 @@ extension ConnectionPool {
             // Read (a bounded part of) the refusal's body, so that the connection can serve the proxy's next request
             // (the same CONNECT with credentials); a body too large or too slow closes it instead.
             do { _ = try await start.body.collect(upTo: 64 * 1024) } catch {}
-            throw .atProxy(proxy, .proxyRefused(start.head))
+            throw .atProxy(proxy, .proxyRefused(start.head, request: setup.connectHead))
         }
         guard let stream = opened.take() else {
             throw .atProxy(proxy, .proxyExchangeFailed(HTTPClientError(.connectionClosed, "the tunnel was taken already")))

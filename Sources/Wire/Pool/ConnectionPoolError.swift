@@ -22,8 +22,8 @@ enum ConnectionPoolError: Error, Sendable {
     case notAdmitted(reason: String, local: SocketAddress, remote: SocketAddress)
     /// The failure happened at `proxy`: connecting to it, securing the connection to it, or its handshake.
     indirect case atProxy(Proxy, ConnectionPoolError)
-    /// The HTTP proxy answered `CONNECT` with this head, not a 2xx.
-    case proxyRefused(HTTPResponseHead)
+    /// The HTTP proxy answered `CONNECT` with this head, not a 2xx; `request` is the `CONNECT` head as written.
+    case proxyRefused(HTTPResponseHead, request: [UInt8])
     /// The `CONNECT` exchange with the proxy failed (the connection closed, the answer was malformed or late).
     case proxyExchangeFailed(HTTPClientError)
     /// A SOCKS handshake failed, or a proxy sent bytes of the tunnel before the client's first.

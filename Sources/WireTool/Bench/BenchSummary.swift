@@ -79,8 +79,8 @@ struct BenchSummary {
                     : ")"))
         if statistics.resentRequests > 0 {
             lines.append(
-                "  resent        \(statistics.resentRequests) pipelined requests the server closed the connection on "
-                    + "(Connection: close) before answering")
+                "  resent        \(statistics.resentRequests) requests the server closed the connection on before "
+                    + "answering (Connection: close, or a kept-alive connection closed)")
         }
         if statistics.errorCount == 0 {
             lines.append("  errors        none")

@@ -61,13 +61,11 @@ extension Fetcher {
     static func verboseProxy(_ metrics: HTTPClientMetrics.Snapshot, url: HTTPURL, note: String?) -> String {
         var text = note ?? ""
         guard let proxy = metrics.proxy else { return text }
-        let port = url.port ?? (url.isTLS ? 443 : 80)
-        let target = url.host.utf8.contains(UInt8(ascii: ":")) ? "[\(url.host)]:\(port)" : "\(url.host):\(port)"
+        let target = tunnelTarget(url)
         text += "* proxy: \(proxy)\n"
         if let connect = metrics.proxyConnect {
-            text += "* Establish HTTP proxy tunnel to \(target)\n"
-            text += HeadText.verbose(HeadText.lines(ofSent: connect.requestHead), prefix: "> ")
-            text += HeadText.verbose(HeadText.lines(of: connect.responseHead), prefix: "< ")
+            text += verboseConnectExchange(
+                request: connect.requestHead, response: connect.responseHead, target: target, proxy: proxy)
             text += "* CONNECT phase completed\n"
             text += "* CONNECT tunnel established, response \(connect.responseHead.status.code)\n"
         } else if proxy.kind.isSOCKS, metrics.proxyHandshake != nil {
@@ -81,6 +79,38 @@ extension Fetcher {
             text += "* \(version) connect to \(target) (\(resolved))\n"
             text += "* \(version) request granted.\n"
         }
+        return text
+    }
+}
+
+extension Fetcher {
+    /// `host:port` of the tunnel to `url`'s origin, as `CONNECT` names it.
+    static func tunnelTarget(_ url: HTTPURL) -> String {
+        let port = url.port ?? (url.isTLS ? 443 : 80)
+        return url.host.utf8.contains(UInt8(ascii: ":")) ? "[\(url.host)]:\(port)" : "\(url.host):\(port)"
+    }
+
+    /// curl's `-v` lines for a `CONNECT` exchange: the user the credentials are for, the request as written,
+    /// `Proxy-Authorization` included as curl shows it, and the proxy's answer head.
+    static func verboseConnectExchange(request: [UInt8], response: HTTPResponseHead, target: String, proxy: Proxy?)
+        -> String
+    {
+        "* Establish HTTP proxy tunnel to \(target)\n"
+            + (proxy?.credentials.map { "* Proxy auth using Basic with user '\($0.user)'\n" } ?? "")
+            + HeadText.verbose(HeadText.lines(ofSent: request), prefix: "> ")
+            + HeadText.verbose(HeadText.lines(of: response), prefix: "< ")
+    }
+
+    /// curl's `-v` lines for a tunnel the proxy refused (a non-2xx answer to `CONNECT`): the variables read, the
+    /// proxy, the exchange, and `* CONNECT tunnel failed, response N`; nil for any other failure.
+    static func verboseRefusedConnect(_ error: any Error, url: HTTPURL, note: String?) -> String? {
+        guard let error = error as? HTTPClientError, error.code == .proxyRefused, let response = error.proxyResponse,
+            let request = error.proxyConnectRequest
+        else { return nil }
+        var text = note ?? ""
+        if let proxy = error.proxy { text += "* proxy: \(proxy)\n" }
+        text += verboseConnectExchange(request: request, response: response, target: tunnelTarget(url), proxy: error.proxy)
+        text += "* CONNECT tunnel failed, response \(response.status.code)\n"
         return text
     }
 }

@@ -56,7 +56,15 @@ extension Fetcher {
             observation?.attach(to: &hop, url: url)
             recorder?.attach(to: &hop, url: url)
             let response: HTTPClientResponse
-            do { response = try await client.execute(hop, timeout: remaining) } catch { throw failure(error) }
+            do { response = try await client.execute(hop, timeout: remaining) } catch {
+                // A refused CONNECT is shown as curl shows it: the request sent and the proxy's answer.
+                if options.verbose,
+                    let text = Self.verboseRefusedConnect(error, url: url, note: (try? proxyChoice(for: url))?.note)
+                {
+                    try? standardError.write(text)
+                }
+                throw failure(error)
+            }
             observation?.answered(response)
             recorder?.answered(response)
             cookies?.store(response.headers, from: url)

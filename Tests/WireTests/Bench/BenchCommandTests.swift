@@ -79,7 +79,10 @@ struct BenchCommandTests {
         (["-H", "nocolon"], "expected 'Name: value'"),
         (["-X", "G T"], "not a method token"),
         (["-X", "CONNECT"], "CONNECT"),
-        (["https://example.com/"], "https is not supported"),
+        (["-x", "127.0.0.1:1", "--socks5", "127.0.0.1:2", "http://example.com/"], "choose one proxy"),
+        (["-p", "http://example.com/"], "need a proxy"),
+        (["-x", "127.0.0.1:1", "-U", "alice", "http://example.com/"], "user:password"),
+        (["-x", "127.0.0.1:1", "http+unix://%2Ftmp%2Fs/"], "Unix socket"),
         (["ftp://example.com/"], "ftp://example.com/"),
         (["--server-loops", "0"], "--server-loops"),
     ])

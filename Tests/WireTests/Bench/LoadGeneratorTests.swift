@@ -196,6 +196,22 @@ extension IOSuite {
             #expect(connections >= 10)
         }
 
+        @Test func aKeptAliveConnectionClosedUnannouncedResendsItsRequests() async throws {
+            let loop = try EventLoop(name: "scripted")
+            // As tinyproxy forwards: a keep-alive answer, then the connection closes without saying so. The request
+            // already sent on it was never processed: sent again, not an error. A connection that closes before its
+            // first answer still fails its request.
+            let server = try await ScriptedServer.start(on: loop) { connection, _, _ in
+                connection == 0 ? .close : .respondAndClose(ScriptedServer.ok("hi"))
+            }
+            let result = try await runLoad(try loadPlan(port: server.address.port!, stop: .requests(10), connections: 1))
+            try await server.close()
+            await loop.shutdownGracefully()
+            #expect(result.statistics.responses == 9, "\(result.statistics.reasons)")
+            #expect(result.statistics.errorCount == 1, "\(result.statistics.reasons)")
+            #expect(result.statistics.reasons[.read]?.keys.first == "the server closed the connection before responding")
+        }
+
         @Test func pipelinedRequestsBehindAConnectionCloseAreSentAgain() async throws {
             let loop = try EventLoop(name: "scripted")
             // Each connection answers three requests, the third with Connection: close; the fourth

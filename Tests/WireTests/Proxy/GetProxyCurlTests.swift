@@ -92,6 +92,57 @@ extension IOSuite {
             }
         }
 
+        /// The `-v` lines of a refused `CONNECT`, as curl 7.88 prints them: the request's line, `Host` and
+        /// `Proxy-Authorization` (with the user it is for), the proxy's whole answer head, then the failure line.
+        static func refusedConnectLines(_ text: String) -> [String] {
+            text.split(whereSeparator: \.isNewline).map(String.init).filter {
+                $0.hasPrefix("* Establish HTTP proxy tunnel") || $0.hasPrefix("* Proxy auth using")
+                    || $0.hasPrefix("> CONNECT ") || $0.hasPrefix("> Host: ") || $0.hasPrefix("> Proxy-Authorization: ")
+                    || $0.hasPrefix("< ") || $0.hasPrefix("* CONNECT tunnel failed")
+            }
+        }
+
+        @Test func verboseShowsARefusedConnectAsCurlDoes() async throws {
+            let scripted = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/connect_proxy.py"])
+            defer { scripted.stop() }
+            let scriptedPort = try #require(Int(try scripted.firstLine()))
+            // (switches, the status the proxy answers CONNECT with)
+            let scriptedCases: [([String], Int)] = [
+                // The scripted proxy answers a CONNECT to deny.example with 407, whoever asks.
+                (["-p", "-x", "127.0.0.1:\(scriptedPort)", "http://deny.example/"], 407),
+                (["-p", "-x", "127.0.0.1:\(scriptedPort)", "-U", "alice:s3cret", "http://deny.example:8080/"], 407),
+            ]
+            let hasTinyproxy = TestProxy.missing(TestProxy.tinyproxyPath) == nil
+            try await Origins.run(seconds: 120) { origins in
+                var cases = scriptedCases
+                var proxies: [TestProxy] = []
+                defer { for proxy in proxies { proxy.stop() } }
+                if hasTinyproxy {
+                    // CONNECT only to a port nobody uses: 403 for the origin's; and a proxy that wants credentials.
+                    let strict = try TestProxy.tinyproxy(connectPorts: [try LoopbackPort.free()])
+                    let guarded = try TestProxy.tinyproxy(basicAuth: ("alice", "s3cret"))
+                    proxies = [strict, guarded]
+                    let secure = "https://localhost:\(origins.securePort)/"
+                    cases += [
+                        (["-k", "-x", "127.0.0.1:\(strict.port)", secure], 403),
+                        (["-k", "-x", "127.0.0.1:\(strict.port)", "-U", "alice:s3cret", secure], 403),
+                        (["-k", "-x", "http://127.0.0.1:\(guarded.port)", secure], 407),
+                    ]
+                } else {
+                    print("skipped the tinyproxy cases: \(TestProxy.missing(TestProxy.tinyproxyPath) ?? "")")
+                }
+                for (words, status) in cases {
+                    let runs = try await Self.both(["-sS", "-v", "-o", "/dev/null"] + words)
+                    #expect(runs[0].run.status == 56 && runs[1].run.status == 56, "\(words): \(runs.map(\.run.errors))")
+                    let curl = Self.refusedConnectLines(runs[0].run.errors)
+                    let wire = Self.refusedConnectLines(runs[1].run.errors)
+                    #expect(curl.contains("* CONNECT tunnel failed, response \(status)"), "\(words): \(curl)")
+                    #expect(wire == curl, "\(words)")
+                    #expect(runs[1].run.errors.hasSuffix("wire: (56) CONNECT tunnel failed, response \(status)\n"))
+                }
+            }
+        }
+
         @Test func exitStatusesAtAProxyMatchCurls() async throws {
             if let reason = TestProxy.missing(TestProxy.tinyproxyPath) { return print("skipped: \(reason)") }
             try await Origins.run(seconds: 120) { origins in
