@@ -24,6 +24,11 @@ static inline int c_wire_tls_set_versions(SSL_CTX *ctx, int min, int max) {
     return (int)SSL_CTX_set_max_proto_version(ctx, max);
 }
 
+/// The key-exchange groups a context offers (a macro in OpenSSL).
+static inline int c_wire_tls_set_groups(SSL_CTX *ctx, const char *list) {
+    return (int)SSL_CTX_set1_groups_list(ctx, list);
+}
+
 /// Options every Wire context carries: no renegotiation (TLS 1.2), no compression, and
 /// partial writes plus moving buffers, because records are written into memory BIOs.
 static inline void c_wire_tls_harden(SSL_CTX *ctx) {

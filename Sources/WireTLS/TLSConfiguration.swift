@@ -117,6 +117,19 @@ public struct TLSConfiguration: Sendable {
     public var maximumVersion = TLSVersion.tls13
     /// The trust anchors. Default: the system store.
     public var trustRoots = TrustRoots.system
+    /// Directories of trusted certificates in OpenSSL's hashed layout (`openssl rehash`), several separated by `:`,
+    /// trusted besides `trustRoots` (curl's `--capath`). With `.system` roots they replace the system's directory and
+    /// keep its bundle file, as curl does. Default nil.
+    public var trustDirectory: String?
+    /// OpenSSL's cipher list for TLS 1.2 (`ECDHE-ECDSA-AES128-GCM-SHA256:...`, curl's `--ciphers`); nil for
+    /// OpenSSL's default. A list naming no cipher OpenSSL knows fails every connection with `.cipherList`.
+    public var cipherList: String?
+    /// OpenSSL's TLS 1.3 cipher suites (`TLS_AES_128_GCM_SHA256:...`, curl's `--tls13-ciphers`); nil for the
+    /// default. A list OpenSSL refuses fails every connection with `.cipherList`.
+    public var tls13CipherSuites: String?
+    /// The key-exchange groups offered, in order (`X25519:P-256`, curl's `--curves`); nil for the default. A list
+    /// with a name OpenSSL does not know fails every connection with `.cipherList`.
+    public var groups: String?
     /// What is verified. Default: everything.
     public var certificateVerification = CertificateVerification.full
     /// A PEM file with this side's certificate (and intermediates), for mutual TLS.

@@ -26,6 +26,7 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
             case pinMismatch = "pin_mismatch"
             case trustRefused = "trust_refused"
             case protocolError = "protocol_error"
+            case cipherList = "cipher_list"
         }
         fileprivate let value: Value
 
@@ -66,6 +67,8 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let trustRefused = Reason(value: .trustRefused)
         /// The peer broke the protocol after the handshake (a bad record, renegotiation).
         public static let protocolError = Reason(value: .protocolError)
+        /// This side's cipher list, TLS 1.3 cipher suites or groups cannot be set (curl's exit 59).
+        public static let cipherList = Reason(value: .cipherList)
 
         /// A stable snake_case name for logs and metrics.
         public var description: String { value.rawValue }
@@ -77,7 +80,7 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
                 .hostnameMismatch, .ipAddressMismatch, .certificateInvalid, .trustRefused:
                 true
             case .noPeerCertificate, .alertReceived, .protocolVersion, .handshakeFailed, .handshakeTimeout,
-                .truncatedStream, .localCertificate, .pinMismatch, .protocolError:
+                .truncatedStream, .localCertificate, .pinMismatch, .protocolError, .cipherList:
                 false
             }
         }

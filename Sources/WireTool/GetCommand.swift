@@ -89,6 +89,25 @@ enum FetchHelp {
           -L, --location            Follow redirects.
               --max-redirs N        Follow at most N redirects (default 50; -1 for no limit).
               --unix-socket PATH    Connect to this Unix socket, whatever the URL's host.
+              --abstract-unix-socket NAME
+                                    Connect to this name in Linux's abstract Unix namespace instead.
+              --resolve [+]HOST:PORT:ADDR[,ADDR]...
+                                    Use these addresses for HOST and PORT (* for any host; -HOST:PORT takes an         entry back; + makes it last 60 s); a bad entry exits 49.
+              --connect-to HOST1:PORT1:HOST2:PORT2
+                                    Connect to HOST2:PORT2 for requests to HOST1:PORT1 (empty parts: any, or the         same); TLS and Host still name the URL's host.
+          -4, --ipv4 / -6, --ipv6   Use only IPv4 or IPv6 addresses.
+              --interface NAME|ADDRESS|HOST
+                                    Send from this interface (tied to it where allowed, else its address; if!NAME,         host!HOST as in curl); exit 45 when it cannot be used.
+          -0, --http1.0 / --http1.1 Say HTTP/1.0 on the request line (no Expect), or HTTP/1.1 (the default).
+              --limit-rate SPEED    Move at most SPEED bytes per second each way (K, M, G suffixes), reading the         body only as fast: the sender is held back.
+              --keepalive-time S    Probe an idle connection after S seconds, then every S seconds (default 60).
+              --no-keepalive        No TCP keep-alive probes (--keepalive turns them back on).
+              --tcp-nodelay / --no-tcp-nodelay
+                                    TCP_NODELAY, on by default as in curl.
+              --expect100-timeout S Wait this long for 100 Continue before sending a body anyway (default 1 s; -T         asks for any body, a POST above 1 MiB).
+              --raw                 Write the body as it came: chunked framing and content coding included.
+          -j, --junk-session-cookies
+                                    Load no session cookies from -b files.
               --request-target TARGET
                                     Send TARGET as the request target instead of the URL's path and query (curl's; \
         '*' for OPTIONS *, an absolute form); the first request only, redirects use their Location.
@@ -112,9 +131,14 @@ enum FetchHelp {
           -E, --cert FILE           Present this client certificate (PEM, with intermediates); needs --key.
               --key FILE            The client certificate's private key (PEM).
               --tlsv1.2, --tlsv1.3  The lowest TLS version to use (the highest is 1.3).
+              --tls-max VERSION     The highest TLS version to offer (1.2, 1.3 or default; 1.0 and 1.1 leave none: 35).
+              --capath DIR[:DIR]    Trust the certificates of these hashed directories (openssl rehash) too.
+              --ciphers LIST, --tls13-ciphers LIST, --curves LIST
+                                    OpenSSL's cipher list (TLS 1.2), TLS 1.3 suites, key-exchange groups; a list         OpenSSL refuses exits 59.
               --retry N             Retry a transfer that failed with a transient error (a timeout, an unknown host, \
         HTTP 408, 429, 500, 502, 503 or 504) up to N times, waiting 1 s, then twice as long each time up to 10 \
-        minutes, or as long as the server's Retry-After says; warns on standard error before each retry.
+        minutes, or as long as the server's Retry-After says; warns on standard error before each retry. A failed \
+        answer's body is written as curl writes it (to a file, then thrown away).
               --retry-delay SECONDS Wait this long before each retry instead (fractions allowed; 0: the backoff).
               --retry-max-time SECONDS
                                     Start no retry after this long since the first attempt (0: no limit).
@@ -137,9 +161,10 @@ enum FetchHelp {
 
         Exit status, as curl's: 0 success, 2 usage, 3 malformed URL, 6 unknown host, 7 could not connect, \
         8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 26 read error, \
-        28 timeout, 33 cannot resume (-C -), 35 TLS handshake failure, 47 too many redirects, 52 empty reply, 55 send error, \
-        56 receive error, 58 local certificate problem, 60 server certificate not verified, 61 bad content encoding \
-        (--compressed), 90 pinned public key mismatch. With several \
+        28 timeout, 33 cannot resume (-C -), 35 TLS handshake failure, 45 --interface cannot be used, 47 too many \
+        redirects, 49 bad --resolve or --connect-to entry, 52 empty reply, 55 send error, \
+        56 receive error, 58 local certificate problem, 59 cipher list refused, 60 server certificate not verified, \
+        61 bad content encoding (--compressed), 90 pinned public key mismatch. With several \
         URLs, the status of the last failure.
         """
 

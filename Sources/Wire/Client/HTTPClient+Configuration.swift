@@ -70,6 +70,13 @@ public struct HTTPClientConfiguration: Sendable {
     /// Whether `http` URLs also go through an HTTP proxy in a `CONNECT` tunnel instead of being forwarded (curl's
     /// `--proxytunnel`). Default false.
     public var tunnelsThroughHTTPProxy = false
+    /// The version on each request line. Default HTTP/1.1; HTTP/1.0 (curl's `--http1.0`) sends no `Expect` and
+    /// refuses a body of unknown length (HTTP/1.0 has no chunked coding), and a connection is kept as each response
+    /// allows, as curl keeps it.
+    package var requestVersion = HTTPVersion.http1_1
+    /// How the client's TCP sockets are set up before they connect (`TCP_NODELAY`, keep-alive probes, a local
+    /// interface or address). Default: `TCP_NODELAY` alone.
+    package var socketOptions = ClientSocketOptions()
     /// The TLS layer to `https` proxies that carry none of their own (`Proxy.transportSecurity`); WireTLS sets it
     /// through `proxyTLS`.
     package var proxyTransportSecurity: (any ClientTransportSecurity)?

@@ -304,7 +304,8 @@ public final class HTTPClient: Sendable {
                     connectTimeout: configuration.connectTimeout, resolver: configuration.resolver,
                     parserConfiguration: configuration.parserConfiguration, security: security, tunnel: tunnel,
                     maxWaiters: configuration.maxWaitersPerHost, acquireTimeout: configuration.connectionAcquireTimeout,
-                    samplesTCPInfo: configuration.samplesTCPInfo, listener: configuration.eventListener),
+                    samplesTCPInfo: configuration.samplesTCPInfo, listener: configuration.eventListener,
+                    socketOptions: configuration.socketOptions),
                 group: group)
             pools[key] = pool
             return pool
@@ -433,7 +434,8 @@ public final class HTTPClient: Sendable {
             target = "\(url.scheme)://\(url.hostHeader)\(url.target)"
             headers = proxy.fieldsForProxy(headers)
         }
-        let head = HTTPRequestHead(method: method, target: target, headers: headers)
+        let version = configuration.requestVersion
+        let head = HTTPRequestHead(method: method, target: target, version: version, headers: headers)
         // Host and User-Agent are written after the request's own fields, not added to a copy of them.
         var added = addedFields(to: headers, host: url.hostHeader)
         let framing: HTTP1Serializer.BodyFraming
@@ -457,7 +459,12 @@ public final class HTTPClient: Sendable {
         case .segments(let segments, _):
             framing = .contentLength(segments.reduce(0) { $0 + $1.count })
         }
-        if let threshold = configuration.expectContinueThreshold, body != nil, !headers.contains(name: "expect") {
+        if framing == .chunked && version < .http1_1 {
+            throw HTTPClientError(.invalidRequest, "a body of unknown length needs chunked coding, which \(version) lacks")
+        }
+        if let threshold = configuration.expectContinueThreshold, version >= .http1_1, body != nil,
+            !headers.contains(name: "expect")
+        {
             let length: Int? =
                 switch framing {
                 case .contentLength(let length): length

@@ -311,15 +311,20 @@ public struct HTTP1Parser: Sendable {
             case .chunked:
                 let outcome = try chunkedDecoder.decode(
                     bytes, from: index, streamOffset: bytesConsumed, configuration: configuration)
+                // With `passesChunkedFraming`, the framing the decoder validated goes out as body bytes too.
+                let raw = configuration.passesChunkedFraming
                 switch outcome {
                 case .needMore(let consumed):
+                    if raw && consumed > index { return HTTP1LeanStep(consumed: consumed, kind: .body(index..<consumed)) }
                     return HTTP1LeanStep(consumed: consumed, kind: .needMore)
                 case .data(let range):
-                    return HTTP1LeanStep(consumed: range.upperBound, kind: .body(range))
+                    return HTTP1LeanStep(
+                        consumed: range.upperBound, kind: .body((raw ? index : range.lowerBound)..<range.upperBound))
                 case .lastChunk(let end):
-                    index = end
                     scanner.reset(mode: .trailers)
                     state = .trailers
+                    if raw { return HTTP1LeanStep(consumed: end, kind: .body(index..<end)) }
+                    index = end
                 }
 
             case .trailers:
@@ -331,6 +336,12 @@ public struct HTTP1Parser: Sendable {
                     return HTTP1LeanStep(consumed: index, kind: .needMore)
                 case .complete(let end):
                     parsedTrailers = scanner.fields.isEmpty ? nil : makeHeaders(section)
+                    if configuration.passesChunkedFraming {
+                        // The trailer section (its final CRLF included) as body bytes; `.end` comes next, as after a
+                        // Content-Length body's last byte.
+                        state = .fixedBody(remaining: 0)
+                        return HTTP1LeanStep(consumed: index + end, kind: .body(index..<index + end))
+                    }
                     finishMessage()
                     return HTTP1LeanStep(consumed: index + end, kind: .end)
                 }

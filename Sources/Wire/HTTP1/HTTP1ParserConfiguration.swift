@@ -16,6 +16,10 @@ public struct HTTP1ParserConfiguration: Sendable, Hashable {
     public var allowsResponseTransferEncodingWithContentLength: Bool
     /// The repairs the parser may make instead of refusing; empty (strict) by default.
     public var leniency: HTTP1Leniency
+    /// Whether a chunked body is delivered as it came, its chunk-size lines, the CRLFs after the data, the last
+    /// chunk and the trailer section included (curl's `--raw`), instead of its data alone. The framing is still
+    /// validated and still ends the body. Default false.
+    package var passesChunkedFraming = false
 
     /// Creates a configuration; the defaults are strict.
     /// - Parameters:

@@ -120,7 +120,8 @@ extension ConnectionPool {
                 socket = try await Connector.connect(
                     to: addresses, host: host, port: port, on: loop,
                     deadline: deadline, timeout: configuration.connectTimeout,
-                    trafficClass: key.requirements.trafficClass, observer: observer)
+                    trafficClass: key.requirements.trafficClass, socketOptions: configuration.socketOptions,
+                    observer: observer)
             }
         } catch {
             throw .connectFailed(error)

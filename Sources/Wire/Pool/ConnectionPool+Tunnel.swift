@@ -173,7 +173,8 @@ extension ConnectionPool {
             resolvedProxy = .now()
             socket = try await Connector.connect(
                 to: addresses, host: proxy.host, port: proxy.port, on: loop, deadline: deadline,
-                timeout: configuration.connectTimeout, trafficClass: key.requirements.trafficClass)
+                timeout: configuration.connectTimeout, trafficClass: key.requirements.trafficClass,
+                socketOptions: configuration.socketOptions)
         } catch {
             throw .atProxy(proxy, .connectFailed(error))
         }

@@ -64,6 +64,8 @@ final class ConnectionPool: Sendable {
         var samplesTCPInfo = false
         /// Told of each connection's setup (DNS, connect attempts, TLS).
         var listener: HTTPClientEventListener? = nil
+        /// How each TCP socket is set up before it connects.
+        var socketOptions = ClientSocketOptions()
     }
 
     /// What opening a tunnel through a proxy needs.

@@ -79,7 +79,8 @@ enum Connector {
     }
 
     /// Races already-resolved addresses. `trafficClass`, when given, is set on every attempt's socket before it
-    /// connects (`IP_TOS` or `IPV6_TCLASS` by the address's family), so that the SYN carries it too.
+    /// connects (`IP_TOS` or `IPV6_TCLASS` by the address's family), so that the SYN carries it too, and so are
+    /// `socketOptions`.
     static func connect(
         to addresses: [SocketAddress],
         host: String,
@@ -89,6 +90,7 @@ enum Connector {
         timeout: Duration,
         attemptDelay: Duration = .milliseconds(250),
         trafficClass: UInt8? = nil,
+        socketOptions: ClientSocketOptions = ClientSocketOptions(),
         observer: (@Sendable (ConnectAttemptRecord) -> Void)? = nil
     ) async throws(ConnectError) -> LoopBound<Socket> {
         let result: Result<LoopBound<Socket>, ConnectError> = await withCheckedContinuation { continuation in
@@ -97,7 +99,7 @@ enum Connector {
                     let race = ConnectionRace(
                         addresses: addresses, host: host, port: port, loop: loop,
                         deadline: deadline, timeout: timeout, attemptDelay: attemptDelay, trafficClass: trafficClass,
-                        observer: observer
+                        socketOptions: socketOptions, observer: observer
                     ) { result in
                         continuation.resume(returning: result.map { LoopBound($0, loop: loop) })
                     }
@@ -127,6 +129,7 @@ package final class ConnectionRace {
     private var completion: ((Result<Socket, ConnectError>) -> Void)?
     private var failures: [ConnectError.Attempt] = []
     private let trafficClass: UInt8?
+    private let socketOptions: ClientSocketOptions
     /// Told when each attempt starts and when it ends (connected, failed or abandoned).
     private let observer: ((ConnectAttemptRecord) -> Void)?
     /// The attempts under way, by index, as the observer was last told of them.
@@ -134,12 +137,14 @@ package final class ConnectionRace {
 
     package init(
         addresses: [SocketAddress], host: String, port: Int?, loop: EventLoop, deadline: Deadline, timeout: Duration,
-        attemptDelay: Duration, trafficClass: UInt8? = nil, observer: ((ConnectAttemptRecord) -> Void)? = nil,
+        attemptDelay: Duration, trafficClass: UInt8? = nil, socketOptions: ClientSocketOptions = ClientSocketOptions(),
+        observer: ((ConnectAttemptRecord) -> Void)? = nil,
         completion: @escaping (Result<Socket, ConnectError>) -> Void
     ) {
         machine = HappyEyeballs(addresses: addresses, attemptDelay: attemptDelay)
         self.observer = observer
         self.trafficClass = trafficClass
+        self.socketOptions = socketOptions
         self.host = host
         self.port = port
         self.loop = loop
@@ -190,7 +195,9 @@ package final class ConnectionRace {
             observer(record)
         }
         do {
-            let pending = try PendingConnect(address: address, loop: loop, trafficClass: trafficClass) { [self] outcome in
+            let pending = try PendingConnect(
+                address: address, loop: loop, trafficClass: trafficClass, socketOptions: socketOptions
+            ) { [self] outcome in
                 switch outcome {
                 case .success: perform(machine.attemptSucceeded(index))
                 case .failure(let error):
@@ -202,7 +209,8 @@ package final class ConnectionRace {
             attempts[index] = pending
             pending.begin()
         } catch {
-            // socket(2) itself failed (EMFILE, EAFNOSUPPORT for IPv6 on a v4-only host).
+            // socket(2) itself failed (EMFILE, EAFNOSUPPORT for IPv6 on a v4-only host), or the socket's options or
+            // local binding could not be set.
             loop.executeSoon { [self] in
                 attemptEnded(index, error: error, abandoned: false)
                 perform(machine.attemptFailed(index, error: error, now: .now()))
@@ -267,20 +275,27 @@ private final class PendingConnect: Selectable {
     private var onOutcome: ((Result<Void, IOError>) -> Void)?
 
     init(
-        address: SocketAddress, loop: EventLoop, trafficClass: UInt8?,
+        address: SocketAddress, loop: EventLoop, trafficClass: UInt8?, socketOptions: ClientSocketOptions,
         onOutcome: @escaping (Result<Void, IOError>) -> Void
     ) throws(IOError) {
         self.address = address
         self.loop = loop
         self.onOutcome = onOutcome
-        socket = try Socket.makeStream(family: address.family)
-        if let trafficClass {
-            switch address.family {
-            case .ipv4: try socket.setOption(.typeOfService(trafficClass))
-            case .ipv6: try socket.setOption(.ipv6TrafficClass(trafficClass))
-            case .unix: break  // a local socket has no IP header
+        let socket = try Socket.makeStream(family: address.family)
+        do throws(IOError) {
+            if let trafficClass {
+                switch address.family {
+                case .ipv4: try socket.setOption(.typeOfService(trafficClass))
+                case .ipv6: try socket.setOption(.ipv6TrafficClass(trafficClass))
+                case .unix: break  // a local socket has no IP header
+                }
             }
+            try socketOptions.apply(to: socket, family: address.family)
+        } catch {
+            try? socket.close()
+            throw error
         }
+        self.socket = socket
     }
 
     /// Starts connecting. Completion is always reported later, from the loop, never re-entrantly.

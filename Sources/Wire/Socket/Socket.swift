@@ -12,7 +12,7 @@ package final class Socket {
     }
 
     /// A new, unconnected stream socket for `family`.
-    static func makeStream(family: SocketAddress.Family) throws(IOError) -> Socket {
+    package static func makeStream(family: SocketAddress.Family) throws(IOError) -> Socket {
         let domain: CInt
         switch family {
         case .ipv4: domain = AF_INET
@@ -35,6 +35,12 @@ package final class Socket {
         try option.apply(to: descriptor.rawValue)
     }
 
+    /// The integer value of an option (`TCP_NODELAY`, `SO_KEEPALIVE`, ...), as the kernel reports it. The
+    /// corresponding C function is `getsockopt(2)`.
+    package func integerOption(level: CInt, name: CInt) throws(IOError) -> CInt {
+        try Posix.getOption(descriptor.rawValue, level: level, name: name)
+    }
+
     /// How many bytes must be queued before the socket reads as ready (`SO_RCVLOWAT`, at least 1). The corresponding
     /// C function is `setsockopt(2)`.
     func setReceiveLowWatermark(_ bytes: Int) throws(IOError) {
@@ -53,8 +59,14 @@ package final class Socket {
     }
 
     /// Binds to a local address. The corresponding C function is `bind(2)`.
-    func bind(to address: SocketAddress) throws(IOError) {
+    package func bind(to address: SocketAddress) throws(IOError) {
         try Posix.bind(descriptor.rawValue, to: address)
+    }
+
+    /// Ties the socket to the network interface `name` (`SO_BINDTODEVICE`). The corresponding C function is
+    /// `setsockopt(2)`.
+    func bind(toDevice name: String) throws(IOError) {
+        try Posix.bindToDevice(descriptor.rawValue, name: name)
     }
 
     /// Starts listening. The corresponding C function is `listen(2)`.
@@ -110,7 +122,7 @@ package final class Socket {
     }
 
     /// The local address. The corresponding C function is `getsockname(2)`.
-    func localAddress() throws(IOError) -> SocketAddress {
+    package func localAddress() throws(IOError) -> SocketAddress {
         try Posix.localAddress(descriptor.rawValue)
     }
 

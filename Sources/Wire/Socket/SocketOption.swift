@@ -12,6 +12,10 @@ package enum SocketOption: Hashable, Sendable {
     case reusePort(Bool)
     /// `SO_KEEPALIVE`: the kernel probes idle connections.
     case keepAlive(Bool)
+    /// `TCP_KEEPIDLE`: seconds a connection is idle before the first keep-alive probe (1...32767).
+    case keepAliveIdle(Int)
+    /// `TCP_KEEPINTVL`: seconds between keep-alive probes (1...32767).
+    case keepAliveInterval(Int)
     /// `SO_SNDBUF`, in bytes.
     case sendBufferSize(Int)
     /// `SO_RCVBUF`, in bytes.
@@ -30,6 +34,10 @@ package enum SocketOption: Hashable, Sendable {
         case .reuseAddress(let on): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_REUSEADDR, value: on ? 1 : 0)
         case .reusePort(let on): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_REUSEPORT, value: on ? 1 : 0)
         case .keepAlive(let on): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_KEEPALIVE, value: on ? 1 : 0)
+        case .keepAliveIdle(let seconds):
+            try Posix.setOption(fd, level: CInt(IPPROTO_TCP), name: TCP_KEEPIDLE, value: CInt(clamping: seconds))
+        case .keepAliveInterval(let seconds):
+            try Posix.setOption(fd, level: CInt(IPPROTO_TCP), name: TCP_KEEPINTVL, value: CInt(clamping: seconds))
         case .sendBufferSize(let size): try Posix.setOption(fd, level: SOL_SOCKET, name: SO_SNDBUF, value: CInt(clamping: size))
         case .receiveBufferSize(let size):
             try Posix.setOption(fd, level: SOL_SOCKET, name: SO_RCVBUF, value: CInt(clamping: size))

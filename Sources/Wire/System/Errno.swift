@@ -49,6 +49,8 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringCo
     public static let connectionAborted = Errno(rawValue: ECONNABORTED)
     /// `EINVAL`: an invalid argument.
     public static let invalidArgument = Errno(rawValue: EINVAL)
+    /// `EAFNOSUPPORT`: the address family is not supported (no local address of that family to bind to).
+    public static let addressFamilyNotSupported = Errno(rawValue: EAFNOSUPPORT)
 
     /// The C library's message for this error, as `strerror(3)` gives it.
     public var description: String {

@@ -53,14 +53,15 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         throw .invalidIPAddress(ipAddress)
     }
 
-    /// The address of a Unix-domain socket at `path`.
+    /// The address of a Unix-domain socket at `path`. A path that starts with a NUL (`"\0name"`) is a name in
+    /// Linux's abstract namespace (unix(7)): no file, and the name is exactly the bytes after the NUL.
     ///
     /// - Throws: `SocketAddressError.unixPathTooLong` when the path does not fit `sun_path`.
     public init(unixPath path: String) throws(SocketAddressError) {
-        guard path.utf8.count < c_wire_sun_path_capacity() else {
-            throw .unixPathTooLong(path, limit: c_wire_sun_path_capacity() - 1)
-        }
-        guard !path.isEmpty else { throw .unixPathTooLong(path, limit: 0) }
+        // An abstract name has no terminating NUL: it may fill `sun_path`.
+        let limit = path.utf8.first == 0 ? c_wire_sun_path_capacity() : c_wire_sun_path_capacity() - 1
+        guard path.utf8.count <= limit else { throw .unixPathTooLong(path, limit: limit) }
+        guard !path.isEmpty, path != "\u{0}" else { throw .unixPathTooLong(path, limit: 0) }
         storage = .unix(path: path)
     }
 
@@ -91,7 +92,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The numeric host (`127.0.0.1`, `::1`) or the socket path.
+    /// The numeric host (`127.0.0.1`, `::1`) or the socket path (an abstract name with its leading NUL).
     public var host: String {
         switch storage {
         case .v4(let address, _):
@@ -110,7 +111,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         switch storage {
         case .v4(_, let port): "\(host):\(port)"
         case .v6(_, _, let port, _): "[\(host)]:\(port)"
-        case .unix(let path): "unix:\(path)"
+        case .unix(let path): path.utf8.first == 0 ? "unix:@" + path.dropFirst() : "unix:\(path)"
         }
     }
 
@@ -141,7 +142,8 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
                 let bytes = Array(path.utf8)
                 destination.copyBytes(from: bytes.prefix(destination.count - 1))
             }
-            let length = MemoryLayout<sa_family_t>.size + path.utf8.count + 1
+            // A path names a file with its terminating NUL; an abstract name is its bytes alone.
+            let length = MemoryLayout<sa_family_t>.size + path.utf8.count + (path.utf8.first == 0 ? 0 : 1)
             return try withUnsafeBytes(of: &raw) { (bytes) throws(E) -> R in
                 try body(bytes.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(length))
             }
@@ -183,6 +185,8 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
             let pathOffset = MemoryLayout<sa_family_t>.size
             let path = withUnsafeBytes(of: &raw) { bytes -> String in
                 let pathBytes = bytes[pathOffset..<max(pathOffset, min(length, bytes.count))]
+                // An abstract name: the NUL, then every byte the length covers.
+                if pathBytes.count > 1, pathBytes.first == 0 { return String(decoding: pathBytes, as: UTF8.self) }
                 return String(decoding: pathBytes.prefix { $0 != 0 }, as: UTF8.self)
             }
             storage = .unix(path: path)

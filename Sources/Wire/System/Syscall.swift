@@ -68,6 +68,15 @@ package enum Posix {
         }
     }
 
+    /// Ties socket `fd` to the network interface `name` (`SO_BINDTODEVICE`): its packets leave and arrive only
+    /// there. The corresponding C function is `setsockopt(2)`.
+    static func bindToDevice(_ fd: CInt, name: String) throws(IOError) {
+        var bytes = Array(name.utf8CString)
+        _ = try systemCall("setsockopt") {
+            Glibc.setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, &bytes, socklen_t(bytes.count))
+        }
+    }
+
     static func getOption(_ fd: CInt, level: CInt, name: CInt) throws(IOError) -> CInt {
         var value: CInt = 0
         var length = socklen_t(MemoryLayout<CInt>.size)

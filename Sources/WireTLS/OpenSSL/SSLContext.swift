@@ -34,7 +34,13 @@ final class SSLContext: Sendable {
         let context = try newContext(
             TLS_client_method(), minimum: configuration.minimumVersion, maximum: configuration.maximumVersion)
         do throws(TLSError) {
+            try setCiphers(context.raw, configuration)
             switch configuration.trustRoots {
+            case .system where configuration.trustDirectory != nil:
+                // The system's bundle file; the directories below replace its directory.
+                guard SSL_CTX_set_default_verify_file(context.raw) == 1 else {
+                    throw failure(.localCertificate, "cannot load the system trust store")
+                }
             case .system:
                 guard SSL_CTX_set_default_verify_paths(context.raw) == 1 else {
                     throw failure(.localCertificate, "cannot load the system trust store")
@@ -53,6 +59,11 @@ final class SSLContext: Sendable {
                     guard X509_STORE_add_cert(store, x509) == 1 else {
                         throw failure(.localCertificate, "cannot add a trust root")
                     }
+                }
+            }
+            if let directory = configuration.trustDirectory {
+                guard SSL_CTX_load_verify_locations(context.raw, nil, directory) == 1 else {
+                    throw failure(.localCertificate, "cannot use the certificate directory \(directory)")
                 }
             }
             if configuration.certificateChainFile != nil || configuration.privateKeyFile != nil {
@@ -129,6 +140,19 @@ final class SSLContext: Sendable {
             throw failure(.protocolVersion, "cannot limit the versions to \(minimum)–\(maximum)")
         }
         return Raw(raw: context)
+    }
+
+    /// The cipher list, TLS 1.3 suites and groups the configuration names, each as curl sets it.
+    private static func setCiphers(_ context: OpaquePointer, _ configuration: TLSConfiguration) throws(TLSError) {
+        if let list = configuration.cipherList, SSL_CTX_set_cipher_list(context, list) != 1 {
+            throw failure(.cipherList, "failed setting cipher list: \(list)")
+        }
+        if let suites = configuration.tls13CipherSuites, SSL_CTX_set_ciphersuites(context, suites) != 1 {
+            throw failure(.cipherList, "failed setting TLS 1.3 cipher suite: \(suites)")
+        }
+        if let groups = configuration.groups, c_wire_tls_set_groups(context, groups) != 1 {
+            throw failure(.cipherList, "failed setting curves list: '\(groups)'")
+        }
     }
 
     private static func useCertificate(_ context: OpaquePointer, chain: String, key: String) throws(TLSError) {

@@ -15,6 +15,10 @@ struct TLSSessionKey: Hashable, Sendable {
         let maximumVersion: TLSVersion
         let certificateChainFile: String?
         let privateKeyFile: String?
+        let trustDirectory: String?
+        let cipherList: String?
+        let tls13CipherSuites: String?
+        let groups: String?
 
         /// The settings of `configuration` that a session key includes.
         init(_ configuration: TLSConfiguration) {
@@ -24,6 +28,10 @@ struct TLSSessionKey: Hashable, Sendable {
             maximumVersion = configuration.maximumVersion
             certificateChainFile = configuration.certificateChainFile
             privateKeyFile = configuration.privateKeyFile
+            trustDirectory = configuration.trustDirectory
+            cipherList = configuration.cipherList
+            tls13CipherSuites = configuration.tls13CipherSuites
+            groups = configuration.groups
         }
     }
 

@@ -22,7 +22,14 @@ struct CookieEngine: Sendable {
         if options.cookieEngine {
             let storage = CookieStorage()
             for file in options.cookieFiles where !file.isEmpty {
-                _ = try? storage.loadCookies(fromFile: file)
+                if options.junkSessionCookies {
+                    // -j: a new session, as curl starts one: the file's session cookies are not loaded.
+                    guard let bytes = try? LocalFiles.contents(atPath: file) else { continue }
+                    let contents = NetscapeCookieFile.parse(String(decoding: bytes, as: UTF8.self))
+                    for cookie in contents.cookies where !cookie.isSessionOnly { storage.setCookie(cookie) }
+                } else {
+                    _ = try? storage.loadCookies(fromFile: file)
+                }
             }
             self.storage = storage
         } else {

@@ -48,6 +48,19 @@ extension FetchOptions {
         case "--retry-connrefused": retry.connectionRefused = true
         case "--tlsv1.2": tls.minimumVersion = tls.minimumVersion == "1.3" ? "1.3" : "1.2"
         case "--tlsv1.3": tls.minimumVersion = "1.3"
+        // Routing, TCP and raw bodies, as curl spells them (with curl's --no- forms).
+        case "-4", "--ipv4": routing.family = .ipv4
+        case "-6", "--ipv6": routing.family = .ipv6
+        case "-0", "--http1.0": routing.http10 = true
+        case "--http1.1": routing.http10 = false
+        case "--keepalive": transport.keepAlive = true
+        case "--no-keepalive": transport.keepAlive = false
+        case "--tcp-nodelay": transport.noDelay = true
+        case "--no-tcp-nodelay": transport.noDelay = false
+        case "--raw": raw = true
+        case "--no-raw": raw = false
+        case "-j", "--junk-session-cookies": junkSessionCookies = true
+        case "--no-junk-session-cookies": junkSessionCookies = false
         case "--pin-report-only": tls.pinReportOnly = true
         // -w and the traces.
         case "--trace-time": traceTime = true
@@ -85,6 +98,11 @@ extension FetchOptions {
         "-w": "--write-out", "--write-out": "--write-out", "--trace": "--trace", "--trace-ascii": "--trace-ascii",
         // issue 32: curl's verbatim request target; recording.
         "--request-target": "--request-target", "--record": "--record",
+        "--resolve": "--resolve", "--connect-to": "--connect-to", "--interface": "--interface",
+        "--abstract-unix-socket": "--abstract-unix-socket", "--limit-rate": "--limit-rate",
+        "--keepalive-time": "--keepalive-time", "--expect100-timeout": "--expect100-timeout",
+        "--capath": "--capath", "--tls-max": "--tls-max", "--ciphers": "--ciphers", "--tls13-ciphers": "--tls13-ciphers",
+        "--curves": "--curves",
     ].merging(proxyValued) { own, _ in own }
 
     /// Parses the words after the subcommand's name.
@@ -267,9 +285,41 @@ extension FetchOptions {
                 throw FetchUsageError(message: "--max-redirs needs a whole number (-1 for no limit), not '\(value)'")
             }
             maxRedirects = count == -1 ? nil : count
-        case "--unix-socket":
-            guard !value.isEmpty else { throw FetchUsageError(message: "--unix-socket needs a path") }
+        case "--unix-socket", "--abstract-unix-socket":
+            guard !value.isEmpty else { throw FetchUsageError(message: "\(name) needs a path") }
+            // One socket, as in curl: the last of the two switches wins.
             unixSocket = value
+            routing.abstractUnixSocket = name == "--abstract-unix-socket"
+        case "--resolve":
+            routing.resolve.append(value)
+        case "--connect-to":
+            routing.connectTo.append(value)
+        case "--interface":
+            guard !value.isEmpty else { throw FetchUsageError(message: "--interface needs a name or an address") }
+            routing.interface = value
+        case "--limit-rate":
+            transport.limitRate = try Self.rateLimit(value)
+        case "--keepalive-time":
+            // curl takes a whole number of seconds; 0 leaves the system's timing.
+            guard let seconds = Int(value), seconds >= 0 else {
+                throw FetchUsageError(message: "--keepalive-time needs a whole number of seconds, not '\(value)'")
+            }
+            transport.keepAliveTime = seconds
+        case "--expect100-timeout":
+            transport.expect100Timeout = try Self.seconds(value, option: name) ?? .zero
+        case "--capath":
+            tls.caDirectory = try Self.file(value, option: name)
+        case "--tls-max":
+            guard ["default", "1.0", "1.1", "1.2", "1.3"].contains(value) else {
+                throw FetchUsageError(message: "--tls-max takes 1.0, 1.1, 1.2, 1.3 or default, not '\(value)'")
+            }
+            tls.maximumVersion = value == "default" ? nil : value
+        case "--ciphers":
+            tls.ciphers = value
+        case "--tls13-ciphers":
+            tls.tls13Ciphers = value
+        case "--curves":
+            tls.curves = value
         case "--rate":
             rate = try Self.rate(value)
         case "--cacert":
@@ -495,6 +545,26 @@ extension FetchOptions {
             throw FetchUsageError(message: "\(option) needs a number of seconds, not '\(text)'")
         }
         return value == 0 ? nil : .seconds(value)
+    }
+
+    /// `--limit-rate`'s speed: digits with an optional `K`, `M` or `G` (powers of 1024) or `B`, as curl 7.88 reads
+    /// it; 0 means no limit.
+    static func rateLimit(_ text: String) throws(FetchUsageError) -> Int64? {
+        let units: [Character: Int64] = [
+            "k": 1 << 10, "K": 1 << 10, "m": 1 << 20, "M": 1 << 20, "g": 1 << 30, "G": 1 << 30, "b": 1, "B": 1,
+        ]
+        var digits = Substring(text)
+        var unit: Int64 = 1
+        if let last = digits.last, let scale = units[last] {
+            unit = scale
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(digits),
+            count <= Int64.max / unit
+        else {
+            throw FetchUsageError(message: "--limit-rate needs bytes per second (K, M or G may follow), not '\(text)'")
+        }
+        return count == 0 ? nil : count * unit
     }
 
     /// `N/s`, `N/m`, `N/h` or `N/d`; a bare `N` is per hour, as in curl.

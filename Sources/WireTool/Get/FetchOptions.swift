@@ -170,6 +170,46 @@ struct FetchOptions: Equatable, Sendable {
         var ascii: Bool
     }
 
+    /// curl's routing switches: `--resolve`, `--connect-to`, `-4`/`-6`, `--interface`, `--http1.0`.
+    var routing = RoutingOptions()
+    /// curl's TCP and pacing switches: `--limit-rate`, `--keepalive-time`, `--no-keepalive`, `--tcp-nodelay`,
+    /// `--expect100-timeout`.
+    var transport = TransportOptions()
+    /// `--raw`: the body as it came, chunked framing and content coding included.
+    var raw = false
+    /// `-j`/`--junk-session-cookies`: session cookies of the `-b` files are not loaded.
+    var junkSessionCookies = false
+
+    /// curl's routing switches.
+    struct RoutingOptions: Equatable, Sendable {
+        /// `--resolve [+|-]HOST:PORT[:ADDR[,ADDR]...]`, in order; read when the transfers start (a bad entry exits 49).
+        var resolve: [String] = []
+        /// `--connect-to HOST1:PORT1:HOST2:PORT2`, in order; the first that matches a URL's host and port is used.
+        var connectTo: [String] = []
+        /// `-4` or `-6`: the only address family used; nil for both.
+        var family: SocketAddress.Family?
+        /// `--interface NAME|ADDRESS|HOST` (with curl's `if!` and `host!` prefixes).
+        var interface: String?
+        /// `--abstract-unix-socket`: `unixSocket` names a socket in Linux's abstract namespace.
+        var abstractUnixSocket = false
+        /// `--http1.0` (`-0`): requests say HTTP/1.0.
+        var http10 = false
+    }
+
+    /// curl's TCP and pacing switches.
+    struct TransportOptions: Equatable, Sendable {
+        /// `--limit-rate`: bytes per second at most, each way; nil for no limit.
+        var limitRate: Int64?
+        /// `--no-keepalive`: no TCP keep-alive probes (curl sends them by default).
+        var keepAlive = true
+        /// `--keepalive-time S`: idle seconds before the first probe and between probes (curl's default 60).
+        var keepAliveTime = 60
+        /// `--no-tcp-nodelay`: Nagle's algorithm on (curl sets TCP_NODELAY by default).
+        var noDelay = true
+        /// `--expect100-timeout S`: how long to wait for `100 Continue` (curl's default 1 s).
+        var expect100Timeout: Duration = .seconds(1)
+    }
+
     // wire request --raw's neighbour (issue 32).
     /// `--request-target TARGET`: sent as the request target instead of the URL's path and query, as curl's
     /// (`*`, an absolute form); the first request only, redirect hops use their `Location`.
@@ -214,6 +254,16 @@ struct FetchOptions: Equatable, Sendable {
         var keyFile: String?
         /// `--tlsv1.2`/`--tlsv1.3`: the lowest version offered, as in curl.
         var minimumVersion: String?
+        /// `--tls-max VERSION`: the highest version offered (`1.0`, `1.1`, `1.2`, `1.3`); nil for the default.
+        var maximumVersion: String?
+        /// `--capath DIR[:DIR...]`: trust the hashed certificates of these directories too (OpenSSL's c_rehash layout).
+        var caDirectory: String?
+        /// `--ciphers LIST`: OpenSSL's cipher list for TLS 1.2.
+        var ciphers: String?
+        /// `--tls13-ciphers LIST`: OpenSSL's TLS 1.3 cipher suites.
+        var tls13Ciphers: String?
+        /// `--curves LIST`: OpenSSL's key-exchange groups.
+        var curves: String?
     }
 
     /// One `-H` field.

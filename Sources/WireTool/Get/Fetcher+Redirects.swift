@@ -37,6 +37,7 @@ extension Fetcher {
         var effectiveMethod = builder.impliedMethod
         var steps: [RedirectStep] = []
         while true {
+            try builder.checkRoute(to: url)
             var hop = request
             // A Cookie field given with -H is the caller's own and is left as it is.
             if let cookies, !hop.headers.contains(name: "Cookie"), let field = cookies.header(for: url) {

@@ -32,7 +32,7 @@ struct Fetcher {
         headerSink = options.output.headerFile.flatMap { try? OutputSink.file($0) }
         cookies = CookieEngine(options: options)
         cache = options.cacheDirectory.map {
-            FetchCache(directory: $0, unixSocket: options.unixSocket.map(RequestBuilder.absoluteSocketPath))
+            FetchCache(directory: $0, unixSocket: RequestBuilder.socketPath(options))
         }
         var trace: TraceWriter?
         var traceFailure: TransferFailure?
@@ -78,7 +78,18 @@ struct Fetcher {
         // Read from the kernel only when the trace shows it.
         configuration.samplesTCPInfo = options.traceTCPInfo && options.trace != nil
         configuration.userAgent = nil
-        if options.removedHeaders.contains("expect") { configuration.expectContinueThreshold = nil }
+        // curl 7.88 asks `Expect: 100-continue` before a POST body above 1 MiB (-T asks for any body, RequestBuilder).
+        configuration.expectContinueThreshold = options.removedHeaders.contains("expect") ? nil : (1 << 20) + 1
+        configuration.expectContinueTimeout = options.transport.expect100Timeout
+        configuration.requestVersion = options.routing.http10 ? .http1_0 : .http1_1
+        configuration.parserConfiguration.passesChunkedFraming = options.raw
+        do throws(TransferFailure) {
+            if let routing = try FetchRouting(options.routing) { configuration.resolver = routing }
+            configuration.socketOptions = try await Self.socketOptions(options)
+        } catch {
+            report(error)
+            return error.status
+        }
         Self.applyProxyOptions(options.proxy, to: &configuration)
         do { configuration.tls = try Self.tlsConfiguration(options.tls) } catch {
             report(error)
@@ -175,6 +186,44 @@ struct Fetcher {
         try? await Task.sleep(for: retry.delay)
     }
 
+    /// curl's socket defaults and switches: `TCP_NODELAY` unless `--no-tcp-nodelay`, keep-alive probes after 60 s
+    /// (`--keepalive-time`) unless `--no-keepalive`, and `--interface`'s binding.
+    ///
+    /// - Throws: `TransferFailure` 45 when `--interface` names neither an interface nor a host (`if!NAME`: no
+    ///   interface; `host!NAME`: no host), as curl's "Couldn't bind to".
+    static func socketOptions(_ options: FetchOptions) async throws(TransferFailure) -> ClientSocketOptions {
+        var socket = ClientSocketOptions()
+        socket.noDelay = options.transport.noDelay
+        if options.transport.keepAlive {
+            // 0 (or more than the kernel takes) leaves the system's timings, as curl's failed setsockopt does.
+            let seconds = options.transport.keepAliveTime
+            let timing = seconds > 0 && seconds <= 32767 ? seconds : nil
+            socket.keepAlive = .init(idle: timing, interval: timing)
+        }
+        guard var name = options.routing.interface else { return socket }
+        var onlyInterface = false
+        var onlyHost = false
+        if name.hasPrefix("if!") {
+            name.removeFirst(3)
+            onlyInterface = true
+        } else if name.hasPrefix("host!") {
+            name.removeFirst(5)
+            onlyHost = true
+        }
+        if !onlyHost, let addresses = NetworkInterfaces.addresses(ofInterface: name) {
+            socket.localBinding = .interface(name, addresses: addresses)
+        } else if onlyInterface {
+            throw TransferFailure(status: ExitStatus.interfaceFailed, message: "Couldn't bind to interface '\(name)'")
+        } else {
+            // A host name or an address, resolved once for the whole run.
+            guard let addresses = try? await SystemResolver().resolve(host: name, port: 0), !addresses.isEmpty else {
+                throw TransferFailure(status: ExitStatus.interfaceFailed, message: "Couldn't bind to '\(name)'")
+            }
+            socket.localBinding = .addresses(addresses)
+        }
+        return socket
+    }
+
     /// The client's TLS settings for the command line's switches; https works without any, with
     /// the system's trust store.
     static func tlsConfiguration(_ options: FetchOptions.TLSOptions) throws(TransferFailure) -> TLSConfiguration {
@@ -188,6 +237,12 @@ struct Fetcher {
         tls.certificateChainFile = options.certificateFile
         tls.privateKeyFile = options.keyFile
         if options.minimumVersion == "1.3" { tls.minimumVersion = .tls13 }
+        // 1.0 and 1.1 are refused per https URL (RequestBuilder.checkRoute): Wire speaks neither.
+        if options.maximumVersion == "1.2" { tls.maximumVersion = .tls12 }
+        tls.trustDirectory = options.caDirectory
+        tls.cipherList = options.ciphers
+        tls.tls13CipherSuites = options.tls13Ciphers
+        tls.groups = options.curves
         if !options.publicKeyPins.isEmpty { tls.pinning = .publicKey(Set(options.publicKeyPins)) }
         if let pinning = try PinnedCertificates.pinning(
             file: options.pinnedCertificateFile,
@@ -302,9 +357,16 @@ struct Fetcher {
                         status: ExitStatus.writeError, message: "cannot write \(path): \(systemErrorText(error.errno.rawValue))")
                 }
             }
-            if let again = retry.retry(url: url, status: Int(response.status.code), headers: response.headers) {
-                // Read so the connection can serve the retry; a large body is dropped with its connection.
-                _ = try? await response.body.collect(upTo: 64 * 1024)
+            if var again = retry.retry(url: url, status: Int(response.status.code), headers: response.headers) {
+                if summary != nil || options.failOnHTTPError || file.takesHeaderName {
+                    // Read so the connection can serve the retry; a large body is dropped with its connection.
+                    _ = try? await response.body.collect(upTo: 64 * 1024)
+                } else {
+                    let thrownAway = try await writeFailedAttempt(
+                        response, redirects: redirects, to: file, appendingAt: resume?.offset)
+                    // curl's note comes after its warning.
+                    if thrownAway > 0 { again.warning += "Throwing away \(thrownAway) bytes\n" }
+                }
                 return again
             }
             if options.failOnHTTPError && response.status.code >= 400 {
@@ -430,6 +492,21 @@ struct Fetcher {
         }
     }
 
+    /// A response `--retry` will try again, written as curl writes it: on standard output like any answer (after its
+    /// head with `-i`), to a file and then thrown away: the file is cut back to where this attempt began, so that it
+    /// ends with the last attempt's body. Returns how many bytes were thrown away.
+    private func writeFailedAttempt(
+        _ response: HTTPClientResponse, redirects: [RedirectStep], to file: OutputFile, appendingAt offset: Int?
+    ) async throws(TransferFailure) -> Int {
+        var created: String?
+        try await streamBody(response, redirects: redirects, to: file, appending: offset != nil, created: &created)
+        guard file.isFile, let path = file.path else { return 0 }
+        let start = offset ?? 0
+        let written = (LocalFiles.regularFileStatus(atPath: path)?.size ?? start) - start
+        if written > 0 { try OutputSink.file(path, appending: true).truncate(to: start) }
+        return written
+    }
+
     /// Writes the body (after the head with `-i`) to the file or standard output, with a progress bar when wanted.
     /// With `range` (a 206 continuing a file of `offset` bytes), a body longer than the range is refused before its
     /// extra bytes are written and the file cut back to `offset` (exit 33), and one that ends short of it is
@@ -473,10 +550,13 @@ struct Fetcher {
             always: options.progressBar)
         var progress = wantsBar ? ProgressBar(total: total, sink: standardError) : nil
         defer { progress?.finish() }
-        var decoding = try BodyDecoding(response, compressed: options.compressed)
+        var decoding = try BodyDecoding(response, compressed: options.compressed && !options.raw)
         var received: Int64 = 0
+        // --limit-rate: the next chunk is taken from the connection only when the limit allows.
+        var limit = options.transport.limitRate.map { TransferRateLimit(bytesPerSecond: $0) }
         do {
             for try await chunk in response.body {
+                if limit != nil { await limit!.pass(chunk.readableBytes) }
                 received += Int64(chunk.readableBytes)
                 if let range, received > range.length {
                     try sink.truncate(to: range.offset)
@@ -526,8 +606,10 @@ struct Fetcher {
         try summary.begin(response.head)
         var bodyFailure: TransferFailure?
         do {
-            var decoding = try BodyDecoding(response, compressed: options.compressed)
+            var decoding = try BodyDecoding(response, compressed: options.compressed && !options.raw)
+            var limit = options.transport.limitRate.map { TransferRateLimit(bytesPerSecond: $0) }
             for try await chunk in response.body {
+                if limit != nil { await limit!.pass(chunk.readableBytes) }
                 try decoding.write(chunk) { piece throws(TransferFailure) in try summary.body(piece) }
             }
             try decoding.finish()

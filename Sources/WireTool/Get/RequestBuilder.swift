@@ -43,6 +43,17 @@ struct RequestBuilder: Sendable {
     /// A warning for standard error (a `-z` value that is neither a date nor a file).
     let warning: String?
 
+    /// The size of the `-T` body; nil without `-T`.
+    var uploadSize: Int? {
+        guard options.uploadFile != nil else { return nil }
+        switch body {
+        case .none: return 0
+        case .bytes(let bytes): return bytes.readableBytes
+        case .file(_, let size): return size
+        case .form: return nil
+        }
+    }
+
     /// Reads the data options once.
     ///
     /// - Throws: `TransferFailure` with curl's read-error status (26) when a data file or the `-T` file cannot be
@@ -107,21 +118,58 @@ struct RequestBuilder: Sendable {
             throw TransferFailure(status: ExitStatus.malformedURL, message: "https over --unix-socket is not supported: \(text)")
         }
         let headers = fields(for: url, userinfo: split.credentials)
-        let requestBody: HTTPClientRequest.Body? =
+        var requestBody: HTTPClientRequest.Body? =
             switch body {
             case .none: nil
             case .bytes(let bytes): .bytes(bytes)
             case .file(let path, _): .file(path: path)
             case .form(let form): form.body.wireBody
             }
+        if let rate = options.transport.limitRate {
+            // --limit-rate holds uploads too: the body goes out in pieces as the limit allows (a form is sent as is).
+            switch body {
+            case .bytes(let bytes):
+                requestBody = .replayable(length: bytes.readableBytes) {
+                    PacedUpload(source: .bytes(bytes), bytesPerSecond: rate)
+                }
+            case .file(let path, let size):
+                requestBody = .replayable(length: size) { PacedUpload(source: .file(path: path), bytesPerSecond: rate) }
+            case .none, .form:
+                break
+            }
+        }
         var request = HTTPClientRequest(url: absolute, method: method, headers: headers, body: requestBody)
         if let target = options.requestTarget {
             request = HTTPClientRequest(url: url.replacingTarget(target), method: method, headers: headers, body: requestBody)
         }
         // The socket replaces the connection, not the request: the server still sees the URL's
         // target and Host, and redirects stay on the socket, as with curl.
-        request.unixSocketPath = options.unixSocket.map(Self.absoluteSocketPath)
+        request.unixSocketPath = Self.socketPath(options)
         return Plan(request: request, displayURL: url, credentials: authorization(userinfo: split.credentials, url: url))
+    }
+
+    /// Refuses, before anything is sent, what curl refuses at connect time for `url`: a `--connect-to` entry that
+    /// matches it with a bad port (49), an IP address of the family `-4`/`-6` rules out (7), and an https URL with
+    /// `--tls-max` below TLS 1.2, which Wire never speaks (35).
+    func checkRoute(to url: HTTPURL) throws(TransferFailure) {
+        if url.isTLS, let max = options.tls.maximumVersion, max == "1.0" || max == "1.1" {
+            throw TransferFailure(
+                status: ExitStatus.tlsHandshake,
+                message: "no TLS version left to offer: --tls-max \(max) is below TLS 1.2, the lowest Wire speaks")
+        }
+        guard options.unixSocket == nil, url.unixSocketPath == nil else { return }
+        let port = url.port ?? (url.isTLS ? 443 : 80)
+        let target = try FetchRouting.connectTarget(options.routing.connectTo, host: url.host, port: port)
+        if let family = options.routing.family {
+            var host = target?.host ?? url.host
+            if host.hasPrefix("[") { host = String(host.dropFirst().dropLast()) }
+            if let address = try? SocketAddress(ipAddress: host, port: 0), address.family != family {
+                throw TransferFailure(
+                    status: ExitStatus.couldNotConnect,
+                    message:
+                        "Couldn't connect to server: \(host) is not an \(family == .ipv4 ? "IPv4 (-4)" : "IPv6 (-6)") address")
+            }
+        }
     }
 
     /// The `Authorization` value the command line gives a request to `url`: `--oauth2-bearer`, then `-u`, then the
@@ -168,6 +216,10 @@ struct RequestBuilder: Sendable {
         addDefault("Referer", referer ?? options.referer)
         for (name, value) in conditions { addDefault(name, value) }
         for field in options.headers { headers.add(name: field.name, value: field.value) }
+        if options.uploadFile != nil, !options.routing.http10, uploadSize != 0 {
+            // curl 7.88 asks before every upload of -T with a body, whatever its size (a POST only above 1 MiB).
+            addDefault("Expect", "100-continue")
+        }
         if case .form(let form) = body {
             addDefault("Content-Type", form.contentType)
         } else if !options.data.isEmpty, query == nil {
@@ -335,6 +387,13 @@ struct RequestBuilder: Sendable {
     }
 
     // MARK: Unix sockets
+
+    /// The socket every request goes to: `--unix-socket`'s path, or `--abstract-unix-socket`'s name after the NUL
+    /// that marks Linux's abstract namespace.
+    static func socketPath(_ options: FetchOptions) -> String? {
+        guard let path = options.unixSocket else { return nil }
+        return options.routing.abstractUnixSocket ? "\u{0}" + path : absoluteSocketPath(path)
+    }
 
     /// `HTTPURL` wants a socket path that starts with `/` or `.`; a bare relative name is made absolute.
     static func absoluteSocketPath(_ path: String) -> String {

@@ -56,6 +56,12 @@ enum ExitStatus {
     static let receiveError: Int32 = 56
     /// CURLE_BAD_CONTENT_ENCODING: `--compressed` met a corrupt, truncated or unknown content encoding.
     static let badContentEncoding: Int32 = 61
+    /// CURLE_INTERFACE_FAILED: `--interface` names nothing to bind to, or the bind failed.
+    static let interfaceFailed: Int32 = 45
+    /// CURLE_SETOPT_OPTION_SYNTAX: a `--resolve` or `--connect-to` entry that cannot be read.
+    static let optionSyntax: Int32 = 49
+    /// CURLE_SSL_CIPHER: `--ciphers`, `--tls13-ciphers` or `--curves` cannot be set.
+    static let cipher: Int32 = 59
     /// CURLE_FILESIZE_EXCEEDED.
     static let tooLarge: Int32 = 63
     /// CURLE_SSL_CONNECT_ERROR: the TLS handshake failed (an alert, no common version or cipher, not TLS).
@@ -105,6 +111,19 @@ extension TransferFailure {
             self = failure
             return
         }
+        if error.code == .connectFailed, let connect = error.connectError, !connect.attempts.isEmpty,
+            connect.attempts.allSatisfy({ $0.error.syscall == "bind" }),
+            let refused = connect.attempts.first(where: { $0.error.errno != .addressFamilyNotSupported })
+        {
+            // --interface: the socket could not be bound where it was told to (an address of another family is
+            // curl's "could not connect" instead).
+            self.init(
+                status: ExitStatus.interfaceFailed,
+                message:
+                    "bind failed with errno \(refused.error.errno.rawValue): \(refused.error.errno) "
+                    + "(connecting to \(refused.address))")
+            return
+        }
         if error.code == .connectFailed, let connect = error.connectError {
             let status: Int32 =
                 switch connect.reason {
@@ -132,7 +151,9 @@ extension TransferFailure {
     /// The failure curl would report for a TLS error: which side's certificate, the pins, or the handshake.
     init(_ error: TLSError) {
         let reason = error.reason
-        if reason == .localCertificate {
+        if reason == .cipherList {
+            self.init(status: ExitStatus.cipher, message: error.detail)
+        } else if reason == .localCertificate {
             self.init(status: ExitStatus.localCertificate, message: "problem with the local certificate: \(error.detail)")
         } else if reason == .pinMismatch {
             self.init(status: ExitStatus.pinMismatch, message: "public key does not match a pinned public key: \(error.detail)")

@@ -10,9 +10,11 @@ struct CurlPeer {
 
     static let curl = URL(fileURLWithPath: "/usr/bin/curl")
 
-    /// Runs `body` with a fresh peer and a temporary folder, removed after.
-    static func with(_ body: (CurlPeer, URL) async throws -> Void) async throws {
-        let process = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/curl_peer.py"])
+    /// Runs `body` with a fresh peer and a temporary folder, removed after; with `abstractSocket`, the peer also
+    /// listens on that name in Linux's abstract Unix namespace.
+    static func with(abstractSocket: String? = nil, _ body: (CurlPeer, URL) async throws -> Void) async throws {
+        let extra = abstractSocket.map { ["--abstract", $0] } ?? []
+        let process = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/curl_peer.py"] + extra)
         defer { process.stop() }
         guard let port = Int(try process.firstLine()) else { throw TestTimeout(seconds: 0) }
         let folder = try WireToolRunner.temporaryFolder()

@@ -20,6 +20,29 @@ struct HTTP1ResponseParserTests {
             ])
     }
 
+    @Test func chunkedFramingIsPassedOnWhenAsked() {
+        // curl's --raw: every byte of the chunked body, still validated and still ending the message where it ends.
+        var configuration = HTTP1ParserConfiguration.userAgent
+        configuration.passesChunkedFraming = true
+        let body = "5;name=\"a b\"\r\nhello\r\n00A\r\n0123456789\r\n0\r\nX-Trailer: 1\r\n\r\n"
+        let log = run(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + body + "HTTP/1.1 204 No Content\r\n\r\n",
+            configuration: configuration)
+        #expect(
+            log == [
+                "head HTTP/1.1 200 OK | Transfer-Encoding: chunked", "body " + HTTP1TestDriver.escape(Array(body.utf8)),
+                "end trailers | X-Trailer: 1", "head HTTP/1.1 204 No Content", "end",
+            ])
+        // Without trailers, and a Content-Length body as it always is.
+        #expect(
+            run("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n", configuration: configuration) == [
+                "head HTTP/1.1 200 OK | Transfer-Encoding: chunked", "body 2\\r\\nab\\r\\n0\\r\\n\\r\\n", "end",
+            ])
+        // Framing is still checked: a bad chunk size fails as without the option.
+        let bad = run("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZ\r\n", configuration: configuration)
+        #expect(bad.last?.hasPrefix("error") == true, "\(bad)")
+    }
+
     @Test func closeDelimitedBodyEndsAtFinish() {
         #expect(
             run("HTTP/1.1 200 OK\r\nServer: x\r\n\r\nall of this until close") == [

@@ -13,16 +13,29 @@ Any other target is answered as its query says:
   etag=TAG           send ETag: TAG and answer a matching If-None-Match with 304
   ranges=1           answer a Range of bytes=A-B or bytes=A- with 206 and Content-Range
   expect=417         answer Expect: 100-continue with 417 instead of 100
+  expect=none        answer Expect: 100-continue with nothing: the body must come after the client's own wait
+  fail=N&key=K       answer the first N requests with key K with 503 and the body "fail I" (I counting from 1)
+  peer=1             the body is the client's address and port, "ADDRESS PORT"
+  socket=1           the body is `ss -tnoeH` about the client's end of the connection (its keep-alive timer, a
+                     bound device as ADDRESS%DEVICE), taken while the client waits for this answer
+  pace=1             record how long sending the answer took and how many of its bytes the client's kernel still
+                     held unread just after (a client that reads slowly holds the sender back)
+GET /_sendtimes answers with [seconds, unread bytes] for each pace=1 answer, as JSON, and clears them.
+With --abstract NAME the peer also listens on the abstract Unix socket NAME.
 """
 import email.utils
 import json
 import socket
+import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 
 LOG = []
 LOG_LOCK = threading.Lock()
+SEND_TIMES = []
+FAILURES = {}
 
 
 def read_head(stream):
@@ -84,6 +97,14 @@ def parse_date(text):
         return None
 
 
+def client_socket_report(stream):
+    try:
+        address, port = stream.getpeername()[:2]
+    except (OSError, TypeError, ValueError):
+        return b""
+    return subprocess.run(["ss", "-tnoeH", "src", "%s:%d" % (address, port)], capture_output=True).stdout
+
+
 def answer(stream, method, target, fields, received):
     path, _, query_text = target.partition("?")
     query = urllib.parse.parse_qs(query_text, keep_blank_values=True)
@@ -93,12 +114,29 @@ def answer(stream, method, target, fields, received):
             records = list(LOG)
             LOG.clear()
         return 200, [("Content-Type", "application/json")], json.dumps(records).encode(), False, False
+    if path == "/_sendtimes":
+        with LOG_LOCK:
+            times = list(SEND_TIMES)
+            SEND_TIMES.clear()
+        return 200, [("Content-Type", "application/json")], json.dumps(times).encode(), False, False
     status = int(first("status", "200"))
     headers = []
+    if first("fail") is not None:
+        key = first("key", "")
+        with LOG_LOCK:
+            FAILURES[key] = FAILURES.get(key, 0) + 1
+            count = FAILURES[key]
+        if count <= int(first("fail")):
+            return 503, [], b"fail %d\n" % count, False, False
     for field in query.get("h", []):
         name, _, value = field.partition(":")
         headers.append((name, value.strip()))
-    if first("body") is not None:
+    if first("peer") is not None:
+        peer = stream.getpeername()
+        payload = ("%s %d" % (peer[0], peer[1])).encode() if isinstance(peer, tuple) else b"unix"
+    elif first("socket") is not None:
+        payload = client_socket_report(stream)
+    elif first("body") is not None:
         payload = first("body").encode()
     elif first("size") is not None:
         payload = bytes(i % 251 for i in range(int(first("size"))))
@@ -137,7 +175,7 @@ def answer(stream, method, target, fields, received):
 REASONS = {200: "OK", 206: "Partial Content", 301: "Moved Permanently", 302: "Found", 303: "See Other",
            304: "Not Modified", 307: "Temporary Redirect", 308: "Permanent Redirect", 401: "Unauthorized",
            404: "Not Found", 412: "Precondition Failed", 416: "Range Not Satisfiable", 417: "Expectation Failed",
-           500: "Internal Server Error"}
+           500: "Internal Server Error", 503: "Service Unavailable"}
 
 
 def serve(stream):
@@ -154,12 +192,15 @@ def serve(stream):
                     name, _, value = line.partition(":")
                     fields[name.strip().lower()] = value.strip()
             if fields.get("expect", "").lower() == "100-continue":
-                if "expect=417" in target:
+                if "expect=none" in target:
+                    pass
+                elif "expect=417" in target:
                     stream.sendall(b"HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n")
                     with LOG_LOCK:
                         LOG.append(head.decode("latin-1"))
                     continue
-                stream.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+                else:
+                    stream.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
             body, raw_body = read_body(stream, fields)
             received = head + raw_body
             if not target.startswith("/_log"):
@@ -182,7 +223,14 @@ def serve(stream):
                     out += b"%x\r\n%s\r\n0\r\n\r\n" % (len(payload), payload) if payload else b"0\r\n\r\n"
                 else:
                     out += payload
+            started = time.monotonic()
             stream.sendall(out)
+            if "pace=1" in target:
+                took = time.monotonic() - started
+                report = client_socket_report(stream).split()
+                unread = int(report[1]) if len(report) > 1 and report[1].isdigit() else 0
+                with LOG_LOCK:
+                    SEND_TIMES.append([took, unread])
             if close:
                 return
 
@@ -190,16 +238,25 @@ def serve(stream):
 def main():
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # A small send buffer, so a client that reads slowly holds the sender back soon (pace=1).
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 * 1024)
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
+    listeners = [listener]
+    if len(sys.argv) == 3 and sys.argv[1] == "--abstract":
+        local = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        local.bind("\0" + sys.argv[2])
+        local.listen(64)
+        listeners.append(local)
     print(listener.getsockname()[1], flush=True)
 
-    def accept():
+    def accept(server):
         while True:
-            connection, _ = listener.accept()
+            connection, _ = server.accept()
             threading.Thread(target=serve_safely, args=(connection,), daemon=True).start()
 
-    threading.Thread(target=accept, daemon=True).start()
+    for server in listeners:
+        threading.Thread(target=accept, args=(server,), daemon=True).start()
     sys.stdin.read()
 
 
