@@ -1,4 +1,5 @@
 import Glibc
+import CWireLinux
 
 /// The machine's network interfaces, as `getifaddrs(3)` lists them.
 package enum NetworkInterfaces {
