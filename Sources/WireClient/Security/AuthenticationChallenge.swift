@@ -49,6 +49,9 @@ public struct AuthenticationChallenge: Sendable {
     public var previousFailureCount: Int
     /// The response carrying the challenge.
     public var response: ClientResponse
+    /// The Digest challenge chosen (the strongest the server offered), when the protection space's method is
+    /// `digest`: a user and password given for it are sent as a Digest answer (RFC 7616), as NSURLSession does.
+    package var digest: DigestChallenge?
 
     /// The challenge's scheme, lower-cased (`basic`, `bearer`, ...).
     public var scheme: String { protectionSpace.authenticationMethod }
@@ -67,15 +70,28 @@ public struct AuthenticationChallenge: Sendable {
     }
 
     /// The challenge of a 401 (`WWW-Authenticate`) or 407 (`Proxy-Authenticate`) to `url`; nil for any other
-    /// response or one without the field. The first challenge of the field is taken.
+    /// response or one without the field. Of a 401's challenges, the first Digest one the client can answer is taken
+    /// (Digest before Basic, as NSURLSession and curl's `--anyauth` prefer it; RFC 7616 §3.7's order among Digest
+    /// ones); otherwise the first challenge.
     static func parse(_ response: ClientResponse, url: URL, previousFailureCount: Int) -> AuthenticationChallenge? {
         let isProxy = response.statusCode == 407
         guard response.statusCode == 401 || isProxy else { return nil }
         let urlScheme = url.scheme?.lowercased() ?? "http"
+        let host = url.host ?? ""
+        let port = url.port ?? (urlScheme == "https" ? 443 : 80)
+        if !isProxy,
+            let digest = DigestChallenge.preferred(in: AuthenticationChallengeField.parse(response.headers["WWW-Authenticate"]))
+        {
+            let space = ProtectionSpace(
+                host: host, port: port, urlScheme: urlScheme, authenticationMethod: "digest", realm: digest.realm)
+            var challenge = AuthenticationChallenge(
+                protectionSpace: space, previousFailureCount: previousFailureCount, response: response)
+            challenge.digest = digest
+            return challenge
+        }
         return parse(
-            response, field: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate", host: url.host ?? "",
-            port: url.port ?? (urlScheme == "https" ? 443 : 80), urlScheme: urlScheme, isProxy: isProxy,
-            previousFailureCount: previousFailureCount)
+            response, field: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate", host: host, port: port,
+            urlScheme: urlScheme, isProxy: isProxy, previousFailureCount: previousFailureCount)
     }
 
     /// The challenge of a 407 (`Proxy-Authenticate`) from `proxy`, for the proxy's protection space (its host, port
@@ -159,8 +175,10 @@ public struct AuthenticationChallenge: Sendable {
 
 /// The answer to an authentication challenge.
 public enum AuthenticationChallengeDisposition: Sendable, Hashable {
-    /// Replay the request with Basic credentials (`Authorization`, or `Proxy-Authorization` for a 407). A credential
-    /// refused once for the protection space is not sent again: the 401 is delivered.
+    /// Replay the request with these credentials (`Authorization`, or `Proxy-Authorization` for a 407): as a Digest
+    /// answer (RFC 7616) to a server's Digest challenge, else Basic. A credential refused once for the protection
+    /// space is not sent again: the 401 is delivered (a Digest answer refused only for a stale nonce is retried with
+    /// the new one).
     case useCredential(user: String, password: String)
     /// Replay the request with this `Authorization` (or `Proxy-Authorization`) value, for any scheme; not sent twice.
     case useAuthorization(String)

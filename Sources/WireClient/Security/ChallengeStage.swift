@@ -30,6 +30,8 @@ struct ChallengeStage: TransferStage {
         var sent: [ProtectionSpace: Set<String>] = [:]
         /// Replays so far.
         var replays = 0
+        /// Uses of each Digest nonce so far, for the nonce count (`nc`) of the next answer with it.
+        var nonceUses: [String: Int] = [:]
         static let maximumReplays = 8
     }
 
@@ -61,7 +63,12 @@ struct ChallengeStage: TransferStage {
         let request = answer.request
         guard let challenge = AuthenticationChallenge.parse(answer.response, url: request.url, previousFailureCount: 0)
         else { return nil }
-        switch await Self.decide(challenge, host: host, credentialStorage: credentialStorage, ledger: &ledger) {
+        // A Digest answer covers the method and the request target as Wire sends them.
+        let target = request.wireURL?.value.target ?? (try? HTTPURL(request.url.absoluteString))?.target ?? request.url.path
+        let digestRequest = (method: request.method.uppercased(), uri: target)
+        switch await Self.decide(
+            challenge, host: host, credentialStorage: credentialStorage, ledger: &ledger, digestRequest: digestRequest)
+        {
         case .deliver:
             return nil
         case .cancel:
@@ -87,32 +94,52 @@ struct ChallengeStage: TransferStage {
     /// The hook's (or the credential storage's) answer to `challenge`, counted in `ledger`: the refusals of earlier
     /// answers for its protection space become its `previousFailureCount`, and an answer already sent for the space,
     /// or one beyond the replay limit, delivers the response.
+    ///
+    /// A user and password answer a Digest challenge (`challenge.digest`) with a Digest value for `digestRequest`'s
+    /// method and target; anything else is sent as Basic.
     nonisolated(nonsending) static func decide(
         _ challenge: AuthenticationChallenge, host: any ChallengeAnswering, credentialStorage: CredentialStorage?,
-        ledger: inout Ledger
+        ledger: inout Ledger, digestRequest: (method: String, uri: String)? = nil
     ) async -> Reply {
         guard ledger.replays < Ledger.maximumReplays else { return .deliver }
         var challenge = challenge
         let space = challenge.protectionSpace
-        // A challenge after an answer was sent for this space means that answer was refused.
-        if let sent = ledger.sent[space], !sent.isEmpty { ledger.failures[space, default: 0] += 1 }
+        // A challenge after an answer was sent for this space means that answer was refused, unless it is a Digest
+        // challenge saying only that the nonce went stale (RFC 7616 §3.3).
+        let isStale = challenge.digest?.isStale == true
+        if let sent = ledger.sent[space], !sent.isEmpty, !isStale { ledger.failures[space, default: 0] += 1 }
         challenge.previousFailureCount = ledger.failures[space, default: 0]
+        /// The answer a user and password make (Digest to a Digest challenge, else Basic), and what identifies it
+        /// among those sent: a Digest value differs each time by its client nonce, so its credentials do.
+        func credentialAnswer(user: String, password: String) -> (value: String, key: String) {
+            guard let digest = challenge.digest, let digestRequest else {
+                let value = basicAuthorization(user: user, password: password)
+                return (value, value)
+            }
+            let count = ledger.nonceUses[digest.nonce, default: 0] + 1
+            ledger.nonceUses[digest.nonce] = count
+            let value = digest.authorization(
+                user: user, password: password, method: digestRequest.method, uri: digestRequest.uri, nonceCount: count)
+            return (value, "Digest \(user):\(password)")
+        }
         let value: String
+        let key: String
         switch await host.answer(challenge) {
         case .useCredential(let user, let password):
-            value = basicAuthorization(user: user, password: password)
+            (value, key) = credentialAnswer(user: user, password: password)
         case .useAuthorization(let header):
-            value = header
+            (value, key) = (header, header)
         case .performDefaultHandling:
             guard let stored = credentialStorage?.credential(for: space) else { return .deliver }
-            value = basicAuthorization(user: stored.user, password: stored.password)
+            (value, key) = credentialAnswer(user: stored.user, password: stored.password)
         case .cancel:
             return .cancel
         case .rejectProtectionSpace:
             return .deliver
         }
-        // The same answer refused once for this space is not sent again: the response is delivered.
-        guard ledger.sent[space, default: []].insert(value).inserted else { return .deliver }
+        // The same answer refused once for this space is not sent again: the response is delivered. The credentials
+        // of a Digest answer whose nonce only went stale are sent again, with the new nonce (within the replay limit).
+        guard ledger.sent[space, default: []].insert(key).inserted || isStale else { return .deliver }
         ledger.replays += 1
         return .send(value)
     }

@@ -36,8 +36,10 @@ extension FetchOptions {
         case "-G", "--get": dataInQuery = true
         case "--compressed": compressed = true
         case "--path-as-is": pathAsIs = true
-        // Basic is what -u sends already; --basic undoes nothing else here.
-        case "--basic": break
+        // --basic, --digest and --anyauth add up (curl ORs its auth bits): `--digest --basic` allows both.
+        case "--basic": authSchemes.insert(.basic)
+        case "--digest": authSchemes.insert(.digest)
+        case "--anyauth": authSchemes.formUnion([.basic, .digest])
         case "-n", "--netrc": netrc.enabled = true
         case "--netrc-optional":
             netrc.enabled = true

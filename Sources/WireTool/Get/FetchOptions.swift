@@ -58,6 +58,20 @@ struct FetchOptions: Equatable, Sendable {
     var dataInQuery = false
     /// `-u user:password`: Basic credentials sent with every request (unless `-H Authorization` is given).
     var credentials: Credentials?
+    /// The schemes `-u`'s credentials may go with: `--basic`, `--digest` and `--anyauth` (both) add up, as in curl.
+    /// None, or Basic alone: Basic with every request. With Digest: a first request without credentials, then the
+    /// answer to its 401's challenge in the strongest scheme offered and allowed, Digest before Basic.
+    var authSchemes: Set<AuthScheme> = []
+
+    /// An authentication scheme of `-u`.
+    enum AuthScheme: Hashable, Sendable {
+        case basic
+        /// RFC 7616.
+        case digest
+    }
+
+    /// Whether `-u`'s credentials wait for the server's challenge instead of going as Basic with every request.
+    var answersChallenges: Bool { authSchemes.contains(.digest) }
     /// `-T FILE`: the file sent as the body of a PUT (`-` for standard input).
     var uploadFile: String?
     /// Output files from `-o` and `-O`, paired with the URLs in order.

@@ -1,4 +1,5 @@
 import Wire
+import WireClient
 
 /// A followed redirect as `-v` and `-i` show it.
 struct RedirectStep: Sendable {
@@ -36,6 +37,8 @@ extension Fetcher {
         var url = plan.displayURL
         var effectiveMethod = builder.impliedMethod
         var steps: [RedirectStep] = []
+        var challengeAnsweredFor: HTTPURL?
+        var staleAnswered = false
         while true {
             try builder.checkRoute(to: url)
             var hop = request
@@ -70,6 +73,18 @@ extension Fetcher {
             recorder?.answered(response)
             cookies?.store(response.headers, from: url)
             let status = Int(response.status.code)
+            // --digest, --anyauth: a 401's challenge is answered once per URL, on the same request, and once more
+            // when the server says only that the nonce went stale.
+            if status == 401, challengeAnsweredFor != url || !staleAnswered && Self.isStale(response.headers),
+                let value = challengeAnswer(to: response.headers, hop: hop)
+            {
+                if challengeAnsweredFor == url { staleAnswered = true }
+                challengeAnsweredFor = url
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                request.headers.remove(name: "Authorization")
+                request.headers.add(name: "Authorization", value: value)
+                continue
+            }
             guard options.followRedirects, RedirectRewrite.statuses.contains(status),
                 let location = response.headers.first(name: "location")
             else {
@@ -131,5 +146,30 @@ extension Fetcher {
             url = next
             request.url = next.description
         }
+    }
+}
+
+extension Fetcher {
+    /// Whether the 401's Digest challenge says the last answer failed only for its stale nonce.
+    static func isStale(_ headers: HTTPHeaders) -> Bool {
+        DigestChallenge.preferred(in: AuthenticationChallengeField.parse(headers["WWW-Authenticate"]))?.isStale == true
+    }
+
+    /// The `Authorization` value answering a 401's challenges with `-u`'s credentials, as curl does: the first Digest
+    /// challenge it can answer (RFC 7616), else Basic when offered and allowed (`--anyauth`, `--basic` beside
+    /// `--digest`); nil when nothing offered can be answered (the 401 is the result) or the credentials go as Basic
+    /// with every request.
+    func challengeAnswer(to headers: HTTPHeaders, hop: HTTPClientRequest) -> String? {
+        guard let credentials = options.credentials, options.answersChallenges else { return nil }
+        let challenges = AuthenticationChallengeField.parse(headers["WWW-Authenticate"])
+        if let digest = DigestChallenge.preferred(in: challenges) {
+            let uri = (try? HTTPURL(hop.url))?.target ?? "/"
+            return digest.authorization(
+                user: credentials.user, password: credentials.password, method: hop.method.rawValue, uri: uri)
+        }
+        if options.authSchemes.contains(.basic), challenges.contains(where: { $0.scheme == "basic" }) {
+            return "Basic " + Base64Encoder.encode(Array("\(credentials.user):\(credentials.password)".utf8))
+        }
+        return nil
     }
 }

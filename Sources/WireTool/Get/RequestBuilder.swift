@@ -176,6 +176,8 @@ struct RequestBuilder: Sendable {
     /// URL's own credentials, then the netrc file's; nil for none.
     func authorization(userinfo: [UInt8]?, url: HTTPURL) -> String? {
         if let token = options.bearerToken { return "Bearer " + token }
+        // --digest and --anyauth send -u's credentials only in answer to the server's challenge.
+        if options.credentials != nil, options.answersChallenges { return nil }
         if let credentials = options.credentials {
             return "Basic " + Base64Encoder.encode(Array("\(credentials.user):\(credentials.password)".utf8))
         }
