@@ -12,7 +12,7 @@ package final class Socket {
     }
 
     /// A new, unconnected stream socket for `family`.
-    static func makeStream(family: SocketAddress.Family) throws(IOError) -> Socket {
+    package static func makeStream(family: SocketAddress.Family) throws(IOError) -> Socket {
         let domain: CInt
         switch family {
         case .ipv4: domain = AF_INET
@@ -25,13 +25,13 @@ package final class Socket {
     }
 
     /// The raw descriptor, for registration with the loop. -1 once closed.
-    var rawDescriptor: CInt { descriptor.rawValue }
+    package var rawDescriptor: CInt { descriptor.rawValue }
 
     /// Whether the socket is still open.
     var isOpen: Bool { descriptor.isOpen }
 
     /// Sets an option. The corresponding C function is `setsockopt(2)`.
-    func setOption(_ option: SocketOption) throws(IOError) {
+    package func setOption(_ option: SocketOption) throws(IOError) {
         try option.apply(to: descriptor.rawValue)
     }
 
@@ -48,17 +48,17 @@ package final class Socket {
     }
 
     /// The bytes the kernel holds for reading (`FIONREAD`), which a peer that hung up can no longer add to.
-    func readableByteCount() throws(IOError) -> Int {
+    package func readableByteCount() throws(IOError) -> Int {
         try Posix.readableByteCount(descriptor.rawValue)
     }
 
     /// Binds to a local address. The corresponding C function is `bind(2)`.
-    func bind(to address: SocketAddress) throws(IOError) {
+    package func bind(to address: SocketAddress) throws(IOError) {
         try Posix.bind(descriptor.rawValue, to: address)
     }
 
     /// Starts listening. The corresponding C function is `listen(2)`.
-    func listen(backlog: Int) throws(IOError) {
+    package func listen(backlog: Int) throws(IOError) {
         try Posix.listen(descriptor.rawValue, backlog: CInt(clamping: backlog))
     }
 
@@ -73,7 +73,7 @@ package final class Socket {
 
     /// Starts connecting. `.processed` means connected at once (Unix sockets, often loopback);
     /// `.wouldBlock` means in progress: wait for writability, then call `finishConnect()`.
-    func connect(to address: SocketAddress) throws(IOError) -> IOResult<Void> {
+    package func connect(to address: SocketAddress) throws(IOError) -> IOResult<Void> {
         try Posix.connect(descriptor.rawValue, to: address)
     }
 
@@ -95,7 +95,7 @@ package final class Socket {
     }
 
     /// Writes what the kernel takes of one buffer.
-    func write(_ buffer: ByteBuffer) throws(IOError) -> IOResult<Int> {
+    package func write(_ buffer: ByteBuffer) throws(IOError) -> IOResult<Int> {
         try Posix.send(descriptor.rawValue, buffer)
     }
 
@@ -110,12 +110,12 @@ package final class Socket {
     }
 
     /// The local address. The corresponding C function is `getsockname(2)`.
-    func localAddress() throws(IOError) -> SocketAddress {
+    package func localAddress() throws(IOError) -> SocketAddress {
         try Posix.localAddress(descriptor.rawValue)
     }
 
     /// The peer's address. The corresponding C function is `getpeername(2)`.
-    func remoteAddress() throws(IOError) -> SocketAddress {
+    package func remoteAddress() throws(IOError) -> SocketAddress {
         try Posix.remoteAddress(descriptor.rawValue)
     }
 
