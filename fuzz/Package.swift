@@ -38,8 +38,9 @@ let package = Package(
             name: "FuzzRoundTrip",
             dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]
         ),
-        // The state machines of a connection and of the pool, driven by event sequences. They are internal to
-        // Wire, so these targets import it @testable: run.sh builds with -enable-testing.
+        // The state machines of a connection and of the pool, driven by event sequences. They are `package` or
+        // internal in Wire, and neither reaches a package of its own such as this one, so these targets import it
+        // @testable: run.sh builds with -enable-testing. (Wire's own tests import it plainly; harnesses are not tests.)
         .executableTarget(
             name: "FuzzServerConnection",
             dependencies: ["FuzzSupport", .product(name: "Wire", package: wirePackage)]

@@ -83,7 +83,7 @@ public struct Certificate: Hashable, Sendable, CustomStringConvertible {
 
     /// `YYYY-MM-DD hh:mm:ssZ` from Unix seconds, through the calendar arithmetic of Wire's `HTTPFieldDate` (no
     /// Foundation).
-    static func utcText(_ seconds: Int64) -> String {
+    package static func utcText(_ seconds: Int64) -> String {
         let (days, secondOfDay) = HTTPFieldDate.daysAndSecondOfDay(unixSeconds: Int(seconds))
         let (year, month, day) = HTTPFieldDate.civilDate(daysSinceEpoch: days)
         let two = HTTPFieldDate.twoDigits

@@ -10,7 +10,7 @@ import Wire
 /// Nothing ever blocks: OpenSSL's "want read" means "wait for the next bytes".
 ///
 /// Loop-confined: every member runs on `eventLoop`.
-final class TLSStream: ByteStream, ByteStreamDelegate {
+package final class TLSStream: ByteStream, ByteStreamDelegate {
     private enum State {
         /// The handshake runs; the delegate hears nothing yet. Valid transitions: `.open`, `.closed`.
         case handshaking
@@ -20,9 +20,9 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         case closed
     }
 
-    let eventLoop: EventLoop
+    package let eventLoop: EventLoop
     /// Held strongly until the stream closes, as `SocketStream` holds its delegate (no side table on a hot object).
-    var delegate: (any ByteStreamDelegate)? {
+    package var delegate: (any ByteStreamDelegate)? {
         didSet {
             // Plaintext may have been decrypted before anyone listened (the client attaches its
             // HTTP connection one hop after the handshake).
@@ -43,8 +43,8 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
     private var handshakeCompletion: ((Result<Void, TLSError>) -> Void)?
     /// Runs after a successful handshake, before the stream reports itself ready; an error refuses the peer.
     private let evaluateTrust: ((SSLConnection) -> TLSError?)?
-    private(set) var securityInfo: TransportSecurityInfo?
-    private(set) var closeError: (any Error)?
+    package private(set) var securityInfo: TransportSecurityInfo?
+    package private(set) var closeError: (any Error)?
 
     /// Plaintext delivered per read event at most, as a socket read would be.
     static let deliverySize = 64 * 1024
@@ -56,7 +56,7 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
     ///   - deadline: When the handshake must be done; the stream closes with `.handshakeTimeout` then.
     ///   - evaluateTrust: Checks run after the handshake (pinning, the trust hook).
     ///   - completion: Called once with the handshake's outcome.
-    init(
+    package init(
         lower: any ByteStream, connection: SSLConnection, deadline: Deadline,
         evaluateTrust: ((SSLConnection) -> TLSError?)? = nil,
         completion: ((Result<Void, TLSError>) -> Void)? = nil
@@ -76,13 +76,13 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         advanceHandshake()
     }
 
-    var pendingWriteBytes: Int { lower.pendingWriteBytes + writesBeforeHandshake.reduce(0) { $0 + $1.readableBytes } }
+    package var pendingWriteBytes: Int { lower.pendingWriteBytes + writesBeforeHandshake.reduce(0) { $0 + $1.readableBytes } }
     /// Progress in ciphertext: what the socket below has drained.
-    var drainedWriteBytes: UInt64 { lower.drainedWriteBytes }
-    var isOpen: Bool { state != .closed }
-    var localAddress: SocketAddress? { lower.localAddress }
-    var remoteAddress: SocketAddress? { lower.remoteAddress }
-    func tcpInfo() -> TCPInfo? { lower.tcpInfo() }
+    package var drainedWriteBytes: UInt64 { lower.drainedWriteBytes }
+    package var isOpen: Bool { state != .closed }
+    package var localAddress: SocketAddress? { lower.localAddress }
+    package var remoteAddress: SocketAddress? { lower.remoteAddress }
+    package func tcpInfo() -> TCPInfo? { lower.tcpInfo() }
 
     // MARK: Handshake
 
@@ -192,7 +192,7 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         }
     }
 
-    func setReadingEnabled(_ enabled: Bool) {
+    package func setReadingEnabled(_ enabled: Bool) {
         eventLoop.preconditionInEventLoop()
         guard state != .closed, readingEnabled != enabled else { return }
         readingEnabled = enabled
@@ -216,7 +216,7 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
 
     // MARK: Writing
 
-    func write(_ buffers: [ByteBuffer]) {
+    package func write(_ buffers: [ByteBuffer]) {
         eventLoop.preconditionInEventLoop()
         switch state {
         case .closed:
@@ -241,7 +241,7 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         lower.write([records])
     }
 
-    func shutdownWrite() {
+    package func shutdownWrite() {
         eventLoop.preconditionInEventLoop()
         switch state {
         case .closed:
@@ -257,7 +257,7 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
 
     // MARK: Closing
 
-    func close(error: (any Error)?) {
+    package func close(error: (any Error)?) {
         eventLoop.preconditionInEventLoop()
         guard state != .closed else { return }
         if error == nil && state == .open {
@@ -291,7 +291,7 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
 
     // MARK: The lower stream's events
 
-    func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
+    package func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
         connection.feed(buffer)
         buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
         switch state {
@@ -306,7 +306,7 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         }
     }
 
-    func streamDidReachEnd(_ stream: any ByteStream) {
+    package func streamDidReachEnd(_ stream: any ByteStream) {
         lowerReachedEnd = true
         switch state {
         case .handshaking: advanceHandshake()
@@ -315,12 +315,12 @@ final class TLSStream: ByteStream, ByteStreamDelegate {
         }
     }
 
-    func streamDidDrainWrites(_ stream: any ByteStream) {
+    package func streamDidDrainWrites(_ stream: any ByteStream) {
         guard state == .open, writesBeforeHandshake.isEmpty else { return }
         delegate?.streamDidDrainWrites(self)
     }
 
-    func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
+    package func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         guard state != .closed else { return }
         // The socket failed (reset, loop shutdown): pass its error up, so a reset is still a reset.
         let wasHandshaking = state == .handshaking

@@ -21,8 +21,8 @@ struct BenchGroupCommand: ParsableCommand {
 
 /// `wire bench [run]`: an HTTP/1.1 load generator on Wire's own event loops and connection engine, in
 /// the spirit of wrk (closed loop) and wrk2 (constant rate, latencies corrected for coordinated omission).
-struct BenchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct BenchCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Load an HTTP/1.1 server and report requests/s, latency percentiles, errors and CPU per request.",
         discussion: """
@@ -38,13 +38,15 @@ struct BenchCommand: AsyncParsableCommand {
             """
     )
 
+    package init() {}
+
     @Argument(
         help:
             "The URL to load (http://HOST[:PORT]/PATH, https://… or http+unix://SOCKET/PATH); none: an embedded server.")
     var url: String?
 
     @Option(name: [.customShort("c"), .customLong("connections")], help: "Connections in total, kept alive.")
-    var connections = 64
+    package var connections = 64
 
     @Option(name: [.customShort("d"), .customLong("duration")], help: "How long to measure: 10s, 1m, 500ms (default 10s).")
     var duration: String?
@@ -53,10 +55,10 @@ struct BenchCommand: AsyncParsableCommand {
     var requests: Int?
 
     @Option(name: [.customShort("t"), .customLong("loops")], help: "Event loops (threads) sending the load.")
-    var loops = 1
+    package var loops = 1
 
     @Option(help: "Requests in flight per connection, written together in one write.")
-    var pipeline = 1
+    package var pipeline = 1
 
     @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, 'Name: value' (repeatable).")
     var headers: [String] = []
@@ -68,7 +70,7 @@ struct BenchCommand: AsyncParsableCommand {
     var body: String?
 
     @Option(name: [.customShort("R"), .customLong("rate")], help: "Constant rate: requests per second in total.")
-    var rate: Double?
+    package var rate: Double?
 
     @Option(help: "Seconds (or 2s, 500ms) before an unanswered request counts as a timeout.")
     var timeout = "10s"
@@ -160,13 +162,13 @@ struct BenchCommand: AsyncParsableCommand {
     var proxyCacert: String?
 
     /// The arguments, checked and converted.
-    struct Settings {
-        var url: HTTPURL?
-        var stop: LoadPlan.Stop
-        var timeout: Duration
+    package struct Settings {
+        package var url: HTTPURL?
+        package var stop: LoadPlan.Stop
+        package var timeout: Duration
         var warmup: Duration
-        var method: HTTPMethod
-        var headers: HTTPHeaders
+        package var method: HTTPMethod
+        package var headers: HTTPHeaders
         var segment = LoadSegment.whole
         /// The common start, in seconds since the Unix epoch.
         var startAt: Double?
@@ -175,12 +177,12 @@ struct BenchCommand: AsyncParsableCommand {
         var proxy: Proxy?
     }
 
-    func validate() throws {
+    package func validate() throws {
         _ = try settings()
     }
 
     /// Checks every argument and converts them; the messages name the argument at fault.
-    func settings() throws(ValidationError) -> Settings {
+    package func settings() throws(ValidationError) -> Settings {
         guard connections >= 1 else { throw ValidationError("-c must be at least 1") }
         guard loops >= 1 else { throw ValidationError("-t must be at least 1") }
         guard connections >= loops else {
@@ -282,7 +284,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
+    package func run() async throws {
         let settings = try settings()
         var bodyBytes: [UInt8]?
         if let body {

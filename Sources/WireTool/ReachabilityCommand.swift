@@ -11,8 +11,8 @@ import WireClient
 /// wire reachability example.org           # the host's addresses, resolved (also --host example.org)
 /// wire reachability --watch               # a line per change of path, until interrupted
 /// ```
-struct ReachabilityCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct ReachabilityCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "reachability",
         abstract: "Whether the network (or an address or a host) is reachable, from the kernel's routing tables.",
         discussion: """
@@ -26,14 +26,16 @@ struct ReachabilityCommand: AsyncParsableCommand {
             """
     )
 
+    package init() {}
+
     @Argument(help: "An IP address (as --address) or a host name (as --host); none for the network as a whole.")
-    var target: String?
+    package var target: String?
 
     @Option(name: .long, help: "An IP address (v4 or v6) a route must reach.")
-    var address: String?
+    package var address: String?
 
     @Option(name: .long, help: "A host name: reachable when a route reaches one of its addresses.")
-    var host: String?
+    package var host: String?
 
     @Flag(name: .long, help: "Print every change of path until interrupted.")
     var watch = false
@@ -41,7 +43,7 @@ struct ReachabilityCommand: AsyncParsableCommand {
     @Option(name: .customLong("for"), help: "With --watch: stop after this many seconds.")
     var duration: Double?
 
-    func validate() throws {
+    package func validate() throws {
         if [target, address, host].compactMap({ $0 }).count > 1 {
             throw ValidationError("a positional target, --address and --host name one target: give one")
         }
@@ -49,7 +51,7 @@ struct ReachabilityCommand: AsyncParsableCommand {
         if let duration, !(duration > 0) { throw ValidationError("--for takes a positive number of seconds") }
     }
 
-    func run() async throws {
+    package func run() async throws {
         let manager: NetworkReachabilityManager
         if let target {
             // An IP literal is an address target; anything else a host name to resolve.
@@ -90,7 +92,7 @@ struct ReachabilityCommand: AsyncParsableCommand {
     }
 
     /// `{"status": "reachableViaWiFi", "interface": "eth0", "kind": "wired", "ipv4Route": true, "ipv6Route": false}`.
-    static func line(_ path: ReachabilityPath) -> String {
+    package static func line(_ path: ReachabilityPath) -> String {
         var bytes: [UInt8] = []
         func key(_ name: String) {
             bytes.append(contentsOf: (bytes.isEmpty ? "{" : ", ").utf8)

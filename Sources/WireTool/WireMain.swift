@@ -59,11 +59,11 @@ enum WireMain {
 }
 
 /// A command line that is a fetch (`wire get …` or `wire request …`) with no word ArgumentParser would answer itself.
-struct FetchCommandLine: Sendable, Equatable {
+package struct FetchCommandLine: Sendable, Equatable {
     /// `get` or `request`.
     let command: String
     /// The words after the command, for `FetchOptions`.
-    let words: [String]
+    package let words: [String]
 
     /// The words ArgumentParser answers itself wherever they appear after a command (help, hidden help, completion
     /// scripts, its help dump), alone or as `word=value`; every other word of `GetCommand` is passed on unrecognized.
@@ -72,7 +72,7 @@ struct FetchCommandLine: Sendable, Equatable {
     ]
 
     /// A fetch of `command` with `words`.
-    init(command: String, words: [String]) {
+    package init(command: String, words: [String]) {
         self.command = command
         self.words = words
     }
@@ -82,7 +82,7 @@ struct FetchCommandLine: Sendable, Equatable {
     /// One difference, on purpose: ArgumentParser split a single-dash word into letters and took any with an `h`
     /// for help, so `-sh` printed the help and `-H'Accept: text/html'` did too instead of sending the field. Here
     /// such words are curl's, as `FetchOptions` reads them.
-    init?(_ arguments: [String]) {
+    package init?(_ arguments: [String]) {
         guard arguments.count >= 2, arguments[1] == "get" || arguments[1] == "request" else { return nil }
         let words = Array(arguments.dropFirst(2))
         let answeredByParser = words.contains { word in

@@ -25,9 +25,9 @@ public struct HTTPBody: AsyncSequence, Sendable {
     private let consumer: Consumer
 
     /// The channel between producer and consumer.
-    var channel: BodyChannel { consumer.channel }
+    package var channel: BodyChannel { consumer.channel }
 
-    init(channel: BodyChannel) { consumer = Consumer(channel: channel) }
+    package init(channel: BodyChannel) { consumer = Consumer(channel: channel) }
 
     /// A complete body already in memory.
     public init(_ bytes: ByteBuffer) {
@@ -131,7 +131,7 @@ private struct ClosureBodyProducer: BodyProducer {
 /// The hand-over point between a connection (the producer, on its loop) and the task reading
 /// the body (the consumer, anywhere). Thread-safe through one mutex; the producer is told to
 /// pause and resume through the return value of `yield` and the `onDemand` hook.
-final class BodyChannel: Sendable {
+package final class BodyChannel: Sendable {
     private struct State {
         var chunks = ChunkQueue()
         var bufferedBytes = 0
@@ -160,7 +160,7 @@ final class BodyChannel: Sendable {
     let lowWatermark: Int
     private let state = Lock(State())
 
-    init(highWatermark: Int = 256 * 1024, lowWatermark: Int = 64 * 1024) {
+    package init(highWatermark: Int = 256 * 1024, lowWatermark: Int = 64 * 1024) {
         self.highWatermark = highWatermark
         self.lowWatermark = lowWatermark
     }
@@ -211,7 +211,7 @@ final class BodyChannel: Sendable {
 
     /// Hands over a chunk. Returns false when the producer should pause until `onDemand`.
     @discardableResult
-    func yield(_ chunk: ByteBuffer) -> Bool {
+    package func yield(_ chunk: ByteBuffer) -> Bool {
         let (waiter, keepGoing) = state.withLock { state -> (UnsafeContinuation<ByteBuffer?, any Error>?, Bool) in
             guard case .open = state.ending, !state.consumerGone else { return (nil, true) }
             if let waiter = state.waiter {
@@ -231,7 +231,7 @@ final class BodyChannel: Sendable {
     }
 
     /// Ends the body normally.
-    func finish() {
+    package func finish() {
         end(.finished)
     }
 
@@ -346,7 +346,7 @@ final class BodyChannel: Sendable {
     }
 
     /// The consumer gives up: pending and future reads fail, and the producer is told.
-    func cancel() {
+    package func cancel() {
         let (waiter, producer, hooks) = state.withLock {
             state -> (UnsafeContinuation<ByteBuffer?, any Error>?, (any BodyProducer)?, [@Sendable () -> Void]) in
             guard !state.consumerGone else { return (nil, nil, []) }

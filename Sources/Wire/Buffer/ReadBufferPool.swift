@@ -9,7 +9,7 @@
 /// buffer back too: the memory belongs to the loop, never to an idle connection.
 ///
 /// A value type with no I/O: the loop owns one and uses it on its thread only.
-struct ReadBufferPool {
+package struct ReadBufferPool {
     /// Buffers given back, oldest first; their storage may still be shared with slices handed out.
     private var buffers: [ByteBuffer] = []
     /// How many buffers are kept at most.
@@ -18,25 +18,25 @@ struct ReadBufferPool {
     let maximumCapacity: Int
 
     /// A pool keeping at most `maximumCount` buffers of at most `maximumCapacity` bytes each.
-    init(maximumCount: Int, maximumCapacity: Int) {
+    package init(maximumCount: Int, maximumCapacity: Int) {
         self.maximumCount = maximumCount
         self.maximumCapacity = maximumCapacity
     }
 
     /// How many buffers `take` handed out, and how many of those it had to allocate.
-    private(set) var taken = 0
-    private(set) var created = 0
+    package private(set) var taken = 0
+    package private(set) var created = 0
 
     /// How many buffers are kept, shared or not.
-    var count: Int { buffers.count }
+    package var count: Int { buffers.count }
 
     /// The bytes the kept buffers hold.
-    var retainedBytes: Int { buffers.reduce(0) { $0 + $1.capacity } }
+    package var retainedBytes: Int { buffers.reduce(0) { $0 + $1.capacity } }
 
     /// An empty buffer of at least `minimumCapacity` bytes whose storage nobody else holds: the most recently
     /// returned such buffer, or a new one when every kept buffer is still shared or too small. Free buffers too
     /// small for it are released then (reads have grown past them), so they do not crowd out the larger ones.
-    mutating func take(minimumCapacity: Int) -> ByteBuffer {
+    package mutating func take(minimumCapacity: Int) -> ByteBuffer {
         taken += 1
         var index = buffers.count - 1
         while index >= 0 {
@@ -58,7 +58,7 @@ struct ReadBufferPool {
 
     /// Takes back a buffer with no unread bytes, leaving `buffer` empty with no storage. When the pool is full
     /// it forgets its smallest buffer, the oldest of those (a shared one's holder keeps its bytes).
-    mutating func give(_ buffer: inout ByteBuffer) {
+    package mutating func give(_ buffer: inout ByteBuffer) {
         defer { buffer.releaseStorage() }
         guard buffer.isEmpty, buffer.capacity > 0, buffer.capacity <= maximumCapacity, maximumCount > 0 else { return }
         if buffers.count >= maximumCount {

@@ -18,7 +18,7 @@ extension HTTPClient {
     private static let sharedIdentity = Atomic<UInt>(0)
 
     /// Whether this client is `HTTPClient.shared`.
-    var isShared: Bool {
+    package var isShared: Bool {
         Self.sharedIdentity.load(ordering: .acquiring) == UInt(bitPattern: ObjectIdentifier(self))
     }
 

@@ -18,7 +18,7 @@ public final class HTTPClient: Sendable {
     /// The configuration the client was made with.
     public let configuration: HTTPClientConfiguration
     /// The client's loops; nil only for `HTTPClient.shared` when its loop could not start (`startFailure` says why).
-    let group: EventLoopGroup?
+    package let group: EventLoopGroup?
     /// Why the loops could not start: every request then fails with it (only `HTTPClient.shared` is made this way,
     /// since a static cannot throw).
     private let startFailure: HTTPClientError?
@@ -34,7 +34,7 @@ public final class HTTPClient: Sendable {
     }
 
     /// Connections the pools hold on to, over all origins (for tests that check closed ones are let go).
-    var retainedConnectionCount: Int {
+    package var retainedConnectionCount: Int {
         pools.withLock { Array($0.values) }.reduce(0) { $0 + $1.retainedConnectionCount }
     }
     private let isShutDown = Atomic<Bool>(false)
@@ -260,7 +260,7 @@ public final class HTTPClient: Sendable {
 
     /// The pool for `url`'s origin, or for the Unix socket every request of this exchange goes to; through a proxy,
     /// the proxy's pool (forwarding) or the pool of tunnels to the origin.
-    func pool(
+    package func pool(
         for url: HTTPURL, via socketPath: String?,
         requirements: ConnectionRequirements = ConnectionRequirements(), route: ProxyRoute = .direct
     ) throws(HTTPClientError) -> ConnectionPool {

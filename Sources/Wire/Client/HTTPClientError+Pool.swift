@@ -2,7 +2,7 @@ extension HTTPClientError {
     /// The client's error for a pool's failure, keeping what lies underneath (the connect
     /// attempts, the system call and errno, the security layer's error). `abortError` is what the
     /// request was aborted with, which an `.abandoned` wait reports.
-    init(_ error: ConnectionPoolError, abortError: HTTPClientError?) {
+    package init(_ error: ConnectionPoolError, abortError: HTTPClientError?) {
         switch error {
         case .connectFailed(let connectError):
             self.init(

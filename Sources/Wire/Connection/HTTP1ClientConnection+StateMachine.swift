@@ -11,12 +11,12 @@
 /// Its rule for pooling is strict: a connection goes back to the pool only after a complete, well-framed
 /// response to a completely written request on a keep-alive exchange, so the next request can
 /// never read a previous response's leftover bytes.
-struct HTTP1ClientConnectionStateMachine {
+package struct HTTP1ClientConnectionStateMachine {
     /// Names a request on its connection (the shell's `ExchangeID`), for events that come after it started.
-    typealias RequestID = Int
+    package typealias RequestID = Int
 
     /// Why a request failed, as far as the connection can tell.
-    enum Failure: Hashable, Sendable {
+    package enum Failure: Hashable, Sendable {
         /// The peer closed before any response byte: on a reused connection this is the normal
         /// race with the server's idle timeout, and an idempotent request may be retried.
         case closedBeforeResponse
@@ -35,7 +35,7 @@ struct HTTP1ClientConnectionStateMachine {
     }
 
     /// What the shell must do.
-    enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Nothing.
         case none
         /// Hand the oldest request its response head, with a body channel. When `refusingBody`, its task waits for
@@ -137,27 +137,29 @@ struct HTTP1ClientConnectionStateMachine {
     /// The body's consumer fell behind and reading is paused: a stall that is not the server's.
     private var bodyPaused = false
     /// Requests answered on this connection (completed, or turned into a tunnel).
-    private(set) var completedRequests = 0
+    package private(set) var completedRequests = 0
+
+    package init() {}
 
     /// Whether the connection is done with HTTP: closed, or handed over to a tunnel.
-    var isClosed: Bool { lifecycle != .open }
+    package var isClosed: Bool { lifecycle != .open }
 
     /// Whether the stream was handed over to a tunnel: it is no longer this connection's to close.
-    var isHandedOver: Bool { lifecycle == .handedOver }
+    package var isHandedOver: Bool { lifecycle == .handedOver }
 
     /// Whether a request is in flight.
-    var isBusy: Bool { !inFlight.isEmpty }
+    package var isBusy: Bool { !inFlight.isEmpty }
 
     /// The number of requests in flight.
-    var inFlightCount: Int { inFlight.count }
+    package var inFlightCount: Int { inFlight.count }
 
     /// Whether a request started now reuses the connection (one before it completed or is still in flight).
-    var reusesConnection: Bool { completedRequests > 0 || !inFlight.isEmpty }
+    package var reusesConnection: Bool { completedRequests > 0 || !inFlight.isEmpty }
 
     /// Whether a request may be started now: the connection is open, and every request already in
     /// flight is keep-alive and completely written (pipelined requests never interleave, and never
     /// follow one that ends the connection).
-    var acceptsRequest: Bool {
+    package var acceptsRequest: Bool {
         guard lifecycle == .open else { return false }
         if case .receivingBody(keepAlive: false) = phase, !inFlight.isEmpty { return false }
         return inFlight.allSatisfy { $0.keepAlive && $0.fullyWritten }
@@ -171,7 +173,9 @@ struct HTTP1ClientConnectionStateMachine {
     /// The shell asks `acceptsRequest` first (the pool leases only usable connections, and the shell refuses a
     /// request on one that closed meanwhile), so a start it refused is a bug in Wire, not something a peer causes:
     /// that alone traps.
-    mutating func requestStarted(id: RequestID, keepAlive: Bool, isConnect: Bool = false, readTimeout: Duration, now: Deadline)
+    package mutating func requestStarted(
+        id: RequestID, keepAlive: Bool, isConnect: Bool = false, readTimeout: Duration, now: Deadline
+    )
         -> Action
     {
         guard acceptsRequest else {
@@ -184,7 +188,7 @@ struct HTTP1ClientConnectionStateMachine {
     }
 
     /// The request's last byte was handed to the stream.
-    mutating func requestWritten(_ id: RequestID) {
+    package mutating func requestWritten(_ id: RequestID) {
         guard let index = index(of: id) else { return }
         inFlight[index].fullyWritten = true
     }
@@ -192,7 +196,7 @@ struct HTTP1ClientConnectionStateMachine {
     /// The request's task gave up on it (deadline passed, task cancelled). The oldest request's response is being
     /// read, so abandoning it closes the connection; one queued behind it fails at once and its response, when it
     /// comes, is read and dropped.
-    mutating func requestAbandoned(_ id: RequestID) -> Action {
+    package mutating func requestAbandoned(_ id: RequestID) -> Action {
         guard lifecycle == .open, let index = index(of: id) else { return .none }
         if index == 0 { return failed(.abandoned) }
         guard !inFlight[index].discarded else { return .none }
@@ -201,7 +205,7 @@ struct HTTP1ClientConnectionStateMachine {
     }
 
     /// The consumer of the oldest request's body let it go before its end.
-    mutating func responseBodyAbandoned(_ id: RequestID) -> Action {
+    package mutating func responseBodyAbandoned(_ id: RequestID) -> Action {
         guard lifecycle == .open, let oldest = inFlight.first, oldest.id == id, !oldest.discarded,
             case .receivingBody = phase
         else { return .none }
@@ -211,7 +215,7 @@ struct HTTP1ClientConnectionStateMachine {
     // MARK: 100 Continue
 
     /// The request's task waits for `100 Continue` before it sends its body, for at most `timeout` from `now`.
-    mutating func continueAwaited(_ id: RequestID, timeout: Duration, now: Deadline) -> Action {
+    package mutating func continueAwaited(_ id: RequestID, timeout: Duration, now: Deadline) -> Action {
         guard lifecycle == .open, let index = index(of: id), !inFlight[index].discarded else {
             // Failed, finished or abandoned: there is no body to send.
             return .answerContinue(sendBody: false)
@@ -231,14 +235,14 @@ struct HTTP1ClientConnectionStateMachine {
     }
 
     /// The timer armed by `.armContinueTimer` fired: a task still waiting sends its body anyway (RFC 9110 §10.1.1).
-    mutating func continueTimeoutFired(request id: RequestID) -> Action {
+    package mutating func continueTimeoutFired(request id: RequestID) -> Action {
         guard lifecycle == .open, let index = index(of: id), inFlight[index].continueWait == .waiting else { return .none }
         inFlight[index].continueWait = .notAsked
         return .answerContinue(sendBody: true)
     }
 
     /// An interim (1xx) response head for the oldest request was parsed.
-    mutating func interimResponseReceived(status: HTTPStatus) -> Action {
+    package mutating func interimResponseReceived(status: HTTPStatus) -> Action {
         guard lifecycle == .open, !inFlight.isEmpty, status.code == 100 else { return .none }
         let wasWaiting = inFlight[0].continueWait == .waiting
         inFlight[0].continueWait = .received
@@ -248,7 +252,7 @@ struct HTTP1ClientConnectionStateMachine {
     // MARK: Reading
 
     /// Bytes arrived from the peer at `now`.
-    mutating func bytesReceived(now: Deadline) -> Action {
+    package mutating func bytesReceived(now: Deadline) -> Action {
         guard lifecycle == .open else { return .none }
         guard !inFlight.isEmpty else {
             // A server has nothing to say to an idle connection; unsolicited bytes mean it is
@@ -265,7 +269,7 @@ struct HTTP1ClientConnectionStateMachine {
     /// - Parameters:
     ///   - status: Its status: a 2xx to a CONNECT opens a tunnel.
     ///   - keepAlive: Whether the response allows another exchange on the connection.
-    mutating func responseHeadReceived(status: HTTPStatus, keepAlive responseKeepAlive: Bool) -> Action {
+    package mutating func responseHeadReceived(status: HTTPStatus, keepAlive responseKeepAlive: Bool) -> Action {
         guard lifecycle == .open, let oldest = inFlight.first, isAwaitingHead else {
             // A head nobody asked for, or a second one: the exchange is out of step with the bytes, so the
             // connection is finished (never reused) and its request, if any, fails.
@@ -290,7 +294,7 @@ struct HTTP1ClientConnectionStateMachine {
     /// more to say until the next request, so those bytes are a framing anomaly, and reusing the
     /// connection would hand them to the next request. Behind a pipelined request they are its
     /// response.
-    mutating func responseEnded(trailingBytes: Bool, now: Deadline) -> Action {
+    package mutating func responseEnded(trailingBytes: Bool, now: Deadline) -> Action {
         guard lifecycle == .open, let oldest = inFlight.first, case .receivingBody(let keepAlive) = phase else {
             // An end without a head under way: out of step, as above.
             return failed(.protocolOrIOError)
@@ -315,7 +319,7 @@ struct HTTP1ClientConnectionStateMachine {
 
     /// The parser reported a switch of protocol after the oldest request's head: the tunnel a 2xx to CONNECT
     /// opened, or a switch the client never asked for (a 101), which fails the request.
-    mutating func upgradeReceived() -> Action {
+    package mutating func upgradeReceived() -> Action {
         guard lifecycle == .open else { return .none }
         guard case .awaitingTunnel = phase, let oldest = inFlight.first else { return failed(.upgraded) }
         lifecycle = .handedOver
@@ -328,7 +332,7 @@ struct HTTP1ClientConnectionStateMachine {
 
     /// The peer sent end of stream. When the parser accepted the EOF as the end of a
     /// close-delimited body it reported `responseEnded` first.
-    mutating func endOfStream() -> Action {
+    package mutating func endOfStream() -> Action {
         guard lifecycle == .open else { return .none }
         guard !inFlight.isEmpty else {
             lifecycle = .closed
@@ -347,7 +351,7 @@ struct HTTP1ClientConnectionStateMachine {
     // MARK: Back-pressure and timers
 
     /// The oldest request's body consumer has more unread bytes than it wants.
-    mutating func bodyConsumerFellBehind() -> Action {
+    package mutating func bodyConsumerFellBehind() -> Action {
         guard lifecycle == .open, !inFlight.isEmpty, !bodyPaused else { return .none }
         bodyPaused = true
         return .pauseReading
@@ -355,7 +359,7 @@ struct HTTP1ClientConnectionStateMachine {
 
     /// The body consumer of the request `id` wants more. A hop the consumer queued may arrive after its response
     /// ended and the next began: then it is not that consumer's pause to lift.
-    mutating func bodyConsumerCaughtUp(_ id: RequestID) -> Action {
+    package mutating func bodyConsumerCaughtUp(_ id: RequestID) -> Action {
         guard lifecycle == .open, inFlight.first?.id == id, bodyPaused else { return .none }
         bodyPaused = false
         return .resumeReading
@@ -365,7 +369,7 @@ struct HTTP1ClientConnectionStateMachine {
     /// `lastActivity`, so neither a fast download nor a run of keep-alive requests costs timer work per read or per
     /// request. It fails the oldest request after a whole timeout without bytes, unless reading is paused for the
     /// body's consumer (a stall that is not the server's); with no request in flight it stops.
-    mutating func readTimerFired(now: Deadline) -> Action {
+    package mutating func readTimerFired(now: Deadline) -> Action {
         readTimerDue = nil
         guard lifecycle == .open, let oldest = inFlight.first else { return .none }
         if now - lastActivity >= oldest.readTimeout && !bodyPaused { return failed(.readTimedOut(oldest.readTimeout)) }
@@ -376,7 +380,7 @@ struct HTTP1ClientConnectionStateMachine {
     }
 
     /// A parse error, an I/O error, or the stream closing under the connection.
-    mutating func failed(_ failure: Failure) -> Action {
+    package mutating func failed(_ failure: Failure) -> Action {
         guard lifecycle == .open else { return .none }
         lifecycle = .closed
         guard !inFlight.isEmpty else { return .closeIdle }

@@ -4,21 +4,21 @@
 ///
 /// The decisions are `HTTP1ClientConnectionStateMachine`'s; this class performs them. Everything
 /// here runs on `loop`; tasks reach it through `LoopBound` and the async helpers at the bottom.
-final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
+package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     /// The response head with its body stream, as handed to the waiting request.
-    struct ResponseStart: Sendable {
-        var head: HTTPResponseHead
-        var body: HTTPBody
+    package struct ResponseStart: Sendable {
+        package var head: HTTPResponseHead
+        package var body: HTTPBody
         /// The connection's stream, handed over after a 2xx answer to CONNECT.
         var tunnel: OpenedTunnel? = nil
     }
 
     /// Identifies a request on its connection, for the calls a task makes after `start`.
-    typealias ExchangeID = Int
+    package typealias ExchangeID = Int
 
     /// Sees one exchange's bytes as HTTP writes and reads them (above TLS, so in plaintext), on the loop and in
     /// order: `sent` for bytes written, each write as one piece; otherwise what one read gave the exchange.
-    typealias ByteTap = @Sendable (_ sent: Bool, _ bytes: ByteBuffer) -> Void
+    package typealias ByteTap = @Sendable (_ sent: Bool, _ bytes: ByteBuffer) -> Void
 
     /// What a task waiting on a continuation gets: the response head (or the failure before it), and whether the
     /// request was started at all (false when its loop had closed).
@@ -132,7 +132,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     /// How many bytes of a response body are copied out of the read buffer rather than sliced from it.
     static let copiedBodyBytes = 4096
 
-    init(stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration) {
+    package init(stream: any ByteStream, parserConfiguration: HTTP1ParserConfiguration) {
         self.loop = stream.eventLoop
         self.stream = stream
         self.parser = HTTP1Parser(kind: .response, configuration: parserConfiguration)
@@ -140,7 +140,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     }
 
     /// Whether the connection can take a request now (behind others, if they are pipelined).
-    var isUsable: Bool { stream.isOpen && machine.acceptsRequest }
+    package var isUsable: Bool { stream.isOpen && machine.acceptsRequest }
 
     var remoteAddress: SocketAddress? { stream.remoteAddress }
     var localAddress: SocketAddress? { stream.localAddress }
@@ -150,7 +150,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
 
     /// Starts a request: writes the head (and `inlineBody`, if the whole body is in memory) and
     /// returns the promise of its response head, with the ID the later calls for it take.
-    func start(
+    package func start(
         head: [UInt8],
         inlineBody: ByteBuffer?,
         method: HTTPMethod,
@@ -360,7 +360,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
 
     // MARK: Receiving
 
-    func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
+    package func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
         isHandlingRead = true
         var readTap: ReadTap?
         defer {
@@ -448,7 +448,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
     }
 
     /// The loop got to the hand-over `deliverHeads` queued: the heads read since go to their requests.
-    func runDeferredWork() {
+    package func runDeferredWork() {
         handOverHeads()
     }
 
@@ -547,7 +547,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         exchange.settle(.success(ResponseStart(head: head, body: .empty, tunnel: tunnel)))
     }
 
-    func streamDidReachEnd(_ stream: any ByteStream) {
+    package func streamDidReachEnd(_ stream: any ByteStream) {
         guard let exchange = oldest else {
             perform(machine.endOfStream(), error: nil)
             return
@@ -562,7 +562,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         if !exchanges.isEmpty || !machine.isClosed { perform(machine.endOfStream(), error: nil) }
     }
 
-    func streamDidDrainWrites(_ stream: any ByteStream) {
+    package func streamDidDrainWrites(_ stream: any ByteStream) {
         guard let exchange = exchanges.last else { return }
         if machine.isBusy, exchange.metrics.snapshot.timings.requestSent == nil {
             exchange.metrics.update { $0.timings.requestSent = exchange.metrics.elapsed() }
@@ -573,7 +573,7 @@ final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork {
         }
     }
 
-    func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
+    package func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         stopReadTimer()
         let ioError = error as? IOError
         if exchanges.isEmpty, let error, !(error is EventLoopClosedError) {

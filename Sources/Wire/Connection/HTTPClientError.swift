@@ -159,7 +159,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The connection failed before any response byte arrived, the signature of a server that
     /// closed a pooled connection just as it was reused: safe to replay on a fresh connection
     /// when the request is idempotent.
-    let failedBeforeResponse: Bool
+    package let failedBeforeResponse: Bool
     /// The request was pipelined behind a response that closed the connection: it was never
     /// answered, on a fresh connection as much as on a reused one, and is safe to replay when idempotent.
     var queuedBehindClosedResponse = false
@@ -206,7 +206,7 @@ public struct HTTPClientError: Error, Hashable, Sendable, CustomStringConvertibl
         var connectRequest: [UInt8]?
     }
 
-    init(
+    package init(
         _ code: Code, _ detail: String, connectError: ConnectError? = nil, parseError: HTTP1ParseError? = nil,
         ioError: IOError? = nil, configurationError: ConfigurationError? = nil, securityError: (any Error)? = nil,
         mayHaveBeenProcessed: Bool = false, failedBeforeResponse: Bool = false

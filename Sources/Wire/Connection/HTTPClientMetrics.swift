@@ -114,7 +114,7 @@ public final class HTTPClientMetrics: Sendable {
     let listener: HTTPClientEventListener?
     let call: Int
 
-    init(start: Deadline, listener: HTTPClientEventListener? = nil, call: Int = 0) {
+    package init(start: Deadline, listener: HTTPClientEventListener? = nil, call: Int = 0) {
         self.start = start
         self.listener = listener
         self.call = call

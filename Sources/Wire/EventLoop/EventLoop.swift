@@ -147,7 +147,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// The read buffer pool as it is now, for tests; loop thread only.
-    var readBufferPoolForTesting: ReadBufferPool {
+    package var readBufferPoolForTesting: ReadBufferPool {
         preconditionInEventLoop()
         return readBuffers
     }
@@ -342,7 +342,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// The number of registered descriptors (for tests and diagnostics).
-    var registrationCount: Int {
+    package var registrationCount: Int {
         preconditionInEventLoop()
         return registrations.count
     }

@@ -4,7 +4,7 @@ import Synchronization
 ///
 /// Unlike a bare continuation it can be completed before anyone waits, completed from any
 /// thread, and awaited by several tasks; the first completion wins and later ones are ignored.
-final class Promise<Value: Sendable, Failure: Error>: Sendable {
+package final class Promise<Value: Sendable, Failure: Error>: Sendable {
     private struct State {
         var result: Result<Value, Failure>?
         var waiters: [CheckedContinuation<Result<Value, Failure>, Never>] = []
@@ -40,7 +40,7 @@ final class Promise<Value: Sendable, Failure: Error>: Sendable {
     var isCompleted: Bool { state.withLock { $0.result != nil } }
 
     /// Waits for the result.
-    func get() async throws(Failure) -> Value {
+    package func get() async throws(Failure) -> Value {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, Failure>, Never>) in
             let ready = state.withLock { state -> Result<Value, Failure>? in
                 if let result = state.result { return result }

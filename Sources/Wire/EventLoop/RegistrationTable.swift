@@ -4,7 +4,7 @@
 /// couple of hundred instructions per event (callgrind). A key holds the slot and the slot's generation, so an event
 /// fetched for a handler that was removed earlier in the same batch (and whose slot may already be reused) finds
 /// nothing.
-struct RegistrationTable<Handler> {
+package struct RegistrationTable<Handler> {
     private struct Slot {
         var generation: UInt32 = 0
         var handler: Handler?
@@ -13,13 +13,15 @@ struct RegistrationTable<Handler> {
     private var slots: [Slot] = []
     private var free: [Int] = []
     /// How many handlers are registered.
-    private(set) var count = 0
+    package private(set) var count = 0
+
+    package init() {}
 
     /// Keys below this are never handed out (the loop keeps 0 for its own doorbell).
-    static var firstKey: UInt64 { 1 }
+    package static var firstKey: UInt64 { 1 }
 
     /// Stores `handler`; returns its key.
-    mutating func insert(_ handler: Handler) -> UInt64 {
+    package mutating func insert(_ handler: Handler) -> UInt64 {
         let index: Int
         if let reused = free.popLast() {
             index = reused
@@ -33,7 +35,7 @@ struct RegistrationTable<Handler> {
     }
 
     /// The handler registered under `key`, if it is still registered.
-    func handler(for key: UInt64) -> Handler? {
+    package func handler(for key: UInt64) -> Handler? {
         let index = Int(truncatingIfNeeded: key & 0xFFFF_FFFF) - 1
         guard index >= 0, index < slots.count, slots[index].generation == UInt32(truncatingIfNeeded: key >> 32) else {
             return nil
@@ -42,7 +44,7 @@ struct RegistrationTable<Handler> {
     }
 
     /// Removes the handler registered under `key`; its slot's next key differs from this one.
-    mutating func remove(_ key: UInt64) {
+    package mutating func remove(_ key: UInt64) {
         let index = Int(truncatingIfNeeded: key & 0xFFFF_FFFF) - 1
         guard index >= 0, index < slots.count, slots[index].generation == UInt32(truncatingIfNeeded: key >> 32),
             slots[index].handler != nil
@@ -54,7 +56,7 @@ struct RegistrationTable<Handler> {
     }
 
     /// Removes every handler and returns them; no key handed out so far finds anything afterwards.
-    mutating func removeAll() -> [Handler] {
+    package mutating func removeAll() -> [Handler] {
         var removed: [Handler] = []
         for index in slots.indices {
             guard let handler = slots[index].handler else { continue }
@@ -68,5 +70,5 @@ struct RegistrationTable<Handler> {
     }
 
     /// Whether no handler is registered.
-    var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
 }

@@ -27,11 +27,13 @@ package struct TimerQueue<Payload> {
     private var payloads: [UInt64: Payload] = [:]
     private var nextID: UInt64 = 1
 
+    package init() {}
+
     /// The number of timers scheduled and not yet fired or cancelled.
-    var count: Int { payloads.count }
+    package var count: Int { payloads.count }
 
     /// Adds a timer due at `deadline`.
-    mutating func schedule(at deadline: Deadline, _ payload: Payload) -> ID {
+    package mutating func schedule(at deadline: Deadline, _ payload: Payload) -> ID {
         let id = nextID
         nextID += 1
         payloads[id] = payload
@@ -42,7 +44,7 @@ package struct TimerQueue<Payload> {
 
     /// Cancels a timer; returns its payload if it had not fired yet.
     @discardableResult
-    mutating func cancel(_ id: ID) -> Payload? {
+    package mutating func cancel(_ id: ID) -> Payload? {
         let payload = payloads.removeValue(forKey: id.value)
         if payloads.isEmpty {
             // Nothing live: drop the cancelled entries too so memory does not linger.
@@ -58,7 +60,7 @@ package struct TimerQueue<Payload> {
     private static var compactionFloor: Int { 64 }
 
     /// The number of entries held, live or cancelled (for tests of the compaction).
-    var storedEntryCount: Int { heap.count }
+    package var storedEntryCount: Int { heap.count }
 
     /// Drops every cancelled entry and restores the heap order bottom-up (Floyd's construction).
     private mutating func compact() {
@@ -71,13 +73,13 @@ package struct TimerQueue<Payload> {
     }
 
     /// The earliest deadline of a live timer.
-    mutating func nextDeadline() -> Deadline? {
+    package mutating func nextDeadline() -> Deadline? {
         dropCancelledTop()
         return heap.first?.deadline
     }
 
     /// Removes and returns the earliest live timer if it is due at `now`.
-    mutating func popExpired(now: Deadline) -> Payload? {
+    package mutating func popExpired(now: Deadline) -> Payload? {
         dropCancelledTop()
         guard let top = heap.first, top.deadline <= now else { return nil }
         removeTop()

@@ -2,7 +2,7 @@
 ///
 /// Each byte maps to a bit set in one 256-entry table, so the hot loops classify a byte with one load and one mask
 /// and never branch on ranges. Callers copy `table` (one pointer) into a local once per scan.
-enum CharacterClasses {
+package enum CharacterClasses {
     /// `tchar` (RFC 9110 §5.6.2): method names, field names, transfer codings, chunk-extension names.
     static let token: UInt8 = 1 << 0
     /// `field-vchar` (RFC 9110 §5.5): VCHAR or obs-text. Whitespace is a separate class.
@@ -20,7 +20,7 @@ enum CharacterClasses {
     static let regName: UInt8 = 1 << 6
 
     /// The class table, one bit set per byte value.
-    static let table = Table()
+    package static let table = Table()
 
     /// A 256-entry byte-class table in constant, read-only data.
     ///
@@ -28,7 +28,7 @@ enum CharacterClasses {
     /// binary's read-only data, a lookup is one load through `utf8Start`, and the type is `Sendable` as it
     /// stands. (An `InlineArray` static was tried first; the optimiser copied all 256 bytes per lookup.)
     /// `classify(_:)` is the readable definition; a test checks the literal against it for every byte.
-    struct Table: Sendable {
+    package struct Table: Sendable {
         private let bytes: StaticString = """
             \u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{24}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\
             \u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\
@@ -54,10 +54,10 @@ enum CharacterClasses {
 
         /// The class bits of `byte`.
         @inline(__always)
-        subscript(_ byte: UInt8) -> UInt8 { bytes.utf8Start[Int(byte)] }
+        package subscript(_ byte: UInt8) -> UInt8 { bytes.utf8Start[Int(byte)] }
     }
 
-    static func classify(_ byte: UInt8) -> UInt8 {
+    package static func classify(_ byte: UInt8) -> UInt8 {
         var bits: UInt8 = 0
         let isAlpha = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
         let isDigit = byte >= 0x30 && byte <= 0x39
@@ -110,7 +110,7 @@ enum CharacterClasses {
 }
 
 /// Named ASCII bytes, so the parser reads as the grammar does.
-enum ASCII {
+package enum ASCII {
     static let cr: UInt8 = 0x0D
     static let lf: UInt8 = 0x0A
     static let space: UInt8 = 0x20
@@ -139,11 +139,11 @@ enum ASCII {
 
     /// Whether `byte` is a decimal digit.
     @inline(__always)
-    static func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
+    package static func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
 
     /// Whether `byte` is an ASCII letter.
     @inline(__always)
-    static func isAlpha(_ byte: UInt8) -> Bool { (byte | 0x20) &- 0x61 < 26 }
+    package static func isAlpha(_ byte: UInt8) -> Bool { (byte | 0x20) &- 0x61 < 26 }
 
     /// Case-insensitive comparison of `bytes` with `lowercaseLiteral`, which must already be lowercase ASCII.
     @inline(__always)

@@ -5,7 +5,7 @@
 /// of the section, which the caller re-presents at index 0 until the section is complete; `position` remembers how
 /// far scanning got, so a head trickled in one byte at a time is scanned once, not quadratically (picohttpparser's
 /// `last_len` countermeasure against slowloris).
-struct HTTP1HeadScanner: Sendable {
+package struct HTTP1HeadScanner: Sendable {
     /// What the section starts with.
     enum Mode: Sendable, Equatable {
         /// A request line, possibly after empty lines (RFC 9112 §2.2).
@@ -110,7 +110,7 @@ struct HTTP1HeadScanner: Sendable {
     }
 
     /// How many bytes of the current section have been scanned.
-    var scannedCount: Int { position }
+    package var scannedCount: Int { position }
 
     /// Whether bytes of an unfinished section have been seen (ignored empty lines do not count).
     var hasPartialSection: Bool {
@@ -577,7 +577,7 @@ struct HTTP1HeadScanner: Sendable {
     /// Per-byte range checks without carries between bytes: for x < 0x80, x + (0x80 - lo) sets the high bit iff
     /// x >= lo, and x + (0x7F - hi) sets it iff x > hi.
     @inline(__always)
-    static func isAlphanumericOrDash(_ word: UInt64) -> Bool {
+    package static func isAlphanumericOrDash(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         guard word & highBits == 0 else { return false }
@@ -594,7 +594,7 @@ struct HTTP1HeadScanner: Sendable {
     /// The classic SWAR "has byte less than n" test: a byte below n borrows into its high bit, which `~word`
     /// keeps only for bytes below 0x80. It detects presence exactly, which is all the fast path needs.
     @inline(__always)
-    static func containsControlOrDelete(_ word: UInt64) -> Bool {
+    package static func containsControlOrDelete(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         let below = (word &- ones &* 0x20) & ~word & highBits

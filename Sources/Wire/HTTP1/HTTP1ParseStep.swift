@@ -51,6 +51,11 @@ package struct HTTP1LeanStep: Sendable, Equatable {
     /// What was found.
     package var kind: Kind
 
+    package init(consumed: Int, kind: Kind) {
+        self.consumed = consumed
+        self.kind = kind
+    }
+
     /// What a parse step found.
     package enum Kind: Sendable, Equatable {
         /// Nothing yet: more bytes are needed.

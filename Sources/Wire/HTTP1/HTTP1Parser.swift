@@ -54,7 +54,7 @@ public struct HTTP1Parser: Sendable {
     /// Limits and leniency.
     public let configuration: HTTP1ParserConfiguration
     private var state = State.head
-    var scanner: HTTP1HeadScanner
+    package var scanner: HTTP1HeadScanner
     private var chunkedDecoder = HTTP1ChunkedDecoder()
     /// Absolute stream offset of the first byte of the next `parse` call.
     public private(set) var bytesConsumed = 0

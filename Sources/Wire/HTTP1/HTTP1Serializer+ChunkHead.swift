@@ -17,7 +17,7 @@ extension HTTP1Serializer {
     ///   - size: The chunk's length in bytes.
     ///   - extensions: `;name=value` text, or empty.
     ///   - buffer: The bytes to append to.
-    static func appendChunkHead(size: Int, extensions: String = "", to buffer: inout [UInt8]) {
+    package static func appendChunkHead(size: Int, extensions: String = "", to buffer: inout [UInt8]) {
         forEachHexDigit(of: size) { buffer.append($0) }
         buffer.append(contentsOf: extensions.utf8)
         buffer.append(ASCII.cr)

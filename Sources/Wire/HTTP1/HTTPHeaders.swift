@@ -20,7 +20,7 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
     /// the serializer need not check again: fields added one by one are checked as they come, and a server's fixed
     /// response is then checked once, not per request. Parsed fields are left to the serializer. Not part of
     /// equality.
-    private(set) var isKnownValid = true
+    package private(set) var isKnownValid = true
 
     /// Creates an empty list.
     public init() {
@@ -333,7 +333,7 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
     }
 
     /// Whether both lists are copies of one, sharing their storage (and so equal).
-    func sharesStorage(with other: HTTPHeaders) -> Bool {
+    package func sharesStorage(with other: HTTPHeaders) -> Bool {
         guard !index.isEmpty, index.count == other.index.count, bytes.count == other.bytes.count else { return false }
         let sameIndex = index.withUnsafeBufferPointer { left in
             other.index.withUnsafeBufferPointer { right in left.baseAddress == right.baseAddress }

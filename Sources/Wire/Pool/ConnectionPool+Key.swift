@@ -6,9 +6,9 @@ extension ConnectionPool {
     /// `route` says what rides on the connection: requests for any origin (`.proxy`: forwarded requests and
     /// `CONNECT`s, one pool per proxy shared across origins), or a tunnel to one origin (`.tunnel`), through which
     /// TLS (with `security`) and HTTP speak to that origin, never to the proxy.
-    struct Key: Hashable, Sendable, CustomStringConvertible {
+    package struct Key: Hashable, Sendable, CustomStringConvertible {
         /// What the pool's connections carry, and to whom.
-        enum Route: Hashable, Sendable {
+        package enum Route: Hashable, Sendable {
             /// Straight to the origin at `endpoint`.
             case direct
             /// To the HTTP proxy at `endpoint` itself (over TLS for an `https` proxy, with the proxy's own
@@ -19,7 +19,7 @@ extension ConnectionPool {
         }
 
         /// Where a connection of the pool goes.
-        enum Endpoint: Hashable, Sendable {
+        package enum Endpoint: Hashable, Sendable {
             /// A host name or IP address, resolved (Happy Eyeballs) and connected over TCP.
             case host(String, port: Int)
             /// A Unix stream socket.
@@ -37,7 +37,7 @@ extension ConnectionPool {
         /// What the connections carry: see `Route`.
         var route: Route
 
-        init(
+        package init(
             scheme: String, endpoint: Endpoint, security: String? = nil,
             requirements: ConnectionRequirements = ConnectionRequirements(), route: Route = .direct
         ) {
@@ -79,7 +79,7 @@ extension ConnectionPool {
             }
         }
 
-        var description: String {
+        package var description: String {
             var origin =
                 switch endpoint {
                 case .host(let host, let port): "\(scheme)://\(host):\(port)"

@@ -13,21 +13,25 @@
 ///   connection and no room for a new one joins the least-loaded connection whose requests are
 ///   all pipelinable, up to `maxPipelined` in flight on it. Connections are opened before any
 ///   are shared, so pipelining only starts when the per-host limit is reached.
-struct ConnectionPoolStateMachine {
+package struct ConnectionPoolStateMachine {
     /// Identifies a connection within one pool.
-    struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
+    package struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
         let value: Int
-        var description: String { "c\(value)" }
+        package var description: String { "c\(value)" }
+
+        package init(value: Int) { self.value = value }
     }
 
     /// Identifies a request waiting for or holding a connection.
-    struct RequestID: Hashable, Sendable, CustomStringConvertible {
+    package struct RequestID: Hashable, Sendable, CustomStringConvertible {
         let value: Int
-        var description: String { "r\(value)" }
+        package var description: String { "r\(value)" }
+
+        package init(value: Int) { self.value = value }
     }
 
     /// Why the pool fails a request without a connection.
-    enum Failure: Hashable, Sendable {
+    package enum Failure: Hashable, Sendable {
         /// The connection opened for it could not be established (the shell holds the error).
         case connectFailed
         /// The pool (its client) is shutting down.
@@ -37,7 +41,7 @@ struct ConnectionPoolStateMachine {
     }
 
     /// What the shell must do.
-    enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Give connection to request; it is now leased. `pipelined` is true when the request
         /// joins others already in flight on it.
         case lease(ConnectionID, to: RequestID, pipelined: Bool)
@@ -83,7 +87,7 @@ struct ConnectionPoolStateMachine {
     private var nextConnectionID = 0
     private var isShutDown = false
 
-    init(maxConnections: Int, idleTimeout: Duration, maxPipelined: Int = 1, maxWaiters: Int? = nil) {
+    package init(maxConnections: Int, idleTimeout: Duration, maxPipelined: Int = 1, maxWaiters: Int? = nil) {
         // The pool's user refuses such settings with a typed error before making a pool, so only a
         // caller inside Wire bypassing that could trip these.
         precondition(maxConnections > 0, "a pool needs room for at least one connection")
@@ -95,13 +99,13 @@ struct ConnectionPoolStateMachine {
     }
 
     /// The number of connections open or opening.
-    var connectionCount: Int { connections.count }
+    package var connectionCount: Int { connections.count }
     /// The number of idle connections.
-    var idleCount: Int { idle.count }
+    package var idleCount: Int { idle.count }
     /// The idle connection the next request would lease (the most recently parked one).
-    var nextIdleConnection: ConnectionID? { idle.last }
+    package var nextIdleConnection: ConnectionID? { idle.last }
     /// The number of requests waiting.
-    var waiterCount: Int { waiters.count }
+    package var waiterCount: Int { waiters.count }
     /// The number of connections being opened.
     var connectingCount: Int { connecting }
     /// Since when the oldest waiting request waits.
@@ -111,7 +115,7 @@ struct ConnectionPoolStateMachine {
 
     /// A request wants a connection. `pipelinable` says it may share a connection with others
     /// in flight (an idempotent, keep-alive request whose whole body is in memory).
-    mutating func requestArrived(_ request: RequestID, pipelinable: Bool = false, now: Deadline) -> [Action] {
+    package mutating func requestArrived(_ request: RequestID, pipelinable: Bool = false, now: Deadline) -> [Action] {
         if isShutDown { return [.failRequest(request, .shutDown)] }
         if let connection = takeIdleConnection(pipelinable: pipelinable) {
             return [.cancelIdleTimeout(connection), .lease(connection, to: request, pipelined: false)]
@@ -129,7 +133,7 @@ struct ConnectionPoolStateMachine {
     /// finds an idle connection leases it, exactly as `requestArrived` would (its actions would be
     /// `.cancelIdleTimeout(c)` and `.lease(c, to: request, pipelined: false)`). Nil, changing nothing, when there
     /// is none or the pool is shut down: then `requestArrived` decides.
-    mutating func takeIdleConnection(pipelinable: Bool = false) -> ConnectionID? {
+    package mutating func takeIdleConnection(pipelinable: Bool = false) -> ConnectionID? {
         guard !isShutDown, let connection = idle.popLast() else { return nil }
         connections[connection] = .leased(count: 1, pipelinable: pipelinable)
         return connection
@@ -139,7 +143,7 @@ struct ConnectionPoolStateMachine {
     /// lets it go while nobody waits, and it parks, exactly as `connectionReleased` would (its one action would be
     /// `.scheduleIdleTimeout(connection, at:)` with the deadline returned). Nil, changing nothing, in every other
     /// case: then `connectionReleased` decides.
-    mutating func releaseToIdle(_ connection: ConnectionID, now: Deadline) -> Deadline? {
+    package mutating func releaseToIdle(_ connection: ConnectionID, now: Deadline) -> Deadline? {
         guard !isShutDown, waiters.isEmpty, case .leased(1, _) = connections[connection] else { return nil }
         connections[connection] = .idle(since: now)
         idle.append(connection)
@@ -148,14 +152,14 @@ struct ConnectionPoolStateMachine {
 
     /// A waiting request gave up (cancelled or timed out). A request that already holds a
     /// connection releases it instead.
-    mutating func requestCancelled(_ request: RequestID) -> [Action] {
+    package mutating func requestCancelled(_ request: RequestID) -> [Action] {
         waiters.removeAll { $0.id == request }
         return []
     }
 
     /// A connection opened by `createConnection` is ready. One already reported closed (and so
     /// counted as failed) is no longer wanted: it is closed.
-    mutating func connectionEstablished(_ connection: ConnectionID, now: Deadline) -> [Action] {
+    package mutating func connectionEstablished(_ connection: ConnectionID, now: Deadline) -> [Action] {
         guard let state = connections[connection] else { return [.closeConnection(connection)] }
         // The shell reports each connection it opens once. A second report changes nothing: the connection is
         // already parked or leased, and closing it would fail a request that did nothing wrong.
@@ -173,7 +177,7 @@ struct ConnectionPoolStateMachine {
     /// A connection opened by `createConnection` could not be established: the oldest waiter
     /// gets the error (it is the one this connection was opened for, in FIFO order). A late
     /// report for one already reported closed changes nothing: its waiter has had its failure.
-    mutating func connectionFailed(_ connection: ConnectionID) -> [Action] {
+    package mutating func connectionFailed(_ connection: ConnectionID) -> [Action] {
         guard let state = connections[connection] else { return [] }
         // A failure reported for a connection that is already open means it is gone now: treat it as closed.
         guard state == .connecting else { return connectionClosed(connection) + [.closeConnection(connection)] }
@@ -192,7 +196,7 @@ struct ConnectionPoolStateMachine {
     /// A request is done with its connection. `reusable` is false after any error, framing
     /// anomaly, `Connection: close`, or a body that was not read to its end. A connection that
     /// is already gone (closed by an earlier release of a pipelined request) is ignored.
-    mutating func connectionReleased(_ connection: ConnectionID, reusable: Bool, now: Deadline) -> [Action] {
+    package mutating func connectionReleased(_ connection: ConnectionID, reusable: Bool, now: Deadline) -> [Action] {
         guard let state = connections[connection] else { return [] }
         guard case .leased(let count, let pipelinable) = state else {
             // Released without a lease (a duplicate release): the pool no longer knows what the connection
@@ -217,12 +221,12 @@ struct ConnectionPoolStateMachine {
     }
 
     /// Whether the machine still knows `connection` (connecting, leased or idle).
-    func tracks(_ connection: ConnectionID) -> Bool {
+    package func tracks(_ connection: ConnectionID) -> Bool {
         connections[connection] != nil
     }
 
     /// Whether `connection` is leased to at least one request.
-    func isLeased(_ connection: ConnectionID) -> Bool {
+    package func isLeased(_ connection: ConnectionID) -> Bool {
         if case .leased? = connections[connection] { return true }
         return false
     }
@@ -230,7 +234,7 @@ struct ConnectionPoolStateMachine {
     /// A connection closed on its own (the server closed an idle connection, or it failed). One
     /// still being opened failed to open: the shell's later report for it is then ignored
     /// (failed) or answered by closing it (established).
-    mutating func connectionClosed(_ connection: ConnectionID) -> [Action] {
+    package mutating func connectionClosed(_ connection: ConnectionID) -> [Action] {
         guard let state = connections.removeValue(forKey: connection) else { return [] }
         if state != .connecting { closedCount += 1 }
         switch state {
@@ -245,7 +249,7 @@ struct ConnectionPoolStateMachine {
     }
 
     /// The idle timer of `connection` fired.
-    mutating func idleTimeoutFired(_ connection: ConnectionID, now: Deadline) -> [Action] {
+    package mutating func idleTimeoutFired(_ connection: ConnectionID, now: Deadline) -> [Action] {
         guard case .idle(let since) = connections[connection] else { return [] }
         guard now - since >= idleTimeout else {
             // Re-idled since this timer was set: a later timer covers it.
@@ -259,7 +263,7 @@ struct ConnectionPoolStateMachine {
 
     /// The client is shutting down: close idle connections, fail waiters; leased connections
     /// close when released.
-    mutating func shutDown() -> [Action] {
+    package mutating func shutDown() -> [Action] {
         isShutDown = true
         var actions: [Action] = []
         for connection in idle {

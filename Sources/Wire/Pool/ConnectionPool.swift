@@ -11,14 +11,14 @@ import Synchronization
 /// taken under that lock too, so no later step can find an entry gone; the work itself
 /// (connecting, closing, timers, resuming waiters) runs after the lock is released, so no I/O or
 /// user code ever runs while it is held.
-final class ConnectionPool: Sendable {
+package final class ConnectionPool: Sendable {
     typealias Machine = ConnectionPoolStateMachine
 
     /// A connection handed to a request.
-    struct Lease: Sendable {
-        let connection: LoopBound<HTTP1ClientConnection>
+    package struct Lease: Sendable {
+        package let connection: LoopBound<HTTP1ClientConnection>
         /// Whether the connection was opened for this request (false: reused from the pool).
-        let isNew: Bool
+        package let isNew: Bool
         /// Whether the request joins others in flight on the connection (pipelining).
         let isPipelined: Bool
         /// Time spent resolving the name and connecting, when new.
@@ -190,7 +190,7 @@ final class ConnectionPool: Sendable {
     }
 
     /// Counts for diagnostics and tests.
-    var counts: (connections: Int, idle: Int, waiters: Int) {
+    package var counts: (connections: Int, idle: Int, waiters: Int) {
         state.withLock { ($0.machine.connectionCount, $0.machine.idleCount, $0.machine.waiterCount) }
     }
 
@@ -203,7 +203,7 @@ final class ConnectionPool: Sendable {
     /// flight when the pool pipelines. `registerCancel` receives a closure that abandons the wait
     /// (deadline or cancellation): the wait then fails with `.abandoned`. `call` names the request in the events of
     /// a connection opened for it. A wait longer than `configuration.acquireTimeout` fails with `.acquireTimedOut`.
-    func lease(pipelinable: Bool = false, call: Int? = nil, registerCancel: (@escaping @Sendable () -> Void) -> Void)
+    package func lease(pipelinable: Bool = false, call: Int? = nil, registerCancel: (@escaping @Sendable () -> Void) -> Void)
         async throws(ConnectionPoolError) -> Lease
     {
         var acquireTimer: Scheduled?

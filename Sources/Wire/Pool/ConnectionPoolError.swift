@@ -1,7 +1,7 @@
 /// Why a pool could not hand a request a connection, with the error underneath kept whole (the
 /// connect attempts, the system call and errno, the security layer's reason). The pool's user
 /// (Client/) maps each case to its own public error.
-enum ConnectionPoolError: Error, Sendable {
+package enum ConnectionPoolError: Error, Sendable {
     /// Resolving the name or connecting failed or timed out; `ConnectError` says which, with
     /// every address tried.
     case connectFailed(ConnectError)

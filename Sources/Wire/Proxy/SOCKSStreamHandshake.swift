@@ -1,5 +1,5 @@
 /// Why a proxy's handshake on a connected stream did not open the tunnel.
-enum ProxyHandshakeFailure: Error, Sendable {
+package enum ProxyHandshakeFailure: Error, Sendable {
     /// The SOCKS proxy refused, or broke the protocol (the machine's error).
     case socks(SOCKSError)
     /// The stream failed under the handshake, with the error it closed with.

@@ -25,6 +25,11 @@ public struct ConnectError: Error, Hashable, Sendable, CustomStringConvertible {
         public let address: SocketAddress
         /// What `connect` reported.
         public let error: IOError
+
+        package init(address: SocketAddress, error: IOError) {
+            self.address = address
+            self.error = error
+        }
     }
 
     /// The cause.
@@ -42,7 +47,7 @@ public struct ConnectError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The name of the loop that shut down, for `.eventLoopClosed`.
     public let loopName: String?
 
-    init(
+    package init(
         reason: Reason, host: String, port: Int?, attempts: [Attempt] = [], resolutionError: NameResolutionError? = nil,
         timeout: Duration? = nil,
         loopName: String? = nil

@@ -6,12 +6,12 @@ import Synchronization
 /// ```swift
 /// let socket = try await Connector.connect(host: "localhost", port: 8080, on: loop)
 /// ```
-enum Connector {
+package enum Connector {
     /// Connects to `host:port`, returning the connected socket bound to `loop`.
     ///
     /// - Throws: `ConnectError` naming the cause: unknown host, refused, unreachable, timed out, or the loop shut
     ///   down first (even while the resolver has not answered).
-    static func connect(
+    package static func connect(
         host: String,
         port: Int,
         on loop: EventLoop,
@@ -81,7 +81,7 @@ enum Connector {
     /// Races already-resolved addresses. `trafficClass`, when given, is set on every attempt's socket before it
     /// connects (`IP_TOS` or `IPV6_TCLASS` by the address's family), so that the SYN carries it too, and so are
     /// `socketOptions`.
-    static func connect(
+    package static func connect(
         to addresses: [SocketAddress],
         host: String,
         port: Int?,

@@ -4,9 +4,9 @@
 /// attempt starts when the previous one fails or when `attemptDelay` (250 ms, RFC 8305 §5) passes
 /// without a winner, whichever comes first. The first attempt to connect wins; the others are
 /// cancelled. It takes events and returns actions; the shell (`Connector`) does the I/O.
-struct HappyEyeballs {
+package struct HappyEyeballs {
     /// What the shell must do.
-    enum Action: Equatable {
+    package enum Action: Equatable {
         /// Open a socket and start connecting attempt `attempt` to `address`.
         case startAttempt(attempt: Int, address: SocketAddress)
         /// Call `attemptDelayElapsed` at this time (replacing any earlier such timer).
@@ -18,9 +18,14 @@ struct HappyEyeballs {
     }
 
     /// One address that could not be connected, and why.
-    struct Failure: Equatable {
+    package struct Failure: Equatable {
         var address: SocketAddress
         var error: IOError
+
+        package init(address: SocketAddress, error: IOError) {
+            self.address = address
+            self.error = error
+        }
     }
 
     private enum State {
@@ -34,14 +39,14 @@ struct HappyEyeballs {
     private var state: State
 
     /// Prepares a race over `addresses`, reordered per RFC 8305 §4.
-    init(addresses: [SocketAddress], attemptDelay: Duration = .milliseconds(250)) {
+    package init(addresses: [SocketAddress], attemptDelay: Duration = .milliseconds(250)) {
         self.addresses = Self.interleaved(addresses)
         self.attemptDelay = attemptDelay
         state = .racing(next: 0, inFlight: [], failures: [])
     }
 
     /// Starts the first attempt.
-    mutating func start(now: Deadline) -> [Action] {
+    package mutating func start(now: Deadline) -> [Action] {
         guard case .racing(let next, let inFlight, let failures) = state, next == 0, inFlight.isEmpty else {
             preconditionFailure("HappyEyeballs.start called twice (\(state))")
         }
@@ -49,7 +54,7 @@ struct HappyEyeballs {
     }
 
     /// Attempt `attempt` connected.
-    mutating func attemptSucceeded(_ attempt: Int) -> [Action] {
+    package mutating func attemptSucceeded(_ attempt: Int) -> [Action] {
         switch state {
         case .racing(_, var inFlight, _):
             guard inFlight.remove(attempt) != nil else { return [] }
@@ -61,7 +66,7 @@ struct HappyEyeballs {
     }
 
     /// Attempt `attempt` failed: start the next address at once (RFC 8305 §5: no need to wait).
-    mutating func attemptFailed(_ attempt: Int, error: IOError, now: Deadline) -> [Action] {
+    package mutating func attemptFailed(_ attempt: Int, error: IOError, now: Deadline) -> [Action] {
         switch state {
         case .racing(let next, var inFlight, var failures):
             guard inFlight.remove(attempt) != nil else { return [] }
@@ -73,7 +78,7 @@ struct HappyEyeballs {
     }
 
     /// The attempt delay passed with no winner: start the next address alongside.
-    mutating func attemptDelayElapsed(now: Deadline) -> [Action] {
+    package mutating func attemptDelayElapsed(now: Deadline) -> [Action] {
         switch state {
         case .racing(let next, let inFlight, let failures):
             guard next < addresses.count else { return [] }
@@ -101,7 +106,7 @@ struct HappyEyeballs {
     }
 
     /// RFC 8305 §4: alternate address families, starting with IPv6, keeping each family's order.
-    static func interleaved(_ addresses: [SocketAddress]) -> [SocketAddress] {
+    package static func interleaved(_ addresses: [SocketAddress]) -> [SocketAddress] {
         let v6 = addresses.filter { $0.family == .ipv6 }
         let others = addresses.filter { $0.family != .ipv6 }
         var result: [SocketAddress] = []

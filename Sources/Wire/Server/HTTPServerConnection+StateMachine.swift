@@ -3,9 +3,9 @@ extension HTTPServerConnection {
     ///
     /// One request is handled at a time. Bytes of pipelined requests that arrive meanwhile wait, unparsed, until the
     /// current response has ended, so responses go out in request order (RFC 9112 §9.3.2) without queuing handlers.
-    struct StateMachine {
+    package struct StateMachine {
         /// Where the connection stands. Transitions are noted per case.
-        enum State: Equatable {
+        package enum State: Equatable {
             /// Accepted, nothing of the first request received yet: the header timer runs from the accept, so a
             /// connection that never speaks is held no longer than a slow head (nginx's `client_header_timeout`).
             /// → readingHead, active, closing, closed.
@@ -26,7 +26,7 @@ extension HTTPServerConnection {
         }
 
         /// One request/response exchange.
-        struct Exchange: Equatable {
+        package struct Exchange: Equatable {
             /// The request's end (and trailers) has been parsed.
             var requestComplete = false
             /// How far the response is.
@@ -66,7 +66,7 @@ extension HTTPServerConnection {
         }
 
         /// What the shell must do.
-        enum Action: Equatable {
+        package enum Action: Equatable {
             /// Nothing.
             case none
             /// Arm the header timer: the head under way (or, on a new connection, the first head) must be complete
@@ -120,7 +120,7 @@ extension HTTPServerConnection {
             case sendTimedOut
         }
 
-        private(set) var state = State.awaitingFirstRequest
+        package private(set) var state = State.awaitingFirstRequest
         /// Between requests or while closing, response bytes still queued at the last send check: the peer is still
         /// reading a response whose exchange ended, which the send timer bounds (by progress) before the idle or
         /// linger timer starts. nil otherwise.
@@ -131,8 +131,10 @@ extension HTTPServerConnection {
         /// Set once shutdown starts: no exchange may keep the connection afterwards.
         private(set) var isShuttingDown = false
 
+        package init() {}
+
         /// Whether the socket should be read now, given every reason to pause.
-        var isReadingEnabled: Bool {
+        package var isReadingEnabled: Bool {
             switch state {
             // A response still going out holds the next request back: a peer that does not read gets no new
             // exchange (and no fresh timer) until it does.
@@ -147,7 +149,7 @@ extension HTTPServerConnection {
         }
 
         /// Whether the shell should feed bytes to the parser now.
-        var isParsing: Bool {
+        package var isParsing: Bool {
             switch state {
             case .idle: return trailingSendStall == nil
             case .awaitingFirstRequest, .readingHead: return true
@@ -160,13 +162,13 @@ extension HTTPServerConnection {
 
         /// The connection was accepted: the first request's head is due within the header timeout from now, whether
         /// or not any byte of it comes.
-        func connectionOpened() -> Action {
+        package func connectionOpened() -> Action {
             guard case .awaitingFirstRequest = state else { return .none }
             return .scheduleHeaderTimer
         }
 
         /// Bytes of a head arrived and no complete head was found yet.
-        mutating func partialHeadReceived() -> Action {
+        package mutating func partialHeadReceived() -> Action {
             switch state {
             case .awaitingFirstRequest:
                 // The header timer has run since the accept: a first byte does not buy the head more time.
@@ -185,7 +187,7 @@ extension HTTPServerConnection {
         /// - Parameters:
         ///   - keepAlive: Whether the request allows another one after it (RFC 9112 §9.3).
         ///   - expectsContinue: Whether it carries `Expect: 100-continue` (HTTP/1.1 only).
-        mutating func requestHeadReceived(keepAlive: Bool, expectsContinue: Bool) -> Action {
+        package mutating func requestHeadReceived(keepAlive: Bool, expectsContinue: Bool) -> Action {
             switch state {
             case .awaitingFirstRequest, .idle, .readingHead:
                 trailingSendStall = nil
@@ -209,7 +211,7 @@ extension HTTPServerConnection {
         /// wait both for body bytes and for its writes to drain, and while it waits on a drain it reads nothing, so
         /// the send timer is the one that can expire usefully. The body-read timer is armed again once the writes
         /// drain (`writesDrained()`).
-        func bodyBytesAwaited() -> Action {
+        package func bodyBytesAwaited() -> Action {
             guard case .active(let exchange) = state, exchange.awaitsBodyBytes, exchange.sendStall == nil else {
                 return .none
             }
@@ -217,7 +219,7 @@ extension HTTPServerConnection {
         }
 
         /// The body's reader fell behind by more than it buffers.
-        mutating func bodyConsumerFellBehind() -> Action {
+        package mutating func bodyConsumerFellBehind() -> Action {
             guard case .active(var exchange) = state, !exchange.bodyConsumerBehind else { return .none }
             let wasReading = isReadingEnabled
             exchange.bodyConsumerBehind = true
@@ -226,7 +228,7 @@ extension HTTPServerConnection {
         }
 
         /// The body's reader caught up.
-        mutating func bodyConsumerCaughtUp() -> Action {
+        package mutating func bodyConsumerCaughtUp() -> Action {
             guard case .active(var exchange) = state, exchange.bodyConsumerBehind else { return .none }
             exchange.bodyConsumerBehind = false
             state = .active(exchange)
@@ -234,7 +236,7 @@ extension HTTPServerConnection {
         }
 
         /// The request's body (and trailers) ended.
-        mutating func requestEndReceived() -> Action {
+        package mutating func requestEndReceived() -> Action {
             guard case .active(var exchange) = state, !exchange.requestComplete else {
                 // No exchange to end: the connection closed under the parse, or the framing is lost.
                 return abortUnlessClosed()
@@ -249,7 +251,7 @@ extension HTTPServerConnection {
         /// The peer sent end of stream.
         /// - Parameter pendingWriteBytes: Response bytes still queued: a peer that half-closed still reads them
         ///   (RFC 9112 §9.6), so they go out before the connection closes.
-        mutating func readEOF(pendingWriteBytes: Int = 0) -> Action {
+        package mutating func readEOF(pendingWriteBytes: Int = 0) -> Action {
             switch state {
             case .idle where pendingWriteBytes > 0:
                 trailingSendStall = nil
@@ -287,7 +289,7 @@ extension HTTPServerConnection {
         }
 
         /// The parser refused the input; `status` is the answer the fault calls for.
-        mutating func parseErrorOccurred(status: HTTPStatus) -> Action {
+        package mutating func parseErrorOccurred(status: HTTPStatus) -> Action {
             switch state {
             case .awaitingFirstRequest, .idle, .readingHead:
                 state = .closing
@@ -308,7 +310,7 @@ extension HTTPServerConnection {
         // MARK: Timers
 
         /// The idle timer fired.
-        mutating func idleTimeoutFired() -> Action {
+        package mutating func idleTimeoutFired() -> Action {
             guard case .idle = state else { return .none }
             state = .closed
             return .abortConnection
@@ -316,7 +318,7 @@ extension HTTPServerConnection {
 
         /// The header timer fired: the client took too long to send its head (slowloris), or sent nothing at all
         /// since the accept.
-        mutating func headerTimeoutFired() -> Action {
+        package mutating func headerTimeoutFired() -> Action {
             switch state {
             case .awaitingFirstRequest:
                 // No request, so nothing to answer: the connection closes as an idle one does.
@@ -332,7 +334,7 @@ extension HTTPServerConnection {
         }
 
         /// The body-read timer fired: the peer sent no body bytes for the whole timeout while the server read.
-        mutating func bodyReadTimeoutFired() -> Action {
+        package mutating func bodyReadTimeoutFired() -> Action {
             guard case .active(let exchange) = state, exchange.awaitsBodyBytes, exchange.sendStall == nil else {
                 return .none
             }
@@ -344,7 +346,7 @@ extension HTTPServerConnection {
         /// The send timer fired while queued bytes wait to go out.
         /// - Parameter drainedWriteBytes: The stream's drained-byte count now. More than at the last check means the
         ///   peer reads, however slowly, and the wait goes on for another timeout; the same means it read nothing.
-        mutating func sendTimeoutFired(drainedWriteBytes: UInt64) -> Action {
+        package mutating func sendTimeoutFired(drainedWriteBytes: UInt64) -> Action {
             if state == .idle || state == .closing, let previous = trailingSendStall {
                 // A response whose exchange ended is still going out: progress keeps the connection, a stall ends it.
                 guard drainedWriteBytes > previous else {
@@ -366,7 +368,7 @@ extension HTTPServerConnection {
         }
 
         /// The linger timer fired while closing: stop waiting for the peer's end of stream.
-        mutating func lingerTimeoutFired() -> Action {
+        package mutating func lingerTimeoutFired() -> Action {
             guard case .closing = state else { return .none }
             state = .closed
             return .abortConnection
@@ -375,7 +377,7 @@ extension HTTPServerConnection {
         // MARK: Responding
 
         /// The handler started reading the request body.
-        mutating func bodyReadStarted() -> Action {
+        package mutating func bodyReadStarted() -> Action {
             guard case .active(var exchange) = state, exchange.expectsContinue, !exchange.continueSent,
                 exchange.response == .pending, !exchange.requestComplete
             else { return .none }
@@ -391,7 +393,7 @@ extension HTTPServerConnection {
         ///   `Connection: close`.
         ///   It is also false when there is no response to start (the connection closed meanwhile): the shell's
         ///   writes are then dropped by the closed stream.
-        mutating func responseHeadSent(allowsKeepAlive: Bool) -> Bool {
+        package mutating func responseHeadSent(allowsKeepAlive: Bool) -> Bool {
             guard case .active(var exchange) = state, exchange.response == .pending else { return false }
             exchange.response = .headSent
             if !allowsKeepAlive || isShuttingDown { exchange.keepAlive = false }
@@ -408,7 +410,7 @@ extension HTTPServerConnection {
         ///
         /// Queuing can fail and close the stream underneath (a reset arriving as the response is written), so the
         /// connection may be closed by the time a response ends: the response is then dropped quietly.
-        mutating func responseEnded() -> Action {
+        package mutating func responseEnded() -> Action {
             guard case .active(var exchange) = state, exchange.response == .headSent else {
                 switch state {
                 case .closing, .closed: return .none
@@ -431,7 +433,7 @@ extension HTTPServerConnection {
 
         /// A writer of the exchange started waiting for queued bytes to drain; `drainedWriteBytes` is the stream's
         /// drained-byte count now, the baseline of the progress check.
-        mutating func writerBlocked(drainedWriteBytes: UInt64) -> Action {
+        package mutating func writerBlocked(drainedWriteBytes: UInt64) -> Action {
             // A second writer waiting on the same stall keeps the check already under way.
             guard case .active(var exchange) = state, exchange.sendStall == nil else { return .none }
             exchange.sendStall = drainedWriteBytes
@@ -444,7 +446,7 @@ extension HTTPServerConnection {
         /// starts once it is all out, so a slow but steady reader of a large response is not cut off as idle.
         /// Reading stays paused meanwhile (`isReadingEnabled`), so a peer that does not read cannot start exchanges
         /// that would re-arm the timer.
-        mutating func enteredIdle(pendingWriteBytes: Int, drainedWriteBytes: UInt64) -> Action {
+        package mutating func enteredIdle(pendingWriteBytes: Int, drainedWriteBytes: UInt64) -> Action {
             guard case .idle = state else { return .none }
             guard pendingWriteBytes > 0 else {
                 trailingSendStall = nil
@@ -457,7 +459,7 @@ extension HTTPServerConnection {
         /// The connection started closing (end of stream queued after the response) with `pendingWriteBytes` still
         /// to go out: the send timer bounds them by progress, and the linger timer starts once they are out, so a
         /// slow but steady reader of a `Connection: close` response gets all of it.
-        mutating func enteredClosing(pendingWriteBytes: Int, drainedWriteBytes: UInt64) -> Action {
+        package mutating func enteredClosing(pendingWriteBytes: Int, drainedWriteBytes: UInt64) -> Action {
             guard case .closing = state else { return .none }
             guard pendingWriteBytes > 0 else {
                 trailingSendStall = nil
@@ -472,7 +474,7 @@ extension HTTPServerConnection {
         }
 
         /// Every queued byte went out: writers resume, and the body-read timer takes the slot back if it applies.
-        mutating func writesDrained() -> Action {
+        package mutating func writesDrained() -> Action {
             if case .idle = state, trailingSendStall != nil {
                 trailingSendStall = nil
                 return .resumeAfterDrain
@@ -492,7 +494,7 @@ extension HTTPServerConnection {
         }
 
         /// The handler failed after part of its response was written: the framing is broken.
-        mutating func responseAborted() -> Action {
+        package mutating func responseAborted() -> Action {
             guard state != .closed else { return .none }
             state = .closed
             return .abortConnection
@@ -503,7 +505,7 @@ extension HTTPServerConnection {
         /// The server is shutting down: idle connections close now, busy ones after their current response.
         /// - Parameter pendingWriteBytes: Response bytes still queued: an idle connection finishes sending them
         ///   (bounded by the send timer) before it closes.
-        mutating func shutdownRequested(pendingWriteBytes: Int = 0) -> Action {
+        package mutating func shutdownRequested(pendingWriteBytes: Int = 0) -> Action {
             isShuttingDown = true
             switch state {
             case .idle where pendingWriteBytes > 0:
@@ -524,7 +526,7 @@ extension HTTPServerConnection {
         }
 
         /// The stream closed underneath (reset, write error, loop shutdown).
-        mutating func streamClosed() -> Action {
+        package mutating func streamClosed() -> Action {
             guard state != .closed else { return .none }
             state = .closed
             return .abortConnection

@@ -3,7 +3,7 @@
 /// It parses straight from the stream's read buffer, so a request costs no copy of its bytes; only bytes of a
 /// pipelined request that arrive while a response is under way are copied aside (`waiting`) until their turn.
 /// Lives on one loop; everything here runs on that loop's thread.
-final class HTTPServerConnection: ByteStreamDelegate {
+package final class HTTPServerConnection: ByteStreamDelegate {
     let stream: any ByteStream
     /// The same stream when it sends file regions itself (a plain socket); nil for TLS, whose writers read files.
     let fileRegionStream: (any FileRegionStream)?
@@ -82,7 +82,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
 
     // MARK: Reading
 
-    func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
+    package func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
         switch machine.state {
         case .closing, .closed:
             // Lingering: read and drop until the peer closes.
@@ -263,7 +263,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
     }
 
     /// The status that answers a parse fault.
-    static func status(for error: HTTP1ParseError) -> HTTPStatus {
+    package static func status(for error: HTTP1ParseError) -> HTTPStatus {
         switch error.kind {
         case .requestLineTooLong: return .uriTooLong
         case .headerSectionTooLarge, .tooManyHeaders: return .requestHeaderFieldsTooLarge
@@ -274,7 +274,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         }
     }
 
-    func streamDidReachEnd(_ stream: any ByteStream) {
+    package func streamDidReachEnd(_ stream: any ByteStream) {
         let action = machine.readEOF(pendingWriteBytes: stream.pendingWriteBytes)
         if action == .failRequestBody {
             let error: any Error
@@ -444,7 +444,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
 
     // MARK: Writing back-pressure
 
-    func streamDidDrainWrites(_ stream: any ByteStream) {
+    package func streamDidDrainWrites(_ stream: any ByteStream) {
         // Writers first: their bytes are out, whatever the machine decides next (a closing connection whose peer
         // already ended closes now, and that must not fail writes that were delivered).
         let waiters = drainWaiters
@@ -489,7 +489,7 @@ final class HTTPServerConnection: ByteStreamDelegate {
         stream.close(error: nil)
     }
 
-    func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
+    package func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         _ = machine.streamClosed()
         let reason = HTTPServerError(.connectionClosed, detail: "the connection closed", underlying: error)
         if closeError == nil { closeError = reason }

@@ -3,12 +3,12 @@
 ///
 /// A value type with no I/O, eight bytes (every connection carries one, idle or not). The size only says how
 /// large a buffer the next read borrows from its loop's pool: an idle stream holds no buffer, whatever the size.
-struct ReadSizer {
+package struct ReadSizer {
     private var minimumSize: UInt32
     private var currentSize: UInt32
 
     /// Reads from `minimum` (1 byte to 1 GiB).
-    init(minimum: Int) {
+    package init(minimum: Int) {
         minimumSize = UInt32(Swift.min(Swift.max(1, minimum), 1 << 30))
         currentSize = minimumSize
     }
@@ -17,12 +17,12 @@ struct ReadSizer {
     var minimum: Int { Int(minimumSize) }
 
     /// What the next read asks for.
-    var current: Int { Int(currentSize) }
+    package var current: Int { Int(currentSize) }
 
     /// Notes that a read of `current` bytes returned `count`: a full read doubles the size up to `maximum`; a read
     /// that would have fit in a quarter of it halves it, down to `minimum` (the last read of a burst is usually
     /// short, but rarely that short, and a halving wrongly made costs one read before a full one doubles it back).
-    mutating func record(_ count: Int, maximum: Int) {
+    package mutating func record(_ count: Int, maximum: Int) {
         let current = Int(currentSize)
         if count >= current {
             currentSize = UInt32(Swift.max(Swift.min(current * 2, maximum, 1 << 30), current))

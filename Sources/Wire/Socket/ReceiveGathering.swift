@@ -14,9 +14,9 @@
 /// takes another full read, not the first after a pause, to start again.
 ///
 /// A value with no I/O: the stream applies the watermarks it returns and runs the checks on a timer.
-struct ReceiveGathering: Sendable, Equatable {
+package struct ReceiveGathering: Sendable, Equatable {
     /// The low watermark the socket has now; 1 is the kernel's default (wake for any byte).
-    private(set) var watermark = 1
+    package private(set) var watermark = 1
     /// A read filled the largest read size with gathering off: bytes are arriving faster than they are read.
     private var peerIsAhead = false
     /// Reads since the last check, while gathering.
@@ -25,13 +25,15 @@ struct ReceiveGathering: Sendable, Equatable {
     private var resumedAfterPause = false
 
     /// False once the socket refused a watermark: the stream then delivers as bytes come, for the rest of its life.
-    private(set) var isAvailable = true
+    package private(set) var isAvailable = true
+
+    package init() {}
 
     /// Whether bytes are gathering (the watermark is above 1): the stream keeps a check scheduled meanwhile.
-    var isGathering: Bool { watermark > 1 }
+    package var isGathering: Bool { watermark > 1 }
 
     /// A read returned `count` bytes of the `asked` it asked for; `largest` is the most a read ever asks for.
-    mutating func didRead(_ count: Int, asked: Int, largest: Int) {
+    package mutating func didRead(_ count: Int, asked: Int, largest: Int) {
         readSinceCheck = true
         if resumedAfterPause {
             resumedAfterPause = false
@@ -42,7 +44,7 @@ struct ReceiveGathering: Sendable, Equatable {
 
     /// Reading was paused: the consumer is behind, and waiting for more bytes would only keep from it those already
     /// queued when it asks again. Returns 1 to set if gathering, or nil.
-    mutating func readingPaused() -> Int? {
+    package mutating func readingPaused() -> Int? {
         peerIsAhead = false
         resumedAfterPause = true
         guard isGathering else { return nil }
@@ -52,7 +54,7 @@ struct ReceiveGathering: Sendable, Equatable {
 
     /// The consumer is owed at least `due` more bytes (0 when nothing more is certain). Returns the watermark to
     /// set, or nil to leave the socket as it is.
-    mutating func expect(_ due: Int, largest: Int) -> Int? {
+    package mutating func expect(_ due: Int, largest: Int) -> Int? {
         guard isAvailable else { return nil }
         let wanted = peerIsAhead && due > 1 ? min(due, largest) : 1
         if wanted == 1 { peerIsAhead = false }
@@ -64,20 +66,20 @@ struct ReceiveGathering: Sendable, Equatable {
 
     /// The watermark `expect` just returned, to start gathering, is not to be set (the socket's buffer is still too
     /// small for it): back to 1, until another full read.
-    mutating func declined() {
+    package mutating func declined() {
         watermark = 1
         peerIsAhead = false
     }
 
     /// The socket refused a watermark: no gathering on this stream any more.
-    mutating func becameUnavailable() {
+    package mutating func becameUnavailable() {
         declined()
         isAvailable = false
     }
 
     /// The periodic check while gathering. Returns the watermark to set (1: stop gathering), or nil to keep it and
     /// check again later.
-    mutating func check() -> Int? {
+    package mutating func check() -> Int? {
         guard isGathering else { return nil }
         if readSinceCheck {
             readSinceCheck = false

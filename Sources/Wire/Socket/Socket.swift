@@ -25,13 +25,13 @@ package final class Socket {
     }
 
     /// The raw descriptor, for registration with the loop. -1 once closed.
-    var rawDescriptor: CInt { descriptor.rawValue }
+    package var rawDescriptor: CInt { descriptor.rawValue }
 
     /// Whether the socket is still open.
     var isOpen: Bool { descriptor.isOpen }
 
     /// Sets an option. The corresponding C function is `setsockopt(2)`.
-    func setOption(_ option: SocketOption) throws(IOError) {
+    package func setOption(_ option: SocketOption) throws(IOError) {
         try option.apply(to: descriptor.rawValue)
     }
 
@@ -54,7 +54,7 @@ package final class Socket {
     }
 
     /// The bytes the kernel holds for reading (`FIONREAD`), which a peer that hung up can no longer add to.
-    func readableByteCount() throws(IOError) -> Int {
+    package func readableByteCount() throws(IOError) -> Int {
         try Posix.readableByteCount(descriptor.rawValue)
     }
 
@@ -70,7 +70,7 @@ package final class Socket {
     }
 
     /// Starts listening. The corresponding C function is `listen(2)`.
-    func listen(backlog: Int) throws(IOError) {
+    package func listen(backlog: Int) throws(IOError) {
         try Posix.listen(descriptor.rawValue, backlog: CInt(clamping: backlog))
     }
 
@@ -85,7 +85,7 @@ package final class Socket {
 
     /// Starts connecting. `.processed` means connected at once (Unix sockets, often loopback);
     /// `.wouldBlock` means in progress: wait for writability, then call `finishConnect()`.
-    func connect(to address: SocketAddress) throws(IOError) -> IOResult<Void> {
+    package func connect(to address: SocketAddress) throws(IOError) -> IOResult<Void> {
         try Posix.connect(descriptor.rawValue, to: address)
     }
 
@@ -107,7 +107,7 @@ package final class Socket {
     }
 
     /// Writes what the kernel takes of one buffer.
-    func write(_ buffer: ByteBuffer) throws(IOError) -> IOResult<Int> {
+    package func write(_ buffer: ByteBuffer) throws(IOError) -> IOResult<Int> {
         try Posix.send(descriptor.rawValue, buffer)
     }
 
@@ -127,7 +127,7 @@ package final class Socket {
     }
 
     /// The peer's address. The corresponding C function is `getpeername(2)`.
-    func remoteAddress() throws(IOError) -> SocketAddress {
+    package func remoteAddress() throws(IOError) -> SocketAddress {
         try Posix.remoteAddress(descriptor.rawValue)
     }
 

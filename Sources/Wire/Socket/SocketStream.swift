@@ -38,7 +38,7 @@ package final class SocketStream: FileRegionStream, Selectable {
     @exclusivity(unchecked) private var writeShutdownRequested = false
     @exclusivity(unchecked) private var state = State.open
     /// The peer's end of stream arrived while no delegate listened: reported when one attaches.
-    @exclusivity(unchecked) private(set) var heldEndOfStream = false
+    @exclusivity(unchecked) package private(set) var heldEndOfStream = false
     /// The socket hung up fully while reading was paused with bytes still unread in the kernel: the loop no longer
     /// watches it (a hung-up socket is reported on every wait, whatever the interest), the bytes stay in the
     /// kernel, and they are read, then the end of stream, once reading resumes. Nothing can be written any more.
@@ -85,10 +85,10 @@ package final class SocketStream: FileRegionStream, Selectable {
 
     /// How much one read(2) asks for at first. Large enough for a whole response head plus body chunk;
     /// the buffer only grows to this when the socket actually has that much.
-    static let readSize = 64 * 1024
+    package static let readSize = 64 * 1024
     /// How much one read(2) asks for at most, once reads keep filling what they asked for (a bulk transfer):
     /// fewer system calls and fewer wake-ups of the consumer per byte.
-    static let maximumReadSize = EventLoop.pooledReadBufferCapacity
+    package static let maximumReadSize = EventLoop.pooledReadBufferCapacity
     /// What the current read size is (it adapts to how full the reads come back).
     var currentReadSize: Int { sizer.current }
     /// Reads per readiness event before yielding to other connections (fairness).
@@ -544,5 +544,5 @@ package final class SocketStream: FileRegionStream, Selectable {
 
 extension SocketStream {
     /// The underlying socket, for tests that need to set options on it.
-    var socketForTesting: Socket { socket }
+    package var socketForTesting: Socket { socket }
 }

@@ -56,7 +56,7 @@ public struct NameResolutionError: Error, Hashable, Sendable, CustomStringConver
 
 extension NameResolutionError {
     /// The error for a name that no resolver knows (`EAI_NONAME`).
-    static func unknownHost(_ host: String) -> NameResolutionError {
+    package static func unknownHost(_ host: String) -> NameResolutionError {
         NameResolutionError(host: host, code: EAI_NONAME, message: "Name or service not known", systemError: nil)
     }
 }

@@ -35,7 +35,7 @@ public final class RegularFile: Sendable {
     }
 
     /// The raw descriptor, for the system calls that send the file; open for the object's whole life.
-    var rawDescriptor: CInt { descriptor.rawValue }
+    package var rawDescriptor: CInt { descriptor.rawValue }
 
     /// Reads up to `count` bytes at `offset`, without moving any file position.
     /// - Parameters:
@@ -75,6 +75,11 @@ public struct FileTruncatedError: Error, Hashable, Sendable, CustomStringConvert
     public let path: String
     /// The offset at which it ended, where bytes of the region were still due.
     public let offset: Int
+
+    package init(path: String, offset: Int) {
+        self.path = path
+        self.offset = offset
+    }
 
     /// `/srv/a.bin ended at byte 4096, inside the region being sent`.
     public var description: String { "\(path) ended at byte \(offset), inside the region being sent" }

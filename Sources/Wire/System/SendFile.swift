@@ -13,7 +13,7 @@ extension Posix {
     /// sees EPIPE, as with `send(MSG_NOSIGNAL)`.
     ///
     /// The corresponding C function is `sendfile(2)`.
-    static func sendfile(
+    package static func sendfile(
         to socket: CInt, from file: CInt, offset: inout Int, count: Int
     ) throws(IOError) -> IOResult<Int> {
         var pipeSignal = sigset_t()

@@ -8,7 +8,7 @@ import Glibc
 /// let daemon = try SocketAddress(unixPath: "/var/run/docker.sock")
 /// ```
 public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
-    enum Storage: Hashable, Sendable {
+    package enum Storage: Hashable, Sendable {
         /// The address in network byte order, as in `in_addr.s_addr`.
         case v4(address: UInt32, port: UInt16)
         /// The 16 address bytes in network order, split in two big-endian halves.
@@ -26,7 +26,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         case unix
     }
 
-    let storage: Storage
+    package let storage: Storage
 
     init(storage: Storage) { self.storage = storage }
 

@@ -77,7 +77,7 @@ package enum Posix {
         }
     }
 
-    static func getOption(_ fd: CInt, level: CInt, name: CInt) throws(IOError) -> CInt {
+    package static func getOption(_ fd: CInt, level: CInt, name: CInt) throws(IOError) -> CInt {
         var value: CInt = 0
         var length = socklen_t(MemoryLayout<CInt>.size)
         _ = try systemCall("getsockopt") { Glibc.getsockopt(fd, level, name, &value, &length) }

@@ -2,11 +2,11 @@ import CWireLinux
 import Glibc
 
 /// A joinable POSIX thread running one closure: the home of an event loop or a resolver worker.
-final class PosixThread: Sendable {
+package final class PosixThread: Sendable {
     private let handle: pthread_t
 
     /// Starts a thread named `name` (at most 15 bytes are kept by the kernel).
-    init(name: String, detached: Bool = false, _ body: @escaping @Sendable () -> Void) throws(IOError) {
+    package init(name: String, detached: Bool = false, _ body: @escaping @Sendable () -> Void) throws(IOError) {
         final class Box: Sendable {
             let name: String
             let body: @Sendable () -> Void
@@ -31,7 +31,7 @@ final class PosixThread: Sendable {
     }
 
     /// Waits for the thread to finish.
-    func join() {
+    package func join() {
         pthread_join(handle, nil)
     }
 

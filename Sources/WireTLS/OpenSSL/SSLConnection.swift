@@ -10,7 +10,7 @@ private let connectionSlot = c_wire_tls_new_ssl_ex_index()
 ///
 /// Owns its `SSL` (which owns both BIOs) and frees it once, in `deinit`. Loop-confined: used
 /// only by the `TLSStream` that owns it, on that stream's loop.
-final class SSLConnection {
+package final class SSLConnection {
     /// Where a handshake stands after a step.
     enum HandshakeStep {
         case complete
@@ -54,7 +54,7 @@ final class SSLConnection {
 
     /// A client connection to `host`, verifying as `verification` says; with `deferringVerdict` a
     /// verification failure is only recorded, for a deferred evaluator to decide on.
-    init(client context: SSLContext, host: String, verification: CertificateVerification, deferringVerdict: Bool = false)
+    package init(client context: SSLContext, host: String, verification: CertificateVerification, deferringVerdict: Bool = false)
         throws(TLSError)
     {
         (ssl, readBIO, writeBIO) = try Self.makeSSL(context)
@@ -82,7 +82,7 @@ final class SSLConnection {
     }
 
     /// A server connection.
-    init(server context: SSLContext) throws(TLSError) {
+    package init(server context: SSLContext) throws(TLSError) {
         (ssl, readBIO, writeBIO) = try Self.makeSSL(context)
         isClient = false
         host = nil

@@ -7,7 +7,7 @@ import Wire
 ///
 /// OpenSSL allows an `SSL_CTX` to be shared once it is configured; Wire still takes a lock to
 /// create connections from it, so the context is only touched under that lock after `init`.
-final class SSLContext: Sendable {
+package final class SSLContext: Sendable {
     private let handle: Lock<OpaquePointer>
 
     private init(_ context: sending OpaquePointer) {
@@ -30,7 +30,7 @@ final class SSLContext: Sendable {
     // MARK: Building
 
     /// A client context for `configuration`.
-    static func client(_ configuration: TLSConfiguration) throws(TLSError) -> SSLContext {
+    package static func client(_ configuration: TLSConfiguration) throws(TLSError) -> SSLContext {
         let context = try newContext(
             TLS_client_method(), minimum: configuration.minimumVersion, maximum: configuration.maximumVersion)
         do throws(TLSError) {
@@ -85,7 +85,7 @@ final class SSLContext: Sendable {
     }
 
     /// A server context for `configuration`.
-    static func server(_ configuration: TLSServerConfiguration) throws(TLSError) -> SSLContext {
+    package static func server(_ configuration: TLSServerConfiguration) throws(TLSError) -> SSLContext {
         let context = try newContext(
             TLS_server_method(), minimum: configuration.minimumVersion, maximum: configuration.maximumVersion)
         do throws(TLSError) {

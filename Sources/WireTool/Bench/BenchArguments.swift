@@ -3,9 +3,9 @@ import FoundationEssentials
 import Wire
 
 /// Argument values of `wire bench` that need more than a number: durations and header lines.
-enum BenchArguments {
+package enum BenchArguments {
     /// Parses `10s`, `1.5s`, `250ms`, `2m`, `1h` or a bare number of seconds.
-    static func duration(_ text: String) -> Duration? {
+    package static func duration(_ text: String) -> Duration? {
         let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("us", 0.000_001), ("s", 1), ("m", 60), ("h", 3600)]
         var number = Substring(text)
         var scale = 1.0
@@ -21,7 +21,7 @@ enum BenchArguments {
     }
 
     /// Splits `Name: value` at the first colon; the value loses its surrounding blanks.
-    static func header(_ text: String) -> (name: String, value: String)? {
+    package static func header(_ text: String) -> (name: String, value: String)? {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let name = String(text[..<colon])
         let value = text[text.index(after: colon)...].drop { $0 == " " || $0 == "\t" }

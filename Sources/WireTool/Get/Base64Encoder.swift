@@ -1,13 +1,15 @@
 /// Standard base64 (RFC 4648 §4, with padding) over a stream of chunks: each chunk is encoded as it comes, holding
 /// back at most two bytes that do not yet fill a 3-byte group, so a body of any size is encoded in flat memory.
-struct Base64Encoder {
+package struct Base64Encoder {
     private static let alphabet: [UInt8] =
         Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private var carry: (UInt8, UInt8) = (0, 0)
     private var carried = 0
 
+    package init() {}
+
     /// `bytes` encoded whole, padded.
-    static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var encoder = Base64Encoder()
         var output: [UInt8] = []
         bytes.withUnsafeBufferPointer { encoder.encode($0, into: &output) }
@@ -16,7 +18,7 @@ struct Base64Encoder {
     }
 
     /// Encodes `bytes` after whatever was carried, appending to `output`.
-    mutating func encode(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+    package mutating func encode(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
         var index = 0
         output.reserveCapacity(output.count + (bytes.count + carried) / 3 * 4 + 4)
         // Complete the carried group first; afterwards either nothing is carried or the chunk is used up.
@@ -42,7 +44,7 @@ struct Base64Encoder {
     }
 
     /// Encodes the carried bytes with padding; the encoder is then empty.
-    mutating func finish(into output: inout [UInt8]) {
+    package mutating func finish(into output: inout [UInt8]) {
         let table = Self.alphabet
         switch carried {
         case 1:

@@ -113,7 +113,7 @@ extension FetchOptions {
     ///   - words: The command-line words.
     ///   - requiresMethod: Whether `-X` must be given (`wire request`); `wire get` takes it as curl does.
     /// - Throws: `FetchUsageError` naming the mistake.
-    init(_ words: [String], requiresMethod: Bool) throws(FetchUsageError) {
+    package init(_ words: [String], requiresMethod: Bool) throws(FetchUsageError) {
         self.init()
         var index = 0
         var optionsEnded = false
@@ -570,7 +570,7 @@ extension FetchOptions {
     }
 
     /// `N/s`, `N/m`, `N/h` or `N/d`; a bare `N` is per hour, as in curl.
-    static func rate(_ text: String) throws(FetchUsageError) -> Rate {
+    package static func rate(_ text: String) throws(FetchUsageError) -> Rate {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         let unit: Duration
         switch parts.count == 2 ? parts[1] : "h" {

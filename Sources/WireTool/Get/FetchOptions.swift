@@ -1,9 +1,9 @@
 import Wire
 
 /// A command-line mistake in `wire get` or `wire request`; the tool exits 2.
-struct FetchUsageError: Error, Equatable, Sendable {
+package struct FetchUsageError: Error, Equatable, Sendable {
     /// What is wrong, for the line on standard error.
-    var message: String
+    package var message: String
 }
 
 /// The validated options of one `wire get` or `wire request` call, parsed curl's way: short and long spellings,
@@ -12,9 +12,9 @@ struct FetchUsageError: Error, Equatable, Sendable {
 ///
 /// Parsing is pure (no file is read, nothing is checked on disk), so every rule is unit-testable; files named by
 /// `-d @file` and `--data-binary @file` are opened when the request is built.
-struct FetchOptions: Equatable, Sendable {
+package struct FetchOptions: Equatable, Sendable {
     /// One piece of request data, in command-line order.
-    enum DataPart: Equatable, Sendable {
+    package enum DataPart: Equatable, Sendable {
         /// `-d text`: sent as given.
         case text(String)
         /// `-d @file`: the file's contents without CR and LF, as curl sends them.
@@ -31,27 +31,27 @@ struct FetchOptions: Equatable, Sendable {
     }
 
     /// A limit on how often requests start.
-    struct Rate: Equatable, Sendable {
+    package struct Rate: Equatable, Sendable {
         /// The time between two request starts.
-        var interval: Duration
+        package var interval: Duration
     }
 
     /// The URLs, fetched in order.
-    var urls: [String] = []
+    package var urls: [String] = []
     /// The method given with `-X`; otherwise GET, HEAD with `-I`, or POST when there is data. As with curl, it
     /// changes the method's name only: whether a body is sent still follows `-d`/`--data-binary`.
-    var method: HTTPMethod?
+    package var method: HTTPMethod?
     /// With `-X CONNECT`: the tunnel's target, `host:port` (the first word that is not an option); the URLs
     /// that follow are the proxies asked.
     var connectTarget: String?
     /// `-I`/`--head`: send HEAD (unless `-X` names another method) and write only the response head.
-    var headOnly = false
+    package var headOnly = false
     /// Header fields from `-H`, in order (`-H 'Name;'` gives an empty value).
-    var headers: [HeaderField] = []
+    package var headers: [HeaderField] = []
     /// Field names `-H 'Name:'` removes from what the tool and Wire would send, lower-cased.
     var removedHeaders: Set<String> = []
     /// Request data from `-d` and `--data-binary`, in order.
-    var data: [DataPart] = []
+    package var data: [DataPart] = []
     /// Multipart form fields from `-F`, in order.
     var form: [FormPart] = []
     /// `-G`/`--get`: the data goes into the URL's query and the request is a GET (HEAD with `-I`).
@@ -75,27 +75,27 @@ struct FetchOptions: Equatable, Sendable {
     /// `-T FILE`: the file sent as the body of a PUT (`-` for standard input).
     var uploadFile: String?
     /// Output files from `-o` and `-O`, paired with the URLs in order.
-    var outputs: [Output] = []
+    package var outputs: [Output] = []
     /// The other output switches (`--output-dir`, `-J`, `-D`, `-R`, ...).
     var output = OutputOptions()
     /// `-i`: write the response head before the body.
-    var includeHead = false
+    package var includeHead = false
     /// `-v`: the request and response heads and the timings on standard error.
-    var verbose = false
+    package var verbose = false
     /// `--fail`: an HTTP status of 400 or more is a failure (exit 22) and its body is not written.
-    var failOnHTTPError = false
+    package var failOnHTTPError = false
     /// `--max-time`: the total time one transfer may take; nil for no limit.
-    var maxTime: Duration?
+    package var maxTime: Duration?
     /// `--connect-timeout`: how long connecting may take; nil for the client's default.
-    var connectTimeout: Duration?
+    package var connectTimeout: Duration?
     /// `-L`: follow redirects.
-    var followRedirects = false
+    package var followRedirects = false
     /// `--max-redirs`: the most redirects followed with `-L`; nil for no limit (curl's `-1`).
-    var maxRedirects: Int? = 50
+    package var maxRedirects: Int? = 50
     /// `--unix-socket`: send every request to this socket, whatever the URL's host.
-    var unixSocket: String?
+    package var unixSocket: String?
     /// `-s`: no progress bar, and no failure line unless `-S`.
-    var silent = false
+    package var silent = false
     /// `-S`/`--show-error`: with `-s`, failure lines are still printed.
     var showError = false
     /// `--no-progress-meter`: no progress bar; failure lines as usual.
@@ -112,31 +112,31 @@ struct FetchOptions: Equatable, Sendable {
     /// `--fail-early`: the first failed transfer ends the run.
     var failEarly = false
     /// `--rate`: the most request starts per unit of time.
-    var rate: Rate?
+    package var rate: Rate?
     /// `--json-summary`: print one JSON object per URL on standard output instead of the body.
     var jsonSummary = false
     /// `--compressed`: offer `Accept-Encoding: deflate, gzip` and decode the body (without it, bytes pass through as
     /// they came, as with curl).
-    var compressed = false
+    package var compressed = false
     /// The proxy switches.
     var proxy = ProxyOptions()
     /// The TLS switches, for https URLs.
-    var tls = TLSOptions()
+    package var tls = TLSOptions()
     /// curl's retry switches.
-    var retry = RetryOptions()
+    package var retry = RetryOptions()
     /// `-C -`/`--continue-at -`: continue each output file from its size (`Range: bytes=<size>-`) and append.
-    var continuesOutput = false
+    package var continuesOutput = false
     /// `-C OFFSET`: ask for the body from this byte on (`Range: bytes=OFFSET-`) and append it to the output file.
-    var resumeOffset: Int64?
+    package var resumeOffset: Int64?
     /// `-b 'name=value; n2=v2'` (an argument with `=`): sent as the `Cookie` field; the last one given counts.
-    var cookieString: String?
+    package var cookieString: String?
     /// `-b FILE` (an argument without `=`): Netscape cookie files loaded into the cookie engine, in order.
-    var cookieFiles: [String] = []
+    package var cookieFiles: [String] = []
     /// `-c FILE`: every cookie is written to this Netscape cookie file at the end (`-` for standard output).
-    var cookieJar: String?
+    package var cookieJar: String?
     /// Whether received cookies are kept and sent on later requests and redirect hops: with `-b FILE` or `-c`, as
     /// with curl.
-    var cookieEngine: Bool { !cookieFiles.isEmpty || cookieJar != nil }
+    package var cookieEngine: Bool { !cookieFiles.isEmpty || cookieJar != nil }
     /// `--cache-dir`: the directory of an RFC 9111 response cache kept across invocations (a Wire extension).
     var cacheDirectory: String?
     /// `-A`: the `User-Agent` value; empty sends none.
@@ -230,62 +230,73 @@ struct FetchOptions: Equatable, Sendable {
     var requestTarget: String?
 
     /// `--retry N` and its companions, with curl's meaning (see `TransferRetry`).
-    struct RetryOptions: Equatable, Sendable {
+    package struct RetryOptions: Equatable, Sendable {
         /// `--retry N`: how many times a transfer that failed with a transient error is tried again; 0 for never.
-        var count = 0
+        package var count = 0
         /// `--retry-delay S`: a fixed wait before each retry instead of the doubling backoff; nil (or 0) for the
         /// backoff.
-        var delay: Duration?
+        package var delay: Duration?
         /// `--retry-max-time S`: no retry starts once this long has passed since the first attempt; nil (or 0) for
         /// no limit.
-        var maxTime: Duration?
+        package var maxTime: Duration?
         /// `--retry-all-errors`: every failure is transient.
         var allErrors = false
         /// `--retry-connrefused`: a refused connection is transient too.
         var connectionRefused = false
+
+        package init(
+            count: Int = 0, delay: Duration? = nil, maxTime: Duration? = nil, allErrors: Bool = false,
+            connectionRefused: Bool = false
+        ) {
+            self.count = count
+            self.delay = delay
+            self.maxTime = maxTime
+            self.allErrors = allErrors
+            self.connectionRefused = connectionRefused
+        }
     }
 
     /// curl's TLS switches. Files are only named here; they are read when the client is made.
-    struct TLSOptions: Equatable, Sendable {
+    package struct TLSOptions: Equatable, Sendable {
         /// `--cacert FILE`: trust these roots instead of the system's.
-        var caCertificateFile: String?
+        package var caCertificateFile: String?
         /// `-k`/`--insecure`: verify nothing (pins still apply, to the leaf).
-        var insecure = false
+        package var insecure = false
         /// `--no-verify-host`: skip only the host name (or IP address) check.
-        var noVerifyHost = false
+        package var noVerifyHost = false
         /// `--pin sha256/BASE64` (repeatable; curl's `sha256//…;sha256//…` also accepted).
-        var publicKeyPins: [String] = []
+        package var publicKeyPins: [String] = []
         /// `--pin-cert FILE`: the peer's chain must contain one of this file's certificates (PEM or DER, by content).
-        var pinnedCertificateFile: String?
+        package var pinnedCertificateFile: String?
         /// `--pinned-cert-dir DIR`: the peer's chain must contain one of the certificates of DIR's `.cer`, `.der` and
         /// `.pem` files (with `--pin-cert`, of either).
-        var pinnedCertificateDirectory: String?
+        package var pinnedCertificateDirectory: String?
         /// `--pin-report-only`: a pin mismatch is a warning on standard error, and the transfer goes on.
-        var pinReportOnly = false
+        package var pinReportOnly = false
         /// `--cert FILE`: a client certificate (PEM, with intermediates), for mutual TLS.
-        var certificateFile: String?
+        package var certificateFile: String?
         /// `--key FILE`: the client certificate's private key (PEM).
-        var keyFile: String?
+        package var keyFile: String?
         /// `--tlsv1.2`/`--tlsv1.3`: the lowest version offered, as in curl.
-        var minimumVersion: String?
+        package var minimumVersion: String?
         /// `--tls-max VERSION`: the highest version offered (`1.0`, `1.1`, `1.2`, `1.3`); nil for the default.
-        var maximumVersion: String?
+        package var maximumVersion: String?
         /// `--capath DIR[:DIR...]`: trust the hashed certificates of these directories too (OpenSSL's c_rehash layout).
-        var caDirectory: String?
+        package var caDirectory: String?
         /// `--ciphers LIST`: OpenSSL's cipher list for TLS 1.2.
-        var ciphers: String?
+        package var ciphers: String?
         /// `--tls13-ciphers LIST`: OpenSSL's TLS 1.3 cipher suites.
-        var tls13Ciphers: String?
+        package var tls13Ciphers: String?
         /// `--curves LIST`: OpenSSL's key-exchange groups.
-        var curves: String?
+        package var curves: String?
     }
 
     /// One `-H` field.
-    struct HeaderField: Equatable, Sendable {
+    package struct HeaderField: Equatable, Sendable {
         /// The field's name as given.
-        var name: String
+        package var name: String
         /// The value, without the whitespace around it.
-        var value: String
+        package var value: String
     }
 
     /// `-u user:password`.
@@ -297,7 +308,7 @@ struct FetchOptions: Equatable, Sendable {
     }
 
     /// Where one URL's body goes.
-    enum Output: Equatable, Sendable {
+    package enum Output: Equatable, Sendable {
         /// `-o FILE` (`-` is standard output).
         case file(String)
         /// `-O`: a file named after the URL's last path segment (with `-J`, the `Content-Disposition` file name).

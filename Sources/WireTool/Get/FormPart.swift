@@ -5,9 +5,9 @@ import WireClient
 
 /// One `-F`/`--form` field, parsed as curl parses it: `name=value` is a text field, `name=@file` a file part
 /// (`;type=…` and `;filename=…` may follow, in any order), `name=<file` a text field holding the file's contents.
-struct FormPart: Equatable, Sendable {
+package struct FormPart: Equatable, Sendable {
     /// What the field holds.
-    enum Content: Equatable, Sendable {
+    package enum Content: Equatable, Sendable {
         /// `name=value`.
         case text(String)
         /// `name=<file`: the file's bytes as a text field.
@@ -22,14 +22,14 @@ struct FormPart: Equatable, Sendable {
     var content: Content
 
     /// A field.
-    init(name: String, content: Content) {
+    package init(name: String, content: Content) {
         self.name = name
         self.content = content
     }
 
     /// Parses one `-F` value.
     /// - Throws: `FetchUsageError` when there is no `=`.
-    init(_ value: String) throws(FetchUsageError) {
+    package init(_ value: String) throws(FetchUsageError) {
         guard let equals = value.firstIndex(of: "=") else {
             throw FetchUsageError(message: "-F needs name=content, not '\(value)'")
         }
@@ -96,7 +96,7 @@ struct FormPart: Equatable, Sendable {
     }
 
     /// The type curl guesses from a file name (its own short table; anything else is `application/octet-stream`).
-    static func curlType(of fileName: String) -> String {
+    package static func curlType(of fileName: String) -> String {
         let table = [
             ".gif": "image/gif", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".svg": "image/svg+xml",
             ".txt": "text/plain", ".htm": "text/html", ".html": "text/html", ".pdf": "application/pdf", ".xml": "application/xml",

@@ -2,9 +2,9 @@ import Wire
 import WireClient
 
 /// `-C -` (curl's `--continue-at -`): an output file continued from its size, and curl's reading of the answer.
-struct OutputResume: Equatable, Sendable {
+package struct OutputResume: Equatable, Sendable {
     /// What an answer to the ranged request means.
-    enum Verdict: Equatable, Sendable {
+    package enum Verdict: Equatable, Sendable {
         /// A 206 for the `length` bytes from the offset: they are appended, and a body that runs past them is
         /// refused.
         case append(length: Int64)
@@ -21,11 +21,11 @@ struct OutputResume: Equatable, Sendable {
     }
 
     /// The bytes already in the output file: where the request asks the body to start.
-    let offset: Int
+    package let offset: Int
 
     /// The resumption for one transfer, or nil when there is nothing to continue: no `-C -`, `-I`, standard output,
     /// or no file or an empty one (the request goes out without `Range`, as curl's does).
-    init?(options: FetchOptions, output: String?) {
+    package init?(options: FetchOptions, output: String?) {
         guard !options.headOnly else { return nil }
         if let offset = options.resumeOffset {
             // -C OFFSET: the caller's offset, whatever the output; 0 asks for the whole body.
@@ -49,7 +49,7 @@ struct OutputResume: Equatable, Sendable {
 
     /// What the answer's status and fields mean for the file (curl 7.88's rules: any 416 is the complete file; a
     /// body without the asked range whose length equals the file's is too).
-    func verdict(status: Int, headers: HTTPHeaders) -> Verdict {
+    package func verdict(status: Int, headers: HTTPHeaders) -> Verdict {
         if status == 416 { return .alreadyComplete }
         if status == 206, let range = headers.first(name: "Content-Range").flatMap({ ContentRange($0) })?.range,
             range.lowerBound == Int64(offset)

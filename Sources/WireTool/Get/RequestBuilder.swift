@@ -4,7 +4,7 @@ import WireClient
 
 /// Turns the options into one `HTTPClientRequest` per URL: the method curl would pick, the header fields, the body
 /// (read once, shared by every URL), and the `--unix-socket` rewrite.
-struct RequestBuilder: Sendable {
+package struct RequestBuilder: Sendable {
     /// The request body, prepared once for every URL.
     enum Body: Sendable {
         /// No body.
@@ -346,7 +346,7 @@ struct RequestBuilder: Sendable {
     /// `--data-urlencode`'s forms, split at the first `=` or `@` as curl splits them: `=content` and `content` send
     /// the encoded content, `name=content` the name (as given) and the encoded content, `@file` and `name@file` the
     /// same with the file's whole contents.
-    static func urlEncoded(_ spec: String) throws(TransferFailure) -> String {
+    package static func urlEncoded(_ spec: String) throws(TransferFailure) -> String {
         guard let split = spec.firstIndex(where: { $0 == "=" || $0 == "@" }) else {
             return percentEncoded(Array(spec.utf8), spaceAsPlus: true)
         }
@@ -359,7 +359,7 @@ struct RequestBuilder: Sendable {
 
     /// curl's escaping: every byte but the RFC 3986 unreserved ones as `%XX`, upper-case; a space as `+` in form
     /// data (`--data-urlencode`, as curl 7.88 sends it) and as `%20` in a path.
-    static func percentEncoded(_ bytes: [UInt8], spaceAsPlus: Bool = false) -> String {
+    package static func percentEncoded(_ bytes: [UInt8], spaceAsPlus: Bool = false) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)

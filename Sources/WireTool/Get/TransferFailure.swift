@@ -6,14 +6,19 @@ import WireTLS
 ///
 /// This file imports only `Wire`, so the test target compiles it too (through a symlink) and checks the mapping as a
 /// pure table, without running the tool.
-struct TransferFailure: Error, Equatable, Sendable {
+package struct TransferFailure: Error, Equatable, Sendable {
     /// The process exit status curl uses for this failure.
-    var status: Int32
+    package var status: Int32
     /// What went wrong, in words: the host, the limit, the system error.
-    var message: String
+    package var message: String
+
+    package init(status: Int32, message: String) {
+        self.status = status
+        self.message = message
+    }
 
     /// The line printed on standard error: `wire: (7) connection to 127.0.0.1 port 1 refused (…)`.
-    var line: String { "wire: (\(status)) \(message)" }
+    package var line: String { "wire: (\(status)) \(message)" }
 }
 
 /// curl's exit statuses, for the failures `wire get` can meet (curl's `libcurl-errors(3)` names in the comments).
@@ -77,7 +82,7 @@ enum ExitStatus {
 extension TransferFailure {
     /// The exit status and summary for each client error code. A connect failure is refined by its reason in
     /// `init(_:)`; a code missing here (one added to the library later) exits `ExitStatus.generic`.
-    static let statusByCode: [HTTPClientError.Code: (status: Int32, summary: String)] = [
+    package static let statusByCode: [HTTPClientError.Code: (status: Int32, summary: String)] = [
         .invalidURL: (ExitStatus.malformedURL, "malformed URL"),
         .connectFailed: (ExitStatus.couldNotConnect, "could not connect"),
         .connectTimeout: (ExitStatus.timedOut, "connection timed out"),
@@ -106,7 +111,7 @@ extension TransferFailure {
     ]
 
     /// The failure curl would report for `error`.
-    init(_ error: HTTPClientError) {
+    package init(_ error: HTTPClientError) {
         if let failure = TransferFailure(atProxy: error) {
             self = failure
             return
@@ -149,7 +154,7 @@ extension TransferFailure {
     }
 
     /// The failure curl would report for a TLS error: which side's certificate, the pins, or the handshake.
-    init(_ error: TLSError) {
+    package init(_ error: TLSError) {
         let reason = error.reason
         if reason == .cipherList {
             self.init(status: ExitStatus.cipher, message: error.detail)
@@ -168,7 +173,7 @@ extension TransferFailure {
 
     /// The failure for any error out of a transfer: client errors through the table, anything else (a body stream
     /// error the library did not wrap) as a receive failure.
-    init(any error: any Error) {
+    package init(any error: any Error) {
         if let failure = error as? TransferFailure {
             self = failure
         } else if let clientError = error as? HTTPClientError {

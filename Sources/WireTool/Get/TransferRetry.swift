@@ -15,13 +15,13 @@ import WireClient
 ///
 /// Before each retry, curl's warning on standard error (unless `-s`):
 /// `Warning: Problem : HTTP error. Will retry in 1 seconds. 2 retries left.`
-struct TransferRetry {
+package struct TransferRetry {
     /// A retry to make.
-    struct Retry: Equatable {
+    package struct Retry: Equatable {
         /// How long to wait first.
-        var delay: Duration
+        package var delay: Duration
         /// curl's warning line, with its line end.
-        var warning: String
+        package var warning: String
     }
 
     /// The policy built from the command line.
@@ -32,7 +32,7 @@ struct TransferRetry {
     private(set) var attempt = 1
 
     /// The retry state of one URL, started now.
-    init(_ options: FetchOptions.RetryOptions, now: ContinuousClock.Instant = .now) {
+    package init(_ options: FetchOptions.RetryOptions, now: ContinuousClock.Instant = .now) {
         var errorCodes: Set<ClientError.Code> = [.timedOut, .cannotFindHost]
         if options.connectionRefused { errorCodes.insert(.cannotConnectToHost) }
         policy = RetryPolicy(
@@ -54,7 +54,7 @@ struct TransferRetry {
     var isEnabled: Bool { policy.maximumRetries > 0 }
 
     /// The retry for a response whose status is transient, or nil to keep the response.
-    mutating func retry(url: String, status: Int, headers: HTTPHeaders, now: ContinuousClock.Instant = .now) -> Retry? {
+    package mutating func retry(url: String, status: Int, headers: HTTPHeaders, now: ContinuousClock.Instant = .now) -> Retry? {
         guard isEnabled, policy.retryableStatusCodes.contains(status) else { return nil }
         var response = ClientResponse(url: Self.url(url), statusCode: status)
         response.headers = headers
@@ -64,7 +64,7 @@ struct TransferRetry {
     }
 
     /// The retry for a failed transfer, or nil to report the failure.
-    mutating func retry(url: String, failure: TransferFailure, now: ContinuousClock.Instant = .now) -> Retry? {
+    package mutating func retry(url: String, failure: TransferFailure, now: ContinuousClock.Instant = .now) -> Retry? {
         guard isEnabled else { return nil }
         let code = Self.code(for: failure.status)
         let problem =

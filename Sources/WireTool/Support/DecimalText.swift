@@ -1,9 +1,9 @@
 /// Decimal text of a `Double` for reports, as printf's `%.Nf` and `%g` write it for the values reports hold.
-enum DecimalText {
+package enum DecimalText {
     /// `value` rounded to `decimals` places (0–9), like `%.<decimals>f`: `fixed(3.14159, decimals: 2)` is `3.14`.
     /// Halfway cases round away from zero after scaling, so a value printf would round by its exact binary
     /// expansion may, at the last place, differ from it.
-    static func fixed(_ value: Double, decimals: Int) -> String {
+    package static func fixed(_ value: Double, decimals: Int) -> String {
         precondition((0...9).contains(decimals), "DecimalText.fixed supports 0 to 9 decimals")
         guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
         var scale: UInt64 = 1
@@ -22,7 +22,7 @@ enum DecimalText {
 
     /// `value` with up to six decimals and no trailing zeros (`0.25`, `2`, `0.000001`), as `%g` writes values
     /// between 1e-4 and 1e6.
-    static func short(_ value: Double) -> String {
+    package static func short(_ value: Double) -> String {
         var text = fixed(value, decimals: 6)
         guard text.contains(".") else { return text }
         while text.hasSuffix("0") { text.removeLast() }

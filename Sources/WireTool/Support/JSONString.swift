@@ -8,12 +8,12 @@ import Wire
 /// values and reason phrases, RFC 9110 §5.5). Quote and backslash are escaped, LF, CR and HTAB as `\n`, `\r`, `\t`,
 /// every other byte below 0x20 and every byte from 0x7F as `\u00nn`: the output is plain ASCII, and a reader gets the
 /// bytes back by taking each code point of the decoded string as one byte (`"caf\u00c3\u00a9"` is `café` in UTF-8).
-enum JSONString {
+package enum JSONString {
     /// Appends `bytes` as a quoted JSON string.
     /// - Parameters:
     ///   - bytes: The string's bytes.
     ///   - output: Where the JSON text goes.
-    static func append(_ bytes: some Sequence<UInt8>, to output: inout [UInt8]) {
+    package static func append(_ bytes: some Sequence<UInt8>, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in bytes {
             switch byte {
@@ -69,7 +69,7 @@ enum JSONString {
     /// `bytes` as a quoted JSON string.
     /// - Parameter bytes: The string's bytes.
     /// - Returns: The JSON text.
-    static func quoted(_ bytes: some Sequence<UInt8>) -> String {
+    package static func quoted(_ bytes: some Sequence<UInt8>) -> String {
         var output: [UInt8] = []
         append(bytes, to: &output)
         return String(decoding: output, as: UTF8.self)

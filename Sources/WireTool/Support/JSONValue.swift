@@ -6,7 +6,7 @@ import WireClient
 /// finite is `null`, which JSON has no number for. Streams of body bytes use their own writers.
 extension JSONValue {
     /// The document, pretty-printed, without a final newline.
-    var text: String {
+    package var text: String {
         var output: [UInt8] = []
         write(to: &output, indent: 0)
         return String(decoding: output, as: UTF8.self)

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Testing
-@testable import WireTool
+import WireTool
 import Wire
 import WireLoad
 

@@ -3,7 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import Testing
-@testable import Wire
+import Wire
 import WireLoad
 
 extension IOSuite {

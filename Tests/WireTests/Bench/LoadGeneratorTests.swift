@@ -1,8 +1,8 @@
 import Foundation
 import Testing
-@testable import Wire
+import Wire
 import WireLoad
-@testable import WireTool
+import WireTool
 
 /// Counts latencies; enough to check that every response was recorded once.
 struct CountingRecorder: LatencyRecorder {

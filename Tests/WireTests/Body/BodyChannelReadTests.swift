@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// The consumer's side of `BodyChannel`: bytes already buffered are taken without waiting, yet a cancelled reader
 /// still hears that it was cancelled.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 struct ByteBufferTests {
     @Test func writesAndReadsInOrder() {

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 struct ReadBufferPoolTests {
     /// Where an empty buffer's storage starts: its identity.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// Settings that cannot work are refused with a typed error naming them when the client is

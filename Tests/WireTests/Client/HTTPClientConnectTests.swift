@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// CONNECT through a loopback proxy (Python, raw sockets): a 2xx opens a tunnel the caller

@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// `ConnectionRequirements`: an admission check that refuses closes the new connection before any request

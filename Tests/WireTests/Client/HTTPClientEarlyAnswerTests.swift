@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite.HTTPClientFaultTests {
     /// A server refuses a large upload with a complete response as soon as the body starts, and

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// The pool fails with its own `ConnectionPoolError`; the client's `HTTPClientError` for it keeps what lies underneath
 /// (the connect attempts, the system call and errno, the security layer's error) and the codes the client had before.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// The client against a scripted server that closes, resets, stalls or misframes.

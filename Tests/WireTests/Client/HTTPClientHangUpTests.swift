@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// A response body whose consumer is behind (reading paused) when the server sends its last bytes and hangs up

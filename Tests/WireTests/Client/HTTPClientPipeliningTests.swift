@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// Opt-in HTTP/1.1 pipelining against a scripted server that holds responses back until it

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// The client against a real peer: Python's http.server speaking HTTP/1.1 with keep-alive.

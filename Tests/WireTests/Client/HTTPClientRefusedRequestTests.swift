@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// A request the client refuses before writing it (its body file cannot be opened, its head cannot be serialized)

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import Wire
+import Wire
 import WireTLS
 
 extension IOSuite {

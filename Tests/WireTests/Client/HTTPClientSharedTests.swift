@@ -1,7 +1,7 @@
 import Glibc
 import Testing
 import WireTestSupport
-@testable import Wire
+import Wire
 
 extension IOSuite {
     @Suite struct HTTPClientSharedTests {

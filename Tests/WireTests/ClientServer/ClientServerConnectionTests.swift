@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// The pattern verifier the large-transfer tests rely on: if it could not fail, they would prove
 /// nothing. No sockets, so it sits outside `IOSuite`.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// Answers with what the server received: `X-Method`, `X-Body` (`<length>:<fnv-1a hex>`),
 /// `X-Authorization` (the field or `none`) and a body `"<METHOD> <length>:<hex>"`, so the client

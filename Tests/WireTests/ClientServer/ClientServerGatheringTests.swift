@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// The connections tell their streams what is still due, and a body's end arrives by the receive watermark alone:

@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
 import WireTestSupport
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// Large bodies between Wire's client and server: memory stays flat, a slow reader slows the

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// `100 Continue` in the client connection's state machine: when the task that sent `Expect: 100-continue` sends its
 /// body (at the 100, at its timeout) and when it never does (a final answer came first). No sockets, the time passed in.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// Event → action tables for the client connection's state machine; no sockets, and the time passed in.
 struct HTTP1ClientConnectionStateMachineTests {

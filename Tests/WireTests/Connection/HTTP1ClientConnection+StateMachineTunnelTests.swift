@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// CONNECT in the client connection's state machine: a 2xx hands the stream over as a tunnel, once; any other
 /// answer is framed and pooled like every response. No sockets.

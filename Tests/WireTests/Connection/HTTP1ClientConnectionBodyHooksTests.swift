@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// The hooks a response body gives its connection (more wanted, abandoned) act on that response only. The

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// A group that cannot have a loop is refused with a typed error, not a trap.

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     @Suite struct EventLoopTests {

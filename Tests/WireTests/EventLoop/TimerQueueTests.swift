@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 struct TimerQueueTests {
     private func at(_ milliseconds: UInt64) -> Deadline { Deadline(uptimeNanoseconds: milliseconds * 1_000_000) }

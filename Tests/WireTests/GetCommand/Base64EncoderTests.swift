@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import WireTool
+import WireTool
 
 /// The streaming base64 of `--json-summary` agrees with Foundation's however the input is split into chunks.
 struct Base64EncoderTests {

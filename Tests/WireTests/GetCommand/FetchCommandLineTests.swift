@@ -1,5 +1,5 @@
 import Testing
-@testable import WireTool
+import WireTool
 
 /// `wire get` and `wire request` skip ArgumentParser (WireMain) unless a word is one ArgumentParser answers itself:
 /// the words that take the fast path, and that the help still comes from ArgumentParser.

@@ -1,5 +1,5 @@
 import Testing
-@testable import WireTool
+import WireTool
 import Wire
 
 /// `wire get` and `wire request` option parsing, curl's spellings.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import WireTool
+import WireTool
 import Wire
 
 /// `wire get -b` and `-c` parsing, curl's rule for `-b`'s argument.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import WireTool
+import WireTool
 
 extension IOSuite {
     /// `--data-urlencode`, `-G`, `--json`, `--data-raw`, `-u` and `-T` as curl has them: the same command sent by

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import WireTool
+import WireTool
 
 extension IOSuite {
     /// `wire get -F` as curl has it: the same multipart body byte for byte (boundaries aside), read errors as 26.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// `wire get -I` and `-X` as curl has them, against the Python HTTP/1.1 peer.

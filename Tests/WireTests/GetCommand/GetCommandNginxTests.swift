@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-@testable import Wire
+import Wire
 
 /// Whether nginx is installed (CI installs nginx-light).
 private let nginxPath = "/usr/sbin/nginx"

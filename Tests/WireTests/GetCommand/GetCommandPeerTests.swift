@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// `wire get` and `wire request` against the Python HTTP/1.1 peer, run as a process.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Wire
 import WireTestSupport
-@testable import WireTool
+import WireTool
 
 /// `-C -` and `-C OFFSET` parsing and curl's reading of the answers, without a server.
 struct OutputResumeTests {

@@ -1,8 +1,8 @@
 import Glibc
 import Testing
 import WireTLS
-@testable import Wire
-@testable import WireTool
+import Wire
+import WireTool
 
 /// The mapping from client errors to curl's exit statuses, as a table: the tool's own `TransferFailure`, imported
 /// from the `wire` module, so the table tested is the one the tool runs.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 struct CharacterClassesTests {
     @Test func constantTableMatchesTheClassifierForEveryByte() {

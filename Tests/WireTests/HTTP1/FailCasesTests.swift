@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Wire
+import Wire
 
 extension IOSuite {
     // Opens files or runs processes: it runs with the descriptor-counting tests, one at a time.

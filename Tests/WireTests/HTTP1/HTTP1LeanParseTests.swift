@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Wire
+import Wire
 
 /// The server's lean parse path: what it reports must agree with the public events and the head's own properties.
 struct HTTP1LeanParseTests {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Wire
+import Wire
 
 struct HTTP1LenientTests {
     private func run(_ text: String, kind: HTTP1Parser.Kind = .request, leniency: HTTP1Leniency = .all) -> [String] {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Wire
+import Wire
 
 struct HTTP1LimitsTests {
     private func lastEntry(_ text: String, _ configuration: HTTP1ParserConfiguration, kind: HTTP1Parser.Kind = .request)

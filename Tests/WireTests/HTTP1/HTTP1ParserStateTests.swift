@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Wire
+import Wire
 
 /// The pull contract's bookkeeping: resumed scanning, stable error names, keep-alive edge cases.
 struct HTTP1ParserStateTests {

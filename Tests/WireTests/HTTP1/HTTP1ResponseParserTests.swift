@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Wire
+import Wire
 
 struct HTTP1ResponseParserTests {
     private func run(

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Wire
+import Wire
 
 struct HTTP1SerializerTests {
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }

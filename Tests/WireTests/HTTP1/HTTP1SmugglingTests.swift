@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Wire
+import Wire
 
 /// Request-smuggling and desync vectors: each must be refused with a precise kind at the `«` marker's offset.
 struct HTTP1SmugglingTests {

@@ -1,7 +1,7 @@
 import Testing
 import WireTestSupport
 
-@testable import Wire
+import Wire
 
 /// Property: however a stream is split, the parser reports the same events and the same error at the same offset.
 /// Inputs are deterministic mutations of valid messages, so the whole-buffer fast paths and the resumable slow

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Wire
+import Wire
 
 /// Feeds bytes to an `HTTP1Parser` the way a connection would and records a readable event log.
 ///

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// HTTP-date (RFC 9110 §5.6.7): IMF-fixdate out; IMF-fixdate, RFC 850 and asctime in; anything else nil.
 struct HTTPFieldDateTests {

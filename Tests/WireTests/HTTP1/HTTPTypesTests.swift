@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Wire
+import Wire
 
 struct HTTPHeadersTests {
     @Test func caseInsensitiveLookupPreservesSpelling() {

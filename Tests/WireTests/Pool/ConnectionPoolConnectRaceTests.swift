@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// A new connection whose stream closes between the connect (and handshake) and the pool taking
 /// it: the pool must never crash, and the request must fail with the error that closed it.

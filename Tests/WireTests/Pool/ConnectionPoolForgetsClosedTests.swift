@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// A long-lived client must let go of the connections servers close while they idle in its pool: before, the pool's
 /// shell kept every one (with its stream) for the client's life.

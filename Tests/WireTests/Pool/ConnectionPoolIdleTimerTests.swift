@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// The pool's idle timer is re-armed lazily (a lease does not cancel it, a park does not arm another while one is
 /// pending): a connection reused within its idle timeout must stay open, and one left idle must still close on time.

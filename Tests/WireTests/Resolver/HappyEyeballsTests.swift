@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 struct HappyEyeballsTests {
     let v4a = try! SocketAddress(ipAddress: "192.0.2.1", port: 80)

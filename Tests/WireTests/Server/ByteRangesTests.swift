@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// `ByteRanges.parse`: what a `Range` field asks of a file, clipped to it, and the shapes that are ignored.
 @Suite struct ByteRangesTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// The per-loop `Date` line: `HTTPFieldDate`'s IMF-fixdate of the present, framed as a field line.
 struct HTTPDateCacheTests {

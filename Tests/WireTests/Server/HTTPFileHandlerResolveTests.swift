@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// `HTTPFileHandler` maps targets to files only under the root's real path, whatever links and dots say.

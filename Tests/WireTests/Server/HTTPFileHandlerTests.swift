@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 import WireTestSupport
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 extension IOSuite {
     /// `HTTPFileHandler` mounted on an `HTTPServer` directly: curl and a raw client get the file's exact bytes, sent by

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// Server settings that cannot work are refused by `start()` before anything listens.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 /// Event → action tables for the server connection's state machine; no sockets, no clock.
 struct HTTPServerConnectionStateMachineTests {

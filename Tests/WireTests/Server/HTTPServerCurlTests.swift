@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// The server against curl, and `wire serve` as a built binary.

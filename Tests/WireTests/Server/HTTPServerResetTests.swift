@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// A client that pipelines requests and resets the connection at once must cost the server that one connection

@@ -1,6 +1,6 @@
 import Testing
 import WireTestSupport
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// Peers that stall mid-exchange: one that stops sending its body (`bodyReadTimeout`), one that stops reading the

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// The server over real sockets on 127.0.0.1, driven by a raw client that writes exact bytes.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Wire
+import Wire
 
 /// A running server on 127.0.0.1 with an ephemeral port, its own loop group, and a client loop.
 struct ServerHarness: Sendable {

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 struct ReadSizerTests {
     static let maximum = 256 * 1024

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 struct ReceiveGatheringTests {
     static let largest = 256 * 1024

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// `SocketStream` as a `FileRegionStream`: regions go out with `sendfile(2)` in order with the bytes around them,

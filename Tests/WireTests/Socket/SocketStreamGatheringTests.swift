@@ -1,6 +1,6 @@
 import Glibc
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// A stream told how much of a body is still due lets it gather in the kernel (`SO_RCVLOWAT`) while the peer is

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// A stream whose reading is paused (its consumer is behind) when the peer hangs up completely: the bytes the

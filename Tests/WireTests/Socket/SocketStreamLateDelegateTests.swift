@@ -1,6 +1,6 @@
 import Testing
 import WireTestSupport
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// A stream whose peer sends and closes before anyone listens keeps what it read for the delegate that attaches.

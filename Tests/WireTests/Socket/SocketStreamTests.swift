@@ -1,6 +1,6 @@
 import Glibc
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     @Suite struct SocketStreamTests {

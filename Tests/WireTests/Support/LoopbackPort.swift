@@ -1,5 +1,5 @@
 import Glibc
-@testable import Wire
+import Wire
 
 /// Ports on 127.0.0.1 for peers the tests start as processes (nginx), which cannot report the port they bound.
 enum LoopbackPort {

@@ -1,4 +1,4 @@
-@testable import Wire
+import Wire
 
 /// A byte stream without a socket, whose peer is the test: what the connection writes is kept,
 /// and `receive` hands it bytes as a read would. A test can thus place a read exactly between

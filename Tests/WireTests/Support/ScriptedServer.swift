@@ -1,4 +1,4 @@
-@testable import Wire
+import Wire
 
 /// A raw HTTP/1.1 server for fault scenarios: it reads each request (head, plus a
 /// Content-Length body; the script sees the head as soon as it is complete) and answers as its

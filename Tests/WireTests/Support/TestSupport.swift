@@ -2,7 +2,7 @@ import Glibc
 import Synchronization
 import Testing
 import WireTestSupport
-@testable import Wire
+import Wire
 
 /// Tests that open sockets or threads run one at a time, so descriptor counts taken from
 /// `/proc/self/fd` before and after a test see only that test's descriptors: serialized among themselves, and

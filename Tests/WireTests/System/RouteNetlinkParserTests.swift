@@ -1,6 +1,6 @@
 import Testing
 import WireTestSupport
-@testable import Wire
+import Wire
 
 /// The routing netlink parser on hand-built, truncated, lying and random datagrams: every malformed one gives a
 /// typed error at the right offset, none traps; and on what the kernel really sends.

@@ -1,5 +1,5 @@
 import Testing
-@testable import WireTLS
+import WireTLS
 
 /// A certificate's validity times as text, from the calendar arithmetic of `HTTPFieldDate` (HTTP1/), which the
 /// server's `Date` field shares.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 /// Pinned certificates read from files whose encoding is told from their content: DER (`.cer`),
 /// PEM with one or several certificates, and files that are neither.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 /// Wire's HTTPS client against Wire's HTTPS server in one process, with certificates made by the
 /// `openssl` tool for each verification case.

@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 /// The deferred trust evaluator (OpenSSL's verdict handed over instead of enforced) and chain verification with
 /// anchors of the caller's choosing, the seams WireClient's security policy is built on.

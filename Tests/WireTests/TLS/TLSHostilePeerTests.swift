@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 /// Peers that stall mid-handshake or speak no TLS, on both sides, and curl as a client of Wire's
 /// TLS server. Every case checks that no descriptor stays open.

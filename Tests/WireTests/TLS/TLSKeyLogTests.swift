@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 /// `SSLKEYLOGFILE`: the `wire` tool as client and as server writes its TLS secrets in the NSS key log format, and
 /// `tshark` from Debian decrypts a live loopback capture of the exchange with them. The variable is read once per

@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 private let nginxPath = "/usr/sbin/nginx"
 private let hasNginx = FileManager.default.isExecutableFile(atPath: nginxPath)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 /// OpenSSL's own client (`openssl s_client`) against Wire's HTTPS server: the peer most
 /// benchmarks and operators use to check a server's sessions.

@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 extension IOSuite {
     /// A redirect from `https` to `http`: followed by default without credentials, refused when the configuration

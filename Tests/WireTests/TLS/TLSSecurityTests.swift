@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 /// Pinning, resumption, mutual TLS and hostile peers, Wire client against Wire server (or a
 /// peer that stalls or speaks no TLS).

@@ -1,6 +1,6 @@
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 extension IOSuite {
     /// A TLS server whose last handshake flight cannot be written (the peer reset right after its Finished): the

@@ -1,6 +1,6 @@
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 /// `TLSStream` on its own, over a connected pair of socket streams: handshake, data both ways,
 /// back-pressure, close_notify, and that every OpenSSL object is released afterwards.

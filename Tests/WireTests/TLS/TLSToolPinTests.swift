@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 /// `wire get --pinned-cert-dir DIR` (every certificate of a directory pinned) and `--pin-report-only` (a mismatch
 /// warns on standard error and the transfer goes on) against Wire's TLS server, with the exit codes curl would give.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import Wire
-@testable import WireTLS
+import Wire
+import WireTLS
 
 /// `wire get` over TLS against Wire's server: curl's exit codes (35, 58, 60, 90) with one line
 /// naming the cause, the switches that relax verification, pins, and `wire serve --tls-…` with curl.

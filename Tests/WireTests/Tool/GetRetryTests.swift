@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
-@testable import Wire
-@testable import WireTool
+import Wire
+import WireTool
 
 /// The request arrivals a scripted server saw, in order.
 final class Arrivals: Sendable {

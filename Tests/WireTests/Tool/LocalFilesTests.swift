@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-@testable import Wire
+import Wire
 
 extension IOSuite {
     /// The tool's blocking file calls: whole reads and writes, pipes, kinds and real paths.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Testing
 import WireClient
-@testable import WireTool
+import WireTool
 
 /// `wire reachability`'s JSON line for a path, and how its target arguments parse, without sockets.
 @Suite struct ReachabilityLineTests {

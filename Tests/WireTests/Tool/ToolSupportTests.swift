@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import WireTool
+import WireTool
 import WireClient
 
 /// The small pieces that replace Foundation in the `wire` tool, checked against Foundation itself.

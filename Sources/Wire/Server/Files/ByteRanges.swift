@@ -1,5 +1,5 @@
 /// Byte ranges of a `Range: bytes=…` field (RFC 9110 §14.1.2).
-enum ByteRanges: Equatable {
+package enum ByteRanges: Equatable {
     /// Not a bytes range we understand: serve the whole file (RFC 9110 §14.2 lets a server ignore Range).
     case ignore
     /// No range overlaps the file: 416.
@@ -8,13 +8,13 @@ enum ByteRanges: Equatable {
     case satisfiable([ClosedRange<Int>])
 
     /// At most this many ranges per request; more is a denial-of-service shape (RFC 9110 §14.2), served whole.
-    static let maxRanges = 16
+    package static let maxRanges = 16
 
     /// The ranges `field` asks of a file of `size` bytes. Several ranges that together ask for more bytes than the
     /// file holds must overlap (`bytes=0-,0-,0-…`): answered in parts they would send the file up to `maxRanges`
     /// times for one small request, so they are ignored and the file is served once, whole (RFC 9110 §14.2 lets a
     /// server ignore overlapping ranges).
-    static func parse(_ field: String, size: Int) -> ByteRanges {
+    package static func parse(_ field: String, size: Int) -> ByteRanges {
         let trimmed = field.trimmingOWS
         guard trimmed.lowercased().hasPrefix("bytes=") else { return .ignore }
         let specs = trimmed.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false)

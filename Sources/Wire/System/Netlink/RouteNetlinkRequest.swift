@@ -48,7 +48,7 @@ package enum RouteNetlinkRequest {
 
 extension [UInt8] {
     /// Appends `value`'s bytes in host order, as netlink wants them.
-    mutating func appendHost<T: FixedWidthInteger>(_ value: T) {
+    package mutating func appendHost<T: FixedWidthInteger>(_ value: T) {
         Swift.withUnsafeBytes(of: value) { append(contentsOf: $0) }
     }
 }
