@@ -6,8 +6,9 @@ import WireTestSupport
 
 extension IOSuite {
     /// `FaultServer` started in process from a parsed scenario, as the client tests start it, driven over a raw
-    /// socket: answers held back until a later request releases them, and a rule that waits for the first byte of an
-    /// upload. The server reports each of its writes, so the checks count writes, not time.
+    /// socket or by Wire's client: answers held back until a later request releases them, a rule that waits for the
+    /// first byte of an upload, and a random trickle that repeats for its seed. The server reports each of its writes,
+    /// so the checks count writes, not time.
     @Suite struct FaultServerEngineTests {
         /// The sizes of the server's writes, in order.
         final class Writes: Sendable {
@@ -86,6 +87,42 @@ extension IOSuite {
                 #expect(writes.all == [answer.utf8.count])
                 await client.close()
             }
+        }
+
+        /// The sizes of the writes of one trickled 300-byte response, under `seed`.
+        static func trickledWrites(seed: UInt64) async throws -> [Int] {
+            let scenario = """
+                {"rules": [{"actions": [
+                  {"do": "trickle", "bytes": 16, "everyMs": 0, "random": true},
+                  {"do": "response", "status": 200, "size": 300}]}]}
+                """
+            return try await Self.withServer(scenario, seed: seed) { server, writes, _ in
+                let client = try HTTPClient(configuration: HTTPClientConfiguration())
+                do {
+                    let response = try await client.execute(
+                        HTTPClientRequest(url: "http://127.0.0.1:\(server.address.port!)/"))
+                    #expect(try await response.body.collect(upTo: 1000).readableBytes == 300)
+                } catch {
+                    await client.shutdown()
+                    throw error
+                }
+                await client.shutdown()
+                return writes.all
+            }
+        }
+
+        @Test func aRandomTrickleRepeatsForItsSeed() async throws {
+            let first = try await Self.trickledWrites(seed: 42)
+            let again = try await Self.trickledWrites(seed: 42)
+            let other = try await Self.trickledWrites(seed: 43)
+            #expect(first == again)
+            #expect(first != other)
+            // Every piece is 1...16 bytes and together they are the whole response.
+            for sizes in [first, other] {
+                #expect(sizes.allSatisfy { (1...16).contains($0) })
+                #expect(sizes.reduce(0, +) == "HTTP/1.1 200 OK\r\nContent-Length: 300\r\n\r\n".utf8.count + 300)
+            }
+            #expect(first.count > 300 / 16)
         }
     }
 }
