@@ -29,7 +29,8 @@ extension FaultScenario {
         let request = try object.integer("request", in: 0...Int.max)
         let whenText = try object.string("when") ?? "request"
         guard let when = FaultRule.Trigger(rawValue: whenText) else {
-            throw FaultScenarioError(.invalidValue, rule: index, field: "when", "is accept, head or request, not \(whenText)")
+            throw FaultScenarioError(
+                .invalidValue, rule: index, field: "when", "is accept, head, body or request, not \(whenText)")
         }
         guard let actionTrees = try object.array("actions") else {
             throw FaultScenarioError(.missingField, rule: index, field: "actions", "a rule needs its actions")
@@ -120,6 +121,10 @@ extension FaultScenario {
             result = .stopReading
         case "hang":
             result = .hang
+        case "hold":
+            result = .hold
+        case "release":
+            result = .release
         case "cutHandshake":
             let text = try object.string("then") ?? "stall"
             guard let cut = HandshakeCut(rawValue: text) else {
@@ -150,7 +155,9 @@ extension FaultScenario {
         case 302: "Found"
         case 304: "Not Modified"
         case 400: "Bad Request"
+        case 401: "Unauthorized"
         case 404: "Not Found"
+        case 413: "Content Too Large"
         case 500: "Internal Server Error"
         case 503: "Service Unavailable"
         default: "Status"

@@ -31,6 +31,9 @@ package struct FaultRule: Sendable, Equatable {
         case accept
         /// As soon as the request head is in, while its body may still be coming (a server that stops reading).
         case head
+        /// As soon as the head and the first byte of its `Content-Length` body are in (at once for a request without
+        /// a body): a server that answers an upload it has seen start, the client still sending.
+        case body
         /// Once the whole request (head and `Content-Length` body) is in: the default.
         case request
     }
@@ -102,6 +105,12 @@ package enum FaultAction: Sendable, Equatable {
     case stopReading
     /// Does nothing more on this connection, ever: no further request is answered.
     case hang
+    /// From here on, this rule's writes are held back on the connection, unsent, and the next request is read: a
+    /// server that answers only once later requests are in (a pipelining client's test). `release` sends them.
+    case hold
+    /// Sends everything held back on the connection, in one write (through the trickle and the cut, when set), and
+    /// ends this rule's hold.
+    case release
     /// Reads the TLS ClientHello (one whole record) and then stalls or closes: the handshake stops halfway.
     case cutHandshake(HandshakeCut)
 }

@@ -4,18 +4,29 @@ import Wire
 /// in process. It reads each request's head and `Content-Length` body loosely (it is the peer under test's opponent,
 /// not a parser under test) and answers with its rule's actions. One loop; every connection and timer lives on it.
 package struct FaultServer: Sendable {
+    /// Chooses the rule for one request in code, as a test in process does: the connection's and the request's
+    /// numbers (from 0) and the request head as text (up to its blank line). Nil leaves the request to the scenario's
+    /// rules. Called on the server's loop as soon as the head is in, before its body.
+    package typealias Script = @Sendable (_ connection: Int, _ request: Int, _ head: String) -> FaultRule?
+    /// Told of each write the server makes, in order (a trickled piece is one write): the connection's number and the
+    /// byte count. Called on the server's loop.
+    package typealias WriteObserver = @Sendable (_ connection: Int, _ bytes: Int) -> Void
+
     private let core: LoopBound<Core>
     /// Where it listens.
     package let address: SocketAddress
 
     /// Listens on `address` (port 0 picks one) and plays `scenario`; `security` wraps each connection (HTTPS).
+    /// `script` picks rules in code before the scenario's are tried; `onWrite` sees every write.
     package static func start(
         _ scenario: FaultScenario, on loop: EventLoop, address: SocketAddress,
-        security: (any ServerTransportSecurity)? = nil
+        security: (any ServerTransportSecurity)? = nil, script: Script? = nil, onWrite: WriteObserver? = nil
     ) async throws -> FaultServer {
         try security?.prepare()
+        let hooks = FaultHooks(script: script, onWrite: onWrite)
         let core = try await loop.submit { () throws -> LoopBound<Core> in
-            LoopBound(try Core(loop: loop, address: address, scenario: scenario, security: security), loop: loop)
+            LoopBound(
+                try Core(loop: loop, address: address, scenario: scenario, security: security, hooks: hooks), loop: loop)
         }
         let bound = try await loop.submit { core.value.listener.localAddress }
         return FaultServer(core: core, address: bound)
@@ -25,6 +36,31 @@ package struct FaultServer: Sendable {
     package func connectionCount() async throws -> Int {
         let core = self.core
         return try await core.loop.submit { core.value.accepted }
+    }
+
+    /// The writes held back (`hold`) on the open connections, not yet released.
+    package func heldCount() async throws -> Int {
+        let core = self.core
+        return try await core.loop.submit { core.value.connections.values.reduce(0) { $0 + $1.heldCount } }
+    }
+
+    /// Sends what every open connection holds back, each connection's in one write, as a `release` would.
+    package func releaseHeld() async throws {
+        let core = self.core
+        try await core.loop.submit { for connection in core.value.connections.values { connection.releaseHeld() } }
+    }
+
+    /// The most requests the server took from one read of a connection, over every connection so far: above 1, the
+    /// client pipelined.
+    package func maxRequestsPerRead() async throws -> Int {
+        let core = self.core
+        return try await core.loop.submit { core.value.tally.maxRequestsPerRead }
+    }
+
+    /// Closes every connection accepted so far and keeps listening, as a server's idle timeout does.
+    package func closeConnections() async throws {
+        let core = self.core
+        try await core.loop.submit { for connection in core.value.connections.values { connection.closeNow() } }
     }
 
     /// Stops listening and closes every connection.
@@ -37,14 +73,20 @@ package struct FaultServer: Sendable {
         let loop: EventLoop
         let scenario: FaultScenario
         let security: (any ServerTransportSecurity)?
+        let hooks: FaultHooks
+        let tally = FaultTally()
         var listener: SocketListener!
         var connections: [ObjectIdentifier: FaultConnection] = [:]
         var accepted = 0
 
-        init(loop: EventLoop, address: SocketAddress, scenario: FaultScenario, security: (any ServerTransportSecurity)?) throws {
+        init(
+            loop: EventLoop, address: SocketAddress, scenario: FaultScenario, security: (any ServerTransportSecurity)?,
+            hooks: FaultHooks
+        ) throws {
             self.loop = loop
             self.scenario = scenario
             self.security = security
+            self.hooks = hooks
             listener = try SocketListener(bindingTo: address, on: loop, onAccept: { [unowned self] socket in accept(socket) })
         }
 
@@ -52,7 +94,8 @@ package struct FaultServer: Sendable {
             guard let stream = try? SocketStream(socket: socket, on: loop) else { return }
             let index = accepted
             accepted += 1
-            let connection = FaultConnection(index: index, socket: stream, scenario: scenario) { [weak self] closed in
+            let connection = FaultConnection(index: index, socket: stream, scenario: scenario, hooks: hooks, tally: tally) {
+                [weak self] closed in
                 self?.connections.removeValue(forKey: ObjectIdentifier(closed))
             }
             connections[ObjectIdentifier(connection)] = connection
@@ -67,6 +110,17 @@ package struct FaultServer: Sendable {
     }
 }
 
+/// What an in-process user adds to a scenario (`FaultServer.start`).
+struct FaultHooks {
+    let script: FaultServer.Script?
+    let onWrite: FaultServer.WriteObserver?
+}
+
+/// Figures kept over every connection, closed ones included.
+final class FaultTally {
+    var maxRequestsPerRead = 0
+}
+
 /// One accepted connection: reads requests, finds their rules and plays their actions.
 final class FaultConnection: ByteStreamDelegate {
     let index: Int
@@ -75,14 +129,22 @@ final class FaultConnection: ByteStreamDelegate {
     /// What requests are read from and responses written to: `socket`, or TLS over it.
     private var stream: any ByteStream
     private let scenario: FaultScenario
+    private let hooks: FaultHooks
+    private let tally: FaultTally
     private let onClose: (FaultConnection) -> Void
     private var random: FaultRandom
     private var pending: [UInt8] = []
     private var requests = 0
+    /// Requests taken in the current pass over what was read.
+    private var requestsThisPass = 0
+    /// Writes held back by `hold`, in order, until a release.
+    private var held: [[UInt8]] = []
     /// Body bytes of the current request still to come (and be dropped).
     private var bodyRemaining = 0
     /// A rule waiting for its request's body before it runs.
     private var waitingRule: FaultRule?
+    /// A rule waiting for the first byte of its request's body (`"when": "body"`).
+    private var bodyStartRule: FaultRule?
     private var runner: FaultRunner?
     private var advancing = false
     /// Nothing more is answered: the server side ended, or a rule hung the connection.
@@ -91,11 +153,16 @@ final class FaultConnection: ByteStreamDelegate {
     /// Waiting for a whole ClientHello before cutting the handshake this way.
     private var handshakeCut: HandshakeCut?
 
-    init(index: Int, socket: SocketStream, scenario: FaultScenario, onClose: @escaping (FaultConnection) -> Void) {
+    init(
+        index: Int, socket: SocketStream, scenario: FaultScenario, hooks: FaultHooks, tally: FaultTally,
+        onClose: @escaping (FaultConnection) -> Void
+    ) {
         self.index = index
         self.socket = socket
         self.stream = socket
         self.scenario = scenario
+        self.hooks = hooks
+        self.tally = tally
         self.onClose = onClose
         // One generator per connection, so one connection's draws do not depend on how others interleave.
         random = FaultRandom(seed: scenario.seed &+ UInt64(index) &* 0xD1B5_4A32_D192_ED03)
@@ -150,7 +217,12 @@ final class FaultConnection: ByteStreamDelegate {
         guard !advancing else { return }
         advancing = true
         defer { advancing = false }
+        requestsThisPass = 0
         while !isClosed {
+            if let rule = bodyStartRule, !pending.isEmpty {
+                bodyStartRule = nil
+                run(rule)
+            }
             if bodyRemaining > 0 {
                 let dropped = min(bodyRemaining, pending.count)
                 pending.removeFirst(dropped)
@@ -178,15 +250,25 @@ final class FaultConnection: ByteStreamDelegate {
                 if name == "content-length", let number = Int(value), number >= 0 { length = number }
                 if name == "expect" && value.lowercased() == "100-continue" { expectsContinue = true }
             }
-            let rule = scenario.rule(connection: index, request: requests, target: target) ?? Self.noRule
+            let rule =
+                hooks.script?(index, requests, head) ?? scenario.rule(connection: index, request: requests, target: target)
+                ?? Self.noRule
             requests += 1
+            requestsThisPass += 1
+            tally.maxRequestsPerRead = max(tally.maxRequestsPerRead, requestsThisPass)
             bodyRemaining = length
-            if rule.when == .head {
+            guard rule.when == .body || rule.when == .request else {
+                run(rule)
+                continue
+            }
+            // The client waits for leave to send its body; the rule runs once the body starts, or is in.
+            if expectsContinue && length > 0 { write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)[...]) }
+            if rule.when == .request {
+                waitingRule = rule
+            } else if length == 0 {
                 run(rule)
             } else {
-                // The client waits for leave to send its body; the rule runs once the body is in.
-                if expectsContinue && length > 0 { stream.write([ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\n")]) }
-                waitingRule = rule
+                bodyStartRule = rule
             }
         }
     }
@@ -223,8 +305,26 @@ final class FaultConnection: ByteStreamDelegate {
 
     fileprivate func write(_ bytes: ArraySlice<UInt8>) {
         guard !isClosed, !bytes.isEmpty else { return }
+        hooks.onWrite?(index, bytes.count)
         stream.write([ByteBuffer(bytes: bytes)])
     }
+
+    fileprivate func hold(_ bytes: [UInt8]) { held.append(bytes) }
+
+    /// Everything held back, as one piece; nothing is held after.
+    fileprivate func takeHeld() -> [UInt8] {
+        let bytes = Array(held.joined())
+        held.removeAll()
+        return bytes
+    }
+
+    var heldCount: Int { held.count }
+
+    /// Sends what is held back now, outside any rule (no trickle, no cut).
+    func releaseHeld() { write(takeHeld()[...]) }
+
+    /// Closes the connection now, as a server's idle timeout would.
+    func closeNow() { stream.close(error: nil) }
 
     fileprivate func nextRandom(upTo bound: Int) -> Int { Int(random.next() % UInt64(bound)) + 1 }
 
@@ -275,6 +375,8 @@ private final class FaultRunner {
     /// Bytes this rule has written so far (the cut's offsets count from its first).
     private var sent = 0
     private var endlessCount = 0
+    /// Writes go to the connection's held-back bytes instead of out.
+    private var holding = false
 
     init(actions: [FaultAction], connection: FaultConnection) {
         self.actions = actions
@@ -291,11 +393,16 @@ private final class FaultRunner {
                 connection.schedule(afterMilliseconds: milliseconds) { [self] in step() }
                 return
             case .write(let bytes):
-                if let trickle {
-                    writePieces(bytes[...], trickle: trickle)
-                    return
+                if holding {
+                    connection.hold(bytes)
+                    continue
                 }
-                guard emit(bytes[...]) else { return }
+                guard send(bytes) else { return }
+            case .hold:
+                holding = true
+            case .release:
+                holding = false
+                guard send(connection.takeHeld()) else { return }
             case .trickle(let bytes, let every, let random):
                 trickle = (bytes, every, random)
             case .cutAt(let offset, let ending):
@@ -321,6 +428,16 @@ private final class FaultRunner {
             }
         }
         connection.runnerFinished()
+    }
+
+    /// Writes through the trickle and the cut; false when the steps go on later (a trickle's pieces) or the cut ended
+    /// the connection.
+    private func send(_ bytes: [UInt8]) -> Bool {
+        if let trickle {
+            writePieces(bytes[...], trickle: trickle)
+            return false
+        }
+        return emit(bytes[...])
     }
 
     /// Writes through the cut; false once the cut ended the connection.

@@ -1,16 +1,18 @@
 import Wire
+import WireFaults
 
-/// A raw HTTP/1.1 server for fault scenarios: it reads each request (head, plus a
-/// Content-Length body; the script sees the head as soon as it is complete) and answers as its
-/// script says: a reply, a reply then close, close without a word, reset, or silence. It runs on
-/// a Wire loop, on loopback or a Unix socket.
+/// The client tests' fault server, written as a script in Swift: each request's answer is chosen in code from its
+/// connection, its number and its head, and played by `FaultServer`, the engine of `wire serve --faults`, so the
+/// tests and the tool are one implementation. Runs on a Wire loop, on loopback or a Unix socket.
 struct ScriptedServer: Sendable {
-    /// What to do with one request.
+    /// What to do with one request: each is a rule of fault actions (`rule(for:head:)`).
     enum Reply: Sendable {
         case respond(String)
         case respondAndClose(String)
+        /// Ends the server's side without a word.
         case close
         case reset
+        /// Answers nothing; the next request is still read.
         case silence
         /// Hold this response back (a pipelining test: the client must send more first).
         case queue(String)
@@ -28,172 +30,63 @@ struct ScriptedServer: Sendable {
     /// the request head as text.
     typealias Script = @Sendable (_ connection: Int, _ request: Int, _ head: String) -> Reply
 
-    private let core: LoopBound<Core>
-    let address: SocketAddress
+    private let server: FaultServer
+    var address: SocketAddress { server.address }
 
     static func start(
         on loop: EventLoop, address: SocketAddress = try! SocketAddress(ipAddress: "127.0.0.1", port: 0),
         script: @escaping Script
     ) async throws -> ScriptedServer {
-        let core = try await loop.submit { () throws -> LoopBound<Core> in
-            LoopBound(try Core(loop: loop, address: address, script: script), loop: loop)
+        let server = try await FaultServer.start(FaultScenario(rules: []), on: loop, address: address) {
+            connection, request, head in
+            rule(for: script(connection, request, head), head: head)
         }
-        let bound = try await loop.submit { core.value.listener.localAddress }
-        return ScriptedServer(core: core, address: bound)
+        return ScriptedServer(server: server)
+    }
+
+    /// The fault rule a reply is played as.
+    static func rule(for reply: Reply, head: String) -> FaultRule {
+        var when = FaultRule.Trigger.request
+        let actions: [FaultAction]
+        switch reply {
+        case .respond(let text): actions = [.write(Array(text.utf8))]
+        case .respondAndClose(let text): actions = [.write(Array(text.utf8)), .close(.fin)]
+        case .close: actions = [.close(.fin)]
+        case .reset: actions = [.close(.rst)]
+        case .silence: actions = []
+        case .queue(let text): actions = [.hold, .write(Array(text.utf8))]
+        case .flush(let text): actions = [.hold, .write(Array(text.utf8)), .release]
+        case .flushAndClose: actions = [.release, .close(.fin)]
+        case .respondBeforeBody(let text):
+            when = .body
+            actions = [.write(Array(text.utf8)), .stopReading]
+        }
+        // A head asking `Expect: 100-continue` is answered before its body, as a server that refuses it would: the
+        // client then must not send the body at all.
+        if head.lowercased().contains("\r\nexpect: 100-continue") { when = .head }
+        return FaultRule(when: when, actions: actions)
     }
 
     /// Connections accepted so far.
-    func connectionCount() async throws -> Int {
-        let core = self.core
-        return try await core.loop.submit { core.value.accepted }
-    }
+    func connectionCount() async throws -> Int { try await server.connectionCount() }
 
     /// Sends every held-back response on every connection.
-    func flushQueued() async throws {
-        let core = self.core
-        try await core.loop.submit { for connection in core.value.connections { connection.flush(then: nil) } }
-    }
+    func flushQueued() async throws { try await server.releaseHeld() }
 
     /// The responses held back now, over every connection: a test flushes once its requests have arrived.
-    func queuedCount() async throws -> Int {
-        let core = self.core
-        return try await core.loop.submit { core.value.connections.reduce(0) { $0 + $1.queued.count } }
-    }
+    func queuedCount() async throws -> Int { try await server.heldCount() }
 
     /// The most requests one connection found in a single read: above 1, the client pipelined.
-    func maxRequestsPerRead() async throws -> Int {
-        let core = self.core
-        return try await core.loop.submit { core.value.connections.map(\.maxRequestsPerRead).max() ?? 0 }
-    }
+    func maxRequestsPerRead() async throws -> Int { try await server.maxRequestsPerRead() }
 
     /// Closes every connection accepted so far and keeps listening: a server's idle timeout.
-    func closeConnections() async throws {
-        let core = self.core
-        try await core.loop.submit {
-            for connection in core.value.connections { connection.stream.close(error: nil) }
-        }
-    }
+    func closeConnections() async throws { try await server.closeConnections() }
 
     /// Stops listening and closes every connection.
-    func close() async throws {
-        let core = self.core
-        try await core.loop.submit { core.value.close() }
-    }
+    func close() async throws { try await server.close() }
 
     /// A response with a Content-Length body.
     static func ok(_ body: String = "ok", extraHeaders: String = "") -> String {
         "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\(extraHeaders)\r\n\(body)"
-    }
-
-    final class Core {
-        let listener: SocketListener
-        var connections: [Connection] = []
-        var accepted = 0
-
-        init(loop: EventLoop, address: SocketAddress, script: @escaping Script) throws {
-            var accept: ((Socket) -> Void)?
-            listener = try SocketListener(bindingTo: address, on: loop, onAccept: { socket in accept?(socket) })
-            accept = { [unowned self] socket in
-                guard let stream = try? SocketStream(socket: socket, on: loop) else { return }
-                let connection = Connection(index: accepted, stream: stream, script: script)
-                accepted += 1
-                connections.append(connection)
-            }
-        }
-
-        func close() {
-            listener.close()
-            for connection in connections { connection.stream.close(error: nil) }
-            connections.removeAll()
-        }
-    }
-
-    final class Connection: ByteStreamDelegate {
-        let index: Int
-        let stream: SocketStream
-        let script: Script
-        var pending: [UInt8] = []
-        var requests = 0
-        var queued: [String] = []
-        var maxRequestsPerRead = 0
-        /// The script's answer to the head being read, kept while its body comes in.
-        var reply: Reply?
-
-        init(index: Int, stream: SocketStream, script: @escaping Script) {
-            self.index = index
-            self.stream = stream
-            self.script = script
-            stream.delegate = self
-        }
-
-        func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
-            pending += buffer.readableBytesArray
-            buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
-            var requestsInThisRead = 0
-            while let end = headEnd() {
-                let head = String(decoding: pending[..<end], as: UTF8.self)
-                let length =
-                    head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
-                    .flatMap { Int($0.split(separator: ":")[1].filter { $0 != " " && $0 != "\t" }) } ?? 0
-                // A head asking `Expect: 100-continue` is answered before its body, as a server
-                // that refuses it would: the client then must not send the body at all.
-                let expectsContinue = head.lowercased().contains("\r\nexpect: 100-continue")
-                let reply = self.reply ?? script(index, requests, head)
-                self.reply = reply
-                if expectsContinue {
-                    pending.removeFirst(end + 4)
-                } else if case .respondBeforeBody = reply {
-                    guard length == 0 || pending.count > end + 4 else { return }
-                    pending.removeAll()
-                } else {
-                    guard pending.count >= end + 4 + length else { return }
-                    pending.removeFirst(end + 4 + length)
-                }
-                self.reply = nil
-                requests += 1
-                requestsInThisRead += 1
-                maxRequestsPerRead = max(maxRequestsPerRead, requestsInThisRead)
-                switch reply {
-                case .respond(let text): self.stream.write([ByteBuffer(string: text)])
-                case .respondAndClose(let text):
-                    self.stream.write([ByteBuffer(string: text)])
-                    self.stream.shutdownWrite()
-                case .close: self.stream.close(error: nil); return
-                case .reset:
-                    try? self.stream.socketForTesting.setOption(.linger(seconds: 0))
-                    self.stream.close(error: nil)
-                    return
-                case .silence: return
-                case .queue(let text): queued.append(text)
-                case .flush(let text): flush(then: text)
-                case .flushAndClose:
-                    flush(then: nil)
-                    self.stream.shutdownWrite()
-                case .respondBeforeBody(let text):
-                    self.stream.write([ByteBuffer(string: text)])
-                    self.stream.setReadingEnabled(false)
-                    return
-                }
-            }
-        }
-
-        func flush(then text: String?) {
-            let all = queued.joined() + (text ?? "")
-            queued.removeAll()
-            if !all.isEmpty { stream.write([ByteBuffer(string: all)]) }
-        }
-
-        private func headEnd() -> Int? {
-            guard pending.count >= 4 else { return nil }
-            for index in 0...(pending.count - 4)
-            where pending[index] == 13 && pending[index + 1] == 10 && pending[index + 2] == 13 && pending[index + 3] == 10 {
-                return index
-            }
-            return nil
-        }
-
-        func streamDidReachEnd(_ stream: any ByteStream) { self.stream.close(error: nil) }
-        func streamDidDrainWrites(_ stream: any ByteStream) {}
-        func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {}
     }
 }
