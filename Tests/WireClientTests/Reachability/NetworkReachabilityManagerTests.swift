@@ -91,9 +91,10 @@ struct NetworkReachabilityManagerTests {
         manager.callbackQueue = queue
         let seen = Guarded<[String]>([])
         let changes = NetworkReachabilityManager.didChange.stream()
-        manager.setReachabilityStatusChangeBlock { status in
+        // Weak, as an application's block must capture it: the manager keeps its block.
+        manager.setReachabilityStatusChangeBlock { [weak manager] status in
             // The manager's own API from inside the block: would deadlock under its lock.
-            let current = manager.networkReachabilityStatus
+            let current = manager.map { "\($0.networkReachabilityStatus)" } ?? "released"
             let onQueue = DispatchQueue.getSpecific(key: key) == true
             seen.withLock { $0.append("\(status)|\(current)|\(onQueue)") }
         }

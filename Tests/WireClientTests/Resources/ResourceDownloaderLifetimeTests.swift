@@ -7,7 +7,7 @@ import WireClient
 
 /// The downloader's and the slot's edges: what releasing a downloader does to its downloads, and URLs that can never
 /// be downloaded.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct ResourceDownloaderLifetimeTests {
     /// A weak reference readable from any thread.
     final class WeakDownloader: Sendable {
@@ -15,6 +15,43 @@ struct ResourceDownloaderLifetimeTests {
         private struct Reference { weak var downloader: ResourceDownloader<Data>? }
         init(_ downloader: ResourceDownloader<Data>) { reference.withLock { $0.downloader = downloader } }
         var isGone: Bool { reference.withLock { $0.downloader == nil } }
+    }
+
+    /// A weak reference to a session, readable from any thread.
+    final class WeakSession: Sendable {
+        private let reference = Lock<Reference>(Reference())
+        private struct Reference { weak var manager: SessionManager? }
+        init(_ manager: SessionManager) { reference.withLock { $0.manager = manager } }
+        var isGone: Bool { reference.withLock { $0.manager == nil } }
+    }
+
+    @Test func releasingADownloaderFreesTheSessionItMadeAndLeavesOneItWasGiven() async throws {
+        let held = HeldResponses()
+        try await LoopbackServer.with(held.handler) { server in
+            var made: ResourceDownloader<Data>? = ResourceDownloader<Data>(cache: nil)
+            let madeSession = WeakSession(try #require(made?.sessionManager.session))
+            let log = Recorder<Outcome>()
+            _ = try #require(made?.download(server.url("/hold/running"), into: log))
+            #expect(await eventually(within: .seconds(10)) { server.requests.count == 1 })
+            // Released with its download on the network: the session it made goes with it (LeakSanitizer's check).
+            made = nil
+            #expect(await eventually(within: .seconds(10)) { madeSession.isGone })
+            held.openAll()
+
+            let given = try HTTPSessionManager()
+            given.responseSerializer = HTTPResponseSerializer()
+            var borrower: ResourceDownloader<Data>? = ResourceDownloader<Data>(sessionManager: given, cache: nil)
+            #expect(borrower?.sessionManager === given)
+            borrower = nil
+            // A manager it was given still runs tasks, for its owner to invalidate.
+            let status = await withCheckedContinuation { (done: CheckedContinuation<Int?, Never>) in
+                given.session.dataTask(with: ClientRequest(url: server.url("/after"))) { response, _, _ in
+                    done.resume(returning: response?.statusCode)
+                }.resume()
+            }
+            #expect(status == 200)
+            given.session.invalidateSession(cancelingTasks: true)
+        }
     }
 
     @Test func releasingADownloaderWithDownloadsInFlightFreesItAndCancelsThem() async throws {
