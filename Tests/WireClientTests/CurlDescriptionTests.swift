@@ -6,7 +6,7 @@ import WireClient
 
 /// Issue 13 item 7: `ClientRequest.curlDescription` is a command that runs in a shell and gives curl exactly the
 /// intended arguments.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO) struct CurlDescriptionTests {
+@Suite(.sharedIO(minutes: 1)) struct CurlDescriptionTests {
     /// One request, the arguments curl must receive (after `curl`), and the bytes on its standard input.
     struct Case: Sendable, CustomStringConvertible {
         var name: String

@@ -6,7 +6,7 @@ import WireClient
 
 /// Issue 13 item 7 with the real curl: the command from `curlDescription` delivers to a loopback server the same
 /// request line, header fields and body as Wire's client sends for the same `ClientRequest`.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO) struct CurlRealRunTests {
+@Suite(.sharedIO(minutes: 1)) struct CurlRealRunTests {
     /// A raw-socket recorder on 127.0.0.1 port 0: writes each request's exact bytes (head and Content-Length body)
     /// to `<folder>/<n>`, answers 200 with an empty body, closes; it exits when its standard input closes.
     static let recorder = #"""

@@ -10,7 +10,7 @@ import WireEcosystem
 import WireTestSupport
 
 /// The client's spans, metrics and logs, fed by its event listener, read back from the libraries' test backends.
-@Suite(.exclusiveIO, .timeLimit(.minutes(1)))
+@Suite(.exclusiveIO(minutes: 1))
 struct ClientInstrumentationTests {
     /// A server on loopback and a client whose listener feeds `client`.
     struct Pair {

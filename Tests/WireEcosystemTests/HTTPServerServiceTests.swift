@@ -6,7 +6,7 @@ import WireEcosystem
 import WireTestSupport
 
 /// `HTTPServerService` under ServiceLifecycle's graceful shutdown, triggered as a `ServiceGroup` would on SIGTERM.
-@Suite(.exclusiveIO, .timeLimit(.minutes(1)))
+@Suite(.exclusiveIO(minutes: 1))
 struct HTTPServerServiceTests {
     /// Holds handlers until opened.
     actor Gate {

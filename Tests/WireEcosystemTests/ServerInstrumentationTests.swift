@@ -11,7 +11,7 @@ import WireTestSupport
 
 /// The server's spans, metrics and logs, read back from the libraries' own test backends (no global bootstrap: each
 /// test gives its instrumentation its own tracer, metrics factory and logger).
-@Suite(.exclusiveIO, .timeLimit(.minutes(1)))
+@Suite(.exclusiveIO(minutes: 1))
 struct ServerInstrumentationTests {
     /// A server with `instrumentation`, a client, and a way to stop both.
     struct Running {

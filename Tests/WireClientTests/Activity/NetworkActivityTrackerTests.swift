@@ -6,7 +6,7 @@ import WireClient
 import WireTestSupport
 
 /// The network activity tracker's timers on a clock the test moves, then real tasks of a manager on loopback.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.sharedIO(minutes: 1))
 struct NetworkActivityTrackerTests {
     /// A clock whose sleepers wake only when the test advances it.
     final class SteppedClock: Clock, Sendable {

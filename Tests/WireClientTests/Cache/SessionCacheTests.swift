@@ -5,7 +5,7 @@ import Wire
 import WireClient
 
 /// Data tasks with a `URLCache` against a loopback server that counts what reaches it.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionCacheTests {
     /// Each path answers with one caching header set; `/validated` honours `If-None-Match` with a 304.
     static let handler: @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void = { request, writer in

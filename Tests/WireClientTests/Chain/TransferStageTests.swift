@@ -6,7 +6,7 @@ import WireClient
 
 /// The caller's stages in the transfer chain: application stages once per task around the whole transfer, network
 /// stages around every exchange, short-circuits, and failures.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct TransferStageTests {
     /// `/r` redirects to `/echo` and sets a cookie; `/echo` answers with the request's `Cookie` and `X-Stage`.
     static func handler(_ request: LoopbackServer.Recorded, _ writer: HTTPResponseWriter) async throws {

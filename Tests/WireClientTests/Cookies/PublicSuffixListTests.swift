@@ -6,9 +6,9 @@ import WireClient
 import WireTestSupport
 
 /// The Public Suffix List behind a cookie's `Domain` attribute: the system's copy (Debian's `publicsuffix`), a list
-/// named in the configuration, wildcard and exception rules, and what happens without a list. `.exclusiveIO`: some
-/// tests read and write files, which WireTests' descriptor counts would see.
-@Suite(.exclusiveIO) struct PublicSuffixListTests {
+/// named in the configuration, wildcard and exception rules, and what happens without a list. `.sharedIO`: some
+/// tests read and write files, so they stay out of the way of the tests that compare descriptors.
+@Suite(.sharedIO) struct PublicSuffixListTests {
     static let now = Date(timeIntervalSince1970: 1_700_000_000)
 
     static func parse(_ field: String, _ url: String, _ list: PublicSuffixList = .system) -> Cookie? {

@@ -6,7 +6,7 @@ import WireClient
 
 /// Cookies through a `SessionManager` against Python's http.server: every attribute, every redirect hop,
 /// the caller's own `Cookie`, the per-request and per-session opt-outs, and curl's cookie file.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionCookieTests {
     static func manager(_ storage: CookieStorage?, configure: (inout SessionConfiguration) -> Void = { _ in }) -> SessionManager {
         var configuration = SessionConfiguration.default

@@ -5,7 +5,7 @@ import WireTestSupport
 
 /// A real nginx with `gzip on` compresses a text file on the fly (chunked, no Content-Length): a data task and a
 /// download task return the original bytes.
-@Suite(.exclusiveIO, .timeLimit(.minutes(1)), .enabled(if: TestNginx.isInstalled, "nginx is not installed"))
+@Suite(.sharedIO(minutes: 1), .enabled(if: TestNginx.isInstalled, "nginx is not installed"))
 struct NginxContentDecodingTests {
     @Test func dataAndDownloadTasksDecodeNginxGzip() async throws {
         let text = Compression.sampleText(bytes: 400_000)

@@ -6,7 +6,7 @@ import WireTestSupport
 
 /// Sessions offer gzip and deflate, decode data and download bodies as they stream, count wire bytes for progress,
 /// and fail a corrupt, truncated or exploding body with `.cannotDecodeContentData`.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionContentDecodingTests {
     /// The encoded bodies a test server sends, made once.
     struct Bodies: Sendable {

@@ -4,9 +4,9 @@ import WireClient
 import WireTestSupport
 
 /// The manager against a real nginx: the baseline the range, compression and caching suites build on.
-@Suite(.exclusiveIO, .enabled(if: TestNginx.isInstalled, "nginx is not installed"))
+@Suite(.sharedIO(minutes: 1), .enabled(if: TestNginx.isInstalled, "nginx is not installed"))
 struct HTTPSessionManagerNginxTests {
-    @Test(.timeLimit(.minutes(1))) func getsAStaticFileWithItsLength() async throws {
+    @Test func getsAStaticFileWithItsLength() async throws {
         let body = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let nginx = try TestNginx(files: ["blob.bin": body])
         defer { nginx.stop() }

@@ -131,7 +131,7 @@ import WireTestSupport
 extension HTTPSessionManagerTests {
     /// The verbs against a real server: each sends at once (the task is resumed), the async forms return value,
     /// response and data.
-    @Suite(.timeLimit(.minutes(1)), .exclusiveIO) struct Loopback {
+    @Suite(.sharedIO(minutes: 1)) struct Loopback {
         @Test func everyVerbSendsItsMethodTargetAndBody() async throws {
             try await LoopbackServer.with({ _, writer in
                 try await writer.reply(200, #"{"ok":true}"#, headers: ["Content-Type": "application/json"])

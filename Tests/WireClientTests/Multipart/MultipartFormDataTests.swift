@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import Wire
 import WireClient
+import WireTestSupport
 
 /// The body a `MultipartFormData` produces, without sockets: AF's exact layout, lengths, quoting, the MIME table,
 /// file checks, throttling, replay and length honesty.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.sharedIO(minutes: 1))
 struct MultipartFormDataTests {
     @Test func smallFormHasAFsExactLayout() async throws {
         let form = MultipartFormData(boundary: "B")
@@ -246,7 +247,7 @@ struct MultipartFormDataTests {
 }
 
 /// `multipartFormRequest` and `writeMultipartBody(of:toFile:)`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.sharedIO(minutes: 1))
 struct MultipartRequestSerializerTests {
     @Test func parametersBecomeUnescapedPartsBeforeTheBlocksParts() async throws {
         let serializer = HTTPRequestSerializer()

@@ -7,7 +7,7 @@ import WireTestSupport
 
 /// A 1 GiB file part sent with flat memory: the kernel sends the file from the page cache (`sendfile(2)`) as the
 /// socket takes it, so the process's peak resident size grows by far less than the file.
-@Suite(.timeLimit(.minutes(3)), .exclusiveIO)
+@Suite(.exclusiveIO(minutes: 3))
 struct MultipartLargeUploadTests {
     static let size = 1 << 30
 

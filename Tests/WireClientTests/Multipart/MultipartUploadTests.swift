@@ -6,7 +6,7 @@ import WireTestSupport
 
 /// Multipart bodies on the wire: what Python's standard library parses out of them, against what curl -F sends;
 /// length honesty on a live connection; replay on 307; the spill to a file; the empty form.
-@Suite(.timeLimit(.minutes(2)), .exclusiveIO)
+@Suite(.sharedIO)
 struct MultipartUploadTests {
     /// A text field, a binary file, in-memory file data and a stream part, sent by Wire and by curl to one receiver.
     @Test func pythonParsesWhatWireSendsAsItParsesCurlsForm() async throws {
@@ -181,7 +181,8 @@ struct MultipartUploadTests {
         }
     }
 
-    @Test(arguments: [Int64(1), MultipartFormData.encodingMemoryThreshold])
+    // Exclusive: it compares the shared spill folder before and after, where other multipart tests spill too.
+    @Test(.exclusiveIO, arguments: [Int64(1), MultipartFormData.encodingMemoryThreshold])
     func theThresholdSendsThroughATemporaryFileOrFromMemory(threshold: Int64) async throws {
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         let spillFolder = (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/WireClient"

@@ -97,7 +97,7 @@ import WireTestSupport
 
 /// The fallback when netlink is unavailable: the manager polls procfs and sysfs (here fixture trees) every
 /// interval of the injected clock and reports the change it finds.
-@Suite(.exclusiveIO, .timeLimit(.minutes(1)))
+@Suite(.exclusiveIO(minutes: 1))
 struct PollingFallbackTests {
     @Test func pollingFollowsTheFiles() async throws {
         let root = try InterfaceClassifierTests.makeTree([

@@ -8,7 +8,7 @@ import WireClient
 /// The auto-purging image cache: the purge arithmetic, LRU order with reads counting, request keys, the oversize
 /// refusal, image costs, and memory pressure through an injected source (plus the Linux source's parsing and its
 /// start/stop on this machine).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.sharedIO(minutes: 1))
 struct AutoPurgingCacheTests {
     /// Capacity 100, preferred 60, cost = byte count.
     func smallCache() -> AutoPurgingCache<Data> {
@@ -203,8 +203,8 @@ struct AutoPurgingCacheTests {
                 == nil)
     }
 
-    // Opens descriptors and a thread: alone among the I/O tests, whose descriptor census it would disturb.
-    @Test(.exclusiveIO) func theLinuxSourceArmsPSIWhereTheKernelHasItAndStopsCleanly() throws {
+    // Opens descriptors and a thread (the suite is .sharedIO): never beside a test that compares the descriptors.
+    @Test func theLinuxSourceArmsPSIWhereTheKernelHasItAndStopsCleanly() throws {
         let source = LinuxMemoryPressureSource()
         #expect(!source.isWatching)
         source.start {}

@@ -8,7 +8,7 @@ import WireClient
 
 /// The resource downloader against a loopback server that holds `/hold/…` responses until the test lets them go and
 /// counts every request.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct ResourceDownloaderTests {
     @Test func oneHundredConcurrentRequestersOfOneURLMakeOneRequest() async throws {
         let held = HeldResponses()

@@ -7,7 +7,7 @@ import WireClient
 /// The resource downloader with the session's `URLCache` on disk: an entry a task would be answered with without the
 /// network answers the download directly (no task, no receipt, no request); a stale entry, a corrupt file or a policy
 /// that needs the network still goes through a task.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct ResourceDownloaderURLCacheTests {
     /// `/fresh` may be kept an hour; `/validated` is stale at once and honours `If-None-Match`; `/missing` is a 404
     /// that may be kept an hour.

@@ -8,7 +8,7 @@ import WireClient
 
 /// Resource slots: one active load per slot, supersession, placeholders, cache hits before `load` returns, and the
 /// download cancelled when the slot (or its owner) goes.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct ResourceSlotTests {
     func text(_ data: Data?) -> String? { data.map { String(decoding: $0, as: UTF8.self) } }
 

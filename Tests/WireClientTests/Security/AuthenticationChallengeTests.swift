@@ -5,7 +5,7 @@ import WireClient
 import WireTestSupport
 
 /// 401 challenges answered through the hook and the credential store, against Wire's server.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct AuthenticationChallengeTests {
     static let good = "Basic " + Data("alice:s3cret".utf8).base64EncodedString()
 

@@ -95,7 +95,7 @@ struct DigestAuthenticationTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("WireTests/Resources/digest_peer.py").path
 
-    @Test(.timeLimit(.minutes(1)), .exclusiveIO)
+    @Test(.sharedIO(minutes: 1))
     func aSessionAnswersDigestFromTheHooksCredentials() async throws {
         let folder = try makeTemporaryFolder()
         let (process, port) = try PythonPeer.start(script: Self.script, folder: folder)

@@ -14,7 +14,7 @@ import WireTLS
 /// The expected outcome is not asked of the library: `expected(_:_:)` is the policy's decision table (and, for
 /// report-only, the rule `SecurityPolicy.PinEnforcement.reportOnly` documents) written out as a rule, over facts about
 /// each chain written by hand from how the certificates were made (`facts(_:)`).
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SecurityPolicyMatrixTests {
     typealias Case = MatrixCertificates.Case
 

@@ -9,7 +9,7 @@ import WireTLS
 /// TLS session resumption under a pinned security policy, against `openssl s_server` (a real peer that says on its
 /// status page whether it resumed): the session resumes, and a resumed connection is evaluated under the policy in
 /// force as a new one is, so a pin set changed since the session was made refuses it.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SecurityPolicyResumptionTests {
     /// The body and the connection's TLS record, or the error.
     private func fetch(_ manager: SessionManager, _ url: URL) async -> Result<

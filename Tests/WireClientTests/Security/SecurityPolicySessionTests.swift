@@ -8,7 +8,7 @@ import WireTLS
 
 /// The security policy and the server-trust hook on real TLS connections: Wire's TLS server on loopback serving
 /// chains made with the openssl tool, a manager whose session trusts the test roots.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SecurityPolicySessionTests {
     /// A manager trusting the test roots (the system's roots would trust none of the test certificates).
     private func manager(_ pki: TestCertificates, policy: SecurityPolicy? = nil) throws -> SessionManager {

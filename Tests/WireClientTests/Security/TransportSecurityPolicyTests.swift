@@ -5,7 +5,7 @@ import WireClient
 import WireTestSupport
 
 /// The ATS-like transport security policy, as a decision and in a session (before any socket, and at a redirect hop).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.sharedIO(minutes: 1))
 struct TransportSecurityPolicyTests {
     static func refuses(_ policy: TransportSecurityPolicy, _ url: String) -> Bool {
         do {
@@ -62,7 +62,7 @@ struct TransportSecurityPolicyTests {
         #expect(decoded == policy)
     }
 
-    @Test(.exclusiveIO) func aRefusedRequestOpensNoConnectionAndARedirectHopIsChecked() async throws {
+    @Test func aRefusedRequestOpensNoConnectionAndARedirectHopIsChecked() async throws {
         try await LoopbackServer.with({ request, writer in
             if request.target == "/away" {
                 try await writer.reply(302, headers: ["Location": "http://wire-ats-test.example/landing"])

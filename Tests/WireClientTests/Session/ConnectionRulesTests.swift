@@ -7,7 +7,7 @@ import WireTestSupport
 /// The connection rules against real sockets: `networkServiceType` as the traffic class the server's kernel saw on the
 /// SYN (read with `getsockopt` by Python on the server side), connections pooled per service type, and
 /// `allowsCellularAccess` refusing a connection whose local interface is classified cellular.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct ConnectionRulesTests {
     /// A keep-alive HTTP/1.1 server that answers every request with the connection's number and the traffic class
     /// of the SYN that opened it: `IP_RECVTOS`/`IPV6_RECVTCLASS` on the listener, then `IP_PKTOPTIONS`/

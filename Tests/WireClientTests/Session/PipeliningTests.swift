@@ -6,7 +6,7 @@ import WireTestSupport
 
 /// `SessionConfiguration.shouldUsePipelining` against a raw Python server that counts the request heads that
 /// reached it before it wrote its first answer: requests pipelined on one connection arrive together.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct PipeliningTests {
     /// Answers nothing until three request heads have arrived on a connection or 3 s have passed since its first one,
     /// then answers every head with the number of heads that had arrived by then.

@@ -8,7 +8,7 @@ import WireTestSupport
 /// The `async` forms run their task's transfer in the caller's Swift task: `cancel()` from elsewhere, a timeout, a
 /// retry's delay and the caller's own cancellation must still end it promptly, with the task's own reason, and leave
 /// no descriptor, task or delegate behind.
-@Suite(.serialized, .timeLimit(.minutes(2)), .exclusiveIO)
+@Suite(.serialized, .exclusiveIO)
 struct SessionAsyncInlineTests {
     /// `/head` holds its answer until `gate` opens; `/body` sends ten of a thousand bytes, then waits on `gate`;
     /// `/busy` answers 503.

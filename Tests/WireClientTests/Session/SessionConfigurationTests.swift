@@ -6,7 +6,7 @@ import Wire
 import WireClient
 
 /// The buffer limit, additional headers, file uploads, lost connections, the completion queue and the per-host limit.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionConfigurationTests {
     static let handler: @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void = { request, writer in
         switch request.target {

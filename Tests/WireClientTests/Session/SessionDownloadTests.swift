@@ -5,7 +5,7 @@ import Wire
 import WireClient
 
 /// Downloads go to a 0600 temporary file and are moved; a failed move fails the task loudly.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionDownloadTests {
     static func folder() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("wireclient-download-\(UUID().uuidString)").path
@@ -122,7 +122,7 @@ struct SessionDownloadTests {
 }
 
 /// A data task that becomes a download task (`ResponseDisposition.becomeDownload`).
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionBecomeDownloadTests {
     @Test func theDownloadTaskTakesOverTheExchangeAndTheCompletionHandler() async throws {
         let folder = try SessionDownloadTests.folder()

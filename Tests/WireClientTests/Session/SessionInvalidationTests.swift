@@ -6,7 +6,7 @@ import Wire
 import WireClient
 
 /// Invalidation both ways, reset, lifetime, the fd census, `maximumConcurrentTasks` and `batch`.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionInvalidationTests {
     /// `/hold` answers only when `gate` is opened; everything else at once.
     final class Gate: Sendable {

@@ -9,7 +9,7 @@ import WireTestSupport
 /// invalidates the manager; afterwards the process has the descriptors it had before (the manager's connections are
 /// closed, and the server's ends of them), no download is left in WireClient's temporary folder, and the manager holds
 /// no task.
-@Suite(.serialized, .timeLimit(.minutes(2)), .exclusiveIO)
+@Suite(.serialized, .exclusiveIO)
 struct SessionLeakTests {
     enum Case: String, CaseIterable, Sendable {
         case malformedJSON, wrongContentType, bodyOverTheLimit, stallMidBody, redirectLoop, undecodableRetryAfter

@@ -6,7 +6,7 @@ import WireTestSupport
 
 /// `SessionManager.poolSnapshots`: the state of the session's connection pools, as `HTTPClient.poolSnapshots()` gives
 /// it, for a service that watches its HTTP client's load.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionPoolSnapshotTests {
     @Test func aSessionShowsItsPoolPerOriginWithTheConnectionsItOpened() async throws {
         try await LoopbackServer.with({ _, response in

@@ -5,7 +5,7 @@ import Wire
 import WireClient
 
 /// Redirects followed by WireClient: method and body rules, credentials across origins, the hop limit, the hook.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionRedirectTests {
     /// `/r/<status>` redirects to `/echo` (or to `Location` given in the query `?to=`); `/echo` answers with what it got.
     static func handler(_ request: LoopbackServer.Recorded, _ writer: HTTPResponseWriter) async throws {

@@ -6,7 +6,7 @@ import WireTestSupport
 
 /// Resumable downloads: `cancel(producingResumeData:)` and `downloadTask(withResumeData:)` against a real
 /// nginx (ranges, `ETag`, `If-Range`) and against servers that ignore or botch ranges.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionResumeTests {
     /// What one resumed download reported.
     struct Finished: Sendable {

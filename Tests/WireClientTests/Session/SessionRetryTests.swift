@@ -7,7 +7,7 @@ import WireTestSupport
 
 /// Issue 13 item 6 in the session: the manager's and the request's interceptors adapt every attempt, and a failed
 /// attempt (a transport error or a status the serializer refuses) goes to the retriers.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionRetryTests {
     /// Answers 503 to the first `failures` requests, then 200 with a JSON body.
     private static func flaky(_ failures: Int, seen: Counter)

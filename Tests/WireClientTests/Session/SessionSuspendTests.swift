@@ -5,7 +5,7 @@ import Wire
 import WireClient
 
 /// Suspend applies real back-pressure and silences callbacks; idle and resource timeouts.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionSuspendTests {
     static let total = 48 << 20
 

@@ -6,7 +6,7 @@ import Wire
 import WireClient
 
 /// Tasks start suspended, identifiers, callback order and threads, progress, completion exactly once.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionTaskLifecycleTests {
     static let hello: @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void = { request, writer in
         try await writer.reply(200, #"{"path":"\#(request.target)"}"#, headers: ["Content-Type": "application/json"])
@@ -317,7 +317,7 @@ struct SessionTaskLifecycleTests {
 }
 
 /// `TaskEvent`s: exactly once per real transition, in per-task order, only the manager's own tasks.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionEventTests {
     @Test func eventsStreamOncePerRealTransitionAndOnlyForTheManagersTasks() async throws {
         try await LoopbackServer.with(SessionTaskLifecycleTests.hello) { server in

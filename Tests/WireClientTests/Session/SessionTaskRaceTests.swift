@@ -7,7 +7,7 @@ import WireClient
 
 /// Races and lifecycle corners found in review: a suspended task that has not sent yet, the timeouts of a data task
 /// that became a download, and cancelling invalidation after a finishing one.
-@Suite(.timeLimit(.minutes(1)), .exclusiveIO)
+@Suite(.sharedIO(minutes: 1))
 struct SessionTaskRaceTests {
     @Test func aTaskSuspendedBeforeItsRequestWentOutSendsNothingUntilResumed() async throws {
         try await LoopbackServer.with({ request, writer in try await writer.reply(200, request.target) }) { server in

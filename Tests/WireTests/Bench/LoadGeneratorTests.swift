@@ -3,6 +3,7 @@ import Testing
 import Wire
 import WireLoad
 import WireTool
+import WireTestSupport
 
 /// Counts latencies; enough to check that every response was recorded once.
 struct CountingRecorder: LatencyRecorder {
@@ -51,7 +52,7 @@ func loadPlan(port: Int, stop: LoadPlan.Stop, connections: Int = 4, loops: Int =
 extension IOSuite {
     /// The load generator against Wire's own server and scripted servers: exact counts, pipelining,
     /// the constant-rate schedule, and each kind of error.
-    @Suite struct LoadGeneratorTests {
+    @Suite(.exclusiveIO) struct LoadGeneratorTests {
         @Test func exactRequestCountAgainstTheServer() async throws {
             let baseline = await descriptorBaseline()
             let server = try await ServerHarness.start(handler: HTTPFixedResponseHandler.hello)

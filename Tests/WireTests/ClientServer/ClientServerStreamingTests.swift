@@ -6,7 +6,7 @@ import Wire
 extension IOSuite {
     /// Large bodies between Wire's client and server: memory stays flat, a slow reader slows the
     /// writer, and a cancelled reader closes the connection on both sides.
-    @Suite struct ClientServerStreamingTests {
+    @Suite(.exclusiveIO) struct ClientServerStreamingTests {
         /// The "large" transfer: 1 GiB, as the issue asks, in every build.
         static let bigTransfer = 1 << 30
 

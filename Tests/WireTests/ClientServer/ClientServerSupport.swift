@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import Wire
+import WireTestSupport
 
 /// Wire's client talking to Wire's server in one process, over 127.0.0.1 with an ephemeral port.
 ///
@@ -30,31 +31,35 @@ struct ClientServer: Sendable {
         handler: @escaping @Sendable (HTTPServerRequest, HTTPResponseWriter) async throws -> Void,
         _ body: @escaping @Sendable (ClientServer) async throws -> Void
     ) async throws {
-        let before = await descriptorBaseline()
-        let group = try EventLoopGroup(loopCount: 2, namePrefix: "client-server")
-        var configuration = HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0))
-        configure(&configuration)
-        let server = HTTPServer(configuration: configuration, group: group, handler: handler)
-        let outcome: Result<Void, any Error>
-        do {
-            let address = try await server.start()
-            let client = try HTTPClient(configuration: clientConfiguration, group: group)
-            let pair = ClientServer(group: group, server: server, client: client, port: address.port!)
+        var serverConfiguration = HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0))
+        configure(&serverConfiguration)
+        let configuration = serverConfiguration
+        // The descriptor comparison is process-wide: no other I/O test may run meanwhile.
+        try await withExclusiveIO {
+            let before = await descriptorBaseline()
+            let group = try EventLoopGroup(loopCount: 2, namePrefix: "client-server")
+            let server = HTTPServer(configuration: configuration, group: group, handler: handler)
+            let outcome: Result<Void, any Error>
             do {
-                try await withTimeout(seconds: seconds) { try await body(pair) }
-                outcome = .success(())
+                let address = try await server.start()
+                let client = try HTTPClient(configuration: clientConfiguration, group: group)
+                let pair = ClientServer(group: group, server: server, client: client, port: address.port!)
+                do {
+                    try await withTimeout(seconds: seconds) { try await body(pair) }
+                    outcome = .success(())
+                } catch {
+                    outcome = .failure(error)
+                }
+                await client.shutdown()
             } catch {
-                outcome = .failure(error)
+                await group.shutdownGracefully()
+                throw error
             }
-            await client.shutdown()
-        } catch {
+            await server.shutdown(gracePeriod: .seconds(2))
             await group.shutdownGracefully()
-            throw error
+            #expect(before.newlyOpened() == [], "descriptors leaked (client or server side)")
+            try outcome.get()
         }
-        await server.shutdown(gracePeriod: .seconds(2))
-        await group.shutdownGracefully()
-        #expect(before.newlyOpened() == [], "descriptors leaked (client or server side)")
-        try outcome.get()
     }
 }
 

@@ -3,9 +3,10 @@ import Glibc
 import Synchronization
 import Testing
 import Wire
+import WireTestSupport
 
 extension IOSuite {
-    @Suite struct EventLoopTests {
+    @Suite(.exclusiveIO) struct EventLoopTests {
         @Test func timersFireInDeadlineOrderAndCancelledOnesNever() async throws {
             try await withLoop { loop in
                 try await withTimeout {

@@ -6,7 +6,7 @@ import Wire
 extension IOSuite {
     /// A descriptor kind Wire does not know (here a pipe; a netlink socket in WireClient's reachability) watched on a
     /// Wire loop through the `package` registration seam, without `@testable`.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite
     struct ForeignDescriptorTests {
         /// Reads the pipe when it is readable and reports what came, then the loop's closing.
         final class PipeReader: Selectable {

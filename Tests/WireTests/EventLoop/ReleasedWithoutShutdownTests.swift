@@ -7,7 +7,7 @@ import Wire
 extension IOSuite {
     /// Objects released while running are shut down for the program that forgot to: no trap, no thread or
     /// listener left behind.
-    @Suite struct ReleasedWithoutShutdownTests {
+    @Suite(.exclusiveIO) struct ReleasedWithoutShutdownTests {
         /// Whether the process still has the thread with kernel id `tid`.
         static func threadExists(_ tid: Int32) -> Bool { access("/proc/self/task/\(tid)", F_OK) == 0 }
 

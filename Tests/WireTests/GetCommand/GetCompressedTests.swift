@@ -5,7 +5,7 @@ import WireTestSupport
 extension IOSuite {
     /// `wire get --compressed` against nginx: `gzip on` compresses a text file on the fly, `gzip_static on` serves
     /// hand-made `.gz` files (truncated, a bomb) as `Content-Encoding: gzip`.
-    @Suite(.timeLimit(.minutes(1)), .enabled(if: TestNginx.isInstalled, "nginx is not installed"))
+    @Suite(.enabled(if: TestNginx.isInstalled, "nginx is not installed"))
     struct GetCompressedTests {
         static let text = Data((0..<60_000).map { index in "abcdefghij klmnop\n".utf8.map { $0 }[index % 18] })
 

@@ -4,7 +4,7 @@ import Testing
 import Wire
 
 extension IOSuite {
-    // Opens files or runs processes: it runs with the descriptor-counting tests, one at a time.
+    // Opens files or runs processes: an I/O test (IOSuite), never beside one that compares descriptors.
     /// Replays every input kept in `fuzz/FailCases/<target>/` (inputs that once broke a fuzz property) through the
     /// parser: it must not crash, and whole, split and byte-at-a-time parses must agree. The option bytes are decoded as
     /// `fuzz/Sources/FuzzSupport/FuzzCase.swift` does; the full property checks stay in the fuzz package.

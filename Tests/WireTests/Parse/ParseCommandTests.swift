@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension IOSuite {
-    // Opens files or runs processes: it runs with the descriptor-counting tests, one at a time.
+    // Opens files or runs processes: an I/O test (IOSuite), never beside one that compares descriptors.
     /// Runs the built `wire parse` on fixed inputs and checks its exact output lines and exit status.
     ///
     /// The tool is run as a process because its contract is its bytes on stdout and its exit status. `swift build

@@ -1,5 +1,6 @@
 import Testing
 import Wire
+import WireTestSupport
 
 /// A new connection whose stream closes between the connect (and handshake) and the pool taking
 /// it: the pool must never crash, and the request must fail with the error that closed it.
@@ -9,7 +10,7 @@ import Wire
 /// stream that holds that close the way `TLSStream` holds an alert or truncation it has not
 /// decrypted yet: still open, delivered on the loop right after the HTTP connection attaches.
 extension IOSuite {
-    @Suite struct ConnectionPoolConnectRaceTests {
+    @Suite(.exclusiveIO) struct ConnectionPoolConnectRaceTests {
         /// Whether the stand-in stream reports the held close as soon as the lower stream closed
         /// (`isOpen` false before anyone attached), or only once the HTTP connection attaches.
         enum Timing: Sendable, CaseIterable {

@@ -454,7 +454,7 @@ extension IOSuite {
 
         /// Issue 29's figure: 10,000 HTTPS requests through tinyproxy with 8 connections at most open no more than 8
         /// tunnels (8 CONNECTs, counted in the proxy's log).
-        @Test(.timeLimit(.minutes(2))) func tenThousandHTTPSRequestsThroughTinyproxyOpenAtMostEightTunnels() async throws {
+        @Test func tenThousandHTTPSRequestsThroughTinyproxyOpenAtMostEightTunnels() async throws {
             if let reason = TestProxy.missing(TestProxy.tinyproxyPath) { return print("skipped: \(reason)") }
             try await Origins.run(seconds: 110) { origins in
                 let proxy = try TestProxy.tinyproxy(connectPorts: [origins.securePort])

@@ -1,9 +1,10 @@
 import Glibc
 import Testing
 import Wire
+import WireTestSupport
 
 extension IOSuite {
-    @Suite struct ConnectorTests {
+    @Suite(.exclusiveIO) struct ConnectorTests {
         /// A listener whose accept queue is full, so further SYNs are dropped and a connect to it
         /// stalls, like an address that does not answer. Linux drops SYNs to a listener whose
         /// accept queue exceeds its backlog; with backlog 0 one queued connection fills it.

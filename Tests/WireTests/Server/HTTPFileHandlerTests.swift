@@ -9,7 +9,7 @@ extension IOSuite {
     /// `HTTPFileHandler` mounted on an `HTTPServer` directly: curl and a raw client get the file's exact bytes, sent by
     /// the kernel on plain connections and read and encrypted on TLS ones; a reset or a shutdown mid-transfer leaves
     /// the file closed.
-    @Suite struct HTTPFileHandlerTests {
+    @Suite(.exclusiveIO) struct HTTPFileHandlerTests {
         /// A root with `big.bin` (3 MiB and a bit of random bytes), `small.txt` and a sparse `huge.bin` of 256 MiB.
         struct Site {
             let root: String

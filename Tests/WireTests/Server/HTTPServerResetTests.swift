@@ -4,7 +4,7 @@ import Wire
 extension IOSuite {
     /// A client that pipelines requests and resets the connection at once must cost the server that one connection
     /// and nothing else: a response that ends after its connection closed is dropped quietly.
-    @Suite("HTTPServer under resets", .timeLimit(.minutes(2)))
+    @Suite("HTTPServer under resets")
     struct HTTPServerResetTests {
         /// Pipelined requests, then an RST before the server has answered them all.
         static let burst = String(repeating: "GET / HTTP/1.1\r\nHost: a\r\n\r\n", count: 3)

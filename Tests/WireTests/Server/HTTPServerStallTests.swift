@@ -5,7 +5,7 @@ import Wire
 extension IOSuite {
     /// Peers that stall mid-exchange: one that stops sending its body (`bodyReadTimeout`), one that stops reading the
     /// response (`sendTimeout`), and their slow-but-steady counterparts, which must be served to the end.
-    @Suite struct HTTPServerStallTests {
+    @Suite(.exclusiveIO) struct HTTPServerStallTests {
         /// What a handler's body read or write came to: "completed", or the kind of the `HTTPServerError` it threw.
         private static func outcome(of operation: () async throws -> Void) async throws -> String {
             do {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Wire
+import WireTestSupport
 
 extension IOSuite {
     /// The server over real sockets on 127.0.0.1, driven by a raw client that writes exact bytes.
@@ -391,7 +392,7 @@ extension IOSuite {
             }
         }
 
-        @Test func tenThousandRequestsLeakNoDescriptor() async throws {
+        @Test(.exclusiveIO) func tenThousandRequestsLeakNoDescriptor() async throws {
             try await withTimeout(seconds: 90) {
                 let before = openDescriptors()
                 let harness = try await ServerHarness.start(handler: EchoTestHandler())

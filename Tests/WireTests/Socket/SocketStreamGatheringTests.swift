@@ -1,11 +1,12 @@
 import Glibc
 import Testing
 import Wire
+import WireTestSupport
 
 extension IOSuite {
     /// A stream told how much of a body is still due lets it gather in the kernel (`SO_RCVLOWAT`) while the peer is
     /// ahead, never waits past the body's end, and stops gathering when the peer slows down.
-    @Suite struct SocketStreamGatheringTests {
+    @Suite(.exclusiveIO) struct SocketStreamGatheringTests {
         /// `size` bytes (their values do not matter: the delegates count them).
         static func payload(_ size: Int) -> ByteBuffer {
             ByteBuffer(bytes: [UInt8](repeating: 0x5A, count: size))

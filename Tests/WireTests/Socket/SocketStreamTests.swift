@@ -1,9 +1,10 @@
 import Glibc
 import Testing
 import Wire
+import WireTestSupport
 
 extension IOSuite {
-    @Suite struct SocketStreamTests {
+    @Suite(.exclusiveIO) struct SocketStreamTests {
         static let addresses: [SocketAddress] = [
             try! SocketAddress(ipAddress: "127.0.0.1", port: 0),
             try! SocketAddress(ipAddress: "::1", port: 0),

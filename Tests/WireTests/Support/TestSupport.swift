@@ -4,10 +4,10 @@ import Testing
 import WireTestSupport
 import Wire
 
-/// Tests that open sockets or threads run one at a time, so descriptor counts taken from
-/// `/proc/self/fd` before and after a test see only that test's descriptors: serialized among themselves, and
-/// `.exclusiveIO` keeps the other test target's socket tests out while each runs.
-@Suite(.serialized, .timeLimit(.minutes(2)), .exclusiveIO)
+/// Tests that open sockets, threads, files or child processes. They run a few at a time beside the package's other I/O
+/// tests (`.sharedIO`); a suite or test inside that compares the process's descriptors from `/proc/self/fd`, measures
+/// its memory or changes the umask carries `.exclusiveIO` and runs alone.
+@Suite(.sharedIO)
 struct IOSuite {}
 
 /// The process's open descriptors at one moment: each number with what it refers to (`socket:[inode]`, a path,

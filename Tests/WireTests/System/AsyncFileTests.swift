@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 import Wire
+import WireTestSupport
 
 extension IOSuite {
     /// `AsyncFile` through the public API: write, append, read at an offset, sync, atomic rename, and what a closed
     /// or wrong file reports.
-    @Suite(.timeLimit(.minutes(1)))
+    @Suite(.exclusiveIO(minutes: 1))
     struct AsyncFileTests {
         static func folder() throws -> String {
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("wire-asyncfile-\(UUID().uuidString)")

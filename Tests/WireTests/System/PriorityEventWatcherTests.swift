@@ -8,7 +8,7 @@ import Wire
 /// moves in or out (the same kernfs notification as `memory.events`), and PSI triggers are armed or refused; every
 /// descriptor is closed once stopped.
 extension IOSuite {
-    @Suite struct PriorityEventWatcherTests {
+    @Suite(.exclusiveIO) struct PriorityEventWatcherTests {
         /// A writable cgroup v2 mount (root in a VM or container that delegates it), or nil.
         static let cgroup2Root: String? = {
             guard let mountInfo = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }

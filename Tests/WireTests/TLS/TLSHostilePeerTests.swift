@@ -3,11 +3,12 @@ import Glibc
 import Testing
 import Wire
 import WireTLS
+import WireTestSupport
 
 /// Peers that stall mid-handshake or speak no TLS, on both sides, and curl as a client of Wire's
 /// TLS server. Every case checks that no descriptor stays open.
 extension IOSuite {
-    @Suite struct TLSHostilePeerTests {
+    @Suite(.exclusiveIO) struct TLSHostilePeerTests {
         let pki: TestPKI
 
         init() throws {

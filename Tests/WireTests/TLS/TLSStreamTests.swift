@@ -1,11 +1,12 @@
 import Testing
 import Wire
 import WireTLS
+import WireTestSupport
 
 /// `TLSStream` on its own, over a connected pair of socket streams: handshake, data both ways,
 /// back-pressure, close_notify, and that every OpenSSL object is released afterwards.
 extension IOSuite {
-    @Suite struct TLSStreamTests {
+    @Suite(.exclusiveIO) struct TLSStreamTests {
         /// A client and a server TLS stream over one socket pair, each with a recording delegate.
         struct TLSPair: Sendable {
             let client: LoopBound<TLSStream>
