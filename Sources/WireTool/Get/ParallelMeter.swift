@@ -49,16 +49,15 @@ package final class ParallelMeter: Sendable {
         self.sink = sink
     }
 
-    /// Counts a transfer that starts; returns its number for the calls that follow.
+    /// Counts a transfer that starts; returns its number for the calls that follow. (Not drawn yet: the transfers
+    /// started together show together, as curl's first line shows them.)
     func begin() -> Int {
-        let identifier = state.withLock { state in
+        state.withLock { state in
             state.nextIdentifier += 1
             state.started += 1
             state.transfers[state.nextIdentifier] = Transfer()
             return state.nextIdentifier
         }
-        draw(final: false)
-        return identifier
     }
 
     /// The length the transfer's response announces (nil: unknown, and the percentage is not shown).

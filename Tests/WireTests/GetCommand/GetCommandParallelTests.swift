@@ -136,6 +136,26 @@ extension IOSuite {
             }
         }
 
+        /// On a terminal (`script` gives the tool one), -Z draws curl's combined meter, ending with every transfer
+        /// done and a line end; -s draws nothing.
+        @Test func aTerminalShowsCurlsCombinedMeter() async throws {
+            try await ParallelPeer.with { peer, _ in
+                let script = URL(fileURLWithPath: "/usr/bin/script")
+                let command = "'\(WireToolRunner.executable.path)' get -Z -o /dev/null '\(peer.base)/m[1-3]?size=200000'"
+                let shown = try await WireToolRunner.run(program: script, ["-qec", command, "/dev/null"])
+                #expect(shown.status == 0, "\(shown.text)")
+                let text = shown.text.replacingOccurrences(of: "\r\n", with: "\n")
+                #expect(text.hasPrefix("DL% UL%  Dled  Uled  Xfers  Live Total     Current  Left    Speed\n\r"), "\(text)")
+                // The last drawing: 100%, 600000 bytes (585k), three transfers, none in flight.
+                let last = try #require(text.split(separator: "\r").last)
+                #expect(last.hasPrefix("100 --   585k     0     3     0  "), "\(last)")
+                #expect(last.hasSuffix("     \n"), "\(last)")
+                let silent = try await WireToolRunner.run(
+                    program: script, ["-qec", command.replacingOccurrences(of: " -Z ", with: " -sZ "), "/dev/null"])
+                #expect(silent.status == 0 && silent.output.isEmpty, "\(silent.text)")
+            }
+        }
+
         @Test func theMeterHasCurlsColumns() {
             #expect(ParallelMeter.size(99_999) == "99999" && ParallelMeter.size(100_000) == "  97k")
             #expect(ParallelMeter.size(12_900_000) == "12.3M" && ParallelMeter.size(0) == "    0")
