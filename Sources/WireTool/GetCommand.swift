@@ -78,6 +78,14 @@ enum FetchHelp {
         standard output).
           -C, --continue-at -       Continue the -o file from its size (Range: bytes=SIZE-) and append; a server \
         that cannot send that range exits 33 and leaves the file; a 416 means the file is complete.
+          -g, --globoff             Take URLs as written. Without it, URLs are curl's globs: [1-100], [001-100], \
+        [a-z], [1-100:10], {one,two}, several in one URL; each -o pairs with one URL and its #1, #2... are the values \
+        of each of its URLs; a malformed glob exits 3.
+          -Z, --parallel            Run the transfers at once, over one connection pool (a body for standard output \
+        is written whole when its transfer ends).
+              --parallel-max N      At most N transfers at once with -Z (default 50, at most 300).
+              --parallel-immediate  Accepted for curl's command lines: with HTTP/1.1, -Z transfers always start at once.
+              --fail-early          Stop at the first failed transfer (with -Z, cancel the others) and exit with its status.
           -i, --include             Write the response head before the body.
               --compressed          Ask for a gzip or deflate body (Accept-Encoding: deflate, gzip) and write it \
         decoded; without it the body is written as it came.
@@ -157,7 +165,8 @@ enum FetchHelp {
               --record FILE         Record every byte written and read (plaintext, with times and write/read \
         boundaries) and each request's metrics to FILE, mode 0600 (a Wire extension; see wire record, wire replay).
 
-        Several URLs are fetched in turn over one keep-alive connection pool.
+        Several URLs (and the URLs of a glob) are fetched in turn over one keep-alive connection pool; with -Z, \
+        several at once over that pool.
 
         Exit status, as curl's: 0 success, 2 usage, 3 malformed URL, 6 unknown host, 7 could not connect, \
         8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 26 read error, \
@@ -165,7 +174,7 @@ enum FetchHelp {
         redirects, 49 bad --resolve or --connect-to entry, 52 empty reply, 55 send error, \
         56 receive error, 58 local certificate problem, 59 cipher list refused, 60 server certificate not verified, \
         61 bad content encoding (--compressed), 90 pinned public key mismatch. With several \
-        URLs, the status of the last failure.
+        URLs, the status of the last transfer (with -Z, of the last to fail).
         """
 
     /// Parses `words` and runs the transfers; throws the exit status when it is not 0.

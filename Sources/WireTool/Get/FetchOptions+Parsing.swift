@@ -11,6 +11,13 @@ extension FetchOptions {
         case "-f", "--fail": failOnHTTPError = true
         case "--fail-with-body": failWithBody = true
         case "--fail-early": failEarly = true
+        case "--no-fail-early": failEarly = false
+        case "-g", "--globoff": globOff = true
+        case "--no-globoff": globOff = false
+        case "-Z", "--parallel": parallel = true
+        case "--no-parallel": parallel = false
+        case "--parallel-immediate": parallelImmediate = true
+        case "--no-parallel-immediate": parallelImmediate = false
         case "-L", "--location": followRedirects = true
         case "--location-trusted":
             followRedirects = true
@@ -104,7 +111,7 @@ extension FetchOptions {
         "--abstract-unix-socket": "--abstract-unix-socket", "--limit-rate": "--limit-rate",
         "--keepalive-time": "--keepalive-time", "--expect100-timeout": "--expect100-timeout",
         "--capath": "--capath", "--tls-max": "--tls-max", "--ciphers": "--ciphers", "--tls13-ciphers": "--tls13-ciphers",
-        "--curves": "--curves",
+        "--curves": "--curves", "--parallel-max": "--parallel-max",
     ].merging(proxyValued) { own, _ in own }
 
     /// Parses the words after the subcommand's name.
@@ -322,6 +329,13 @@ extension FetchOptions {
             tls.tls13Ciphers = value
         case "--curves":
             tls.curves = value
+        case "--parallel-max":
+            // curl 7.88 takes any whole number of 0 or more: above 300 it is 300, 0 is the default 50.
+            guard !value.isEmpty, value.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw FetchUsageError(message: "--parallel-max needs a whole number of transfers, not '\(value)'")
+            }
+            let count = Int(value) ?? Int.max
+            parallelMax = count == 0 ? 50 : min(count, 300)
         case "--rate":
             rate = try Self.rate(value)
         case "--cacert":

@@ -111,6 +111,15 @@ package struct FetchOptions: Equatable, Sendable {
     var failWithBody = false
     /// `--fail-early`: the first failed transfer ends the run.
     var failEarly = false
+    /// `-g`/`--globoff`: URLs are taken as written, `[]{}` included; without it they are expanded as curl's globs.
+    package var globOff = false
+    /// `-Z`/`--parallel`: the transfers run at once, `parallelMax` at a time, over the one client's pool.
+    package var parallel = false
+    /// `--parallel-max N`: the most transfers in flight with `-Z` (curl's default 50, at most 300).
+    package var parallelMax = 50
+    /// `--parallel-immediate`: curl's switch to open connections at once rather than wait for a multiplexed one;
+    /// Wire speaks HTTP/1.1 only, so `-Z` always does, and the switch is accepted for curl's command lines.
+    package var parallelImmediate = false
     /// `--rate`: the most request starts per unit of time.
     package var rate: Rate?
     /// `--json-summary`: print one JSON object per URL on standard output instead of the body.

@@ -2,8 +2,9 @@ import Wire
 import WireClient
 import WireTLS
 
-/// Runs the transfers of one `wire get` or `wire request` call: each URL in turn, over the keep-alive pool of one
-/// `HTTPClient` (so a second URL on the same origin reuses the first one's connection), paced by `--rate`.
+/// Runs the transfers of one `wire get` or `wire request` call: each URL (each URL of a glob) in turn, over the
+/// keep-alive pool of one `HTTPClient` (so a second URL on the same origin reuses the first one's connection), paced
+/// by `--rate`; with `-Z`, several at once over that same pool (Fetcher+Parallel).
 ///
 /// A failed transfer prints one line on standard error (unless `-s` without `-S`) and the next URL is still fetched
 /// (unless `--fail-early`); the exit status is the last transfer's, as in curl 7.88.
@@ -17,8 +18,12 @@ struct Fetcher {
     let cookies: CookieEngine?
     /// `--cache-dir`'s cache.
     private let cache: FetchCache?
-    /// With `-w` or `--trace`: what each transfer wrote, read and measured.
-    let observation: TransferObservation?
+    /// With `-w` or `--trace`: what each transfer wrote, read and measured (with `-Z`, one per transfer).
+    var observation: TransferObservation?
+    /// Where a transfer's standard output goes: the process's, or with `-Z` a sink holding it until the transfer ends.
+    var standardOutput = OutputSink.standardOutput
+    /// With `-Z` and a meter: the meter, and this transfer's number in it.
+    var meter: (meter: ParallelMeter, transfer: Int)?
     /// `--record FILE`: every byte and the metrics of each request, saved when the run ends.
     let recorder: ClientRecorder?
     /// `--trace`'s file could not be created.
@@ -83,6 +88,9 @@ struct Fetcher {
         configuration.expectContinueTimeout = options.transport.expect100Timeout
         configuration.requestVersion = options.routing.http10 ? .http1_0 : .http1_1
         configuration.parserConfiguration.passesChunkedFraming = options.raw
+        // -Z: each transfer in flight may need a connection of its own to one origin (HTTP/1.1 has no multiplexing);
+        // the pool opens no more than that and hands a finished transfer's connection to the next.
+        if options.parallel { configuration.maxConnectionsPerHost = options.parallelMax }
         do throws(TransferFailure) {
             if let routing = try FetchRouting(options.routing) { configuration.resolver = routing }
             configuration.socketOptions = try await Self.socketOptions(options)
@@ -95,7 +103,7 @@ struct Fetcher {
             report(error)
             return error.status
         }
-        // One loop: transfers run one at a time. The transfers themselves run on it too, so each body chunk goes
+        // One loop: transfers run one at a time (with -Z, interleaved on it). The transfers themselves run on it too, so each body chunk goes
         // from the socket to the output on one thread, with no hop to another thread and back per chunk.
         let group: EventLoopGroup
         let client: HTTPClient
@@ -125,46 +133,76 @@ struct Fetcher {
         return status
     }
 
-    /// Every URL in turn; the status of the last transfer (curl 7.88's rule), or of the first failure with
-    /// `--fail-early`.
+    /// Every transfer in turn (with `-Z`, several at once); the status of the last transfer (curl 7.88's rule), or of
+    /// the first failure with `--fail-early`. A malformed glob ends the run when its URL is reached (exit 3).
     private func transferAll(with builder: RequestBuilder, client: HTTPClient) async -> Int32 {
-        var summary = options.jsonSummary ? JSONSummaryWriter(sink: .standardOutput) : nil
+        if options.parallel { return await transferInParallel(with: builder, client: client) }
+        var queue = TransferQueue(options)
         var pacer = RequestPacer(interval: options.rate?.interval)
         var status = ExitStatus.success
-        for (index, url) in options.urls.enumerated() {
-            await pacer.waitForTurn()
-            let output =
-                index < options.outputs.count ? options.outputs[index] : options.output.remoteNameAll ? .remoteName : nil
-            var retry = TransferRetry(options.retry)
-            status = ExitStatus.success
-            var failureMessage: String?
-            while true {
-                observation?.begin(url: url, index: index)
-                do throws(TransferFailure) {
-                    let file = try OutputFile(output, url: url, options: options.output)
-                    if let again = try await transfer(
-                        url, to: file, with: builder, client: client,
-                        summary: &summary, retry: &retry)
-                    {
-                        await wait(for: again)
-                        continue
-                    }
-                } catch {
-                    if let again = retry.retry(url: url, failure: error) {
-                        await wait(for: again)
-                        continue
-                    }
-                    report(error)
-                    status = error.status
-                    failureMessage = error.message
-                }
-                break
+        while true {
+            let next: TransferQueue.Transfer
+            do throws(TransferFailure) {
+                guard let transfer = try queue.next() else { break }
+                next = transfer
+            } catch {
+                report(error)
+                return error.status
             }
-            writeOut(status: status, error: failureMessage)
+            await pacer.waitForTurn()
+            status = await perform(next, with: builder, client: client)
             if status != ExitStatus.success && options.failEarly { break }
         }
         return status
     }
+
+    /// One transfer with its retries, its failure line and its `-w` output; returns its status.
+    func perform(_ planned: TransferQueue.Transfer, with builder: RequestBuilder, client: HTTPClient) async -> Int32 {
+        let url = planned.url
+        var summary = options.jsonSummary ? JSONSummaryWriter(sink: standardOutput) : nil
+        var retry = TransferRetry(options.retry)
+        var status = ExitStatus.success
+        var failureMessage: String?
+        while true {
+            observation?.begin(url: url, index: planned.index)
+            var failure: TransferFailure?
+            do throws(TransferFailure) {
+                let file = try OutputFile(planned.output, url: url, options: options.output)
+                if let again = try await transfer(
+                    url, to: file, with: builder, client: client,
+                    summary: &summary, retry: &retry)
+                {
+                    await wait(for: again)
+                    if !Task.isCancelled { continue }
+                    failure = Self.abortedFailure
+                }
+            } catch {
+                if let again = retry.retry(url: url, failure: error) {
+                    await wait(for: again)
+                    if !Task.isCancelled { continue }
+                }
+                failure = error
+            }
+            if var failure {
+                // -Z --fail-early: a transfer stopped because another one failed says so, as curl's does.
+                if Task.isCancelled { failure = Self.abortedFailure }
+                report(failure)
+                status = failure.status
+                failureMessage = failure.message
+            }
+            break
+        }
+        writeOut(status: status, error: failureMessage)
+        do throws(TransferFailure) { try standardOutput.release() } catch {
+            report(error)
+            if status == ExitStatus.success { status = error.status }
+        }
+        return status
+    }
+
+    /// The failure of a transfer `-Z --fail-early` stopped.
+    static let abortedFailure = TransferFailure(
+        status: ExitStatus.aborted, message: "transfer aborted: another transfer failed (--fail-early)")
 
     /// `-w`'s output for the transfer just ended.
     private func writeOut(status: Int32, error: String?) {
@@ -174,7 +212,7 @@ struct Fetcher {
         for warning in warnings { try? standardError.write(warning) }
         for (stream, text) in pieces {
             switch stream {
-            case .output: try? OutputSink.standardOutput.write(text)
+            case .output: try? standardOutput.write(text)
             case .error: try? standardError.write(text)
             }
         }
@@ -273,7 +311,7 @@ struct Fetcher {
     }
 
     /// Prints a failure's line on standard error, unless `-s` without `-S`.
-    private func report(_ failure: TransferFailure) {
+    func report(_ failure: TransferFailure) {
         guard !options.silent || options.showError else { return }
         try? standardError.write(failure.line + "\n")
     }
@@ -483,7 +521,7 @@ struct Fetcher {
                 status: ExitStatus.httpError,
                 message: "the proxy answered CONNECT with \(answer.status.code) \(answer.head.reasonPhrase)")
         }
-        let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
+        let sink = try outputSink(output)
         try sink.write(HeadText.raw(answer.head))
         do {
             for try await chunk in answer.body { try sink.write(chunk) }
@@ -522,10 +560,10 @@ struct Fetcher {
         if let path = file.path {
             if options.output.createDirectories, file.isFile { try OutputFile.createDirectories(above: path) }
             // -J never overwrites a file (curl: "Failed to open the file: File exists").
-            sink = try OutputSink.file(path, appending: appending, exclusive: file.takesHeaderName)
+            sink = try outputSink(path, appending: appending, exclusive: file.takesHeaderName)
             if file.isFile { created = path }
         } else {
-            sink = .standardOutput
+            sink = standardOutput
         }
         let output = file.path
         if options.includeHead || options.headOnly {
@@ -544,10 +582,14 @@ struct Fetcher {
             return
         }
         let total = response.headers.first(name: "content-length").flatMap { Int($0) }
-        let wantsBar = ProgressBar.isWanted(
-            total: total, toFile: output != nil && output != "-",
-            silent: options.silent || options.noProgressMeter, stderrIsTerminal: standardError.isTerminal,
-            always: options.progressBar)
+        // With -Z, the combined meter instead.
+        if let meter { meter.meter.expect(meter.transfer, total: total.map { Int64($0) }) }
+        let wantsBar =
+            !options.parallel
+            && ProgressBar.isWanted(
+                total: total, toFile: output != nil && output != "-",
+                silent: options.silent || options.noProgressMeter, stderrIsTerminal: standardError.isTerminal,
+                always: options.progressBar)
         var progress = wantsBar ? ProgressBar(total: total, sink: standardError) : nil
         defer { progress?.finish() }
         var decoding = try BodyDecoding(response, compressed: options.compressed && !options.raw)
@@ -570,6 +612,7 @@ struct Fetcher {
                 try decoding.write(chunk, to: sink.write)
                 // The bar counts bytes on the wire, against Content-Length (the encoded length).
                 progress?.advance(by: chunk.readableBytes)
+                if let meter { meter.meter.advance(meter.transfer, by: chunk.readableBytes) }
             }
         } catch {
             throw failure(error)
@@ -582,6 +625,14 @@ struct Fetcher {
         try decoding.finish()
     }
 
+    /// The sink for an output path: standard output (this transfer's) for nil and `-`, else the file.
+    private func outputSink(_ path: String?, appending: Bool = false, exclusive: Bool = false) throws(TransferFailure)
+        -> OutputSink
+    {
+        guard let path, path != "-" else { return standardOutput }
+        return try OutputSink.file(path, appending: appending, exclusive: exclusive)
+    }
+
     /// Writes a stored response (after its head with `-i`) as if it had come from the network; `-f` applies.
     private func writeCached(_ entry: CachedResponse, to output: String?) throws(TransferFailure) {
         if (options.failOnHTTPError || options.failWithBody) && entry.response.statusCode >= 400 {
@@ -589,7 +640,7 @@ struct Fetcher {
                 status: ExitStatus.httpError,
                 message: "the requested URL returned error: \(entry.response.statusCode) (from the cache)")
         }
-        let sink = try output.map { path throws(TransferFailure) in try OutputSink.file(path) } ?? .standardOutput
+        let sink = try outputSink(output)
         if options.includeHead || options.headOnly { try sink.write(HeadText.raw(FetchCache.head(of: entry))) }
         if !options.headOnly {
             // Stored as it came: --compressed decodes it here as it would have on the way from the network.

@@ -4,8 +4,13 @@ import Wire
 /// Where a transfer's bytes go: standard output, standard error, or a file opened for one transfer.
 ///
 /// Each write goes straight to the descriptor with `write(2)`, in the chunk it came in: no buffer in between, so a
-/// body of any size streams through in flat memory and a reader of standard output sees bytes as they arrive.
-final class OutputSink {
+/// body of any size streams through in flat memory and a reader of standard output sees bytes as they arrive. The one
+/// exception is `holdingStandardOutput()`, for `-Z`: a transfer's standard output kept whole until it ends, so that
+/// transfers running at once never mix their bodies.
+///
+/// Sendable: its fields never change after `init`, `write(2)` may be called from any thread, and the held bytes are
+/// behind a lock.
+final class OutputSink: Sendable {
     /// Standard output, for bodies and `--json-summary`.
     static var standardOutput: OutputSink {
         OutputSink(descriptor: STDOUT_FILENO, path: "standard output", owned: false)
@@ -18,11 +23,39 @@ final class OutputSink {
     /// What the sink is, for messages.
     let path: String
     private let owned: Bool
+    /// Whether writes are kept in `held` until `release()` instead of going to the descriptor.
+    private let holds: Bool
+    private let held = Lock<[UInt8]>([])
+    /// Held output is released under this lock, so two transfers' bodies never interleave on standard output.
+    private static let releasing = Lock(())
 
-    private init(descriptor: CInt, path: String, owned: Bool) {
+    private init(descriptor: CInt, path: String, owned: Bool, holds: Bool = false) {
         self.descriptor = descriptor
         self.path = path
         self.owned = owned
+        self.holds = holds
+    }
+
+    /// Standard output for one transfer among several running at once (`-Z`): every write is kept in memory, and
+    /// `release()` writes them out in one piece when the transfer is over.
+    static func holdingStandardOutput() -> OutputSink {
+        OutputSink(descriptor: STDOUT_FILENO, path: "standard output", owned: false, holds: true)
+    }
+
+    /// Writes the bytes kept so far (for a sink of `holdingStandardOutput()`) to standard output, whole.
+    ///
+    /// - Throws: `TransferFailure` with status 23.
+    func release() throws(TransferFailure) {
+        guard holds else { return }
+        let bytes = held.withLock { held in
+            let bytes = held
+            held = []
+            return bytes
+        }
+        guard !bytes.isEmpty else { return }
+        try Self.releasing.withLock { _ throws(TransferFailure) in
+            try bytes.withUnsafeBufferPointer { bytes throws(TransferFailure) in try writeThrough(bytes) }
+        }
     }
 
     /// Creates or truncates the file at `path` (`-` is standard output); with `appending`, opens it to write at its
@@ -81,6 +114,14 @@ final class OutputSink {
     }
 
     private func write(_ bytes: UnsafeBufferPointer<UInt8>) throws(TransferFailure) {
+        if holds {
+            held.withLock { $0.append(contentsOf: bytes) }
+            return
+        }
+        try writeThrough(bytes)
+    }
+
+    private func writeThrough(_ bytes: UnsafeBufferPointer<UInt8>) throws(TransferFailure) {
         do {
             try LocalFiles.writeAll(UnsafeRawBufferPointer(bytes), to: descriptor)
         } catch {

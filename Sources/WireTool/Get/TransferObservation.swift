@@ -46,11 +46,27 @@ final class TransferObservation: Sendable {
     let tracesTCPInfo: Bool
     private let state = Lock(Transfer())
     /// Connection numbers last the whole run, as curl's do.
-    private let connections = Lock<[SocketAddress]>([])
+    private let connections: ConnectionNumbers
 
-    init(trace: TraceWriter?, tracesTCPInfo: Bool = false) {
+    convenience init(trace: TraceWriter?, tracesTCPInfo: Bool = false) {
+        self.init(trace: trace, tracesTCPInfo: tracesTCPInfo, connections: ConnectionNumbers())
+    }
+
+    private init(trace: TraceWriter?, tracesTCPInfo: Bool, connections: ConnectionNumbers) {
         self.trace = trace
         self.tracesTCPInfo = tracesTCPInfo
+        self.connections = connections
+    }
+
+    /// An observation for another transfer running at the same time (`-Z`): its own state, the same trace and
+    /// connection numbers.
+    func forAnotherTransfer() -> TransferObservation {
+        TransferObservation(trace: trace, tracesTCPInfo: tracesTCPInfo, connections: connections)
+    }
+
+    /// The run's connections, numbered by their local address in the order they were first seen.
+    private final class ConnectionNumbers: Sendable {
+        let known = Lock<[SocketAddress]>([])
     }
 
     /// Starts the transfer of the `index`th URL, `url` as given.
@@ -173,7 +189,7 @@ final class TransferObservation: Sendable {
     /// curl's lines about the connection a request goes out on, told before its head.
     private func connectionInfo(_ metrics: HTTPClientMetrics.Snapshot, url: HTTPURL) -> [String] {
         guard let remote = metrics.remoteAddress else { return [] }
-        let number = connections.withLock { known in
+        let number = connections.known.withLock { known in
             guard let local = metrics.localAddress else { return known.count }
             if let index = known.firstIndex(of: local) { return index }
             known.append(local)
