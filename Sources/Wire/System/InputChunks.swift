@@ -38,7 +38,9 @@ package enum InputChunks {
     private static func read(_ descriptor: CInt, upTo count: Int) throws(IOError) -> ByteBuffer {
         var buffer = ByteBuffer(capacity: count)
         while true {
-            let read = buffer.withUnsafeWritableBytes { space in Glibc.read(descriptor, space.baseAddress, min(space.count, count)) }
+            let read = buffer.withUnsafeWritableBytes { space in
+                Glibc.read(descriptor, space.baseAddress, min(space.count, count))
+            }
             if read >= 0 {
                 buffer.moveWriterIndex(forwardBy: read)
                 return buffer
