@@ -73,7 +73,11 @@ enum FetchHelp {
               --json DATA|@FILE     Send JSON (pieces concatenated), with Content-Type and Accept application/json.
           -G, --get                 Put the data in the URL's query and send GET (HEAD with -I).
           -u, --user USER:PASSWORD  Send Basic credentials (unless -H gives an Authorization field).
-          -T, --upload-file FILE    PUT FILE (streamed from disk; - reads standard input); a URL ending in '/'         gets the file's name.
+          -T, --upload-file FILE    PUT FILE (streamed from disk with its length; - or . streams standard input chunked); a URL ending in '/'         gets the file's name.
+          -K, --config FILE         Read options from FILE (- standard input) where -K stands, in curl's syntax: one \
+        per line, 'name value', 'name = value' or 'name: value' (long names need no --), values in double quotes \
+        with \\t \\n \\r \\v escapes, '#' comments, 'url = URL' lines; a line wire does not know exits 2, an \
+        unreadable file 26. No file is read without -K (not ~/.curlrc).
           -o, --output FILE         Write the body to FILE (repeatable: each -o pairs with one URL, in order; - is \
         standard output).
           -C, --continue-at -       Continue the -o file from its size (Range: bytes=SIZE-) and append; a server \
@@ -169,7 +173,7 @@ enum FetchHelp {
         several at once over that pool.
 
         Exit status, as curl's: 0 success, 2 usage, 3 malformed URL, 6 unknown host, 7 could not connect, \
-        8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 26 read error, \
+        8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 25 -T - with --http1.0 (no chunked coding), 26 read error (also an unreadable -K file), \
         28 timeout, 33 cannot resume (-C -), 35 TLS handshake failure, 45 --interface cannot be used, 47 too many \
         redirects, 49 bad --resolve or --connect-to entry, 52 empty reply, 55 send error, \
         56 receive error, 58 local certificate problem, 59 cipher list refused, 60 server certificate not verified, \
@@ -189,8 +193,12 @@ enum FetchHelp {
             options = try FetchOptions(words, requiresMethod: requiresMethod)
         } catch {
             // curl's shape, on one line: `curl: (2) …` is `wire: (2) …`. Printed even with -s, as curl prints it.
-            StandardStreams.error("wire: (\(ExitStatus.usage)) \(error.message) (see 'wire \(command) --help')\n")
-            throw ExitCode(ExitStatus.usage)
+            let help = error.status == ExitStatus.usage ? " (see 'wire \(command) --help')" : ""
+            StandardStreams.error("wire: (\(error.status)) \(error.message)\(help)\n")
+            throw ExitCode(error.status)
+        }
+        if !options.silent {
+            for warning in options.warnings { StandardStreams.error("Warning: \(warning)\n") }
         }
         if options.showVersion {
             StandardStreams.output(WireVersion.text)

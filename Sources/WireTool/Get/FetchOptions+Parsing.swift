@@ -112,14 +112,20 @@ extension FetchOptions {
         "--keepalive-time": "--keepalive-time", "--expect100-timeout": "--expect100-timeout",
         "--capath": "--capath", "--tls-max": "--tls-max", "--ciphers": "--ciphers", "--tls13-ciphers": "--tls13-ciphers",
         "--curves": "--curves", "--parallel-max": "--parallel-max",
+        "-K": "--config", "--config": "--config",
     ].merging(proxyValued) { own, _ in own }
 
     /// Parses the words after the subcommand's name.
     ///
+    /// A `-K FILE` (`--config`, `-K -` for standard input) is read where it stands: its lines are taken in order, as
+    /// if they were written there, so options after it override its own and its `url` lines fall in place among the
+    /// URLs (and so among the `-o` pairs).
+    ///
     /// - Parameters:
     ///   - words: The command-line words.
     ///   - requiresMethod: Whether `-X` must be given (`wire request`); `wire get` takes it as curl does.
-    /// - Throws: `FetchUsageError` naming the mistake.
+    /// - Throws: `FetchUsageError` naming the mistake (with curl's read-error status, 26, for a `-K` file that
+    ///   cannot be read).
     package init(_ words: [String], requiresMethod: Bool) throws(FetchUsageError) {
         self.init()
         var index = 0
@@ -136,36 +142,63 @@ extension FetchOptions {
                 optionsEnded = true
                 continue
             }
-            if setFlag(word) { continue }
-            if setProxyFlag(word) { continue }
-            // --name=value
-            if word.hasPrefix("--"), let equals = word.firstIndex(of: "="),
-                let name = Self.valued[String(word[..<equals])]
-            {
-                try apply(name, String(word[word.index(after: equals)...]))
-                continue
+            do {
+                let use = try take(word, next: index < words.count ? words[index] : nil, nesting: 0)
+                if use == .withNext { index += 1 }
+            } catch {
+                switch error {
+                case .unknown(let option, let word?): throw FetchUsageError(message: "unknown option '\(option)' in '\(word)'")
+                case .unknown(let option, nil): throw FetchUsageError(message: "unknown option '\(option)'")
+                case .missingValue(let option): throw FetchUsageError(message: "\(option) needs a value")
+                case .invalid(let usage), .inConfigFile(let usage): throw usage
+                }
             }
-            if let name = Self.valued[word] {
-                guard index < words.count else { throw FetchUsageError(message: "\(word) needs a value") }
-                try apply(name, words[index])
-                index += 1
-                continue
-            }
-            // A short option with its value attached (-XPOST, -HName:v), or bundled flags (-sLi, -so out).
-            if !word.hasPrefix("--"), word.count > 2 {
-                index = try applyBundle(word, words: words, next: index)
-                continue
-            }
-            throw FetchUsageError(message: "unknown option '\(word)'")
         }
         // -V prints the version whatever else the line holds, as curl's does.
         if showVersion { return }
         try validate(requiresMethod: requiresMethod)
     }
 
-    /// Applies `-abc`: flags one by one, until a letter that takes a value, which takes the rest of the word or,
-    /// when the word ends there, the next word. Returns the index of the next unread word.
-    private mutating func applyBundle(_ word: String, words: [String], next: Int) throws(FetchUsageError) -> Int {
+    /// Why one option could not be taken; the command line and a `-K` file each say it their way.
+    private enum OptionFailure: Error {
+        /// No such option: the word, or the letter of a bundle with the bundle's word.
+        case unknown(String, in: String?)
+        /// An option that takes a value, with none after it.
+        case missingValue(String)
+        /// The value is wrong.
+        case invalid(FetchUsageError)
+        /// A `-K` file inside failed, with its own file and line.
+        case inConfigFile(FetchUsageError)
+    }
+
+    /// Whether an option took the word after it as its value.
+    private enum OptionUse { case alone, withNext }
+
+    /// Takes one option word (`-s`, `--max-time`, `--max-time=5`, `-XPOST`, `-sLo`), with `next` the word after it
+    /// (nil at the end), the value of an option that takes one and has none attached. `nesting` counts the `-K`
+    /// files this word is in.
+    private mutating func take(_ word: String, next: String?, nesting: Int) throws(OptionFailure) -> OptionUse {
+        if setFlag(word) || setProxyFlag(word) { return .alone }
+        // --name=value
+        if word.hasPrefix("--"), let equals = word.firstIndex(of: "="), let name = Self.valued[String(word[..<equals])] {
+            try set(name, String(word[word.index(after: equals)...]), nesting: nesting)
+            return .alone
+        }
+        if let name = Self.valued[word] {
+            guard let next else { throw .missingValue(word) }
+            try set(name, next, nesting: nesting)
+            return .withNext
+        }
+        // A short option with its value attached (-XPOST, -HName:v), or bundled flags (-sLi, -so out).
+        if word.hasPrefix("-"), !word.hasPrefix("--"), word.count > 2 {
+            return try takeBundle(word, next: next, nesting: nesting)
+        }
+        throw .unknown(word, in: nil)
+    }
+
+    /// Takes `-abc`: flags one by one, until a letter that takes a value, which takes the rest of the word or, when
+    /// the word ends there, `next`.
+    private mutating func takeBundle(_ word: String, next: String?, nesting: Int) throws(OptionFailure) -> OptionUse {
         var letters = Substring(word.dropFirst())
         while let letter = letters.first {
             letters = letters.dropFirst()
@@ -174,17 +207,80 @@ extension FetchOptions {
                 continue
             } else if let name = Self.valued[short] {
                 if !letters.isEmpty {
-                    try apply(name, String(letters))
-                    return next
+                    try set(name, String(letters), nesting: nesting)
+                    return .alone
                 }
-                guard next < words.count else { throw FetchUsageError(message: "\(short) needs a value") }
-                try apply(name, words[next])
-                return next + 1
+                guard let next else { throw .missingValue(short) }
+                try set(name, next, nesting: nesting)
+                return .withNext
             } else {
-                throw FetchUsageError(message: "unknown option '\(short)' in '\(word)'")
+                throw .unknown(short, in: word)
             }
         }
-        return next
+        return .alone
+    }
+
+    /// `apply`, and `-K`, which reads a file of options in place.
+    private mutating func set(_ name: String, _ value: String, nesting: Int) throws(OptionFailure) {
+        if name == "--config" {
+            let bytes: [UInt8]
+            do { bytes = try Self.configFile(value, nesting: nesting + 1) } catch { throw .invalid(error) }
+            do { try include(bytes, name: value == "-" ? "<stdin>" : value, nesting: nesting + 1) } catch {
+                throw .inConfigFile(error)
+            }
+        } else {
+            do { try apply(name, value) } catch { throw .invalid(error) }
+        }
+    }
+
+    /// How deep `-K` files may include each other (a file that names itself would never end).
+    static let configNestingLimit = 5
+
+    /// The bytes of the `-K` file at `path` (`-`: standard input).
+    ///
+    /// - Throws: `FetchUsageError` with status 26 when the file cannot be read, 2 when files nest too deep.
+    private static func configFile(_ path: String, nesting: Int) throws(FetchUsageError) -> [UInt8] {
+        guard nesting <= configNestingLimit else {
+            throw FetchUsageError(message: "-K '\(path)': config files nest more than \(configNestingLimit) deep")
+        }
+        do {
+            return path == "-" ? try LocalFiles.readToEnd(STDIN_FILENO) : try LocalFiles.contents(atPath: path)
+        } catch {
+            throw FetchUsageError(
+                message: "option -K: cannot read config from '\(path)': \(systemErrorText(error.errno.rawValue))",
+                status: ExitStatus.readError)
+        }
+    }
+
+    /// Takes the options of a `-K` file's `bytes`, in order; `name` is the file's, for messages.
+    ///
+    /// - Throws: for a line that names no option, one whose value is missing or wrong, or one with a value its option
+    ///   does not take, a usage error naming the file and line, as curl's `FILE:LINE: 'OPTION' is unknown` (curl 7.88
+    ///   only warns and goes on; curl 8 stops).
+    private mutating func include(_ bytes: [UInt8], name: String, nesting: Int) throws(FetchUsageError) {
+        for line in ConfigFile(bytes).lines {
+            let place = "\(name):\(line.number)"
+            if line.unquotedWhitespace {
+                warnings.append(
+                    "\(place): warning: '\(line.option)' uses unquoted whitespace in the line that may cause side-effects!")
+            }
+            // A name without dashes is a long option's.
+            let word = line.option.hasPrefix("-") ? line.option : "--" + line.option
+            let use: OptionUse
+            do {
+                use = try take(word, next: line.value, nesting: nesting)
+            } catch {
+                switch error {
+                case .unknown: throw FetchUsageError(message: "\(place): '\(line.option)' is unknown")
+                case .missingValue: throw FetchUsageError(message: "\(place): '\(line.option)' requires parameter")
+                case .invalid(let usage): throw FetchUsageError(message: "\(place): \(usage.message)", status: usage.status)
+                case .inConfigFile(let usage): throw usage
+                }
+            }
+            if use == .alone, let value = line.value, !value.isEmpty {
+                throw FetchUsageError(message: "\(place): '\(line.option)' had unsupported trailing garbage")
+            }
+        }
     }
 
     /// Sets the option `name` (its long spelling) to `value`.

@@ -4,14 +4,17 @@ import Wire
 package struct FetchUsageError: Error, Equatable, Sendable {
     /// What is wrong, for the line on standard error.
     package var message: String
+    /// The exit status: 2, or curl's read error (26) for a `-K` file that cannot be read.
+    package var status: Int32 = ExitStatus.usage
 }
 
 /// The validated options of one `wire get` or `wire request` call, parsed curl's way: short and long spellings,
 /// `--name=value` and `-Xvalue` forms, bundled flags (`-sL`), repeatable `-H`, `-d` and `-o`, and `--` to end
 /// the options.
 ///
-/// Parsing is pure (no file is read, nothing is checked on disk), so every rule is unit-testable; files named by
-/// `-d @file` and `--data-binary @file` are opened when the request is built.
+/// Parsing reads only what curl reads while parsing (a `-K` file, `-w @file`); nothing else is checked on disk, so
+/// every rule is unit-testable. Files named by `-d @file` and `--data-binary @file` are opened when the request is
+/// built.
 package struct FetchOptions: Equatable, Sendable {
     /// One piece of request data, in command-line order.
     package enum DataPart: Equatable, Sendable {
@@ -36,6 +39,8 @@ package struct FetchOptions: Equatable, Sendable {
         package var interval: Duration
     }
 
+    /// Warnings for standard error (a `-K` line whose unquoted value is followed by more words), unless `-s`.
+    package var warnings: [String] = []
     /// The URLs, fetched in order.
     package var urls: [String] = []
     /// The method given with `-X`; otherwise GET, HEAD with `-I`, or POST when there is data. As with curl, it

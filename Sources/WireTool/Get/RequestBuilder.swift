@@ -15,6 +15,8 @@ package struct RequestBuilder: Sendable {
         case file(path: String, size: Int)
         /// A multipart form (`-F`), streamed part by part with its exact length.
         case form(MultipartFormData)
+        /// `-T -` (or `-T .`): standard input, each piece sent as soon as it is read, chunked, as curl streams it.
+        case standardInput
     }
 
     /// One request, ready to execute.
@@ -50,7 +52,7 @@ package struct RequestBuilder: Sendable {
         case .none: return 0
         case .bytes(let bytes): return bytes.readableBytes
         case .file(_, let size): return size
-        case .form: return nil
+        case .form, .standardInput: return nil
         }
     }
 
@@ -97,7 +99,7 @@ package struct RequestBuilder: Sendable {
     func plan(for text: String) throws(TransferFailure) -> Plan {
         // curl's habit: a URL without a scheme is http.
         var absolute = HTTPURL.hasScheme(text) ? text : "http://" + text
-        if let file = options.uploadFile, file != "-", absolute.hasSuffix("/") {
+        if let file = options.uploadFile, !Self.isStandardInput(file), absolute.hasSuffix("/") {
             // -T to a URL without a file part: curl names the target after the local file.
             absolute += Self.percentEncoded(Array((file.split(separator: "/").last ?? Substring(file)).utf8))
         }
@@ -117,6 +119,10 @@ package struct RequestBuilder: Sendable {
         if options.unixSocket != nil, url.isTLS {
             throw TransferFailure(status: ExitStatus.malformedURL, message: "https over --unix-socket is not supported: \(text)")
         }
+        if case .standardInput = body, options.routing.http10 {
+            // A body of unknown length needs chunked coding, which HTTP/1.0 lacks: curl 7.88 refuses it (25).
+            throw TransferFailure(status: ExitStatus.uploadFailed, message: "Chunky upload is not supported by HTTP 1.0")
+        }
         let headers = fields(for: url, userinfo: split.credentials)
         var requestBody: HTTPClientRequest.Body? =
             switch body {
@@ -124,6 +130,10 @@ package struct RequestBuilder: Sendable {
             case .bytes(let bytes): .bytes(bytes)
             case .file(let path, _): .file(path: path)
             case .form(let form): form.body.wireBody
+            // Read one piece each time the client asks for one (not ahead of the socket), from wherever standard
+            // input is now: a second URL gets what the first left, as with curl. It cannot be sent twice, so a
+            // 307/308 is the answer rather than a resend.
+            case .standardInput: .stream(length: nil, InputChunks.stream())
             }
         if let rate = options.transport.limitRate {
             // --limit-rate holds uploads too: the body goes out in pieces as the limit allows (a form is sent as is).
@@ -134,6 +144,9 @@ package struct RequestBuilder: Sendable {
                 }
             case .file(let path, let size):
                 requestBody = .replayable(length: size) { PacedUpload(source: .file(path: path), bytesPerSecond: rate) }
+            case .standardInput:
+                let input = PacedInput(bytesPerSecond: rate)
+                requestBody = .stream(length: nil, AsyncThrowingStream(unfolding: { try await input.next() }))
             case .none, .form:
                 break
             }
@@ -295,10 +308,14 @@ package struct RequestBuilder: Sendable {
         return .bytes(try joined(parts))
     }
 
-    /// The body of `-T`: a regular file streamed from disk, or standard input read whole.
+    /// The body of `-T`: a regular file streamed from disk with its length, or standard input streamed chunked.
     private static func upload(_ path: String) throws(TransferFailure) -> Body {
-        path == "-" ? .bytes(ByteBuffer(bytes: try contents(of: path))) : try regularFile(path)
+        isStandardInput(path) ? .standardInput : try regularFile(path)
     }
+
+    /// curl's names for standard input after `-T`: `-`, and `.` (which curl reads without blocking; Wire's reads
+    /// never block the transfer either way).
+    static func isStandardInput(_ path: String) -> Bool { path == "-" || path == "." }
 
     /// A file to stream, checked now so a missing one fails before any connection, with curl's read-error status.
     private static func regularFile(_ path: String) throws(TransferFailure) -> Body {

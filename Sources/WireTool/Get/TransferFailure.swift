@@ -45,6 +45,8 @@ enum ExitStatus {
     static let writeError: Int32 = 23
     /// CURLE_READ_ERROR: the upload file could not be read.
     static let readError: Int32 = 26
+    /// CURLE_UPLOAD_FAILED: `-T -` (a body of unknown length) with `--http1.0`, which has no chunked coding.
+    static let uploadFailed: Int32 = 25
     /// CURLE_RANGE_ERROR: `-C -` asked for the rest of a file and the server did not answer with that range.
     static let rangeError: Int32 = 33
     /// CURLE_OPERATION_TIMEDOUT: connect, read or total time ran out.

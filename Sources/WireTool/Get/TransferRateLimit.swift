@@ -1,3 +1,4 @@
+import Synchronization
 import Wire
 
 /// `--limit-rate`: holds a transfer to a number of bytes per second on average, as curl does, by waiting before the
@@ -77,5 +78,30 @@ struct PacedUpload: AsyncSequence, Sendable {
             await limit.pass(piece.readableBytes)
             return piece
         }
+    }
+}
+
+/// Standard input sent at `--limit-rate` (`-T -`): pieces read only when the client asks for the next one, each
+/// released when the limit allows. Not replayable: standard input is read once.
+final class PacedInput: Sendable {
+    private let bytesPerSecond: Int64
+    private let start: ContinuousClock.Instant
+    /// The bytes released so far (the client asks for one piece at a time; atomic only to share the count safely).
+    private let total = Atomic<Int64>(0)
+
+    init(bytesPerSecond: Int64, now: ContinuousClock.Instant = .now) {
+        self.bytesPerSecond = max(1, bytesPerSecond)
+        start = now
+    }
+
+    /// The next piece of standard input, once the average since the start is back under the limit; nil at its end.
+    func next() async throws -> ByteBuffer? {
+        guard let piece = try await InputChunks.next(upTo: TransferRateLimit.pieceSize(for: bytesPerSecond)) else {
+            return nil
+        }
+        let sent = total.add(Int64(piece.readableBytes), ordering: .relaxed).newValue
+        let due = start + .seconds(Double(sent) / Double(bytesPerSecond))
+        if due > .now { try? await Task.sleep(until: due, clock: .continuous) }
+        return piece
     }
 }
