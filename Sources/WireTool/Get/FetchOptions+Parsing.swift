@@ -254,9 +254,10 @@ extension FetchOptions {
 
     /// Takes the options of a `-K` file's `bytes`, in order; `name` is the file's, for messages.
     ///
-    /// - Throws: for a line that names no option, one whose value is missing or wrong, or one with a value its option
-    ///   does not take, a usage error naming the file and line, as curl's `FILE:LINE: 'OPTION' is unknown` (curl 7.88
-    ///   only warns and goes on; curl 8 stops).
+    /// A line curl 7.88 cannot use (an unknown option, a missing or bad value, a value for an option that takes none)
+    /// is skipped with a warning naming the file and line, `FILE:LINE: warning: 'OPTION' is unknown`, and the rest of
+    /// the file still counts, as in 7.88 (curl 8 stops at it). Only a `-K` file that cannot be read (or nests more
+    /// than `configNestingLimit` deep) is an error.
     private mutating func include(_ bytes: [UInt8], name: String, nesting: Int) throws(FetchUsageError) {
         for line in ConfigFile(bytes).lines {
             let place = "\(name):\(line.number)"
@@ -271,14 +272,18 @@ extension FetchOptions {
                 use = try take(word, next: line.value, nesting: nesting)
             } catch {
                 switch error {
-                case .unknown: throw FetchUsageError(message: "\(place): '\(line.option)' is unknown")
-                case .missingValue: throw FetchUsageError(message: "\(place): '\(line.option)' requires parameter")
-                case .invalid(let usage): throw FetchUsageError(message: "\(place): \(usage.message)", status: usage.status)
+                case .unknown: warnings.append("\(place): warning: '\(line.option)' is unknown")
+                case .missingValue: warnings.append("\(place): warning: '\(line.option)' requires parameter")
+                case .invalid(let usage) where word == "-K" || word == "--config":
+                    // A file it names that cannot be read (or nests too deep) ends the run, as on the command line.
+                    throw FetchUsageError(message: "\(place): \(usage.message)", status: usage.status)
+                case .invalid(let usage): warnings.append("\(place): warning: '\(line.option)' \(usage.message)")
                 case .inConfigFile(let usage): throw usage
                 }
+                continue
             }
             if use == .alone, let value = line.value, !value.isEmpty {
-                throw FetchUsageError(message: "\(place): '\(line.option)' had unsupported trailing garbage")
+                warnings.append("\(place): warning: '\(line.option)' had unsupported trailing garbage")
             }
         }
     }
