@@ -4,9 +4,9 @@ import Wire
 /// The clock of a transfer's idle timeout, kept in its task: when a byte last moved, and how many reasons there are
 /// not to count silence. Read by the `TimeoutWatch` without a lock.
 struct IdleClock: ~Copyable, Sendable {
-    /// `Deadline` nanoseconds of the last activity (a byte moved, a resume, a hold ended), read off the monotonic
-    /// clock (`Deadline.now()`, a few times per request; `TimeoutWatch.Timeout.nanoseconds` says why not the coarse
-    /// one).
+    /// `Deadline` nanoseconds of the last activity (a byte moved, a resume, a hold ended), read off the coarse clock
+    /// (`Deadline.coarseNow()`, a few times per request): up to `Deadline.coarseLagNanoseconds` before the activity,
+    /// which the timeout's offset adds back (`TimeoutWatch.Timeout.offsetFromCoarseStamp`).
     private let lastActivity = Atomic<UInt64>(0)
     /// Reasons silence does not count: the transfer has not started (the first, ended by `IdleTimer.start()`), the
     /// task is suspended, or the transfer waits for the caller.
@@ -52,7 +52,7 @@ struct IdleTimer: Sendable {
     init(task: SessionTask, timeout: TimeoutWatch.Timeout, watch: TimeoutWatch) {
         self.task = task
         self.watch = watch
-        self.timeout = timeout.nanoseconds
+        self.timeout = timeout.offsetFromCoarseStamp
     }
 
     /// Starts the clock: the transfer begins (its first hold ends).
@@ -62,13 +62,13 @@ struct IdleTimer: Sendable {
 
     /// A byte moved.
     func touch() {
-        task.idleClock.touch(at: Deadline.now().uptimeNanoseconds)
+        task.idleClock.touch(at: Deadline.coarseNow().uptimeNanoseconds)
     }
 
     /// `touch()` for a closure that may outlive the transfer (Wire's request observer): it does not keep the task
     /// alive.
     var weakTouch: @Sendable () -> Void {
-        { [weak task] in task?.idleClock.touch(at: Deadline.now().uptimeNanoseconds) }
+        { [weak task] in task?.idleClock.touch(at: Deadline.coarseNow().uptimeNanoseconds) }
     }
 
     /// Stops the clock while suspended; starts it again from now on resume.
@@ -83,7 +83,7 @@ struct IdleTimer: Sendable {
 
     /// The caller answered: the clock runs again from now.
     func endHold() {
-        let now = Deadline.now().uptimeNanoseconds
+        let now = Deadline.coarseNow().uptimeNanoseconds
         task.idleClock.release(at: now)
         let (deadline, overflow) = now.addingReportingOverflow(timeout)
         watch.expect(by: overflow ? .max : deadline)

@@ -10,18 +10,20 @@ import Wire
 /// deadline earlier than the watcher's wake-up (an entry added, a hold ended) checks the published wake-up first
 /// and takes the lock only when the watcher would wake too late. The watcher ends when nothing is watched.
 final class TimeoutWatch: Sendable {
-    /// A timeout as given and in nanoseconds: the session's are converted once, not for every task.
+    /// A timeout as given and as an offset from a coarse stamp: the session's are converted once, not for every task.
     struct Timeout: Sendable {
         let duration: Duration
-        /// `duration` in nanoseconds (`TimeoutWatch.nanoseconds`), added to stamps read off the monotonic clock
-        /// (`Deadline.now()`). Not the coarse clock: how far it lags behind is bounded by the kernel's tick only on a
-        /// machine that runs its ticks on time, and a loaded virtual machine's can come late, which fired idle
-        /// timeouts before their interval. A timeout of zero or less stays 0 (expired at once).
-        let nanoseconds: UInt64
+        /// When the timeout has passed, in nanoseconds after a stamp read off the coarse clock: `duration`
+        /// (`TimeoutWatch.nanoseconds`) plus the most the stamp can be behind (`Deadline.coarseLagNanoseconds`), so it
+        /// never expires before `duration` has passed on the monotonic clock. A timeout of zero or less stays 0
+        /// (expired at once).
+        let offsetFromCoarseStamp: UInt64
 
         init(_ duration: Duration) {
             self.duration = duration
-            nanoseconds = TimeoutWatch.nanoseconds(duration)
+            let nanoseconds = TimeoutWatch.nanoseconds(duration)
+            let (offset, overflow) = nanoseconds.addingReportingOverflow(Deadline.coarseLagNanoseconds)
+            offsetFromCoarseStamp = nanoseconds == 0 ? 0 : overflow ? .max : offset
         }
     }
 
@@ -32,7 +34,7 @@ final class TimeoutWatch: Sendable {
         let resourceDeadline: UInt64
         let resourceTimeout: Duration
         let idleTimeout: Duration
-        /// `idleTimeout` in nanoseconds after the idle clock's stamps (`Timeout.nanoseconds`).
+        /// `idleTimeout` as an offset from the idle clock's coarse stamps (`Timeout.offsetFromCoarseStamp`).
         let idleNanoseconds: UInt64
 
         /// When the entry expires as things stand (the idle deadline only while its clock runs).
@@ -74,12 +76,13 @@ final class TimeoutWatch: Sendable {
     /// Watches `task`'s transfer: the resource timeout from now, and the idle timeout of its `idleClock` once its
     /// first hold ends (`IdleTimer.start()`).
     func add(_ task: SessionTask, resourceTimeout: Timeout, idleTimeout: Timeout) -> Key {
-        let now = Deadline.now().uptimeNanoseconds
-        let (resourceDeadline, overflow) = now.addingReportingOverflow(resourceTimeout.nanoseconds)
+        // The coarse clock, as the idle clocks read it; the offset covers how far it may be behind.
+        let now = Deadline.coarseNow().uptimeNanoseconds
+        let (resourceDeadline, overflow) = now.addingReportingOverflow(resourceTimeout.offsetFromCoarseStamp)
         let entry = Entry(
             task: task, resourceDeadline: overflow ? .max : resourceDeadline,
             resourceTimeout: resourceTimeout.duration, idleTimeout: idleTimeout.duration,
-            idleNanoseconds: idleTimeout.nanoseconds)
+            idleNanoseconds: idleTimeout.offsetFromCoarseStamp)
         let (key, stale) = state.withLock { state -> (Key, Task<Void, Never>?) in
             let serial = state.nextSerial
             state.nextSerial += 1

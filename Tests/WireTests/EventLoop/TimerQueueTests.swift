@@ -17,6 +17,17 @@ struct TimerQueueTests {
         #expect(queue.count == 0)
     }
 
+    @Test func theCoarseClockIsTheSameClockNeverAheadAndAtMostATickBehind() {
+        for _ in 0..<1_000 {
+            let before = Deadline.now()
+            let coarse = Deadline.coarseNow()
+            let after = Deadline.now()
+            #expect(coarse <= after)
+            // A tick is 1 to 10 ms (CONFIG_HZ); 50 ms leaves room for a preempted thread.
+            #expect(before.uptimeNanoseconds < coarse.uptimeNanoseconds + 50_000_000)
+        }
+    }
+
     @Test func nothingIsDueBeforeItsDeadline() {
         var queue = TimerQueue<Int>()
         _ = queue.schedule(at: at(50), 1)
