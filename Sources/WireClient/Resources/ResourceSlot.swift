@@ -32,17 +32,29 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
         var onValueChange: (@Sendable (Value?) -> Void)?
     }
 
-    /// Downloads for this slot and holds the cache it looks in.
-    public let downloader: ResourceDownloader<Value>
+    /// Downloads for this slot and holds the cache it looks in. A slot made with `init(downloader:)` keeps its
+    /// downloader; one made by `ResourceDownloader.slot(for:)` is kept by that downloader's registry and refers back to
+    /// it weakly, so that neither keeps the other alive: nil once the downloader is freed (a load then fails with
+    /// `.cancelled`).
+    public var downloader: ResourceDownloader<Value>? { keptDownloader ?? registeringDownloader }
+    private let keptDownloader: ResourceDownloader<Value>?
+    private weak let registeringDownloader: ResourceDownloader<Value>?
     private let state = Lock(State())
 
-    /// Creates an empty slot loading through `downloader`.
+    /// Creates an empty slot loading through `downloader`, which it keeps.
     public init(downloader: ResourceDownloader<Value>) {
-        self.downloader = downloader
+        keptDownloader = downloader
+        registeringDownloader = nil
+    }
+
+    /// A slot of `downloader`'s registry (`ResourceDownloader.slot(for:)`), which refers to it weakly.
+    init(registeredWith downloader: ResourceDownloader<Value>) {
+        keptDownloader = nil
+        registeringDownloader = downloader
     }
 
     deinit {
-        if let receipt = state.withLock({ $0.active?.receipt }) { downloader.cancel(receipt) }
+        if let receipt = state.withLock({ $0.active?.receipt }) { downloader?.cancel(receipt) }
     }
 
     /// What the slot shows: a loaded value, a placeholder, or nil. Setting it calls `onValueChange`.
@@ -73,7 +85,7 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
             return
         }
         var request = ClientRequest(url: url)
-        request.setValue(downloader.acceptHeader, forHTTPHeaderField: "Accept")
+        request.setValue(downloader?.acceptHeader ?? "*/*", forHTTPHeaderField: "Accept")
         load(request, placeholder: placeholder)
     }
 
@@ -101,6 +113,16 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
                 ClientError(
                     .badURL, failingURL: request.url,
                     failureReason: ResourceDownloader<Value>.undownloadableReason(request.url)))
+            return
+        }
+        guard let downloader else {
+            // A registry's slot outliving its downloader: nothing can load any more.
+            setValue(placeholder)
+            failure?(
+                request, nil,
+                ClientError(
+                    .cancelled, failingURL: request.url,
+                    failureReason: "The ResourceDownloader of this slot was released: \(request.url.absoluteString)"))
             return
         }
         let id = ReceiptIdentifiers.next()
@@ -143,7 +165,7 @@ public final class ResourceSlot<Value: Sendable>: Sendable {
             defer { state.active = nil }
             return state.active?.receipt
         }
-        if let receipt { downloader.cancel(receipt) }
+        if let receipt { downloader?.cancel(receipt) }
     }
 
     /// Ends load `id` if it is still the active one; false for a superseded or cancelled load.
@@ -199,6 +221,7 @@ extension ResourceDownloader {
     /// associated receipt). Slots of owners freed since are dropped now, which cancels their downloads. The owner is
     /// `Sendable` because the registry's weak reference to it is read from whichever thread asks next.
     public func slot(for owner: any AnyObject & Sendable) -> ResourceSlot<Value> {
-        slots.slot(for: owner) { ResourceSlot(downloader: self) }
+        // The registry keeps the slot; the slot refers back weakly, or the downloader would keep itself.
+        slots.slot(for: owner) { ResourceSlot(registeredWith: self) }
     }
 }

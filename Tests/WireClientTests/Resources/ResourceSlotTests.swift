@@ -140,6 +140,25 @@ struct ResourceSlotTests {
         }
     }
 
+    @Test func aDownloaderWithSlotsOfLiveOwnersIsFreedWhenReleased() async throws {
+        final class Owner: Sendable {}
+        let owner = Owner()
+        var downloader: ResourceDownloader<Data>? = makeDownloader()
+        let slot = try #require(downloader?.slot(for: owner))
+        let weak = ResourceDownloaderLifetimeTests.WeakDownloader(try #require(downloader))
+        // The registry keeps the owner's slot; the slot must not keep the downloader in turn.
+        downloader = nil
+        #expect(weak.isGone)
+        #expect(slot.downloader == nil)
+        let failures = Recorder<ClientError.Code>()
+        slot.load(
+            ClientRequest(url: try #require(URL(string: "http://127.0.0.1:9/x"))), placeholder: Data("p".utf8),
+            failure: { _, _, error in failures.record(error.code) })
+        #expect(failures.all == [.cancelled])
+        #expect(slot.value == Data("p".utf8))
+        _ = owner
+    }
+
     @Test func slotsPerOwnerAreDroppedWithTheirOwner() async throws {
         final class Owner: Sendable {}
         let held = HeldResponses()
