@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Synchronization
 import Testing
@@ -45,6 +46,7 @@ func openDescriptors() -> DescriptorTable {
 /// descriptors it opens lazily on first use of a timer (libdispatch's), which would otherwise
 /// show up as a "leak" in whichever test happens to run first.
 func descriptorBaseline() async -> DescriptorTable {
+    processMachineryStarted.wait()
     // A previous test's descriptors may still be closing on another thread (a child process's
     // pipes, a loop being torn down): wait until the table holds still, for at most 200 ms.
     var table = openDescriptors()
@@ -55,6 +57,23 @@ func descriptorBaseline() async -> DescriptorTable {
         table = next
     }
     return table
+}
+
+/// Foundation's `Process` starts a thread with a run loop of its own on its first launch (an eventfd, an epoll
+/// instance, a timerfd and a socket pair that live as long as the process): launched once here, before the first
+/// baseline, so that a test that happens to run the first child process of the run (a sanitizer's run of a few suites,
+/// a filtered run) does not count them as its leak.
+private let processMachineryStarted = ProcessMachineryWarmUp()
+
+private final class ProcessMachineryWarmUp: Sendable {
+    init() {
+        let process = Foundation.Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        if (try? process.run()) != nil { process.waitUntilExit() }
+    }
+
+    /// Does nothing: touching the global is what runs `init` once.
+    func wait() {}
 }
 
 /// Runs `body` with a fresh loop and shuts the loop down afterwards.
