@@ -195,17 +195,8 @@ enum Timestamp {
         let millis = Int64((seconds * 1000).rounded(.down))
         let days = millis >= 0 ? millis / 86_400_000 : (millis - 86_399_999) / 86_400_000
         let inDay = millis - days * 86_400_000
-        // Days since 1970-01-01 to a civil date (the proleptic Gregorian calendar, eras of 400 years).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let (year, month, day) = HTTPFieldDate.civilDate(daysSinceEpoch: Int(days))
+        func two<Number: BinaryInteger>(_ value: Number) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let millisText = String(inDay % 1000)
         return "\(year)-\(two(month))-\(two(day))T\(two(inDay / 3_600_000)):\(two(inDay / 60_000 % 60)):"
             + "\(two(inDay / 1000 % 60)).\(String(repeating: "0", count: 3 - millisText.count))\(millisText)Z"
