@@ -38,7 +38,8 @@ extension DemoCommand {
         configuration.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, directory: nil)
         let manager = try HTTPSessionManager(baseURL: base + "/", configuration: configuration)
         manager.responseSerializer = HTTPResponseSerializer()
-        for path in ["cached", "cached", "revalidated", "revalidated"] {
+        // The first of each pair goes to the network; the second comes from the cache, fresh or after a 304.
+        for (path, expected) in [("cached", 1), ("cached", 0), ("revalidated", 1), ("revalidated", 1)] {
             let before = cachedRequests.load(ordering: .relaxed)
             let result = try await manager.get(path)
             let asked = cachedRequests.load(ordering: .relaxed) - before
@@ -46,6 +47,7 @@ extension DemoCommand {
             print(
                 "  GET \(path) → \(result.response?.statusCode ?? 0) from \(source), \(asked) request\(asked == 1 ? "" : "s") to the server"
             )
+            if result.response?.statusCode != 200 || asked != expected { failures += 1 }
         }
         return failures
     }

@@ -4,7 +4,9 @@ import Wire
 
 /// `wire demo`: Wire's main job with no network: an embedded server on loopback and real
 /// requests through the client's keep-alive pool, with what happened to each; then the same server through
-/// WireClient's `HTTPSessionManager` (`DemoCommand+Manager.swift`).
+/// WireClient's `HTTPSessionManager` (`DemoCommand+Manager.swift`), its resource downloader and HTTP cache
+/// (`DemoCommand+Downloader.swift`) and its file transfers (`DemoCommand+Transfers.swift`). Any unexpected outcome
+/// ends it with status 1.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
@@ -65,6 +67,7 @@ struct DemoCommand: AsyncParsableCommand {
 
         failures += try await Self.runManager(base: base)
         failures += try await Self.runDownloader(base: base)
+        failures += try await Self.runTransfers(base: base)
 
         await client.shutdown()
         await server.shutdown(gracePeriod: .seconds(2))
@@ -72,11 +75,12 @@ struct DemoCommand: AsyncParsableCommand {
         if failures > 0 { throw ExitCode(1) }
     }
 
-    /// The demo's server: `/hello`, `/echo` (POST), `/stream` (chunked), the manager's `/user` and `/flaky`, 404
-    /// otherwise.
+    /// The demo's server: `/hello`, `/echo` (POST), `/stream` (chunked), the routes of the manager's, the
+    /// downloader's and the transfers' parts, 404 otherwise.
     @Sendable static func handle(_ request: HTTPServerRequest, _ response: HTTPResponseWriter) async throws {
         if try await handleManagerRoutes(request.head.target, response) { return }
         if try await handleDownloaderRoutes(request, response) { return }
+        if try await handleTransferRoutes(request, response) { return }
         switch request.head.target {
         case "/hello":
             var head = HTTPResponseHead(status: .ok)

@@ -11,8 +11,6 @@ import WireClient
 //                                          204 (prints `listening on PORT` first)
 //   TransferFigures upload FILE URL        POST FILE as the multipart part "file" (streamed, never in memory)
 //   TransferFigures download URL DEST      a download task, moved to DEST
-//   TransferFigures smoke                  CI's check of an optimised build: an in-process sink, a multipart upload,
-//                                          a download and a data task through WireClient; exit 0 when all agree
 //
 // Pin the server and the client to different cores, e.g.
 //   taskset -c 0 .build/release/TransferFigures sink 18095 &
@@ -62,48 +60,9 @@ struct SinkHandler: HTTPHandler {
 
 func patterned(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) } }
 
-/// The optimised build's smoke test: every WireClient path a release user meets first, against an in-process sink.
-func smoke() async throws -> Bool {
-    var parser = HTTP1ParserConfiguration.strict
-    parser.maxBodySize = Int.max
-    let group = try EventLoopGroup(loopCount: 1)
-    let server = HTTPServer(configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0),
-                                                                   parser: parser),
-                            group: group, handler: SinkHandler())
-    let port = try await server.start().port ?? 0
-    let base = "http://127.0.0.1:\(port)"
-    let folder = "/tmp/wire-smoke-\(getpid())"
-    mkdir(folder, 0o700)
-    defer { _ = try? FileManager.default.removeItem(atPath: folder) }
-    let file = folder + "/part.bin"
-    let bytes = patterned(3 << 20 | 7)
-    _ = FileManager.default.createFile(atPath: file, contents: Data(bytes))
-    let manager = try HTTPSessionManager(baseURL: base)
-    manager.responseSerializer = HTTPResponseSerializer()
-    let upload = try await manager.post("upload", constructingBody: { form in
-        try form.appendPart(fileAt: file, name: "file")
-        form.appendPart(formData: Data("text".utf8), name: "field")
-    })
-    let received = Int(upload.response?.headers.first(name: "X-Received") ?? "") ?? 0
-    let destination = folder + "/download.bin"
-    let download = try await manager.session.download(for: ClientRequest(url: URL(string: "\(base)/bytes/\(bytes.count)")!),
-                                                     destination: { _, _ in destination })
-    let downloaded = FileManager.default.contents(atPath: destination).map { [UInt8]($0) }
-    let data = try await manager.get("bytes/1000")
-    await server.shutdown(gracePeriod: .seconds(1))
-    await group.shutdownGracefully()
-    let ok = received > bytes.count && download.response?.statusCode == 200 && downloaded == bytes
-        && data.data.map { [UInt8]($0) } == patterned(1000)
-    report("smoke: upload \(received) bytes received, download \(downloaded?.count ?? 0) bytes, data \(data.data?.count ?? 0) bytes: "
-           + (ok ? "ok" : "MISMATCH"))
-    return ok
-}
-
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else { usage() }
 switch arguments[1] {
-case "smoke":
-    exit(try await smoke() ? 0 : 1)
 case "sink":
     let port = arguments.count > 2 ? Int(arguments[2]) ?? 0 : 0
     var parser = HTTP1ParserConfiguration.strict

@@ -17,6 +17,8 @@ extension IOSuite {
                 "the same 40 again → 0 downloads (all from the memory cache",
                 "GET cached → 200 from cache, 0 requests to the server",
                 "GET revalidated → 200 from revalidated, 1 request to the server",
+                "POST upload (multipart: a 3 MiB file and a field) → 200, server: file and field intact",
+                "GET bytes/3145735 to a file → 200, 3145735 bytes written, intact",
             ] {
                 #expect(text.contains(line), "missing: \(line)\n\(text)")
             }
