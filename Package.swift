@@ -38,6 +38,21 @@ let staticLibraryPaths: [String] = {
         .filter { files.fileExists(atPath: "\(Context.packageDirectory)/StaticLibraries/\($0)") }
 }()
 
+/// `scripts/test-sanitized` builds the tests under ThreadSanitizer or AddressSanitizer with `WIRE_SANITIZED_SUITES=1`.
+/// SwiftPM builds every test target for any `swift test`, and a sanitizer's build is most of its CI step, so in that
+/// build the package leaves out what no sanitized suite runs: WireEcosystem with its four packages (about two minutes
+/// of swift-collections and swift-async-algorithms per build), and the test folders of the tool's commands and of
+/// WireClient's pure value types. The README's `swift test` builds and runs everything.
+let sanitizedSuites = Context.environment["WIRE_SANITIZED_SUITES"] == "1"
+
+/// WireEcosystem only: the libraries a service already runs its logs, metrics, traces and lifecycle with.
+let ecosystemPackages: [Package.Dependency] = [
+    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+    .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.2.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+]
+
 let package = Package(
     name: "Wire",
     products: [
@@ -54,12 +69,7 @@ let package = Package(
         // `swift package generate-documentation`: the DocC catalogs of the three libraries (CONTRIBUTING.md). A command
         // plugin only: nothing of it is linked into a product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        // WireEcosystem only: the libraries a service already runs its logs, metrics, traces and lifecycle with.
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
-        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.2.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
-    ],
+    ] + (sanitizedSuites ? [] : ecosystemPackages),
     targets: [
         // Linux headers that Glibc's module map does not export (epoll, eventfd, timerfd)
         // and tiny shims for macros Swift cannot import. Every symbol is `c_wire_*`.
@@ -198,3 +208,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+if sanitizedSuites {
+    package.products.removeAll { $0.name == "WireEcosystem" }
+    package.targets.removeAll { $0.name == "WireEcosystem" || $0.name == "WireEcosystemTests" }
+    let unsanitized = [
+        // The tool's commands (run as child processes), URL and body value types.
+        "WireTests": ["Bench", "Body", "GetCommand", "Tool", "URL"],
+        // Value types and policies with no loop, socket or raw memory of their own.
+        "WireClientTests": ["Activity", "Cache", "Chain", "Cookies", "Interception", "Reachability", "Security"],
+    ]
+    for target in package.targets { target.exclude += unsanitized[target.name] ?? [] }
+}
