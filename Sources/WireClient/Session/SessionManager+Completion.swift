@@ -32,6 +32,10 @@ extension SessionManager {
         }
         if hooks.taskDidFinishCollectingMetrics != nil || hooks.taskDidComplete != nil {
             await tellCompletion(task, metrics: metrics?.value, error: failure, hooks: hooks)
+        } else if delegate.uploadProgress != nil || hooks.taskDidSendBodyData != nil {
+            // Upload progress goes to the delegate queue as Wire reports bytes sent, without waiting for it: a pass
+            // through the queue lets the last of it run before the completion handler, as AFNetworking orders them.
+            await askDelegateQueue {}
         }
         var value: (any Sendable)?
         if outcome.error == nil {

@@ -8,7 +8,9 @@ import WireClient
 /// coarse clock, which reads up to two ticks behind, and the deadline must make up for it.
 @Suite(.sharedIO(minutes: 1))
 struct SessionTimeoutEdgeTests {
-    @Test func anIdleTimeoutNeverFiresBeforeItsIntervalAfterTheLastByte() async throws {
+    // The server's stamps stand in for the client's last activity, which a sanitizer's slowed threads pull apart.
+    @Test(.disabled(if: Sanitizer.current != nil, Sanitizer.distortsMeasurements))
+    func anIdleTimeoutNeverFiresBeforeItsIntervalAfterTheLastByte() async throws {
         let timeout = Duration.milliseconds(20)
         // Stamps read before the head and before the body go out: the client's last activity, their arrival, comes
         // after the one it saw last.
