@@ -39,8 +39,7 @@ let package = Package(
             dependencies: [.product(name: "Wire", package: wirePackage)]
         ),
         // WireEcosystem's client bridge: CPU per request with no listener, a counting listener, the bridge on no-op
-        // backends, and on a counting metrics backend (issue 30). Depends on swift-metrics itself, so CI does not build
-        // it (scripts/own-products.py).
+        // backends, and on a counting metrics backend (issue 30). Depends on swift-metrics itself.
         .executableTarget(
             name: "EcosystemFigures",
             dependencies: [

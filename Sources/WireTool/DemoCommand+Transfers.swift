@@ -21,11 +21,11 @@ extension DemoCommand {
         print("")
         print("WireClient: a multipart upload from a file and a download to a file, 3 MiB each way")
         var template = Array("/tmp/wire-demo-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             print("  cannot make a temporary folder (errno \(errno)): transfers skipped")
             return 1
         }
-        let folder = String(cString: made)
+        let folder = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let bytes = patterned(transferSize)
         let file = folder + "/upload.bin"

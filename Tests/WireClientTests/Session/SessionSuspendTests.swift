@@ -116,20 +116,21 @@ struct SessionSuspendTests {
             if request.target == "/silent" {
                 try await Task.sleep(for: .seconds(20))
             }
-            // Trickle: a byte every 100 ms for a second, never silent for the 400 ms idle timeout.
-            try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "10"]))
-            for _ in 0..<10 {
+            // Trickle: a byte every 100 ms for two seconds, never silent for the 800 ms idle timeout (the margin is a
+            // loaded machine's: a sleep of 100 ms has been seen to take over 300).
+            try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "20"]))
+            for _ in 0..<20 {
                 try await Task.sleep(for: .milliseconds(100))
                 try await writer.write(ByteBuffer(string: "x"))
             }
             try await writer.end()
         }) { server in
             var configuration = SessionConfiguration()
-            configuration.timeoutIntervalForRequest = .milliseconds(400)
+            configuration.timeoutIntervalForRequest = .milliseconds(800)
             let manager = SessionManager(configuration: configuration)
             manager.responseSerializer = HTTPResponseSerializer()
             let trickled = try await manager.data(for: ClientRequest(url: server.url("/trickle")))
-            #expect(trickled.data?.count == 10)  // 1 s in all, but never 400 ms without a byte
+            #expect(trickled.data?.count == 20)  // 2 s in all, but never 800 ms without a byte
             await #expect(throws: ClientError(.timedOut)) {
                 try await manager.data(for: ClientRequest(url: server.url("/silent")))
             }
@@ -140,7 +141,7 @@ struct SessionSuspendTests {
             bounded.responseSerializer = HTTPResponseSerializer()
             do throws(ClientError) {
                 _ = try await bounded.data(for: ClientRequest(url: server.url("/trickle")))
-                Issue.record("a 1 s transfer passed a 500 ms resource timeout")
+                Issue.record("a 2 s transfer passed a 500 ms resource timeout")
             } catch {
                 #expect(error.code == .timedOut)
             }
