@@ -20,9 +20,28 @@ struct DescriptorTable: Equatable, Sendable {
     /// "number → target" lines: empty when the code under test left nothing open. Descriptors that something else
     /// closed meanwhile (a previous test's loop finishing its shutdown on its own thread, which a sanitizer slows
     /// down) do not count, as a bare count would; a leaked socket has a new inode, so a reused number still shows.
+    ///
+    /// A run loop Foundation starts on a thread of its own (it watches child processes with them, on threads it picks)
+    /// holds an eventfd, an epoll instance and a timerfd for the thread's life. Wire never opens a timerfd, so each
+    /// new timerfd stands for such a run loop, and one new eventfd and one new epoll instance go with it; a leaked
+    /// Wire loop (an epoll instance and an eventfd, no timerfd) still shows.
     func newlyOpened() -> [String] {
-        openDescriptors().entries.filter { entries[$0.key] != $0.value }.sorted { $0.key < $1.key }
-            .map { "\($0.key) → \($0.value)" }
+        var opened = openDescriptors().entries.filter { entries[$0.key] != $0.value }.sorted { $0.key < $1.key }
+        let runLoops = opened.filter { $0.value == "anon_inode:[timerfd]" }.count
+        var (eventFDs, epolls) = (runLoops, runLoops)
+        opened.removeAll { $0.value == "anon_inode:[timerfd]" }
+        opened.removeAll { entry in
+            if entry.value == "anon_inode:[eventfd]", eventFDs > 0 {
+                eventFDs -= 1
+                return true
+            }
+            if entry.value == "anon_inode:[eventpoll]", epolls > 0 {
+                epolls -= 1
+                return true
+            }
+            return false
+        }
+        return opened.map { "\($0.key) → \($0.value)" }
     }
 }
 
