@@ -78,15 +78,19 @@ struct SessionRetryTests {
             arrivals.record(.now)
             try await Self.flaky(1, seen: seen)(record, writer)
         }) { server in
+            // The delay is twice the idle timeout; both grow under a sanitizer, where a loaded machine's exchange can
+            // be silent for longer than 150 ms.
+            let idleTimeout = Duration.milliseconds(200) * Sanitizer.timeScale
+            let delay = idleTimeout * 2
             var configuration = SessionConfiguration.default
-            configuration.timeoutIntervalForRequest = .milliseconds(150)
+            configuration.timeoutIntervalForRequest = idleTimeout
             let manager = SessionManager(configuration: configuration)
-            manager.interceptor = Retrier { _, attempt, _, _ in attempt == 1 ? .retryAfter(.milliseconds(400)) : .doNotRetry }
+            manager.interceptor = Retrier { _, attempt, _, _ in attempt == 1 ? .retryAfter(delay) : .doNotRetry }
             let result = try await manager.data(for: ClientRequest(url: server.url("/later")))
             #expect(result.response?.statusCode == 200)
             let times = arrivals.all
             #expect(times.count == 2)
-            if times.count == 2 { #expect(times[0].duration(to: times[1]) >= .milliseconds(400)) }
+            if times.count == 2 { #expect(times[0].duration(to: times[1]) >= delay) }
         }
     }
 

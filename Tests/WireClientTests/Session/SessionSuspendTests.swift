@@ -7,23 +7,42 @@ import WireClient
 /// Suspend applies real back-pressure and silences callbacks; idle and resource timeouts.
 @Suite(.sharedIO(minutes: 1))
 struct SessionSuspendTests {
-    static let total = 48 << 20
+    static let total = 64 << 20
+    /// What the server writes before it waits for the suspension to take effect.
+    static let beforeSuspension = 1 << 20
+
+    /// The most a peer can write to a reader that has stopped: the loopback socket's receive and send buffers at their
+    /// largest (autotuning grows them up to these), and Wire's own read buffers.
+    static var heldWithoutReading: Int {
+        func largest(_ name: String) -> Int {
+            let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/\(name)", encoding: .utf8)) ?? ""
+            return text.split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) } ?? 8 << 20
+        }
+        return largest("tcp_rmem") + largest("tcp_wmem") + (4 << 20)
+    }
 
     @Test func aSuspendedTaskStopsReadingAndFiresNoCallbackUntilResumed() async throws {
         let written = Counter()
+        let suspensionTookEffect = Counter()
         try await LoopbackServer.with({ _, writer in
             try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "\(Self.total)"]))
             let piece = ByteBuffer(bytes: [UInt8](repeating: 0x61, count: 64 * 1024))
-            for _ in 0..<(Self.total / piece.readableBytes) {
+            for index in 0..<(Self.total / piece.readableBytes) {
+                // The rest only once the client says it is suspended: what arrives after that is bounded by the
+                // buffers, not by how fast a loaded machine carried the suspension out.
+                if index * piece.readableBytes == Self.beforeSuspension {
+                    _ = await eventually(within: .seconds(20)) { suspensionTookEffect.current == 1 }
+                }
                 try await writer.write(piece)
                 written.add(piece.readableBytes)
             }
             try await writer.end()
         }) { server in
             var configuration = SessionConfiguration()
-            configuration.maximumBufferedResponseSize = 64 << 20
+            configuration.maximumBufferedResponseSize = Self.total
             // Shorter than the suspension below: the idle timeout must be paused while suspended.
-            configuration.timeoutIntervalForRequest = .milliseconds(300)
+            let idleTimeout = Duration.milliseconds(300) * Sanitizer.timeScale
+            configuration.timeoutIntervalForRequest = idleTimeout
             let manager = SessionManager(configuration: configuration)
             manager.responseSerializer = HTTPResponseSerializer()
             let suspended = Counter()
@@ -48,6 +67,8 @@ struct SessionSuspendTests {
             // Callbacks handed to the delegate queue before the suspension may still run; none after `didSuspend`.
             #expect(await eventually(within: .seconds(10)) { events.all.contains("didSuspend#1") })
             suspended.set(1)
+            let suspendedAt = ContinuousClock.now
+            suspensionTookEffect.set(1)
             // The server stalls: its writes stop once Wire's body buffer and the socket buffers are full.
             var stable = 0
             var last = -1
@@ -58,8 +79,13 @@ struct SessionSuspendTests {
                 try await Task.sleep(for: .milliseconds(25))
             }
             let stalledAt = written.current
-            #expect(stalledAt < Self.total / 2, "the client read \(stalledAt) bytes while suspended")
             let progressWhileSuspended = task.countOfBytesReceived
+            // Suspended for longer than the idle timeout: it must not fire, and nothing may move, while suspended.
+            try await Task.sleep(until: suspendedAt + idleTimeout * 2)
+            #expect(stalledAt < Self.total, "the server wrote everything to a suspended task")
+            #expect(
+                stalledAt <= Self.beforeSuspension + Self.heldWithoutReading,
+                "the server wrote \(stalledAt - Self.beforeSuspension) bytes after the suspension")
             #expect(whileSuspended.current == 0)
             #expect(task.countOfBytesReceived == progressWhileSuspended)
             suspended.set(0)
