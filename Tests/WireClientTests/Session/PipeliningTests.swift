@@ -8,8 +8,8 @@ import WireTestSupport
 /// reached it before it wrote its first answer: requests pipelined on one connection arrive together.
 @Suite(.sharedIO(minutes: 1))
 struct PipeliningTests {
-    /// Answers nothing until three request heads have arrived on a connection or 3 s have passed since its first one,
-    /// then answers every head with the number of heads that had arrived by then.
+    /// Answers nothing until three request heads have arrived on a connection or 3 s (more under a sanitizer) have
+    /// passed since its first one, then answers every head with the number of heads that had arrived by then.
     static let script = """
         import socket, threading, time
         listener = socket.socket()
@@ -31,7 +31,7 @@ struct PipeliningTests {
                 heads = received.count(b"\\r\\n\\r\\n")
                 if heads and first is None:
                     first = time.monotonic()
-                if early is None and heads and (heads >= 3 or time.monotonic() - first > 3):
+                if early is None and heads and (heads >= 3 or time.monotonic() - first > \(3 * Sanitizer.timeScale)):
                     early = heads
                 while early is not None and answered < heads:
                     body = str(early).encode()

@@ -86,7 +86,8 @@ struct SessionLeakTests {
 
             try await Self.withManager({ configuration in
                 configuration.maximumBufferedResponseSize = 1024
-                configuration.timeoutIntervalForRequest = .milliseconds(300)
+                // Grows with a sanitizer's slowdown: every case's exchanges must beat it, only the stall waits for it.
+                configuration.timeoutIntervalForRequest = .milliseconds(300) * Sanitizer.timeScale
                 configuration.maximumRedirects = 3
             }) { manager in
                 let url = server.url("/" + failure.rawValue)

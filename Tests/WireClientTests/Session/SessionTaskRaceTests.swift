@@ -39,7 +39,8 @@ struct SessionTaskRaceTests {
             await gate.wait()
         }) { server in
             var configuration = SessionConfiguration()
-            configuration.timeoutIntervalForRequest = .milliseconds(300)
+            // Grows with a sanitizer's slowdown: the head must arrive before it fires, for the task to become a download.
+            configuration.timeoutIntervalForRequest = .milliseconds(300) * Sanitizer.timeScale
             let manager = SessionManager(configuration: configuration)
             manager.responseSerializer = HTTPResponseSerializer()
             manager.dataTaskDidReceiveResponse = { _, _ in .becomeDownload }
@@ -100,7 +101,9 @@ struct SessionTaskRaceTests {
     @Test func waitingForTheDelegateQueueIsNotIdleTime() async throws {
         try await LoopbackServer.with({ request, writer in try await writer.reply(200, request.target) }) { server in
             var configuration = SessionConfiguration()
-            configuration.timeoutIntervalForRequest = .milliseconds(300)
+            // Both grow with a sanitizer's slowdown: the victim's exchange must beat the timeout, the hook outlast it.
+            let timeout = Duration.milliseconds(300) * Sanitizer.timeScale
+            configuration.timeoutIntervalForRequest = timeout
             let manager = SessionManager(configuration: configuration)
             manager.responseSerializer = HTTPResponseSerializer()
             let entered = Counter()
@@ -109,7 +112,7 @@ struct SessionTaskRaceTests {
             manager.dataTaskDidReceiveResponse = { task, _ in
                 if task.originalRequest.url.path == "/slow" {
                     entered.set(1)
-                    usleep(900_000)
+                    usleep(UInt32(900_000 * Sanitizer.timeScale))
                 }
                 return .allow
             }

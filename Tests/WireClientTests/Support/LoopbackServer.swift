@@ -21,16 +21,26 @@ struct LoopbackServer: Sendable {
     }
 
     /// Starts a server whose `handler` gets each request (body already read) and answers through the writer.
-    static func start(_ handler: @escaping @Sendable (Recorded, HTTPResponseWriter) async throws -> Void) async throws
-        -> LoopbackServer
-    {
+    /// `pacing`, when given, runs after each chunk of a body with the count read so far: a test holds the reading there.
+    static func start(
+        pacing: (@Sendable (_ bodyBytesRead: Int) async -> Void)? = nil,
+        _ handler: @escaping @Sendable (Recorded, HTTPResponseWriter) async throws -> Void
+    ) async throws -> LoopbackServer {
         let group = try EventLoopGroup(loopCount: 1, namePrefix: "wireclient-test-server")
         let log = Recorder<Recorded>()
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
             group: group
         ) { request, writer in
-            let body = try await request.body.collect(upTo: 256 << 20)
+            var body = ByteBuffer()
+            if let pacing {
+                for try await chunk in request.body {
+                    body.writeBuffer(chunk)
+                    await pacing(body.readableBytes)
+                }
+            } else {
+                body = try await request.body.collect(upTo: 256 << 20)
+            }
             let recorded = Recorded(
                 method: request.method.rawValue, target: request.target, headers: request.head.headers,
                 body: body.readableBytesArray)
@@ -57,10 +67,11 @@ struct LoopbackServer: Sendable {
 
     /// Runs `body` with a started server, stopping it afterwards whatever happens.
     static func with<T>(
+        pacing: (@Sendable (_ bodyBytesRead: Int) async -> Void)? = nil,
         _ handler: @escaping @Sendable (Recorded, HTTPResponseWriter) async throws -> Void,
         _ body: (LoopbackServer) async throws -> T
     ) async throws -> T {
-        let server = try await start(handler)
+        let server = try await start(pacing: pacing, handler)
         do {
             let result = try await body(server)
             await server.stop()

@@ -108,8 +108,10 @@ extension IOSuite {
             // The connection's read timer is re-armed lazily: the first request's timer is still running when the
             // later ones start on the reused connection; when it fires, about 150 ms before the third request has
             // waited its 300, it must re-arm for that request, counted from when it started, and then time it out.
+            // The timeout, the gap and the bounds grow together with a sanitizer's slowdown, keeping their relations.
+            let scale = Sanitizer.timeScale
             var configuration = HTTPClientConfiguration()
-            configuration.readTimeout = .milliseconds(300)
+            configuration.readTimeout = .milliseconds(300) * scale
             try await Self.withServer(
                 configuration: configuration,
                 script: { _, request, _ in
@@ -122,14 +124,14 @@ extension IOSuite {
                 _ = try await second.body.collect(upTo: 10)
                 // A gap in the scenario, not synchronisation: the first timer, due 300 ms after the first request,
                 // must fire while the third request has waited only about half its timeout.
-                try await Task.sleep(for: .milliseconds(150))
+                try await Task.sleep(for: .milliseconds(150) * scale)
                 let started = Deadline.now()
                 let error = await #expect(throws: HTTPClientError.self) {
                     try await client.execute(HTTPClientRequest(url: Self.url(server)))
                 }
                 #expect(error?.code == .readTimeout)
                 let waited = Deadline.now() - started
-                #expect(waited >= .milliseconds(300) && waited < .seconds(5), "timed out after \(waited)")
+                #expect(waited >= .milliseconds(300) * scale && waited < .seconds(5) * scale, "timed out after \(waited)")
             }
         }
 
@@ -140,7 +142,8 @@ extension IOSuite {
                     try await client.execute(HTTPClientRequest(url: Self.url(server)), timeout: .milliseconds(300))
                 }
                 #expect(error?.code == .deadlineExceeded)
-                #expect(Deadline.now() - started < .seconds(3))
+                // Grows with a sanitizer's slowdown.
+                #expect(Deadline.now() - started < .seconds(3) * Sanitizer.timeScale)
             }
         }
 
@@ -348,7 +351,7 @@ extension IOSuite.HTTPClientFaultTests {
     @Test func anEarlyContinueIsNotMissed() async throws {
         // Wire's server says 100 as soon as its handler reads, often before the uploading task
         // starts waiting for it. With a 30 s continue timeout, missing that 100 would stall the
-        // upload past this test's 10 s bound.
+        // upload past this test's 10 s bound (both grow with a sanitizer's slowdown, in proportion).
         let group = try EventLoopGroup(loopCount: 1)
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
@@ -359,7 +362,7 @@ extension IOSuite.HTTPClientFaultTests {
         }
         let address = try await server.start()
         var configuration = HTTPClientConfiguration()
-        configuration.expectContinueTimeout = .seconds(30)
+        configuration.expectContinueTimeout = .seconds(30) * Sanitizer.timeScale
         let client = try HTTPClient(configuration: configuration, group: group)
         let outcome = await Result {
             try await withTimeout(seconds: 10) {

@@ -270,8 +270,10 @@ extension IOSuite {
             var configuration = HTTPClientConfiguration()
             configuration.resolver = resolver
             configuration.maxConnectionsPerHost = 4
-            configuration.connectTimeout = .milliseconds(200)
-            configuration.readTimeout = .milliseconds(200)
+            // Both grow with a sanitizer's slowdown: dropped SYNs and silence still never complete, and the answered
+            // requests after the bursts must not time out.
+            configuration.connectTimeout = .milliseconds(200) * Sanitizer.timeScale
+            configuration.readTimeout = .milliseconds(200) * Sanitizer.timeScale
             let silentRequests = Atomic<Int>(0)
             try await Self.withServer(
                 configuration: configuration,
@@ -435,7 +437,8 @@ extension IOSuite {
             let recorder = Recorder()
             var configuration = HTTPClientConfiguration()
             configuration.eventListener = recorder.listener
-            configuration.readTimeout = .milliseconds(100)
+            // Grows with a sanitizer's slowdown, so the head still comes in time.
+            configuration.readTimeout = .milliseconds(100) * Sanitizer.timeScale
             // A head announcing ten bytes, then silence.
             try await Self.withServer(
                 configuration: configuration,

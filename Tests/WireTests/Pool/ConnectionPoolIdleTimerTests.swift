@@ -1,5 +1,6 @@
 import Testing
 import Wire
+import WireTestSupport
 
 /// The pool's idle timer is re-armed lazily (a lease does not cancel it, a park does not arm another while one is
 /// pending): a connection reused within its idle timeout must stay open, and one left idle must still close on time.
@@ -10,8 +11,10 @@ extension IOSuite {
             let loop = group.next()
             let server = try await ScriptedServer.start(on: loop) { _, _, _ in .respond(ScriptedServer.ok()) }
             var configuration = HTTPClientConfiguration()
-            // 100 ms between uses leaves 300 ms for a loaded machine to get from one response to the next request.
-            configuration.idleTimeout = .milliseconds(400)
+            // 100 ms between uses leaves 300 ms (more under a sanitizer) for a loaded machine to get from one response
+            // to the next request.
+            let idleTimeout = Duration.milliseconds(400) * Sanitizer.timeScale
+            configuration.idleTimeout = idleTimeout
             let client = try HTTPClient(configuration: configuration, group: group)
             let url = "http://127.0.0.1:\(server.address.port!)/"
             @Sendable func pause(_ duration: Duration) async {
@@ -20,7 +23,8 @@ extension IOSuite {
             try await withTimeout(seconds: 20) {
                 _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 10)
                 var lastStart = Deadline.now()
-                // Six more requests, 100 ms apart: 600 ms in all, longer than the idle timeout, yet never idle that long.
+                // Six more requests, 100 ms apart: longer in all than the idle timeout (in a plain build), yet never
+                // idle that long.
                 for _ in 0..<6 {
                     await pause(.milliseconds(100))
                     lastStart = .now()
@@ -33,7 +37,7 @@ extension IOSuite {
                 // Left idle now: closed by the timer, not before the timeout has passed since its last use (which
                 // began after `lastStart`).
                 while pool.counts.connections > 0 { await pause(.milliseconds(5)) }
-                #expect(Deadline.now() - lastStart >= .milliseconds(400))
+                #expect(Deadline.now() - lastStart >= idleTimeout)
                 #expect(client.retainedConnectionCount == 0)
             }
             await client.shutdown()

@@ -82,7 +82,8 @@ extension IOSuite {
                 }
                 #expect(error?.reason == .timedOut)
                 let elapsed = Deadline.now() - started
-                #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(3))
+                // The upper bound grows with a sanitizer's slowdown.
+                #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(3) * Sanitizer.timeScale)
             }
             #expect(before.newlyOpened() == [])
         }
@@ -119,7 +120,8 @@ extension IOSuite {
                     #expect(peer == goodAddress)
                     // The second attempt starts after the attempt delay, and wins long before the first times out.
                     #expect(elapsed >= .seconds(1), "started the second attempt early: \(elapsed)")
-                    #expect(elapsed < .seconds(4), "took \(elapsed)")
+                    // Grows with a sanitizer's slowdown, but stays below the 8 s connect timeout.
+                    #expect(elapsed < min(Duration.seconds(4) * Sanitizer.timeScale, .seconds(7)), "took \(elapsed)")
                     try await loop.submit {
                         try socket.value.close()
                         good.value.close()
@@ -144,12 +146,16 @@ extension IOSuite {
                     try probe.bind(to: try SocketAddress(ipAddress: "127.0.0.3", port: 0))
                     let closedAddress = try probe.localAddress()
                     try probe.close()
+                    // The delay, the timeouts and the bound grow together with a sanitizer's slowdown: the bound stays
+                    // half the attempt delay.
+                    let scale = Sanitizer.timeScale
                     let started = Deadline.now()
                     let socket = try await Connector.connect(
                         to: [closedAddress, goodAddress], host: "test", port: nil, on: loop,
-                        deadline: .after(.seconds(8)), timeout: .seconds(8), attemptDelay: .seconds(4)
+                        deadline: .after(.seconds(8) * scale), timeout: .seconds(8) * scale, attemptDelay: .seconds(4) * scale
                     )
-                    #expect(Deadline.now() - started < .seconds(2), "a refusal should not wait for the attempt delay")
+                    #expect(
+                        Deadline.now() - started < .seconds(2) * scale, "a refusal should not wait for the attempt delay")
                     try await loop.submit {
                         try socket.value.close()
                         good.value.close()

@@ -138,14 +138,17 @@ extension IOSuite {
 
         @Test func slowlorisIsDisconnectedAfterTheHeaderTimeout() async throws {
             try await withTimeout {
+                // Grows with a sanitizer's slowdown, as does the bound below.
+                let headerReadTimeout = Duration.milliseconds(300) * Sanitizer.timeScale
                 let harness = try await ServerHarness.start(
-                    configure: { $0.headerReadTimeout = .milliseconds(300) }, handler: EchoTestHandler())
-                let client = try await harness.connect()
+                    configure: { $0.headerReadTimeout = headerReadTimeout }, handler: EchoTestHandler())
+                // Taken before the connect: the head is due within the timeout of the accept.
                 let started = ContinuousClock.now
+                let client = try await harness.connect()
                 try await client.send("GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
                 let bytes = await client.readUntilClosed()
                 let elapsed = ContinuousClock.now - started
-                #expect(elapsed >= .milliseconds(250) && elapsed < .seconds(5))
+                #expect(elapsed >= headerReadTimeout && elapsed < .seconds(5) * Sanitizer.timeScale)
                 #expect(try ParsedResponse.parseAll(bytes, methods: [.get]).first?.status == 408)
                 await client.close()
                 await harness.stop()
@@ -329,7 +332,8 @@ extension IOSuite {
                 let idle = try await harness.connect()
                 try await client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
                 for await _ in started { break }
-                async let shutdown: Void = harness.server.shutdown(gracePeriod: .seconds(5))
+                // The grace grows with a sanitizer's slowdown.
+                async let shutdown: Void = harness.server.shutdown(gracePeriod: .seconds(5) * Sanitizer.timeScale)
                 // The idle connection is closed at once; the busy one waits for its response.
                 _ = await idle.readUntilClosed()
                 #expect(await !client.isClosedByPeer())
@@ -357,7 +361,8 @@ extension IOSuite {
                 try await client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
                 let started = ContinuousClock.now
                 await harness.server.shutdown(gracePeriod: .milliseconds(200))
-                #expect(ContinuousClock.now - started < .seconds(3))
+                // Grows with a sanitizer's slowdown.
+                #expect(ContinuousClock.now - started < .seconds(3) * Sanitizer.timeScale)
                 _ = await client.readUntilClosed()
                 await harness.group.shutdownGracefully()
                 await harness.clientLoop.shutdownGracefully()

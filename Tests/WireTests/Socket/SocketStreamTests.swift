@@ -46,7 +46,8 @@ extension IOSuite {
             #expect(before.newlyOpened() == [])
         }
 
-        @Test func aHalfClosedPeerDoesNotKeepTheLoopBusy() async throws {
+        @Test(.disabled(if: Sanitizer.current != nil, Sanitizer.distortsMeasurements))
+        func aHalfClosedPeerDoesNotKeepTheLoopBusy() async throws {
             // Regression: EPOLLRDHUP registered without EPOLLIN is level-triggered and stays
             // raised after the peer's FIN, so a stream done reading was reported on every wait.
             try await withLoop { loop in
