@@ -13,9 +13,9 @@ final class CookiePeer {
         .deletingLastPathComponent().appendingPathComponent("WireTests/Resources/cookie_peer.py").path
 
     /// Starts the peer and waits (at most 10 s) for its port.
-    init() throws {
+    init() async throws {
         folder = try makeTemporaryFolder()
-        (process, port) = try PythonPeer.start(script: Self.script, folder: folder)
+        (process, port) = try await PythonPeer.start(script: Self.script, folder: folder)
     }
 
     /// `http://127.0.0.1:<port><path>`.

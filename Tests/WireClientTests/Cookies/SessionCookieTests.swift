@@ -24,7 +24,7 @@ struct SessionCookieTests {
     }
 
     @Test func everyAttributeFromPythonIsStoredAndSentByTheRules() async throws {
-        let peer = try CookiePeer()
+        let peer = try await CookiePeer()
         defer { peer.stop() }
         let storage = CookieStorage()
         let manager = Self.manager(storage)
@@ -50,7 +50,7 @@ struct SessionCookieTests {
     }
 
     @Test func aRedirectSetsACookieThatTheNextHopSends() async throws {
-        let peer = try CookiePeer()
+        let peer = try await CookiePeer()
         defer { peer.stop() }
         let storage = CookieStorage()
         let result = try await Self.manager(storage).data(for: ClientRequest(url: peer.url("/redirect")))
@@ -60,7 +60,7 @@ struct SessionCookieTests {
     }
 
     @Test func aCookieFieldSetByTheCallerIsLeftAlone() async throws {
-        let peer = try CookiePeer()
+        let peer = try await CookiePeer()
         defer { peer.stop() }
         let storage = CookieStorage()
         storage.setCookie(Cookie(name: "stored", value: "1", domain: "127.0.0.1"))
@@ -71,7 +71,7 @@ struct SessionCookieTests {
     }
 
     @Test func shouldHandleCookiesFalseSendsNoneAndStoresNone() async throws {
-        let peer = try CookiePeer()
+        let peer = try await CookiePeer()
         defer { peer.stop() }
         let storage = CookieStorage()
         storage.setCookie(Cookie(name: "stored", value: "1", domain: "127.0.0.1"))
@@ -93,7 +93,7 @@ struct SessionCookieTests {
     }
 
     @Test func theNeverAcceptPolicySendsButStoresNothing() async throws {
-        let peer = try CookiePeer()
+        let peer = try await CookiePeer()
         defer { peer.stop() }
         let storage = CookieStorage()
         storage.setCookie(Cookie(name: "stored", value: "1", domain: "127.0.0.1"))
@@ -113,7 +113,7 @@ struct SessionCookieTests {
 
     /// curl stores the peer's cookies with `-c`; Wire loads that file and sends what `curl -b` sends.
     @Test func aCookieFileWrittenByCurlGivesWireCurlsCookieField() async throws {
-        let peer = try CookiePeer()
+        let peer = try await CookiePeer()
         defer { peer.stop() }
         let jar = peer.temporaryFolder + "/curl-jar.txt"
         let sent = peer.temporaryFolder + "/curl-sent.txt"

@@ -19,7 +19,7 @@ struct MultipartLargeUploadTests {
         // Generated, not sparse: a misplaced piece changes the digest.
         #expect(try runBash("head -c \(Self.size) /dev/urandom > '\(path)'") == 0)
         let digest = try sha256Hex(ofFile: path)
-        let receiver = try MultipartReceiver()
+        let receiver = try await MultipartReceiver()
         defer { receiver.stop() }
         let manager = try HTTPSessionManager()
         manager.responseSerializer = HTTPResponseSerializer()

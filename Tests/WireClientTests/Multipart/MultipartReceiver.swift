@@ -118,12 +118,12 @@ final class MultipartReceiver {
     private let folder: String
 
     /// Starts the receiver and waits (at most 10 s) for its port.
-    init() throws {
+    init() async throws {
         folder = NSTemporaryDirectory() + "multipart-receiver-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let scriptPath = folder + "/receiver.py"
         try Self.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
-        (process, port) = try PythonPeer.start(script: scriptPath, folder: folder)
+        (process, port) = try await PythonPeer.start(script: scriptPath, folder: folder)
     }
 
     /// `http://127.0.0.1:<port><path>`.

@@ -10,7 +10,7 @@ import WireTestSupport
 struct MultipartUploadTests {
     /// A text field, a binary file, in-memory file data and a stream part, sent by Wire and by curl to one receiver.
     @Test func pythonParsesWhatWireSendsAsItParsesCurlsForm() async throws {
-        let receiver = try MultipartReceiver()
+        let receiver = try await MultipartReceiver()
         defer { receiver.stop() }
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -50,7 +50,7 @@ struct MultipartUploadTests {
     }
 
     @Test func theCallbackVerbSendsTheSameForm() async throws {
-        let receiver = try MultipartReceiver()
+        let receiver = try await MultipartReceiver()
         defer { receiver.stop() }
         let manager = try HTTPSessionManager(baseURL: receiver.url("/api/").absoluteString)
         manager.responseSerializer = HTTPResponseSerializer()

@@ -98,7 +98,7 @@ struct DigestAuthenticationTests {
     @Test(.sharedIO(minutes: 1))
     func aSessionAnswersDigestFromTheHooksCredentials() async throws {
         let folder = try makeTemporaryFolder()
-        let (process, port) = try PythonPeer.start(script: Self.script, folder: folder)
+        let (process, port) = try await PythonPeer.start(script: Self.script, folder: folder)
         defer {
             kill(process.processIdentifier, SIGKILL)
             try? FileManager.default.removeItem(atPath: folder)

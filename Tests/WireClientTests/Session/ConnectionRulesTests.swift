@@ -62,7 +62,7 @@ struct ConnectionRulesTests {
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try script(ipv6: ipv6).write(toFile: folder + "/server.py", atomically: true, encoding: .utf8)
-        let (process, port) = try PythonPeer.start(script: folder + "/server.py", folder: folder)
+        let (process, port) = try await PythonPeer.start(script: folder + "/server.py", folder: folder)
         defer { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
         try await body(ipv6 ? "http://[::1]:\(port)" : "http://127.0.0.1:\(port)")
     }

@@ -7,7 +7,7 @@ enum PythonPeer {
 
     /// Runs `python3 script` with its standard output in `folder/port` and waits (at most 10 s) for the port line.
     /// - Returns: The running process and its port; the caller stops it (SIGKILL: the child may have SIGTERM blocked).
-    static func start(script: String, folder: String) throws -> (process: Process, port: Int) {
+    static func start(script: String, folder: String) async throws -> (process: Process, port: Int) {
         let process = Process()
         let portFile = folder + "/port"
         _ = FileManager.default.createFile(atPath: portFile, contents: nil)
@@ -21,7 +21,8 @@ enum PythonPeer {
         while found == nil && Date() < deadline && process.isRunning {
             let text = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? ""
             if text.hasSuffix("\n") { found = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if found == nil { usleep(10_000) }
+            // A task's sleep, not the thread's: the test's thread is one of the few every test's tasks run on.
+            if found == nil { try await Task.sleep(for: .milliseconds(10)) }
         }
         guard let found else {
             kill(process.processIdentifier, SIGKILL)

@@ -75,7 +75,7 @@ extension IOSuite {
 
         @Test func goesThroughTheScriptedSOCKSPeer() async throws {
             try await Origins.run(seconds: 60) { origins in
-                let socks = try TestProxy.scriptedSOCKS()
+                let socks = try await TestProxy.scriptedSOCKS()
                 defer { socks.stop() }
                 let run = try await WireToolRunner.run(
                     [
@@ -97,7 +97,7 @@ extension IOSuite {
                 let closed = try LoopbackPort.free()
                 let strict = try TestProxy.tinyproxy(connectPorts: [closed])
                 let guarded = try TestProxy.tinyproxy(connectPorts: [origins.securePort], basicAuth: ("alice", "s3cret"))
-                let socks = try TestProxy.scriptedSOCKS()
+                let socks = try await TestProxy.scriptedSOCKS()
                 defer {
                     strict.stop()
                     guarded.stop()

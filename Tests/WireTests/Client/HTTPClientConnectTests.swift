@@ -10,7 +10,7 @@ extension IOSuite {
         static func withProxy(_ body: @escaping @Sendable (HTTPClient, String) async throws -> Void) async throws {
             let proxy = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/connect_proxy.py"])
             defer { proxy.stop() }
-            guard let port = Int(try proxy.firstLine()) else { throw TestTimeout(seconds: 0) }
+            guard let port = Int(try await proxy.firstLine()) else { throw TestTimeout(seconds: 0) }
             let group = try EventLoopGroup(loopCount: 1)
             let client = try HTTPClient(group: group)
             do {

@@ -8,7 +8,7 @@ extension IOSuite {
         @Test func aPausedBodyArrivesWholeAfterTheServerResets() async throws {
             let peer = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/hangup_peer.py"])
             defer { peer.stop() }
-            guard let port = Int(try peer.firstLine()) else { throw TestTimeout(seconds: 0) }
+            guard let port = Int(try await peer.firstLine()) else { throw TestTimeout(seconds: 0) }
             let group = try EventLoopGroup(loopCount: 1)
             let client = try HTTPClient(group: group)
             // Above the body's 256 KiB high watermark: the client stops reading before the end.
@@ -19,7 +19,7 @@ extension IOSuite {
                     try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/\(size)"))
                 }
                 // Nothing of the body is read until the peer has reset the connection (it says so within 10 s)...
-                #expect(try peer.firstLine() == "hung up")
+                #expect(try await peer.firstLine() == "hung up")
                 try await withTimeout(seconds: 30) {
                     // ...and the client's loop has seen the reset while its reader is still behind.
                     for _ in 0..<3 { try await group.next().submit {} }

@@ -5,7 +5,7 @@ extension IOSuite {
     /// The client against a real peer: Python's http.server speaking HTTP/1.1 with keep-alive.
     @Suite struct HTTPClientPythonPeerTests {
         static func withPeer(_ body: @escaping @Sendable (HTTPClient, String) async throws -> Void) async throws {
-            let (peer, port) = try startPythonPeer()
+            let (peer, port) = try await startPythonPeer()
             defer { peer.stop() }
             let group = try EventLoopGroup(loopCount: 1)
             let client = try HTTPClient(group: group)
@@ -145,7 +145,7 @@ extension IOSuite {
         }
 
         @Test func tooManyRedirectsIsItsOwnError() async throws {
-            let (peer, port) = try startPythonPeer()
+            let (peer, port) = try await startPythonPeer()
             defer { peer.stop() }
             var configuration = HTTPClientConfiguration()
             configuration.redirects = .follow(max: 2)

@@ -16,7 +16,7 @@ struct CurlPeer {
         let extra = abstractSocket.map { ["--abstract", $0] } ?? []
         let process = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/curl_peer.py"] + extra)
         defer { process.stop() }
-        guard let port = Int(try process.firstLine()) else { throw TestTimeout(seconds: 0) }
+        guard let port = Int(try await process.firstLine()) else { throw TestTimeout(seconds: 0) }
         let folder = try WireToolRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try await body(CurlPeer(base: "http://127.0.0.1:\(port)", process: process), folder)

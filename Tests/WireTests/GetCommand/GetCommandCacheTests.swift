@@ -14,7 +14,7 @@ extension IOSuite {
         static func withPeer(_ body: (String) async throws -> Void) async throws {
             let peer = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/cache_peer.py"])
             defer { peer.stop() }
-            guard let port = Int(try peer.firstLine()) else { throw TestTimeout(seconds: 0) }
+            guard let port = Int(try await peer.firstLine()) else { throw TestTimeout(seconds: 0) }
             try await body("http://127.0.0.1:\(port)")
         }
 

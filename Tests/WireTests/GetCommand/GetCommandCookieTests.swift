@@ -28,7 +28,7 @@ extension IOSuite {
         static func withPeer(_ body: (String, URL) async throws -> Void) async throws {
             let peer = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/cookie_peer.py"])
             defer { peer.stop() }
-            guard let port = Int(try peer.firstLine()) else { throw TestTimeout(seconds: 0) }
+            guard let port = Int(try await peer.firstLine()) else { throw TestTimeout(seconds: 0) }
             let folder = try WireToolRunner.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
             try await body("http://127.0.0.1:\(port)", folder)

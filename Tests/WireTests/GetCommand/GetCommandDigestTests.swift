@@ -10,7 +10,7 @@ extension IOSuite {
         @Test func digestAndAnyauthAnswerAsCurlDoes() async throws {
             let peer = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/digest_peer.py", "alice", "s3cret"])
             defer { peer.stop() }
-            let port = try #require(Int(try peer.firstLine()))
+            let port = try #require(Int(try await peer.firstLine()))
             let base = "http://127.0.0.1:\(port)"
             // (switches and path, the body both should print)
             let cases: [([String], String)] = [

@@ -19,7 +19,7 @@ struct ParallelPeer {
     static func with(_ body: (ParallelPeer, URL) async throws -> Void) async throws {
         let process = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/parallel_peer.py"])
         defer { process.stop() }
-        guard let port = Int(try process.firstLine()) else { throw TestTimeout(seconds: 0) }
+        guard let port = Int(try await process.firstLine()) else { throw TestTimeout(seconds: 0) }
         let folder = try WireToolRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try await body(ParallelPeer(base: "http://127.0.0.1:\(port)"), folder)

@@ -10,7 +10,7 @@ extension IOSuite {
 
         /// Runs `body` with a fresh peer's base URL (`http://127.0.0.1:PORT`).
         static func withPeer(_ body: (String) async throws -> Void) async throws {
-            let (peer, port) = try startPythonPeer()
+            let (peer, port) = try await startPythonPeer()
             defer { peer.stop() }
             try await body("http://127.0.0.1:\(port)")
         }

@@ -68,7 +68,7 @@ extension IOSuite {
         }
 
         @Test func aServerThatIgnoresRangesExits33AndLeavesTheFile() async throws {
-            let (peer, port) = try startPythonPeer()
+            let (peer, port) = try await startPythonPeer()
             defer { peer.stop() }
             let folder = try WireToolRunner.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
@@ -88,7 +88,7 @@ extension IOSuite {
             let original = Self.randomBytes(200_000, seed: 7)
             let nginx = try TestNginx(files: ["f.bin": original])
             defer { nginx.stop() }
-            let (peer, port) = try startPythonPeer()
+            let (peer, port) = try await startPythonPeer()
             defer { peer.stop() }
             let folder = try WireToolRunner.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }

@@ -30,14 +30,14 @@ extension IOSuite {
             let peer = try TestProcess(
                 "/usr/bin/env", ["python3", "\(testResources)/stream_peer.py", fifo, "first part\n", "and the rest"])
             defer { peer.stop() }
-            let port = try peer.firstLine()
+            let port = try await peer.firstLine()
             let run = try await WireToolRunner.run(
                 program: URL(fileURLWithPath: "/bin/sh"),
                 ["-c", #"exec "$0" "$@" -T - "http://127.0.0.1:$PORT/up" < "$FIFO""#, program] + words,
                 environment: ["PORT": port, "FIFO": fifo])
             #expect(run.status == 0, "\(run.errors)")
             // The peer writes its report before it answers, so it is there once the client is done.
-            return try JSONDecoder().decode(Report.self, from: Data(try peer.firstLine().utf8))
+            return try JSONDecoder().decode(Report.self, from: Data(try await peer.firstLine().utf8))
         }
 
         @Test func standardInputIsStreamedChunkedAsCurlStreamsIt() async throws {

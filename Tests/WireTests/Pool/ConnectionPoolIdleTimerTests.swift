@@ -21,16 +21,22 @@ extension IOSuite {
                 await withCheckedContinuation { continuation in _ = loop.schedule(in: duration) { continuation.resume() } }
             }
             try await withTimeout(seconds: 20) {
-                _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 10)
                 var lastStart = Deadline.now()
+                _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 10)
                 // Six more requests, 100 ms apart: longer in all than the idle timeout (in a plain build), yet never
                 // idle that long.
                 for _ in 0..<6 {
                     await pause(.milliseconds(100))
+                    let previousStart = lastStart
                     lastStart = .now()
                     let response = try await client.execute(HTTPClientRequest(url: url))
+                    // The connection was parked after the previous request started and leased again before this one's
+                    // head came back: idle for less than that span. A machine that starves the test's task for longer
+                    // than the timeout (a ThreadSanitizer run once did) may see it closed, rightly.
+                    if Deadline.now() - previousStart < idleTimeout {
+                        #expect(response.metrics.snapshot.isReusedConnection)
+                    }
                     _ = try await response.body.collect(upTo: 10)
-                    #expect(response.metrics.snapshot.isReusedConnection)
                 }
                 let pool = try client.pool(for: HTTPURL(url), via: nil)
                 #expect(pool.counts.connections == 1)

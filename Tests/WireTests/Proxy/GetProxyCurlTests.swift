@@ -105,7 +105,7 @@ extension IOSuite {
         @Test func verboseShowsARefusedConnectAsCurlDoes() async throws {
             let scripted = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/connect_proxy.py"])
             defer { scripted.stop() }
-            let scriptedPort = try #require(Int(try scripted.firstLine()))
+            let scriptedPort = try #require(Int(try await scripted.firstLine()))
             // (switches, the status the proxy answers CONNECT with)
             let scriptedCases: [([String], Int)] = [
                 // The scripted proxy answers a CONNECT to deny.example with 407, whoever asks.
@@ -147,7 +147,7 @@ extension IOSuite {
             if let reason = TestProxy.missing(TestProxy.tinyproxyPath) { return print("skipped: \(reason)") }
             try await Origins.run(seconds: 120) { origins in
                 let guarded = try TestProxy.tinyproxy(connectPorts: [origins.plainPort], basicAuth: ("alice", "s3cret"))
-                let socks = try TestProxy.scriptedSOCKS()
+                let socks = try await TestProxy.scriptedSOCKS()
                 defer {
                     guarded.stop()
                     socks.stop()

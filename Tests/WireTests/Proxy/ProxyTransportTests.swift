@@ -220,7 +220,7 @@ extension IOSuite {
                 let plain = try TestProxy.tinyproxy(connectPorts: [origins.securePort])
                 defer { plain.stop() }
                 // The proxy's certificate is the self-signed one, trusted for the proxy only; the origins' root is not.
-                let front = try TestProxy.tlsFront(
+                let front = try await TestProxy.tlsFront(
                     chain: origins.pki.selfSignedChain, key: origins.pki.selfSignedKey, target: plain.port)
                 defer { front.stop() }
                 var proxy = Proxy(kind: .https, host: "localhost", port: front.port)
@@ -303,7 +303,7 @@ extension IOSuite {
         // MARK: Scripted SOCKS peer
 
         @Test func socks4And4aAndWhatEachKindSends() async throws {
-            let peer = try TestProxy.scriptedSOCKS()
+            let peer = try await TestProxy.scriptedSOCKS()
             defer { peer.stop() }
             try await Origins.run { origins in
                 let cases: [(Proxy.Kind, String)] = [
@@ -330,7 +330,7 @@ extension IOSuite {
         }
 
         @Test func everySOCKSReplyCodeIsATypedError() async throws {
-            let peer = try TestProxy.scriptedSOCKS()
+            let peer = try await TestProxy.scriptedSOCKS()
             defer { peer.stop() }
             try await Origins.run { origins in
                 let socks5 = try origins.client(.proxy(Proxy(kind: .socks5h, host: "127.0.0.1", port: peer.port)))
@@ -359,7 +359,7 @@ extension IOSuite {
         }
 
         @Test func aRefusedSOCKSPasswordIsTypedAndAGoodOnePasses() async throws {
-            let peer = try TestProxy.scriptedSOCKS(credentials: "dave:pw")
+            let peer = try await TestProxy.scriptedSOCKS(credentials: "dave:pw")
             defer { peer.stop() }
             try await Origins.run { origins in
                 let good = try origins.client(
@@ -381,7 +381,7 @@ extension IOSuite {
         }
 
         @Test func tlsThroughASOCKSTunnelVerifiesTheOriginsNameNotTheProxys() async throws {
-            let peer = try TestProxy.scriptedSOCKS()
+            let peer = try await TestProxy.scriptedSOCKS()
             defer { peer.stop() }
             try await Origins.run { origins in
                 // An origin whose certificate names wrong.example only; the client resolves that name to loopback.

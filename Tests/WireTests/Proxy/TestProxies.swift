@@ -117,11 +117,11 @@ final class TestProxy: Sendable {
 
     /// `Resources/socks_peer.py`: SOCKS 4, 4a and 5, every reply code on demand (see the script), each request
     /// recorded (`records`).
-    static func scriptedSOCKS(credentials: String? = nil) throws -> TestProxy {
+    static func scriptedSOCKS(credentials: String? = nil) async throws -> TestProxy {
         let folder = try makeFolder("socks-peer")
         let peer = try TestProcess(
             "/usr/bin/env", ["python3", "\(testResources)/socks_peer.py", folder + "/records"] + (credentials.map { [$0] } ?? []))
-        guard let port = Int(try peer.firstLine()) else {
+        guard let port = Int(try await peer.firstLine()) else {
             peer.stop()
             throw TestTimeout(seconds: 0)
         }
@@ -130,11 +130,11 @@ final class TestProxy: Sendable {
 
     /// `Resources/slow_connect_proxy.py`: holds each CONNECT's answer for `hold` seconds and records the bytes the
     /// client sent meanwhile (`records`: "TARGET COUNT").
-    static func slowConnect(hold: Double) throws -> TestProxy {
+    static func slowConnect(hold: Double) async throws -> TestProxy {
         let folder = try makeFolder("slow-connect")
         let peer = try TestProcess(
             "/usr/bin/env", ["python3", "\(testResources)/slow_connect_proxy.py", folder + "/records", String(hold)])
-        guard let port = Int(try peer.firstLine()) else {
+        guard let port = Int(try await peer.firstLine()) else {
             peer.stop()
             throw TestTimeout(seconds: 0)
         }
@@ -142,10 +142,10 @@ final class TestProxy: Sendable {
     }
 
     /// `Resources/tls_front.py`: TLS with `chain`/`key` in front of the plain proxy at `target`.
-    static func tlsFront(chain: String, key: String, target: Int) throws -> TestProxy {
+    static func tlsFront(chain: String, key: String, target: Int) async throws -> TestProxy {
         let folder = try makeFolder("tls-front")
         let peer = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/tls_front.py", chain, key, String(target)])
-        guard let port = Int(try peer.firstLine()) else {
+        guard let port = Int(try await peer.firstLine()) else {
             peer.stop()
             throw TestTimeout(seconds: 0)
         }

@@ -10,7 +10,7 @@ extension IOSuite {
         typealias Origins = ProxyTransportTests.Origins
 
         @Test func nothingOfTheTunnelledProtocolIsSentBeforeTheProxysAnswer() async throws {
-            let proxy = try TestProxy.slowConnect(hold: 0.3)
+            let proxy = try await TestProxy.slowConnect(hold: 0.3)
             defer { proxy.stop() }
             try await Origins.run { origins in
                 let client = try origins.client(.proxy(Proxy(kind: .http, host: "127.0.0.1", port: proxy.port))) {

@@ -20,14 +20,21 @@ final class TestProcess {
         try process.run()
     }
 
-    /// The first line the process writes to standard output.
-    func firstLine() throws -> String {
-        var bytes: [UInt8] = []
+    /// The first line the process writes to standard output. Read on a thread of its own: a blocking read on one of
+    /// the few threads Swift's concurrency runs every test on would stall the others' tasks (and their timeouts).
+    func firstLine() async throws -> String {
         let handle = output.fileHandleForReading
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try Self.readLine(from: handle) }) }.start()
+        }
+    }
+
+    private static func readLine(from handle: FileHandle) throws -> String {
+        var bytes: [UInt8] = []
         while true {
             let byte = try handle.read(upToCount: 1) ?? Data()
-            if byte.isEmpty || byte.first == 0x0A { break }
-            bytes.append(byte.first!)
+            guard let first = byte.first, first != 0x0A else { break }
+            bytes.append(first)
         }
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -52,9 +59,9 @@ let testResources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
     .appendingPathComponent("Resources").path
 
 /// Starts `Resources/http_peer.py` and returns it with its port.
-func startPythonPeer() throws -> (TestProcess, Int) {
+func startPythonPeer() async throws -> (TestProcess, Int) {
     let peer = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/http_peer.py"])
-    guard let port = Int(try peer.firstLine()) else {
+    guard let port = Int(try await peer.firstLine()) else {
         peer.stop()
         throw TestTimeout(seconds: 0)
     }

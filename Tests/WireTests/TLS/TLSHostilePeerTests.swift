@@ -218,7 +218,7 @@ extension IOSuite.TLSHostilePeerTests {
         let pki = try TestPKI.shared()
         let peer = try TestProcess("/usr/bin/env", ["python3", "-c", closeDelimitedTLSPeer, pki.goodChain, pki.goodKey])
         defer { peer.stop() }
-        let port = try #require(Int(try peer.firstLine()))
+        let port = try #require(Int(try await peer.firstLine()))
         let group = try EventLoopGroup(loopCount: 1, namePrefix: "tls-truncation")
         let client = try client(group: group)
         let complete = try await withTimeout(seconds: 10) {

@@ -93,7 +93,7 @@ extension IOSuite {
                 ],
                 environment: ["SSLKEYLOGFILE": keyLog])
             defer { serve.stop() }
-            let line = try serve.firstLine()
+            let line = try await serve.firstLine()
             let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
             // TLS 1.3, then 1.2, whose secret is one CLIENT_RANDOM line.
             for (name, versions) in [("tls13", ["--tlsv1.3"]), ("tls12", ["--tls-max", "1.2"])] {

@@ -181,7 +181,7 @@ extension IOSuite {
                     "--client-ca", pki.clientCAs,
                 ])
             defer { serve.stop() }
-            let line = try serve.firstLine()
+            let line = try await serve.firstLine()
             #expect(line.hasPrefix("listening on https://127.0.0.1:"))
             let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
             let accepted = try await runCurl([

@@ -48,7 +48,7 @@ extension IOSuite {
             try Data(scenario.utf8).write(to: URL(fileURLWithPath: file))
             let process = try TestProcess(WireToolRunner.executable.path, ["serve", "--faults", file, "--port", "0"])
             defer { process.stop() }
-            let line = try process.firstLine()
+            let line = try await process.firstLine()
             let port = try #require(
                 line.hasPrefix("listening on http://") ? line.split(separator: ":").last.flatMap { Int($0) } : nil)
             try await body(Server(process: process, base: "http://127.0.0.1:\(port)"))

@@ -110,7 +110,7 @@ extension IOSuite {
                     WireToolRunner.executable.path,
                     ["serve", "--faults", file, "--port", "0", "--tls-cert", pki.goodChain, "--tls-key", pki.goodKey])
                 defer { process.stop() }
-                let line = try process.firstLine()
+                let line = try await process.firstLine()
                 let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
                 // curl: an SSL connect error (35) when the server closes, a timeout (28) when it stalls.
                 let run = try await WireToolRunner.run(

@@ -19,8 +19,8 @@ extension IOSuite {
             let url: String
 
             /// The next connection's record: the reads (bytes each) and how the client's side ended.
-            func nextCapture() throws -> (reads: [[UInt8]], end: String) {
-                let line = try process.firstLine()
+            func nextCapture() async throws -> (reads: [[UInt8]], end: String) {
+                let line = try await process.firstLine()
                 let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
                 let reads = try #require(object["reads"] as? [String]).map(Self.bytes(hex:))
                 return (reads, try #require(object["end"] as? String))
@@ -37,7 +37,7 @@ extension IOSuite {
         static func withPeer(_ arguments: [String] = [], _ body: (Peer) async throws -> Void) async throws {
             let process = try TestProcess("/usr/bin/env", ["python3", "\(testResources)/raw_capture.py"] + arguments)
             defer { process.stop() }
-            let first = try process.firstLine()
+            let first = try await process.firstLine()
             let scheme = arguments.contains("--tls") ? "https" : "http"
             let url = first == "unix" ? "http://localhost/" : "\(scheme)://127.0.0.1:\(first)/"
             try await body(Peer(process: process, url: url))
@@ -84,7 +84,7 @@ extension IOSuite {
                 var arguments = ["request", "--raw", file, "--half-close", "--read-timeout", "5"]
                 if segments != nil { arguments += ["--segments", segmentsFile] }
                 let run = try await WireToolRunner.run(arguments + [peer.url])
-                let capture = try peer.nextCapture()
+                let capture = try await peer.nextCapture()
                 #expect(Array(capture.reads.joined()) == bytes, "\(name) changed on the way")
                 #expect(capture.end == "fin")
                 let last = try #require(try Self.lines(run).last)
@@ -114,11 +114,11 @@ extension IOSuite {
             try await Self.withPeer { peer in
                 _ = try await WireToolRunner.run(
                     ["request", "--raw", file, "--split", "@10ms,4@60ms,*5@40ms", "--half-close", peer.url])
-                let capture = try peer.nextCapture()
+                let capture = try await peer.nextCapture()
                 #expect(capture.reads.map(\.count) == [4, 5, 5, 5, 5, 3])
                 _ = try await WireToolRunner.run(
                     ["request", "--raw", marked, "--mark", "|", "--delay", "60ms", "--half-close", peer.url])
-                let cut = try peer.nextCapture()
+                let cut = try await peer.nextCapture()
                 #expect(cut.reads.map { String(decoding: $0, as: UTF8.self) } == ["GET / HTTP/1.1\r\n", "Host: a\r\n", "\r\n"])
             }
         }
@@ -133,7 +133,7 @@ extension IOSuite {
                     program: WireToolRunner.executable,
                     ["request", "--raw", "-", "--unix-socket", socket, "--half-close", peer.url], input: message)
                 #expect(run.status == 0, "\(run.errors)")
-                #expect(Array(try peer.nextCapture().reads.joined()) == Array(message.utf8))
+                #expect(Array(try await peer.nextCapture().reads.joined()) == Array(message.utf8))
             }
             let pki = try TestPKI.shared()
             try await Self.withPeer(["--tls", pki.goodChain, pki.goodKey]) { peer in
@@ -142,11 +142,11 @@ extension IOSuite {
                 #expect(run.status == 0, "\(run.errors)")
                 let file = folder.appendingPathComponent("request").path
                 try Data(message.utf8).write(to: URL(fileURLWithPath: file))
-                _ = try peer.nextCapture()
+                _ = try await peer.nextCapture()
                 let tls = try await WireToolRunner.run(
                     ["request", "--raw", file, "-k", "--split", "5@50ms", "--half-close", peer.url])
                 #expect(tls.status == 0, "\(tls.errors)")
-                let capture = try peer.nextCapture()
+                let capture = try await peer.nextCapture()
                 #expect(Array(capture.reads.joined()) == Array(message.utf8))
                 #expect(capture.reads.first?.count == 5)
             }
@@ -177,7 +177,7 @@ extension IOSuite {
                 #expect(lines[2]["offset"] as? Int == (good + bad).utf8.count - 4)
                 #expect(lines[3]["connection"] as? String == "fin")
                 #expect(Array(try Data(contentsOf: URL(fileURLWithPath: dump))) == Array((good + bad).utf8))
-                _ = try peer.nextCapture()
+                _ = try await peer.nextCapture()
             }
             try await Self.withPeer(["--reply", Self.hex("HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n"), "--then", "fin"]) {
                 peer in
@@ -185,7 +185,7 @@ extension IOSuite {
                 let lines = try Self.lines(run)
                 #expect(lines.first?["error"] as? String == "bare_lf")
                 #expect(lines.first?["offset"] as? Int == 15)
-                _ = try peer.nextCapture()
+                _ = try await peer.nextCapture()
             }
             try await Self.withPeer(["--reply", Self.hex("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort"), "--then", "fin"])
             {
@@ -194,7 +194,7 @@ extension IOSuite {
                 let lines = try Self.lines(run)
                 #expect(lines.first?["verdict"] as? String == "incomplete")
                 #expect(lines.first?["error"] as? String == "unexpected_end_of_stream")
-                _ = try peer.nextCapture()
+                _ = try await peer.nextCapture()
             }
         }
 
@@ -212,13 +212,13 @@ extension IOSuite {
                     #expect(lines.last?["connection"] as? String == expected, "--then \(then)")
                     if expected == "timeout" { #expect(Date().timeIntervalSince(started) >= 0.5) }
                     if expected != "rst" { #expect(lines.first?["status"] as? Int == 200) }
-                    _ = try peer.nextCapture()
+                    _ = try await peer.nextCapture()
                 }
             }
             try await Self.withPeer { peer in
                 let run = try await WireToolRunner.run(["request", "--raw", request, "--split", "10@50ms", "--reset", peer.url])
                 #expect(try Self.lines(run).last?["connection"] as? String == "reset-sent")
-                let capture = try peer.nextCapture()
+                let capture = try await peer.nextCapture()
                 #expect(capture.end == "rst")
                 #expect(Array(capture.reads.joined()) == Array("GET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
             }
@@ -228,7 +228,7 @@ extension IOSuite {
             try await Self.withPeer(["--reply", Self.hex("HTTP/1.1 204 No Content\r\n\r\n"), "--then", "fin"]) { peer in
                 let run = try await WireToolRunner.run(["get", "-sS", "-X", "OPTIONS", "--request-target", "*", peer.url + "a/b"])
                 #expect(run.status == 0, "\(run.errors)")
-                let head = String(decoding: Array(try peer.nextCapture().reads.joined()), as: UTF8.self)
+                let head = String(decoding: Array(try await peer.nextCapture().reads.joined()), as: UTF8.self)
                 #expect(head.hasPrefix("OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1:"))
             }
             let refused = try await WireToolRunner.run(["get", "--request-target", "/a b", "http://127.0.0.1:1/"])

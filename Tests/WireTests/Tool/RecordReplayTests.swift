@@ -37,7 +37,7 @@ extension IOSuite {
                     ["get", "-s", "--record", path] + extra + (tls ? ["--cacert", pki.rootCertificate] : []) + [peer.url])
                 #expect(run.status == 0, "\(run.errors)")
                 #expect(run.text == "hello")
-                result = (try lines(path), Array(try peer.nextCapture().reads.joined()))
+                result = (try lines(path), Array(try await peer.nextCapture().reads.joined()))
             }
             return result
         }
@@ -87,7 +87,7 @@ extension IOSuite {
                     let lines = try Self.lines(path)
                     let writes = lines.filter { $0["type"] as? String == "data" && $0["dir"] as? String == "out" }
                     #expect(writes.count == 2)
-                    #expect(Self.bytes(lines, dir: "out") == Array(try peer.nextCapture().reads.joined()))
+                    #expect(Self.bytes(lines, dir: "out") == Array(try await peer.nextCapture().reads.joined()))
                     #expect(Self.bytes(Array(writes.prefix(1)), dir: "out") == Array(request.utf8.prefix(5)))
                     #expect(Self.bytes(lines, dir: "in") == Array(Self.response.utf8))
                     // Both ends of stream: this side's half-close and the peer's FIN.
@@ -109,7 +109,7 @@ extension IOSuite {
                     WireToolRunner.executable.path,
                     ["serve", "--echo", "--port", "0", "--record", directory]
                         + (tls ? ["--tls-cert", pki.goodChain, "--tls-key", pki.goodKey] : []))
-                let line = try server.firstLine()
+                let line = try await server.firstLine()
                 let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
                 let base = "\(tls ? "https" : "http")://127.0.0.1:\(port)"
                 let path = folder.appendingPathComponent("client.jsonl").path
@@ -142,7 +142,7 @@ extension IOSuite {
                 let directory = folder.appendingPathComponent("connections").path
                 let server = try TestProcess(
                     WireToolRunner.executable.path, ["serve", "--echo", "--port", "0", "--record", directory])
-                let port = try #require(try server.firstLine().split(separator: ":").last.flatMap { Int($0) })
+                let port = try #require(try await server.firstLine().split(separator: ":").last.flatMap { Int($0) })
                 let request = "POST /split HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\n\r\nabcdef"
                 let run = try await WireToolRunner.run(
                     program: WireToolRunner.executable,
@@ -169,7 +169,7 @@ extension IOSuite {
                 let (lines, _) = try await Self.record(path)
                 let replay = try TestProcess(WireToolRunner.executable.path, ["replay", path, "--as-server", "--port", "0"])
                 defer { replay.stop() }
-                let port = try #require(try replay.firstLine().split(separator: ":").last.flatMap { Int($0) })
+                let port = try #require(try await replay.firstLine().split(separator: ":").last.flatMap { Int($0) })
                 let url = "http://127.0.0.1:\(port)/other/path"
                 let again = folder.appendingPathComponent("again.jsonl").path
                 let run = try await WireToolRunner.run(["get", "-s", "--record", again, url])
@@ -182,7 +182,7 @@ extension IOSuite {
                 #expect(curl.output == Array(Self.response.utf8))
                 // One line per connection played: all the recorded bytes went out, in the recorded one write.
                 for _ in 0..<2 {
-                    let line = try replay.firstLine()
+                    let line = try await replay.firstLine()
                     let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
                     #expect(object["sent"] as? Int == Self.response.utf8.count, "\(line)")
                     #expect(object["writes"] as? Int == 1, "\(line)")
@@ -212,7 +212,7 @@ extension IOSuite {
                     let replay = try TestProcess(
                         WireToolRunner.executable.path, ["replay", path, "--as-server", "--port", "0", "--speed", speed])
                     defer { replay.stop() }
-                    let port = try #require(try replay.firstLine().split(separator: ":").last.flatMap { Int($0) })
+                    let port = try #require(try await replay.firstLine().split(separator: ":").last.flatMap { Int($0) })
                     let again = folder.appendingPathComponent("client-\(speed).jsonl").path
                     let run = try await WireToolRunner.run(["get", "-s", "--record", again, "http://127.0.0.1:\(port)/"])
                     #expect(run.status == 0, "\(run.errors)")
@@ -242,7 +242,7 @@ extension IOSuite {
                     let report = try RawRequestTests.lines(run)
                     #expect(report.first?["same"] as? Bool == true)
                     // The server got the recorded request, byte for byte.
-                    #expect(Array(try peer.nextCapture().reads.joined()) == Self.bytes(lines, dir: "out"))
+                    #expect(Array(try await peer.nextCapture().reads.joined()) == Self.bytes(lines, dir: "out"))
                 }
                 // One field's value changed by one letter.
                 let changed = Self.response.replacingOccurrences(of: "X-Kind: fixed", with: "X-Kind: fiXed")
