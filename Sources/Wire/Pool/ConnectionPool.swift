@@ -207,7 +207,9 @@ package final class ConnectionPool: Sendable {
         async throws(ConnectionPoolError) -> Lease
     {
         var acquireTimer: Scheduled?
+        var resumed: Waiter?
         let result = await withUnsafeContinuation { (continuation: Waiter) in
+            resumed = continuation
             // One locked step numbers the request, registers its waiter and asks the machine; a
             // request that got an idle connection at once has nothing left to cancel.
             var id = Machine.RequestID(value: 0)
@@ -226,6 +228,9 @@ package final class ConnectionPool: Sendable {
                 }
             }
         }
+        // A loop may resume the waiter before this task has suspended: the runtime then tells the sanitizer nothing, so
+        // the hand-over (the lease, and the task's own frame the resumer touched) is published by hand.
+        if let resumed { ThreadSanitizer.acquire(resumed: resumed) }
         acquireTimer?.cancel()
         return try result.get()
     }
@@ -255,7 +260,10 @@ package final class ConnectionPool: Sendable {
             _ = state.machine.requestCancelled(id)
             return (waiter, error)
         }
-        if let (waiter, error) = resumption { waiter.resume(returning: .failure(error)) }
+        if let (waiter, error) = resumption {
+            ThreadSanitizer.release(resuming: waiter)
+            waiter.resume(returning: .failure(error))
+        }
     }
 
     /// A request is done with a connection.
@@ -440,6 +448,7 @@ package final class ConnectionPool: Sendable {
         for effect in effects {
             switch effect {
             case .resume(let waiter, let result):
+                ThreadSanitizer.release(resuming: waiter)
                 waiter.resume(returning: result)
             case .open(let connection, let call):
                 let loop = group.next()
