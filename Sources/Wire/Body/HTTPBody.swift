@@ -330,15 +330,27 @@ package final class BodyChannel: Sendable {
             }
         }
         return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<ByteBuffer?, any Error>) in
-                switch take(registering: continuation) {
-                case .chunk(let chunk, let resume):
-                    resume?.resumeProducing()
-                    continuation.resume(returning: chunk)
-                case .end: continuation.resume(returning: nil)
-                case .error(let error): continuation.resume(throwing: error)
-                case .wait: break
+            // The producer's loop may resume the waiter before this task has suspended: the runtime then tells the
+            // sanitizer nothing, so the chunk handed over is published by hand once the wait ends, either way.
+            var resumed: UnsafeContinuation<ByteBuffer?, any Error>?
+            do {
+                let chunk = try await withUnsafeThrowingContinuation {
+                    (continuation: UnsafeContinuation<ByteBuffer?, any Error>) in
+                    resumed = continuation
+                    switch take(registering: continuation) {
+                    case .chunk(let chunk, let resume):
+                        resume?.resumeProducing()
+                        continuation.resume(returning: chunk)
+                    case .end: continuation.resume(returning: nil)
+                    case .error(let error): continuation.resume(throwing: error)
+                    case .wait: break
+                    }
                 }
+                if let resumed { ThreadSanitizer.acquire(resumed: resumed) }
+                return chunk
+            } catch {
+                if let resumed { ThreadSanitizer.acquire(resumed: resumed) }
+                throw error
             }
         } onCancel: {
             cancel()
