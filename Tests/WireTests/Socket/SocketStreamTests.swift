@@ -46,8 +46,7 @@ extension IOSuite {
             #expect(before.newlyOpened() == [])
         }
 
-        @Test(.disabled(if: Sanitizer.current != nil, Sanitizer.distortsMeasurements))
-        func aHalfClosedPeerDoesNotKeepTheLoopBusy() async throws {
+        @Test func aHalfClosedPeerDoesNotKeepTheLoopBusy() async throws {
             // Regression: EPOLLRDHUP registered without EPOLLIN is level-triggered and stays
             // raised after the peer's FIN, so a stream done reading was reported on every wait.
             try await withLoop { loop in
@@ -56,6 +55,8 @@ extension IOSuite {
                         listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
                     try await loop.submit { pair.client.value.shutdownWrite() }
                     await StreamPair.wait(pair.serverDelegate) { $0.reachedEnd }
+                    // The window opens once the loop has run everything before it (a sanitizer slows that work).
+                    try await loop.submit {}
                     let before = try threadCPUTicks(loop.threadID)
                     try await Task.sleep(for: .milliseconds(500))  // a measurement window
                     let after = try threadCPUTicks(loop.threadID)
