@@ -9,12 +9,17 @@ import WireLoad
 //   valgrind --tool=callgrind --separate-threads=yes ./wire-profile server -n 200000 -c 64
 //
 // and read the `wire-profile-serve-0` thread's file for the server, `wire-bench-0` for the load engine.
+// `wire-profile serve` only serves (until killed), for a heap profile of held connections:
+//
+//   valgrind --tool=massif --vgdb=yes ./wire-profile serve    # then `vgdb detailed_snapshot` around a load
 
 let usage = """
     usage: wire-profile server [-n REQUESTS] [-c CONNECTIONS] [--pipeline N]
+           wire-profile serve
            wire-profile client URL [-n REQUESTS] [-c CONNECTIONS] [--pipeline N]
       server   an embedded `wire serve --hello` on one loop, loaded by the `wire bench` engine on another
       client   the `wire bench` engine alone, against a server elsewhere (http://IP:PORT/PATH)
+      serve    the embedded server alone: prints `listening on PORT` and serves until killed
     """
 
 /// Counts responses; the profile needs no latencies.
@@ -32,7 +37,9 @@ func fail(_ message: String) -> Never {
 }
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-guard let mode = arguments.first, mode == "server" || mode == "client" else { fail("say server or client") }
+guard let mode = arguments.first, ["server", "client", "serve"].contains(mode) else {
+    fail("say server, client or serve")
+}
 arguments.removeFirst()
 var url: HTTPURL?
 if mode == "client" {
@@ -69,6 +76,11 @@ if url == nil {
     } catch {
         fail("cannot start the embedded server: \(error)")
     }
+}
+if mode == "serve", let port = url?.port {
+    let line = Array("listening on \(port)\n".utf8)
+    _ = line.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    while true { pause() }
 }
 guard let target = url, !target.isTLS, let port = target.port else { fail("need an http:// URL with a port") }
 let address: SocketAddress

@@ -1,8 +1,9 @@
 /// A connection's one timer (idle, header, body read, send or linger), re-armed lazily.
 ///
-/// Arming only records a kind and a deadline; the loop timer already scheduled is kept when it fires no later than
-/// the new deadline, and when it fires early it is scheduled again for the recorded deadline. A keep-alive
-/// connection serving many requests thus moves its idle deadline with a clock read, not a timer-heap operation.
+/// Arming only records a kind and a deadline; a wake-up already due no later than the new deadline is kept, and when
+/// it comes early the connection is woken again at the recorded deadline. A keep-alive connection serving many
+/// requests thus moves its idle deadline with a clock read, not a heap operation. The wake-ups themselves are the
+/// loop's (`ServerLoopContext`'s `ConnectionDeadlines`); this value only decides. Pure value type: time is passed in.
 struct ConnectionTimer {
     /// What the timer guards.
     enum Kind: Equatable {
@@ -18,62 +19,70 @@ struct ConnectionTimer {
         case linger
     }
 
-    private let loop: EventLoop
-    private var armed: (kind: Kind, deadline: Deadline)?
-    private var scheduled: (id: TimerQueue<() -> Void>.ID, at: Deadline)?
-    /// Called on the loop when the loop timer fires; the owner then calls `loopTimerFired()`. The timer is a value,
-    /// so the loop's closure cannot reach it directly; the owner sets this from a weak reference to itself.
-    var onLoopTimer: () -> Void = {}
+    // Three fields rather than two optional tuples: 17 bytes instead of 32, in every connection.
+    /// When what is armed expires (meaningless while `armedKind` is nil).
+    private var armedDeadline = Deadline(uptimeNanoseconds: 0)
+    /// When the loop is due to wake the connection (its place in the loop's `ConnectionDeadlines`); 0 when it is not.
+    private var wakeNanoseconds: UInt64 = 0
+    /// What is armed, if anything.
+    private var armedKind: Kind?
 
-    init(loop: EventLoop) {
-        self.loop = loop
+    init() {}
+
+    /// What is armed, and when it expires.
+    var armed: (kind: Kind, deadline: Deadline)? { armedKind.map { ($0, armedDeadline) } }
+
+    /// When the loop is due to wake the connection, if it is.
+    var wakeAt: Deadline? { wakeNanoseconds == 0 ? nil : Deadline(uptimeNanoseconds: wakeNanoseconds) }
+
+    /// Arms the timer for `kind`, replacing whatever was armed; returns the time the loop must wake the connection
+    /// at, or nil when a wake-up already due no later than `deadline` will do.
+    mutating func arm(_ kind: Kind, at deadline: Deadline) -> Deadline? {
+        armedKind = kind
+        armedDeadline = deadline
+        if wakeNanoseconds != 0 && wakeNanoseconds <= deadline.uptimeNanoseconds { return nil }
+        // A deadline at uptime 0 cannot be asked for (now is later); 1 stands in for it if it ever were.
+        wakeNanoseconds = max(deadline.uptimeNanoseconds, 1)
+        return deadline
     }
 
-    /// Arms the timer for `kind`, replacing whatever was armed.
-    /// - Parameters:
-    ///   - kind: What the timer guards.
-    ///   - delay: Nanoseconds from now, converted from a `Duration` once per server rather than per request (the
-    ///     conversion's 128-bit arithmetic showed in the profile).
-    mutating func arm(_ kind: Kind, afterNanoseconds delay: Int64) {
-        let now = Posix.monotonicNanoseconds()
+    /// The deadline `delay` nanoseconds after `now`, the distant future if that overflows. A delay converted from a
+    /// `Duration` once per server rather than per request (the conversion's 128-bit arithmetic showed in the profile).
+    static func deadline(afterNanoseconds delay: Int64, from now: UInt64) -> Deadline {
         let (sum, overflow) = now.addingReportingOverflow(UInt64(max(0, delay)))
-        let deadline = overflow ? Deadline.distantFuture : Deadline(uptimeNanoseconds: sum)
-        armed = (kind, deadline)
-        if let scheduled {
-            if scheduled.at <= deadline { return }
-            loop.cancelOnLoop(scheduled.id)
-        }
-        schedule(at: deadline)
+        return overflow ? Deadline.distantFuture : Deadline(uptimeNanoseconds: sum)
     }
 
-    /// Disarms the timer; the loop timer, if any, finds nothing to do when it fires.
+    /// Disarms the timer; the wake-up, if any, finds nothing to do.
     mutating func disarm() {
-        armed = nil
+        armedKind = nil
     }
 
-    /// Cancels everything; for a closed connection.
+    /// Cancels everything; for a closed connection (whose owner also leaves the loop's deadlines).
     mutating func cancel() {
-        armed = nil
-        if let scheduled { loop.cancelOnLoop(scheduled.id) }
-        scheduled = nil
-        onLoopTimer = {}
+        armedKind = nil
+        wakeNanoseconds = 0
     }
 
-    /// The loop timer fired: returns the kind that expired, or nil if nothing was due (disarmed, or armed later,
-    /// in which case the loop timer is scheduled again).
-    mutating func loopTimerFired() -> Kind? {
-        scheduled = nil
-        guard let armed else { return nil }
-        if Deadline.now() < armed.deadline {
-            schedule(at: armed.deadline)
-            return nil
+    /// What a wake-up finds.
+    enum Wake: Equatable {
+        /// Nothing armed: the connection needs no wake-up until it is armed again.
+        case nothing
+        /// This kind expired.
+        case expired(Kind)
+        /// Armed for later (moved on since the wake-up was due): wake the connection again then.
+        case later(Deadline)
+    }
+
+    /// The loop woke the connection at `now`.
+    mutating func woke(at now: Deadline) -> Wake {
+        wakeNanoseconds = 0
+        guard let kind = armedKind else { return .nothing }
+        if now < armedDeadline {
+            wakeNanoseconds = max(armedDeadline.uptimeNanoseconds, 1)
+            return .later(armedDeadline)
         }
-        self.armed = nil
-        return armed.kind
-    }
-
-    private mutating func schedule(at deadline: Deadline) {
-        let callback = onLoopTimer
-        scheduled = (loop.scheduleOnLoop(at: deadline, callback), deadline)
+        armedKind = nil
+        return .expired(kind)
     }
 }

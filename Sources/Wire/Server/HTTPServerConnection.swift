@@ -3,10 +3,8 @@
 /// It parses straight from the stream's read buffer, so a request costs no copy of its bytes; only bytes of a
 /// pipelined request that arrive while a response is under way are copied aside (`waiting`) until their turn.
 /// Lives on one loop; everything here runs on that loop's thread.
-package final class HTTPServerConnection: ByteStreamDelegate {
+package final class HTTPServerConnection: ByteStreamDelegate, DeadlineHeapMember {
     let stream: any ByteStream
-    /// The same stream when it sends file regions itself (a plain socket); nil for TLS, whose writers read files.
-    let fileRegionStream: (any FileRegionStream)?
     /// The loop's share of the server. Held strongly (an unowned reference costs a check per use on the request
     /// path); the cycle through the context's connection table is broken when the connection closes.
     let context: ServerLoopContext
@@ -16,22 +14,42 @@ package final class HTTPServerConnection: ByteStreamDelegate {
     // loop works on a local buffer, and `perform` runs after the state machine's mutation returns), and the
     // connection is confined to its loop.
     @exclusivity(unchecked) var machine = StateMachine()
-    /// The parser, borrowed from the loop while a request is under way (nil while idle).
+    /// The parser and the exchange, borrowed from the loop while a request is under way (nil while idle: an idle
+    /// connection holds neither).
     @exclusivity(unchecked) private var parserSlot: ParserSlot?
     /// Bytes read while parsing is stopped (a pipelined request waiting for the current response).
     @exclusivity(unchecked) private var waiting = ByteBuffer()
-    /// Guards against parsing re-entrantly: an exchange that ends inside the parse loop lets the loop go on.
-    @exclusivity(unchecked) private var isProcessing = false
-    /// The exchange under way.
-    @exclusivity(unchecked) var exchange: ExchangeContext?
-    @exclusivity(unchecked) private var lastExchangeID: UInt64 = 0
     /// Writers waiting for the socket to drain (write back-pressure).
     private var drainWaiters: [CheckedContinuation<Void, any Error>] = []
-    /// This connection as a token for writers and body hooks; cleared on close to break the cycle.
-    private(set) var bound: LoopBound<HTTPServerConnection>?
-    @exclusivity(unchecked) private var timer: ConnectionTimer
-    /// The error that closed the connection, if any, for writers that come later.
-    private var closeError: HTTPServerError?
+    /// The error that closed the connection, if any, for writers that come later (boxed: a pointer while open).
+    private var closeError: (any Error)?
+    // The small fields last, together: a class's stored properties are laid out in the order declared, and an idle
+    // connection's memory is mostly this object and its stream.
+    @exclusivity(unchecked) private var timer = ConnectionTimer()
+    /// Its place among the loop's connection deadlines (`ServerLoopContext.wake(_:at:)`); -1 when it has none.
+    @exclusivity(unchecked) package var deadlineHeapIndex: Int32 = -1
+    /// Its place in its loop's table of open connections (`ServerLoopContext`); -1 when not in it.
+    var tableIndex: Int32 = -1
+    /// Guards against parsing re-entrantly: an exchange that ends inside the parse loop lets the loop go on.
+    @exclusivity(unchecked) private var isProcessing = false
+    /// The stream sends file regions itself (`FileRegionStream`, a plain socket); TLS's writers read files instead.
+    let sendsFiles: Bool
+    /// The stream has closed: no handler starts any more.
+    private var isClosed = false
+
+    /// The exchange under way. It lives in the borrowed parser slot, which the connection holds from a request's
+    /// first byte until it idles again, after the exchange has ended; with no slot there is no exchange.
+    var exchange: ExchangeContext? {
+        get { parserSlot?.exchange }
+        _modify {
+            if let slot = parserSlot {
+                yield &slot.exchange
+            } else {
+                var none: ExchangeContext?
+                yield &none
+            }
+        }
+    }
 
     /// Writers pause once this many bytes wait for the socket.
     static let writeHighWatermark = 256 * 1024
@@ -69,12 +87,9 @@ package final class HTTPServerConnection: ByteStreamDelegate {
 
     init(stream: any ByteStream, context: ServerLoopContext) {
         self.stream = stream
-        self.fileRegionStream = stream as? any FileRegionStream
+        self.sendsFiles = stream is any FileRegionStream
         self.context = context
-        self.timer = ConnectionTimer(loop: stream.eventLoop)
-        self.bound = LoopBound(self, loop: stream.eventLoop)
         stream.delegate = self
-        timer.onLoopTimer = { [weak self] in self?.loopTimerFired() }
         perform(machine.connectionOpened())
     }
 
@@ -202,8 +217,7 @@ package final class HTTPServerConnection: ByteStreamDelegate {
         // A pipelined request behind a response still going out: its bytes stay bounded by send progress, even
         // while this request's handler writes nothing (a long poll).
         if stream.pendingWriteBytes > 0 { perform(machine.writerBlocked(drainedWriteBytes: stream.drainedWriteBytes)) }
-        lastExchangeID &+= 1
-        let id = lastExchangeID
+        let id = context.nextExchangeID()
         exchange = ExchangeContext(id: id, isHeadRequest: head.method == .head, requestVersion: head.version)
         if let observer = context.configuration.observer {
             exchange?.observer = observer.exchangeStarted(
@@ -223,7 +237,10 @@ package final class HTTPServerConnection: ByteStreamDelegate {
     }
 
     private func startHandler(_ head: HTTPRequestHead, exchangeID id: UInt64, expectsContinue: Bool) {
-        guard let bound else { return }
+        guard !isClosed else { return }
+        // This connection as a token for the writer and the body's hooks (made here rather than kept: a connection
+        // holding a reference to itself would need the cycle broken on close, and it is a word more while idle).
+        let bound = LoopBound(self, loop: eventLoop)
         let channel = BodyChannel()
         exchange?.body = channel
         let loop = eventLoop
@@ -237,7 +254,7 @@ package final class HTTPServerConnection: ByteStreamDelegate {
             head: head, body: HTTPBody(channel: channel),
             remoteAddress: stream.remoteAddress, localAddress: stream.localAddress, transportSecurity: stream.securityInfo,
             exchangeObserver: exchange?.observer)
-        let writer = HTTPResponseWriter(connection: bound, exchangeID: id, sendsFiles: fileRegionStream != nil)
+        let writer = HTTPResponseWriter(connection: bound, exchangeID: id, sendsFiles: sendsFiles)
         let handler = context.handler
         context.handlerStarted()
         exchange?.task = Task(executorPreference: loop) {
@@ -316,19 +333,19 @@ package final class HTTPServerConnection: ByteStreamDelegate {
         case .none, .startHandler:
             break
         case .scheduleHeaderTimer:
-            timer.arm(.header, afterNanoseconds: context.configuration.headerReadTimeout.nanoseconds)
+            armTimer(.header, afterNanoseconds: context.configuration.headerReadTimeout.nanoseconds)
         case .armBodyReadTimer:
-            timer.arm(.bodyRead, afterNanoseconds: context.bodyReadTimeoutNanoseconds)
+            armTimer(.bodyRead, afterNanoseconds: context.bodyReadTimeoutNanoseconds)
         case .armSendTimer:
-            timer.arm(.send, afterNanoseconds: context.sendTimeoutNanoseconds)
+            armTimer(.send, afterNanoseconds: context.sendTimeoutNanoseconds)
         case .armIdleTimer:
-            timer.arm(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
+            armTimer(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
         case .resumeAfterDrain:
-            timer.arm(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
+            armTimer(.idle, afterNanoseconds: context.idleTimeoutNanoseconds)
             stream.setReadingEnabled(true)
             processWaiting()
         case .armLingerTimer:
-            timer.arm(.linger, afterNanoseconds: context.configuration.lingerTimeout.nanoseconds)
+            armTimer(.linger, afterNanoseconds: context.configuration.lingerTimeout.nanoseconds)
         case .finishWritesAndClose:
             closeLingering()
         case .sendContinue:
@@ -431,14 +448,21 @@ package final class HTTPServerConnection: ByteStreamDelegate {
         failDrainWaiters(error)
     }
 
-    private func loopTimerFired() {
-        guard let kind = timer.loopTimerFired() else { return }
-        switch kind {
-        case .idle: perform(machine.idleTimeoutFired())
-        case .header: perform(machine.headerTimeoutFired())
-        case .bodyRead: perform(machine.bodyReadTimeoutFired())
-        case .send: perform(machine.sendTimeoutFired(drainedWriteBytes: stream.drainedWriteBytes))
-        case .linger: perform(machine.lingerTimeoutFired())
+    private func armTimer(_ kind: ConnectionTimer.Kind, afterNanoseconds delay: Int64) {
+        let deadline = ConnectionTimer.deadline(afterNanoseconds: delay, from: Posix.monotonicNanoseconds())
+        if let wake = timer.arm(kind, at: deadline) { context.wake(self, at: wake) }
+    }
+
+    /// The loop's wake-up for this connection came (`ServerLoopContext`), at `now`.
+    func woke(at now: Deadline) {
+        switch timer.woke(at: now) {
+        case .nothing: return
+        case .later(let deadline): context.wake(self, at: deadline)
+        case .expired(.idle): perform(machine.idleTimeoutFired())
+        case .expired(.header): perform(machine.headerTimeoutFired())
+        case .expired(.bodyRead): perform(machine.bodyReadTimeoutFired())
+        case .expired(.send): perform(machine.sendTimeoutFired(drainedWriteBytes: stream.drainedWriteBytes))
+        case .expired(.linger): perform(machine.lingerTimeoutFired())
         }
     }
 
@@ -496,8 +520,9 @@ package final class HTTPServerConnection: ByteStreamDelegate {
         exchange?.task?.cancel()
         endExchange(error: reason)
         timer.cancel()
+        context.cancelWake(self)
         waiting.releaseStorage()
-        bound = nil
+        isClosed = true
         context.connectionClosed(self)
     }
 }

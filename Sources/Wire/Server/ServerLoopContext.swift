@@ -6,11 +6,22 @@ final class ServerLoopContext {
     let configuration: HTTPServerConfiguration
     private let counter: ConnectionCounter
     private var listener: SocketListener?
-    private var connections: [ObjectIdentifier: HTTPServerConnection] = [:]
+    /// The open connections, each at its `tableIndex`; freed places are reused (an array of references and a free
+    /// list cost less per connection than a dictionary's entries).
+    private var connectionSlots: [HTTPServerConnection?] = []
+    private var freeConnectionSlots: [Int32] = []
+    /// The number of connections open on this loop.
+    private(set) var connectionCount = 0
     private var runningHandlers = 0
     private var isShuttingDown = false
     private var drainWaiters: [() -> Void] = []
     private var forceCloseTimer: TimerQueue<() -> Void>.ID?
+    /// When each connection's timer wants it woken; the loop's one timer below is due at the earliest of them.
+    @exclusivity(unchecked) private var deadlines = ConnectionDeadlines<HTTPServerConnection>()
+    @exclusivity(unchecked) private var loopWake: (id: TimerQueue<() -> Void>.ID, at: Deadline)?
+    /// Set while due connections are woken: a connection re-armed then waits for the loop timer set afterwards.
+    @exclusivity(unchecked) private var isWaking = false
+    private lazy var wakeCallback: () -> Void = { [weak self] in self?.deadlinesDue() }
     @exclusivity(unchecked) var dateCache = HTTPDateCache()
     /// The idle timeout, converted once: connections re-arm it after every response.
     let idleTimeoutNanoseconds: Int64
@@ -51,6 +62,15 @@ final class ServerLoopContext {
         handler.immediateResponse(to: head)
     }
 
+    @exclusivity(unchecked) private var lastExchangeID: UInt64 = 0
+
+    /// An identifier for a new exchange, unique on this loop: a writer or body hook of an exchange that has ended
+    /// finds its connection under another one and does nothing.
+    func nextExchangeID() -> UInt64 {
+        lastExchangeID &+= 1
+        return lastExchangeID
+    }
+
     /// A fresh request parser, reused when one is spare.
     func borrowParser() -> ParserSlot {
         spareParsers.popLast() ?? ParserSlot(HTTP1Parser(kind: .request, configuration: configuration.parser))
@@ -60,6 +80,7 @@ final class ServerLoopContext {
     func returnParser(_ slot: ParserSlot) {
         guard spareParsers.count < Self.maxSpareParsers else { return }
         slot.parser.resetForNewStream()
+        slot.exchange = nil
         spareParsers.append(slot)
     }
 
@@ -101,7 +122,7 @@ final class ServerLoopContext {
                 stream = ObservedByteStream(wrapping: stream, observer: watcher)
             }
             let connection = HTTPServerConnection(stream: stream, context: self)
-            connections[ObjectIdentifier(connection)] = connection
+            insert(connection)
         } catch {
             // Registration failed (out of memory for epoll): this connection only.
             counter.release()
@@ -109,11 +130,67 @@ final class ServerLoopContext {
         }
     }
 
-    /// The number of connections open on this loop.
-    var connectionCount: Int { connections.count }
+    // MARK: Connection deadlines
+
+    /// Wakes `connection` (`HTTPServerConnection.woke(at:)`) at `deadline`, or earlier than it asked before.
+    func wake(_ connection: HTTPServerConnection, at deadline: Deadline) {
+        deadlines.schedule(connection, at: deadline)
+        if !isWaking { ensureLoopWake() }
+    }
+
+    /// `connection` needs no wake-up any more (it closed).
+    func cancelWake(_ connection: HTTPServerConnection) {
+        // The loop's timer is left: when it fires it finds nothing due and is set for what is.
+        deadlines.remove(connection)
+    }
+
+    /// The number of connections waiting for a wake-up (for tests).
+    package var scheduledWakeCount: Int { deadlines.count }
+
+    private func ensureLoopWake() {
+        guard let next = deadlines.earliest else { return }
+        if let loopWake {
+            if loopWake.at <= next { return }
+            loop.cancelOnLoop(loopWake.id)
+        }
+        loopWake = (loop.scheduleOnLoop(at: next, wakeCallback), next)
+    }
+
+    private func deadlinesDue() {
+        loopWake = nil
+        let now = Deadline.now()
+        isWaking = true
+        while let connection = deadlines.popDue(at: now) { connection.woke(at: now) }
+        isWaking = false
+        ensureLoopWake()
+    }
+
+    private func insert(_ connection: HTTPServerConnection) {
+        if let free = freeConnectionSlots.popLast() {
+            connectionSlots[Int(free)] = connection
+            connection.tableIndex = free
+        } else {
+            connection.tableIndex = Int32(connectionSlots.count)
+            connectionSlots.append(connection)
+        }
+        connectionCount += 1
+    }
+
+    private var openConnections: [HTTPServerConnection] { connectionSlots.compactMap { $0 } }
 
     func connectionClosed(_ connection: HTTPServerConnection) {
-        guard connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return }
+        let index = Int(connection.tableIndex)
+        guard index >= 0, index < connectionSlots.count, connectionSlots[index] === connection else { return }
+        connectionSlots[index] = nil
+        connection.tableIndex = -1
+        connectionCount -= 1
+        if connectionCount == 0 {
+            // All gone: give the table's memory back rather than keep the largest burst's.
+            connectionSlots = []
+            freeConnectionSlots = []
+        } else {
+            freeConnectionSlots.append(Int32(index))
+        }
         counter.release()
         checkDrained()
     }
@@ -134,14 +211,14 @@ final class ServerLoopContext {
         isShuttingDown = true
         listener?.close()
         listener = nil
-        for connection in Array(connections.values) { connection.shutdownRequested() }
+        for connection in openConnections { connection.shutdownRequested() }
         forceCloseTimer = loop.scheduleOnLoop(at: deadline) { [weak self] in self?.forceClose() }
         checkDrained()
     }
 
     private func forceClose() {
         forceCloseTimer = nil
-        for connection in Array(connections.values) { connection.abort() }
+        for connection in openConnections { connection.abort() }
     }
 
     /// Calls `body` once no connection is open and no handler runs.
@@ -151,7 +228,7 @@ final class ServerLoopContext {
     }
 
     private func checkDrained() {
-        guard isShuttingDown, connections.isEmpty, runningHandlers == 0, !drainWaiters.isEmpty else { return }
+        guard isShuttingDown, connectionCount == 0, runningHandlers == 0, !drainWaiters.isEmpty else { return }
         if let forceCloseTimer { loop.cancelOnLoop(forceCloseTimer) }
         forceCloseTimer = nil
         let waiters = drainWaiters
@@ -160,11 +237,13 @@ final class ServerLoopContext {
     }
 }
 
-/// A request parser lent by its loop to one connection at a time.
+/// A request parser, and the exchange it is parsing, lent by its loop to one busy connection at a time.
 final class ParserSlot {
     /// (No dynamic exclusivity check: one connection at a time parses with it, and a parse returns before its
     /// event is handled.)
     @exclusivity(unchecked) var parser: HTTP1Parser
+    /// The borrowing connection's exchange (`HTTPServerConnection.exchange`); nil while the slot is spare.
+    @exclusivity(unchecked) var exchange: HTTPServerConnection.ExchangeContext?
 
     init(_ parser: HTTP1Parser) { self.parser = parser }
 }

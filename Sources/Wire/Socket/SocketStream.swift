@@ -26,7 +26,6 @@ package final class SocketStream: FileRegionStream, Selectable {
     // The I/O state opts out of dynamic exclusivity checks (a few per read and write, on every connection's hot
     // path): each access is short and none is held across a call to the delegate (the read buffer is moved out
     // before delivery) or into the loop, and the stream is confined to its loop.
-    @exclusivity(unchecked) private var interest: Interest = .read
     @exclusivity(unchecked) private var readBuffer = ByteBuffer()
     @exclusivity(unchecked) private var writeQueue: [ByteBuffer] = []
     @exclusivity(unchecked) private var writeQueueHead = 0
@@ -34,6 +33,9 @@ package final class SocketStream: FileRegionStream, Selectable {
     @exclusivity(unchecked) private var fileQueue: [QueuedFile] = []
     @exclusivity(unchecked) package private(set) var pendingWriteBytes = 0
     @exclusivity(unchecked) package private(set) var drainedWriteBytes: UInt64 = 0
+    // The small fields sit together: a class's stored properties are laid out in the order declared, so a byte-sized
+    // one between two words costs a word (an idle server connection's memory is mostly this object and its own).
+    @exclusivity(unchecked) private var interest: Interest = .read
     @exclusivity(unchecked) private var readingEnabled = true
     @exclusivity(unchecked) private var writeShutdownRequested = false
     @exclusivity(unchecked) private var state = State.open
@@ -43,6 +45,10 @@ package final class SocketStream: FileRegionStream, Selectable {
     /// watches it (a hung-up socket is reported on every wait, whatever the interest), the bytes stay in the
     /// kernel, and they are read, then the end of stream, once reading resumes. Nothing can be written any more.
     @exclusivity(unchecked) package private(set) var isParked = false
+    /// Keep the read buffer between reads instead of releasing it whenever empty: one allocation for the
+    /// connection's life rather than one per read, for a connection that is never idle for long (a load
+    /// generator's). Costs `readChunkSize` bytes per connection while idle.
+    @exclusivity(unchecked) package var keepsReadBuffer = false
     /// Readiness events handled over the stream's life: a stalled reader of a parked stream adds none.
     @exclusivity(unchecked) package private(set) var readinessEventCount = 0
     package private(set) var closeError: (any Error)?
@@ -53,10 +59,6 @@ package final class SocketStream: FileRegionStream, Selectable {
     package func tcpInfo() -> TCPInfo? {
         remoteAddress?.family == .unix ? nil : socket.tcpInfo()
     }
-    /// Keep the read buffer between reads instead of releasing it whenever empty: one allocation for the
-    /// connection's life rather than one per read, for a connection that is never idle for long (a load
-    /// generator's). Costs `readChunkSize` bytes per connection while idle.
-    @exclusivity(unchecked) package var keepsReadBuffer = false
     /// How much one read(2) asks for at first and at least; reads that fill what they asked for double it, up
     /// to `maximumReadSize` (see `ReadSizer`).
     package var readChunkSize: Int {
@@ -100,8 +102,12 @@ package final class SocketStream: FileRegionStream, Selectable {
 
     /// How often a stream letting bytes gather checks that reads still happen: once a peer slows down, what it sent
     /// waits in the kernel at most about twice this long before it is read.
-    @exclusivity(unchecked) package var gatheringCheckInterval =
-        Duration.nanoseconds(SocketStream.initialGatheringCheckNanoseconds.load(ordering: .relaxed))
+    package var gatheringCheckInterval: Duration {
+        get { .nanoseconds(gatheringCheckNanoseconds) }
+        set { gatheringCheckNanoseconds = newValue.nanoseconds }
+    }
+    @exclusivity(unchecked) private var gatheringCheckNanoseconds = SocketStream.initialGatheringCheckNanoseconds.load(
+        ordering: .relaxed)
     /// The check interval of streams made from now on: 5 ms. Tests that must see a body's end arrive by the
     /// watermark alone (no check to rescue a watermark above what is due) raise it while they run.
     package static let initialGatheringCheckNanoseconds = Atomic<Int64>(5_000_000)
