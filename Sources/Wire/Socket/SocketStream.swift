@@ -33,22 +33,6 @@ package final class SocketStream: FileRegionStream, Selectable {
     @exclusivity(unchecked) private var fileQueue: [QueuedFile] = []
     @exclusivity(unchecked) package private(set) var pendingWriteBytes = 0
     @exclusivity(unchecked) package private(set) var drainedWriteBytes: UInt64 = 0
-    // The small fields sit together: a class's stored properties are laid out in the order declared, so a byte-sized
-    // one between two words costs a word (an idle server connection's memory is mostly this object and its own).
-    @exclusivity(unchecked) private var interest: Interest = .read
-    @exclusivity(unchecked) private var readingEnabled = true
-    @exclusivity(unchecked) private var writeShutdownRequested = false
-    @exclusivity(unchecked) private var state = State.open
-    /// The peer's end of stream arrived while no delegate listened: reported when one attaches.
-    @exclusivity(unchecked) package private(set) var heldEndOfStream = false
-    /// The socket hung up fully while reading was paused with bytes still unread in the kernel: the loop no longer
-    /// watches it (a hung-up socket is reported on every wait, whatever the interest), the bytes stay in the
-    /// kernel, and they are read, then the end of stream, once reading resumes. Nothing can be written any more.
-    @exclusivity(unchecked) package private(set) var isParked = false
-    /// Keep the read buffer between reads instead of releasing it whenever empty: one allocation for the
-    /// connection's life rather than one per read, for a connection that is never idle for long (a load
-    /// generator's). Costs `readChunkSize` bytes per connection while idle.
-    @exclusivity(unchecked) package var keepsReadBuffer = false
     /// Readiness events handled over the stream's life: a stalled reader of a parked stream adds none.
     @exclusivity(unchecked) package private(set) var readinessEventCount = 0
     package private(set) var closeError: (any Error)?
@@ -69,7 +53,26 @@ package final class SocketStream: FileRegionStream, Selectable {
     /// Whether a bulk body's bytes gather in the kernel before a wake-up (`SO_RCVLOWAT`), and the check that
     /// stops it when the peer slows down.
     @exclusivity(unchecked) private var gathering = ReceiveGathering()
+    @exclusivity(unchecked) private var gatheringCheckNanoseconds = SocketStream.initialGatheringCheckNanoseconds.load(
+        ordering: .relaxed)
     @exclusivity(unchecked) private var gatheringCheck: TimerQueue<() -> Void>.ID?
+    // The small fields sit together, last, in the optional timer identifier's padding: a class's stored properties are
+    // laid out in the order declared, so a byte-sized one between two words costs a word (an idle server connection's
+    // memory is mostly this object and its own).
+    @exclusivity(unchecked) private var interest: Interest = .read
+    @exclusivity(unchecked) private var readingEnabled = true
+    @exclusivity(unchecked) private var writeShutdownRequested = false
+    @exclusivity(unchecked) private var state = State.open
+    /// The peer's end of stream arrived while no delegate listened: reported when one attaches.
+    @exclusivity(unchecked) package private(set) var heldEndOfStream = false
+    /// The socket hung up fully while reading was paused with bytes still unread in the kernel: the loop no longer
+    /// watches it (a hung-up socket is reported on every wait, whatever the interest), the bytes stay in the
+    /// kernel, and they are read, then the end of stream, once reading resumes. Nothing can be written any more.
+    @exclusivity(unchecked) package private(set) var isParked = false
+    /// Keep the read buffer between reads instead of releasing it whenever empty: one allocation for the
+    /// connection's life rather than one per read, for a connection that is never idle for long (a load
+    /// generator's). Costs `readChunkSize` bytes per connection while idle.
+    @exclusivity(unchecked) package var keepsReadBuffer = false
 
     private enum State { case open, closed }
 
@@ -106,8 +109,6 @@ package final class SocketStream: FileRegionStream, Selectable {
         get { .nanoseconds(gatheringCheckNanoseconds) }
         set { gatheringCheckNanoseconds = newValue.nanoseconds }
     }
-    @exclusivity(unchecked) private var gatheringCheckNanoseconds = SocketStream.initialGatheringCheckNanoseconds.load(
-        ordering: .relaxed)
     /// The check interval of streams made from now on: 5 ms. Tests that must see a body's end arrive by the
     /// watermark alone (no check to rescue a watermark above what is due) raise it while they run.
     package static let initialGatheringCheckNanoseconds = Atomic<Int64>(5_000_000)
