@@ -198,7 +198,7 @@ enum FetchHelp {
             throw ExitCode(error.status)
         }
         if !options.silent {
-            for warning in options.warnings { StandardStreams.error("Warning: \(warning)\n") }
+            for warning in options.warnings { StandardStreams.error(CurlWarning.text(warning)) }
         }
         if options.showVersion {
             StandardStreams.output(WireVersion.text)

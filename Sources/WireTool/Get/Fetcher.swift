@@ -395,7 +395,9 @@ struct Fetcher {
                         status: ExitStatus.writeError, message: "cannot write \(path): \(systemErrorText(error.errno.rawValue))")
                 }
             }
-            if var again = retry.retry(url: url, status: Int(response.status.code), headers: response.headers) {
+            let again = retry.retry(url: url, status: Int(response.status.code), headers: response.headers)
+            if let warning = retry.stopWarning { warn(warning) }
+            if var again {
                 if summary != nil || options.failOnHTTPError || file.takesHeaderName {
                     // Read so the connection can serve the retry; a large body is dropped with its connection.
                     _ = try? await response.body.collect(upTo: 64 * 1024)
