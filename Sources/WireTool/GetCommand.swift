@@ -86,7 +86,7 @@ enum FetchHelp {
         [a-z], [1-100:10], {one,two}, several in one URL; each -o pairs with one URL and its #1, #2... are the values \
         of each of its URLs; a malformed glob exits 3.
           -Z, --parallel            Run the transfers at once, over one connection pool (a body for standard output \
-        is written whole when its transfer ends).
+        is written whole when its transfer ends; -w and --json-summary write one line per transfer).
               --parallel-max N      At most N transfers at once with -Z (default 50, at most 300).
               --parallel-immediate  Accepted for curl's command lines: with HTTP/1.1, -Z transfers always start at once.
               --fail-early          Stop at the first failed transfer (with -Z, cancel the others) and exit with its status.
@@ -129,7 +129,8 @@ enum FetchHelp {
           -s, --silent              No progress bar.
               --rate N/s|N/m|N/h|N/d
                                     Start at most N requests per second, minute, hour or day.
-              --json-summary        Print one JSON object per URL on standard output instead of the body.
+              --json-summary        Print one JSON object per URL on standard output instead of the body \
+        (its url, status, version, headers, body_b64, reused, timings; with -Z one line per transfer as it ends).
               --cacert FILE         Trust the CA certificates of this PEM file instead of the system's.
           -k, --insecure            Do not verify the server's certificate (pins still apply, to its leaf).
               --no-verify-host      Verify the chain but not that it names the host.

@@ -159,7 +159,7 @@ struct Fetcher {
     /// One transfer with its retries, its failure line and its `-w` output; returns its status.
     func perform(_ planned: TransferQueue.Transfer, with builder: RequestBuilder, client: HTTPClient) async -> Int32 {
         let url = planned.url
-        var summary = options.jsonSummary ? JSONSummaryWriter(sink: standardOutput) : nil
+        var summary = options.jsonSummary ? JSONSummaryWriter(url: url, sink: standardOutput) : nil
         var retry = TransferRetry(options.retry)
         var status = ExitStatus.success
         var failureMessage: String?
