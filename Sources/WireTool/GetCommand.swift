@@ -154,7 +154,8 @@ enum FetchHelp {
         answer's body is written as curl writes it (to a file, then thrown away).
               --retry-delay SECONDS Wait this long before each retry instead (fractions allowed; 0: the backoff).
               --retry-max-time SECONDS
-                                    Start no retry after this long since the first attempt (0: no limit).
+                                    Start no retry once this long has passed since the first attempt, the wait \
+        not counted, unless a Retry-After would end past it (0: no limit).
               --retry-all-errors    With --retry, retry every failure (with -f, HTTP 4xx too).
               --retry-connrefused   With --retry, retry a refused connection too.
           -w, --write-out FORMAT|@FILE

@@ -586,14 +586,23 @@ struct Fetcher {
         let total = response.headers.first(name: "content-length").flatMap { Int($0) }
         // With -Z, the combined meter instead.
         if let meter { meter.meter.expect(meter.transfer, total: total.map { Int64($0) }) }
+        let toFile = output != nil && output != "-"
+        let silent = options.silent || options.noProgressMeter
         let wantsBar =
-            !options.parallel
+            !options.parallel && !options.progressBar
             && ProgressBar.isWanted(
-                total: total, toFile: output != nil && output != "-",
-                silent: options.silent || options.noProgressMeter, stderrIsTerminal: standardError.isTerminal,
-                always: options.progressBar)
+                total: total, toFile: toFile, silent: silent, stderrIsTerminal: standardError.isTerminal)
         var progress = wantsBar ? ProgressBar(total: total, sink: standardError) : nil
         defer { progress?.finish() }
+        // -#: curl's own bar, where curl draws it (on standard error whatever it is).
+        let wantsCurlBar =
+            !options.parallel && options.progressBar
+            && CurlProgressBar.isWanted(
+                silent: silent, toStandardOutput: !toFile, standardOutputIsTerminal: standardOutput.isTerminal)
+        var curlBar =
+            wantsCurlBar
+            ? CurlProgressBar(total: total.map { Int64($0) }, initial: Int64(range?.offset ?? 0), sink: standardError) : nil
+        defer { curlBar?.finish() }
         var decoding = try BodyDecoding(response, compressed: options.compressed && !options.raw)
         var received: Int64 = 0
         // --limit-rate: the next chunk is taken from the connection only when the limit allows.
@@ -614,6 +623,7 @@ struct Fetcher {
                 try decoding.write(chunk, to: sink.write)
                 // The bar counts bytes on the wire, against Content-Length (the encoded length).
                 progress?.advance(by: chunk.readableBytes)
+                curlBar?.advance(by: chunk.readableBytes)
                 if let meter { meter.meter.advance(meter.transfer, by: chunk.readableBytes) }
             }
         } catch {
