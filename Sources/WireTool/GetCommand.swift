@@ -175,7 +175,7 @@ enum FetchHelp {
         several at once over that pool.
 
         Exit status, as curl's: 0 success, 2 usage, 3 malformed URL, 6 unknown host, 7 could not connect, \
-        8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 25 -T - with --http1.0 (no chunked coding), 26 read error (also an unreadable -K file), \
+        8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 25 -T - with --http1.0 (no chunked coding), 26 read error (also an unreadable -K file, an --etag-save file that cannot be created), \
         28 timeout, 33 cannot resume (-C -), 35 TLS handshake failure, 45 --interface cannot be used, 47 too many \
         redirects, 49 bad --resolve or --connect-to entry, 52 empty reply, 55 send error, \
         56 receive error, 58 local certificate problem, 59 cipher list refused, 60 server certificate not verified, \

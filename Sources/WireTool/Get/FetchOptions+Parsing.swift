@@ -338,12 +338,12 @@ extension FetchOptions {
             guard !value.isEmpty else { throw FetchUsageError(message: "-o needs a file name") }
             outputs.append(.file(value))
         case "--output-dir":
-            guard !value.isEmpty else { throw FetchUsageError(message: "--output-dir needs a directory") }
-            output.directory = value
+            // curl 7.88 takes an empty one as none: files go to the working directory.
+            output.directory = value.isEmpty ? nil : value
         case "--dump-header":
             output.headerFile = try Self.file(value, option: "-D")
         case "--url":
-            guard !value.isEmpty else { throw FetchUsageError(message: "--url needs a URL") }
+            // An empty one is a URL like any other for curl 7.88: its transfer fails with 3 when its turn comes.
             urls.append(value)
         case "--stderr":
             errorFile = try Self.file(value, option: name)
@@ -359,7 +359,7 @@ extension FetchOptions {
                 referer = value
             }
         case "--oauth2-bearer":
-            guard !value.isEmpty else { throw FetchUsageError(message: "--oauth2-bearer needs a token") }
+            // Empty too, as curl 7.88 sends it: `Authorization: Bearer `.
             bearerToken = value
         case "--netrc-file":
             netrc.enabled = true

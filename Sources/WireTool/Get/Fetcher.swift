@@ -1,3 +1,4 @@
+import Glibc
 import Wire
 import WireClient
 import WireTLS
@@ -72,6 +73,13 @@ struct Fetcher {
         }
         if let file = options.output.headerFile, headerSink == nil {
             let failure = TransferFailure(status: ExitStatus.writeError, message: "cannot create \(file) for -D")
+            report(failure)
+            return failure.status
+        }
+        if let path = options.etagSave, path != "-", !Self.canCreate(path) {
+            // curl 7.88 opens the file before the transfer and, when it cannot, skips it (the run then did nothing).
+            warn(CurlWarning.text("Failed creating file for saving etags: \"\(path)\". Skip this transfer"))
+            let failure = TransferFailure(status: ExitStatus.readError, message: "no transfer performed")
             report(failure)
             return failure.status
         }
@@ -222,6 +230,14 @@ struct Fetcher {
     private func wait(for retry: TransferRetry.Retry) async {
         warn(retry.warning)
         try? await Task.sleep(for: retry.delay)
+    }
+
+    /// Whether the file at `path` can be opened to write (created, empty, when it is not there; never truncated).
+    private static func canCreate(_ path: String) -> Bool {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return false }
+        close(descriptor)
+        return true
     }
 
     /// curl's socket defaults and switches: `TCP_NODELAY` unless `--no-tcp-nodelay`, keep-alive probes after 60 s
