@@ -46,9 +46,11 @@ package struct CurlProgressBar {
 
     /// A bar for a body of `total` bytes (nil when unknown) after `initial` bytes already in place; this is curl's
     /// first callback, which draws nothing.
-    init(total: Int64?, initial: Int64 = 0, sink: OutputSink, width: Int = Self.width(
-        columns: getenv("COLUMNS").map { String(cString: $0) }, terminalColumns: Self.terminalColumns()))
-    {
+    init(
+        total: Int64?, initial: Int64 = 0, sink: OutputSink,
+        width: Int = Self.width(
+            columns: getenv("COLUMNS").map { String(cString: $0) }, terminalColumns: Self.terminalColumns())
+    ) {
         self.sink = sink
         self.total = total
         self.initial = initial

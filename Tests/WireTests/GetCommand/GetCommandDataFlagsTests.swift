@@ -67,7 +67,9 @@ extension IOSuite {
                 let curl = try await peer.curl(["-sS"] + words)
                 let curlSent = try await peer.requests()
                 #expect(wire.status == 0 && curl.status == 0, "\(wire.errors)")
-                let body = { (sent: [String]) in sent.first?.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n") }
+                let body = { (sent: [String]) in
+                    sent.first?.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+                }
                 #expect(body(wireSent) != nil && body(wireSent) == body(curlSent))
                 // The peer shows each byte as one code point: é and ü are their two UTF-8 bytes.
                 #expect(body(curlSent) == "a b&c=\u{c3}\u{a9}&one=1two=2 & \u{c3}\u{bc}end&")

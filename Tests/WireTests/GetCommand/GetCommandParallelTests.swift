@@ -46,16 +46,20 @@ extension IOSuite {
         @Test func writeOutWritesOneLinePerTransfer() async throws {
             try await ParallelPeer.with { peer, _ in
                 let words = { (key: String) in
-                    ["-sZ", "--parallel-immediate", "-w", "%{url} %{http_code} %{urlnum}\\n"] + ["200", "404", "503"].map {
-                        peer.base + "/s\($0)?hold=3&key=\(key)&status=\($0)"
-                    }
+                    ["-sZ", "--parallel-immediate", "-w", "%{url} %{http_code} %{urlnum}\\n"]
+                        + ["200", "404", "503"].map {
+                            peer.base + "/s\($0)?hold=3&key=\(key)&status=\($0)"
+                        }
                 }
                 let wire = try await peer.wire(words("w"))
                 let curl = try await peer.curl(words("c"))
                 #expect(wire.status == 0 && curl.status == 0, "\(wire.errors)")
                 let lines = { (run: WireToolRunner.Run, key: String) in
                     // The bodies (each the target and a line end) come with the lines; keep the -w lines.
-                    Set(run.text.split(separator: "\n").filter { $0.hasPrefix("http") }.map { $0.replacingOccurrences(of: "key=" + key, with: "key=K") })
+                    Set(
+                        run.text.split(separator: "\n").filter { $0.hasPrefix("http") }.map {
+                            $0.replacingOccurrences(of: "key=" + key, with: "key=K")
+                        })
                 }
                 let expected = Set(
                     ["200", "404", "503"].enumerated().map { "\(peer.base)/s\($1)?hold=3&key=K&status=\($1) \($1) \($0)" })

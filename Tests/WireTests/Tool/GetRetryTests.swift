@@ -131,7 +131,9 @@ final class Arrivals: Sendable {
                 "A specified range MUST include at least one dash (-). Appending one for you!")
                 == "Warning: A specified range MUST include at least one dash (-). Appending one \nWarning: for you!\n")
         // No space to break at: cut at the width.
-        #expect(CurlWarning.text(String(repeating: "x", count: 75)) == "Warning: \(String(repeating: "x", count: 70))\nWarning: xxxxx\n")
+        #expect(
+            CurlWarning.text(String(repeating: "x", count: 75))
+                == "Warning: \(String(repeating: "x", count: 70))\nWarning: xxxxx\n")
     }
 }
 
