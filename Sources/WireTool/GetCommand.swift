@@ -86,7 +86,7 @@ enum FetchHelp {
         [a-z], [1-100:10], {one,two}, several in one URL; each -o pairs with one URL and its #1, #2... are the values \
         of each of its URLs; a malformed glob exits 3.
           -Z, --parallel            Run the transfers at once, over one connection pool (a body for standard output \
-        is written whole when its transfer ends).
+        is written whole when its transfer ends; -w and --json-summary write one line per transfer).
               --parallel-max N      At most N transfers at once with -Z (default 50, at most 300).
               --parallel-immediate  Accepted for curl's command lines: with HTTP/1.1, -Z transfers always start at once.
               --fail-early          Stop at the first failed transfer (with -Z, cancel the others) and exit with its status.
@@ -129,7 +129,8 @@ enum FetchHelp {
           -s, --silent              No progress bar.
               --rate N/s|N/m|N/h|N/d
                                     Start at most N requests per second, minute, hour or day.
-              --json-summary        Print one JSON object per URL on standard output instead of the body.
+              --json-summary        Print one JSON object per URL on standard output instead of the body \
+        (its url, status, version, headers, body_b64, reused, timings; with -Z one line per transfer as it ends).
               --cacert FILE         Trust the CA certificates of this PEM file instead of the system's.
           -k, --insecure            Do not verify the server's certificate (pins still apply, to its leaf).
               --no-verify-host      Verify the chain but not that it names the host.
@@ -153,7 +154,8 @@ enum FetchHelp {
         answer's body is written as curl writes it (to a file, then thrown away).
               --retry-delay SECONDS Wait this long before each retry instead (fractions allowed; 0: the backoff).
               --retry-max-time SECONDS
-                                    Start no retry after this long since the first attempt (0: no limit).
+                                    Start no retry once this long has passed since the first attempt, the wait \
+        not counted, unless a Retry-After would end past it (0: no limit).
               --retry-all-errors    With --retry, retry every failure (with -f, HTTP 4xx too).
               --retry-connrefused   With --retry, retry a refused connection too.
           -w, --write-out FORMAT|@FILE
@@ -173,7 +175,7 @@ enum FetchHelp {
         several at once over that pool.
 
         Exit status, as curl's: 0 success, 2 usage, 3 malformed URL, 6 unknown host, 7 could not connect, \
-        8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 25 -T - with --http1.0 (no chunked coding), 26 read error (also an unreadable -K file), \
+        8 malformed reply, 18 body shorter than announced, 22 HTTP error with --fail, 23 write error, 25 -T - with --http1.0 (no chunked coding), 26 read error (also an unreadable -K file, an --etag-save file that cannot be created), \
         28 timeout, 33 cannot resume (-C -), 35 TLS handshake failure, 45 --interface cannot be used, 47 too many \
         redirects, 49 bad --resolve or --connect-to entry, 52 empty reply, 55 send error, \
         56 receive error, 58 local certificate problem, 59 cipher list refused, 60 server certificate not verified, \
@@ -198,7 +200,7 @@ enum FetchHelp {
             throw ExitCode(error.status)
         }
         if !options.silent {
-            for warning in options.warnings { StandardStreams.error("Warning: \(warning)\n") }
+            for warning in options.warnings { StandardStreams.error(CurlWarning.text(warning)) }
         }
         if options.showVersion {
             StandardStreams.output(WireVersion.text)

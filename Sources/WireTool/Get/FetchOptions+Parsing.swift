@@ -338,12 +338,12 @@ extension FetchOptions {
             guard !value.isEmpty else { throw FetchUsageError(message: "-o needs a file name") }
             outputs.append(.file(value))
         case "--output-dir":
-            guard !value.isEmpty else { throw FetchUsageError(message: "--output-dir needs a directory") }
-            output.directory = value
+            // curl 7.88 takes an empty one as none: files go to the working directory.
+            output.directory = value.isEmpty ? nil : value
         case "--dump-header":
             output.headerFile = try Self.file(value, option: "-D")
         case "--url":
-            guard !value.isEmpty else { throw FetchUsageError(message: "--url needs a URL") }
+            // An empty one is a URL like any other for curl 7.88: its transfer fails with 3 when its turn comes.
             urls.append(value)
         case "--stderr":
             errorFile = try Self.file(value, option: name)
@@ -359,18 +359,13 @@ extension FetchOptions {
                 referer = value
             }
         case "--oauth2-bearer":
-            guard !value.isEmpty else { throw FetchUsageError(message: "--oauth2-bearer needs a token") }
+            // Empty too, as curl 7.88 sends it: `Authorization: Bearer `.
             bearerToken = value
         case "--netrc-file":
             netrc.enabled = true
             netrc.file = try Self.file(value, option: name)
         case "--range":
-            // curl's forms: A-B, A-, -N, and several joined by commas; digits, '-' and ',' only.
-            guard !value.isEmpty, value.contains("-"), value.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-" || $0 == ",") })
-            else {
-                throw FetchUsageError(message: "-r takes a byte range such as 0-499, 500- or -500, not '\(value)'")
-            }
-            range = value
+            range = try Self.range(value, warnings: &warnings)
         case "--time-cond":
             guard !value.isEmpty else { throw FetchUsageError(message: "-z needs a date or a file name") }
             timeCondition = value
@@ -498,6 +493,32 @@ extension FetchOptions {
             // The table of options and this switch are kept together; an option missing here is refused, never a trap.
             throw FetchUsageError(message: "option \(name) is not supported")
         }
+    }
+
+    /// `-r`'s value as curl 7.88 takes it: `A-B`, `A-`, `-N` and several joined by commas. A number without a dash
+    /// (curl reads the digits it starts with) gets one appended, `500` asking for `bytes=500-`; any other character
+    /// but digits, `-` and `,` is sent as given. Both with curl's warning.
+    ///
+    /// - Throws: `FetchUsageError` for a start too large for a byte offset (curl: "unsupported range point") and for
+    ///   a control character, which no header field can carry.
+    static func range(_ value: String, warnings: inout [String]) throws(FetchUsageError) -> String {
+        guard !value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else {
+            throw FetchUsageError(message: "-r cannot carry a control character")
+        }
+        let isDigit = { (character: Character) in character.isASCII && character.isNumber }
+        if let first = value.first, isDigit(first), !value.contains("-") {
+            guard let start = Int64(value.prefix(while: isDigit)) else {
+                throw FetchUsageError(message: "option -r: is badly used here: unsupported range point '\(value)'")
+            }
+            warnings.append("A specified range MUST include at least one dash (-). Appending one for you!")
+            return "\(start)-"
+        }
+        if !value.allSatisfy({ isDigit($0) || $0 == "-" || $0 == "," }) {
+            warnings.append(
+                "Invalid character is found in given range. A specified range MUST have only digits in "
+                    + "'start'-'stop'. The server's response to this request is uncertain.")
+        }
+        return value
     }
 
     /// `-w`'s format: the text, or with `@` the contents of a file (`@-`: standard input), read now as curl does.

@@ -1,3 +1,4 @@
+import Glibc
 import Wire
 import WireClient
 import WireTLS
@@ -72,6 +73,13 @@ struct Fetcher {
         }
         if let file = options.output.headerFile, headerSink == nil {
             let failure = TransferFailure(status: ExitStatus.writeError, message: "cannot create \(file) for -D")
+            report(failure)
+            return failure.status
+        }
+        if let path = options.etagSave, path != "-", !Self.canCreate(path) {
+            // curl 7.88 opens the file before the transfer and, when it cannot, skips it (the run then did nothing).
+            warn(CurlWarning.text("Failed creating file for saving etags: \"\(path)\". Skip this transfer"))
+            let failure = TransferFailure(status: ExitStatus.readError, message: "no transfer performed")
             report(failure)
             return failure.status
         }
@@ -159,7 +167,7 @@ struct Fetcher {
     /// One transfer with its retries, its failure line and its `-w` output; returns its status.
     func perform(_ planned: TransferQueue.Transfer, with builder: RequestBuilder, client: HTTPClient) async -> Int32 {
         let url = planned.url
-        var summary = options.jsonSummary ? JSONSummaryWriter(sink: standardOutput) : nil
+        var summary = options.jsonSummary ? JSONSummaryWriter(url: url, sink: standardOutput) : nil
         var retry = TransferRetry(options.retry)
         var status = ExitStatus.success
         var failureMessage: String?
@@ -222,6 +230,14 @@ struct Fetcher {
     private func wait(for retry: TransferRetry.Retry) async {
         warn(retry.warning)
         try? await Task.sleep(for: retry.delay)
+    }
+
+    /// Whether the file at `path` can be opened to write (created, empty, when it is not there; never truncated).
+    private static func canCreate(_ path: String) -> Bool {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return false }
+        close(descriptor)
+        return true
     }
 
     /// curl's socket defaults and switches: `TCP_NODELAY` unless `--no-tcp-nodelay`, keep-alive probes after 60 s
@@ -395,7 +411,9 @@ struct Fetcher {
                         status: ExitStatus.writeError, message: "cannot write \(path): \(systemErrorText(error.errno.rawValue))")
                 }
             }
-            if var again = retry.retry(url: url, status: Int(response.status.code), headers: response.headers) {
+            let again = retry.retry(url: url, status: Int(response.status.code), headers: response.headers)
+            if let warning = retry.stopWarning { warn(warning) }
+            if var again {
                 if summary != nil || options.failOnHTTPError || file.takesHeaderName {
                     // Read so the connection can serve the retry; a large body is dropped with its connection.
                     _ = try? await response.body.collect(upTo: 64 * 1024)
@@ -584,14 +602,23 @@ struct Fetcher {
         let total = response.headers.first(name: "content-length").flatMap { Int($0) }
         // With -Z, the combined meter instead.
         if let meter { meter.meter.expect(meter.transfer, total: total.map { Int64($0) }) }
+        let toFile = output != nil && output != "-"
+        let silent = options.silent || options.noProgressMeter
         let wantsBar =
-            !options.parallel
+            !options.parallel && !options.progressBar
             && ProgressBar.isWanted(
-                total: total, toFile: output != nil && output != "-",
-                silent: options.silent || options.noProgressMeter, stderrIsTerminal: standardError.isTerminal,
-                always: options.progressBar)
+                total: total, toFile: toFile, silent: silent, stderrIsTerminal: standardError.isTerminal)
         var progress = wantsBar ? ProgressBar(total: total, sink: standardError) : nil
         defer { progress?.finish() }
+        // -#: curl's own bar, where curl draws it (on standard error whatever it is).
+        let wantsCurlBar =
+            !options.parallel && options.progressBar
+            && CurlProgressBar.isWanted(
+                silent: silent, toStandardOutput: !toFile, standardOutputIsTerminal: standardOutput.isTerminal)
+        var curlBar =
+            wantsCurlBar
+            ? CurlProgressBar(total: total.map { Int64($0) }, initial: Int64(range?.offset ?? 0), sink: standardError) : nil
+        defer { curlBar?.finish() }
         var decoding = try BodyDecoding(response, compressed: options.compressed && !options.raw)
         var received: Int64 = 0
         // --limit-rate: the next chunk is taken from the connection only when the limit allows.
@@ -612,6 +639,7 @@ struct Fetcher {
                 try decoding.write(chunk, to: sink.write)
                 // The bar counts bytes on the wire, against Content-Length (the encoded length).
                 progress?.advance(by: chunk.readableBytes)
+                curlBar?.advance(by: chunk.readableBytes)
                 if let meter { meter.meter.advance(meter.transfer, by: chunk.readableBytes) }
             }
         } catch {

@@ -2,26 +2,34 @@ import Wire
 
 /// Writes `--json-summary` output: one JSON object per URL, on one line,
 ///
-/// `{"status", "version", "headers": [[name, value], …], "body_b64", "reused", "timings": {"name_resolved",
+/// `{"url", "status", "version", "headers": [[name, value], …], "body_b64", "reused", "timings": {"name_resolved",
 /// "connected", "request_sent", "first_byte", "last_byte"}}`
+///
+/// where `url` is the URL as fetched (a glob's, expanded), which says whose line it is when `-Z` prints them in the
+/// order the transfers end.
 ///
 /// with timings in seconds from the start of the request (strings by `JSONString`'s byte mapping) (null when the phase did not happen). The body is
 /// base64-encoded chunk by chunk as it arrives and written at once, so memory stays flat however large it is. A
-/// transfer that fails before its response prints `{"error", "exit_code"}`; one that fails in the middle of the body
+/// transfer that fails before its response prints `{"url", "error", "exit_code"}`; one that fails in the middle of the body
 /// ends its object with the same two keys after the timings.
 struct JSONSummaryWriter {
     private let sink: OutputSink
+    private let url: String
     private var pending: [UInt8] = []
     private var encoder = Base64Encoder()
 
-    /// A writer printing to `sink`.
-    init(sink: OutputSink) { self.sink = sink }
+    /// A writer printing the summary of `url` to `sink`.
+    init(url: String, sink: OutputSink) {
+        self.url = url
+        self.sink = sink
+    }
 
     /// Writes everything up to the opening quote of `body_b64`.
     ///
     /// - Throws: `TransferFailure` with status 23 if the output fails.
     mutating func begin(_ head: HTTPResponseHead) throws(TransferFailure) {
-        pending.append(contentsOf: #"{"status":\#(head.status.code),"version":"#.utf8)
+        appendURL()
+        pending.append(contentsOf: #","status":\#(head.status.code),"version":"#.utf8)
         JSONString.append(head.version.description, to: &pending)
         pending.append(contentsOf: #","headers":"#.utf8)
         JSONString.appendFields(head.headers, to: &pending)
@@ -67,15 +75,20 @@ struct JSONSummaryWriter {
     ///
     /// - Throws: `TransferFailure` with status 23 if the output fails.
     mutating func failed(_ failure: TransferFailure) throws(TransferFailure) {
-        pending.append(UInt8(ascii: "{"))
+        appendURL()
         appendFailure(failure)
         pending.append(contentsOf: "}\n".utf8)
         try flush()
     }
 
+    /// `{"url":"…"`.
+    private mutating func appendURL() {
+        pending.append(contentsOf: #"{"url":"#.utf8)
+        JSONString.append(url, to: &pending)
+    }
+
     private mutating func appendFailure(_ failure: TransferFailure) {
-        if pending.last != UInt8(ascii: "{") { pending.append(UInt8(ascii: ",")) }
-        pending.append(contentsOf: #""error":"#.utf8)
+        pending.append(contentsOf: #","error":"#.utf8)
         JSONString.append(failure.message, to: &pending)
         pending.append(contentsOf: #","exit_code":\#(failure.status)"#.utf8)
     }

@@ -1,4 +1,5 @@
-/// A one-line progress bar on standard error for a download to a file, redrawn in place at most ten times a second.
+/// Wire's own one-line progress bar on standard error for a download to a file, redrawn in place at most ten times a
+/// second (`-#` draws curl's instead: `CurlProgressBar`).
 ///
 /// Shown only when it helps and cannot get in the way (`isWanted`): the body goes to a file, standard error is a
 /// terminal, `-s` was not given, and the body is large (over 1 MiB) or of unknown length.
@@ -24,9 +25,8 @@ struct ProgressBar {
     ///     terminal).
     ///   - silent: `-s`.
     ///   - stderrIsTerminal: `isatty(2)`: a bar in a log file is noise.
-    ///   - always: `-#`: whatever the body's size.
-    static func isWanted(total: Int?, toFile: Bool, silent: Bool, stderrIsTerminal: Bool, always: Bool = false) -> Bool {
-        toFile && !silent && stderrIsTerminal && (always || (total.map { $0 > threshold } ?? true))
+    static func isWanted(total: Int?, toFile: Bool, silent: Bool, stderrIsTerminal: Bool) -> Bool {
+        toFile && !silent && stderrIsTerminal && (total.map { $0 > threshold } ?? true)
     }
 
     /// A bar for a body of `total` bytes (nil when unknown), drawn on `sink`.

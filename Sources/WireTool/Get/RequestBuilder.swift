@@ -97,6 +97,10 @@ package struct RequestBuilder: Sendable {
     ///
     /// - Throws: `TransferFailure` with status 3 when the URL is malformed.
     func plan(for text: String) throws(TransferFailure) -> Plan {
+        guard !text.isEmpty else {
+            // curl 7.88's words for `--url ""` (or `""`).
+            throw TransferFailure(status: ExitStatus.malformedURL, message: "URL using bad/illegal format or missing URL")
+        }
         // curl's habit: a URL without a scheme is http.
         var absolute = HTTPURL.hasScheme(text) ? text : "http://" + text
         if let file = options.uploadFile, !Self.isStandardInput(file), absolute.hasSuffix("/") {

@@ -10,8 +10,10 @@ import WireClient
 /// - every method is retried, as curl does;
 /// - the wait doubles from 1 second up to 10 minutes, or is `--retry-delay` every time; a `Retry-After` on the
 ///   response (seconds or an HTTP-date) sets it instead, however long;
-/// - with `--retry-max-time`, no retry starts once that time has passed since the first attempt, nor one whose
-///   wait would end after it.
+/// - with `--retry-max-time`, as curl 7.88 counts it: a retry is made only while the time since the first attempt is
+///   under the limit (its wait is not added, so the last retry may start after the limit); a wait the server's
+///   `Retry-After` asks for is added (to the whole seconds elapsed, as curl does), and when the two exceed the limit
+///   the retries end with curl's warning (`stopWarning`).
 ///
 /// Before each retry, curl's warning on standard error (unless `-s`):
 /// `Warning: Problem : HTTP error. Will retry in 1 seconds. 2 retries left.`
@@ -30,6 +32,9 @@ package struct TransferRetry {
     private let started: ContinuousClock.Instant
     /// The attempt in flight, from 1.
     private(set) var attempt = 1
+    /// curl's warning when the last decision ended the retries because the server's `Retry-After` would run past
+    /// `--retry-max-time` (with its line ends, wrapped as curl wraps it); nil otherwise.
+    package private(set) var stopWarning: String?
 
     /// The retry state of one URL, started now.
     package init(_ options: FetchOptions.RetryOptions, now: ContinuousClock.Instant = .now) {
@@ -80,14 +85,22 @@ package struct TransferRetry {
         url: String, response: ClientResponse?, error: ClientError, problem: String,
         now: ContinuousClock.Instant
     ) -> Retry? {
+        stopWarning = nil
         var budget: RetryBudget? = nil
         var generator = SystemRandomNumberGenerator()
         let elapsed = started.duration(to: now)
+        // curl 7.88 looks only at the time gone so far; the wait comes after.
+        if let maxTime, elapsed >= maxTime { return nil }
         let outcome = policy.evaluate(
             ClientRequest(url: Self.url(url)), attempt: attempt, response: response,
             error: error, now: elapsed, date: Date(), budget: &budget, using: &generator)
-        guard case .retry(let delay, _) = outcome else { return nil }
-        if let maxTime, elapsed >= maxTime || elapsed + delay > maxTime { return nil }
+        guard case .retry(let delay, let source) = outcome else { return nil }
+        // Except for a server's Retry-After, added to the whole seconds elapsed (curl's integer division).
+        if let maxTime, source == .retryAfter, delay > .zero, .seconds(elapsed.components.seconds) + delay > maxTime {
+            stopWarning = CurlWarning.text(
+                "The Retry-After: time would make this command line exceed the maximum allowed time for retries.")
+            return nil
+        }
         let left = policy.maximumRetries - attempt + 1
         attempt += 1
         return Retry(

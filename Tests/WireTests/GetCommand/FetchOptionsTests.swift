@@ -21,6 +21,23 @@ struct FetchOptionsTests {
         }
     }
 
+    /// Each long spelling parses to the options of its short form; all but `--disable` and `--no-buffer` (accepted,
+    /// with nothing to change in Wire) change something.
+    @Test(arguments: [
+        (["--remote-header-name"], ["-J"]), (["--remote-time"], ["-R"]), (["--dump-header", "h.txt"], ["-D", "h.txt"]),
+        (["--show-error"], ["-S"]), (["--user-agent", "UA/1"], ["-A", "UA/1"]),
+        (["--referer", "http://r/"], ["-e", "http://r/"]), (["--range", "0-9"], ["-r", "0-9"]),
+        (["--time-cond", "Sun, 06 Nov 1994 08:49:37 GMT"], ["-z", "Sun, 06 Nov 1994 08:49:37 GMT"]),
+        (["--continue-at", "10"], ["-C", "10"]), (["--netrc"], ["-n"]), (["--disable"], ["-q"]),
+        (["--no-buffer"], ["-N"]), (["--progress-bar"], ["-#"]), (["--parallel"], ["-Z"]),
+    ])
+    func longSpellingsParseAsTheirShortForms(long: [String], short: [String]) throws {
+        let longForm = try Self.get(long + ["http://a/"])
+        #expect(longForm == (try Self.get(short + ["http://a/"])))
+        let changesNothing = ["--disable", "--no-buffer"].contains(long[0])
+        #expect((longForm == (try Self.get(["http://a/"]))) == changesNothing)
+    }
+
     @Test func compressedIsAFlag() throws {
         #expect(try Self.get(["--compressed", "-s", "http://a/"]).compressed)
         #expect(try !Self.get(["http://a/"]).compressed)

@@ -52,6 +52,32 @@ extension IOSuite {
             }
         }
 
+        /// `--data-ascii` is `-d`: the same bytes arrive from both tools, `@file` read with its line ends removed, and
+        /// several joined by `&`.
+        @Test func dataAsciiSendsWhatCurlSends() async throws {
+            try await CurlPeer.with { peer, folder in
+                let file = folder.appendingPathComponent("form.txt")
+                try Data("one=1\r\ntwo=2 & ü\nend\n".utf8).write(to: file)
+                let words = [
+                    "--data-ascii", "a b&c=é", "--data-ascii", "@\(file.path)", "--data-ascii", "", peer.url("/x?body=ok"),
+                ]
+                _ = try await peer.requests()
+                let wire = try await peer.wire(["-sS"] + words)
+                let wireSent = try await peer.requests()
+                let curl = try await peer.curl(["-sS"] + words)
+                let curlSent = try await peer.requests()
+                #expect(wire.status == 0 && curl.status == 0, "\(wire.errors)")
+                let body = { (sent: [String]) in
+                    sent.first?.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+                }
+                #expect(body(wireSent) != nil && body(wireSent) == body(curlSent))
+                // The peer shows each byte as one code point: é and ü are their two UTF-8 bytes.
+                #expect(body(curlSent) == "a b&c=\u{c3}\u{a9}&one=1two=2 & \u{c3}\u{bc}end&")
+                let (wireHeads, curlHeads) = try await peer.compareHeads(words)
+                #expect(wireHeads == curlHeads)
+            }
+        }
+
         @Test func encodingIsCurls() throws {
             #expect(RequestBuilder.percentEncoded(Array("a b&c=d/é~-._".utf8)) == "a%20b%26c%3Dd%2F%C3%A9~-._")
             #expect(try RequestBuilder.urlEncoded("=x y") == "x+y")

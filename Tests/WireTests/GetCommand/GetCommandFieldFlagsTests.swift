@@ -165,6 +165,35 @@ extension IOSuite {
                 #expect(ignored.status == 33)
             }
         }
+
+        /// curl 7.88's loose -r: a number without a dash gets one (`500` asks for `bytes=500-`), other characters are
+        /// sent as given, each with curl's warning, wrapped as curl wraps it; a start past 64 bits is a usage error.
+        @Test(arguments: ["500", "0500", "500x", "abc", "1-2,x", "5 -", "-500", "", "long 7"])
+        func aLooseRangeIsSentAsCurlSendsIt(value: String) async throws {
+            try await CurlPeer.with { peer, _ in
+                let words = value.hasPrefix("long ") ? ["--range", String(value.dropFirst(5))] : ["-r", value]
+                let url = peer.url("/x?body=ok")
+                _ = try await peer.requests()
+                let wire = try await peer.wire(["--no-progress-meter"] + words + ["-o", "/dev/null", url])
+                let wireRange = Self.field("Range", try await peer.heads())
+                let curl = try await peer.curl(["--no-progress-meter"] + words + ["-o", "/dev/null", url])
+                let curlRange = Self.field("Range", try await peer.heads())
+                #expect(wire.status == 0 && curl.status == 0, "\(wire.errors)")
+                #expect(wireRange != nil && wireRange == curlRange, "\(String(describing: wireRange))")
+                #expect(wire.errors == curl.errors)
+            }
+        }
+
+        @Test func aRangeStartPast64BitsIsAUsageErrorAsInCurl() async throws {
+            try await CurlPeer.with { peer, _ in
+                let words = ["-r", "99999999999999999999999", peer.url("/x")]
+                let wire = try await peer.wire(words)
+                let curl = try await peer.curl(words)
+                #expect(wire.status == 2 && curl.status == 2)
+                #expect(wire.errors.hasPrefix("wire: (2) option -r: is badly used here"))
+                #expect(try await peer.requests().isEmpty)
+            }
+        }
     }
 }
 

@@ -41,6 +41,54 @@ extension IOSuite {
             }
         }
 
+        /// -Z -w writes one line per transfer, as curl's does, each with its own URL and status, as each transfer
+        /// ends; the three are answered together (the peer holds each until all three have arrived).
+        @Test func writeOutWritesOneLinePerTransfer() async throws {
+            try await ParallelPeer.with { peer, _ in
+                let words = { (key: String) in
+                    ["-sZ", "--parallel-immediate", "-w", "%{url} %{http_code} %{urlnum}\\n"]
+                        + ["200", "404", "503"].map {
+                            peer.base + "/s\($0)?hold=3&key=\(key)&status=\($0)"
+                        }
+                }
+                let wire = try await peer.wire(words("w"))
+                let curl = try await peer.curl(words("c"))
+                #expect(wire.status == 0 && curl.status == 0, "\(wire.errors)")
+                let lines = { (run: WireToolRunner.Run, key: String) in
+                    // The bodies (each the target and a line end) come with the lines; keep the -w lines.
+                    Set(
+                        run.text.split(separator: "\n").filter { $0.hasPrefix("http") }.map {
+                            $0.replacingOccurrences(of: "key=" + key, with: "key=K")
+                        })
+                }
+                let expected = Set(
+                    ["200", "404", "503"].enumerated().map { "\(peer.base)/s\($1)?hold=3&key=K&status=\($1) \($1) \($0)" })
+                #expect(lines(wire, "w") == expected)
+                #expect(lines(curl, "c") == expected)
+                #expect(wire.text.split(separator: "\n").filter { $0.hasPrefix("http") }.count == 3)
+            }
+        }
+
+        /// -Z --json-summary prints one JSON line per transfer, in the order they end, each naming its URL: a failed
+        /// transfer's line too.
+        @Test func jsonSummaryWritesOneLinePerTransferNamingItsURL() async throws {
+            try await ParallelPeer.with { peer, _ in
+                let urls = ["200", "404", "503"].map { peer.base + "/j\($0)?hold=3&key=j&status=\($0)" }
+                let refused = "http://127.0.0.1:1/nothing"
+                let run = try await peer.wire(["-sZ", "--json-summary"] + urls + [refused])
+                #expect(run.status == 7, "\(run.errors)")
+                let lines = run.text.split(separator: "\n")
+                #expect(lines.count == 4)
+                var statuses: [String: Int] = [:]
+                for line in lines {
+                    let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    let url = try #require(object["url"] as? String)
+                    statuses[url] = object["status"] as? Int ?? (object["exit_code"] as? Int).map { -$0 }
+                }
+                #expect(statuses == [urls[0]: 200, urls[1]: 404, urls[2]: 503, refused: -7])
+            }
+        }
+
         /// Three bodies of 300 000 bytes answered at once, each of its own letter: on standard output each comes whole,
         /// one after the other.
         @Test func standardOutputBodiesDoNotInterleave() async throws {

@@ -8,6 +8,8 @@ Any other target is answered as its query says:
   h=Name:value       a response field (repeatable)
   body=TEXT          the body; size=N a pattern of N bytes (i % 251); neither: the request as received (head + body)
   chunked=1          send the body chunked
+  drip=N&every=MS    with chunked=1: send the body in N chunks, MS milliseconds apart (default 150), the first after
+                     that wait too
   close=1            close the connection after the answer
   lm=HTTP-DATE       send Last-Modified and answer If-Modified-Since / If-Unmodified-Since with 304 / 412
   etag=TAG           send ETag: TAG and answer a matching If-None-Match with 304
@@ -223,6 +225,20 @@ def serve(stream):
                     out += b"%x\r\n%s\r\n0\r\n\r\n" % (len(payload), payload) if payload else b"0\r\n\r\n"
                 else:
                     out += payload
+            drip = urllib.parse.parse_qs(target.partition("?")[2]).get("drip")
+            if chunked and drip and not no_body and payload:
+                pieces = int(drip[0])
+                every = int(urllib.parse.parse_qs(target.partition("?")[2]).get("every", ["150"])[0]) / 1000
+                stream.sendall(out[:out.index(b"\r\n\r\n") + 4])
+                step = max(1, -(-len(payload) // pieces))
+                for start in range(0, len(payload), step):
+                    time.sleep(every)
+                    piece = payload[start:start + step]
+                    stream.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
+                stream.sendall(b"0\r\n\r\n")
+                if close:
+                    return
+                continue
             started = time.monotonic()
             stream.sendall(out)
             if "pace=1" in target:

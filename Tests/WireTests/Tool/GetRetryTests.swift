@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Testing
 import Wire
@@ -100,12 +101,39 @@ final class Arrivals: Sendable {
         let start = ContinuousClock.now
         var retry = TransferRetry(.init(count: 5, delay: .seconds(1), maxTime: .seconds(3)), now: start)
         #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .seconds(1)) != nil)
-        // The wait would end after the limit.
+        // As curl 7.88 counts: the wait is not added, so a retry still starts though its wait ends past the limit.
         #expect(
             retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .milliseconds(2500))
-                == nil)
-        #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .seconds(2)) != nil)
+                != nil)
         #expect(retry.retry(url: "http://h/", status: 503, headers: HTTPHeaders(), now: start + .seconds(3)) == nil)
+        #expect(retry.stopWarning == nil)
+    }
+
+    @Test func aRetryAfterPastTheMaximumTimeEndsTheRetriesWithCurlsWarning() {
+        let start = ContinuousClock.now
+        var retry = TransferRetry(.init(count: 5, maxTime: .seconds(3)), now: start)
+        var headers = HTTPHeaders()
+        headers.add(name: "Retry-After", value: "2")
+        // curl adds the wait to the whole seconds elapsed: 1.9 s counts as 1, and 1 + 2 is not over 3.
+        #expect(retry.retry(url: "http://h/", status: 503, headers: headers, now: start + .milliseconds(1900)) != nil)
+        #expect(retry.stopWarning == nil)
+        #expect(retry.retry(url: "http://h/", status: 503, headers: headers, now: start + .seconds(2)) == nil)
+        #expect(
+            retry.stopWarning
+                == "Warning: The Retry-After: time would make this command line exceed the maximum \n"
+                + "Warning: allowed time for retries.\n")
+    }
+
+    @Test func curlsWarningsWrapAt79Columns() {
+        #expect(CurlWarning.text("short") == "Warning: short\n")
+        #expect(
+            CurlWarning.text(
+                "A specified range MUST include at least one dash (-). Appending one for you!")
+                == "Warning: A specified range MUST include at least one dash (-). Appending one \nWarning: for you!\n")
+        // No space to break at: cut at the width.
+        #expect(
+            CurlWarning.text(String(repeating: "x", count: 75))
+                == "Warning: \(String(repeating: "x", count: 70))\nWarning: xxxxx\n")
     }
 }
 
@@ -237,18 +265,40 @@ extension IOSuite {
             }
         }
 
+        /// curl 7.88 starts a retry while the time elapsed is under --retry-max-time, whatever the wait: with a 1 s
+        /// wait and a 1 s limit, the first retry is made (at about 0 s) and the second not (at 1 s), though 4 are left.
         @Test func retryMaxTimeStopsRetrying() async throws {
             try await Self.withServer({ _ in Self.unavailable() }) { url, arrivals in
-                // Attempt 1 fails at about 0 s: 0 + 0.5 ≤ 0.9, retried; attempt 2 fails at 0.5 s or later:
-                // 0.5 + 0.5 > 0.9, not retried, though 3 retries are left.
-                let run = try await WireToolRunner.run([
-                    "get", "--retry", "5", "--retry-delay", "0.5",
-                    "--retry-max-time", "0.9", url,
-                ])
-                #expect(run.status == 0)
-                #expect(run.text == "busybusy")
-                #expect(Self.warnings(run).count == 1)
-                #expect(arrivals.all.count == 2)
+                let words = ["--no-progress-meter", "--retry", "5", "--retry-delay", "1", "--retry-max-time", "1", url]
+                let wire = try await WireToolRunner.run(["get"] + words)
+                let wireRequests = arrivals.all.count
+                let curl = try await WireToolRunner.run(program: CurlPeer.curl, words)
+                let curlRequests = arrivals.all.count - wireRequests
+                #expect(wire.status == 0 && curl.status == 0)
+                #expect(wireRequests == 2 && curlRequests == 2)
+                #expect(wire.text == "busybusy" && curl.text == wire.text)
+                #expect(wire.errors == "Warning: Problem : HTTP error. Will retry in 1 seconds. 5 retries left.\n")
+                #expect(curl.errors == wire.errors)
+            }
+        }
+
+        /// A Retry-After that would end past --retry-max-time ends the retries at once, with curl's warning (curl
+        /// 7.88 leaves its last line without a line end; Wire ends it).
+        @Test func retryAfterPastTheMaximumTimeEndsTheRetries() async throws {
+            try await Self.withServer({ _ in Self.unavailable("Retry-After: 2\r\n") }) { url, arrivals in
+                let words = ["--no-progress-meter", "--retry", "5", "--retry-max-time", "1", url]
+                let wire = try await WireToolRunner.run(["get"] + words)
+                let wireRequests = arrivals.all.count
+                let curl = try await WireToolRunner.run(program: CurlPeer.curl, words)
+                let curlRequests = arrivals.all.count - wireRequests
+                #expect(wire.status == 0 && curl.status == 0)
+                #expect(wireRequests == 1 && curlRequests == 1)
+                #expect(wire.text == "busy" && curl.text == wire.text)
+                let warning =
+                    "Warning: The Retry-After: time would make this command line exceed the maximum \n"
+                    + "Warning: allowed time for retries."
+                #expect(curl.errors == warning)
+                #expect(wire.errors == warning + "\n")
             }
         }
 
