@@ -62,14 +62,6 @@ package struct ConnectionDeadlines<Member: DeadlineHeapMember> {
         return first.member
     }
 
-    /// Takes every member out (for a loop that shuts down) and returns them.
-    package mutating func removeAll() -> [Member] {
-        let members = heap.map(\.member)
-        for member in members { member.deadlineHeapIndex = -1 }
-        heap.removeAll()
-        return members
-    }
-
     private mutating func removeEntry(at index: Int) {
         heap[index].member.deadlineHeapIndex = -1
         let last = heap.count - 1

@@ -121,10 +121,15 @@ package final class HTTPServerConnection: ByteStreamDelegate, DeadlineHeapMember
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
         }
         // Answered and nothing more read: the connection idles, and its parser goes back to the loop.
-        if machine.state == .idle && buffer.readableBytes == 0 && waiting.isEmpty, let slot = parserSlot {
-            parserSlot = nil
-            context.returnParser(slot)
-        }
+        if buffer.readableBytes == 0 { returnParserIfIdle() }
+    }
+
+    /// Gives the parser slot back to the loop when the connection idles with nothing unparsed: an idle connection
+    /// holds no parser and no exchange. Not while the parse loop runs, which holds the slot in a local.
+    private func returnParserIfIdle() {
+        guard !isProcessing, machine.state == .idle, waiting.isEmpty, let slot = parserSlot else { return }
+        parserSlot = nil
+        context.returnParser(slot)
     }
 
     private func processWaiting() {
@@ -369,6 +374,9 @@ package final class HTTPServerConnection: ByteStreamDelegate, DeadlineHeapMember
             // Paused while the response still goes out (`resumeAfterDrain` reads again).
             stream.setReadingEnabled(machine.isReadingEnabled)
             processWaiting()
+            // A response that ended outside the parse loop (a handler's, not an immediate one): nothing more to parse,
+            // so the parser and its exchange slot go back to the loop now rather than at the next read.
+            returnParserIfIdle()
         case .writeErrorResponseAndClose(let status), .failBodyAndWriteErrorResponseAndClose(let status):
             endExchange(error: HTTPServerError(.connectionClosed, detail: "request refused with \(status)"))
             writeErrorResponse(status)
