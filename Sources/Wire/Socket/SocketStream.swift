@@ -53,6 +53,12 @@ package final class SocketStream: FileRegionStream, Selectable {
     package func tcpInfo() -> TCPInfo? {
         remoteAddress?.family == .unix ? nil : socket.tcpInfo()
     }
+    /// The bytes written and not yet acknowledged by the peer's kernel: those still queued here and those in the
+    /// kernel's send queue. Nil once closed. What `wire serve --faults`' `rst-after-ack` waits to see reach 0.
+    package func unacknowledgedByteCount() -> Int? {
+        guard state == .open, let queued = try? socket.sendQueueByteCount() else { return nil }
+        return pendingWriteBytes + queued
+    }
     /// Keep the read buffer between reads instead of releasing it whenever empty: one allocation for the
     /// connection's life rather than one per read, for a connection that is never idle for long (a load
     /// generator's). Costs `readChunkSize` bytes per connection while idle.

@@ -169,6 +169,13 @@ extension IOSuite {
             #expect(range?.kind == .invalidValue && range?.field == "bytes")
             let cut = error(#"{"rules": [{"actions": [{"do": "cutHandshake"}]}]}"#)
             #expect(cut?.kind == .conflict && cut?.action == 0)
+            let how = error(#"{"rules": [{"actions": [{"do": "close", "how": "later"}]}]}"#)
+            #expect(how?.kind == .invalidValue && how?.field == "how")
+            let endings = try FaultScenario.parse(
+                Array(
+                    #"{"rules": [{"actions": [{"do": "close", "how": "rst-after-ack"}, {"do": "cutAt", "offset": 3, "how": "fin-without-close-notify"}]}]}"#
+                        .utf8))
+            #expect(endings.rules[0].actions == [.close(.rstAfterAck), .cutAt(offset: 3, ending: .finWithoutCloseNotify)])
             #expect(error("[")?.kind == .invalidJSON)
             let parsed = try FaultScenario.parse(Array(Self.scenario.utf8))
             #expect(parsed.seed == 7 && parsed.rules.count == 12)
