@@ -52,8 +52,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: """
-            Record each connection (every byte in plaintext, with times and read/write boundaries) to a file of its \
-            own in this directory, mode 0600, written when the connection closes (see wire record, wire replay).
+            Record each connection (every byte in plaintext, with times and read/write boundaries, and each \
+            exchange's metrics) to a file of its own in this directory, mode 0600, written when the connection closes (see wire record, wire replay).
             """)
     var record: String?
 

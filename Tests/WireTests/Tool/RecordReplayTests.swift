@@ -130,6 +130,29 @@ extension IOSuite {
                 #expect(!Self.bytes(serverLines, dir: "in").isEmpty)
                 #expect(serverLines.last?["type"] as? String == "close")
                 #expect(try Self.mode(serverFile) == 0o600)
+                // A metrics line per exchange, in the client's format: the bytes of each are the client's exchange's.
+                let metrics = serverLines.filter { $0["type"] as? String == "metrics" }
+                #expect(metrics.count == 2)
+                #expect(metrics.compactMap { $0["exchange"] as? Int } == [0, 1])
+                #expect(metrics.compactMap { $0["method"] as? String } == ["POST", "POST"])
+                #expect(metrics.compactMap { $0["url"] as? String } == [base + "/a", base + "/b?x=1"])
+                #expect(metrics.compactMap { $0["status"] as? Int } == [200, 200])
+                var previous = 0.0
+                for (index, line) in metrics.enumerated() {
+                    let exchange = clientLines.filter { $0["exchange"] as? Int == index }
+                    #expect(line["bytes_in"] as? Int == Self.bytes(exchange, dir: "out").count, "\(line)")
+                    #expect(line["bytes_out"] as? Int == Self.bytes(exchange, dir: "in").count, "\(line)")
+                    #expect(line["conn"] as? Int == serverLines.first?["conn"] as? Int)
+                    #expect(line["remote"] as? String == serverLines.first?["remote"] as? String)
+                    #expect(line["local"] as? String == "127.0.0.1:\(port)")
+                    let t = try #require(line["t"] as? Double)
+                    let timings = try #require(line["timings"] as? [String: Double])
+                    let started = try #require(timings["response_started"])
+                    let ended = try #require(timings["response_ended"])
+                    #expect(t >= previous && started >= 0 && ended >= started, "\(line)")
+                    #expect(timings["queued"] == nil && line["error"] == nil)
+                    previous = t
+                }
             }
         }
 
