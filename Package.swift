@@ -210,7 +210,8 @@ let package = Package(
         // Imports WireClient and Wire without @testable: the public API is all a user (or an acceptance test) has.
         .testTarget(
             name: "WireClientTests",
-            dependencies: ["WireClient", "Wire", "WireTLS", "WireTestSupport"],
+            // WireFaults: the fault engine of `wire serve --faults` plays the hostile servers of the session tests.
+            dependencies: ["WireClient", "Wire", "WireTLS", "WireFaults", "WireTestSupport"],
             swiftSettings: strictSettings
         ),
     ],

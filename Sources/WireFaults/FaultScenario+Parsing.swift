@@ -318,7 +318,9 @@ private struct Fields {
 
     mutating func ending() throws(FaultScenarioError) -> FaultEnding {
         let text = try string("how") ?? "fin"
-        guard let ending = FaultEnding(rawValue: text) else { throw error(.invalidValue, "how", "is fin or rst, not \(text)") }
+        guard let ending = FaultEnding(rawValue: text) else {
+            throw error(.invalidValue, "how", "is fin, rst, rst-after-ack or fin-without-close-notify, not \(text)")
+        }
         return ending
     }
 

@@ -73,6 +73,12 @@ package enum FaultEnding: String, Sendable, Equatable {
     case fin
     /// An abortive close (RST), dropping whatever is queued.
     case rst
+    /// A RST once the client's kernel has acknowledged every byte written: the client holds the whole answer, unread
+    /// perhaps, when the reset comes (its queued bytes are not dropped, as `rst` drops them). Waits at most 10 s.
+    case rstAfterAck = "rst-after-ack"
+    /// A FIN on the TCP connection under TLS with no TLS `close_notify` before it: a body delimited by the
+    /// connection's end is then truncation, which a client must refuse. Without TLS, the same as `fin`.
+    case finWithoutCloseNotify = "fin-without-close-notify"
 }
 
 /// What a TLS handshake cut halfway does once the ClientHello is in.

@@ -38,6 +38,12 @@ package struct FaultServer: Sendable {
         return try await core.loop.submit { core.value.accepted }
     }
 
+    /// Connections open now: accepted and not yet closed (a reset or a FIN the client answered closes one).
+    package func openConnectionCount() async throws -> Int {
+        let core = self.core
+        return try await core.loop.submit { core.value.connections.count }
+    }
+
     /// The writes held back (`hold`) on the open connections, not yet released.
     package func heldCount() async throws -> Int {
         let core = self.core
@@ -343,7 +349,22 @@ final class FaultConnection: ByteStreamDelegate {
         switch ending {
         case .fin: stream.shutdownWrite()
         case .rst: socket.reset()
+        // The TCP stream's own FIN, below TLS: TLS writes are encrypted and queued on it at once, so every record
+        // written goes out first, and no close_notify does.
+        case .finWithoutCloseNotify: socket.shutdownWrite()
+        case .rstAfterAck: resetOnceAcknowledged(until: .now() + .seconds(10))
         }
+    }
+
+    /// Resets the connection once nothing written is left unacknowledged (or at `deadline`), looking every
+    /// millisecond: an acknowledgement raises no event on the loop.
+    private func resetOnceAcknowledged(until deadline: Deadline) {
+        guard socket.isOpen else { return }
+        if let unacknowledged = socket.unacknowledgedByteCount(), unacknowledged > 0, Deadline.now() < deadline {
+            schedule(afterMilliseconds: 1) { [weak self] in self?.resetOnceAcknowledged(until: deadline) }
+            return
+        }
+        socket.reset()
     }
 
     fileprivate func schedule(afterMilliseconds milliseconds: Int, _ work: @escaping () -> Void) {

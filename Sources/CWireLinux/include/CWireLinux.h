@@ -17,6 +17,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -32,6 +33,9 @@ static inline int c_wire_fcntl_int(int fd, int cmd, int arg) { return fcntl(fd, 
 
 /// ioctl(2) FIONREAD: the bytes a socket holds for reading; Swift cannot call the variadic original.
 static inline int c_wire_fionread(int fd, int *count) { return ioctl(fd, FIONREAD, count); }
+
+/// ioctl(2) SIOCOUTQ: the bytes in a TCP socket's send queue, not yet sent or sent and not yet acknowledged.
+static inline int c_wire_siocoutq(int fd, int *count) { return ioctl(fd, SIOCOUTQ, count); }
 
 /// The largest Unix-domain socket path, including its terminating NUL.
 static inline size_t c_wire_sun_path_capacity(void) { return sizeof(((struct sockaddr_un *)0)->sun_path); }

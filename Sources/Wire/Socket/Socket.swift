@@ -58,6 +58,12 @@ package final class Socket {
         try Posix.readableByteCount(descriptor.rawValue)
     }
 
+    /// The bytes the kernel holds in the send queue (`SIOCOUTQ`): unsent, or sent and not yet acknowledged; 0 once
+    /// the peer's kernel has acknowledged every byte written.
+    package func sendQueueByteCount() throws(IOError) -> Int {
+        try Posix.sendQueueByteCount(descriptor.rawValue)
+    }
+
     /// Binds to a local address. The corresponding C function is `bind(2)`.
     package func bind(to address: SocketAddress) throws(IOError) {
         try Posix.bind(descriptor.rawValue, to: address)

@@ -43,6 +43,12 @@ package final class SocketStream: FileRegionStream, Selectable {
     package func tcpInfo() -> TCPInfo? {
         remoteAddress?.family == .unix ? nil : socket.tcpInfo()
     }
+    /// The bytes written and not yet acknowledged by the peer's kernel: those still queued here and those in the
+    /// kernel's send queue. Nil once closed. What `wire serve --faults`' `rst-after-ack` waits to see reach 0.
+    package func unacknowledgedByteCount() -> Int? {
+        guard state == .open, let queued = try? socket.sendQueueByteCount() else { return nil }
+        return pendingWriteBytes + queued
+    }
     /// How much one read(2) asks for at first and at least; reads that fill what they asked for double it, up
     /// to `maximumReadSize` (see `ReadSizer`).
     package var readChunkSize: Int {

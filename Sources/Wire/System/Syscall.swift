@@ -92,6 +92,14 @@ package enum Posix {
         return Int(count)
     }
 
+    /// The bytes in socket `fd`'s send queue: not yet sent, or sent and not yet acknowledged by the peer. The
+    /// corresponding C function is `ioctl(2)` with `SIOCOUTQ`.
+    static func sendQueueByteCount(_ fd: CInt) throws(IOError) -> Int {
+        var count: CInt = 0
+        _ = try systemCall("ioctl") { c_wire_siocoutq(fd, &count) }
+        return Int(count)
+    }
+
     static func setLinger(_ fd: CInt, seconds: CInt?) throws(IOError) {
         var value = linger(l_onoff: seconds == nil ? 0 : 1, l_linger: seconds ?? 0)
         _ = try systemCall("setsockopt") {

@@ -226,8 +226,10 @@ struct HARExport {
         /// From the client's metrics (see `RecordLine`: connection phases count from when the connection began
         /// opening, `queued` after the request's start).
         mutating func apply(_ phases: RecordLine.Timings) {
-            blocked = Self.milliseconds(phases.queued)
-            var ready = phases.queued
+            // A server's metrics have no client phases (see `init(bytesFrom:…)`).
+            guard let queued = phases.queued else { return }
+            blocked = Self.milliseconds(queued)
+            var ready = queued
             if let connected = phases.connected {
                 let resolved = phases.nameResolved ?? 0
                 if phases.nameResolved != nil { dns = Self.milliseconds(resolved) }

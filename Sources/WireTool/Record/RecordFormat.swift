@@ -17,6 +17,11 @@ import Wire
 ///   (waiting for a connection), then, on a new connection and counted from when it began opening (that is,
 ///   `queued` after the request started), `name_resolved`, `connected` and `secure_connected`; and from the
 ///   request's start `request_sent`, `first_byte` and `last_byte`. A phase that did not happen is left out.
+///   Server side, one per exchange as it ends: `exchange` (its number on the connection, from 0), `conn`, `t` (when
+///   its request head was in), `method`, `url`, `status`, `local`, `remote`, `bytes_in` and `bytes_out` (read and
+///   written on the connection since the previous exchange ended), `error` (an exchange that ended without its
+///   whole response) and `timings` from `t`: `response_started` (the head queued) and `response_ended` (the whole
+///   response queued).
 struct RecordLine: Codable, Equatable, Sendable {
     var type: Kind
     var format: String?
@@ -39,6 +44,8 @@ struct RecordLine: Codable, Equatable, Sendable {
     var remote: String?
     var tls: TLSFacts?
     var timings: Timings?
+    var bytesIn: Int?
+    var bytesOut: Int?
 
     /// The kinds of line.
     enum Kind: String, Codable, Sendable {
@@ -65,13 +72,33 @@ struct RecordLine: Codable, Equatable, Sendable {
 
     /// A request's phases, in seconds (see the type's documentation for their origins).
     struct Timings: Codable, Equatable, Sendable {
-        var queued: Double
+        /// Client side: always there.
+        var queued: Double?
         var nameResolved: Double?
         var connected: Double?
         var secureConnected: Double?
         var requestSent: Double?
         var firstByte: Double?
         var lastByte: Double?
+        /// Server side.
+        var responseStarted: Double?
+        var responseEnded: Double?
+
+        init(
+            queued: Double? = nil, nameResolved: Double? = nil, connected: Double? = nil, secureConnected: Double? = nil,
+            requestSent: Double? = nil, firstByte: Double? = nil, lastByte: Double? = nil, responseStarted: Double? = nil,
+            responseEnded: Double? = nil
+        ) {
+            self.queued = queued
+            self.nameResolved = nameResolved
+            self.connected = connected
+            self.secureConnected = secureConnected
+            self.requestSent = requestSent
+            self.firstByte = firstByte
+            self.lastByte = lastByte
+            self.responseStarted = responseStarted
+            self.responseEnded = responseEnded
+        }
 
         enum CodingKeys: String, CodingKey {
             case queued
@@ -81,6 +108,8 @@ struct RecordLine: Codable, Equatable, Sendable {
             case requestSent = "request_sent"
             case firstByte = "first_byte"
             case lastByte = "last_byte"
+            case responseStarted = "response_started"
+            case responseEnded = "response_ended"
         }
     }
 
@@ -88,6 +117,8 @@ struct RecordLine: Codable, Equatable, Sendable {
         case type, format, version, role, tool, url, started
         case startedUnix = "started_unix"
         case t, conn, dir, data, exchange, error, method, status, reused, local, remote, tls, timings
+        case bytesIn = "bytes_in"
+        case bytesOut = "bytes_out"
     }
 
     init(type: Kind) {

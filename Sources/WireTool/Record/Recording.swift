@@ -53,7 +53,8 @@ struct Recording: Sendable {
     var url: String
     var startedUnix: Double
     var connections: [Connection]
-    /// The client's `metrics` lines, by exchange.
+    /// The `metrics` lines, by exchange (HAR export reads a client recording's: a server's data lines name no
+    /// exchange).
     var metrics: [Int: RecordLine]
 
     /// The recording in `lines` (as `RecordFile.decode` returns them, the header first).

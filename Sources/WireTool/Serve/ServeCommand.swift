@@ -43,10 +43,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The seed of the fault scenario's random choices (overrides the file's \"seed\").")
     var seed: UInt64?
 
+    @Flag(
+        help: """
+            With --faults, print a JSON line per write the server makes (a trickled piece is one) to standard output: \
+            {"conn": N, "t": SECONDS, "bytes": N}, N the connection's number from 0, t since the server started.
+            """)
+    var logWrites = false
+
     @Option(
         help: """
-            Record each connection (every byte in plaintext, with times and read/write boundaries) to a file of its \
-            own in this directory, mode 0600, written when the connection closes (see wire record, wire replay).
+            Record each connection (every byte in plaintext, with times and read/write boundaries, and each \
+            exchange's metrics) to a file of its own in this directory, mode 0600, written when the connection closes (see wire record, wire replay).
             """)
     var record: String?
 
@@ -66,6 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
         let modes = [root != nil, echo, hello, faults != nil].filter { $0 }.count
         guard modes == 1 else { throw ValidationError("choose exactly one of --root DIR, --echo, --hello, --faults FILE") }
         if seed != nil && faults == nil { throw ValidationError("--seed goes with --faults") }
+        if logWrites && faults == nil { throw ValidationError("--log-writes goes with --faults") }
         if record != nil && faults != nil { throw ValidationError("--record records --root, --echo or --hello, not --faults") }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         if let loops, loops < 1 { throw ValidationError("--loops must be at least 1") }
@@ -159,7 +167,16 @@ struct ServeCommand: AsyncParsableCommand {
         let loop = try EventLoop(name: "wire-faults")
         let server: FaultServer
         do {
-            server = try await FaultServer.start(scenario, on: loop, address: address, security: security)
+            let started = ContinuousClock.now
+            // Told on the loop before the bytes go out: a client holding them finds their lines already written.
+            var onWrite: FaultServer.WriteObserver?
+            if logWrites {
+                onWrite = { (connection: Int, bytes: Int) -> Void in
+                    let t = RecordFile.seconds(ContinuousClock.now - started)
+                    StandardStreams.output("{\"conn\": \(connection), \"t\": \(t), \"bytes\": \(bytes)}\n")
+                }
+            }
+            server = try await FaultServer.start(scenario, on: loop, address: address, security: security, onWrite: onWrite)
         } catch {
             await loop.shutdownGracefully()
             throw error

@@ -4,52 +4,33 @@ import Wire
 import WireClient
 import WireTestSupport
 
-/// `SessionConfiguration.shouldUsePipelining` against a raw Python server that counts the request heads that
-/// reached it before it wrote its first answer: requests pipelined on one connection arrive together.
+/// `SessionConfiguration.shouldUsePipelining` against the fault engine of `wire serve --faults` holding answers back
+/// (`hold`, `release`): requests pipelined on one connection arrive before the first answer goes out.
 @Suite(.sharedIO(minutes: 1))
 struct PipeliningTests {
-    /// Answers nothing until three request heads have arrived on a connection or 3 s (more under a sanitizer) have
-    /// passed since its first one, then answers every head with the number of heads that had arrived by then.
-    static let script = """
-        import socket, threading, time
-        listener = socket.socket()
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(16)
-        print(listener.getsockname()[1], flush=True)
-
-        def serve(connection):
-            connection.settimeout(0.02)
-            received, first, early, answered = b"", None, None, 0
-            while True:
-                try:
-                    data = connection.recv(65536)
-                    if not data:
-                        return
-                    received += data
-                except socket.timeout:
-                    pass
-                heads = received.count(b"\\r\\n\\r\\n")
-                if heads and first is None:
-                    first = time.monotonic()
-                if early is None and heads and (heads >= 3 or time.monotonic() - first > \(3 * Sanitizer.timeScale)):
-                    early = heads
-                while early is not None and answered < heads:
-                    body = str(early).encode()
-                    connection.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body) + body)
-                    answered += 1
-
-        while True:
-            connection, _ = listener.accept()
-            threading.Thread(target=serve, args=(connection,), daemon=True).start()
+    /// Holds the first two answers on a connection and sends all three once the third request is in: only a client
+    /// that pipelines is answered. Each body says how many requests were in when the answers went out.
+    static let holdUntilThree = """
+        {"rules": [
+          {"request": 0, "actions": [{"do": "hold"}, {"do": "response", "status": 200, "body": "3"}]},
+          {"request": 1, "actions": [{"do": "hold"}, {"do": "response", "status": 200, "body": "3"}]},
+          {"request": 2, "actions": [{"do": "release"}, {"do": "response", "status": 200, "body": "3"}]}
+        ]}
         """
 
-    static func withServer(_ body: (String) async throws -> Void) async throws {
-        let folder = try makeTemporaryFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try script.write(toFile: folder + "/server.py", atomically: true, encoding: .utf8)
-        let (process, port) = try await PythonPeer.start(script: folder + "/server.py", folder: folder)
-        defer { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
-        try await body("http://127.0.0.1:\(port)")
+    /// Holds every answer until the test releases it.
+    static let holdEach = """
+        {"rules": [{"actions": [{"do": "hold"}, {"do": "response", "status": 200, "body": "1"}]}]}
+        """
+
+    /// A manager on one connection per host; a request the server never answers fails after 10 s (more under a
+    /// sanitizer) rather than hold the test up.
+    static func manager() -> SessionManager {
+        rawDataManager {
+            $0.shouldUsePipelining = true
+            $0.httpMaximumConnectionsPerHost = 1
+            $0.timeoutIntervalForRequest = .seconds(10) * Sanitizer.timeScale
+        }
     }
 
     /// Three GETs at once on one connection; what the server said each found on arrival.
@@ -68,25 +49,30 @@ struct PipeliningTests {
     }
 
     @Test func aSessionThatPipelinesSendsItsRequestsBeforeTheFirstAnswer() async throws {
-        try await Self.withServer { base async throws in
-            let manager = rawDataManager {
-                $0.shouldUsePipelining = true
-                $0.httpMaximumConnectionsPerHost = 1
-            }
+        try await FaultPeer.with(Self.holdUntilThree) { server async throws in
+            let manager = Self.manager()
             defer { manager.invalidateSession(cancelingTasks: true) }
+            let base = server.base
             #expect(try await Self.threeAtOnce(manager, base) == ["3", "3", "3"])
+            #expect(try await server.connectionCount() == 1)
         }
     }
 
     @Test func aRequestThatSaysNoStaysOutOfThePipeline() async throws {
-        try await Self.withServer { base async throws in
-            let manager = rawDataManager {
-                $0.shouldUsePipelining = true
-                $0.httpMaximumConnectionsPerHost = 1
-            }
+        try await FaultPeer.with(Self.holdEach) { server async throws in
+            let manager = Self.manager()
             defer { manager.invalidateSession(cancelingTasks: true) }
-            // The server waits its 3 s for heads that never come, then answers one request at a time.
-            #expect(try await Self.threeAtOnce(manager, base, pipelining: false) == ["1", "1", "1"])
+            let base = server.base
+            let answers = Task { try await Self.threeAtOnce(manager, base, pipelining: false) }
+            for round in 1...3 {
+                #expect(await eventually(within: .seconds(10)) { server.targets.count >= round })
+                // The client waits for this answer before it sends its next request: none arrives meanwhile.
+                let early = await eventually(within: .milliseconds(300) * Sanitizer.timeScale) { server.targets.count > round }
+                #expect(!early, "\(server.targets) arrived before answer \(round) went out")
+                try await server.releaseHeld()
+            }
+            // Each answer went out with one request in.
+            #expect(try await answers.value == ["1", "1", "1"])
         }
     }
 

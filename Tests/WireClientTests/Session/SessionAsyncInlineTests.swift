@@ -7,29 +7,11 @@ import WireTestSupport
 
 /// The `async` forms run their task's transfer in the caller's Swift task: `cancel()` from elsewhere, a timeout, a
 /// retry's delay and the caller's own cancellation must still end it promptly, with the task's own reason, and leave
-/// no descriptor, task or delegate behind.
+/// no descriptor, task or delegate behind. The server is `FaultPeer`'s stall scenario, on the engine of
+/// `wire serve --faults`: `/head` is never answered, `/held` only when the test releases it, `/body` sends ten of a
+/// thousand bytes and then nothing, `/busy` answers 503, anything else 200.
 @Suite(.serialized, .exclusiveIO)
 struct SessionAsyncInlineTests {
-    /// `/head` holds its answer until `gate` opens; `/body` sends ten of a thousand bytes, then waits on `gate`;
-    /// `/busy` answers 503.
-    static func handler(gate: SessionInvalidationTests.Gate)
-        -> @Sendable (LoopbackServer.Recorded, HTTPResponseWriter) async throws -> Void
-    {
-        { request, writer in
-            switch request.target {
-            case "/head":
-                await gate.wait()
-                try await writer.reply(200, "late")
-            case "/body":
-                try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "1000"]))
-                try await writer.write(ByteBuffer(bytes: [UInt8](repeating: 0x61, count: 10)))
-                await gate.wait()
-            case "/busy": try await writer.reply(503, "busy")
-            default: try await writer.reply(200, #"{"ok":true}"#, headers: ["Content-Type": "application/json"])
-            }
-        }
-    }
-
     /// Runs `data(for:)` in a Swift task of its own; `outcome` gets its error code (nil: success) when it returns.
     static func start(_ manager: SessionManager, _ url: URL, into outcome: Recorder<ClientError.Code?>) -> Task<Void, Never> {
         Task {
@@ -48,11 +30,10 @@ struct SessionAsyncInlineTests {
         _ path: String, _ expected: ClientError.Code,
         configure: (inout SessionConfiguration) -> Void = { _ in },
         interceptor: (any Interceptor)? = nil,
-        ready: @escaping @Sendable (LoopbackServer, SessionManager) -> Bool,
+        ready: @escaping @Sendable (FaultPeer, SessionManager) -> Bool,
         stop: (SessionManager, Task<Void, Never>) -> Void
     ) async throws {
-        let gate = SessionInvalidationTests.Gate()
-        try await LoopbackServer.with(Self.handler(gate: gate)) { server in
+        try await FaultPeer.with { server in
             // One request first, so that descriptors opened once per process (the runtime's timers) are counted.
             try await SessionLeakTests.withManager { manager in
                 _ = try await manager.data(for: ClientRequest(url: server.url("/ok")))
@@ -73,7 +54,7 @@ struct SessionAsyncInlineTests {
             let ended = await eventually(within: .seconds(5)) { !outcome.all.isEmpty }
             #expect(ended, "the inline transfer did not end")
             // Whatever happened, the server lets go, so the call (and this test) ends.
-            gate.open()
+            if !ended { try await server.closeConnections() }
             await call.value
             #expect(outcome.all == [expected])
             #expect(await eventually(within: .seconds(5)) { events.all.count == 2 })
@@ -94,7 +75,7 @@ struct SessionAsyncInlineTests {
         try await Self.expectStopped(
             path, .cancelled,
             ready: { server, manager in
-                guard server.requests.contains(where: { $0.target == path }), let task = manager.tasks.first else { return false }
+                guard server.targets.contains(path), let task = manager.tasks.first else { return false }
                 return path == "/head" || task.countOfBytesReceived >= 10
             },
             stop: { manager, _ in
@@ -107,7 +88,7 @@ struct SessionAsyncInlineTests {
         try await Self.expectStopped(
             path, .cancelled,
             ready: { server, manager in
-                guard server.requests.contains(where: { $0.target == path }), let task = manager.tasks.first else { return false }
+                guard server.targets.contains(path), let task = manager.tasks.first else { return false }
                 return path == "/head" || task.countOfBytesReceived >= 10
             },
             stop: { _, call in
@@ -119,14 +100,14 @@ struct SessionAsyncInlineTests {
     @Test func theIdleTimeoutEndsTheInlineTransfer() async throws {
         try await Self.expectStopped(
             "/body", .timedOut, configure: { $0.timeoutIntervalForRequest = .milliseconds(300) * Sanitizer.timeScale },
-            ready: { server, _ in server.requests.contains { $0.target == "/body" } },
+            ready: { server, _ in server.targets.contains("/body") },
             stop: { _, _ in })
     }
 
     @Test func theResourceTimeoutEndsTheInlineTransfer() async throws {
         try await Self.expectStopped(
             "/head", .timedOut, configure: { $0.timeoutIntervalForResource = .milliseconds(300) * Sanitizer.timeScale },
-            ready: { server, _ in server.requests.contains { $0.target == "/head" } },
+            ready: { server, _ in server.targets.contains("/head") },
             stop: { _, _ in })
     }
 
@@ -150,26 +131,26 @@ struct SessionAsyncInlineTests {
     /// A caller waiting for a slot (`maximumConcurrentTasks`) waits on the manager, not on Wire: cancelling it ends
     /// the wait at once, with `.cancelled`, and the request is never sent.
     @Test func cancellingTheCallerEndsItsWaitForASlot() async throws {
-        let gate = SessionInvalidationTests.Gate()
-        try await LoopbackServer.with(Self.handler(gate: gate)) { server in
+        try await FaultPeer.with { server in
             var configuration = SessionConfiguration()
             configuration.maximumConcurrentTasks = 1
             let manager = SessionManager(configuration: configuration)
             manager.responseSerializer = HTTPResponseSerializer()
-            let holder = manager.dataTask(with: ClientRequest(url: server.url("/head")))
+            // `/held` is answered only when the test releases it.
+            let holder = manager.dataTask(with: ClientRequest(url: server.url("/held")))
             holder.resume()
-            #expect(await eventually(within: .seconds(10)) { server.requests.contains { $0.target == "/head" } })
+            #expect(await eventually(within: .seconds(10)) { server.targets.contains("/held") })
             let outcome = Recorder<ClientError.Code?>()
             let call = Self.start(manager, server.url("/ok"), into: outcome)
             #expect(await eventually(within: .seconds(10)) { manager.tasks.count == 2 })
             call.cancel()
             let ended = await eventually(within: .seconds(5)) { !outcome.all.isEmpty }
             #expect(ended, "the wait for a slot did not end")
-            gate.open()
+            try await server.releaseHeld()
             await call.value
             #expect(outcome.all == [.cancelled])
             #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty })
-            #expect(!server.requests.contains { $0.target == "/ok" })
+            #expect(!server.targets.contains("/ok"))
             manager.invalidateSession(cancelingTasks: true)
         }
     }

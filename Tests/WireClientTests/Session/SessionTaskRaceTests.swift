@@ -32,12 +32,8 @@ struct SessionTaskRaceTests {
     }
 
     @Test func aDataTaskThatBecameADownloadStillTimesOutWhenTheServerStalls() async throws {
-        let gate = SessionInvalidationTests.Gate()
-        try await LoopbackServer.with({ _, writer in
-            try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "1000"]))
-            try await writer.write(ByteBuffer(bytes: [UInt8](repeating: 0x61, count: 10)))
-            await gate.wait()
-        }) { server in
+        // `/stall`: ten of a thousand bytes, then nothing (the fault engine's `hang`).
+        try await FaultPeer.with { server in
             var configuration = SessionConfiguration()
             // Grows with a sanitizer's slowdown: the head must arrive before it fires, for the task to become a download.
             configuration.timeoutIntervalForRequest = .milliseconds(300) * Sanitizer.timeScale
@@ -55,7 +51,6 @@ struct SessionTaskRaceTests {
             #expect(outcome.all == [.timedOut])
             #expect(became.all == [2])
             #expect(await eventually(within: .seconds(10)) { manager.tasks.isEmpty })
-            gate.open()
         }
     }
 

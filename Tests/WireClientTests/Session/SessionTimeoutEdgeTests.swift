@@ -16,10 +16,8 @@ struct SessionTimeoutEdgeTests {
     @Test(.disabled(if: Sanitizer.current != nil, Sanitizer.distortsMeasurements))
     func anIdleTimeoutNeverFiresBeforeItsIntervalAfterTheLastByte() async throws {
         let timeout = Duration.milliseconds(20)
-        let gate = SessionInvalidationTests.Gate()
-        try await LoopbackServer.with({ _, _ in
-            await gate.wait()
-        }) { server in
+        // `/hang…` is never answered (the fault engine's `hang`).
+        try await FaultPeer.with { server in
             var configuration = SessionConfiguration()
             configuration.timeoutIntervalForRequest = timeout
             let manager = SessionManager(configuration: configuration)
@@ -29,7 +27,7 @@ struct SessionTimeoutEdgeTests {
                 let started = Deadline.now().uptimeNanoseconds
                 let failed = await withCheckedContinuation {
                     (done: CheckedContinuation<(ClientError.Code?, UInt64), Never>) in
-                    manager.dataTask(with: ClientRequest(url: server.url("/stall/\(round)"))) { _, _, error in
+                    manager.dataTask(with: ClientRequest(url: server.url("/hang/\(round)"))) { _, _, error in
                         done.resume(returning: (error?.code, Deadline.now().uptimeNanoseconds))
                     }.resume()
                 }
@@ -38,7 +36,6 @@ struct SessionTimeoutEdgeTests {
                 if elapsed < timeout { early.append(elapsed) }
             }
             #expect(early.isEmpty, "idle timeouts of \(timeout) fired after \(early)")
-            gate.open()
             manager.invalidateSession(cancelingTasks: true)
         }
     }

@@ -196,6 +196,55 @@ struct HistogramCodingTests {
     }
 }
 
+extension IOSuite.BenchSegmentToolTests {
+    /// HdrHistogram's Java `HistogramLogProcessor` reads the log `wire bench --hlog` itself wrote: every request
+    /// measured is in it, and its maximum is the run's.
+    @Test(
+        .enabled(
+            if: FileManager.default.fileExists(atPath: HistogramCodingTests.hdrHistogramJar)
+                && FileManager.default.isExecutableFile(atPath: HistogramCodingTests.java),
+            "Java or HdrHistogram's jar (libhdrhistogram-java) is not installed"))
+    func hdrHistogramsJavaLogProcessorReadsTheToolsLog() async throws {
+        let server = try await ServerHarness.start(handler: HTTPFixedResponseHandler.hello)
+        let folder = try WireToolRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("run.hlog").path
+        let run = try await WireToolRunner.run([
+            "bench", "-c", "4", "-n", "2000", "--hlog", path, "--interval", "100ms", "--json", "http://127.0.0.1:\(server.port)/",
+        ])
+        await server.stop()
+        #expect(run.status == 0, "\(run.errors)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.output)) as? [String: Any])
+        #expect(summary["requests"] as? Int == 2000)
+        let output = folder.appendingPathComponent("out").path
+        let java = try await WireToolRunner.run(
+            program: URL(fileURLWithPath: HistogramCodingTests.java),
+            ["-cp", HistogramCodingTests.hdrHistogramJar, "org.HdrHistogram.HistogramLogProcessor", "-i", path, "-o", output],
+            seconds: 60)
+        #expect(java.status == 0, "\(java.errors)")
+        let distribution = try String(contentsOfFile: output + ".hgrm", encoding: .utf8)
+        #expect(distribution.contains(String(format: "Total count    = %12d", 2000)), "\(distribution)")
+        // The same histograms read here: Java's maximum and mean are theirs (milliseconds, three decimals).
+        var combined = Histogram<UInt64>(highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
+        for interval in try HistogramLog.read(try String(contentsOfFile: path, encoding: .utf8)) {
+            combined.add(interval.histogram)
+        }
+        #expect(combined.totalCount == 2000)
+        #expect(distribution.contains(String(format: "#[Max     = %12.3f", Double(combined.max) / 1e6)), "\(distribution)")
+        #expect(distribution.contains(String(format: "#[Mean    = %12.3f", combined.mean / 1e6)), "\(distribution)")
+        // Per interval too (`0.099: I:1326 ( … ) T:1326 ( … )`): the intervals' counts add up to the run.
+        let intervals = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").filter {
+            $0.first?.isNumber == true
+        }
+        func count(_ line: Substring, after marker: String) -> Int? {
+            guard let range = line.range(of: marker) else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+        #expect(intervals.compactMap { count($0, after: " I:") }.reduce(0, +) == 2000, "\(intervals)")
+        #expect(intervals.last.flatMap { count($0, after: " T:") } == 2000, "\(intervals)")
+    }
+}
+
 /// The request mix file's format: requests, weights, fields and bodies, and what it refuses.
 struct RequestMixFileTests {
     let origin = try! HTTPURL("http://127.0.0.1:8080/base")
@@ -255,8 +304,8 @@ extension IOSuite {
     @Suite struct BenchSegmentToolTests {
         /// Four processes, each a quarter of -c and -R, started together, merged, beside one process
         /// running the whole: the counts add up exactly, the rates agree within 0.5 %, and the merged
-        /// percentiles are those of the parts' histograms added. (That -n is split exactly is
-        /// `LoadSegmentTests`' and the request-count tests'.)
+        /// percentiles are those of the parts' histograms added. Then the same with a request count: four
+        /// processes given the one run's -n, merged, send exactly the requests one process sends.
         @Test func fourSegmentsMergedMatchOneRun() async throws {
             let server = try await ServerHarness.start(handler: HTTPFixedResponseHandler.hello)
             let folder = try WireToolRunner.temporaryFolder()
@@ -282,7 +331,44 @@ extension IOSuite {
                 return runs
             }
             let whole = try await WireToolRunner.run(["bench"] + load, seconds: 30)
+            // A fixed count, split by --segment as -c is: each part sends its share of the one run's -n.
+            let counted = ["-c", "8", "-n", "1001", "--json", url]
+            let countedParts = try await withThrowingTaskGroup(of: (Int, WireToolRunner.Run).self) { group in
+                for part in 1...4 {
+                    let log = folder.appendingPathComponent("counted-\(part).jsonl").path
+                    group.addTask {
+                        (
+                            part,
+                            try await WireToolRunner.run(
+                                ["bench", "--segment", "\(part)/4", "--json-intervals", log] + counted, seconds: 30)
+                        )
+                    }
+                }
+                var runs: [Int: WireToolRunner.Run] = [:]
+                for try await (part, run) in group { runs[part] = run }
+                return runs
+            }
+            let countedWhole = try await WireToolRunner.run(["bench"] + counted, seconds: 30)
             await server.stop()
+
+            let countedSingle = try #require(try JSONSerialization.jsonObject(with: Data(countedWhole.output)) as? [String: Any])
+            #expect(countedWhole.status == 0, "\(countedWhole.errors)")
+            #expect(countedSingle["requests"] as? Int == 1001)
+            var countedRequests: [Int] = []
+            for part in 1...4 {
+                let run = try #require(countedParts[part])
+                #expect(run.status == 0, "part \(part): \(run.errors)")
+                let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.output)) as? [String: Any])
+                countedRequests.append(summary["requests"] as? Int ?? 0)
+            }
+            // 1001 over four parts: the striped shares, 251 and then 250 each.
+            #expect(countedRequests == [251, 250, 250, 250])
+            let countedMerge = try await WireToolRunner.run(
+                ["bench", "merge", "--json"] + (1...4).map { folder.appendingPathComponent("counted-\($0).jsonl").path })
+            #expect(countedMerge.status == 0 && countedMerge.errors.isEmpty, "\(countedMerge.errors)")
+            let countedReport = try #require(try JSONSerialization.jsonObject(with: Data(countedMerge.output)) as? [String: Any])
+            #expect(countedReport["requests"] as? Int == countedSingle["requests"] as? Int)
+            #expect((countedReport["errors"] as? [String: Any])?["total"] as? Int == 0)
 
             var partRequests = 0
             for part in 1...4 {
@@ -338,6 +424,36 @@ extension IOSuite {
             let logReport = try #require(try JSONSerialization.jsonObject(with: Data(fromLogs.output)) as? [String: Any])
             #expect(logReport["requests"] as? Int == partRequests)
             #expect((logReport["latency_ms"] as? [String: Any])?["p99"] as? Double == latency["p99"] as? Double)
+        }
+
+        /// `wire bench merge` says when the logs are not one whole run, and still reports what it was given.
+        @Test func mergeWarnsOfAMissingPartAndOfAPartGivenTwice() async throws {
+            let server = try await ServerHarness.start(handler: HTTPFixedResponseHandler.hello)
+            let folder = try WireToolRunner.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let logs = (1...3).map { folder.appendingPathComponent("part-\($0).jsonl").path }
+            for part in 1...3 {
+                let run = try await WireToolRunner.run([
+                    "bench", "--segment", "\(part)/3", "-c", "3", "-n", "30", "--json-intervals", logs[part - 1], "--json",
+                    "http://127.0.0.1:\(server.port)/",
+                ])
+                #expect(run.status == 0, "part \(part): \(run.errors)")
+            }
+            await server.stop()
+            let whole = try await WireToolRunner.run(["bench", "merge", "--json"] + logs)
+            #expect(whole.status == 0 && whole.errors.isEmpty, "\(whole.errors)")
+            let missing = try await WireToolRunner.run(["bench", "merge", "--json", logs[0], logs[2]])
+            #expect(missing.status == 0)
+            #expect(missing.errors == "wire bench merge: the parts are not one whole run: missing 2/3\n", "\(missing.errors)")
+            let missingReport = try #require(try JSONSerialization.jsonObject(with: Data(missing.output)) as? [String: Any])
+            #expect(missingReport["requests"] as? Int == 20)
+            let twice = try await WireToolRunner.run(["bench", "merge"] + logs + [logs[0]])
+            #expect(twice.status == 0)
+            #expect(twice.errors == "wire bench merge: the parts are not one whole run: given twice 1/3\n", "\(twice.errors)")
+            let both = try await WireToolRunner.run(["bench", "merge", logs[0], logs[0]])
+            #expect(
+                both.errors == "wire bench merge: the parts are not one whole run: missing 2/3, 3/3; given twice 1/3\n",
+                "\(both.errors)")
         }
 
         @Test func aStartTimeThatHasPassedIsRefused() async throws {

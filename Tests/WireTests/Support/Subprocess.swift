@@ -29,6 +29,9 @@ final class TestProcess {
         }
     }
 
+    /// The next line the process writes to standard output (after those already read), on a thread of its own.
+    func nextLine() async throws -> String { try await firstLine() }
+
     private static func readLine(from handle: FileHandle) throws -> String {
         var bytes: [UInt8] = []
         while true {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import Wire
+import WireFaults
 import WireTLS
 import WireTestSupport
 
@@ -180,45 +181,30 @@ extension IOSuite {
     }
 }
 
-/// A Python TLS server (the `ssl` module) that answers one request per connection with a body
-/// delimited by the connection's end, then either closes properly (close_notify) or drops the
-/// TCP connection without it (`truncate`): the two cases a client must tell apart.
-let closeDelimitedTLSPeer = #"""
-    import socket, ssl, sys
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(sys.argv[1], sys.argv[2])
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    print(listener.getsockname()[1], flush=True)
-    while True:
-        raw, _ = listener.accept()
-        try:
-            tls = context.wrap_socket(raw, server_side=True)
-            request = b""
-            while b"\r\n\r\n" not in request:
-                chunk = tls.recv(4096)
-                if not chunk:
-                    break
-                request += chunk
-            truncate = b"truncate" in request.split(b"\r\n")[0]
-            tls.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + b"x" * 5000)
-            if truncate:
-                # A TCP shutdown under the TLS layer: no close_notify goes out.
-                tls.shutdown(socket.SHUT_RDWR)
-                tls.close()
-            else:
-                tls.unwrap().close()
-        except Exception as error:
-            print(error, file=sys.stderr, flush=True)
-    """#
+/// A fault scenario (`wire serve --faults`, here over TLS in process) that answers each request with a body
+/// delimited by the connection's end, then either closes properly (`fin`: close_notify, then the TCP FIN) or drops the
+/// TCP connection without close_notify (`fin-without-close-notify`): the two cases a client must tell apart.
+let closeDelimitedTLSScenario = """
+    {"rules": [
+      {"path": "/complete", "actions": [
+        {"do": "head", "status": 200, "fields": [["Connection", "close"]]}, {"do": "body", "size": 5000},
+        {"do": "close", "how": "fin"}]},
+      {"path": "/truncate", "actions": [
+        {"do": "head", "status": 200, "fields": [["Connection", "close"]]}, {"do": "body", "size": 5000},
+        {"do": "close", "how": "fin-without-close-notify"}]}
+    ]}
+    """
 
 extension IOSuite.TLSHostilePeerTests {
     @Test func closeNotifyEndsABodyAndItsAbsenceIsTruncation() async throws {
         let pki = try TestPKI.shared()
-        let peer = try TestProcess("/usr/bin/env", ["python3", "-c", closeDelimitedTLSPeer, pki.goodChain, pki.goodKey])
-        defer { peer.stop() }
-        let port = try #require(Int(try await peer.firstLine()))
+        var configuration = HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0))
+        configuration.tls = TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey)
+        let serverLoop = try EventLoop(name: "tls-truncation-peer")
+        let peer = try await FaultServer.start(
+            try FaultScenario.parse(Array(closeDelimitedTLSScenario.utf8)), on: serverLoop, address: configuration.address,
+            security: configuration.transportSecurity)
+        let port = try #require(peer.address.port)
         let group = try EventLoopGroup(loopCount: 1, namePrefix: "tls-truncation")
         let client = try client(group: group)
         let complete = try await withTimeout(seconds: 10) {
@@ -237,5 +223,7 @@ extension IOSuite.TLSHostilePeerTests {
         }
         await client.shutdown()
         await group.shutdownGracefully()
+        try await peer.close()
+        await serverLoop.shutdownGracefully()
     }
 }

@@ -41,12 +41,14 @@ extension IOSuite {
             let base: String
         }
 
-        static func withServer(_ scenario: String = scenario, _ body: (Server) async throws -> Void) async throws {
+        static func withServer(
+            _ scenario: String = scenario, arguments: [String] = [], _ body: (Server) async throws -> Void
+        ) async throws {
             let folder = try WireToolRunner.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }
             let file = folder.appendingPathComponent("scenario.json").path
             try Data(scenario.utf8).write(to: URL(fileURLWithPath: file))
-            let process = try TestProcess(WireToolRunner.executable.path, ["serve", "--faults", file, "--port", "0"])
+            let process = try TestProcess(WireToolRunner.executable.path, ["serve", "--faults", file, "--port", "0"] + arguments)
             defer { process.stop() }
             let line = try await process.firstLine()
             let port = try #require(
@@ -150,6 +152,110 @@ extension IOSuite {
             }
         }
 
+        /// One `--log-writes` line: a write of the server's.
+        struct Write: Decodable, Equatable {
+            var conn: Int
+            var t: Double
+            var bytes: Int
+        }
+
+        /// The `--log-writes` lines of writes adding up to `total` bytes: every write of an answer the client holds
+        /// whole was logged before it went out.
+        static func writes(of server: Server, total: Int) async throws -> [Write] {
+            var writes: [Write] = []
+            while writes.reduce(0, { $0 + $1.bytes }) < total {
+                let line = try await server.process.nextLine()
+                writes.append(try JSONDecoder().decode(Write.self, from: Data(line.utf8)))
+            }
+            return writes
+        }
+
+        @Test func rulesForAConnectionAndARequestOnItApplyInAcceptOrder() async throws {
+            let scenario = """
+                {"rules": [
+                  {"connection": 0, "actions": [{"do": "response", "status": 200, "body": "zero"}]},
+                  {"connection": 1, "request": 0, "actions": [{"do": "response", "status": 200, "body": "one-first"}]},
+                  {"connection": 1, "request": 1, "actions": [{"do": "response", "status": 200, "body": "one-second"}]},
+                  {"connection": 2, "when": "accept", "actions": [{"do": "close", "how": "rst"}]},
+                  {"actions": [{"do": "response", "status": 200, "body": "other"}]}
+                ]}
+                """
+            try await withTimeout(seconds: 60) {
+                try await Self.withServer(scenario, arguments: ["--log-writes"]) { server in
+                    // curl opens one connection per run, in order; two URLs in one run share one.
+                    let zero = try await Self.curl([server.base + "/a"])
+                    #expect(zero.status == 0 && zero.text == "zero", "\(zero.errors)")
+                    let one = try await Self.curl([server.base + "/a", server.base + "/b"])
+                    #expect(one.status == 0 && one.text == "one-firstone-second", "\(one.errors)")
+                    // Connection 2 is reset as it is accepted, before its request is read.
+                    let reset = try await Self.curl([server.base + "/a"])
+                    #expect(reset.status != 0 && reset.text.isEmpty, "\(reset.status) \(reset.text)")
+                    let other = try await Self.curl([server.base + "/a"])
+                    #expect(other.status == 0 && other.text == "other", "\(other.errors)")
+                    // Each answer is one write, logged under its connection's number; connection 2 wrote nothing.
+                    let sizes = ["zero", "one-first", "one-second", "other"].map {
+                        "HTTP/1.1 200 OK\r\nContent-Length: \($0.utf8.count)\r\n\r\n\($0)".utf8.count
+                    }
+                    let writes = try await Self.writes(of: server, total: sizes.reduce(0, +))
+                    #expect(writes.map(\.conn) == [0, 1, 1, 3])
+                    #expect(writes.map(\.bytes) == sizes)
+                }
+            }
+        }
+
+        /// The sizes of the writes of one trickled response from `wire serve --faults`, with `arguments`.
+        static func trickledWrites(_ arguments: [String]) async throws -> [Int] {
+            let scenario = """
+                {"seed": 7, "rules": [{"actions": [
+                  {"do": "trickle", "bytes": 16, "everyMs": 0, "random": true}, {"do": "response", "status": 200, "size": 300}]}]}
+                """
+            var sizes: [Int] = []
+            try await Self.withServer(scenario, arguments: ["--log-writes"] + arguments) { server in
+                let fetched = try await Self.curl([server.base + "/"])
+                #expect(fetched.status == 0 && fetched.text.utf8.count == 300, "\(fetched.errors)")
+                let total = "HTTP/1.1 200 OK\r\nContent-Length: 300\r\n\r\n".utf8.count + 300
+                sizes = try await Self.writes(of: server, total: total).map(\.bytes)
+                #expect(sizes.reduce(0, +) == total && sizes.allSatisfy { (1...16).contains($0) })
+            }
+            return sizes
+        }
+
+        @Test func theSeedOptionOverridesTheFilesSeedAndRepeats() async throws {
+            try await withTimeout(seconds: 60) {
+                let fromFile = try await Self.trickledWrites([])
+                let seven = try await Self.trickledWrites(["--seed", "7"])
+                let first = try await Self.trickledWrites(["--seed", "42"])
+                let again = try await Self.trickledWrites(["--seed", "42"])
+                let other = try await Self.trickledWrites(["--seed", "43"])
+                // The file's seed and the same seed given on the command line draw the same sizes.
+                #expect(fromFile == seven)
+                #expect(first == again)
+                #expect(first != other)
+                #expect(first != fromFile)
+            }
+        }
+
+        @Test func aDelayInsideABodyHoldsItsSecondHalfBack() async throws {
+            let scenario = """
+                {"rules": [{"path": "/pause", "actions": [
+                  {"do": "head", "status": 200, "fields": [["Content-Length", "10"]]}, {"do": "body", "text": "01234"},
+                  {"do": "delay", "ms": 300}, {"do": "body", "text": "56789"}]}]}
+                """
+            try await withTimeout(seconds: 60) {
+                try await Self.withServer(scenario, arguments: ["--log-writes"]) { server in
+                    let start = ContinuousClock.now
+                    let fetched = try await Self.curl([server.base + "/pause"])
+                    #expect(fetched.status == 0 && fetched.text == "0123456789", "\(fetched.errors)")
+                    #expect(ContinuousClock.now - start >= .milliseconds(300))
+                    let head = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n".utf8.count
+                    let writes = try await Self.writes(of: server, total: head + 10)
+                    // The head and the first half go out at once, the second half no sooner than 300 ms later.
+                    #expect(writes.map(\.bytes) == [head, 5, 5])
+                    #expect(writes.count == 3 && writes[2].t - writes[1].t >= 0.3, "\(writes)")
+                }
+            }
+        }
+
         @Test func scenarioErrorsNameTheRuleTheActionAndTheField() throws {
             func error(_ text: String) -> FaultScenarioError? {
                 do {
@@ -169,6 +275,13 @@ extension IOSuite {
             #expect(range?.kind == .invalidValue && range?.field == "bytes")
             let cut = error(#"{"rules": [{"actions": [{"do": "cutHandshake"}]}]}"#)
             #expect(cut?.kind == .conflict && cut?.action == 0)
+            let how = error(#"{"rules": [{"actions": [{"do": "close", "how": "later"}]}]}"#)
+            #expect(how?.kind == .invalidValue && how?.field == "how")
+            let endings = try FaultScenario.parse(
+                Array(
+                    #"{"rules": [{"actions": [{"do": "close", "how": "rst-after-ack"}, {"do": "cutAt", "offset": 3, "how": "fin-without-close-notify"}]}]}"#
+                        .utf8))
+            #expect(endings.rules[0].actions == [.close(.rstAfterAck), .cutAt(offset: 3, ending: .finWithoutCloseNotify)])
             #expect(error("[")?.kind == .invalidJSON)
             let parsed = try FaultScenario.parse(Array(Self.scenario.utf8))
             #expect(parsed.seed == 7 && parsed.rules.count == 12)

@@ -89,6 +89,32 @@ extension IOSuite {
             }
         }
 
+        @Test func aResetAfterAcknowledgementWaitsUntilTheClientHoldsEveryByte() async throws {
+            // Far more than the client's receive buffer (fixed, so not grown) holds while it does not read.
+            let size = 4 << 20
+            let scenario = """
+                {"rules": [{"actions": [{"do": "body", "size": \(size)}, {"do": "close", "how": "rst-after-ack"}]}]}
+                """
+            try await Self.withServer(scenario) { server, writes, clientLoop in
+                let client = try await RawClient.connect(
+                    port: server.address.port!, loop: clientLoop, receiveBufferSize: 64 * 1024)
+                try await client.setReading(false)
+                try await client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(await eventually { writes.all == [size] })
+                // Written, not acknowledged: the connection stays up (a plain `rst` would drop the rest now).
+                #expect(try await server.openConnectionCount() == 1)
+                try await client.setReading(true)
+                #expect(await client.waitForReceivedCount(atLeast: size) == size)
+                // Every byte is in: then the reset comes.
+                _ = await client.readUntilClosed()
+                let delegate = client.delegate
+                let ending = try await delegate.loop.submit { (delegate.value.closeError as? IOError)?.errno }
+                #expect(ending == .connectionReset)
+                #expect(await client.received().count == size)
+                #expect(await eventually { (try? await server.openConnectionCount()) == 0 })
+            }
+        }
+
         /// The sizes of the writes of one trickled 300-byte response, under `seed`.
         static func trickledWrites(seed: UInt64) async throws -> [Int] {
             let scenario = """

@@ -130,6 +130,29 @@ extension IOSuite {
                 #expect(!Self.bytes(serverLines, dir: "in").isEmpty)
                 #expect(serverLines.last?["type"] as? String == "close")
                 #expect(try Self.mode(serverFile) == 0o600)
+                // A metrics line per exchange, in the client's format: the bytes of each are the client's exchange's.
+                let metrics = serverLines.filter { $0["type"] as? String == "metrics" }
+                #expect(metrics.count == 2)
+                #expect(metrics.compactMap { $0["exchange"] as? Int } == [0, 1])
+                #expect(metrics.compactMap { $0["method"] as? String } == ["POST", "POST"])
+                #expect(metrics.compactMap { $0["url"] as? String } == [base + "/a", base + "/b?x=1"])
+                #expect(metrics.compactMap { $0["status"] as? Int } == [200, 200])
+                var previous = 0.0
+                for (index, line) in metrics.enumerated() {
+                    let exchange = clientLines.filter { $0["exchange"] as? Int == index }
+                    #expect(line["bytes_in"] as? Int == Self.bytes(exchange, dir: "out").count, "\(line)")
+                    #expect(line["bytes_out"] as? Int == Self.bytes(exchange, dir: "in").count, "\(line)")
+                    #expect(line["conn"] as? Int == serverLines.first?["conn"] as? Int)
+                    #expect(line["remote"] as? String == serverLines.first?["remote"] as? String)
+                    #expect(line["local"] as? String == "127.0.0.1:\(port)")
+                    let t = try #require(line["t"] as? Double)
+                    let timings = try #require(line["timings"] as? [String: Double])
+                    let started = try #require(timings["response_started"])
+                    let ended = try #require(timings["response_ended"])
+                    #expect(t >= previous && started >= 0 && ended >= started, "\(line)")
+                    #expect(timings["queued"] == nil && line["error"] == nil)
+                    previous = t
+                }
             }
         }
 
@@ -323,10 +346,92 @@ extension IOSuite {
                 // A new TLS connection: every phase applies.
                 let timings = try #require(entry[4] as? [String: Double])
                 for key in ["dns", "connect", "ssl", "blocked"] { #expect((timings[key] ?? -1) >= 0, "\(key) \(timings)") }
-                // The standard output form, from a server recording too.
+                // The standard output form.
                 let stdout = try await WireToolRunner.run(["record", "export-har", path])
                 #expect(stdout.status == 0)
                 #expect(try JSONSerialization.jsonObject(with: Data(stdout.output)) is [String: Any])
+            }
+        }
+
+        @Test func harExportOfAServersRecordingPassesTheChecks() async throws {
+            try await withTimeout(seconds: 60) {
+                let pki = try TestPKI.shared()
+                let folder = try WireToolRunner.temporaryFolder()
+                defer { try? FileManager.default.removeItem(at: folder) }
+                let directory = folder.appendingPathComponent("connections").path
+                let server = try TestProcess(
+                    WireToolRunner.executable.path,
+                    [
+                        "serve", "--echo", "--port", "0", "--record", directory, "--tls-cert", pki.goodChain, "--tls-key",
+                        pki.goodKey,
+                    ])
+                let port = try #require(try await server.firstLine().split(separator: ":").last.flatMap { Int($0) })
+                let base = "https://127.0.0.1:\(port)"
+                let run = try await WireToolRunner.run(
+                    ["get", "-s", "-o", "/dev/null", "--cacert", pki.rootCertificate, base + "/a", base + "/b?x=1"])
+                #expect(run.status == 0, "\(run.errors)")
+                server.stop()
+                let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+                #expect(files.count == 1, "\(files)")
+                let recording = "\(directory)/\(try #require(files.first))"
+                #expect(try Self.lines(recording).first?["role"] as? String == "server")
+                let script = folder.appendingPathComponent("check.py").path
+                try Data(Self.harCheck.utf8).write(to: URL(fileURLWithPath: script))
+                // To a file and to standard output: the same archive.
+                let har = folder.appendingPathComponent("server.har").path
+                let export = try await WireToolRunner.run(["record", "export-har", recording, "-o", har])
+                #expect(export.status == 0, "\(export.errors)")
+                let stdout = try await WireToolRunner.run(["record", "export-har", recording])
+                #expect(stdout.status == 0, "\(stdout.errors)")
+                #expect(stdout.output == Array(try Data(contentsOf: URL(fileURLWithPath: har))))
+                let check = try await WireToolRunner.run(program: URL(fileURLWithPath: "/usr/bin/python3"), [script, har])
+                #expect(check.status == 0, "\(check.errors)")
+                let entries = try #require(try JSONSerialization.jsonObject(with: Data(check.output)) as? [[Any]])
+                #expect(entries.count == 2)
+                #expect(entries.compactMap { $0[0] as? String } == ["GET", "GET"])
+                #expect(entries.compactMap { $0[1] as? String } == [base + "/a", base + "/b?x=1"])
+                #expect(entries.compactMap { $0[2] as? Int } == [200, 200])
+                // The echo's JSON, as text.
+                #expect(entries.allSatisfy { ($0[3] as? String)?.hasPrefix("{") == true })
+                for entry in entries {
+                    // A server knows no connection phases; send, wait and receive come from the times of its bytes.
+                    let timings = try #require(entry[4] as? [String: Double])
+                    for key in ["blocked", "dns", "connect", "ssl"] { #expect(timings[key] == -1, "\(key) \(timings)") }
+                    for key in ["send", "wait", "receive"] { #expect((timings[key] ?? -1) >= 0, "\(key) \(timings)") }
+                }
+            }
+        }
+
+        @Test func replayedAsATLSServerWireGetAndCurlGetTheRecordedBytes() async throws {
+            try await withTimeout(seconds: 60) {
+                let pki = try TestPKI.shared()
+                let folder = try WireToolRunner.temporaryFolder()
+                defer { try? FileManager.default.removeItem(at: folder) }
+                let path = folder.appendingPathComponent("exchange.jsonl").path
+                let (lines, _) = try await Self.record(path)
+                let replay = try TestProcess(
+                    WireToolRunner.executable.path,
+                    ["replay", path, "--as-server", "--port", "0", "--tls-cert", pki.goodChain, "--tls-key", pki.goodKey])
+                defer { replay.stop() }
+                let listening = try await replay.firstLine()
+                #expect(listening.hasPrefix("listening on https://"), "\(listening)")
+                let port = try #require(listening.split(separator: ":").last.flatMap { Int($0) })
+                let url = "https://127.0.0.1:\(port)/other/path"
+                let again = folder.appendingPathComponent("again.jsonl").path
+                let run = try await WireToolRunner.run(["get", "-s", "--cacert", pki.rootCertificate, "--record", again, url])
+                #expect(run.status == 0, "\(run.errors)")
+                #expect(run.text == "hello")
+                // Above TLS, the bytes are the recorded ones.
+                #expect(Self.bytes(try Self.lines(again), dir: "in") == Self.bytes(lines, dir: "in"))
+                let curl = try await WireToolRunner.run(
+                    program: URL(fileURLWithPath: "/usr/bin/curl"),
+                    ["-s", "-i", "--max-time", "10", "--cacert", pki.rootCertificate, url])
+                #expect(curl.status == 0, "\(curl.errors)")
+                #expect(curl.output == Array(Self.response.utf8))
+                // Without the root, curl refuses the replay's certificate: it is the one given.
+                let refused = try await WireToolRunner.run(
+                    program: URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "--max-time", "10", url])
+                #expect(refused.status == 60, "\(refused.errors)")
             }
         }
 
