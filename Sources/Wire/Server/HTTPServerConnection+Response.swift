@@ -22,7 +22,7 @@ extension HTTPServerConnection {
     /// - Throws: `HTTPServerError` for a write out of order, a body that does not match its length, an unsafe head,
     ///   or an exchange that is over.
     func writeResponsePart(_ part: ResponsePart, exchangeID id: UInt64) throws(HTTPServerError) -> Bool {
-        guard let current = exchange, current.id == id, stream.isOpen else {
+        guard let current = parserSlot?.exchange, current.id == id, stream.isOpen else {
             throw HTTPServerError(.connectionClosed, detail: "the exchange is over")
         }
         switch part {
@@ -43,14 +43,14 @@ extension HTTPServerConnection {
     /// Whether exchange `id`'s response takes no body (a HEAD request's, a 304's), so that body bytes written to it
     /// are dropped: a writer that would have to produce them (by reading a file) need not.
     func dropsBody(exchangeID id: UInt64) -> Bool {
-        guard let current = exchange, current.id == id else { return false }
+        guard let current = parserSlot?.exchange, current.id == id else { return false }
         return current.framing == .bodyless
     }
 
     /// Writes a handler's immediate response to exchange `id`: `writeResponsePart(.whole(...))` without wrapping
     /// the response in a part, which would copy its head.
     func writeImmediateResponse(_ response: HTTPServerResponse, exchangeID id: UInt64) throws(HTTPServerError) {
-        guard let current = exchange, current.id == id, stream.isOpen else {
+        guard let current = parserSlot?.exchange, current.id == id, stream.isOpen else {
             throw HTTPServerError(.connectionClosed, detail: "the exchange is over")
         }
         try writeWhole(response.head, body: response.body, exchange: current)
@@ -83,7 +83,7 @@ extension HTTPServerConnection {
             // Too big to copy behind the head: both go out in one gathering write.
             stream.write([context.scratch, body])
         }
-        self.exchange?.framing = .ended
+        self.parserSlot?.exchange?.framing = .ended
         tellObserverCompleted()
         perform(machine.responseEnded())
     }
@@ -110,7 +110,7 @@ extension HTTPServerConnection {
         try encodeHead(head, framing: serialization, allowsKeepAlive: framing != .untilClose)
         exchange.observer?.responseHeadWritten(head)
         writeScratch()
-        self.exchange?.framing = framing
+        self.parserSlot?.exchange?.framing = framing
     }
 
     /// How body bytes go out under the exchange's framing: not at all (a bodyless response), as they are, or as one
@@ -131,7 +131,7 @@ extension HTTPServerConnection {
             guard count <= remaining else {
                 throw HTTPServerError(.bodyLengthMismatch, detail: "\(count) bytes written with \(remaining) due")
             }
-            self.exchange?.framing = .length(remaining: remaining - count)
+            self.parserSlot?.exchange?.framing = .length(remaining: remaining - count)
             return count > 0 ? .raw : .skip
         case .untilClose:
             return count > 0 ? .raw : .skip
@@ -199,15 +199,15 @@ extension HTTPServerConnection {
             }
             writeScratch()
         }
-        self.exchange?.framing = .ended
+        self.parserSlot?.exchange?.framing = .ended
         tellObserverCompleted()
         perform(machine.responseEnded())
     }
 
     /// Tells the exchange's observer, if any, that the response was queued whole (once: the observer is taken).
     private func tellObserverCompleted() {
-        guard let observer = exchange?.observer else { return }
-        exchange?.observer = nil
+        guard let observer = parserSlot?.exchange?.observer else { return }
+        parserSlot?.exchange?.observer = nil
         observer.exchangeEnded(.completed)
     }
 
@@ -232,7 +232,7 @@ extension HTTPServerConnection {
         let keepAlive = machine.responseHeadSent(allowsKeepAlive: allowsKeepAlive && !asksClose)
         if !keepAlive && !asksClose {
             context.scratch.writeLiteral("Connection: close\r\n")
-        } else if keepAlive && exchange?.requestVersion == .http1_0 {
+        } else if keepAlive && parserSlot?.exchange?.requestVersion == .http1_0 {
             // HTTP/1.0 keeps a connection only when both sides say so (RFC 9112 §9.3).
             context.scratch.writeLiteral("Connection: keep-alive\r\n")
         }
@@ -267,8 +267,8 @@ extension HTTPServerConnection {
     /// The handler of exchange `id` returned (or threw): end what it left open.
     func handlerFinished(exchangeID id: UInt64, error: (any Error)?) {
         context.handlerEnded()
-        guard let current = exchange, current.id == id else { return }
-        exchange?.task = nil
+        guard let current = parserSlot?.exchange, current.id == id else { return }
+        parserSlot?.exchange?.task = nil
         switch current.framing {
         case .ended:
             return

@@ -242,7 +242,7 @@ final class ParserSlot {
     /// (No dynamic exclusivity check: one connection at a time parses with it, and a parse returns before its
     /// event is handled.)
     @exclusivity(unchecked) var parser: HTTP1Parser
-    /// The borrowing connection's exchange (`HTTPServerConnection.exchange`); nil while the slot is spare.
+    /// The borrowing connection's exchange under way; nil while the slot is spare.
     @exclusivity(unchecked) var exchange: HTTPServerConnection.ExchangeContext?
 
     init(_ parser: HTTP1Parser) { self.parser = parser }
