@@ -5,13 +5,8 @@
 REPS=$1; D=$2; NS=$3; shift 3
 ulimit -n $(ulimit -Hn)
 W=$(mktemp -d)
-cat > $W/nginx.conf <<NG
-daemon off; master_process off; worker_processes 1; worker_rlimit_nofile 20000; pid $W/nginx.pid;
-error_log $W/error.log warn; events { worker_connections 20000; multi_accept on; }
-http { access_log off; default_type text/plain; keepalive_timeout 300s; keepalive_requests 100000000;
-  client_body_temp_path $W/body; proxy_temp_path $W/proxy; fastcgi_temp_path $W/fcgi; uwsgi_temp_path $W/uwsgi; scgi_temp_path $W/scgi;
-  server { listen 127.0.0.1:18080 backlog=4096; location = / { return 200 "Hello, World!"; } } }
-NG
+. "$(dirname "$0")/nginx-hello.sh"
+nginx_hello_conf "$W" 18080
 ticks() { sed 's/.*) //' /proc/$1/stat | awk '{ print $12 + $13 }'; }
 run() { # run NAME PID PORT N
   taskset -c 1 wrk -t1 -c$4 -d1s http://127.0.0.1:$3/ > /dev/null 2>&1

@@ -5,13 +5,8 @@
 WIRE=$1; REPS=$2; shift 2
 ulimit -n "$(ulimit -Hn)"
 W=$(mktemp -d); PY=$(dirname "$0")/matrix.py
-cat > $W/nginx.conf <<NG
-daemon off; master_process off; worker_processes 1; worker_rlimit_nofile 65536; pid $W/nginx.pid;
-error_log $W/error.log warn; events { worker_connections 20000; multi_accept on; }
-http { access_log off; default_type text/plain; keepalive_timeout 300s; keepalive_requests 100000000;
-  client_body_temp_path $W/body; proxy_temp_path $W/proxy; fastcgi_temp_path $W/fcgi; uwsgi_temp_path $W/uwsgi; scgi_temp_path $W/scgi;
-  server { listen 127.0.0.1:18080 backlog=4096; location = / { return 200 "Hello, World!"; } } }
-NG
+. "$(dirname "$0")/nginx-hello.sh"
+nginx_hello_conf "$W" 18080
 rss() { awk '/^VmRSS/ { print $2 }' /proc/$1/status; }
 measure() { # measure PID PORT N
   curl -s -o /dev/null http://127.0.0.1:$2/; local before=$(rss $1)
