@@ -6,7 +6,7 @@
 # target and exits 1 if any target found a failure (a crash, a sanitizer report or a broken property), 2 if the
 # build failed. Targets run one per core at once (FUZZ_PARALLEL=N to change); FUZZ_JOBS_CPU=C pins the fuzzing (not
 # the build) to core C with taskset, one target at a time. FUZZ_CONFIGURATION=debug builds faster and fuzzes slower
-# (CI's brief run).
+# (CI's brief run). FUZZ_BUILD_ONLY=1 builds and stops: CI builds while other work runs, then fuzzes alone.
 set -uo pipefail
 cd "$(dirname "$0")"
 
@@ -43,6 +43,7 @@ for target in "${targets[@]}"; do
         exit 2
     fi
 done
+if [ "${FUZZ_BUILD_ONLY:-0}" = 1 ]; then exit 0; fi
 bin=$(swift build "${build_flags[@]}" --show-bin-path)
 
 # The Swift runtime's backtracer would run inside ASan's crash handling and add a second, misleading report.
