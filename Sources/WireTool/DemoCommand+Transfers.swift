@@ -20,7 +20,9 @@ extension DemoCommand {
     static func runTransfers(base: String) async throws -> Int {
         print("")
         print("WireClient: a multipart upload from a file and a download to a file, 3 MiB each way")
-        var template = Array("/tmp/wire-demo-XXXXXX".utf8CString)
+        // Under $TMPDIR when it names a folder, as the session's own temporary files are.
+        let temporary = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(temporary)/wire-demo-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             print("  cannot make a temporary folder (errno \(errno)): transfers skipped")
             return 1

@@ -25,6 +25,18 @@ extension IOSuite {
             try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
         }
 
+        /// Starts `wire serve --echo --record DIRECTORY` on a free port, with the test chain as its certificate when
+        /// `tls`; returns the server and its base URL.
+        static func recordingServer(into directory: String, tls: Bool) async throws -> (TestProcess, base: String) {
+            let pki = try TestPKI.shared()
+            let server = try TestProcess(
+                WireToolRunner.executable.path,
+                ["serve", "--echo", "--port", "0", "--record", directory]
+                    + (tls ? ["--tls-cert", pki.goodChain, "--tls-key", pki.goodKey] : []))
+            let port = try #require(try await server.firstLine().split(separator: ":").last.flatMap { Int($0) })
+            return (server, "\(tls ? "https" : "http")://127.0.0.1:\(port)")
+        }
+
         /// Records `wire get` of the capture peer's fixed answer (`reply`) into `path`.
         static func record(
             _ path: String, reply: String = response, tls: Bool = false, extra: [String] = []
@@ -105,13 +117,7 @@ extension IOSuite {
                 let folder = try WireToolRunner.temporaryFolder()
                 defer { try? FileManager.default.removeItem(at: folder) }
                 let directory = folder.appendingPathComponent("connections").path
-                let server = try TestProcess(
-                    WireToolRunner.executable.path,
-                    ["serve", "--echo", "--port", "0", "--record", directory]
-                        + (tls ? ["--tls-cert", pki.goodChain, "--tls-key", pki.goodKey] : []))
-                let line = try await server.firstLine()
-                let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
-                let base = "\(tls ? "https" : "http")://127.0.0.1:\(port)"
+                let (server, base) = try await Self.recordingServer(into: directory, tls: tls)
                 let path = folder.appendingPathComponent("client.jsonl").path
                 let run = try await WireToolRunner.run(
                     ["get", "-s", "--record", path, "-d", "posted body", base + "/a", base + "/b?x=1"]
@@ -144,7 +150,7 @@ extension IOSuite {
                     #expect(line["bytes_out"] as? Int == Self.bytes(exchange, dir: "in").count, "\(line)")
                     #expect(line["conn"] as? Int == serverLines.first?["conn"] as? Int)
                     #expect(line["remote"] as? String == serverLines.first?["remote"] as? String)
-                    #expect(line["local"] as? String == "127.0.0.1:\(port)")
+                    #expect(base.hasSuffix("//" + (line["local"] as? String ?? "")), "\(line)")
                     let t = try #require(line["t"] as? Double)
                     let timings = try #require(line["timings"] as? [String: Double])
                     let started = try #require(timings["response_started"])
@@ -163,15 +169,13 @@ extension IOSuite {
                 let folder = try WireToolRunner.temporaryFolder()
                 defer { try? FileManager.default.removeItem(at: folder) }
                 let directory = folder.appendingPathComponent("connections").path
-                let server = try TestProcess(
-                    WireToolRunner.executable.path, ["serve", "--echo", "--port", "0", "--record", directory])
-                let port = try #require(try await server.firstLine().split(separator: ":").last.flatMap { Int($0) })
+                let (server, base) = try await Self.recordingServer(into: directory, tls: false)
                 let request = "POST /split HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\n\r\nabcdef"
                 let run = try await WireToolRunner.run(
                     program: WireToolRunner.executable,
                     [
                         "request", "--raw", "-", "--split", "7@30ms,25@30ms,50@30ms,55@30ms", "--half-close",
-                        "--read-timeout", "2", "http://127.0.0.1:\(port)/",
+                        "--read-timeout", "2", base + "/",
                     ], input: request)
                 #expect(run.status == 0, "\(run.text) \(run.errors)")
                 server.stop()
@@ -359,14 +363,7 @@ extension IOSuite {
                 let folder = try WireToolRunner.temporaryFolder()
                 defer { try? FileManager.default.removeItem(at: folder) }
                 let directory = folder.appendingPathComponent("connections").path
-                let server = try TestProcess(
-                    WireToolRunner.executable.path,
-                    [
-                        "serve", "--echo", "--port", "0", "--record", directory, "--tls-cert", pki.goodChain, "--tls-key",
-                        pki.goodKey,
-                    ])
-                let port = try #require(try await server.firstLine().split(separator: ":").last.flatMap { Int($0) })
-                let base = "https://127.0.0.1:\(port)"
+                let (server, base) = try await Self.recordingServer(into: directory, tls: true)
                 let run = try await WireToolRunner.run(
                     ["get", "-s", "-o", "/dev/null", "--cacert", pki.rootCertificate, base + "/a", base + "/b?x=1"])
                 #expect(run.status == 0, "\(run.errors)")
