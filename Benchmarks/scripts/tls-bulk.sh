@@ -6,7 +6,8 @@
 # --tls-cert` and `NEW serve --tls-cert` (one loop, core 0) each serve the file to `curl -sk` on core 1, in turn, with
 # the server's CPU per download read from /proc/PID/stat. The first round of each part is a warm-up and not counted.
 # Prints, per tool, the median (min-max) of each figure, and the median of the per-round ratios to the reference.
-# Needs nginx-light, curl, openssl, python3, time. Example (under the build lock, with no build running):
+# SERVE=0 skips the server side. Needs nginx-light, curl, openssl, python3, time. Example (under the build lock, with no
+# build running):
 #   flock /tmp/wire-swift.lock Benchmarks/scripts/tls-bulk.sh /tmp/wire-old .build/release/wire 8
 set -euo pipefail
 OLD=$(readlink -f "$1"); NEW=$(readlink -f "$2"); ROUNDS=$3; SIZE=${4:-1G}
@@ -69,6 +70,7 @@ for r in $(seq 0 "$ROUNDS"); do
 done
 
 # The server side: both builds serve, one download each in turn; the server's CPU per download.
+if [ "${SERVE:-1}" != 0 ]; then
 OP=$(port); NWP=$(port)
 taskset -c "$SERVER_CPU" "$OLD" serve --loops 1 --port "$OP" --root "$W/files" --tls-cert "$W/cert.pem" \
     --tls-key "$W/key.pem" > "$W/old.log" 2>&1 &
@@ -89,6 +91,7 @@ for r in $(seq 0 "$ROUNDS"); do
     serve "$r" "old wire serve --tls-cert" "$OLDPID" "$OP"
     serve "$r" "new wire serve --tls-cert" "$NEWPID" "$NWP"
 done
+fi
 
 python3 - "$RAW" << 'PY'
 import statistics, sys
@@ -116,6 +119,13 @@ def table(part, reference):
 print(f"rounds counted: {len(set(r[0] for r in counted))}")
 print("client side: 1 file GET over TLS to /dev/null, client on its own core")
 table("client", "curl -k <- nginx")
+old = {r[0]: r for r in counted if r[1] == "client" and r[2].startswith("old")}
+new = {r[0]: r for r in counted if r[1] == "client" and r[2].startswith("new")}
+pairs = [(new[k], old[k]) for k in new if k in old]
+if pairs:
+    ratio = lambda i: spread([float(a[i]) / float(b[i]) for a, b in pairs], lambda v: f"{v:.2f}x")
+    print(f"  {'new / old wire get -k, per round':38} MB/s {ratio(3)}  CPU {ratio(4)}  RSS {ratio(5)}")
+if not any(r[1] == "server" for r in counted): sys.exit(0)
 print("server side: curl -k downloads from wire serve --tls-cert (client figures: curl's)")
 table("server", None)
 for t in dict.fromkeys(r[2] for r in counted if r[1] == "server-cpu"):
