@@ -1,5 +1,5 @@
 // OpenSSL 3 headers for WireTLS, and static inline `c_wire_tls_*` shims for what Swift cannot
-// import: function-like macros (SSL_set_tlsext_host_name, BIO_set_mem_eof_return, the
+// import: function-like macros (SSL_set_tlsext_host_name, BIO_set_retry_read, the
 // stack accessors), composite constants (SSL_OP_*, XN_FLAG_RFC2253) and unions (GENERAL_NAME).
 #ifndef C_WIRE_OPENSSL_SHIM_H
 #define C_WIRE_OPENSSL_SHIM_H
@@ -42,9 +42,14 @@ static inline void c_wire_tls_client_session_cache(SSL_CTX *ctx) {
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
 }
 
-/// A read from an empty memory BIO means "retry later", not end of file.
-static inline void c_wire_tls_memory_bio_retries(BIO *bio) {
-    BIO_set_mem_eof_return(bio, -1);
+/// Clears a BIO's retry flags, as every read or write callback does first (a macro in OpenSSL).
+static inline void c_wire_tls_bio_clear_retry(BIO *bio) {
+    BIO_clear_retry_flags(bio);
+}
+
+/// Marks a BIO's read as "retry once more bytes came", not end of file (a macro in OpenSSL).
+static inline void c_wire_tls_bio_retry_read(BIO *bio) {
+    BIO_set_retry_read(bio);
 }
 
 /// The reason part of a packed error code.

@@ -3,11 +3,13 @@ import Wire
 /// TLS over another byte stream (a `SocketStream`), as a `ByteStream`: the HTTP layer above
 /// reads and writes plaintext, the stream below carries records.
 ///
-/// The stream is its lower stream's delegate. Ciphertext that arrives is fed to OpenSSL's
-/// memory BIO; plaintext is decrypted only while reading is enabled, so a paused reader leaves
-/// at most one socket read of ciphertext waiting, never an unbounded pile of plaintext. Writes
+/// The stream is its lower stream's delegate. OpenSSL reads ciphertext straight out of the buffer
+/// the lower stream delivered (see `SSLConnection`), which goes back to the lower stream once read;
+/// plaintext is decrypted only while reading is enabled, so a paused reader leaves at most one read
+/// of ciphertext waiting (that buffer, kept as it is), never an unbounded pile of plaintext. Writes
 /// are encrypted at once and handed to the lower stream, whose queue is the only write buffer.
-/// Nothing ever blocks: OpenSSL's "want read" means "wait for the next bytes".
+/// Plaintext and records go through buffers borrowed from the loop's pool, so an idle stream holds
+/// none. Nothing ever blocks: OpenSSL's "want read" means "wait for the next bytes".
 ///
 /// Loop-confined: every member runs on `eventLoop`.
 package final class TLSStream: ByteStream, ByteStreamDelegate {
@@ -32,7 +34,13 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
     private let lower: any ByteStream
     private let connection: SSLConnection
     private var state = State.handshaking
-    private var plaintext = ByteBuffer()
+    // The two buffers of the read path opt out of dynamic exclusivity checks (several per record): each is borrowed
+    // only for one OpenSSL call, whose callbacks never reach this stream, and moved out before the delegate runs.
+    /// Decrypted bytes not yet delivered, in a buffer borrowed from the loop while it has any.
+    @exclusivity(unchecked) private var plaintext = ByteBuffer()
+    /// Ciphertext the lower stream delivered that OpenSSL has not read yet: its read buffer itself, taken as it is.
+    /// Empty between events unless decryption stopped before the end of a read (a paused reader, a full delivery).
+    @exclusivity(unchecked) private var ciphertext = ByteBuffer()
     private var readingEnabled = true
     private var readScheduled = false
     private var receivedCloseNotify = false
@@ -88,7 +96,7 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
 
     private func advanceHandshake() {
         guard state == .handshaking else { return }
-        let step = connection.handshake()
+        let step = connection.handshake(input: &ciphertext)
         flushCiphertext()
         // Writing the flight can fail and close this stream re-entrantly (a peer that resets right after its
         // Finished): the close has been delivered, and a completed handshake must not reopen the stream.
@@ -141,8 +149,10 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         while state == .open && readingEnabled && !receivedCloseNotify && delegate != nil {
             var failure: TLSError?
             starved = false
+            preparePlaintextBuffer()
             decrypting: while plaintext.readableBytes < Self.deliverySize {
-                switch connection.read(into: &plaintext, maxBytes: 16 * 1024) {
+                let room = Self.deliverySize - plaintext.readableBytes
+                switch connection.read(into: &plaintext, maxBytes: room, input: &ciphertext) {
                 case .bytes:
                     continue
                 case .needsInput:
@@ -163,12 +173,16 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
             let before = plaintext.readableBytes
             if before > 0 { deliver() }
             if receivedCloseNotify {
+                // Whatever came after close_notify is no data: dropped with the buffers.
+                ciphertext.moveReaderIndex(forwardBy: ciphertext.readableBytes)
+                releasePlaintextBufferIfEmpty()
                 if state == .open { delegate?.streamDidReachEnd(self) }
                 return
             }
             // Nothing more to decrypt, or a reader that took nothing: wait for the next event.
             if starved || plaintext.readableBytes == before { break }
         }
+        releasePlaintextBufferIfEmpty()
         if starved, state == .open, lowerReachedEnd, readingEnabled {
             // End of stream without close_notify: the data may have been cut short by anyone on the path.
             close(
@@ -184,12 +198,31 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         var delivered = ByteBuffer()
         swap(&delivered, &plaintext)
         delegate.stream(self, didRead: &delivered)
-        if state == .open {
-            if delivered.readableBytes > 0 {
-                delivered.discardReadBytes()
-                swap(&delivered, &plaintext)
-            }
+        // The buffer comes back with what the reader left (the next decryption appends after it); once closed,
+        // it is dropped with the rest.
+        if state == .open { swap(&delivered, &plaintext) }
+    }
+
+    /// Makes `plaintext` ready to take up to a delivery's worth: a buffer borrowed from the loop when it has none,
+    /// or a fresh one (the unread bytes moved into it) when the reader still holds slices of the current one, which
+    /// goes back to the loop to be reused once they are dropped (see `ReadBufferPool`).
+    private func preparePlaintextBuffer() {
+        let unread = plaintext.readableBytes
+        guard unread < Self.deliverySize else { return }
+        if plaintext.capacity == 0 {
+            plaintext = eventLoop.borrowReadBuffer(minimumCapacity: Self.deliverySize)
+        } else if !plaintext.hasUniqueStorage() {
+            var fresh = eventLoop.borrowReadBuffer(minimumCapacity: Self.deliverySize)
+            fresh.writeBuffer(plaintext)
+            plaintext.moveReaderIndex(forwardBy: unread)
+            eventLoop.returnReadBuffer(&plaintext)
+            plaintext = fresh
         }
+    }
+
+    /// Gives the plaintext buffer back to the loop once everything in it was delivered.
+    private func releasePlaintextBufferIfEmpty() {
+        if plaintext.isEmpty && plaintext.capacity > 0 { eventLoop.returnReadBuffer(&plaintext) }
     }
 
     package func setReadingEnabled(_ enabled: Bool) {
@@ -211,7 +244,14 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
             guard let self else { return }
             self.readScheduled = false
             self.readPlaintext()
+            self.releaseCiphertextIfEmpty()
         }
+    }
+
+    /// Gives the kept ciphertext's buffer back to the loop once OpenSSL has read all of it, outside a delivery from
+    /// the lower stream (during one, the buffer goes back to the lower stream instead).
+    private func releaseCiphertextIfEmpty() {
+        if ciphertext.isEmpty && ciphertext.capacity > 0 { eventLoop.returnReadBuffer(&ciphertext) }
     }
 
     // MARK: Writing
@@ -227,7 +267,8 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         case .open:
             break
         }
-        for buffer in buffers {
+        for buffer in buffers where buffer.readableBytes > 0 {
+            prepareCiphertextBuffer(forPlaintext: buffer.readableBytes)
             if let error = connection.write(buffer) {
                 close(error: error)
                 return
@@ -236,9 +277,44 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         flushCiphertext()
     }
 
+    /// Encrypts straight from the caller's bytes: nothing is copied before OpenSSL reads them (except before the
+    /// handshake is done, when they wait their turn).
+    package func write(copying bytes: UnsafeRawBufferPointer) {
+        eventLoop.preconditionInEventLoop()
+        guard !bytes.isEmpty else { return }
+        switch state {
+        case .closed:
+            return
+        case .handshaking:
+            writesBeforeHandshake.append(ByteBuffer(bytes: bytes))
+            return
+        case .open:
+            break
+        }
+        prepareCiphertextBuffer(forPlaintext: bytes.count)
+        if let error = connection.write(bytes) {
+            close(error: error)
+            return
+        }
+        flushCiphertext()
+    }
+
+    /// Lends the connection a buffer from the loop that holds all the records for `count` bytes of plaintext, unless
+    /// it holds records already (which the next records follow).
+    private func prepareCiphertextBuffer(forPlaintext count: Int) {
+        guard !connection.hasCiphertext else { return }
+        var buffer = eventLoop.borrowReadBuffer(minimumCapacity: SSLConnection.ciphertextCapacity(forPlaintext: count))
+        connection.offerCiphertextBuffer(&buffer)
+        if buffer.capacity > 0 { eventLoop.returnReadBuffer(&buffer) }
+    }
+
+    /// Hands the records OpenSSL wrote to the lower stream, and their buffer back to the loop, which reuses it once
+    /// the lower stream has written them.
     private func flushCiphertext() {
-        guard lower.isOpen, let records = connection.takeCiphertext() else { return }
-        lower.write([records])
+        guard var records = connection.takeCiphertext() else { return }
+        if lower.isOpen { lower.write([records]) }
+        records.moveReaderIndex(forwardBy: records.readableBytes)
+        eventLoop.returnReadBuffer(&records)
     }
 
     package func shutdownWrite() {
@@ -273,6 +349,7 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         lower.delegate = nil
         lower.close(error: nil)
         plaintext.releaseStorage()
+        ciphertext.releaseStorage()
         writesBeforeHandshake.removeAll()
         let completion = handshakeCompletion
         handshakeCompletion = nil
@@ -292,17 +369,34 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
     // MARK: The lower stream's events
 
     package func stream(_ stream: any ByteStream, didRead buffer: inout ByteBuffer) {
-        connection.feed(buffer)
-        buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+        guard state != .closed, !receivedCloseNotify else {
+            // Nothing after close_notify is data: dropped rather than kept.
+            buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+            return
+        }
+        if ciphertext.readableBytes == 0 {
+            // The lower stream's buffer itself is what OpenSSL reads from: no copy.
+            swap(&ciphertext, &buffer)
+        } else {
+            // Behind ciphertext still kept from an earlier read (only a paused reader leaves some): appended.
+            ciphertext.writeBuffer(buffer)
+            buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+        }
         switch state {
         case .handshaking:
             advanceHandshake()
         case .open:
             readPlaintext()
-            // Paused: keep what was fed (at most this one read) and stop the socket.
+            // Paused: keep what arrived (at most this one read) and stop the socket.
             if !readingEnabled && !lowerReachedEnd && lower.isOpen { lower.setReadingEnabled(false) }
         case .closed:
             break
+        }
+        if ciphertext.readableBytes == 0 {
+            // All read (OpenSSL holds a partial record itself): the buffer goes back to the lower stream, which
+            // reads into it again.
+            swap(&ciphertext, &buffer)
+            ciphertext.releaseStorage()
         }
     }
 
@@ -313,6 +407,7 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         case .open: readPlaintext()
         case .closed: break
         }
+        releaseCiphertextIfEmpty()
     }
 
     package func streamDidDrainWrites(_ stream: any ByteStream) {
@@ -329,6 +424,7 @@ package final class TLSStream: ByteStream, ByteStreamDelegate {
         if let handshakeTimer { eventLoop.cancelOnLoop(handshakeTimer) }
         handshakeTimer = nil
         plaintext.releaseStorage()
+        ciphertext.releaseStorage()
         let completion = handshakeCompletion
         handshakeCompletion = nil
         if wasHandshaking {

@@ -4,11 +4,19 @@ import Wire
 /// The ex-data slot of an `SSL` that points back at its `SSLConnection`, for OpenSSL's callbacks.
 private let connectionSlot = c_wire_tls_new_ssl_ex_index()
 
-/// One TLS connection's OpenSSL state: an `SSL` over two memory BIOs. Ciphertext from the
-/// socket is fed in (`feed`), ciphertext to send is taken out (`takeCiphertext`), so OpenSSL
-/// never touches a descriptor and never blocks: "want read" only means "feed more bytes".
+/// The method of every connection's BIO (see `SSLConnection`), made once and never freed, as OpenSSL's own methods
+/// are static; nil only if OpenSSL could not allocate it, which fails each connection's creation instead.
+private nonisolated(unsafe) let streamBIOMethod: OpaquePointer? = SSLConnection.makeBIOMethod()
+
+/// One TLS connection's OpenSSL state: an `SSL` over one BIO of Wire's own (`streamBIOMethod`), so OpenSSL never
+/// touches a descriptor and never blocks: "want read" only means "wait for more bytes".
 ///
-/// Owns its `SSL` (which owns both BIOs) and frees it once, in `deinit`. Loop-confined: used
+/// The BIO copies nothing twice. Its read callback copies ciphertext straight out of the buffer the lower stream read
+/// it into, which the caller lends for the call (`input:` below) and which keeps what OpenSSL did not take; its write
+/// callback appends OpenSSL's records to one outgoing buffer, moved out whole by `takeCiphertext`. (Two memory BIOs
+/// copied each byte in and out of their own growing buffer: twice per direction, and as much memory as one read.)
+///
+/// Owns its `SSL` (which owns the BIO) and frees it once, in `deinit`. Loop-confined: used
 /// only by the `TLSStream` that owns it, on that stream's loop.
 package final class SSLConnection {
     /// Where a handshake stands after a step.
@@ -34,8 +42,14 @@ package final class SSLConnection {
     }
 
     private let ssl: OpaquePointer
-    private let readBIO: OpaquePointer
-    private let writeBIO: OpaquePointer
+    private let bio: OpaquePointer
+    // The BIO's state, touched by its callbacks inside OpenSSL's calls; no access is held across one, so dynamic
+    // exclusivity checks (a few per record) are left out.
+    /// The ciphertext lent for the current call, and how much of it OpenSSL has read.
+    @exclusivity(unchecked) private var lent = UnsafeRawBufferPointer(start: nil, count: 0)
+    @exclusivity(unchecked) private var lentConsumed = 0
+    /// Records OpenSSL wrote, not yet taken.
+    @exclusivity(unchecked) private var output = ByteBuffer()
     /// Whether this is the client side.
     let isClient: Bool
     /// The host a client connects to.
@@ -57,7 +71,7 @@ package final class SSLConnection {
     package init(client context: SSLContext, host: String, verification: CertificateVerification, deferringVerdict: Bool = false)
         throws(TLSError)
     {
-        (ssl, readBIO, writeBIO) = try Self.makeSSL(context)
+        (ssl, bio) = try Self.makeSSL(context)
         isClient = true
         self.host = host
         enforcesVerification = verification != .none && !deferringVerdict
@@ -83,7 +97,7 @@ package final class SSLConnection {
 
     /// A server connection.
     package init(server context: SSLContext) throws(TLSError) {
-        (ssl, readBIO, writeBIO) = try Self.makeSSL(context)
+        (ssl, bio) = try Self.makeSSL(context)
         isClient = false
         host = nil
         serverName = nil
@@ -92,28 +106,25 @@ package final class SSLConnection {
         SSL_set_accept_state(ssl)
     }
 
-    private static func makeSSL(_ context: SSLContext) throws(TLSError) -> (OpaquePointer, OpaquePointer, OpaquePointer) {
+    private static func makeSSL(_ context: SSLContext) throws(TLSError) -> (OpaquePointer, OpaquePointer) {
         let ssl = try context.makeSSL()
-        guard let readBIO = BIO_new(BIO_s_mem()) else {
+        guard let method = streamBIOMethod, let bio = BIO_new(method) else {
             SSL_free(ssl)
             throw SSLContext.failure(.handshakeFailed, "BIO_new failed")
         }
-        guard let writeBIO = BIO_new(BIO_s_mem()) else {
-            BIO_free(readBIO)
-            SSL_free(ssl)
-            throw SSLContext.failure(.handshakeFailed, "BIO_new failed")
-        }
-        c_wire_tls_memory_bio_retries(readBIO)
-        c_wire_tls_memory_bio_retries(writeBIO)
-        SSL_set_bio(ssl, readBIO, writeBIO)
-        return (ssl, readBIO, writeBIO)
+        BIO_set_init(bio, 1)
+        // One BIO both ways: the SSL takes the one reference.
+        SSL_set_bio(ssl, bio, bio)
+        return (ssl, bio)
     }
 
     private func attach() {
         SSL_set_ex_data(ssl, connectionSlot, Unmanaged.passUnretained(self).toOpaque())
+        BIO_set_data(bio, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
+        BIO_set_data(bio, nil)
         SSL_free(ssl)
     }
 
@@ -128,35 +139,115 @@ package final class SSLConnection {
 
     // MARK: Bytes in and out
 
-    /// Hands ciphertext from the peer to OpenSSL.
-    func feed(_ buffer: ByteBuffer) {
-        guard buffer.readableBytes > 0 else { return }
-        buffer.withUnsafeReadableBytes { bytes in
-            // A memory BIO grows to take everything: the write cannot be short.
-            _ = BIO_write(readBIO, bytes.baseAddress, Int32(bytes.count))
+    /// Runs one OpenSSL call with the readable bytes of `input` lent to the BIO's read callback, then consumes from
+    /// `input` what OpenSSL read. What it did not read stays there, for the next call.
+    private func lending<R>(_ input: inout ByteBuffer, _ call: () -> R) -> R {
+        let (result, consumed) = input.withUnsafeReadableBytes { bytes in
+            lent = bytes
+            lentConsumed = 0
+            let result = call()
+            lent = UnsafeRawBufferPointer(start: nil, count: 0)
+            return (result, lentConsumed)
         }
+        if consumed > 0 { input.moveReaderIndex(forwardBy: consumed) }
+        return result
     }
 
-    /// Ciphertext OpenSSL produced for the peer, if any.
+    /// The records OpenSSL produced for the peer since the last call, if any, moved out whole: the next ones go into
+    /// the buffer `offerCiphertextBuffer` lends, or a small one of the connection's own.
     func takeCiphertext() -> ByteBuffer? {
-        let pending = Int(BIO_ctrl_pending(writeBIO))
-        guard pending > 0 else { return nil }
-        var buffer = ByteBuffer(capacity: pending)
-        let read = buffer.withUnsafeWritableBytes { bytes in BIO_read(writeBIO, bytes.baseAddress, Int32(pending)) }
-        if read > 0 { buffer.moveWriterIndex(forwardBy: Int(read)) }
-        return buffer
+        guard output.readableBytes > 0 else { return nil }
+        var records = ByteBuffer()
+        swap(&records, &output)
+        return records
     }
 
-    /// Whether ciphertext fed in has not yet been consumed (a record may be waiting to decrypt).
-    var hasBufferedInput: Bool {
-        BIO_ctrl_pending(readBIO) > 0 || SSL_pending(ssl) > 0
+    /// Whether records wait to be taken.
+    var hasCiphertext: Bool { output.readableBytes > 0 }
+
+    /// Offers an empty buffer to write the next records into, so that records of up to its capacity need no new
+    /// allocation; the connection takes it (leaving `buffer` without storage) when it holds no records and no
+    /// buffer at least as large.
+    func offerCiphertextBuffer(_ buffer: inout ByteBuffer) {
+        guard output.readableBytes == 0, buffer.readableBytes == 0, buffer.capacity > output.capacity else { return }
+        swap(&output, &buffer)
+        buffer.releaseStorage()
+    }
+
+    /// The largest number of bytes the records for `count` bytes of plaintext take: at most 16 KiB of plaintext a
+    /// record, each with a header, a MAC or tag and at most a block of padding (256 bytes covers every suite).
+    static func ciphertextCapacity(forPlaintext count: Int) -> Int {
+        count + (count / (16 * 1024) + 1) * 256
+    }
+
+    // MARK: The BIO
+
+    /// Builds `streamBIOMethod`.
+    fileprivate static func makeBIOMethod() -> OpaquePointer? {
+        let index = BIO_get_new_index()
+        guard index > 0, let method = BIO_meth_new(index | BIO_TYPE_SOURCE_SINK, "Wire stream") else { return nil }
+        guard
+            BIO_meth_set_read_ex(method, { bio, bytes, count, read in SSLConnection.bioRead(bio, bytes, count, read) }) == 1,
+            BIO_meth_set_write_ex(method, { bio, bytes, count, written in SSLConnection.bioWrite(bio, bytes, count, written) })
+                == 1,
+            // A flush (after each handshake flight) succeeds: the records are in `output` already. Other controls
+            // (pending counts, kTLS, datagram options) are not supported, as a memory BIO answers to unknown ones.
+            BIO_meth_set_ctrl(method, { _, command, _, _ in command == BIO_CTRL_FLUSH ? 1 : 0 }) == 1
+        else {
+            BIO_meth_free(method)
+            return nil
+        }
+        return method
+    }
+
+    private static func owner(of bio: OpaquePointer?) -> SSLConnection? {
+        guard let bio, let data = BIO_get_data(bio) else { return nil }
+        return Unmanaged<SSLConnection>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    /// Copies up to `count` bytes of the lent ciphertext to OpenSSL; with none left, asks it to retry once more
+    /// bytes came (what a memory BIO with an EOF return of -1 says).
+    private static func bioRead(
+        _ bio: OpaquePointer?, _ bytes: UnsafeMutablePointer<CChar>?, _ count: Int, _ read: UnsafeMutablePointer<Int>?
+    ) -> Int32 {
+        c_wire_tls_bio_clear_retry(bio)
+        read?.pointee = 0
+        guard let connection = owner(of: bio), let bytes, let read else { return 0 }
+        let available = connection.lent.count - connection.lentConsumed
+        guard available > 0, let base = connection.lent.baseAddress else {
+            c_wire_tls_bio_retry_read(bio)
+            return 0
+        }
+        let taken = min(count, available)
+        UnsafeMutableRawPointer(bytes).copyMemory(from: base + connection.lentConsumed, byteCount: taken)
+        connection.lentConsumed += taken
+        read.pointee = taken
+        return 1
+    }
+
+    /// Appends a record (or part of one) to the outgoing buffer: it grows to take any amount, so a write is never
+    /// short and never retried.
+    private static func bioWrite(
+        _ bio: OpaquePointer?, _ bytes: UnsafePointer<CChar>?, _ count: Int, _ written: UnsafeMutablePointer<Int>?
+    ) -> Int32 {
+        c_wire_tls_bio_clear_retry(bio)
+        written?.pointee = 0
+        guard let connection = owner(of: bio), let bytes, let written else { return 0 }
+        if connection.output.capacity == 0 {
+            // No buffer offered: one just large enough for this record and a few like it (a handshake flight).
+            connection.output = ByteBuffer(capacity: Swift.max(count, 4096))
+        }
+        connection.output.writeBytes(UnsafeRawBufferPointer(start: bytes, count: count))
+        written.pointee = count
+        return 1
     }
 
     // MARK: Handshake
 
-    /// Advances the handshake with what has been fed so far.
-    func handshake() -> HandshakeStep {
-        let result = SSL_do_handshake(ssl)
+    /// Advances the handshake with the ciphertext in `input` (consuming what OpenSSL read of it).
+    func handshake(input: inout ByteBuffer) -> HandshakeStep {
+        let ssl = self.ssl
+        let result = lending(&input) { SSL_do_handshake(ssl) }
         if result == 1 {
             if chains == nil, let error = readChains() { return .failed(error) }
             return .complete
@@ -168,13 +259,16 @@ package final class SSLConnection {
 
     // MARK: Application data
 
-    /// Decrypts up to `maxBytes` into `buffer`.
-    func read(into buffer: inout ByteBuffer, maxBytes: Int) -> ReadStep {
+    /// Decrypts up to `maxBytes` into `buffer` (making that much room) from the ciphertext in `input`, consuming
+    /// what OpenSSL read of it: all of it when the answer is `.needsInput`.
+    func read(into buffer: inout ByteBuffer, maxBytes: Int, input: inout ByteBuffer) -> ReadStep {
         buffer.reserveWritableBytes(maxBytes)
         var count = 0
         let ssl = self.ssl
-        let result = buffer.withUnsafeWritableBytes { bytes in
-            SSL_read_ex(ssl, bytes.baseAddress, min(bytes.count, maxBytes), &count)
+        let result = lending(&input) {
+            buffer.withUnsafeWritableBytes { bytes in
+                SSL_read_ex(ssl, bytes.baseAddress, Swift.min(bytes.count, maxBytes), &count)
+            }
         }
         if result == 1 {
             buffer.moveWriterIndex(forwardBy: count)
@@ -192,20 +286,21 @@ package final class SSLConnection {
         }
     }
 
-    /// Encrypts all of `buffer` (a memory BIO takes any amount).
+    /// Encrypts the readable bytes of `buffer` into records for `takeCiphertext`.
     func write(_ buffer: ByteBuffer) -> TLSError? {
-        guard buffer.readableBytes > 0 else { return nil }
-        let ssl = self.ssl
-        let failed = buffer.withUnsafeReadableBytes { bytes -> Bool in
-            var offset = 0
-            while offset < bytes.count {
-                var written = 0
-                guard SSL_write_ex(ssl, bytes.baseAddress! + offset, bytes.count - offset, &written) == 1 else { return true }
-                offset += written
-            }
-            return false
+        buffer.withUnsafeReadableBytes { write($0) }
+    }
+
+    /// Encrypts all of `bytes` into records for `takeCiphertext` (the BIO takes any amount).
+    func write(_ bytes: UnsafeRawBufferPointer) -> TLSError? {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return nil }
+        var offset = 0
+        while offset < bytes.count {
+            var written = 0
+            guard SSL_write_ex(ssl, base + offset, bytes.count - offset, &written) == 1 else { return streamError() }
+            offset += written
         }
-        return failed ? streamError() : nil
+        return nil
     }
 
     /// Queues close_notify.
