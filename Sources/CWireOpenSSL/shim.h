@@ -36,6 +36,22 @@ static inline void c_wire_tls_harden(SSL_CTX *ctx) {
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
 }
 
+/// Completes a server's certificate chain once, from the context's store, as OpenSSL's automatic chaining does on
+/// every full handshake when the certificate file holds the leaf alone (a chain that does not verify is kept as far
+/// as it goes, the root included when found), then turns that per-handshake chaining off. A file that already holds
+/// intermediates is sent as it is, as before: OpenSSL never chains automatically then.
+static inline void c_wire_tls_fix_server_chain(SSL_CTX *ctx) {
+    STACK_OF(X509) *chain = NULL;
+    if (SSL_CTX_get0_chain_certs(ctx, &chain) == 1 && chain == NULL) {
+        if (SSL_CTX_build_cert_chain(ctx, SSL_BUILD_CHAIN_FLAG_IGNORE_ERROR) <= 0) {
+            ERR_clear_error();
+            return; /* nothing changed: OpenSSL goes on chaining per handshake */
+        }
+        ERR_clear_error();
+    }
+    SSL_CTX_set_mode(ctx, SSL_MODE_NO_AUTO_CHAIN);
+}
+
 /// Client contexts keep sessions only through the new-session callback, never in OpenSSL's
 /// internal cache; server contexts keep OpenSSL's server-side cache and issue tickets.
 static inline void c_wire_tls_client_session_cache(SSL_CTX *ctx) {

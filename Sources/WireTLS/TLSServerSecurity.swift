@@ -6,6 +6,8 @@ import Wire
 final class TLSServerSecurity: ServerTransportSecurity {
     let configuration: TLSServerConfiguration
     private let context = Lock<Result<SSLContext, TLSError>?>(nil)
+    /// The context once built: read on every accepted connection without taking the lock.
+    private let built = AtomicLazyReference<SSLContext>()
 
     init(_ configuration: TLSServerConfiguration) {
         self.configuration = configuration
@@ -16,13 +18,14 @@ final class TLSServerSecurity: ServerTransportSecurity {
     }
 
     private func sslContext() throws(TLSError) -> SSLContext {
+        if let ready = built.load() { return ready }
         let result = context.withLock { cached -> Result<SSLContext, TLSError> in
             if let cached { return cached }
-            let built = Result { () throws(TLSError) -> SSLContext in try SSLContext.server(configuration) }
-            cached = built
-            return built
+            let made = Result { () throws(TLSError) -> SSLContext in try SSLContext.server(configuration) }
+            cached = made
+            return made
         }
-        return try result.get()
+        return built.storeIfNil(try result.get())
     }
 
     func wrap(_ stream: any ByteStream, handshakeTimeout: Duration) throws -> any ByteStream {

@@ -5,22 +5,24 @@ import Wire
 /// One configured `SSL_CTX`: trust store, versions, own certificate, callbacks. Built once per
 /// configuration and shared by every connection made with it, on any loop.
 ///
-/// OpenSSL allows an `SSL_CTX` to be shared once it is configured; Wire still takes a lock to
-/// create connections from it, so the context is only touched under that lock after `init`.
+/// OpenSSL allows an `SSL_CTX` to be shared by threads once it is configured: `SSL_new` only reads it (and counts
+/// its reference atomically), and Wire changes nothing in it after `init`, so connections are made without a lock
+/// of Wire's (one per accepted connection, on every loop).
 package final class SSLContext: Sendable {
-    private let handle: Lock<OpaquePointer>
+    // Safe to share: the pointer never changes after init, and neither does the context it points to (see above).
+    private nonisolated(unsafe) let context: OpaquePointer
 
     private init(_ context: sending OpaquePointer) {
-        handle = Lock(context)
+        self.context = context
     }
 
     deinit {
-        handle.withLock { SSL_CTX_free($0) }
+        SSL_CTX_free(context)
     }
 
     /// Creates a connection (an `SSL`) from the context.
     func makeSSL() throws(TLSError) -> OpaquePointer {
-        let ssl = handle.withLock { SSL_new($0) }
+        let ssl = SSL_new(context)
         guard let ssl else {
             throw TLSError(.handshakeFailed, "SSL_new failed", openSSLErrors: OpenSSLErrorQueue.drain().map(\.text))
         }
@@ -116,6 +118,10 @@ package final class SSLContext: Sendable {
                 SSL_CTX_set_client_CA_list(context.raw, names)
                 SSL_CTX_set_verify(context.raw, mode) { ok, store in SSLConnection.verifyCallback(ok: ok, store: store) }
             }
+            // The chain the certificate is sent with, completed once here from the context's store (the client CAs,
+            // if any) as OpenSSL would otherwise do on every full handshake when the file holds the leaf alone.
+            // Then OpenSSL sends exactly that (nginx's SSL_MODE_NO_AUTO_CHAIN).
+            c_wire_tls_fix_server_chain(context.raw)
         } catch {
             SSL_CTX_free(context.raw)
             throw error
