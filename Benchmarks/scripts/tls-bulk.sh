@@ -12,14 +12,9 @@
 set -euo pipefail
 OLD=$(readlink -f "$1"); NEW=$(readlink -f "$2"); ROUNDS=$3; SIZE=${4:-1G}
 SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}
-W=$(mktemp -d "${TMPDIR:-/tmp}/tls-bulk.XXXXXX")
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null || true; wait "$p" 2> /dev/null || true; done; rm -rf "$W"; }
-trap cleanup EXIT
+. "$(dirname "$0")/processes.sh"
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 TICK=$(getconf CLK_TCK)
-port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
 wait_https() { # wait_https PID URL
     for _ in $(seq 200); do
         curl -sk -o /dev/null -m 1 "$2" && return 0
@@ -34,7 +29,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 mkdir -p "$W/files" "$W/nginx"
 truncate -s "$SIZE" "$W/files/big"
 BYTES=$(stat -c %s "$W/files/big")
-NP=$(port)
+NP=$(free_port)
 cat > "$W/nginx/nginx.conf" << EOF
 daemon off; master_process off; worker_processes 1; pid $W/nginx/nginx.pid; error_log $W/nginx/error.log warn;
 events { worker_connections 1024; }
@@ -71,7 +66,7 @@ done
 
 # The server side: both builds serve, one download each in turn; the server's CPU per download.
 if [ "${SERVE:-1}" != 0 ]; then
-OP=$(port); NWP=$(port)
+OP=$(free_port); NWP=$(free_port)
 taskset -c "$SERVER_CPU" "$OLD" serve --loops 1 --port "$OP" --root "$W/files" --tls-cert "$W/cert.pem" \
     --tls-key "$W/key.pem" > "$W/old.log" 2>&1 &
 OLDPID=$!; PIDS+=("$OLDPID")

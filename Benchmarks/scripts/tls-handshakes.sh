@@ -15,12 +15,7 @@ set -euo pipefail
 REPS=$1; D=$2; shift 2
 KEYS=${KEYS:-rsa p256}
 MODES=${MODES:-new reuse}
-W=$(mktemp -d)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null || true; wait "$p" 2> /dev/null || true; done; rm -rf "$W"; }
-trap cleanup EXIT
-ticks() { sed 's/.*) //' /proc/$1/stat | awk '{ print $12 + $13 }'; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. "$(dirname "$0")/processes.sh"
 wait_tls() { # wait_tls PORT: until a TLS handshake succeeds there
     for _ in $(seq 100); do
         openssl s_client -connect "127.0.0.1:$1" < /dev/null > /dev/null 2>&1 && return 0

@@ -9,12 +9,7 @@
 set -euo pipefail
 REPS=$1; D=$2; shift 2
 KEY=${KEY:-p256}
-W=$(mktemp -d)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null || true; wait "$p" 2> /dev/null || true; done; rm -rf "$W"; }
-trap cleanup EXIT
-ticks() { sed 's/.*) //' /proc/$1/stat | awk '{ print $12 + $13 }'; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. "$(dirname "$0")/processes.sh"
 if [ "$KEY" = rsa ]; then
     openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -keyout "$W/key.pem" -out "$W/cert.pem" \
         > /dev/null 2>&1

@@ -75,11 +75,7 @@ extension IOSuite {
             let pki = try TestPKI.shared()
             let loop = try EventLoop(name: "tls-close-during-handshake")
             let sockets = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
-            var clientTLS = TLSConfiguration()
-            clientTLS.trustRoots = .pemFile(pki.rootCertificate)
-            let clientContext = try SSLContext.client(clientTLS)
-            let serverContext = try SSLContext.server(
-                TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey))
+            let (clientContext, serverContext) = try pki.streamContexts()
             let streams = try await loop.submit {
                 () throws -> (LoopBound<TLSStream>, LoopBound<TLSStream>, LoopBound<RecordingDelegate>) in
                 let lower = FailingLower(sockets.server.value)

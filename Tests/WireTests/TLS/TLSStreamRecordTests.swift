@@ -115,11 +115,7 @@ extension IOSuite {
         static func makePair(loop: EventLoop, pieceSize: Int) async throws -> Pair {
             let pki = try TestPKI.shared()
             let sockets = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
-            var clientTLS = TLSConfiguration()
-            clientTLS.trustRoots = .pemFile(pki.rootCertificate)
-            let clientContext = try SSLContext.client(clientTLS)
-            let serverContext = try SSLContext.server(
-                TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey))
+            let (clientContext, serverContext) = try pki.streamContexts()
             let handshake = AsyncStreamBox<Bool>()
             let pair = try await loop.submit { () throws -> Pair in
                 let serverLower = SplittingLower(sockets.server.value, pieceSize: pieceSize)

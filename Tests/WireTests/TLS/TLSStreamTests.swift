@@ -25,11 +25,7 @@ extension IOSuite {
         static func makePair(loop: EventLoop) async throws -> (TLSPair, StreamPair) {
             let pki = try TestPKI.shared()
             let sockets = try await makeStreamPair(listeningOn: try SocketAddress(ipAddress: "127.0.0.1", port: 0), loop: loop)
-            var clientTLS = TLSConfiguration()
-            clientTLS.trustRoots = .pemFile(pki.rootCertificate)
-            let clientContext = try SSLContext.client(clientTLS)
-            let serverContext = try SSLContext.server(
-                TLSServerConfiguration(certificateChainFile: pki.goodChain, privateKeyFile: pki.goodKey))
+            let (clientContext, serverContext) = try pki.streamContexts()
             let handshake = AsyncStreamBox<Bool>()
             let pair = try await loop.submit { () throws -> TLSPair in
                 let server = TLSStream(
