@@ -154,10 +154,11 @@ struct SessionSuspendTests {
             if request.target == "/silent" {
                 try await Task.sleep(for: .seconds(20))
             }
-            // Trickle: a byte every 100 ms for two seconds, never silent for the 800 ms idle timeout (the margin is a
-            // loaded machine's: a sleep of 100 ms has been seen to take over 300).
-            try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "20"]))
-            for _ in 0..<20 {
+            // Trickle: a byte every 100 ms for four seconds, never silent for the two-second idle timeout. The margin
+            // is a loaded machine's: at the start of a CI run, with the sanitizer builds beside the tests, one gap of
+            // 100 ms has been seen to outlast 800.
+            try await writer.writeHead(HTTPResponseHead(status: .ok, headers: ["Content-Length": "40"]))
+            for _ in 0..<40 {
                 try await Task.sleep(for: .milliseconds(100))
                 try await writer.write(ByteBuffer(string: "x"))
             }
@@ -165,11 +166,11 @@ struct SessionSuspendTests {
         }) { server in
             var configuration = SessionConfiguration()
             // Grows with a sanitizer's slowdown (the trickle then outlasts it only in a plain build).
-            configuration.timeoutIntervalForRequest = .milliseconds(800) * Sanitizer.timeScale
+            configuration.timeoutIntervalForRequest = .seconds(2) * Sanitizer.timeScale
             let manager = SessionManager(configuration: configuration)
             manager.responseSerializer = HTTPResponseSerializer()
             let trickled = try await manager.data(for: ClientRequest(url: server.url("/trickle")))
-            #expect(trickled.data?.count == 20)  // 2 s in all, but never 800 ms without a byte
+            #expect(trickled.data?.count == 40)  // 4 s in all, twice the idle timeout, but never 2 s without a byte
             await #expect(throws: ClientError(.timedOut)) {
                 try await manager.data(for: ClientRequest(url: server.url("/silent")))
             }
@@ -180,7 +181,7 @@ struct SessionSuspendTests {
             bounded.responseSerializer = HTTPResponseSerializer()
             do throws(ClientError) {
                 _ = try await bounded.data(for: ClientRequest(url: server.url("/trickle")))
-                Issue.record("a 2 s transfer passed a 500 ms resource timeout")
+                Issue.record("a 4 s transfer passed a 500 ms resource timeout")
             } catch {
                 #expect(error.code == .timedOut)
             }
