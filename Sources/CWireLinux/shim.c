@@ -18,7 +18,9 @@ int c_wire_epoll_pwait2(int epfd, struct epoll_event *events, int max, const str
     return epoll_pwait2(epfd, events, max, timeout, NULL);
 }
 
-int c_wire_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
+int c_wire_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags) {
+    return accept4(fd, address, length, flags);
+}
 
 void c_wire_set_thread_name(const char *name) { pthread_setname_np(pthread_self(), name); }
 

@@ -56,8 +56,8 @@ static inline struct epoll_event c_wire_epoll_event_make(uint32_t events, uint64
 /// epoll_pwait2(2): epoll_wait with a nanosecond timeout (Linux 5.11+); NULL waits forever.
 int c_wire_epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct timespec *timeout);
 
-/// accept4(2) with no address out-parameters.
-int c_wire_accept4(int fd, int flags);
+/// accept4(2): the peer's address is written to `address` (at most `*length` bytes; `*length` becomes its size).
+int c_wire_accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 
 /// Names the calling thread (at most 15 bytes are kept).
 void c_wire_set_thread_name(const char *name);

@@ -326,6 +326,16 @@ public final class EventLoop: @unchecked Sendable {
         try? selector.remove(fd)
     }
 
+    /// Ends the registration under `key` of a descriptor the caller closes next, with no `EPOLL_CTL_DEL`: closing the
+    /// last descriptor of an open file description takes it off the epoll set (epoll(7)), so the call would be one
+    /// system call per connection for nothing. Only for a descriptor that no other refers to: one Wire made itself
+    /// (socket(2), accept4(2), close-on-exec, never duplicated). A process forked and not yet exec'd holds a copy for
+    /// that instant: an event still reported meanwhile finds no registration and is dropped.
+    package func deregister(closing key: UInt64) {
+        preconditionInEventLoop()
+        registrations.remove(key)
+    }
+
     /// Calls `handler` on the loop when it closes, unless cancelled first; loop thread only. For work that waits on
     /// no descriptor of its own (a timer, another thread), which the loop would otherwise drop without a word.
     package func onClosing(_ handler: @escaping () -> Void) -> UInt64 {

@@ -6,6 +6,11 @@ import Glibc
 /// or when it is released.
 package final class Socket {
     private var descriptor: FileDescriptor
+    /// The addresses as the call that made the connection learnt them (accept4 writes the peer's, a listener bound to
+    /// one address knows the local one, connect was given the peer's), so that asking costs no getsockname(2) or
+    /// getpeername(2); nil until learnt, then kept.
+    private var knownLocalAddress: SocketAddress?
+    private var knownRemoteAddress: SocketAddress?
 
     init(taking descriptor: consuming FileDescriptor) {
         self.descriptor = descriptor
@@ -80,10 +85,15 @@ package final class Socket {
         try Posix.listen(descriptor.rawValue, backlog: CInt(clamping: backlog))
     }
 
-    /// Accepts one waiting connection, non-blocking, or nil. The C function is `accept4(2)`.
-    func accept() throws(IOError) -> Socket? {
-        guard let accepted = try Posix.accept(descriptor.rawValue) else { return nil }
+    /// Accepts one waiting connection, non-blocking, or nil. The C function is `accept4(2)`, which also gives the
+    /// peer's address; `localAddress` is the connection's own when the caller knows it (a listener bound to one
+    /// address), else it is asked of the kernel when first needed.
+    func accept(localAddress: SocketAddress? = nil) throws(IOError) -> Socket? {
+        var peer: SocketAddress?
+        guard let accepted = try Posix.accept(descriptor.rawValue, peer: &peer) else { return nil }
         let socket = Socket(taking: accepted)
+        socket.knownRemoteAddress = peer
+        socket.knownLocalAddress = localAddress
         // Not every accepted socket is TCP (Unix listeners): ignore ENOTSUP/EOPNOTSUPP there.
         try? socket.setOption(.noDelay(true))
         return socket
@@ -92,7 +102,10 @@ package final class Socket {
     /// Starts connecting. `.processed` means connected at once (Unix sockets, often loopback);
     /// `.wouldBlock` means in progress: wait for writability, then call `finishConnect()`.
     package func connect(to address: SocketAddress) throws(IOError) -> IOResult<Void> {
-        try Posix.connect(descriptor.rawValue, to: address)
+        let result = try Posix.connect(descriptor.rawValue, to: address)
+        // The peer once connected, which is all `remoteAddress()` is asked after.
+        knownRemoteAddress = address
+        return result
     }
 
     /// Completes a non-blocking connect, throwing the error it ended with.
@@ -127,14 +140,16 @@ package final class Socket {
         try Posix.shutdown(descriptor.rawValue, how: direction.rawValue)
     }
 
-    /// The local address. The corresponding C function is `getsockname(2)`.
+    /// The local address: as the socket's maker learnt it, else from `getsockname(2)`.
     package func localAddress() throws(IOError) -> SocketAddress {
-        try Posix.localAddress(descriptor.rawValue)
+        if let knownLocalAddress { return knownLocalAddress }
+        return try Posix.localAddress(descriptor.rawValue)
     }
 
-    /// The peer's address. The corresponding C function is `getpeername(2)`.
+    /// The peer's address: as accept4(2) or connect(2) learnt it, else from `getpeername(2)`.
     package func remoteAddress() throws(IOError) -> SocketAddress {
-        try Posix.remoteAddress(descriptor.rawValue)
+        if let knownRemoteAddress { return knownRemoteAddress }
+        return try Posix.remoteAddress(descriptor.rawValue)
     }
 
     /// Closes the descriptor. The owner must deregister it from its loop first.

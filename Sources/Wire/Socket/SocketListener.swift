@@ -14,8 +14,9 @@ package final class SocketListener: Selectable {
     private let onAccept: (Socket) -> Void
     private let onClose: () -> Void
 
-    /// Connections accepted per readiness event before other work gets a turn.
-    static let acceptsPerWakeup = 64
+    /// The local address of every connection accepted, when the listener is bound to one address (not the wildcard,
+    /// where each connection's is its own): no getsockname(2) per connection.
+    private let acceptedLocalAddress: SocketAddress?
     /// How long to stop accepting after running out of descriptors (EMFILE/ENFILE), instead of
     /// spinning on a listener that stays readable.
     static let descriptorExhaustionPause = Duration.milliseconds(100)
@@ -41,21 +42,22 @@ package final class SocketListener: Selectable {
         try socket.bind(to: address)
         try socket.listen(backlog: backlog)
         localAddress = try socket.localAddress()
+        acceptedLocalAddress = localAddress.isUnspecified ? nil : localAddress
         registrationKey = try loop.register(socket.rawDescriptor, interest: .read, handler: self)
     }
 
+    /// Accepts one connection per readiness event, as nginx does without `multi_accept`: the listener is
+    /// level-triggered, so one still waiting makes the next wait return at once (with whatever else is ready), and
+    /// a lone connection costs no second accept4(2) that finds the queue empty.
     package func ready(_ event: ReadinessEvent) {
-        for _ in 0..<Self.acceptsPerWakeup where !isClosed {
-            do {
-                guard let accepted = try socket.accept() else { return }
-                onAccept(accepted)
-            } catch let error where error.errno.rawValue == EMFILE || error.errno.rawValue == ENFILE {
-                pauseAccepting()
-                return
-            } catch {
-                // ECONNABORTED and friends concern one would-be connection, not the listener.
-                continue
-            }
+        guard !isClosed else { return }
+        do {
+            guard let accepted = try socket.accept(localAddress: acceptedLocalAddress) else { return }
+            onAccept(accepted)
+        } catch let error where error.errno.rawValue == EMFILE || error.errno.rawValue == ENFILE {
+            pauseAccepting()
+        } catch {
+            // ECONNABORTED and friends concern one would-be connection, not the listener.
         }
     }
 

@@ -528,7 +528,8 @@ package final class SocketStream: FileRegionStream, Selectable {
         closeError = error
         if let gatheringCheck { eventLoop.cancelOnLoop(gatheringCheck) }
         gatheringCheck = nil
-        eventLoop.deregister(socket.rawDescriptor, key: registrationKey)
+        // The socket is Wire's own and closed just below, which takes it off the epoll set.
+        eventLoop.deregister(closing: registrationKey)
         try? socket.close()
         writeQueue.removeAll()
         // The regions' files close here unless a handler still holds them: a reset peer or a shutdown leaks none.

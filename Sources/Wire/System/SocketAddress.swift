@@ -74,6 +74,16 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether this is the unspecified (wildcard) IP address, `0.0.0.0` or `::`: a socket bound to it takes each
+    /// connection on whichever of the machine's addresses it came to.
+    package var isUnspecified: Bool {
+        switch storage {
+        case .v4(let address, _): address == 0
+        case .v6(let high, let low, _, _): high == 0 && low == 0
+        case .unix: false
+        }
+    }
+
     /// The port, or nil for a Unix-domain socket.
     public var port: Int? {
         switch storage {
@@ -160,6 +170,11 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
             try fill(bytes.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length)
         }
         return try SocketAddress(sockaddrStorage: raw, length: Int(length))
+    }
+
+    /// Converts an address the kernel wrote into a `sockaddr_storage` (accept4) of `length` bytes.
+    static func fromKernel(_ raw: sockaddr_storage, length: Int) throws(IOError) -> SocketAddress {
+        try SocketAddress(sockaddrStorage: raw, length: length)
     }
 
     /// Converts a kernel `sockaddr` (from getaddrinfo or getsockname) into a value.

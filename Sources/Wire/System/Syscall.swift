@@ -117,11 +117,20 @@ package enum Posix {
         _ = try systemCall("listen") { Glibc.listen(fd, backlog) }
     }
 
-    /// Accepts one pending connection; nil when none is waiting.
-    static func accept(_ fd: CInt) throws(IOError) -> FileDescriptor? {
+    /// Accepts one pending connection, and sets `peer` to its address, which accept4(2) writes in the same call (nil
+    /// for a family Wire does not model); nil when none is waiting.
+    static func accept(_ fd: CInt, peer: inout SocketAddress?) throws(IOError) -> FileDescriptor? {
         let flags = CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
-        switch try nonBlockingCall("accept4", { c_wire_accept4(fd, flags) }) {
-        case .processed(let accepted): return FileDescriptor(owning: accepted)
+        var raw = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = try withUnsafeMutableBytes(of: &raw) { (bytes) throws(IOError) in
+            let address = bytes.baseAddress!.assumingMemoryBound(to: sockaddr.self)
+            return try nonBlockingCall("accept4") { c_wire_accept4(fd, address, &length, flags) }
+        }
+        switch result {
+        case .processed(let accepted):
+            peer = try? SocketAddress.fromKernel(raw, length: Int(length))
+            return FileDescriptor(owning: accepted)
         case .wouldBlock: return nil
         }
     }

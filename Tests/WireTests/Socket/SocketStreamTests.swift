@@ -26,6 +26,19 @@ extension IOSuite {
             try await withLoop { loop in
                 try await withTimeout {
                     let pair = try await makeStreamPair(listeningOn: address, loop: loop)
+                    // Each end's addresses are the other's, whole: the server learns its peer's from accept4(2) and its
+                    // own from the listener's bound address, the client its peer's from connect(2).
+                    let (bound, client, server) = try await loop.submit {
+                        (
+                            pair.listener.value.localAddress,
+                            (pair.client.value.localAddress, pair.client.value.remoteAddress),
+                            (pair.server.value.localAddress, pair.server.value.remoteAddress)
+                        )
+                    }
+                    #expect(server.0 == bound)
+                    #expect(client.1 == bound)
+                    #expect(server.1 == client.0)
+                    #expect(server.1 != nil)
                     try await loop.submit {
                         pair.client.value.write([ByteBuffer(string: "ping")])
                         pair.server.value.write([ByteBuffer(string: "pong!")])
