@@ -2,7 +2,7 @@ import CoreMetrics
 import Logging
 import Synchronization
 import Tracing
-import Wire
+@_spi(Locking) import Wire
 
 /// Logs, metrics and a trace span for every request an `HTTPClient` makes, fed by the client's event listener and
 /// named as OpenTelemetry's HTTP semantic conventions name them.

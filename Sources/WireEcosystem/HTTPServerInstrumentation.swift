@@ -2,7 +2,7 @@ import CoreMetrics
 import Logging
 import Synchronization
 import Tracing
-import Wire
+@_spi(Locking) import Wire
 
 /// Logs, metrics and a trace span for every request an `HTTPServer` answers, through swift-log, swift-metrics and
 /// swift-distributed-tracing, named as OpenTelemetry's HTTP semantic conventions name them.

@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// The client's TLS layer behind `HTTPClientConfiguration.tls`: builds the OpenSSL context on
 /// first use (so a configuration error surfaces as the request's `.localCertificate` error),

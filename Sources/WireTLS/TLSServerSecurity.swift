@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// The server's TLS layer behind `HTTPServerConfiguration.tls`: one OpenSSL context loaded at
 /// `start()`, and a `TLSStream` around every accepted connection.

@@ -9,17 +9,22 @@ import Synchronization
 /// this type instead: after taking the lock it calls `__tsan_acquire`, before giving it up `__tsan_release`, both on
 /// the value's address. The two are looked up once when the process loads (`c_wire_tsan_acquire`); in a build without
 /// the sanitizer each costs a load and a branch, and `withLock` is otherwise `Mutex.withLock`.
-package struct Lock<Value: ~Copyable>: ~Copyable {
-    private let mutex: Mutex<Value>
+@_spi(Locking) public struct Lock<Value: ~Copyable>: ~Copyable {
+    // Visible to inlined code: `withLock` is inlinable so that WireTLS and WireClient get it specialised for their
+    // values. Left opaque, each of its hundreds of calls from those modules went through the generic entry point, which
+    // looks up the metadata of the value, the result and the error at run time. Swift serializes the body of an
+    // `@inlinable` declaration for other modules only when it is public, hence the SPI (`@_spi(Locking) import Wire`)
+    // instead of `package`: public for inlining, out of the API a user sees.
+    @usableFromInline let mutex: Mutex<Value>
 
     /// A lock holding `initialValue`.
-    package init(_ initialValue: consuming sending Value) {
+    public init(_ initialValue: consuming sending Value) {
         mutex = Mutex(initialValue)
     }
 
     /// Runs `body` with the value, holding the lock; as `Mutex.withLock`.
-    @inline(__always)
-    package borrowing func withLock<Result: ~Copyable, E: Error>(
+    @inlinable @inline(__always)
+    public borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         // The mutex's own address (a field of its owner, which never moves): the same for every thread that locks it.
@@ -34,7 +39,7 @@ package struct Lock<Value: ~Copyable>: ~Copyable {
     }
 }
 
-extension Lock: Sendable where Value: ~Copyable {}
+@_spi(Locking) extension Lock: Sendable where Value: ~Copyable {}
 
 /// Happens-before edges that ThreadSanitizer cannot see for itself, for hand-overs outside a `Lock`; each is a no-op
 /// unless the process runs under the sanitizer.

@@ -1,6 +1,6 @@
 import Dispatch
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// Tells whether network activity should be visible (AFNetworkActivityIndicatorManager): a
 /// `NetworkActivityStateMachine` with real timers, fed by the task events of the managers it monitors.

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// An RFC 9111 response cache in memory and, optionally, on disk (NSURLCache); what a
 /// `SessionConfiguration.urlCache` consults.

@@ -1,5 +1,5 @@
 public import FoundationEssentials
-public import Wire
+@_spi(Locking) public import Wire
 import Synchronization
 
 /// A thread-safe cookie jar (HTTPCookieStorage) with RFC 6265's storage and retrieval rules.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// The Public Suffix List (<https://publicsuffix.org>): the names under which unrelated parties register names of
 /// their own (`com`, `co.uk`, `com.de`, `github.io`), so that no cookie may be set for one of them (RFC 6265 §5.3

@@ -1,7 +1,7 @@
 public import Dispatch
 public import FoundationEssentials
 import Synchronization
-public import Wire
+@_spi(Locking) public import Wire
 
 /// AFHTTPSessionManager on Wire: a base URL, a request serializer and the HTTP verbs over a `SessionManager`.
 ///

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// A `RetryPolicy` as an interceptor: it counts each attempt into the retry budget as it is adapted and asks the
 /// policy about each failure, with the time from an injected clock and the jitter from an injected generator.

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// A `multipart/form-data` body built part by part (AFMultipartFormData, AFStreamingMultipartFormData), sent as a
 /// stream that reads each part when its turn comes, so a file part of any size is never held in memory.

@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// Hears the kernel's routing notifications on a Wire event loop and reports "changed", at most once per
 /// `coalescing` interval after the first message of a burst. A lost notification (`ENOBUFS`, `NLMSG_OVERRUN`) or

@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// Takes snapshots over a private routing netlink socket (no multicast groups): dumps of links, addresses and
 /// routes, then a route lookup per destination. The socket is opened once, on the thread that starts the watch

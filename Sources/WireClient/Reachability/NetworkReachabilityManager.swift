@@ -1,6 +1,6 @@
 import Dispatch
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// Watches whether the network, an address or a host can be reached: AFNetworking's
 /// `AFNetworkReachabilityManager` over the kernel's routing netlink.

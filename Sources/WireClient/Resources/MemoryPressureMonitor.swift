@@ -1,6 +1,6 @@
 import Dispatch
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// Where memory-pressure reports come from: the kernel on Linux (`LinuxMemoryPressureSource`), or a test.
 public protocol MemoryPressureSource: Sendable {

@@ -1,7 +1,7 @@
 public import Dispatch
 public import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// Downloads resources with one request per URL however many ask, a bounded number at once, through a memory cache
 /// (AFImageDownloader, for any value).

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// What one owner shows (UIImageView+AFNetworking, for any value): at most one active download, replaced by each new
 /// load, with a placeholder meanwhile.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Synchronization
-public import Wire
+@_spi(Locking) public import Wire
 
 /// Where a credential applies (NSURLProtectionSpace): the origin, the realm and the scheme a 401 or 407 named.
 public struct ProtectionSpace: Sendable, Hashable, Codable {

@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// `allowsCellularAccess == false` on Linux: a new connection whose local address belongs to an
 /// interface the classifier calls `.wwan` is refused, closed before any request goes out on it, and the task fails

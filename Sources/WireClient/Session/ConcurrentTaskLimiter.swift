@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// `maximumConcurrentTasks`: at most `limit` tasks hold a slot (have a request on the wire); the others wait in the
 /// order they were first resumed. `enqueue` is called in `resume()` itself, so the order is the callers', not the

@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// A value behind a `Lock`, in a class so that escaping closures can share it (a `Lock` itself cannot be captured).
 final class Locked<Value: Sendable>: Sendable {

@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// The fields a session sends with every request over the request's own: each of `httpAdditionalHeaders` the
 /// request lacks, then `Accept-Encoding` when the session decodes content and the request has none.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 import WireTLS
 
 /// One session of a manager: the Wire client its tasks run on. `invalidateSession(resetSession: true)` starts a new

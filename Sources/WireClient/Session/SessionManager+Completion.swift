@@ -1,7 +1,7 @@
 import Synchronization
 import Dispatch
 import FoundationEssentials
-import Wire
+@_spi(Locking) import Wire
 
 extension SessionManager {
     /// Completes `task` once, in this order: the download move, `taskDidFinishCollectingMetrics` and

@@ -1,6 +1,6 @@
 import Synchronization
 public import FoundationEssentials
-public import Wire
+@_spi(Locking) public import Wire
 
 /// The session hooks: settable at any time, read when each event happens; they run on the delegate queue.
 extension SessionManager {

@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 extension SessionManager {
     /// Invalidates the session (NSURLSession's `invalidateAndCancel` / `finishTasksAndInvalidate`).

@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 public import WireTLS
 
 /// The security policy of a manager's `https` connections and the server-trust hook.

@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// The transfer chain, assembled in one place. Outermost first:
 ///

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// What a task's transfer ended with, before the download move and serialization.
 struct TransferOutcome: Sendable {

@@ -1,7 +1,7 @@
 public import Dispatch
 import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// Runs data, upload and download tasks on one Wire `HTTPClient` (AFURLSessionManager).
 ///

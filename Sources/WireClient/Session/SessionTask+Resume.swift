@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 public import FoundationEssentials
 
 extension SessionTask {

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// One transfer of a `SessionManager`: a data, upload or download task (NSURLSessionTask).
 ///

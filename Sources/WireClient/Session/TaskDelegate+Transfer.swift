@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// The task's side of its transfer chain: what WireClient's stages ask of the task, answered from the task, its idle
 /// timeout and the manager's hooks.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// Called once when a task completes: the response, the serializer's value (a download: the destination path),
 /// the error. Value and error may both be set (a bad status with a parsable body).

@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// The timeouts of a manager's tasks, watched by one sleeping Swift task instead of one (or two) per task.
 ///

@@ -1,6 +1,6 @@
 import CWireOpenSSL
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// What a client session may be resumed for: the origin, the server name it was sent with, and every setting of the
 /// TLS layer that decides what a handshake proves or presents (the trust roots, the verification mode, the versions,

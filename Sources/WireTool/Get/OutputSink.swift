@@ -1,5 +1,5 @@
 import Glibc
-import Wire
+@_spi(Locking) import Wire
 
 /// Where a transfer's bytes go: standard output, standard error, or a file opened for one transfer.
 ///

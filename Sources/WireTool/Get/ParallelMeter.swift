@@ -1,4 +1,4 @@
-import Wire
+@_spi(Locking) import Wire
 
 /// curl 7.88's combined progress meter for `-Z`: one header, then one line redrawn in place at most twice a second,
 ///

@@ -1,5 +1,5 @@
 import Glibc
-import Wire
+@_spi(Locking) import Wire
 
 /// `--trace FILE` and `--trace-ascii FILE`: every byte a transfer writes and reads, in curl's layout. Sent and
 /// received bytes are shown in plaintext (TLS encrypts below what Wire's byte tap sees); connecting and the TLS

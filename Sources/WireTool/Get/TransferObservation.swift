@@ -1,4 +1,4 @@
-import Wire
+@_spi(Locking) import Wire
 
 /// What `-w` and `--trace` need to know of each transfer, gathered hop by hop: the bytes each request wrote and read
 /// (from Wire's byte tap, `HTTPClientRequest.observesBytes`), when its first byte went out, and its metrics.

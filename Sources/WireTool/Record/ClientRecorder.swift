@@ -1,5 +1,5 @@
 import FoundationEssentials
-import Wire
+@_spi(Locking) import Wire
 
 /// `wire get --record FILE` (and `wire request`): every byte each request wrote and read, from Wire's byte tap
 /// (`HTTPClientRequest.observesBytes`: plaintext, one piece per write and per read), stamped with a monotonic clock

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import Wire
+@_spi(Locking) import Wire
 
 /// `wire serve --record DIR`: each connection the server accepts is recorded to a file of its own in DIR
 /// (`RecordLine`'s format, role "server"), through the server's connection observer (plaintext, one piece per read

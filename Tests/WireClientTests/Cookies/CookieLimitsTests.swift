@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireClient
 
 /// `CookieLimits`: what one cookie, one response, one site and the whole storage may hold, and what one `Cookie`

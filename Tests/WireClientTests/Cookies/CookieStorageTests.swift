@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireClient
 
 /// Matching, ordering, replacement and expiry of `CookieStorage`, with an injected clock.

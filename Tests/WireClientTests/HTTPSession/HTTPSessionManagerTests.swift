@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireClient
 import WireTestSupport
 

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireClient
 
 /// The authenticator: one refresh for any number of concurrent 401s, a failed refresh failing every waiter, and a

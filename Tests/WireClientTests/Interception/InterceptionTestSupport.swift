@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 import WireClient
 
 /// A clock whose time moves only when the test advances it.

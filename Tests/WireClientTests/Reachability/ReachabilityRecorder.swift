@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 import WireClient
 import WireTestSupport
 

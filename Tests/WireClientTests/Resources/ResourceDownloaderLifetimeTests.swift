@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import WireTestSupport
-import Wire
+@_spi(Locking) import Wire
 import WireClient
 
 /// The downloader's and the slot's edges: what releasing a downloader does to its downloads, and URLs that can never

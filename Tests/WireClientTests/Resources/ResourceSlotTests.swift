@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import WireTestSupport
-import Wire
+@_spi(Locking) import Wire
 import WireClient
 
 /// Resource slots: one active load per slot, supersession, placeholders, cache hits before `load` returns, and the

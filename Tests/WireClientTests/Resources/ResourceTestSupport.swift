@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireClient
 
 /// A server whose `/hold/…` responses wait until the test opens that path's gate; everything else answers at once.

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import WireTestSupport
-import Wire
+@_spi(Locking) import Wire
 import WireClient
 import WireTLS
 

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireClient
 
 /// A Wire `HTTPServer` on 127.0.0.1, port 0, with a loop group of its own, answering with a closure; for the

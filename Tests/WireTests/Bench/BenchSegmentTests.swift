@@ -2,7 +2,7 @@ import Foundation
 import Histogram
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireLoad
 import WireTool
 

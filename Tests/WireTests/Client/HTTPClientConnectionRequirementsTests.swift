@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 
 extension IOSuite {
     /// `ConnectionRequirements`: an admission check that refuses closes the new connection before any request

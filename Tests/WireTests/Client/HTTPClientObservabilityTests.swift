@@ -1,7 +1,7 @@
 import Glibc
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireTestSupport
 
 extension IOSuite {

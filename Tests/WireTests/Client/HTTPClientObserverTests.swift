@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 
 extension IOSuite {
     /// The per-request observer and redirect policy, through the public API.

@@ -1,7 +1,7 @@
 import Synchronization
 import Foundation
 import Testing
-import Wire
+@_spi(Locking) import Wire
 
 extension IOSuite {
     /// What the client records of each exchange, and requests pinned to a Unix socket.

@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 
 extension IOSuite {
     /// A server may redirect only to `http` or `https`: never into a local Unix socket (server-side request forgery

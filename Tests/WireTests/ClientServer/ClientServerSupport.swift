@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireTestSupport
 
 /// Wire's client talking to Wire's server in one process, over 127.0.0.1 with an ephemeral port.

@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 
 extension IOSuite {
     /// The loop as a Swift executor: where jobs run, in which order, and that none is stranded.

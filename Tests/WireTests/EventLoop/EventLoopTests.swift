@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireTestSupport
 
 extension IOSuite {

@@ -2,7 +2,7 @@ import Glibc
 import Synchronization
 import Testing
 import WireTestSupport
-import Wire
+@_spi(Locking) import Wire
 
 extension IOSuite {
     /// Objects released while running are shut down for the program that forgot to: no trap, no thread or

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// A proxy from Debian (tinyproxy, danted, microsocks) or a scripted Python peer, started for one test on a loopback
 /// port. CI installs the Debian ones (.ci/run); a suite skips, saying why, only where the binary is missing.

@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
 import WireTestSupport
-import Wire
+@_spi(Locking) import Wire
 
 extension IOSuite {
     /// A connect whose loop shuts down under it ends with `.eventLoopClosed`, whatever it was waiting for.

@@ -3,7 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 import WireTestSupport
-import Wire
+@_spi(Locking) import Wire
 
 /// Tests that open sockets, threads, files or child processes. They run a few at a time beside the package's other I/O
 /// tests (`.sharedIO`); a suite or test inside that compares the process's descriptors from `/proc/self/fd`, measures

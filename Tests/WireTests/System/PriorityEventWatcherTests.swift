@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import WireTestSupport
-import Wire
+@_spi(Locking) import Wire
 
 /// `PriorityEventWatcher` against the kernel: a cgroup v2 group's `cgroup.events` raises POLLPRI when a process
 /// moves in or out (the same kernfs notification as `memory.events`), and PSI triggers are armed or refused; every

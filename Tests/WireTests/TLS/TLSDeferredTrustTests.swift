@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireTLS
 
 /// The deferred trust evaluator (OpenSSL's verdict handed over instead of enforced) and chain verification with

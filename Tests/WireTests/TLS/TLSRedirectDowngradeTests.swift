@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireTLS
 
 extension IOSuite {

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import Wire
+@_spi(Locking) import Wire
 import WireTool
 
 /// The request arrivals a scripted server saw, in order.

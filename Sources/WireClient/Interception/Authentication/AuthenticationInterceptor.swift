@@ -1,5 +1,5 @@
 import Synchronization
-import Wire
+@_spi(Locking) import Wire
 
 /// Applies an `Authenticator`'s credential to every request and refreshes it once however many requests are
 /// refused with it at the same time (Alamofire's `AuthenticationInterceptor`).
