@@ -18,6 +18,7 @@ import Synchronization
     @usableFromInline let mutex: Mutex<Value>
 
     /// A lock holding `initialValue`.
+    @inlinable
     public init(_ initialValue: consuming sending Value) {
         mutex = Mutex(initialValue)
     }
