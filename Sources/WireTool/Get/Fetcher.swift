@@ -285,6 +285,10 @@ struct Fetcher {
         if let file = options.caCertificateFile { tls.trustRoots = .pemFile(file) }
         if options.insecure {
             tls.certificateVerification = .none
+            // Nothing is checked against roots (pins, if any, are matched against the leaf alone), so none are loaded,
+            // as curl loads no CA file under -k: the system bundle is about 1 MiB of memory and its parse. Roots named
+            // on the command line are still loaded.
+            if options.caCertificateFile == nil && options.caDirectory == nil { tls.trustRoots = .der([]) }
         } else if options.noVerifyHost {
             tls.certificateVerification = .noHostnameVerification
         }
