@@ -110,11 +110,11 @@ extension BenchCommand {
         configuration.maxConnectionsPerHost = max(configuration.maxConnectionsPerHost, connections)
         var tls = TLSConfiguration()
         if let cacert { tls.trustRoots = .pemFile(cacert) }
-        if insecure { tls.certificateVerification = .none }
+        if insecure { tls.waiveVerification() }
         configuration.tls = tls
         var proxyTLS = TLSConfiguration()
         if let proxyCacert { proxyTLS.trustRoots = .pemFile(proxyCacert) }
-        if proxyInsecure { proxyTLS.certificateVerification = .none }
+        if proxyInsecure { proxyTLS.waiveVerification() }
         configuration.proxyTLS = proxyTLS
         return try BenchConnector(loops: loops, target: target, configuration: configuration)
     }

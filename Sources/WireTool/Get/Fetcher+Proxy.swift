@@ -52,7 +52,7 @@ extension Fetcher {
         configuration.tunnelsThroughHTTPProxy = options.tunnel
         var tls = TLSConfiguration()
         if let file = options.caCertificateFile { tls.trustRoots = .pemFile(file) }
-        if options.insecure { tls.certificateVerification = .none }
+        if options.insecure { tls.waiveVerification() }
         configuration.proxyTLS = tls
     }
 

@@ -283,12 +283,9 @@ struct Fetcher {
     static func tlsConfiguration(_ options: FetchOptions.TLSOptions) throws(TransferFailure) -> TLSConfiguration {
         var tls = TLSConfiguration()
         if let file = options.caCertificateFile { tls.trustRoots = .pemFile(file) }
+        tls.trustDirectory = options.caDirectory
         if options.insecure {
-            tls.certificateVerification = .none
-            // Nothing is checked against roots (pins, if any, are matched against the leaf alone), so none are loaded,
-            // as curl loads no CA file under -k: the system bundle is about 1 MiB of memory and its parse. Roots named
-            // on the command line are still loaded.
-            if options.caCertificateFile == nil && options.caDirectory == nil { tls.trustRoots = .der([]) }
+            tls.waiveVerification()
         } else if options.noVerifyHost {
             tls.certificateVerification = .noHostnameVerification
         }
@@ -297,7 +294,6 @@ struct Fetcher {
         if options.minimumVersion == "1.3" { tls.minimumVersion = .tls13 }
         // 1.0 and 1.1 are refused per https URL (RequestBuilder.checkRoute): Wire speaks neither.
         if options.maximumVersion == "1.2" { tls.maximumVersion = .tls12 }
-        tls.trustDirectory = options.caDirectory
         tls.cipherList = options.ciphers
         tls.tls13CipherSuites = options.tls13Ciphers
         tls.groups = options.curves
