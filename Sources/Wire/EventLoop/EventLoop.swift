@@ -65,18 +65,22 @@ public final class EventLoop: @unchecked Sendable {
     private var doorbell: EventFD
     /// Threads between counting themselves in under the lock and finishing their ring of the doorbell.
     private let ringers = Atomic<Int>(0)
-    private var timers = TimerQueue<() -> Void>()
+    // The timer queue and the work queues below opt out of dynamic exclusivity checks, which every turn of the loop
+    // paid several times over (a request is a few turns): they are the loop thread's alone, and each access is one
+    // append, swap, pop or read; none is held across a call out (a timer's task runs after `popExpired` returned, a
+    // queue is swapped out before its work runs).
+    @exclusivity(unchecked) private var timers = TimerQueue<() -> Void>()
     /// Work queued from the loop's own thread: no lock, no doorbell.
-    private var localWork: [LocalWork] = []
+    @exclusivity(unchecked) private var localWork: [LocalWork] = []
     /// Closures and jobs queued through the public entry points from the loop's own thread.
-    private var localJobs: [Work] = []
+    @exclusivity(unchecked) private var localJobs: [Work] = []
     /// The queues being run, swapped with the ones above (and with the shared queue) rather than copied: a copy
     /// shares its storage, so emptying the queue for the next round would allocate a new one each time.
-    private var runningWork: [LocalWork] = []
-    private var runningJobs: [Work] = []
-    private var runningBatch: [Work] = []
+    @exclusivity(unchecked) private var runningWork: [LocalWork] = []
+    @exclusivity(unchecked) private var runningJobs: [Work] = []
+    @exclusivity(unchecked) private var runningBatch: [Work] = []
     /// Resumptions of tasks on other executors queued during this iteration (`handOver`).
-    private var handOvers: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) private var handOvers: [@Sendable () -> Void] = []
     @exclusivity(unchecked) private var registrations = RegistrationTable<any Selectable>()
     /// Loop-confined work waiting on something other than a descriptor (a connect between attempts, a name
     /// lookup), told when the loop closes so that it can fail instead of waiting forever.
