@@ -38,6 +38,14 @@ let package = Package(
             name: "ClientProfile",
             dependencies: [.product(name: "Wire", package: wirePackage)]
         ),
+        // The manager's instructions per request under callgrind, beside HTTPClient's (issue 28): a synchronous main.
+        .executableTarget(
+            name: "ManagerProfile",
+            dependencies: [
+                .product(name: "Wire", package: wirePackage),
+                .product(name: "WireClient", package: wirePackage),
+            ]
+        ),
         // WireEcosystem's client bridge: CPU per request with no listener, a counting listener, the bridge on no-op
         // backends, and on a counting metrics backend (issue 30). Depends on swift-metrics itself.
         .executableTarget(
