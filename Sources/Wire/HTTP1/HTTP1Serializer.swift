@@ -31,20 +31,20 @@ public enum HTTP1Serializer {
 
     private static func validateRequestLine(_ head: HTTPRequestHead) throws(HTTP1SerializationError) {
         let method = head.method.rawValue
-        guard !method.isEmpty, method.utf8.allSatisfy(CharacterClasses.isToken) else {
+        guard !method.isEmpty, withUTF8(of: method, { isToken($0) }) else {
             throw HTTP1SerializationError(.invalidMethod, detail: method)
         }
         // The target may not be empty or hold SP, which would shift the version, or any control byte.
-        guard !head.target.isEmpty, head.target.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+        guard !head.target.isEmpty, withUTF8(of: head.target, { isTarget($0) }) else {
             throw HTTP1SerializationError(.invalidTarget, detail: head.target)
         }
         try validateVersion(head.version)
     }
 
     private static func appendRequestLine(_ head: HTTPRequestHead, to buffer: inout [UInt8]) {
-        buffer.append(contentsOf: head.method.rawValue.utf8)
+        appendUTF8(of: head.method.rawValue, to: &buffer)
         buffer.append(ASCII.space)
-        buffer.append(contentsOf: head.target.utf8)
+        appendUTF8(of: head.target, to: &buffer)
         buffer.append(ASCII.space)
         appendVersion(head.version, to: &buffer)
         buffer.append(ASCII.cr)
@@ -90,15 +90,17 @@ public enum HTTP1Serializer {
     }
 
     private static func validateAddedValue(_ value: String?) throws(HTTP1SerializationError) {
-        guard var value else { return }
-        guard value.withUTF8({ isFieldValue($0) }) else { throw HTTP1SerializationError(.invalidFieldValue, detail: value) }
+        guard let value else { return }
+        guard withUTF8(of: value, { isFieldValue($0) }) else {
+            throw HTTP1SerializationError(.invalidFieldValue, detail: value)
+        }
     }
 
     private static func appendField(_ name: StaticString, _ value: String, to buffer: inout [UInt8]) {
         appendASCII(name, to: &buffer)
         buffer.append(ASCII.colon)
         buffer.append(ASCII.space)
-        buffer.append(contentsOf: value.utf8)
+        appendUTF8(of: value, to: &buffer)
         buffer.append(ASCII.cr)
         buffer.append(ASCII.lf)
     }
@@ -284,6 +286,27 @@ public enum HTTP1Serializer {
     @inline(__always)
     static func appendASCII(_ text: StaticString, to buffer: inout [UInt8]) {
         buffer.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Runs `body` over `text`'s UTF-8 bytes in one buffer: a native or small string lends its own (a small one's
+    /// copied to the stack), without the element-by-element walk of its UTF-8 view, on every request's head.
+    @inline(__always)
+    static func withUTF8<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = text
+        return copy.withUTF8(body)
+    }
+
+    /// Appends `text`'s UTF-8 bytes with one copy.
+    @inline(__always)
+    static func appendUTF8(of text: String, to buffer: inout [UInt8]) {
+        withUTF8(of: text) { buffer.append(contentsOf: $0) }
+    }
+
+    /// Whether `bytes` may be a request target: not holding SP (which would shift the version) or a control byte.
+    static func isTarget(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where byte <= 0x20 || byte == 0x7F { return false }
+        return true
     }
 
     /// Appends `value` (not negative) in decimal without making a `String`.

@@ -35,6 +35,15 @@ struct HTTPURLTests {
             text: "http://host:000000000000000000000080/", scheme: "http", host: "host", port: 80, target: "/",
             hostHeader: "host"),
         Parsed(text: "http://h:65535", scheme: "http", host: "h", port: 65535, target: "/", hostHeader: "h:65535"),
+        Parsed(text: "http://h:1", scheme: "http", host: "h", port: 1, target: "/", hostHeader: "h:1"),
+        Parsed(text: "https://h:80", scheme: "https", host: "h", port: 80, target: "/", hostHeader: "h:80"),
+        // Longer than a small string (15 bytes), with and without brackets.
+        Parsed(
+            text: "http://a-rather-long-host-name.example:10000/x", scheme: "http", host: "a-rather-long-host-name.example",
+            port: 10000, target: "/x", hostHeader: "a-rather-long-host-name.example:10000"),
+        Parsed(
+            text: "http://[2001:db8:85a3::8a2e:370:7334]:8443/", scheme: "http", host: "2001:db8:85a3::8a2e:370:7334",
+            port: 8443, target: "/", hostHeader: "[2001:db8:85a3::8a2e:370:7334]:8443"),
         Parsed(
             text: "http://example.com/a#b?c", scheme: "http", host: "example.com", port: 80, target: "/a",
             hostHeader: "example.com"),
