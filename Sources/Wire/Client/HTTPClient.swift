@@ -23,19 +23,35 @@ public final class HTTPClient: Sendable {
     /// since a static cannot throw).
     private let startFailure: HTTPClientError?
     private let ownsGroup: Bool
-    private let pools = Lock<[ConnectionPool.Key: ConnectionPool]>([:])
+    private let pools = Lock(Pools())
+
+    /// The client's pools by key, and the one used last: most clients talk to one origin, and comparing a key with
+    /// the last one's is cheaper than hashing it (its host and scheme strings) on every request.
+    private struct Pools {
+        var byKey: [ConnectionPool.Key: ConnectionPool] = [:]
+        var last: ConnectionPool?
+
+        var all: [ConnectionPool] { Array(byKey.values) }
+
+        mutating func pool(for key: ConnectionPool.Key) -> ConnectionPool? {
+            if let last, last.key == key { return last }
+            guard let pool = byKey[key] else { return nil }
+            last = pool
+            return pool
+        }
+    }
 
     /// The state of each of the client's connection pools now, one per origin (and per proxy route), in no particular
     /// order: connections open, idle, leased and being opened, requests waiting and the oldest one's wait,
     /// connections opened and closed so far. Each pool's counts are taken in one step; pools are read one after the
     /// other.
     public func poolSnapshots() -> [HTTPClientPoolSnapshot] {
-        pools.withLock { Array($0.values) }.map { $0.snapshot() }
+        pools.withLock { $0.all }.map { $0.snapshot() }
     }
 
     /// Connections the pools hold on to, over all origins (for tests that check closed ones are let go).
     package var retainedConnectionCount: Int {
-        pools.withLock { Array($0.values) }.reduce(0) { $0 + $1.retainedConnectionCount }
+        pools.withLock { $0.all }.reduce(0) { $0 + $1.retainedConnectionCount }
     }
     private let isShutDown = Atomic<Bool>(false)
 
@@ -81,7 +97,7 @@ public final class HTTPClient: Sendable {
     /// `HTTPClient.shared`, which lives as long as the process.
     public func shutdown() async {
         guard !isShared, !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let all = pools.withLock { Array($0.values) }
+        let all = pools.withLock { $0.all }
         for pool in all { pool.shutDown() }
         if ownsGroup, let group { await group.shutdownGracefully() }
     }
@@ -91,7 +107,7 @@ public final class HTTPClient: Sendable {
         // hold and let the loops stop on their own.
         guard !isShutDown.load(ordering: .acquiring) else { return }
         ImplicitShutdownWarning.emit(for: "HTTPClient")
-        for pool in pools.withLock({ Array($0.values) }) { pool.shutDown() }
+        for pool in pools.withLock({ $0.all }) { pool.shutDown() }
         if ownsGroup, let group { group.stopWithoutWaiting() }
     }
 
@@ -295,7 +311,7 @@ public final class HTTPClient: Sendable {
     ) throws(HTTPClientError) -> ConnectionPool {
         let group = try runningGroup()
         return pools.withLock { pools in
-            if let pool = pools[key] { return pool }
+            if let pool = pools.pool(for: key) { return pool }
             let pool = ConnectionPool(
                 key: key,
                 configuration: .init(
@@ -307,7 +323,8 @@ public final class HTTPClient: Sendable {
                     samplesTCPInfo: configuration.samplesTCPInfo, listener: configuration.eventListener,
                     socketOptions: configuration.socketOptions),
                 group: group)
-            pools[key] = pool
+            pools.byKey[key] = pool
+            pools.last = pool
             return pool
         }
     }
@@ -341,7 +358,7 @@ public final class HTTPClient: Sendable {
         }
         let proxyPool = try pool(forProxy: proxy, requirements: requirements)
         guard url.isTLS || configuration.tunnelsThroughHTTPProxy else { return proxyPool }
-        if let pool = pools.withLock({ $0[key] }) { return pool }
+        if let pool = pools.withLock({ $0.pool(for: key) }) { return pool }
         let authority = url.host.utf8.contains(UInt8(ascii: ":")) ? "[\(url.host)]:\(port)" : "\(url.host):\(port)"
         let setup = ConnectionPool.TunnelSetup(
             proxyPool: proxyPool, connectHead: try connectHead(authority, headers: proxy.fieldsForProxy(HTTPHeaders())),

@@ -240,13 +240,13 @@ package final class ConnectionPool: Sendable {
     func leaseIdleConnection(pipelinable: Bool = false) -> Lease? {
         state.withLock { state -> Lease? in
             // The machine holds an entry for every connection it holds; were one missing, the general path decides.
-            guard let next = state.machine.nextIdleConnection, var entry = state.entries[next],
-                let connection = state.machine.takeIdleConnection(pipelinable: pipelinable)
+            // The entry is changed where it is, through its index: one lookup, no copy of it out and back.
+            guard let next = state.machine.nextIdleConnection, let index = state.entries.index(forKey: next),
+                state.machine.takeIdleConnection(pipelinable: pipelinable) == next
             else { return nil }
             // `.cancelIdleTimeout`: the pending timer stays and finds nothing due when it fires.
-            entry.idleDeadline = nil
-            defer { state.entries[connection] = entry }
-            return entry.lease(pipelined: false)
+            state.entries.values[index].idleDeadline = nil
+            return state.entries.values[index].lease(pipelined: false)
         }
     }
 
@@ -280,9 +280,9 @@ package final class ConnectionPool: Sendable {
     /// actions: nil when the machine decides otherwise; else the idle timer to arm, if none is pending.
     private func parkIdle(_ id: Machine.ConnectionID, now: Deadline) -> (EventLoop, Deadline)?? {
         state.withLock { state -> (EventLoop, Deadline)?? in
-            guard var entry = state.entries[id], let deadline = state.machine.releaseToIdle(id, now: now) else { return nil }
-            defer { state.entries[id] = entry }
-            return .some(entry.wantIdleTimeout(at: deadline))
+            guard let index = state.entries.index(forKey: id), let deadline = state.machine.releaseToIdle(id, now: now)
+            else { return nil }
+            return .some(state.entries.values[index].wantIdleTimeout(at: deadline))
         }
     }
 
