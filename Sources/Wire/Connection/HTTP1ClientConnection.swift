@@ -52,31 +52,32 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     }
 
     /// A request in flight: what its task waits on and what its metrics record. What happens to it is the
-    /// machine's to decide.
+    /// machine's to decide. Its state, as the connection's, is the loop's alone and each access is a read, an
+    /// assignment or one value's mutating call, never held across a call out: no dynamic exclusivity checks.
     private final class Exchange {
         let id: ExchangeID
         let metrics: HTTPClientMetrics
         /// Where the response head goes, until it is delivered: then dropped, because what it
         /// captures holds the body, and the connection must not keep a body its reader let go of
         /// (dropping it unread is how a reader abandons a response).
-        var respond: Responder?
+        @exclusivity(unchecked) var respond: Responder?
         /// The body's channel, once the head is delivered (nil while a response is dropped or held for a tunnel).
-        var body: BodyChannel?
+        @exclusivity(unchecked) var body: BodyChannel?
         /// The task waiting for `100 Continue`, parked while the machine says it waits.
-        var continueWaiter: CheckedContinuation<Bool, Never>?
+        @exclusivity(unchecked) var continueWaiter: CheckedContinuation<Bool, Never>?
         /// The task whose upload waits for the socket to drain.
-        var drainWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
+        @exclusivity(unchecked) var drainWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
         /// The read loop reached this request (for the metrics' first byte, and to tell a failure before the
         /// response from one inside it).
-        var sawFirstByte = false
-        var bodyBytes = 0
+        @exclusivity(unchecked) var sawFirstByte = false
+        @exclusivity(unchecked) var bodyBytes = 0
         /// Whether a body goes with the request, and how many of its bytes were written (for the listener).
-        var hasBody = false
-        var sentBodyBytes = 0
+        @exclusivity(unchecked) var hasBody = false
+        @exclusivity(unchecked) var sentBodyBytes = 0
         /// A 2xx head answering CONNECT, held until the parser confirms the switch (`.holdHeadForTunnel`).
-        var tunnelHead: HTTPResponseHead?
+        @exclusivity(unchecked) var tunnelHead: HTTPResponseHead?
         /// Told of every byte of this exchange as it is written and read; nil (the usual case) for none.
-        var tap: ByteTap?
+        @exclusivity(unchecked) var tap: ByteTap?
 
         init(id: ExchangeID, metrics: HTTPClientMetrics) {
             self.id = id
@@ -93,16 +94,19 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
 
     let loop: EventLoop
     private let stream: any ByteStream
-    private var parser: HTTP1Parser
-    private var machine = HTTP1ClientConnectionStateMachine()
+    // The state below is the loop's alone, and no access to it is held across a call out (a machine's event returns
+    // its actions, performed after): unchecked, as SocketStream's, it costs no dynamic exclusivity check per access
+    // (about 20 per request).
+    @exclusivity(unchecked) private var parser: HTTP1Parser
+    @exclusivity(unchecked) private var machine = HTTP1ClientConnectionStateMachine()
     /// Requests in flight, oldest first: the first owns the response being parsed. More than one
     /// only when pipelining.
-    private var exchanges: [Exchange] = []
-    private var nextExchangeID = 0
+    @exclusivity(unchecked) private var exchanges: [Exchange] = []
+    @exclusivity(unchecked) private var nextExchangeID = 0
     /// The error that closed the connection while no request was under way, for the next request
     /// to report: a TLS 1.3 server refuses a client certificate only after the handshake, and a
     /// peer may reset a connection just made, before the first request.
-    private var idleCloseError: HTTPClientError?
+    @exclusivity(unchecked) private var idleCloseError: HTTPClientError?
     /// Set by the owner (the pool, which knows it by an ID of its own): called once per started request when it is done with the connection,
     /// with whether the connection may be reused.
     var onRelease: ((HTTP1ClientConnection, _ reusable: Bool) -> Void)?
@@ -113,15 +117,15 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     /// Whether each exchange's metrics get a `TCP_INFO` sample as its response ends (one `getsockopt`).
     var samplesTCPInfo = false
     /// The read timer, armed and re-armed as the machine says (`.armReadTimer`).
-    private var readTimer: TimerQueue<() -> Void>.ID?
+    @exclusivity(unchecked) private var readTimer: TimerQueue<() -> Void>.ID?
     /// Response heads parsed during the read being handled, handed over at the end of the loop iteration: a small
     /// response's body and end usually arrive in the same read, and its task then finds the body
     /// complete instead of waking once for the head and again for each part of the body.
-    private var deliveries: [(respond: Responder, start: ResponseStart)] = []
+    @exclusivity(unchecked) private var deliveries: [(respond: Responder, start: ResponseStart)] = []
     /// The ones being handed over (swapped with `deliveries`, so neither array is reallocated per round).
-    private var delivering: [(respond: Responder, start: ResponseStart)] = []
-    private var handOverScheduled = false
-    private var isHandlingRead = false
+    @exclusivity(unchecked) private var delivering: [(respond: Responder, start: ResponseStart)] = []
+    @exclusivity(unchecked) private var handOverScheduled = false
+    @exclusivity(unchecked) private var isHandlingRead = false
 
     /// The request whose response is being read.
     private var oldest: Exchange? { exchanges.first }
