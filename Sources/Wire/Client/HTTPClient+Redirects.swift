@@ -7,12 +7,12 @@ extension HTTPClient {
         let origin = try request.parsedURL()
         var url = origin
         // Checked before a connection is leased: a negative length would reach the serializer.
-        if let length = request.body?.streamLength, length < 0 {
+        if let length = request.bodyBox?.body.streamLength, length < 0 {
             throw HTTPClientError(.invalidRequest, "the body stream's length is \(length); it must be zero or more")
         }
         var method = request.method
         var headers = request.headers
-        var body = request.body
+        var body = request.bodyBox
         let socketPath = request.unixSocketPath
         var redirects = 0
         let policy = request.redirects ?? configuration.redirects
@@ -59,7 +59,7 @@ extension HTTPClient {
             if becomesGET {
                 nextMethod = .get
                 nextBody = nil
-            } else if let nextBodyValue = nextBody, !nextBodyValue.isReplayable {
+            } else if let nextBodyValue = nextBody, !nextBodyValue.body.isReplayable {
                 // A streamed body cannot be sent twice: give the redirect to the caller.
                 return response
             }

@@ -189,12 +189,12 @@ public final class HTTPClient: Sendable {
     nonisolated(nonsending) func executeWithRetry(
         url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, allowsPipelining: Bool = true,
         proxy proxyConfiguration: ProxyConfiguration? = nil,
-        method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?,
+        method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.BodyBox?,
         observation: RequestObservation? = nil,
         metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         let route = try proxyRoute(for: url, via: socketPath, configuration: proxyConfiguration ?? configuration.proxy)
-        let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
+        let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.body.isReplayable ?? true)
         var attempt = 0
         var unsentRetries = 0
         while true {
@@ -264,11 +264,11 @@ public final class HTTPClient: Sendable {
     /// Whether a request may be pipelined: idempotent (so it can be replayed if the connection
     /// closes before its response), keep-alive, without `Expect`, and with its whole body in memory
     /// (so it is written at once and never interleaves with the next).
-    private func isPipelinable(method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.Body?) -> Bool {
+    private func isPipelinable(method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.BodyBox?) -> Bool {
         guard method.isIdempotent, !headers.containsToken("close", inFieldsNamed: "connection"), !headers.contains(name: "expect")
         else { return false }
-        switch body {
-        case .none: return true
+        guard let body else { return true }
+        switch body.body {
         case .bytes(let bytes): return configuration.expectContinueThreshold.map { bytes.readableBytes < $0 } ?? true
         case .file, .stream, .replayable, .segments: return false
         }
@@ -443,7 +443,7 @@ public final class HTTPClient: Sendable {
     /// (`Proxy.fieldsForProxy(_:)`).
     private func prepare(
         url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders,
-        body: HTTPClientRequest.Body?, forwardingTo proxy: Proxy? = nil
+        body bodyBox: HTTPClientRequest.BodyBox?, forwardingTo proxy: Proxy? = nil
     ) throws(HTTPClientError) -> PreparedRequest {
         var headers = headers
         var target = url.target
@@ -458,28 +458,30 @@ public final class HTTPClient: Sendable {
         let framing: HTTP1Serializer.BodyFraming
         var inline: ByteBuffer?
         var file: FileReader?
-        switch body {
-        case .none:
+        if let bodyBox {
+            switch bodyBox.body {
+            case .bytes(let bytes):
+                framing = .contentLength(bytes.readableBytes)
+                inline = bytes
+            case .file(let path):
+                do { file = try FileReader(path: path) } catch {
+                    throw HTTPClientError(.invalidRequest, "cannot read the body file \(path): \(error)", ioError: error)
+                }
+                framing = .contentLength(file!.size)
+            case .stream(let length, _), .replayable(let length, _):
+                framing = length.map { .contentLength($0) } ?? .chunked
+            case .segments(let segments, _):
+                framing = .contentLength(segments.reduce(0) { $0 + $1.count })
+            }
+        } else {
             // RFC 9110 §8.6: a request without content sends no Content-Length, except for methods
             // whose semantics anticipate content, where 0 tells the server there is none.
             framing = method == .post || method == .put || method == .patch ? .contentLength(0) : .asInHeaders
-        case .bytes(let bytes):
-            framing = .contentLength(bytes.readableBytes)
-            inline = bytes
-        case .file(let path):
-            do { file = try FileReader(path: path) } catch {
-                throw HTTPClientError(.invalidRequest, "cannot read the body file \(path): \(error)", ioError: error)
-            }
-            framing = .contentLength(file!.size)
-        case .stream(let length, _), .replayable(let length, _):
-            framing = length.map { .contentLength($0) } ?? .chunked
-        case .segments(let segments, _):
-            framing = .contentLength(segments.reduce(0) { $0 + $1.count })
         }
         if framing == .chunked && version < .http1_1 {
             throw HTTPClientError(.invalidRequest, "a body of unknown length needs chunked coding, which \(version) lacks")
         }
-        if let threshold = configuration.expectContinueThreshold, version >= .http1_1, body != nil,
+        if let threshold = configuration.expectContinueThreshold, version >= .http1_1, bodyBox != nil,
             !headers.contains(name: "expect")
         {
             let length: Int? =
@@ -496,13 +498,15 @@ public final class HTTPClient: Sendable {
             throw HTTPClientError(.invalidRequest, "\(error)")
         }
         let expectsContinue =
-            (added.expectContinue || headers.containsToken("100-continue", inFieldsNamed: "expect")) && body != nil
+            (added.expectContinue || headers.containsToken("100-continue", inFieldsNamed: "expect")) && bodyBox != nil
         let keepAlive = !headers.containsToken("close", inFieldsNamed: "connection")
-        let streamed =
-            switch body {
-            case .stream, .replayable, .segments: true;
-            default: false
+        var streamed = false
+        if let bodyBox {
+            switch bodyBox.body {
+            case .stream, .replayable, .segments: streamed = true
+            case .bytes, .file: break
             }
+        }
         let requestComplete = file == nil && !streamed && !expectsContinue
         return PreparedRequest(
             headBytes: headBytes, framing: framing, inline: inline, file: file, expectsContinue: expectsContinue,
@@ -511,7 +515,7 @@ public final class HTTPClient: Sendable {
 
     nonisolated(nonsending) private func send(
         _ prepared: sending PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
-        body: HTTPClientRequest.Body?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
+        body bodyBox: HTTPClientRequest.BodyBox?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
         observation: RequestObservation?, proxy: Proxy?
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         let (headBytes, framing, inline, file) = (prepared.headBytes, prepared.framing, prepared.inline, prepared.file)
@@ -583,7 +587,7 @@ public final class HTTPClient: Sendable {
         // so its awaits on the loop (the drain between parts, 100 Continue) resume on the loop's
         // own thread instead of hopping to a pool thread and back.
         return try await sendInPartsOnLoop(
-            connection: connection, url: url, method: method, body: body, inline: inline,
+            connection: connection, url: url, method: method, body: bodyBox?.body, inline: inline,
             file: file, framing: framing, headBytes: headBytes, keepAlive: keepAlive,
             expectsContinue: expectsContinue, metrics: metrics, abort: abort,
             observation: observation)

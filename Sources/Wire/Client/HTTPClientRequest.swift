@@ -25,7 +25,15 @@ public struct HTTPClientRequest: Sendable {
     /// are added when absent.
     public var headers: HTTPHeaders
     /// The body, if any.
-    public var body: Body?
+    public var body: Body? {
+        get { bodyBox?.body }
+        set { bodyBox = newValue.map(BodyBox.init) }
+    }
+    /// The body behind one reference. `Body` holds an `AsyncThrowingStream`, whose layout the compiler does not know
+    /// outside the standard library: every copy of a `Body?`, and of a request holding one, would go through the
+    /// runtime's value witnesses, and every one in an async frame would be allocated on the task; a reference is
+    /// copied with a retain, and a request without a body has none.
+    package private(set) var bodyBox: BodyBox?
     /// Connect to this Unix domain socket whatever the URL's host, for this request and every
     /// redirect it follows (curl's `--unix-socket`). The URL still gives the target and `Host`.
     public var unixSocketPath: String?
@@ -77,6 +85,15 @@ public struct HTTPClientRequest: Sendable {
         switch location {
         case .text(let text): try HTTPURL(text)
         case .parsed(let url): url
+        }
+    }
+
+    /// A body behind a reference (`bodyBox`).
+    package final class BodyBox: Sendable {
+        package let body: Body
+
+        package init(_ body: Body) {
+            self.body = body
         }
     }
 

@@ -142,6 +142,8 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
     ///   - token: The element to look for.
     ///   - name: The field name, matched case-insensitively.
     public func containsToken(_ token: String, inFieldsNamed name: String) -> Bool {
+        // No fields (most requests a client makes): nothing to look for, and no string to lend its bytes.
+        guard !index.isEmpty else { return false }
         var token = token
         var name = name
         return token.withUTF8 { tokenBytes in
@@ -283,6 +285,7 @@ public struct HTTPHeaders: Sendable, RandomAccessCollection, ExpressibleByDictio
 
     /// Calls `body` with each position whose name matches `name` case-insensitively.
     package func forEachPosition(named name: String, _ body: (Int) -> Void) {
+        guard !index.isEmpty else { return }
         var name = name
         name.withUTF8 { query in forEachPosition(named: query, body) }
     }
