@@ -57,15 +57,20 @@ public struct HTTPBody: AsyncSequence, Sendable {
     /// - Throws: `HTTPBodyError.tooLarge` once more than `maxBytes` arrive (the rest is not read),
     ///   or the error that ended the stream.
     nonisolated(nonsending) public func collect(upTo maxBytes: Int) async throws -> ByteBuffer {
+        var iterator = makeAsyncIterator()
         var collected = ByteBuffer()
-        for try await chunk in self {
+        while true {
+            // What the channel holds already is taken without an await: a small response's body and end arrive with
+            // its head, and each await costs the task a check of its executor on the way back (four per body).
+            let next: ByteBuffer?
+            if let ready = try iterator.nextIfReady() { next = ready } else { next = try await iterator.next() }
+            guard let chunk = next else { return collected }
             guard collected.readableBytes + chunk.readableBytes <= maxBytes else {
                 channel.cancel()
                 throw HTTPBodyError.tooLarge(limit: maxBytes)
             }
             if collected.readableBytes == 0 { collected = chunk } else { collected.writeBuffer(chunk) }
         }
-        return collected
     }
 
     /// Reads and discards the rest of the body, so the connection can be reused.
@@ -85,6 +90,13 @@ public struct HTTPBody: AsyncSequence, Sendable {
         nonisolated(nonsending) public mutating func next() async throws -> ByteBuffer? {
             guard isFirst else { throw HTTPBodyError.alreadyConsumed }
             return try await consumer.channel.next()
+        }
+
+        /// What `next()` would return without waiting: `.some` of a chunk or of nil at the end, or nil when it
+        /// would wait (and when the task is cancelled, which `next()` answers).
+        func nextIfReady() throws -> ByteBuffer?? {
+            guard isFirst else { throw HTTPBodyError.alreadyConsumed }
+            return try consumer.channel.nextIfReady()
         }
     }
 }
@@ -315,20 +327,25 @@ package final class BodyChannel: Sendable {
         }
     }
 
+    /// The next chunk if one is here (`.some(nil)` at the end), without waiting; nil when `next()` would wait, and
+    /// for a cancelled task, which `next()` answers (its handler abandons the body at once).
+    func nextIfReady() throws -> ByteBuffer?? {
+        guard !Task.isCancelled else { return nil }
+        switch take(registering: nil) {
+        case .chunk(let chunk, let resume):
+            resume?.resumeProducing()
+            return .some(chunk)
+        case .end: return .some(nil)
+        case .error(let error): throw error
+        case .wait: return nil
+        }
+    }
+
     nonisolated(nonsending) func next() async throws -> ByteBuffer? {
         // What is already here is taken without suspending: no continuation, no cancellation handler (a small
         // response's body and end are in the channel when its task first reads it). A cancelled task goes the
         // long way, where the handler abandons the body at once.
-        if !Task.isCancelled {
-            switch take(registering: nil) {
-            case .chunk(let chunk, let resume):
-                resume?.resumeProducing()
-                return chunk
-            case .end: return nil
-            case .error(let error): throw error
-            case .wait: break
-            }
-        }
+        if let ready = try nextIfReady() { return ready }
         return try await withTaskCancellationHandler {
             // The producer's loop may resume the waiter before this task has suspended: the runtime then tells the
             // sanitizer nothing, so the chunk handed over is published by hand once the wait ends, either way.
