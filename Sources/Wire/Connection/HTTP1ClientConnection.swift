@@ -386,9 +386,13 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
                 exchange.sawFirstByte = true
                 exchange.metrics.update { $0.timings.firstByte = now - exchange.metrics.start }
             }
-            let step: HTTP1ParseStep
+            let step: HTTP1LeanStep
             do {
-                step = try buffer.withReadableSpan { (span) throws(HTTP1ParseError) -> HTTP1ParseStep in try parser.parse(span) }
+                // The lean step leaves a head in the parser until taken: no event holding it is copied on the way
+                // out (a head event is a large enum, copied and destroyed through its value witnesses).
+                step = try buffer.withUnsafeReadableBytes { (bytes) throws(HTTP1ParseError) -> HTTP1LeanStep in
+                    try parser.parseLean(bytes.assumingMemoryBound(to: UInt8.self))
+                }
             } catch {
                 perform(
                     machine.failed(.protocolOrIOError),
@@ -396,7 +400,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
                 return
             }
             var chunk: ByteBuffer?
-            if case .body(let range) = step.event {
+            if case .body(let range) = step.kind {
                 // A small body is copied out: a slice would keep the loop's whole read buffer (64 KiB) alive for as
                 // long as the caller keeps the response, and with many responses held at once the loop would
                 // allocate a fresh read buffer per response. Past the first few KiB a body is sliced (no copy).
@@ -413,18 +417,32 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
                 readTap?.length += step.consumed
             }
             buffer.moveReaderIndex(forwardBy: step.consumed)
-            guard let event = step.event else {
+            switch step.kind {
+            case .needMore:
                 if step.consumed == 0 { return }
-                continue
-            }
-            if case .upgraded = event {
+            case .head:
+                guard let head = parser.takeResponseHead() else {
+                    // A response parser always leaves a response head here; were it not to, fail rather than guess.
+                    perform(
+                        machine.failed(.protocolOrIOError),
+                        error: HTTPClientError(
+                            .malformedResponse, "no response head where the parser reported one", mayHaveBeenProcessed: true))
+                    return
+                }
+                handleHead(head, exchange: exchange)
+            case .body:
+                handleBody(chunk, exchange: exchange)
+            case .end:
+                // A response's trailers are not handed on; taken so that they do not wait in the parser.
+                _ = parser.takeTrailers()
+                perform(machine.responseEnded(trailingBytes: buffer.readableBytes > 0, now: now), error: nil)
+            case .upgraded:
                 // Every byte after the head belongs to the tunnel, if the switch opens one; else the connection fails.
                 let leftover = buffer.slice(at: 0, length: buffer.readableBytes)
                 buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
                 switchedProtocols(exchange, leftover: leftover)
                 return
             }
-            handle(event, chunk: chunk, exchange: exchange, trailingBytes: buffer.readableBytes > 0, now: now)
         }
     }
 
@@ -463,6 +481,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         delivering.removeAll(keepingCapacity: true)
     }
 
+    /// An event from `parser.finish()` at the end of the stream (the read path takes the lean steps apart itself).
     private func handle(_ event: HTTP1ParserEvent, chunk: ByteBuffer?, exchange: Exchange, trailingBytes: Bool, now: Deadline) {
         switch event {
         case .requestHead:
@@ -473,32 +492,41 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
                     .malformedResponse, "a request head in the response stream",
                     mayHaveBeenProcessed: true))
         case .responseHead(let head):
-            if head.isInterim {
-                if case .answerContinue(let sendBody) = machine.interimResponseReceived(status: head.status) {
-                    answerContinue(of: exchange, sendBody: sendBody)
-                }
-                return
-            }
-            switch machine.responseHeadReceived(status: head.status, keepAlive: head.isKeepAlive) {
-            case .deliverHead(let refusingBody):
-                deliverHead(head, to: exchange, refusingBody: refusingBody)
-            case .discardResponse:
-                // Abandoned while queued: no channel, so its body bytes are dropped as they come.
-                return
-            case .holdHeadForTunnel:
-                exchange.tunnelHead = head
-            case let action:
-                perform(action, error: nil)
-            }
+            handleHead(head, exchange: exchange)
         case .body:
-            guard let chunk, let channel = exchange.body else { return }
-            exchange.bodyBytes += chunk.readableBytes
-            if !channel.yield(chunk) { perform(machine.bodyConsumerFellBehind(), error: nil) }
+            handleBody(chunk, exchange: exchange)
         case .end:
             perform(machine.responseEnded(trailingBytes: trailingBytes, now: now), error: nil)
         case .upgraded:
             switchedProtocols(exchange, leftover: ByteBuffer())
         }
+    }
+
+    private func handleHead(_ head: HTTPResponseHead, exchange: Exchange) {
+        if head.isInterim {
+            if case .answerContinue(let sendBody) = machine.interimResponseReceived(status: head.status) {
+                answerContinue(of: exchange, sendBody: sendBody)
+            }
+            return
+        }
+        // The parser knows it from its one pass over the fields (`head.isKeepAlive` would walk them again).
+        switch machine.responseHeadReceived(status: head.status, keepAlive: parser.lastResponseKeepsAlive) {
+        case .deliverHead(let refusingBody):
+            deliverHead(head, to: exchange, refusingBody: refusingBody)
+        case .discardResponse:
+            // Abandoned while queued: no channel, so its body bytes are dropped as they come.
+            return
+        case .holdHeadForTunnel:
+            exchange.tunnelHead = head
+        case let action:
+            perform(action, error: nil)
+        }
+    }
+
+    private func handleBody(_ chunk: ByteBuffer?, exchange: Exchange) {
+        guard let chunk, let channel = exchange.body else { return }
+        exchange.bodyBytes += chunk.readableBytes
+        if !channel.yield(chunk) { perform(machine.bodyConsumerFellBehind(), error: nil) }
     }
 
     private func deliverHead(_ head: HTTPResponseHead, to exchange: Exchange, refusingBody: Bool) {

@@ -229,6 +229,12 @@ public struct HTTP1Parser: Sendable {
         return head
     }
 
+    /// The response head that `parseLean` reported with `.head`; call once, right after (nil for a request parser's).
+    package mutating func takeResponseHead() -> HTTPResponseHead? {
+        guard case .responseHead(let head)? = parsedHead.take() else { return nil }
+        return head
+    }
+
     /// The trailers of the message `parseLean` reported ended (nil if it had none).
     package mutating func takeTrailers() -> HTTPHeaders? {
         parsedTrailers.take()

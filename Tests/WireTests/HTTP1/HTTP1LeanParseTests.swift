@@ -31,6 +31,29 @@ struct HTTP1LeanParseTests {
         #expect(parser.lastRequestExpectsContinue == head.headers.containsToken("100-continue", inFieldsNamed: "expect"))
     }
 
+    /// The client connection decides reuse from `lastResponseKeepsAlive`, not from the head's fields.
+    @Test(arguments: [
+        "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nConnection: closed\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.0 200 OK\r\nConnection: foo, keep-alive\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+    ])
+    func lastResponseKeepsAliveMatchesTheHead(_ text: String) throws {
+        var parser = HTTP1Parser(kind: .response)
+        parser.expectResponse(to: .get)
+        let step = try Array(text.utf8).withUnsafeBufferPointer { (buffer) throws(HTTP1ParseError) in
+            try parser.parse(buffer)
+        }
+        guard case .responseHead(let head) = step.event else {
+            Issue.record("no head from \(text)")
+            return
+        }
+        #expect(parser.lastResponseKeepsAlive == head.isKeepAlive)
+    }
+
     @Test func leanStepsFollowAMessageAndTheParserIsReusable() throws {
         var parser = HTTP1Parser(kind: .request)
         let message = "POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc"
