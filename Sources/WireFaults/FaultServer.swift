@@ -93,11 +93,11 @@ package struct FaultServer: Sendable {
             self.scenario = scenario
             self.security = security
             self.hooks = hooks
-            listener = try SocketListener(bindingTo: address, on: loop, onAccept: { [unowned self] socket in accept(socket) })
+            listener = try SocketListener(bindingTo: address, on: loop, onAccept: { [unowned self] incoming in accept(incoming) })
         }
 
-        private func accept(_ socket: Socket) {
-            guard let stream = try? SocketStream(socket: socket, on: loop) else { return }
+        private func accept(_ incoming: AcceptedConnection) {
+            guard let stream = try? SocketStream(accepted: incoming, on: loop) else { return }
             let index = accepted
             accepted += 1
             let connection = FaultConnection(index: index, socket: stream, scenario: scenario, hooks: hooks, tally: tally) {

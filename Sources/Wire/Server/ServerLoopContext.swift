@@ -88,12 +88,13 @@ final class ServerLoopContext {
     func listen(on address: SocketAddress, reusePort: Bool) throws(IOError) -> SocketAddress {
         let listener = try SocketListener(
             bindingTo: address, backlog: configuration.backlog, reusePort: reusePort, on: loop,
-            onAccept: { [weak self] socket in self?.accept(socket) })
+            onAccept: { [weak self] connection in self?.accept(connection) })
         self.listener = listener
         return listener.localAddress
     }
 
-    private func accept(_ socket: Socket) {
+    private func accept(_ connection: AcceptedConnection) {
+        let socket = connection.socket
         // Over the limit the connection is accepted and closed at once: the client sees a clean close instead of
         // waiting in the backlog, and the listener is not left readable forever.
         guard !isShuttingDown, counter.tryAcquire(limit: configuration.maxConnections) else {
@@ -101,7 +102,7 @@ final class ServerLoopContext {
             return
         }
         do {
-            var stream: any ByteStream = try SocketStream(socket: socket, on: loop)
+            var stream: any ByteStream = try SocketStream(accepted: connection, on: loop)
             if let security = configuration.transportSecurity {
                 do {
                     stream = try security.wrap(stream, handshakeTimeout: configuration.handshakeTimeout)

@@ -6,12 +6,6 @@ import Glibc
 /// or when it is released.
 package final class Socket {
     private var descriptor: FileDescriptor
-    /// The addresses as the call that made the connection learnt them (accept4 writes the peer's, a listener bound to
-    /// one address knows the local one, connect was given the peer's), so that asking costs no getsockname(2) or
-    /// getpeername(2); nil until learnt, then kept.
-    private var knownLocalAddress: SocketAddress?
-    private var knownRemoteAddress: SocketAddress?
-
     init(taking descriptor: consuming FileDescriptor) {
         self.descriptor = descriptor
     }
@@ -87,25 +81,21 @@ package final class Socket {
 
     /// Accepts one waiting connection, non-blocking, or nil. The C function is `accept4(2)`, which also gives the
     /// peer's address; `localAddress` is the connection's own when the caller knows it (a listener bound to one
-    /// address), else it is asked of the kernel when first needed.
-    func accept(localAddress: SocketAddress? = nil) throws(IOError) -> Socket? {
+    /// address). The addresses go with the socket, not in it: a `SocketStream` keeps its own copy, and held in the
+    /// socket too they would cost every open connection about 50 bytes.
+    func accept(localAddress: SocketAddress? = nil) throws(IOError) -> AcceptedConnection? {
         var peer: SocketAddress?
         guard let accepted = try Posix.accept(descriptor.rawValue, peer: &peer) else { return nil }
         let socket = Socket(taking: accepted)
-        socket.knownRemoteAddress = peer
-        socket.knownLocalAddress = localAddress
         // Not every accepted socket is TCP (Unix listeners): ignore ENOTSUP/EOPNOTSUPP there.
         try? socket.setOption(.noDelay(true))
-        return socket
+        return AcceptedConnection(socket: socket, localAddress: localAddress, remoteAddress: peer)
     }
 
     /// Starts connecting. `.processed` means connected at once (Unix sockets, often loopback);
     /// `.wouldBlock` means in progress: wait for writability, then call `finishConnect()`.
     package func connect(to address: SocketAddress) throws(IOError) -> IOResult<Void> {
-        let result = try Posix.connect(descriptor.rawValue, to: address)
-        // The peer once connected, which is all `remoteAddress()` is asked after.
-        knownRemoteAddress = address
-        return result
+        try Posix.connect(descriptor.rawValue, to: address)
     }
 
     /// Completes a non-blocking connect, throwing the error it ended with.
@@ -140,16 +130,14 @@ package final class Socket {
         try Posix.shutdown(descriptor.rawValue, how: direction.rawValue)
     }
 
-    /// The local address: as the socket's maker learnt it, else from `getsockname(2)`.
+    /// The local address, from `getsockname(2)`.
     package func localAddress() throws(IOError) -> SocketAddress {
-        if let knownLocalAddress { return knownLocalAddress }
-        return try Posix.localAddress(descriptor.rawValue)
+        try Posix.localAddress(descriptor.rawValue)
     }
 
-    /// The peer's address: as accept4(2) or connect(2) learnt it, else from `getpeername(2)`.
+    /// The peer's address, from `getpeername(2)`.
     package func remoteAddress() throws(IOError) -> SocketAddress {
-        if let knownRemoteAddress { return knownRemoteAddress }
-        return try Posix.remoteAddress(descriptor.rawValue)
+        try Posix.remoteAddress(descriptor.rawValue)
     }
 
     /// Closes the descriptor. The owner must deregister it from its loop first.
@@ -157,4 +145,12 @@ package final class Socket {
         guard descriptor.isOpen else { return }
         try descriptor.close()
     }
+}
+
+/// A connection a listener accepted, with the addresses the accept learnt (nil for one it did not: then the stream
+/// asks the kernel).
+package struct AcceptedConnection {
+    package let socket: Socket
+    package let localAddress: SocketAddress?
+    package let remoteAddress: SocketAddress?
 }

@@ -11,7 +11,7 @@ package final class SocketListener: Selectable {
     private var registrationKey: UInt64 = 0
     private var isClosed = false
     private var resumeTimer: TimerQueue<() -> Void>.ID?
-    private let onAccept: (Socket) -> Void
+    private let onAccept: (AcceptedConnection) -> Void
     private let onClose: () -> Void
 
     /// The local address of every connection accepted, when the listener is bound to one address (not the wildcard,
@@ -27,7 +27,7 @@ package final class SocketListener: Selectable {
         backlog: Int = 1024,
         reusePort: Bool = false,
         on loop: EventLoop,
-        onAccept: @escaping (Socket) -> Void,
+        onAccept: @escaping (AcceptedConnection) -> Void,
         onClose: @escaping () -> Void = {}
     ) throws(IOError) {
         loop.preconditionInEventLoop()

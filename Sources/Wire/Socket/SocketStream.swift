@@ -123,14 +123,23 @@ package final class SocketStream: FileRegionStream, Selectable {
     /// Whether a check of the gathering is scheduled.
     package var isCheckingGathering: Bool { gatheringCheck != nil }
 
-    /// Takes ownership of a connected socket and registers it with `loop`; loop thread only.
-    package init(socket: Socket, on loop: EventLoop) throws(IOError) {
+    /// Takes ownership of a connected socket and registers it with `loop`; loop thread only. Addresses not given are
+    /// asked of the kernel (`getsockname(2)`, `getpeername(2)`).
+    package init(
+        socket: Socket, on loop: EventLoop, localAddress: SocketAddress? = nil, remoteAddress: SocketAddress? = nil
+    ) throws(IOError) {
         loop.preconditionInEventLoop()
         self.eventLoop = loop
         self.socket = socket
-        localAddress = try? socket.localAddress()
-        remoteAddress = try? socket.remoteAddress()
+        self.localAddress = localAddress ?? (try? socket.localAddress())
+        self.remoteAddress = remoteAddress ?? (try? socket.remoteAddress())
         registrationKey = try loop.register(socket.rawDescriptor, interest: .read, handler: self)
+    }
+
+    /// Takes ownership of an accepted connection, with the addresses its accept learnt; loop thread only.
+    package convenience init(accepted: AcceptedConnection, on loop: EventLoop) throws(IOError) {
+        try self.init(
+            socket: accepted.socket, on: loop, localAddress: accepted.localAddress, remoteAddress: accepted.remoteAddress)
     }
 
     package var isOpen: Bool { state == .open }

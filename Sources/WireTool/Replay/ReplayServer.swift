@@ -30,8 +30,9 @@ final class ReplayServer {
         return listener.localAddress
     }
 
-    private func accept(_ socket: Socket) {
-        guard let plain = try? SocketStream(socket: socket, on: loop) else {
+    private func accept(_ connection: AcceptedConnection) {
+        let socket = connection.socket
+        guard let plain = try? SocketStream(accepted: connection, on: loop) else {
             try? socket.close()
             return
         }

@@ -59,7 +59,7 @@ private final class ResetOnDemandPeer {
         var onAccept: ((Socket) -> Void)?
         listener = try SocketListener(
             bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: 0), on: loop,
-            onAccept: { socket in onAccept?(socket) })
+            onAccept: { connection in onAccept?(connection.socket) })
         onAccept = { [unowned self] socket in
             accepted.append(socket)
             settle()

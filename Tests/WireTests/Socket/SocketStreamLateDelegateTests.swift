@@ -12,9 +12,9 @@ extension IOSuite {
                     let listener = try await loop.submit { () throws -> LoopBound<SocketListener> in
                         let listener = try SocketListener(
                             bindingTo: try SocketAddress(ipAddress: "127.0.0.1", port: 0), on: loop,
-                            onAccept: { socket in
+                            onAccept: { connection in
                                 // No delegate yet: whatever arrives must wait for one.
-                                if let stream = try? SocketStream(socket: socket, on: loop) {
+                                if let stream = try? SocketStream(accepted: connection, on: loop) {
                                     accepted.yield(LoopBound(stream, loop: loop))
                                 }
                             })

@@ -260,9 +260,9 @@ func makeStreamPair(listeningOn address: SocketAddress, loop: EventLoop) async t
         let delegate = RecordingDelegate()
         let listener = try SocketListener(
             bindingTo: address, on: loop,
-            onAccept: { socket in
+            onAccept: { connection in
                 do {
-                    let stream = try SocketStream(socket: socket, on: loop)
+                    let stream = try SocketStream(accepted: connection, on: loop)
                     stream.delegate = delegate
                     // Keep the delegate alive as long as the stream is referenced by the test.
                     accepted.yield(LoopBound(stream, loop: loop))
