@@ -207,7 +207,8 @@ public final class HTTPClient: Sendable {
             // Made ready before it takes a connection: a request refused here holds none (it used to keep its lease,
             // and with it one of the host's connections, for the client's life).
             let prepared = try prepare(
-                url: url, method: method, headers: headers, body: body, forwardingTo: pool.key.forwardingProxy)
+                url: url, method: method, headers: headers, body: body, forwardingTo: pool.forwardingProxy,
+                hostHeader: pool.originHostHeader)
             // An idle connection at hand is taken without an async call (no frames, no suspension point).
             let lease: ConnectionPool.Lease
             if let idle = pool.leaseIdleConnection(pipelinable: pipelinable) {
@@ -225,7 +226,7 @@ public final class HTTPClient: Sendable {
             do {
                 return try await send(
                     prepared, on: lease, url: url, method: method, body: body, metrics: metrics, abort: abort,
-                    observation: observation, proxy: pool.key.proxy)
+                    observation: observation, proxy: pool.proxy)
             } catch {
                 // A pooled connection the server closed just as it was reused: the normal race
                 // with the server's idle timeout, not the user's problem — once. A pipelined
@@ -440,10 +441,11 @@ public final class HTTPClient: Sendable {
     ///
     /// Through a forwarding proxy the target is in absolute form (RFC 9112 §3.2.2), the proxy's own fields are added
     /// and its credentials go in `Proxy-Authorization`, preemptively, unless the request has that field already
-    /// (`Proxy.fieldsForProxy(_:)`).
+    /// (`Proxy.fieldsForProxy(_:)`). `hostHeader` is the pool's `Host` value when the pool knows it (one origin, no
+    /// proxy), the URL's otherwise.
     private func prepare(
         url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders,
-        body bodyBox: HTTPClientRequest.BodyBox?, forwardingTo proxy: Proxy? = nil
+        body bodyBox: HTTPClientRequest.BodyBox?, forwardingTo proxy: Proxy? = nil, hostHeader: String? = nil
     ) throws(HTTPClientError) -> PreparedRequest {
         var headers = headers
         var target = url.target
@@ -454,7 +456,7 @@ public final class HTTPClient: Sendable {
         let version = configuration.requestVersion
         let head = HTTPRequestHead(method: method, target: target, version: version, headers: headers)
         // Host and User-Agent are written after the request's own fields, not added to a copy of them.
-        var added = addedFields(to: headers, host: url.hostHeader)
+        var added = addedFields(to: headers, host: hostHeader ?? url.hostHeader)
         let framing: HTTP1Serializer.BodyFraming
         var inline: ByteBuffer?
         var file: FileReader?

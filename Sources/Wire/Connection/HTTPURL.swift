@@ -17,7 +17,10 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     public var unixSocketPath: String? { scheme == "http+unix" ? host : nil }
 
     /// The value for the Host header: the host, bracketed if IPv6, with the port if not default.
-    public var hostHeader: String {
+    public var hostHeader: String { Self.hostHeader(scheme: scheme, host: host, port: port) }
+
+    /// `hostHeader` of a URL with this scheme, host and port (a pool of connections to one origin works it out once).
+    package static func hostHeader(scheme: String, host: String, port: Int?) -> String {
         if scheme == "http+unix" { return "localhost" }
         // On the UTF-8 view: `contains(":")` on the string would break graphemes, on every request.
         let isIPv6 = HTTP1Serializer.withUTF8(of: host) { $0.contains(UInt8(ascii: ":")) }

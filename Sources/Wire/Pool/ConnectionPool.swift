@@ -160,12 +160,26 @@ package final class ConnectionPool: Sendable {
     }
 
     let key: Key
+    /// `key.forwardingProxy` and `key.proxy`, worked out once: every request reads them, and reading them through the
+    /// key copied its route (an enum holding a `Proxy`) through its value witness each time.
+    let forwardingProxy: Proxy?
+    let proxy: Proxy?
+    /// The `Host` value of every request on a pool straight to one origin (nil through a proxy, or on a Unix socket):
+    /// worked out once instead of per request.
+    let originHostHeader: String?
     let configuration: Configuration
     let group: EventLoopGroup
     private let state: Lock<State>
 
     init(key: Key, configuration: Configuration, group: EventLoopGroup) {
         self.key = key
+        forwardingProxy = key.forwardingProxy
+        proxy = key.proxy
+        if case .direct = key.route, case .host(let host, let port) = key.endpoint {
+            originHostHeader = HTTPURL.hostHeader(scheme: key.scheme, host: host, port: port)
+        } else {
+            originHostHeader = nil
+        }
         self.configuration = configuration
         self.group = group
         state = Lock(
