@@ -22,47 +22,11 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// `hostHeader` of a URL with this scheme, host and port (a pool of connections to one origin works it out once).
     package static func hostHeader(scheme: String, host: String, port: Int?) -> String {
         if scheme == "http+unix" { return "localhost" }
-        // On the UTF-8 view: `contains(":")` on the string would break graphemes, on every request.
-        let isIPv6 = HTTP1Serializer.withUTF8(of: host) { $0.contains(UInt8(ascii: ":")) }
-        let port = port.flatMap { $0 == (scheme == "https" ? 443 : 80) ? nil : $0 }
-        guard isIPv6 || port != nil else { return host }
-        // Written byte by byte into one string, not interpolated: a host and port of up to 15 bytes make a small
-        // string with no allocation, and this runs for every request.
-        var digitCount = 0
-        if let port {
-            var rest = port
-            repeat {
-                digitCount += 1
-                rest /= 10
-            } while rest > 0
-        }
-        return HTTP1Serializer.withUTF8(of: host) { name in
-            let count = name.count + (isIPv6 ? 2 : 0) + (port == nil ? 0 : 1 + digitCount)
-            return String(unsafeUninitializedCapacity: count) { out in
-                var index = 0
-                if isIPv6 {
-                    out[index] = UInt8(ascii: "[")
-                    index += 1
-                }
-                for byte in name {
-                    out[index] = byte
-                    index += 1
-                }
-                if isIPv6 {
-                    out[index] = UInt8(ascii: "]")
-                    index += 1
-                }
-                if var rest = port {
-                    out[index] = UInt8(ascii: ":")
-                    index += 1 + digitCount
-                    for offset in 1...digitCount {
-                        out[index - offset] = UInt8(ascii: "0") + UInt8(rest % 10)
-                        rest /= 10
-                    }
-                }
-                return index
-            }
-        }
+        // On the UTF-8 view: `contains(":")` on the string would break graphemes. Off the hot path: a pool straight
+        // to one origin works this out once (`ConnectionPool.originHostHeader`).
+        let name = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+        guard let port, port != (scheme == "https" ? 443 : 80) else { return name }
+        return "\(name):\(port)"
     }
 
     /// Parses `text`.
