@@ -3,21 +3,22 @@ extension HTTP1Parser {
     /// Copies the field section once into compact `HTTPHeaders` storage: one byte array, one index array.
     func makeHeaders(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPHeaders {
         let fields = scanner.fields
-        let fieldCount = fields.count / 4
-        guard fieldCount > 0 else { return HTTPHeaders() }
-        let base = fields[0]
-        let end = fields[fields.count - 2] + fields[fields.count - 1]
+        let fieldCount = fields.count
+        guard let first = fields.first, let last = fields.last else { return HTTPHeaders() }
+        let base = first.nameStart
+        let end = last.valueStart + last.valueLength
         if scanner.needsUnfolding { return makeUnfoldedHeaders(bytes) }
         let storage = Array(UnsafeBufferPointer(rebasing: bytes[base..<end]))
         // Filled on the stack and copied once: `Array(unsafeUninitializedCapacity:)` reaches the runtime's generic
         // metadata lookup on every call (several hundred instructions a request, callgrind showed).
-        let index = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: fields.count) { buffer in
+        let index = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: fieldCount * 4) { buffer in
             for entry in 0..<fieldCount {
+                let span = fields[entry]
                 let field = entry * 4
-                buffer[field] = UInt32(truncatingIfNeeded: fields[field] - base)
-                buffer[field + 1] = UInt32(truncatingIfNeeded: fields[field + 1])
-                buffer[field + 2] = UInt32(truncatingIfNeeded: fields[field + 2] - base)
-                buffer[field + 3] = UInt32(truncatingIfNeeded: fields[field + 3])
+                buffer[field] = UInt32(truncatingIfNeeded: span.nameStart - base)
+                buffer[field + 1] = UInt32(truncatingIfNeeded: span.nameLength)
+                buffer[field + 2] = UInt32(truncatingIfNeeded: span.valueStart - base)
+                buffer[field + 3] = UInt32(truncatingIfNeeded: span.valueLength)
             }
             return Array(UnsafeBufferPointer(buffer))
         }
@@ -30,14 +31,14 @@ extension HTTP1Parser {
         let fields = scanner.fields
         var storage: [UInt8] = []
         var index: [UInt32] = []
-        index.reserveCapacity(fields.count)
-        for field in stride(from: 0, to: fields.count, by: 4) {
+        index.reserveCapacity(fields.count * 4)
+        for span in fields {
             let nameStart = storage.count
-            storage.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[fields[field]..<fields[field] + fields[field + 1]]))
+            storage.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[span.nameStart..<span.nameStart + span.nameLength]))
             storage.append(contentsOf: ": ".utf8)
             let valueStart = storage.count
-            var offset = fields[field + 2]
-            let valueEnd = offset + fields[field + 3]
+            var offset = span.valueStart
+            let valueEnd = offset + span.valueLength
             while offset < valueEnd {
                 let byte = bytes[offset]
                 offset += 1
@@ -58,7 +59,7 @@ extension HTTP1Parser {
                 storage.append(ASCII.space)
             }
             index.append(UInt32(truncatingIfNeeded: nameStart))
-            index.append(UInt32(truncatingIfNeeded: fields[field + 1]))
+            index.append(UInt32(truncatingIfNeeded: span.nameLength))
             index.append(UInt32(truncatingIfNeeded: valueStart))
             index.append(UInt32(truncatingIfNeeded: storage.count - valueStart))
         }

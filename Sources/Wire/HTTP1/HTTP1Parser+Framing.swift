@@ -159,19 +159,17 @@ extension HTTP1Parser {
         var summary = FieldSummary()
         let fields = scanner.fields
         let base = bytes.baseAddress!
-        var entry = 0
-        while entry < fields.count {
-            let nameStart = fields[entry]
-            let nameLength = fields[entry &+ 1]
-            entry &+= 4
+        for span in fields {
+            let nameStart = span.nameStart
+            let nameLength = span.nameLength
             // Only five names matter here; their lengths differ, so most fields are skipped on length alone.
             switch nameLength {
             case 4, 6, 7, 10, 14, 17: break
             default: continue
             }
             let name = UnsafeBufferPointer(start: base + nameStart, count: nameLength)
-            let valueStart = fields[entry &- 2]
-            let value = UnsafeBufferPointer(start: base + valueStart, count: fields[entry &- 1])
+            let valueStart = span.valueStart
+            let value = UnsafeBufferPointer(start: base + valueStart, count: span.valueLength)
             let valueOffset = streamOffset + valueStart
             switch nameLength {
             case 14 where ASCII.equalsCaseInsensitive(name, "content-length"):
