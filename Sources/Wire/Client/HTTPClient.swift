@@ -432,8 +432,8 @@ public final class HTTPClient: Sendable {
     /// The `Host` and `User-Agent` fields the client writes after a request's own, each unless the request has one.
     func addedFields(to headers: HTTPHeaders, host: @autoclosure () -> String) -> HTTP1Serializer.AddedRequestFields {
         HTTP1Serializer.AddedRequestFields(
-            host: headers.contains(name: "host") ? nil : host(),
-            userAgent: configuration.userAgent.flatMap { headers.contains(name: "user-agent") ? nil : $0 })
+            host: headers.contains(literalName: "host") ? nil : host(),
+            userAgent: configuration.userAgent.flatMap { headers.contains(literalName: "user-agent") ? nil : $0 })
     }
 
     /// Serializes a request's head and opens its body file: everything that can refuse the request before it
@@ -484,7 +484,7 @@ public final class HTTPClient: Sendable {
             throw HTTPClientError(.invalidRequest, "a body of unknown length needs chunked coding, which \(version) lacks")
         }
         if let threshold = configuration.expectContinueThreshold, version >= .http1_1, bodyBox != nil,
-            !headers.contains(name: "expect")
+            !headers.contains(literalName: "expect")
         {
             let length: Int? =
                 switch framing {
@@ -499,9 +499,11 @@ public final class HTTPClient: Sendable {
         do { try HTTP1Serializer.writeRequestHead(head, adding: added, framing: framing, into: &headBytes) } catch {
             throw HTTPClientError(.invalidRequest, "\(error)")
         }
+        // The literal forms lend their bytes without bridging a string; a request without a body looks for no `Expect`.
         let expectsContinue =
-            (added.expectContinue || headers.containsToken("100-continue", inFieldsNamed: "expect")) && bodyBox != nil
-        let keepAlive = !headers.containsToken("close", inFieldsNamed: "connection")
+            bodyBox != nil
+            && (added.expectContinue || headers.containsToken(literal: "100-continue", inFieldsNamed: "expect"))
+        let keepAlive = !headers.containsToken(literal: "close", inFieldsNamed: "connection")
         var streamed = false
         if let bodyBox {
             switch bodyBox.body {
