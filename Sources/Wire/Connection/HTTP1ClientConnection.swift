@@ -285,7 +285,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     /// TLS, and not for a tapped exchange, whose bytes must pass through memory to be seen).
     func takesFileRegions(for id: ExchangeID) -> Bool {
         loop.preconditionInEventLoop()
-        return stream is any FileRegionStream && findExchange(id)?.tap == nil
+        return stream.fileRegions != nil && findExchange(id)?.tap == nil
     }
 
     /// Writes a region of a file of a `.segments` body (only when `takesFileRegions`); completes once the socket has
@@ -295,7 +295,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         continuation: CheckedContinuation<Result<Void, HTTPClientError>, Never>
     ) {
         loop.preconditionInEventLoop()
-        guard let exchange = findExchange(id), stream.isOpen, !machine.isClosed, let regions = stream as? any FileRegionStream
+        guard let exchange = findExchange(id), stream.isOpen, !machine.isClosed, let regions = stream.fileRegions
         else {
             continuation.resume(
                 returning: .failure(

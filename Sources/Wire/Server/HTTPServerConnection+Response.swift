@@ -161,7 +161,7 @@ extension HTTPServerConnection {
     }
 
     private func writeFile(_ region: FileRegion, exchange: ExchangeContext) throws(HTTPServerError) {
-        guard let fileStream = stream as? any FileRegionStream else {
+        guard let fileStream = stream.fileRegions else {
             throw HTTPServerError(.invalidResponse, detail: "a file region on a stream that cannot send files")
         }
         switch try admitBody(count: region.count, exchange: exchange) {

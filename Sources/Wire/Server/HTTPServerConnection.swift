@@ -25,16 +25,17 @@ package final class HTTPServerConnection: ByteStreamDelegate, DeadlineHeapMember
     /// Bytes read while parsing is stopped (a pipelined request waiting for the current response).
     @exclusivity(unchecked) private var waiting = ByteBuffer()
     /// Writers waiting for the socket to drain (write back-pressure).
-    private var drainWaiters: [CheckedContinuation<Void, any Error>] = []
-    /// The error that closed the connection, if any, for writers that come later (boxed: a pointer while open).
-    private var closeError: (any Error)?
+    @exclusivity(unchecked) private var drainWaiters: [CheckedContinuation<Void, any Error>] = []
+    /// The error that closed the connection, if any, for writers that come later (boxed: a pointer while open). Nil
+    /// after a clean close, which those writers hear as `closedCleanly`.
+    @exclusivity(unchecked) private var closeError: (any Error)?
     // The small fields last, together: a class's stored properties are laid out in the order declared, and an idle
     // connection's memory is mostly this object and its stream.
     @exclusivity(unchecked) private var timer = ConnectionTimer()
     /// Its place among the loop's connection deadlines (`ServerLoopContext.wake(_:at:)`); -1 when it has none.
     @exclusivity(unchecked) package var deadlineHeapIndex: Int32 = -1
     /// Its place in its loop's table of open connections (`ServerLoopContext`); -1 when not in it.
-    var tableIndex: Int32 = -1
+    @exclusivity(unchecked) var tableIndex: Int32 = -1
     /// Guards against parsing re-entrantly: an exchange that ends inside the parse loop lets the loop go on.
     @exclusivity(unchecked) private var isProcessing = false
     /// The stream sends file regions itself (`FileRegionStream`, a plain socket); TLS's writers read files instead.
@@ -44,6 +45,8 @@ package final class HTTPServerConnection: ByteStreamDelegate, DeadlineHeapMember
 
     /// Writers pause once this many bytes wait for the socket.
     static let writeHighWatermark = 256 * 1024
+    /// What a writer waiting for the socket hears after the connection closed without an error.
+    static let closedCleanly = HTTPServerError(.connectionClosed, detail: "the connection closed")
 
     /// What one exchange holds on the shell's side.
     struct ExchangeContext {
@@ -78,7 +81,7 @@ package final class HTTPServerConnection: ByteStreamDelegate, DeadlineHeapMember
 
     init(stream: any ByteStream, context: ServerLoopContext) {
         self.stream = stream
-        self.sendsFiles = stream is any FileRegionStream
+        self.sendsFiles = stream.fileRegions != nil
         self.context = context
         stream.delegate = self
         perform(machine.connectionOpened())
@@ -470,9 +473,11 @@ package final class HTTPServerConnection: ByteStreamDelegate, DeadlineHeapMember
     package func streamDidDrainWrites(_ stream: any ByteStream) {
         // Writers first: their bytes are out, whatever the machine decides next (a closing connection whose peer
         // already ended closes now, and that must not fail writes that were delivered).
-        let waiters = drainWaiters
-        drainWaiters.removeAll()
-        for waiter in waiters { waiter.resume() }
+        if !drainWaiters.isEmpty {
+            let waiters = drainWaiters
+            drainWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
         perform(machine.writesDrained())
     }
 
@@ -481,7 +486,7 @@ package final class HTTPServerConnection: ByteStreamDelegate, DeadlineHeapMember
         // A writer whose exchange has ended (its whole response queued, a pipelined request already started) still
         // waits for its bytes while the connection is open.
         guard parserSlot?.exchange?.id == id || stream.isOpen else {
-            continuation.resume(throwing: closeError ?? HTTPServerError(.connectionClosed))
+            continuation.resume(throwing: closeError ?? Self.closedCleanly)
             return
         }
         if stream.pendingWriteBytes == 0 || !stream.isOpen {
@@ -495,6 +500,7 @@ package final class HTTPServerConnection: ByteStreamDelegate, DeadlineHeapMember
     }
 
     private func failDrainWaiters(_ error: HTTPServerError) {
+        guard !drainWaiters.isEmpty else { return }
         let waiters = drainWaiters
         drainWaiters.removeAll()
         for waiter in waiters { waiter.resume(throwing: error) }
@@ -514,8 +520,11 @@ package final class HTTPServerConnection: ByteStreamDelegate, DeadlineHeapMember
 
     package func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         _ = machine.streamClosed()
-        let reason = HTTPServerError(.connectionClosed, detail: "the connection closed", underlying: error)
-        if closeError == nil { closeError = reason }
+        let reason =
+            error.map { HTTPServerError(.connectionClosed, detail: "the connection closed", underlying: $0) }
+            ?? Self.closedCleanly
+        // Kept only when it says more than `closedCleanly`: boxing it as `any Error` is an allocation per connection.
+        if closeError == nil, error != nil { closeError = reason }
         parserSlot?.exchange?.task?.cancel()
         endExchange(error: reason)
         timer.cancel()

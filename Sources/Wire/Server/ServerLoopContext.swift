@@ -5,17 +5,20 @@ final class ServerLoopContext {
     let handler: any HTTPHandler
     let configuration: HTTPServerConfiguration
     private let counter: ConnectionCounter
-    private var listener: SocketListener?
+    // The loop's alone, as everything here: each access below is a read, an assignment or one value's mutating call,
+    // never held across a call out (the connections' callbacks and the waiters run on copies), so none pays for a
+    // dynamic exclusivity check (about 20 instructions each, a dozen per connection).
+    @exclusivity(unchecked) private var listener: SocketListener?
     /// The open connections, each at its `tableIndex`; freed places are reused (an array of references and a free
     /// list cost less per connection than a dictionary's entries).
-    private var connectionSlots: [HTTPServerConnection?] = []
-    private var freeConnectionSlots: [Int32] = []
+    @exclusivity(unchecked) private var connectionSlots: [HTTPServerConnection?] = []
+    @exclusivity(unchecked) private var freeConnectionSlots: [Int32] = []
     /// The number of connections open on this loop.
-    private(set) var connectionCount = 0
-    private var runningHandlers = 0
-    private var isShuttingDown = false
-    private var drainWaiters: [() -> Void] = []
-    private var forceCloseTimer: TimerQueue<() -> Void>.ID?
+    @exclusivity(unchecked) private(set) var connectionCount = 0
+    @exclusivity(unchecked) private var runningHandlers = 0
+    @exclusivity(unchecked) private var isShuttingDown = false
+    @exclusivity(unchecked) private var drainWaiters: [() -> Void] = []
+    @exclusivity(unchecked) private var forceCloseTimer: TimerQueue<() -> Void>.ID?
     /// When each connection's timer wants it woken; the loop's one timer below is due at the earliest of them.
     @exclusivity(unchecked) private var deadlines = ConnectionDeadlines<HTTPServerConnection>()
     @exclusivity(unchecked) private var loopWake: (id: TimerQueue<() -> Void>.ID, at: Deadline)?
@@ -179,6 +182,9 @@ final class ServerLoopContext {
 
     private var openConnections: [HTTPServerConnection] { connectionSlots.compactMap { $0 } }
 
+    /// The connection table's capacity kept when the last connection closes (a kilobyte of references).
+    static let keptTableCapacity = 128
+
     func connectionClosed(_ connection: HTTPServerConnection) {
         let index = Int(connection.tableIndex)
         guard index >= 0, index < connectionSlots.count, connectionSlots[index] === connection else { return }
@@ -186,9 +192,11 @@ final class ServerLoopContext {
         connection.tableIndex = -1
         connectionCount -= 1
         if connectionCount == 0 {
-            // All gone: give the table's memory back rather than keep the largest burst's.
-            connectionSlots = []
-            freeConnectionSlots = []
+            // All gone: give the table's memory back rather than keep the largest burst's, unless it is small (a
+            // server taking one connection at a time would otherwise allocate both arrays again for every one).
+            let keep = connectionSlots.capacity <= Self.keptTableCapacity
+            connectionSlots.removeAll(keepingCapacity: keep)
+            freeConnectionSlots.removeAll(keepingCapacity: keep)
         } else {
             freeConnectionSlots.append(Int32(index))
         }

@@ -29,6 +29,9 @@ package protocol ByteStream: AnyObject {
     /// The kernel's `TCP_INFO` for the TCP connection underneath, read now; nil when there is none (a Unix socket, a
     /// tunnel) or it is closed.
     func tcpInfo() -> TCPInfo?
+    /// This stream as one that sends files itself (`FileRegionStream`), or nil. A requirement rather than a cast:
+    /// `stream as? any FileRegionStream` looks the conformance up at run time (about 280 instructions per connection).
+    var fileRegions: (any FileRegionStream)? { get }
 
     /// The delegate is owed at least `count` more bytes (the rest of a body of known length; 0 when nothing more
     /// is certain). A stream may let that many, up to one read's worth, gather before it delivers any: fewer
@@ -57,6 +60,9 @@ extension ByteStream {
     /// Streams with no TCP socket of their own report none.
     package func tcpInfo() -> TCPInfo? { nil }
 
+    /// Streams that transform their bytes (TLS) or wrap another send no file regions.
+    package var fileRegions: (any FileRegionStream)? { nil }
+
     /// Streams that cannot count what is still due on the wire (TLS: the bytes owed are plaintext) deliver as
     /// bytes come.
     package func expectAtLeast(_ count: Int) {}
@@ -78,6 +84,11 @@ package protocol FileRegionStream: ByteStream {
     /// keeps the region's file open until it is sent or the stream closes, whichever comes first; a file that ends
     /// before the region does closes the stream with `FileTruncatedError`.
     func write(_ region: FileRegion)
+}
+
+extension FileRegionStream {
+    /// A stream that sends file regions is one.
+    package var fileRegions: (any FileRegionStream)? { self }
 }
 
 /// Receives a byte stream's events, on its loop.

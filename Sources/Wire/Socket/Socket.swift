@@ -5,7 +5,9 @@ import Glibc
 /// A socket belongs to whoever created or accepted it; it is closed exactly once, by `close()`
 /// or when it is released.
 package final class Socket {
-    private var descriptor: FileDescriptor
+    // Not Sendable: one owner at a time, and no access to the descriptor is held across a call out, so it skips the
+    // dynamic exclusivity checks (two per accept and two per close).
+    @exclusivity(unchecked) private var descriptor: FileDescriptor
     init(taking descriptor: consuming FileDescriptor) {
         self.descriptor = descriptor
     }

@@ -22,10 +22,10 @@ package final class SocketStream: FileRegionStream, Selectable {
         }
     }
     private let socket: Socket
-    private var registrationKey: UInt64 = 0
     // The I/O state opts out of dynamic exclusivity checks (a few per read and write, on every connection's hot
     // path): each access is short and none is held across a call to the delegate (the read buffer is moved out
     // before delivery) or into the loop, and the stream is confined to its loop.
+    @exclusivity(unchecked) private var registrationKey: UInt64 = 0
     @exclusivity(unchecked) private var readBuffer = ByteBuffer()
     @exclusivity(unchecked) private var writeQueue: [ByteBuffer] = []
     @exclusivity(unchecked) private var writeQueueHead = 0
@@ -35,7 +35,7 @@ package final class SocketStream: FileRegionStream, Selectable {
     @exclusivity(unchecked) package private(set) var drainedWriteBytes: UInt64 = 0
     /// Readiness events handled over the stream's life: a stalled reader of a parked stream adds none.
     @exclusivity(unchecked) package private(set) var readinessEventCount = 0
-    package private(set) var closeError: (any Error)?
+    @exclusivity(unchecked) package private(set) var closeError: (any Error)?
     package let localAddress: SocketAddress?
     package let remoteAddress: SocketAddress?
 
