@@ -26,6 +26,10 @@ package struct TimerQueue<Payload> {
     private var heap: [Entry] = []
     private var payloads: [UInt64: Payload] = [:]
     private var nextID: UInt64 = 1
+    /// The top entry's ID once it was found live, so the loop's two looks at the top per iteration (its timeout and
+    /// its expired timers) do not each hash it again; 0 when unchecked. IDs are never reused, and only `cancel`
+    /// removes a payload whose entry stays in the heap, so `heap.first?.id == liveTopID` means it is live.
+    private var liveTopID: UInt64 = 0
 
     package init() {}
 
@@ -46,6 +50,7 @@ package struct TimerQueue<Payload> {
     @discardableResult
     package mutating func cancel(_ id: ID) -> Payload? {
         let payload = payloads.removeValue(forKey: id.value)
+        if id.value == liveTopID { liveTopID = 0 }
         if payloads.isEmpty {
             // Nothing live: drop the cancelled entries too so memory does not linger.
             heap.removeAll(keepingCapacity: true)
@@ -97,7 +102,14 @@ package struct TimerQueue<Payload> {
     }
 
     private mutating func dropCancelledTop() {
-        while let top = heap.first, payloads[top.id] == nil { removeTop() }
+        while let top = heap.first {
+            if top.id == liveTopID { return }
+            if payloads[top.id] != nil {
+                liveTopID = top.id
+                return
+            }
+            removeTop()
+        }
     }
 
     private mutating func removeTop() {

@@ -46,6 +46,29 @@ struct TimerQueueTests {
         #expect(queue.popExpired(now: at(25)) == 2)
     }
 
+    /// The top is remembered as live once looked at; cancelling it after that must still hide it.
+    @Test func cancellingTheTopAfterItWasLookedAtHidesIt() {
+        var queue = TimerQueue<Int>()
+        let first = queue.schedule(at: at(10), 1)
+        let second = queue.schedule(at: at(20), 2)
+        _ = queue.schedule(at: at(30), 3)
+        #expect(queue.nextDeadline() == at(10))
+        #expect(queue.popExpired(now: at(5)) == nil)
+        #expect(queue.cancel(first) == 1)
+        #expect(queue.nextDeadline() == at(20))
+        #expect(queue.popExpired(now: at(5)) == nil)
+        #expect(queue.cancel(second) == 2)
+        #expect(queue.popExpired(now: at(25)) == nil)
+        #expect(queue.nextDeadline() == at(30))
+        // A timer scheduled ahead of a checked top becomes the top and is checked in its turn.
+        let early = queue.schedule(at: at(15), 4)
+        #expect(queue.nextDeadline() == at(15))
+        #expect(queue.cancel(early) == 4)
+        #expect(queue.nextDeadline() == at(30))
+        #expect(queue.popExpired(now: at(30)) == 3)
+        #expect(queue.nextDeadline() == nil)
+    }
+
     @Test func manyRandomTimersComeOutSorted() {
         var queue = TimerQueue<UInt64>()
         var generator = SystemRandomNumberGenerator()
