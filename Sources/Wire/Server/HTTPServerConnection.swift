@@ -527,6 +527,12 @@ package final class HTTPServerConnection: ByteStreamDelegate, DeadlineHeapMember
         if closeError == nil, error != nil { closeError = reason }
         parserSlot?.exchange?.task?.cancel()
         endExchange(error: reason)
+        // The parser goes back to the loop for the next connection (a connection that closes after one request never
+        // idles to give it back), unless the parse loop holds it in a local right now.
+        if !isProcessing, let slot = parserSlot {
+            parserSlot = nil
+            context.returnParser(slot)
+        }
         timer.cancel()
         context.cancelWake(self)
         waiting.releaseStorage()
