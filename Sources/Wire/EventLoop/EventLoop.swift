@@ -58,7 +58,9 @@ public final class EventLoop: @unchecked Sendable {
     private let shared = Lock(SharedState())
     private let loopThread = Atomic<UInt>(0)
     private let kernelThreadID = Atomic<Int32>(0)
-    private var selector: Epoll
+    // The loop thread's alone (made before its thread starts, closed when it ends), and no access is held across a
+    // call out: no dynamic exclusivity check on every turn of the loop.
+    @exclusivity(unchecked) private var selector: Epoll
     @exclusivity(unchecked) private var readyEvents: [ReadinessEvent] = []
     // Rung by other threads outside `shared`'s lock, closed by the loop only once `ringers` is back to zero after
     // `isClosed` was set: ringing and closing never interleave.
