@@ -238,24 +238,29 @@ struct SessionTaskLifecycleTests {
             #expect(task.countOfBytesReceived == 150_000 && task.countOfBytesSent == 100_000)
 
             // Content-Length known: the last call has completed == total; chunked: the total stays unknown.
+            // Progress calls are delivered on the callback queue, so the test waits for the completion handler,
+            // which comes after every one of them, not for the task's state, which changes before they run.
+            let knownDone = Recorder<Bool>()
             let known = manager.dataTask(
                 with: ClientRequest(url: server.url("/length")), downloadProgress: { downloads.record($0) },
-                completionHandler: nil)
+                completionHandler: { _, _, _ in knownDone.record(true) })
             known.resume()
-            #expect(await eventually(within: .seconds(10)) { known.state == .completed })
+            #expect(await eventually(within: .seconds(10)) { !knownDone.all.isEmpty })
             #expect(downloads.all.last == TaskProgress(completedUnitCount: 150_000, totalUnitCount: 150_000))
             let unknown = Recorder<TaskProgress>()
+            let chunkedDone = Recorder<Bool>()
             let chunked = manager.dataTask(
                 with: ClientRequest(url: server.url("/chunked")), downloadProgress: { unknown.record($0) },
-                completionHandler: nil)
+                completionHandler: { _, _, _ in chunkedDone.record(true) })
             chunked.resume()
-            #expect(await eventually(within: .seconds(10)) { chunked.state == .completed })
+            #expect(await eventually(within: .seconds(10)) { !chunkedDone.all.isEmpty })
             #expect(unknown.all.last == TaskProgress(completedUnitCount: 150_000, totalUnitCount: -1))
 
             // A streamed body of unknown length takes its total from Content-Length.
             var streamed = ClientRequest(url: server.url("/stream"), method: "POST")
             streamed.setValue("5", forHTTPHeaderField: "Content-Length")
             let streamUploads = Recorder<TaskProgress>()
+            let streamDone = Recorder<Bool>()
             let stream = manager.uploadTask(
                 with: streamed,
                 streamed: .stream(
@@ -265,9 +270,9 @@ struct SessionTaskLifecycleTests {
                             continuation.yield(Data("hello".utf8))
                             continuation.finish()
                         }
-                    }), progress: { streamUploads.record($0) }, completionHandler: nil)
+                    }), progress: { streamUploads.record($0) }, completionHandler: { _, _, _ in streamDone.record(true) })
             stream.resume()
-            #expect(await eventually(within: .seconds(10)) { stream.state == .completed })
+            #expect(await eventually(within: .seconds(10)) { !streamDone.all.isEmpty })
             #expect(stream.error == nil)
             #expect(streamUploads.all.last == TaskProgress(completedUnitCount: 5, totalUnitCount: 5))
         }
