@@ -15,13 +15,25 @@ import PackageDescription
 /// `-Xswiftc`, so its build, its DocC run and the README's `swift test` share one set of flags and one build. It also
 /// compiles debug builds with line tables only: no debugger attaches there, a crash's backtrace and a sanitizer's
 /// report still name files and lines, and the build takes about a fifth less time.
+///
+/// Release builds put every function in a section of its own (Swift does that only for public ones), so that the
+/// release tool's link can gather the code its commands run into a few pages (LinkOrder/README.md). SwiftPM 6.2 and
+/// later accept such flags in a dependency whose manifest is at tools version 6.2, as this one is.
 let strictSettings: [SwiftSetting] =
     [
+        .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release)),
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),
     ]
     + (Context.environment["CI"] == "true"
         ? [.treatAllWarnings(as: .error), .unsafeFlags(["-gline-tables-only"], .when(configuration: .debug))] : [])
+
+/// LinkOrder/'s linker script, which gathers the code the tool's commands run at the start of its text (see its
+/// README); a checkout without it links the tool in the default order.
+let linkOrderFlags: [String] = {
+    let script = "\(Context.packageDirectory)/LinkOrder/wire-text.ld"
+    return FileManager.default.fileExists(atPath: script) ? ["-Xlinker", "-T", "-Xlinker", script] : []
+}()
 
 /// The directories of StaticLibraries/ whose static archives this system has (see its README): the release tool
 /// links those archives instead of the shared libraries, and the shared ones where an archive is missing.
@@ -161,8 +173,8 @@ let package = Package(
             // library costs every page its loading touches, used or not. The Swift runtime and FoundationEssentials
             // (which swift-argument-parser imports) are linked statically, and so are libstdc++ and OpenSSL, through
             // the linker scripts of StaticLibraries/ (see its README for the trade-off); GNU ld packs the relative
-            // relocations (DT_RELR, glibc 2.36) instead of reading 1 MiB of them at start, and exports no symbols.
-            // Debug builds stay dynamic: the test bundle links this target beside the dynamic Testing and
+            // relocations (DT_RELR, glibc 2.36) instead of reading 1 MiB of them at start, and exports no symbols;
+            // LinkOrder/'s script puts the code the commands run first, together. Debug builds stay dynamic: the test bundle links this target beside the dynamic Testing and
             // Foundation, which need the shared runtime.
             linkerSettings: [
                 .unsafeFlags(
@@ -170,7 +182,7 @@ let package = Package(
                         "-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims",
                     ] + staticLibraryPaths.map { "-L\(Context.packageDirectory)/StaticLibraries/\($0)" } + [
                         "-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
-                    ], .when(configuration: .release))
+                    ] + linkOrderFlags, .when(configuration: .release))
             ]
         ),
         // A fixed amount of HTTP/1.1 work on Wire's own loops with no Swift task, so that valgrind's callgrind
