@@ -25,8 +25,11 @@ public final class TestNginx: Sendable {
     public let tlsPorts: [Int]
     private let process: Process
     private let keepAlive: Pipe
+    /// The shell's standard output, which nothing writes to: it reaches end of file when the shell exits.
+    private let exitPipe: Pipe
 
-    /// Starts nginx and waits (at most 10 s) until it accepts connections.
+    /// Starts nginx and waits (at most 10 s) until it accepts connections: until it has written its pid file,
+    /// which it does once every listening socket listens.
     /// - Parameters:
     ///   - files: Document-root files, by name (no folders), with their contents.
     ///   - httpDirectives: Extra lines for the `http` block (`gzip on;`, `gzip_types …;`).
@@ -88,7 +91,8 @@ public final class TestNginx: Sendable {
             }
             """
         try configuration.write(toFile: prefix + "/conf/nginx.conf", atomically: true, encoding: .utf8)
-        let script = #"exec 3<&0; "$0" "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) & wait $pid"#
+        let script =
+            #"exec 3<&0; "$0" "$@" </dev/null >/dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) >/dev/null & wait $pid"#
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
@@ -96,18 +100,18 @@ public final class TestNginx: Sendable {
             "-c", prefix + "/conf/nginx.conf",
         ]
         keepAlive = Pipe()
+        exitPipe = Pipe()
         process.standardInput = keepAlive
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = exitPipe
         process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while !([port] + tlsPorts).allSatisfy(Self.accepts) {
-            guard process.isRunning, Date() < deadline else {
-                let log = (try? String(contentsOfFile: prefix + "/logs/error.log", encoding: .utf8)) ?? ""
-                stop()
-                throw DidNotStart(log: log)
-            }
-            usleep(10_000)
+        do {
+            try PeerReadiness.awaitFile(
+                named: "nginx.pid", in: prefix + "/logs", exitPipe: exitPipe.fileHandleForReading, within: .seconds(10)
+            ) { try process.run() }
+        } catch {
+            let log = (try? String(contentsOfFile: prefix + "/logs/error.log", encoding: .utf8)) ?? ""
+            if process.isRunning { stop() }
+            throw DidNotStart(log: "\(error): \(log)")
         }
     }
 
@@ -157,19 +161,6 @@ public final class TestNginx: Sendable {
         }
         guard bound else { throw POSIXError(.EADDRINUSE) }
         return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// Whether a connect to the port succeeds now.
-    static func accepts(_ port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = loopback(port: port)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 
     private static func loopback(port: Int) -> sockaddr_in {

@@ -12,32 +12,33 @@ public final class TestOpenSSLServer: Sendable {
     public let port: Int
     private let process: Process
     private let keepAlive: Pipe
+    /// The server's standard output: `ACCEPT` once it listens, then (with `-www`) nothing.
+    private let output: Pipe
 
-    /// Starts the server and waits (at most 10 s) until it accepts connections.
+    /// Starts the server and waits (at most 10 s) until it accepts connections: until it says `ACCEPT`.
     /// - Parameters:
     ///   - certificate: The leaf (PEM).
     ///   - key: Its private key (PEM).
     ///   - chain: Intermediates sent after the leaf (PEM), if any.
     public init(certificate: String, key: String, chain: String? = nil) throws {
         port = try TestNginx.freePort()
-        var arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-www", "-quiet"]
+        var arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-www"]
         if let chain { arguments += ["-cert_chain", chain] }
-        let script = #"exec 3<&0; "$0" "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) & wait $pid"#
+        let script = #"exec 3<&0; "$0" "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) >/dev/null & wait $pid"#
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", script, "openssl"] + arguments
         keepAlive = Pipe()
+        output = Pipe()
         process.standardInput = keepAlive
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while !TestNginx.accepts(port) {
-            guard process.isRunning, Date() < deadline else {
-                stop()
-                throw DidNotStart()
-            }
-            usleep(10_000)
+        do {
+            try PeerReadiness.awaitLine("ACCEPT", on: output.fileHandleForReading, within: .seconds(10))
+        } catch {
+            stop()
+            throw DidNotStart()
         }
     }
 

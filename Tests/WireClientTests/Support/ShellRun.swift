@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WireTestSupport
 
 /// Runs `bash -c command` with extra environment, standard input from /dev/null, and a 20 s bound: past it the
 /// process is killed and the test fails, so a stuck command can never hang the suite.
@@ -9,10 +10,9 @@ func runBash(_ command: String, environment extra: [String: String] = [:]) throw
     process.arguments = ["-c", command]
     process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
     process.standardInput = FileHandle.nullDevice
+    let exit = ProcessExit(of: process)
     try process.run()
-    let deadline = Date().addingTimeInterval(20)
-    while process.isRunning && Date() < deadline { usleep(5_000) }
-    if process.isRunning {
+    if !exit.wait(timeout: .seconds(20)) {
         kill(process.processIdentifier, SIGKILL)
         Issue.record("bash -c timed out: \(command)")
     }

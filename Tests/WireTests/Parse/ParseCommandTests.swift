@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WireTestSupport
 
 extension IOSuite {
     // Opens files or runs processes: an I/O test (IOSuite), never beside one that compares descriptors.
@@ -48,12 +49,9 @@ extension IOSuite {
             process.standardInput = try FileHandle(forReadingFrom: inputURL)
             process.standardOutput = try FileHandle(forWritingTo: outputURL)
             process.standardError = FileHandle.nullDevice
+            let exit = ProcessExit(of: process)
             try process.run()
-            let deadline = Date().addingTimeInterval(30)
-            while process.isRunning && Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.01)
-            }
-            if process.isRunning {
+            if !exit.wait(timeout: .seconds(30)) {
                 process.terminate()
                 process.waitUntilExit()
                 Issue.record("wire parse did not finish within 30 s")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WireTestSupport
 
 /// A child process for tests: a real peer (Python's http.server, curl, nginx) or the `wire` tool.
 /// Its standard input is a pipe the test holds: when the test process ends, however it ends,
@@ -9,6 +10,7 @@ final class TestProcess {
     private let input = Pipe()
     private let output = Pipe()
     private let errors = Pipe()
+    private let exit: ProcessExit
 
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
@@ -17,6 +19,7 @@ final class TestProcess {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
+        exit = ProcessExit(of: process)
         try process.run()
     }
 
@@ -47,9 +50,7 @@ final class TestProcess {
     func stop() {
         try? input.fileHandleForWriting.close()
         if process.isRunning { process.terminate() }
-        let deadline = Date().addingTimeInterval(3)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if !exit.wait(timeout: .seconds(3)) { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         // Now, not whenever Foundation lets go of the pipes: a test that counts descriptors runs next.
         try? output.fileHandleForReading.close()
