@@ -19,17 +19,16 @@ public enum PeerReadiness {
     }
 
     /// Waits until a file named `name` in `folder` has been written and closed (a pid file: nginx writes its own
-    /// once every listening socket is bound and listening). Watch first, then start the peer: the watch is set up
-    /// here, so call this with a closure that starts it.
+    /// once every listening socket is bound and listening). The watch comes first, then the peer: `start` starts it
+    /// and returns its exit pipe.
     public static func awaitFile(
-        named name: String, in folder: String, exitPipe: FileHandle, within timeout: Duration,
-        startingWith start: () throws -> Void
+        named name: String, in folder: String, within timeout: Duration, startingWith start: () throws -> FileHandle
     ) throws {
         let watch = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard watch >= 0 else { throw Failure.system(errno) }
         defer { close(watch) }
         guard inotify_add_watch(watch, folder, UInt32(IN_CLOSE_WRITE | IN_MOVED_TO)) >= 0 else { throw Failure.system(errno) }
-        try start()
+        let exitPipe = try start()
         let path = folder + "/" + name
         let deadline = ContinuousClock.now + timeout * Sanitizer.timeScale
         var events = [UInt8](repeating: 0, count: 4096)

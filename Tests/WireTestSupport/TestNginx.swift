@@ -105,9 +105,10 @@ public final class TestNginx: Sendable {
         process.standardOutput = exitPipe
         process.standardError = FileHandle.nullDevice
         do {
-            try PeerReadiness.awaitFile(
-                named: "nginx.pid", in: prefix + "/logs", exitPipe: exitPipe.fileHandleForReading, within: .seconds(10)
-            ) { try process.run() }
+            try PeerReadiness.awaitFile(named: "nginx.pid", in: prefix + "/logs", within: .seconds(10)) {
+                try process.run()
+                return exitPipe.fileHandleForReading
+            }
         } catch {
             let log = (try? String(contentsOfFile: prefix + "/logs/error.log", encoding: .utf8)) ?? ""
             if process.isRunning { stop() }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import WireTestSupport
 import Wire
 
 /// Whether nginx is installed (CI installs nginx-light).
@@ -56,25 +57,27 @@ extension IOSuite {
                 // nginx ignores its standard input, and a child spawned from a test thread inherits that thread's
                 // signal mask, where SIGTERM may be blocked. So a shell runs it and SIGKILLs it once the test's pipe
                 // closes: on stop(), or when the test process ends however it ends.
-                let script = #"exec 3<&0; "$0" "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) & wait $pid"#
-                process = try TestProcess(
-                    "/bin/sh",
-                    [
-                        "-c", script, nginxPath, "-p", root, "-e", "\(root)/logs/error.log", "-c", "\(root)/conf/nginx.conf",
-                    ])
-                try await waitUntilListening()
-            }
-
-            /// Waits (at most 10 s) until the port accepts a connection: nginx prints nothing when it is ready.
-            private func waitUntilListening() async throws {
-                let port = self.port
-                let process = self.process.process.processIdentifier
-                try await withTimeout(seconds: 10) {
-                    while !LoopbackPort.accepts(port) {
-                        guard kill(process, 0) == 0 else { throw NginxDidNotStart() }
-                        try await Task.sleep(for: .milliseconds(20))
+                // nginx's and the watcher's output go nowhere, so the shell's output ends when nginx exits; nginx
+                // writes its pid file once every socket listens.
+                let script =
+                    #"exec 3<&0; "$0" "$@" </dev/null >/dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) >/dev/null & wait $pid"#
+                var started: TestProcess?
+                do {
+                    try PeerReadiness.awaitFile(named: "nginx.pid", in: root + "/logs", within: .seconds(10)) {
+                        let shell = try TestProcess(
+                            "/bin/sh",
+                            [
+                                "-c", script, nginxPath, "-p", root, "-e", "\(root)/logs/error.log", "-c",
+                                "\(root)/conf/nginx.conf",
+                            ])
+                        started = shell
+                        return shell.standardOutput
                     }
+                } catch {
+                    started?.stop()
+                    throw NginxDidNotStart()
                 }
+                process = started!
             }
 
             /// The access log's lines, split into fields, once it has `count` of them (at most 10 s): nginx logs a

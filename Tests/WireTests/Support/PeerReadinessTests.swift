@@ -46,18 +46,20 @@ extension IOSuite {
             defer { try? FileManager.default.removeItem(atPath: folder) }
 
             let (writer, input, output, writerExit) = try Self.shell("echo $$ > '\(folder)/ready.pid'; exec cat >/dev/null")
-            try PeerReadiness.awaitFile(
-                named: "ready.pid", in: folder, exitPipe: output.fileHandleForReading, within: .seconds(10)
-            ) { try writer.run() }
+            try PeerReadiness.awaitFile(named: "ready.pid", in: folder, within: .seconds(10)) {
+                try writer.run()
+                return output.fileHandleForReading
+            }
             #expect(writer.isRunning)
             try input.fileHandleForWriting.close()
             #expect(writerExit.wait(timeout: .seconds(10)))
 
             let (quitter, _, quitterOutput, quitterExit) = try Self.shell("exit 1")
             #expect(throws: PeerReadiness.Failure.exited) {
-                try PeerReadiness.awaitFile(
-                    named: "never.pid", in: folder, exitPipe: quitterOutput.fileHandleForReading, within: .seconds(60)
-                ) { try quitter.run() }
+                try PeerReadiness.awaitFile(named: "never.pid", in: folder, within: .seconds(60)) {
+                    try quitter.run()
+                    return quitterOutput.fileHandleForReading
+                }
             }
             #expect(quitterExit.wait(timeout: .seconds(10)))
         }

@@ -23,6 +23,10 @@ final class TestProcess {
         try process.run()
     }
 
+    /// The read end of the process's standard output: for a peer that writes nothing there, it reaches end of file
+    /// when the process exits (`PeerReadiness`).
+    var standardOutput: FileHandle { output.fileHandleForReading }
+
     /// The first line the process writes to standard output. Read on a thread of its own: a blocking read on one of
     /// the few threads Swift's concurrency runs every test on would stall the others' tasks (and their timeouts).
     func firstLine() async throws -> String {

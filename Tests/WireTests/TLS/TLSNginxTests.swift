@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import WireTestSupport
 import Wire
 import WireTLS
 
@@ -59,21 +60,27 @@ extension IOSuite {
                     """
                 try configuration.write(toFile: "\(prefix)/conf/nginx.conf", atomically: true, encoding: .utf8)
                 // As in GetCommandNginxTests: a shell SIGKILLs nginx once the test's pipe closes.
-                let script = #"exec 3<&0; "$0" "$@" </dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) & wait $pid"#
-                process = try TestProcess(
-                    "/bin/sh",
-                    [
-                        "-c", script, nginxPath, "-p", prefix, "-e", "\(prefix)/logs/error.log", "-c",
-                        "\(prefix)/conf/nginx.conf",
-                    ])
-                let pid = process.process.processIdentifier
-                let allPorts = Array(ports.values)
-                try await withTimeout(seconds: 10) {
-                    while !allPorts.allSatisfy({ LoopbackPort.accepts($0) }) {
-                        guard kill(pid, 0) == 0 else { throw NginxExited() }
-                        try await Task.sleep(for: .milliseconds(20))
+                // Its pid file says every port listens (see GetCommandNginxTests).
+                let script =
+                    #"exec 3<&0; "$0" "$@" </dev/null >/dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) >/dev/null & wait $pid"#
+                var started: TestProcess?
+                let folder = prefix
+                do {
+                    try PeerReadiness.awaitFile(named: "nginx.pid", in: folder + "/logs", within: .seconds(10)) {
+                        let shell = try TestProcess(
+                            "/bin/sh",
+                            [
+                                "-c", script, nginxPath, "-p", folder, "-e", "\(folder)/logs/error.log", "-c",
+                                "\(folder)/conf/nginx.conf",
+                            ])
+                        started = shell
+                        return shell.standardOutput
                     }
+                } catch {
+                    started?.stop()
+                    throw NginxExited()
                 }
+                process = started!
             }
 
             func url(_ site: String, host: String = "localhost") -> String { "https://\(host):\(ports[site]!)/index.html" }
