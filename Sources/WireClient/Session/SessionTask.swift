@@ -343,30 +343,32 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     /// handler, no event) and lets go of its manager.
     /// - Returns: False (and nothing changes) when this task was cancelled meanwhile.
     func handOver(to download: SessionTask, idle: IdleTimer) -> Bool {
-        let taken = core.withLock { core -> Core? in
-            guard core.machine.state == .running, core.machine.apply(.complete) != nil else { return nil }
+        core.withLock { core -> Bool in
+            guard core.machine.state == .running, core.machine.apply(.complete) != nil else { return false }
             _ = core.settledDownloadProgress()
-            let snapshot = core
+            // The download task is running with the exchange before this task names it as its successor, in one
+            // step for anyone who looks here: a timeout that fires meanwhile (`cancelTransfer`, which forwards to the
+            // successor) finds a running task that can abort the exchange, not a suspended one it would complete
+            // without its delegate while the exchange went on. Nobody else knows the new task yet, so taking its
+            // lock inside this one cannot deadlock.
+            download.core.withLock { next in
+                _ = next.machine.apply(.resume)
+                next.started = true
+                next.replacedRequest = core.replacedRequest
+                next.response = core.response
+                next.uploadProgress = core.uploadProgress
+                next.downloadProgress = core.downloadProgress
+                next.driver = core.driver
+                next.abort = core.abort
+                next.idleTimer = idle
+            }
             core.successor = download
             core.manager = nil
             core.driver = nil
             core.abort = nil
             core.idleTimer = nil
-            return snapshot
+            return true
         }
-        guard let taken else { return false }
-        download.core.withLock { core in
-            _ = core.machine.apply(.resume)
-            core.started = true
-            core.replacedRequest = taken.replacedRequest
-            core.response = taken.response
-            core.uploadProgress = taken.uploadProgress
-            core.downloadProgress = taken.downloadProgress
-            core.driver = taken.driver
-            core.abort = taken.abort
-            core.idleTimer = idle
-        }
-        return true
     }
 
     /// Sets the error the task completed with (a failed move replaces success).
