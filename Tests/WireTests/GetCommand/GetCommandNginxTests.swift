@@ -54,30 +54,7 @@ extension IOSuite {
                     }
                     """
                 try configuration.write(to: prefix.appendingPathComponent("conf/nginx.conf"), atomically: true, encoding: .utf8)
-                // nginx ignores its standard input, and a child spawned from a test thread inherits that thread's
-                // signal mask, where SIGTERM may be blocked. So a shell runs it and SIGKILLs it once the test's pipe
-                // closes: on stop(), or when the test process ends however it ends.
-                // nginx's and the watcher's output go nowhere, so the shell's output ends when nginx exits; nginx
-                // writes its pid file once every socket listens.
-                let script =
-                    #"exec 3<&0; "$0" "$@" </dev/null >/dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) >/dev/null & wait $pid"#
-                var started: TestProcess?
-                do {
-                    try PeerReadiness.awaitFile(named: "nginx.pid", in: root + "/logs", within: .seconds(10)) {
-                        let shell = try TestProcess(
-                            "/bin/sh",
-                            [
-                                "-c", script, nginxPath, "-p", root, "-e", "\(root)/logs/error.log", "-c",
-                                "\(root)/conf/nginx.conf",
-                            ])
-                        started = shell
-                        return shell.standardOutput
-                    }
-                } catch {
-                    started?.stop()
-                    throw NginxDidNotStart()
-                }
-                process = started!
+                process = try TestProcess.nginx(nginxPath, prefix: root, failure: NginxDidNotStart())
             }
 
             /// The access log's lines, split into fields, once it has `count` of them (at most 10 s): nginx logs a

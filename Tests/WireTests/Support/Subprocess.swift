@@ -75,3 +75,35 @@ func startPythonPeer() async throws -> (TestProcess, Int) {
     }
     return (peer, port)
 }
+
+extension TestProcess {
+    /// nginx run from `prefix` (its `conf/nginx.conf`, whose `pid` must be `logs/nginx.pid`), once it listens: nginx
+    /// writes its pid file after every listening socket listens. nginx ignores its standard input, and a child
+    /// spawned from a test thread inherits that thread's signal mask, where SIGTERM may be blocked, so a shell runs it
+    /// and SIGKILLs it once the test's pipe closes (on `stop()`, or when the test process ends however it ends).
+    /// nginx's and the watcher's output go nowhere, so the shell's output ends when nginx exits: an nginx that fails
+    /// to start fails the wait at once.
+    /// - Throws: `failure` when nginx exited or did not listen within 10 s.
+    static func nginx(_ executable: String, prefix: String, failure: some Error) throws -> TestProcess {
+        let script =
+            #"exec 3<&0; "$0" "$@" </dev/null >/dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) >/dev/null & wait $pid"#
+        var started: TestProcess?
+        do {
+            try PeerReadiness.awaitFile(named: "nginx.pid", in: prefix + "/logs", within: .seconds(10)) {
+                let shell = try TestProcess(
+                    "/bin/sh",
+                    [
+                        "-c", script, executable, "-p", prefix, "-e", "\(prefix)/logs/error.log", "-c",
+                        "\(prefix)/conf/nginx.conf",
+                    ])
+                started = shell
+                return shell.standardOutput
+            }
+        } catch {
+            started?.stop()
+            throw failure
+        }
+        guard let started else { throw failure }
+        return started
+    }
+}

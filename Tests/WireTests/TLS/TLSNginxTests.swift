@@ -59,28 +59,7 @@ extension IOSuite {
                     }
                     """
                 try configuration.write(toFile: "\(prefix)/conf/nginx.conf", atomically: true, encoding: .utf8)
-                // As in GetCommandNginxTests: a shell SIGKILLs nginx once the test's pipe closes.
-                // Its pid file says every port listens (see GetCommandNginxTests).
-                let script =
-                    #"exec 3<&0; "$0" "$@" </dev/null >/dev/null & pid=$!; (cat <&3 >/dev/null; kill -9 $pid) >/dev/null & wait $pid"#
-                var started: TestProcess?
-                let folder = prefix
-                do {
-                    try PeerReadiness.awaitFile(named: "nginx.pid", in: folder + "/logs", within: .seconds(10)) {
-                        let shell = try TestProcess(
-                            "/bin/sh",
-                            [
-                                "-c", script, nginxPath, "-p", folder, "-e", "\(folder)/logs/error.log", "-c",
-                                "\(folder)/conf/nginx.conf",
-                            ])
-                        started = shell
-                        return shell.standardOutput
-                    }
-                } catch {
-                    started?.stop()
-                    throw NginxExited()
-                }
-                process = started!
+                process = try TestProcess.nginx(nginxPath, prefix: prefix, failure: NginxExited())
             }
 
             func url(_ site: String, host: String = "localhost") -> String { "https://\(host):\(ports[site]!)/index.html" }
