@@ -111,7 +111,9 @@ public final class TestNginx: Sendable {
             }
         } catch {
             let log = (try? String(contentsOfFile: prefix + "/logs/error.log", encoding: .utf8)) ?? ""
-            if process.isRunning { stop() }
+            // `stop()` only for a shell that runs: one that never started has no process to kill (its identifier is
+            // 0, which `kill` reads as the whole process group). The prefix folder goes either way.
+            if process.isRunning { stop() } else { try? FileManager.default.removeItem(atPath: prefix) }
             throw DidNotStart(log: "\(error): \(log)")
         }
     }
