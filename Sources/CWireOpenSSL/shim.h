@@ -53,9 +53,34 @@ static inline void c_wire_tls_fix_server_chain(SSL_CTX *ctx) {
 }
 
 /// Client contexts keep sessions only through the new-session callback, never in OpenSSL's
-/// internal cache; server contexts keep OpenSSL's server-side cache and issue tickets.
+/// internal cache; server contexts resume as `c_wire_tls_server_sessions` sets up.
 static inline void c_wire_tls_client_session_cache(SSL_CTX *ctx) {
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+}
+
+/// How a server context resumes sessions (`TLSServerConfiguration.SessionResumption`):
+/// 0, sessions kept in the context's own cache (at most `capacity`, for `seconds`), no stateless tickets: TLS 1.2
+///    resumes by session ID, TLS 1.3 with tickets that only name a kept session (OpenSSL's stateful tickets);
+/// 1, stateless tickets under the context's own keys, nothing kept;
+/// 2, no resumption: no cache, no ticket.
+static inline void c_wire_tls_server_sessions(SSL_CTX *ctx, int mode, long capacity, long seconds) {
+    switch (mode) {
+    case 0:
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
+        SSL_CTX_sess_set_cache_size(ctx, capacity);
+        break;
+    case 1:
+        SSL_CTX_clear_options(ctx, SSL_OP_NO_TICKET);
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+        break;
+    default:
+        SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+        SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+        SSL_CTX_set_num_tickets(ctx, 0);
+        break;
+    }
+    SSL_CTX_set_timeout(ctx, seconds);
 }
 
 /// Clears a BIO's retry flags, as every read or write callback does first (a macro in OpenSSL).

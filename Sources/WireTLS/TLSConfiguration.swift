@@ -190,6 +190,26 @@ public struct TLSServerConfiguration: Sendable {
     public var maximumVersion = TLSVersion.tls13
     /// Client certificates. Default: not asked.
     public var clientCertificates = ClientCertificateRequirement.none
+    /// How returning clients skip the full handshake. Default: `.serverCache()`.
+    public var sessionResumption = SessionResumption.serverCache()
+
+    /// How a returning client resumes its session: an abbreviated handshake with no key exchange and no signature.
+    public enum SessionResumption: Hashable, Sendable {
+        /// Sessions are kept in the server's memory, at most `capacity` of them (the oldest go first), each for
+        /// `lifetime`: a TLS 1.2 client resumes by session ID, a TLS 1.3 client with a ticket that only names a kept
+        /// session, once. A session's keys are gone from the server once it expires, so the traffic it protected
+        /// stays safe from whoever reads the server's memory later (forward secrecy within `lifetime`), and a resumed
+        /// handshake costs a lookup instead of a ticket's decryption. A session takes about 1 KiB (a full default
+        /// cache about 10 MiB); a TLS 1.3 connection makes two (one per ticket).
+        case serverCache(capacity: Int = 10_240, lifetime: Duration = .seconds(300))
+        /// Stateless tickets: each session is encrypted into the ticket the client keeps, under keys OpenSSL makes
+        /// when the server starts and never rotates. Nothing is kept per session, but whoever reads those keys can
+        /// decrypt every ticket issued since the start, and with it the traffic of each session (RFC 8446 §8, RFC
+        /// 5077 §5.5). Tickets are valid for `lifetime`.
+        case tickets(lifetime: Duration = .seconds(300))
+        /// Every handshake is a full one: no session is kept and no ticket is issued.
+        case disabled
+    }
 
     /// A configuration serving `certificateChainFile` with `privateKeyFile`.
     public init(certificateChainFile: String, privateKeyFile: String) {

@@ -27,6 +27,7 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
             case trustRefused = "trust_refused"
             case protocolError = "protocol_error"
             case cipherList = "cipher_list"
+            case invalidConfiguration = "invalid_configuration"
         }
         fileprivate let value: Value
 
@@ -69,6 +70,9 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let protocolError = Reason(value: .protocolError)
         /// This side's cipher list, TLS 1.3 cipher suites or groups cannot be set (curl's exit 59).
         public static let cipherList = Reason(value: .cipherList)
+        /// A setting of this side's configuration is out of range (a session cache with room for none); the detail
+        /// names it.
+        public static let invalidConfiguration = Reason(value: .invalidConfiguration)
 
         /// A stable snake_case name for logs and metrics.
         public var description: String { value.rawValue }
@@ -80,7 +84,7 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
                 .hostnameMismatch, .ipAddressMismatch, .certificateInvalid, .trustRefused:
                 true
             case .noPeerCertificate, .alertReceived, .protocolVersion, .handshakeFailed, .handshakeTimeout,
-                .truncatedStream, .localCertificate, .pinMismatch, .protocolError, .cipherList:
+                .truncatedStream, .localCertificate, .pinMismatch, .protocolError, .cipherList, .invalidConfiguration:
                 false
             }
         }

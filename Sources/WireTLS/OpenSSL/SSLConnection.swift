@@ -125,6 +125,10 @@ package final class SSLConnection {
 
     deinit {
         BIO_set_data(bio, nil)
+        // A connection that ended without close_notify (the peer just closed, a reset, a timeout) keeps its session
+        // resumable, as TLS 1.1 on allows (RFC 4346 §7.2.1); `SSL_free` would otherwise drop it from a server's cache,
+        // TLS 1.0's rule. OpenSSL itself forgets a session whose connection sent or received a fatal alert.
+        if SSL_is_init_finished(ssl) == 1 { SSL_set_shutdown(ssl, SSL_get_shutdown(ssl) | SSL_SENT_SHUTDOWN) }
         SSL_free(ssl)
     }
 

@@ -122,11 +122,38 @@ package final class SSLContext: Sendable {
             // if any) as OpenSSL would otherwise do on every full handshake when the file holds the leaf alone.
             // Then OpenSSL sends exactly that (nginx's SSL_MODE_NO_AUTO_CHAIN).
             c_wire_tls_fix_server_chain(context.raw)
+            try setSessionResumption(context.raw, configuration.sessionResumption)
         } catch {
             SSL_CTX_free(context.raw)
             throw error
         }
         return SSLContext(context.raw)
+    }
+
+    /// Sets up how the server resumes sessions (see `TLSServerConfiguration.SessionResumption`). OpenSSL takes a
+    /// cache size of 0 as "no limit" and counts lifetimes in whole seconds, so both are checked here.
+    private static func setSessionResumption(
+        _ context: OpaquePointer, _ resumption: TLSServerConfiguration.SessionResumption
+    ) throws(TLSError) {
+        func seconds(_ lifetime: Duration) throws(TLSError) -> Int {
+            let whole = lifetime.components.seconds
+            guard whole >= 1, whole <= Int64(Int32.max) else {
+                throw TLSError(
+                    .invalidConfiguration, "a session lifetime of \(lifetime) is outside 1 s to \(Int32.max) s")
+            }
+            return Int(whole)
+        }
+        switch resumption {
+        case .serverCache(let capacity, let lifetime):
+            guard capacity >= 1 else {
+                throw TLSError(.invalidConfiguration, "a session cache of \(capacity) entries holds no session")
+            }
+            c_wire_tls_server_sessions(context, 0, capacity, try seconds(lifetime))
+        case .tickets(let lifetime):
+            c_wire_tls_server_sessions(context, 1, 0, try seconds(lifetime))
+        case .disabled:
+            c_wire_tls_server_sessions(context, 2, 0, 1)
+        }
     }
 
     /// A bare pointer during construction, before the context is wrapped.

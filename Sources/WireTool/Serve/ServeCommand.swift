@@ -69,6 +69,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Require client certificates issued under the CAs of this PEM file (mutual TLS).")
     var clientCa: String?
 
+    /// `--tls-resumption`'s values.
+    enum Resumption: String, ExpressibleByArgument, CaseIterable {
+        case cache, tickets, off
+    }
+
+    @Option(
+        help: """
+            How returning TLS clients resume: cache (sessions kept in memory for 5 minutes, TLS 1.2 by session ID, \
+            TLS 1.3 by tickets naming them), tickets (stateless tickets under keys made at start), or off.
+            """)
+    var tlsResumption = Resumption.cache
+
     func validate() throws {
         let modes = [root != nil, echo, hello, faults != nil].filter { $0 }.count
         guard modes == 1 else { throw ValidationError("choose exactly one of --root DIR, --echo, --hello, --faults FILE") }
@@ -79,11 +91,27 @@ struct ServeCommand: AsyncParsableCommand {
         if let loops, loops < 1 { throw ValidationError("--loops must be at least 1") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         if clientCa != nil && tlsCert == nil { throw ValidationError("--client-ca needs --tls-cert and --tls-key") }
+        if tlsResumption != .cache && tlsCert == nil {
+            throw ValidationError("--tls-resumption needs --tls-cert and --tls-key")
+        }
         if let root {
             guard LocalFiles.kind(atPath: root) == .directory, LocalFiles.realPath(root) != nil else {
                 throw ValidationError("--root \(root) is not a directory")
             }
         }
+    }
+
+    /// The TLS settings the flags ask for; nil without --tls-cert.
+    private func tlsConfiguration() -> TLSServerConfiguration? {
+        guard let tlsCert, let tlsKey else { return nil }
+        var tls = TLSServerConfiguration(certificateChainFile: tlsCert, privateKeyFile: tlsKey)
+        if let clientCa { tls.clientCertificates = .required(caFile: clientCa) }
+        switch tlsResumption {
+        case .cache: tls.sessionResumption = .serverCache()
+        case .tickets: tls.sessionResumption = .tickets()
+        case .off: tls.sessionResumption = .disabled
+        }
+        return tls
     }
 
     func run() async throws {
@@ -97,11 +125,7 @@ struct ServeCommand: AsyncParsableCommand {
         var parser = HTTP1ParserConfiguration.strict
         parser.maxBodySize = maxBodySize
         var configuration = HTTPServerConfiguration(address: address, parser: parser)
-        if let tlsCert, let tlsKey {
-            var tls = TLSServerConfiguration(certificateChainFile: tlsCert, privateKeyFile: tlsKey)
-            if let clientCa { tls.clientCertificates = .required(caFile: clientCa) }
-            configuration.tls = tls
-        }
+        configuration.tls = tlsConfiguration()
         var recorder: ServerRecorder?
         if let record {
             do {
@@ -153,10 +177,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let seed { scenario.seed = seed }
         var security: (any ServerTransportSecurity)?
-        if let tlsCert, let tlsKey {
+        if let tls = tlsConfiguration() {
             var configuration = HTTPServerConfiguration(address: address)
-            var tls = TLSServerConfiguration(certificateChainFile: tlsCert, privateKeyFile: tlsKey)
-            if let clientCa { tls.clientCertificates = .required(caFile: clientCa) }
             configuration.tls = tls
             security = configuration.transportSecurity
         } else if let index = scenario.rules.firstIndex(where: { rule in

@@ -199,5 +199,32 @@ extension IOSuite {
             #expect(tool.status == 0, "\(tool.errors)")
             #expect(tool.text == "Hello, World!")
         }
+
+        /// `--tls-resumption tickets` issues stateless TLS 1.2 tickets (the default keeps sessions and issues none),
+        /// and the flag needs a certificate.
+        @Test func wireServeResumesWithTicketsWhenAsked() async throws {
+            try await TLSHostilePeerTests.warmUpProcessWatching()
+            for (mode, issuesTicket) in [("tickets", true), ("cache", false)] {
+                let serve = try TestProcess(
+                    WireToolRunner.executable.path,
+                    [
+                        "serve", "--hello", "--port", "0", "--loops", "1", "--tls-cert", pki.goodChain, "--tls-key",
+                        pki.goodKey, "--tls-resumption", mode,
+                    ])
+                defer { serve.stop() }
+                let line = try await serve.firstLine()
+                let port = try #require(line.split(separator: ":").last.flatMap { Int($0) })
+                let run = try await WireToolRunner.run(
+                    program: URL(fileURLWithPath: "/usr/bin/openssl"),
+                    ["s_client", "-connect", "127.0.0.1:\(port)", "-tls1_2", "-ign_eof"],
+                    input: "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", seconds: 10)
+                #expect(run.text.contains("Hello, World!"), "\(run.text)")
+                #expect(
+                    run.text.contains("TLS session ticket lifetime hint: 300 (seconds)") == issuesTicket, "\(mode): \(run.text)")
+            }
+            let refused = try await WireToolRunner.run(["serve", "--hello", "--tls-resumption", "off"])
+            #expect(refused.status != 0)
+            #expect(refused.errors.contains("--tls-resumption needs --tls-cert and --tls-key"), "\(refused.errors)")
+        }
     }
 }
