@@ -6,15 +6,19 @@
 #   MODE close       one request per connection (wrk -c2 with `Connection: close`): per connection
 #   MODE keepalive   keep-alive requests (wrk -c64): per request
 #   MODE resume      resumed TLS 1.2 handshakes (openssl s_time -reuse, P-256 certificate made here): per handshake
+#   MODE new         new TLS 1.3 handshakes (openssl s_time -new, the same certificate): per handshake
 #   MODE nginx-close the same as `close`, against nginx with one worker and `return 200` (for the ratio)
+#   MODE nginx-resume, nginx-new: `resume` and `new` against that nginx with the matrix's TLS block (run.sh: a
+#                    shared session cache and tickets; NGINX_TICKETS=off turns its tickets off, so it resumes from the
+#                    cache)
 #
 # BINARY is a `wire` built in release; valgrind 3.19 cannot read this toolchain's DWARF, so the script counts on a
 # `strip --strip-debug` copy. The server runs on core 0 under `valgrind --tool=callgrind --separate-threads=yes`, the
 # load on core 1; the counters are zeroed after a 2 s warm-up and dumped after SECONDS (default 8) of load, and the
 # loop thread's count is divided by what the load generator reports. The dump stays in $OUT_DIR (default a temporary
-# folder) for `callgrind_annotate`.
+# folder) for `callgrind_annotate`. SERVE_ARGS adds arguments to `wire serve` (e.g. SERVE_ARGS="--tls-resumption tickets").
 set -euo pipefail
-mode=${1:?usage: server-instructions.sh close|keepalive|resume|nginx-close BINARY [SECONDS] [PORT]}
+mode=${1:?usage: server-instructions.sh close|keepalive|resume|new|nginx-close|nginx-resume|nginx-new BINARY [SECONDS] [PORT]}
 binary=${2:-}
 seconds=${3:-8}
 port=${4:-18777}
@@ -23,24 +27,30 @@ for tool in valgrind callgrind_control wrk; do
     command -v "$tool" > /dev/null || { echo "server-instructions.sh: needs $tool" >&2; exit 2; }
 done
 
-server_args=(serve --hello --loops 1 --port "$port")
+server_args=(serve --hello --loops 1 --port "$port" ${SERVE_ARGS:-})
 url=http://127.0.0.1:$port/
 probe=(curl -s -o /dev/null "$url")
-if [ "$mode" = resume ]; then
+case "$mode" in resume | new | nginx-resume | nginx-new) tls_mode=yes ;; *) tls_mode=no ;; esac
+if [ "$tls_mode" = yes ]; then
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
         -keyout "$out/p256.key" -out "$out/p256.pem" > /dev/null 2>&1
     server_args+=(--tls-cert "$out/p256.pem" --tls-key "$out/p256.key")
     probe=(curl -sk -o /dev/null "https://127.0.0.1:$port/")
 fi
 
-if [ "$mode" = nginx-close ]; then
+if [ "${mode#nginx-}" != "$mode" ]; then
     mkdir -p "$out/nginx"
+    tls=""
+    if [ "$tls_mode" = yes ]; then
+        tls="ssl; ssl_certificate $out/p256.pem; ssl_certificate_key $out/p256.key; ssl_session_cache shared:matrix:8m;
+  ssl_session_tickets ${NGINX_TICKETS:-on}; ssl_protocols TLSv1.2 TLSv1.3"
+    fi
     cat > "$out/nginx/nginx.conf" <<EOF
 daemon off; master_process off; worker_processes 1; pid $out/nginx/nginx.pid; error_log $out/nginx/error.log warn;
 events { worker_connections 4096; }
 http { access_log off; client_body_temp_path $out/nginx; proxy_temp_path $out/nginx; fastcgi_temp_path $out/nginx;
   uwsgi_temp_path $out/nginx; scgi_temp_path $out/nginx;
-  server { listen 127.0.0.1:$port backlog=4096; location / { return 200 "Hello, World!"; } } }
+  server { listen 127.0.0.1:$port backlog=4096 $tls; location / { return 200 "Hello, World!"; } } }
 EOF
     command=(nginx -p "$out/nginx" -c "$out/nginx/nginx.conf")
     separate=no
@@ -61,7 +71,8 @@ load() {
     case "$mode" in
     close | nginx-close) taskset -c 1 wrk -t1 -c2 -d"$1"s -H "Connection: close" "$url" ;;
     keepalive) taskset -c 1 wrk -t1 -c64 -d"$1"s "$url" ;;
-    resume) taskset -c 1 openssl s_time -connect "127.0.0.1:$port" -reuse -tls1_2 -time "$1" ;;
+    resume | nginx-resume) taskset -c 1 openssl s_time -connect "127.0.0.1:$port" -reuse -tls1_2 -time "$1" ;;
+    new | nginx-new) taskset -c 1 openssl s_time -connect "127.0.0.1:$port" -new -tls1_3 -time "$1" ;;
     *) echo "server-instructions.sh: unknown mode $mode" >&2; exit 2 ;;
     esac
 }
@@ -74,7 +85,7 @@ wait $server 2> /dev/null || true
 trap - EXIT
 
 case "$mode" in
-resume) count=$(echo "$report" | awk '/connections in [0-9.]+ real/ {print $1; exit}') ;;
+resume | new | nginx-resume | nginx-new) count=$(echo "$report" | awk '/connections in [0-9.]+ real/ {print $1; exit}') ;;
 *) count=$(echo "$report" | awk '/requests in/ {print $1; exit}') ;;
 esac
 # The loop thread did the serving: the dump with the largest count (nginx has one thread).
@@ -84,4 +95,4 @@ for dump in "$out"/callgrind.*; do
     if [ -n "$total" ] && [ "$total" -gt "$best" ]; then best=$total; file=$dump; fi
 done
 echo "$mode: $count in ${seconds}s; $best instructions on the serving thread ($file)"
-python3 -c "print('%s: %.0f instructions per %s' % ('$mode', $best / $count, 'handshake' if '$mode' == 'resume' else 'connection' if 'close' in '$mode' else 'request'))"
+python3 -c "print('%s: %.0f instructions per %s' % ('$mode', $best / $count, 'handshake' if '$tls_mode' == 'yes' else 'connection' if 'close' in '$mode' else 'request'))"
