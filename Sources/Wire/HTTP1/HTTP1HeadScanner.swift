@@ -71,8 +71,14 @@ package struct HTTP1HeadScanner: Sendable {
     private var nameEnd = 0
     private var valueStart = 0
     private var valueEnd = 0
-    /// Where each field's name and value lie. Capacity is kept across messages.
-    private(set) var fields: [FieldSpan] = []
+    /// Where each field's name and value lie: the first `fieldCount` slots of `fieldSlots`.
+    var fields: ArraySlice<FieldSpan> { fieldSlots[..<fieldCount] }
+    /// The fields' storage, kept across messages: slots are overwritten in place, and the array grows only when a
+    /// head has more fields than any before it. (An append per field checked uniqueness and capacity out of line,
+    /// about 140 instructions a field; a store into a kept slot is a few.)
+    private var fieldSlots: [FieldSpan] = []
+    /// How many slots of `fieldSlots` the current section uses.
+    private var fieldCount = 0
     /// Repairs made, at most one per kind; absolute offsets.
     private(set) var repairs: [HTTP1Repair] = []
     /// Whether some value contains an obs-fold that must become SP in the copy.
@@ -97,7 +103,8 @@ package struct HTTP1HeadScanner: Sendable {
 
     /// Gives back the field array's storage, for a connection that goes idle between messages.
     mutating func releaseStorage() {
-        fields = []
+        fieldSlots = []
+        fieldCount = 0
     }
 
     /// Prepares for a new section, keeping the field array's capacity.
@@ -107,7 +114,7 @@ package struct HTTP1HeadScanner: Sendable {
         position = 0
         headStart = 0
         lineStart = 0
-        fields.removeAll(keepingCapacity: true)
+        fieldCount = 0
         if !repairs.isEmpty { repairs = [] }
         needsUnfolding = false
     }
@@ -394,7 +401,7 @@ package struct HTTP1HeadScanner: Sendable {
                     position = index + 1
                     return .complete(end: index + 1)
                 } else if byte == ASCII.space || byte == ASCII.tab {
-                    if fields.isEmpty {
+                    if fieldCount == 0 {
                         // RFC 9112 §2.2: such a line could be mistaken for a field; refuse it.
                         throw HTTP1ParseError(.whitespaceBeforeFirstField, at: streamOffset + index)
                     }
@@ -404,7 +411,8 @@ package struct HTTP1HeadScanner: Sendable {
                     // RFC 9112 §5.2: replace each obs-fold with SP; reopen the previous field and extend it.
                     noteRepair(.obsoleteLineFolding, at: streamOffset + index)
                     needsUnfolding = true
-                    let last = fields.removeLast()
+                    fieldCount -= 1
+                    let last = fieldSlots[fieldCount]
                     nameStart = last.nameStart
                     nameEnd = last.nameStart + last.nameLength
                     valueStart = last.valueStart
@@ -636,18 +644,22 @@ package struct HTTP1HeadScanner: Sendable {
         _ configuration: HTTP1ParserConfiguration,
         streamOffset: Int
     ) throws(HTTP1ParseError) {
-        if fields.count >= configuration.maxHeaderCount {
+        if fieldCount >= configuration.maxHeaderCount {
             throw HTTP1ParseError(.tooManyHeaders, at: streamOffset + lineStart)
         }
-        // One allocation sized for a typical head rather than five as the array doubles: idle
-        // connections give the storage back (`releaseStorage`), so each head allocates it anew.
-        if fields.capacity == 0 { fields.reserveCapacity(Self.initialFieldCapacity) }
-        // One append per field: each append checks uniqueness and capacity out of line (four a field cost about
-        // 140 instructions, callgrind showed).
-        fields.append(
-            FieldSpan(
-                nameStart: nameStart, nameLength: nameEnd - nameStart, valueStart: valueStart,
-                valueLength: valueEnd - valueStart))
+        if fieldCount == fieldSlots.count { growFieldSlots() }
+        fieldSlots[fieldCount] = FieldSpan(
+            nameStart: nameStart, nameLength: nameEnd - nameStart, valueStart: valueStart,
+            valueLength: valueEnd - valueStart)
+        fieldCount += 1
+    }
+
+    /// Doubles the field slots (16 to start with: one allocation sized for a typical head; idle connections give the
+    /// storage back, so each head after idling allocates it anew).
+    @inline(never)  // Rare: off the per-field path.
+    private mutating func growFieldSlots() {
+        let empty = FieldSpan(nameStart: 0, nameLength: 0, valueStart: 0, valueLength: 0)
+        fieldSlots.append(contentsOf: repeatElement(empty, count: Swift.max(Self.initialFieldCapacity, fieldSlots.count)))
     }
 
     /// Records a repair once per kind per head, so a lenient parse of a hostile head stays bounded.
