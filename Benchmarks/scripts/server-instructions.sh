@@ -7,8 +7,9 @@
 #   MODE keepalive   keep-alive requests (wrk -c64): per request
 #   MODE resume      resumed TLS 1.2 handshakes (openssl s_time -reuse, P-256 certificate made here): per handshake
 #   MODE new         new TLS 1.3 handshakes (openssl s_time -new, the same certificate): per handshake
+#   MODE tls         keep-alive requests over TLS 1.3 (wrk -c64 on https, the same certificate): per request
 #   MODE nginx-close the same as `close`, against nginx with one worker and `return 200` (for the ratio)
-#   MODE nginx-resume, nginx-new: `resume` and `new` against that nginx with the matrix's TLS block (run.sh: a
+#   MODE nginx-resume, nginx-new, nginx-tls: `resume`, `new` and `tls` against that nginx with the matrix's TLS block (run.sh: a
 #                    shared session cache and tickets; NGINX_TICKETS=off turns its tickets off, so it resumes from the
 #                    cache)
 #
@@ -18,7 +19,7 @@
 # loop thread's count is divided by what the load generator reports. The dump stays in $OUT_DIR (default a temporary
 # folder) for `callgrind_annotate`. SERVE_ARGS adds arguments to `wire serve` (e.g. SERVE_ARGS="--tls-resumption tickets").
 set -euo pipefail
-mode=${1:?usage: server-instructions.sh close|keepalive|resume|new|nginx-close|nginx-resume|nginx-new BINARY [SECONDS] [PORT]}
+mode=${1:?usage: server-instructions.sh close|keepalive|resume|new|tls|nginx-close|nginx-resume|nginx-new|nginx-tls BINARY [SECONDS] [PORT]}
 binary=${2:-}
 seconds=${3:-8}
 port=${4:-18777}
@@ -30,7 +31,7 @@ done
 server_args=(serve --hello --loops 1 --port "$port" ${SERVE_ARGS:-})
 url=http://127.0.0.1:$port/
 probe=(curl -s -o /dev/null "$url")
-case "$mode" in resume | new | nginx-resume | nginx-new) tls_mode=yes ;; *) tls_mode=no ;; esac
+case "$mode" in resume | new | tls | nginx-resume | nginx-new | nginx-tls) tls_mode=yes ;; *) tls_mode=no ;; esac
 if [ "$tls_mode" = yes ]; then
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
         -keyout "$out/p256.key" -out "$out/p256.pem" > /dev/null 2>&1
@@ -73,6 +74,7 @@ load() {
     keepalive) taskset -c 1 wrk -t1 -c64 -d"$1"s "$url" ;;
     resume | nginx-resume) taskset -c 1 openssl s_time -connect "127.0.0.1:$port" -reuse -tls1_2 -time "$1" ;;
     new | nginx-new) taskset -c 1 openssl s_time -connect "127.0.0.1:$port" -new -tls1_3 -time "$1" ;;
+    tls | nginx-tls) taskset -c 1 wrk -t1 -c64 -d"$1"s "https://127.0.0.1:$port/" ;;
     *) echo "server-instructions.sh: unknown mode $mode" >&2; exit 2 ;;
     esac
 }
@@ -95,4 +97,5 @@ for dump in "$out"/callgrind.*; do
     if [ -n "$total" ] && [ "$total" -gt "$best" ]; then best=$total; file=$dump; fi
 done
 echo "$mode: $count in ${seconds}s; $best instructions on the serving thread ($file)"
-python3 -c "print('%s: %.0f instructions per %s' % ('$mode', $best / $count, 'handshake' if '$tls_mode' == 'yes' else 'connection' if 'close' in '$mode' else 'request'))"
+case "$mode" in resume | new | nginx-resume | nginx-new) unit=handshake ;; *close) unit=connection ;; *) unit=request ;; esac
+python3 -c "print('%s: %.0f instructions per %s' % ('$mode', $best / $count, '$unit'))"
