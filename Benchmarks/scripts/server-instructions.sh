@@ -17,9 +17,14 @@
 # `strip --strip-debug` copy. The server runs on core 0 under `valgrind --tool=callgrind --separate-threads=yes`, the
 # load on core 1; the counters are zeroed after a 2 s warm-up and dumped after SECONDS (default 8) of load, and the
 # loop thread's count is divided by what the load generator reports. The dump stays in $OUT_DIR (default a temporary
-# folder) for `callgrind_annotate`. SERVE_ARGS adds arguments to `wire serve` (e.g. SERVE_ARGS="--tls-resumption tickets").
+# folder) for `callgrind_annotate`. SERVE_ARGS adds arguments to `wire serve` in the TLS modes (e.g. SERVE_ARGS="--tls-resumption
+# tickets").
 set -euo pipefail
 mode=${1:?usage: server-instructions.sh close|keepalive|resume|new|tls|nginx-close|nginx-resume|nginx-new|nginx-tls BINARY [SECONDS] [PORT]}
+case "$mode" in
+close | keepalive | resume | new | tls | nginx-close | nginx-resume | nginx-new | nginx-tls) ;;
+*) echo "server-instructions.sh: unknown mode $mode" >&2; exit 2 ;;
+esac
 binary=${2:-}
 seconds=${3:-8}
 port=${4:-18777}
@@ -28,7 +33,8 @@ for tool in valgrind callgrind_control wrk; do
     command -v "$tool" > /dev/null || { echo "server-instructions.sh: needs $tool" >&2; exit 2; }
 done
 
-server_args=(serve --hello --loops 1 --port "$port" ${SERVE_ARGS:-})
+read -ra extra_args <<< "${SERVE_ARGS:-}"
+server_args=(serve --hello --loops 1 --port "$port" "${extra_args[@]}")
 url=http://127.0.0.1:$port/
 probe=(curl -s -o /dev/null "$url")
 case "$mode" in resume | new | tls | nginx-resume | nginx-new | nginx-tls) tls_mode=yes ;; *) tls_mode=no ;; esac
@@ -97,5 +103,6 @@ for dump in "$out"/callgrind.*; do
     if [ -n "$total" ] && [ "$total" -gt "$best" ]; then best=$total; file=$dump; fi
 done
 echo "$mode: $count in ${seconds}s; $best instructions on the serving thread ($file)"
+[ -n "$count" ] && [ "$count" -gt 0 ] || { echo "server-instructions.sh: the load generator reported no count" >&2; exit 1; }
 case "$mode" in resume | new | nginx-resume | nginx-new) unit=handshake ;; *close) unit=connection ;; *) unit=request ;; esac
 python3 -c "print('%s: %.0f instructions per %s' % ('$mode', $best / $count, '$unit'))"

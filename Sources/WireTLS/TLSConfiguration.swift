@@ -194,13 +194,18 @@ public struct TLSServerConfiguration: Sendable {
     public var sessionResumption = SessionResumption.serverCache()
 
     /// How a returning client resumes its session: an abbreviated handshake with no key exchange and no signature.
+    /// A `lifetime` is between 1 second and 7 days (RFC 8446 §4.6.1's bound for a ticket).
     public enum SessionResumption: Hashable, Sendable {
         /// Sessions are kept in the server's memory, at most `capacity` of them (the oldest go first), each for
         /// `lifetime`: a TLS 1.2 client resumes by session ID, a TLS 1.3 client with a ticket that only names a kept
-        /// session, once. A session's keys are gone from the server once it expires, so the traffic it protected
-        /// stays safe from whoever reads the server's memory later (forward secrecy within `lifetime`), and a resumed
-        /// handshake costs a lookup instead of a ticket's decryption. A session takes about 1 KiB (a full default
-        /// cache about 10 MiB); a TLS 1.3 connection makes two (one per ticket).
+        /// session (OpenSSL's stateful tickets). A session's keys stay in this process only: once it has expired and
+        /// been dropped (when a client asks for it, when the cache evicts it, or at OpenSSL's sweep every 255 new
+        /// sessions), nothing the server holds can decrypt the traffic it protected, where a stateless ticket stays
+        /// decryptable under keys that live as long as the process. A resumed handshake costs a lookup instead of a
+        /// ticket's decryption. A session takes about 1 KiB without client certificates (a full default cache about
+        /// 10 MiB), more with them (it keeps the client's chain); a new TLS 1.3 connection makes two, one per
+        /// ticket, and a resumed one another. Needs OpenSSL 3.0.14 or later, or a build with CVE-2024-2511's fix
+        /// (unbounded growth of this cache under TLS 1.3), as every supported distribution ships.
         case serverCache(capacity: Int = 10_240, lifetime: Duration = .seconds(300))
         /// Stateless tickets: each session is encrypted into the ticket the client keeps, under keys OpenSSL makes
         /// when the server starts and never rotates. Nothing is kept per session, but whoever reads those keys can

@@ -131,15 +131,15 @@ package final class SSLContext: Sendable {
     }
 
     /// Sets up how the server resumes sessions (see `TLSServerConfiguration.SessionResumption`). OpenSSL takes a
-    /// cache size of 0 as "no limit" and counts lifetimes in whole seconds, so both are checked here.
+    /// cache size of 0 as "no limit" and counts lifetimes in whole seconds, so both are checked here; a lifetime is at
+    /// most 7 days, the longest a TLS 1.3 ticket may live (RFC 8446 §4.6.1).
     private static func setSessionResumption(
         _ context: OpaquePointer, _ resumption: TLSServerConfiguration.SessionResumption
     ) throws(TLSError) {
         func seconds(_ lifetime: Duration) throws(TLSError) -> Int {
             let whole = lifetime.components.seconds
-            guard whole >= 1, whole <= Int64(Int32.max) else {
-                throw TLSError(
-                    .invalidConfiguration, "a session lifetime of \(lifetime) is outside 1 s to \(Int32.max) s")
+            guard whole >= 1, whole <= 604_800 else {
+                throw TLSError(.invalidConfiguration, "a session lifetime of \(lifetime) is outside 1 second to 7 days")
             }
             return Int(whole)
         }

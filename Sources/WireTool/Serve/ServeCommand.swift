@@ -76,10 +76,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: """
-            How returning TLS clients resume: cache (sessions kept in memory for 5 minutes, TLS 1.2 by session ID, \
-            TLS 1.3 by tickets naming them), tickets (stateless tickets under keys made at start), or off.
+            How returning TLS clients resume: cache (the default: sessions kept in memory for 5 minutes, TLS 1.2 by \
+            session ID, TLS 1.3 by tickets naming them), tickets (stateless tickets under keys made at start), or off.
             """)
-    var tlsResumption = Resumption.cache
+    var tlsResumption: Resumption?
 
     func validate() throws {
         let modes = [root != nil, echo, hello, faults != nil].filter { $0 }.count
@@ -91,7 +91,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let loops, loops < 1 { throw ValidationError("--loops must be at least 1") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         if clientCa != nil && tlsCert == nil { throw ValidationError("--client-ca needs --tls-cert and --tls-key") }
-        if tlsResumption != .cache && tlsCert == nil {
+        if tlsResumption != nil && tlsCert == nil {
             throw ValidationError("--tls-resumption needs --tls-cert and --tls-key")
         }
         if let root {
@@ -106,7 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard let tlsCert, let tlsKey else { return nil }
         var tls = TLSServerConfiguration(certificateChainFile: tlsCert, privateKeyFile: tlsKey)
         if let clientCa { tls.clientCertificates = .required(caFile: clientCa) }
-        switch tlsResumption {
+        switch tlsResumption ?? .cache {
         case .cache: tls.sessionResumption = .serverCache()
         case .tickets: tls.sessionResumption = .tickets()
         case .off: tls.sessionResumption = .disabled
