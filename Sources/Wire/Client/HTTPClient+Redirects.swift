@@ -1,7 +1,8 @@
 extension HTTPClient {
     /// Sends `request` and follows the redirects the configuration allows: the method and body rules of RFC 9110
     /// §15.4, credentials dropped when a hop leaves the origin, and only `http` and `https` as destinations.
-    nonisolated(nonsending) func followRedirects(
+    // Inlined into `execute`, its one caller: one async frame fewer per request.
+    @inline(__always) nonisolated(nonsending) func followRedirects(
         _ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         let origin = try request.parsedURL()

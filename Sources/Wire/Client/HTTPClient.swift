@@ -24,6 +24,7 @@ public final class HTTPClient: Sendable {
     private let startFailure: HTTPClientError?
     private let ownsGroup: Bool
     private let pools = Lock(Pools())
+    private let recentHead = Lock<RecentHead?>(nil)
 
     /// The client's pools by key, and the one used last: most clients talk to one origin, and comparing a key with
     /// the last one's is cheaper than hashing it (its host and scheme strings) on every request.
@@ -186,7 +187,9 @@ public final class HTTPClient: Sendable {
 
     // MARK: Retry
 
-    nonisolated(nonsending) func executeWithRetry(
+    // Inlined into its one caller, as `send` into it: an async function called is a frame allocated on the task and
+    // a hop back to the caller's executor after it, per request.
+    @inline(__always) nonisolated(nonsending) func executeWithRetry(
         url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, allowsPipelining: Bool = true,
         proxy proxyConfiguration: ProxyConfiguration? = nil,
         method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.BodyBox?,
@@ -206,9 +209,7 @@ public final class HTTPClient: Sendable {
             let pool = try pool(for: url, via: socketPath, requirements: requirements, route: route)
             // Made ready before it takes a connection: a request refused here holds none (it used to keep its lease,
             // and with it one of the host's connections, for the client's life).
-            let prepared = try prepare(
-                url: url, method: method, headers: headers, body: body, forwardingTo: pool.forwardingProxy,
-                hostHeader: pool.originHostHeader)
+            let prepared = try prepare(url: url, method: method, headers: headers, body: body, on: pool)
             // An idle connection at hand is taken without an async call (no frames, no suspension point).
             let lease: ConnectionPool.Lease
             if let idle = pool.leaseIdleConnection(pipelinable: pipelinable) {
@@ -429,6 +430,52 @@ public final class HTTPClient: Sendable {
         let requestComplete: Bool
     }
 
+    /// The head last serialized for a request without a body, with what it was made from: a client that sends the
+    /// same request again (polling one URL, a load generator, wrk's own trick) writes the same bytes without
+    /// checking and serializing them again. The head depends on nothing else: the pool fixes the proxy and the
+    /// `Host` value, and the configuration (version, `User-Agent`) never changes.
+    private struct RecentHead {
+        let pool: ConnectionPool
+        let url: HTTPURL
+        let method: HTTPMethod
+        let headers: HTTPHeaders
+        let headBytes: [UInt8]
+        let framing: HTTP1Serializer.BodyFraming
+        let keepAlive: Bool
+    }
+
+    /// `prepare(url:method:headers:body:forwardingTo:hostHeader:)` for a request on `pool`, reusing the last head
+    /// when a request without a body matches it exactly (its URL, method and fields, byte for byte).
+    private func prepare(
+        url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.BodyBox?, on pool: ConnectionPool
+    ) throws(HTTPClientError) -> PreparedRequest {
+        guard body == nil else {
+            return try prepare(
+                url: url, method: method, headers: headers, body: body, forwardingTo: pool.forwardingProxy,
+                hostHeader: pool.originHostHeader)
+        }
+        let reused = recentHead.withLock {
+            recent -> (headBytes: [UInt8], framing: HTTP1Serializer.BodyFraming, keepAlive: Bool)? in
+            guard let recent, recent.pool === pool, recent.method == method, recent.url == url,
+                recent.headers == headers
+            else { return nil }
+            return (recent.headBytes, recent.framing, recent.keepAlive)
+        }
+        if let reused {
+            return PreparedRequest(
+                headBytes: reused.headBytes, framing: reused.framing, inline: nil, file: nil, expectsContinue: false,
+                keepAlive: reused.keepAlive, requestComplete: true)
+        }
+        let prepared = try prepare(
+            url: url, method: method, headers: headers, body: nil, forwardingTo: pool.forwardingProxy,
+            hostHeader: pool.originHostHeader)
+        let recent = RecentHead(
+            pool: pool, url: url, method: method, headers: headers, headBytes: prepared.headBytes,
+            framing: prepared.framing, keepAlive: prepared.keepAlive)
+        recentHead.withLock { $0 = recent }
+        return prepared
+    }
+
     /// The `Host` and `User-Agent` fields the client writes after a request's own, each unless the request has one.
     func addedFields(to headers: HTTPHeaders, host: @autoclosure () -> String) -> HTTP1Serializer.AddedRequestFields {
         HTTP1Serializer.AddedRequestFields(
@@ -517,7 +564,7 @@ public final class HTTPClient: Sendable {
             keepAlive: keepAlive, requestComplete: requestComplete)
     }
 
-    nonisolated(nonsending) private func send(
+    @inline(__always) nonisolated(nonsending) private func send(
         _ prepared: sending PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
         body bodyBox: HTTPClientRequest.BodyBox?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
         observation: RequestObservation?, proxy: Proxy?
@@ -552,19 +599,22 @@ public final class HTTPClient: Sendable {
             var resumed: UnsafeContinuation<Outcome, Never>?
             let outcome = await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
                 resumed = continuation
+                let tap = observation?.tap
+                guard offLoop else {
+                    // Already on the loop (a task preferring it): start at once, without queueing a closure that
+                    // captures the whole request; the read that parses the head resumes the task on this loop.
+                    Self.startExchange(
+                        on: connection, head: headBytes, inlineBody: sendInline, method: method, keepAlive: keepAlive,
+                        readTimeout: readTimeout, metrics: metrics, tap: tap, abort: abort,
+                        responder: .waiter(continuation, offLoop: false))
+                    return
+                }
                 connection.loop.execute(
                     {
-                        let value = connection.value
-                        metrics.update {
-                            $0.remoteAddress = value.remoteAddress
-                            $0.localAddress = value.localAddress
-                            $0.transportSecurity = value.securityInfo
-                        }
-                        let exchangeID = value.start(
-                            head: headBytes, inlineBody: sendInline, method: method, keepAlive: keepAlive,
-                            requestComplete: true, readTimeout: readTimeout, metrics: metrics, tap: observation?.tap,
-                            responder: .waiter(continuation, offLoop: offLoop))
-                        abort.setCurrent(connection, exchangeID)
+                        Self.startExchange(
+                            on: connection, head: headBytes, inlineBody: sendInline, method: method,
+                            keepAlive: keepAlive, readTimeout: readTimeout, metrics: metrics, tap: tap, abort: abort,
+                            responder: .waiter(continuation, offLoop: true))
                     },
                     ifClosed: {
                         continuation.resume(
@@ -595,6 +645,25 @@ public final class HTTPClient: Sendable {
             file: file, framing: framing, headBytes: headBytes, keepAlive: keepAlive,
             expectsContinue: expectsContinue, metrics: metrics, abort: abort,
             observation: observation)
+    }
+
+    /// Starts a whole request on its connection (loop thread only) and lets `abort` reach the exchange.
+    private static func startExchange(
+        on connection: LoopBound<HTTP1ClientConnection>, head: [UInt8], inlineBody: ByteBuffer?, method: HTTPMethod,
+        keepAlive: Bool, readTimeout: Duration, metrics: HTTPClientMetrics, tap: HTTP1ClientConnection.ByteTap?,
+        abort: HTTPClientAbortHandle,
+        responder: HTTP1ClientConnection.Responder
+    ) {
+        let value = connection.value
+        metrics.update {
+            $0.remoteAddress = value.remoteAddress
+            $0.localAddress = value.localAddress
+            $0.transportSecurity = value.securityInfo
+        }
+        let exchangeID = value.start(
+            head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: true,
+            readTimeout: readTimeout, metrics: metrics, tap: tap, responder: responder)
+        abort.setCurrent(connection, exchangeID)
     }
 
     /// `sendInParts` with the connection's loop as the task executor (off the caller's executor, which `send`

@@ -1,0 +1,108 @@
+import Testing
+import Wire
+
+extension IOSuite {
+    /// The client reuses the head it serialized last for a request without a body that matches it exactly (its URL,
+    /// method and fields): every request must still go out as its own, whichever of them differs from the one before.
+    @Suite struct HTTPClientRepeatedHeadTests {
+        /// What the server saw: the method, the target and every field, in order.
+        static func echo(_ head: HTTPRequestHead) -> String {
+            let fields = head.headers.indices.map { "\(head.headers.name(at: $0)): \(head.headers.value(at: $0))" }
+            return ([head.method.rawValue + " " + head.target] + fields).joined(separator: " | ")
+        }
+
+        @Test func eachRequestGoesOutAsItsOwnWhenOnlyOnePartDiffers() async throws {
+            let group = try EventLoopGroup(loopCount: 1)
+            let server = HTTPServer(
+                configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
+                group: group
+            ) { request, response in
+                var headers = HTTPHeaders()
+                headers.add(name: "X-Echo", value: Self.echo(request.head))
+                try await response.respond(HTTPResponseHead(status: .ok, headers: headers), body: ByteBuffer(string: "."))
+            }
+            let address = try await server.start()
+            let port = try #require(address.port)
+            let origin = "http://127.0.0.1:\(port)"
+            var configuration = HTTPClientConfiguration()
+            configuration.userAgent = nil
+            let client = try HTTPClient(configuration: configuration, group: group)
+            func request(_ method: HTTPMethod, _ path: String, _ fields: [(String, String)] = []) -> HTTPClientRequest {
+                var request = HTTPClientRequest(url: origin + path)
+                request.method = method
+                for (name, value) in fields { request.headers.add(name: name, value: value) }
+                return request
+            }
+            let host = "Host: 127.0.0.1:\(port)"
+            let sequence: [(HTTPClientRequest, String)] = [
+                (request(.get, "/a"), "GET /a | \(host)"),
+                (request(.get, "/a"), "GET /a | \(host)"),
+                (request(.get, "/a", [("X-Token", "1")]), "GET /a | X-Token: 1 | \(host)"),
+                (request(.get, "/a", [("X-Token", "2")]), "GET /a | X-Token: 2 | \(host)"),
+                (request(.get, "/a", [("x-token", "2")]), "GET /a | x-token: 2 | \(host)"),
+                (request(.head, "/a", [("x-token", "2")]), "HEAD /a | x-token: 2 | \(host)"),
+                (request(.get, "/b?q=1"), "GET /b?q=1 | \(host)"),
+                (request(.post, "/b?q=1"), "POST /b?q=1 | \(host) | Content-Length: 0"),
+                (request(.get, "/a"), "GET /a | \(host)"),
+            ]
+            let outcome: Result<[String], any Error>
+            do {
+                outcome = .success(
+                    try await withTimeout(seconds: 10) { () -> [String] in
+                        var seen: [String] = []
+                        for (request, _) in sequence {
+                            let response = try await client.execute(request)
+                            _ = try await response.body.collect(upTo: 1024)
+                            seen.append(response.headers.first(name: "x-echo") ?? "")
+                        }
+                        return seen
+                    })
+            } catch {
+                outcome = .failure(error)
+            }
+            await client.shutdown()
+            await server.shutdown(gracePeriod: .seconds(1))
+            await group.shutdownGracefully()
+            #expect(try outcome.get() == sequence.map(\.1))
+        }
+
+        /// Two clients to one server, each with its own `User-Agent`: a head is never taken from another client.
+        @Test func aHeadStaysWithItsClient() async throws {
+            let group = try EventLoopGroup(loopCount: 1)
+            let server = HTTPServer(
+                configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
+                group: group
+            ) { request, response in
+                let agent = request.head.headers.first(name: "user-agent") ?? "-"
+                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: agent))
+            }
+            let address = try await server.start()
+            let url = "http://127.0.0.1:\(try #require(address.port))/same"
+            var first = HTTPClientConfiguration()
+            first.userAgent = "first/1"
+            var second = HTTPClientConfiguration()
+            second.userAgent = "second/2"
+            let clients = [
+                try HTTPClient(configuration: first, group: group), try HTTPClient(configuration: second, group: group),
+            ]
+            let outcome: Result<[String], any Error>
+            do {
+                outcome = .success(
+                    try await withTimeout(seconds: 10) { () -> [String] in
+                        var seen: [String] = []
+                        for client in clients + clients {
+                            let body = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1024)
+                            seen.append(String(decoding: body.readableBytesArray, as: UTF8.self))
+                        }
+                        return seen
+                    })
+            } catch {
+                outcome = .failure(error)
+            }
+            for client in clients { await client.shutdown() }
+            await server.shutdown(gracePeriod: .seconds(1))
+            await group.shutdownGracefully()
+            #expect(try outcome.get() == ["first/1", "second/2", "first/1", "second/2"])
+        }
+    }
+}
