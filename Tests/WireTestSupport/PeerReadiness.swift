@@ -33,7 +33,13 @@ public enum PeerReadiness {
         let deadline = ContinuousClock.now + timeout * Sanitizer.timeScale
         var events = [UInt8](repeating: 0, count: 4096)
         while !isWritten(path) {
-            try waitForInput(watch, exitPipe: exitPipe.fileDescriptor, until: deadline)
+            do {
+                try waitForInput(watch, exitPipe: exitPipe.fileDescriptor, until: deadline)
+            } catch Failure.exited where isWritten(path) {
+                // The file and the end of the exit pipe came together (a peer that writes it and then exits, or
+                // points its standard output elsewhere): poll reports both, and the file is what was awaited.
+                return
+            }
             // Drain the events; which file they name does not matter, the check above reads the file itself.
             _ = events.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
         }
