@@ -283,6 +283,14 @@ public final class HTTPClient: Sendable {
         requirements: ConnectionRequirements = ConnectionRequirements(), route: ProxyRoute = .direct
     ) throws(HTTPClientError) -> ConnectionPool {
         guard !isShutDown.load(ordering: .acquiring) else { throw HTTPClientError(.shutDown, "the client is shut down") }
+        // The usual request: straight to the origin the last one went to. Its pool is found by comparing the URL's
+        // scheme, host and port with that pool's key, without building a key (and copying the TLS layer's
+        // existential for it) first; the configuration is fixed, so the pool's security is this URL's.
+        if case .direct = route, socketPath == nil, requirements.isEmpty,
+            let last = pools.withLock({ $0.last }), last.key.isDirect(scheme: url.scheme, host: url.host, port: url.port)
+        {
+            return last
+        }
         let security = url.isTLS ? configuration.transportSecurity : nil
         if url.isTLS && security == nil {
             throw HTTPClientError(

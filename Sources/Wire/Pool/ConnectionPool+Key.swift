@@ -66,6 +66,14 @@ extension ConnectionPool {
         }
 
         /// The proxy requests on these connections are forwarded to (absolute-form targets, `Proxy-Authorization`).
+        /// Whether this is the key of a pool straight to `scheme://host:port`, with no requirements: what a request to
+        /// that origin, direct, would build. `port` nil (a Unix socket's URL) never matches.
+        func isDirect(scheme: String, host: String, port: Int?) -> Bool {
+            guard case .direct = route, requirements.isEmpty, let port, case .host(let ownHost, let ownPort) = endpoint
+            else { return false }
+            return ownPort == port && ownHost == host && self.scheme == scheme
+        }
+
         var forwardingProxy: Proxy? {
             if case .proxy(let proxy) = route { return proxy }
             return nil

@@ -117,13 +117,19 @@ package final class ConnectionPool: Sendable {
 
         /// The connection handed to a request: its setup timings go to the first lease only.
         mutating func lease(pipelined: Bool, at now: Deadline? = nil) -> Lease {
-            let setup = self.setup
-            self.setup = nil
+            guard let setup = self.setup.take() else {
+                // A reused connection, every lease but the first: nothing of the setup is copied out (the optional
+                // setup, timings and attempts, went through its value witnesses even when nil).
+                return Lease(
+                    connection: connection, isNew: false, isPipelined: pipelined, nameResolution: nil, connect: nil,
+                    secureConnect: nil, proxyHandshake: nil, setup: nil, connectAttempts: [], number: number,
+                    openStarted: nil, handedOver: now, proxyConnect: nil)
+            }
             return Lease(
-                connection: connection, isNew: setup != nil, isPipelined: pipelined,
-                nameResolution: setup?.nameResolution, connect: setup?.connect, secureConnect: setup?.secureConnect,
-                proxyHandshake: setup?.proxyHandshake, setup: setup?.total, connectAttempts: setup?.connectAttempts ?? [],
-                number: number, openStarted: setup?.started, handedOver: now, proxyConnect: setup?.proxyConnect)
+                connection: connection, isNew: true, isPipelined: pipelined,
+                nameResolution: setup.nameResolution, connect: setup.connect, secureConnect: setup.secureConnect,
+                proxyHandshake: setup.proxyHandshake, setup: setup.total, connectAttempts: setup.connectAttempts,
+                number: number, openStarted: setup.started, handedOver: now, proxyConnect: setup.proxyConnect)
         }
 
         /// The machine wants `idleTimeoutFired` at `deadline`: where and when to arm a timer, or nil when one is
