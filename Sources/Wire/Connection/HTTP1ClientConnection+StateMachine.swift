@@ -302,7 +302,7 @@ package struct HTTP1ClientConnectionStateMachine {
         // A response that ends while the request is still being written (an early 413, say)
         // leaves the request stream unfinished: the connection cannot be reused either.
         let reusable = keepAlive && oldest.fullyWritten && !(trailingBytes && inFlight.count == 1)
-        inFlight.removeFirst()
+        _ = inFlight.removeOldest()
         phase = .awaitingHead(sawResponseBytes: false)
         completedRequests += 1
         guard reusable else {

@@ -477,8 +477,9 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     private func handOverHeads() {
         handOverScheduled = false
         swap(&deliveries, &delivering)
-        for (respond, start) in delivering { respond.deliver(start, from: loop) }
-        delivering.removeAll(keepingCapacity: true)
+        // Taken out one by one, oldest first, rather than copied out by a loop and destroyed by `removeAll` after it.
+        delivering.reverse()
+        while let (respond, start) = delivering.popLast() { respond.deliver(start, from: loop) }
     }
 
     /// An event from `parser.finish()` at the end of the stream (the read path takes the lean steps apart itself).
@@ -768,7 +769,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
 
     /// Removes the oldest request and records its last byte (and a `TCP_INFO` sample, when asked for).
     private func finishOldest(_ exchange: Exchange, responseEnded: Bool = false) {
-        exchanges.removeFirst()
+        _ = exchanges.removeOldest()
         let bytes = exchange.bodyBytes
         let tcpInfo = samplesTCPInfo ? stream.tcpInfo() : nil
         exchange.metrics.update {

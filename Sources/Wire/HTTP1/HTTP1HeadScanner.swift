@@ -300,6 +300,17 @@ package struct HTTP1HeadScanner: Sendable {
 
             case .statusLine:
                 // status-line = HTTP-version SP status-code SP [ reason-phrase ] (RFC 9112 §4), fixed positions.
+                if index == headStart && index &+ 13 <= end, let code = Self.usualStatusLineStart(bytes, at: index) {
+                    // The usual start, `HTTP/1.x NNN `, in one step; anything else goes byte by byte below, which
+                    // finds the fault's offset.
+                    version = HTTPVersion(major: 1, minor: bytes[index &+ 7] &- 0x30)
+                    statusCode = code
+                    index &+= 13
+                    reasonStart = index
+                    reasonEnd = index
+                    phase = .reason
+                    continue
+                }
                 let column = index - headStart
                 if column < 8 {
                     try checkVersionByte(byte, column, streamOffset: streamOffset, at: index, start: headStart)
@@ -509,17 +520,29 @@ package struct HTTP1HeadScanner: Sendable {
         return HTTP1ParseError(kind, at: streamOffset + headStart + configuration.maxHeaderSectionSize)
     }
 
-    /// Checks byte `column` (0..<8) of `HTTP/x.y`; on the last digit, checks the version is 1.0 or 1.1.
+    /// Whether the eight bytes at `index` are `HTTP/1.1` or `HTTP/1.0`: one load and two compares.
     @inline(__always)
-    /// Whether the eight bytes at `index` are `HTTP/1.1` or `HTTP/1.0`.
     private static func isHTTP11Or10(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
-        let literal: StaticString = "HTTP/1."
-        let expected = literal.utf8Start
-        for offset in 0..<7 where bytes[index + offset] != expected[offset] { return false }
-        let minor = bytes[index + 7]
-        return minor == UInt8(ascii: "1") || minor == UInt8(ascii: "0")
+        // The bytes as a little-endian word, compared with "HTTP/1.1" and "HTTP/1.0" read the same way.
+        let word = UInt64(
+            littleEndian: UnsafeRawPointer(bytes.baseAddress!).loadUnaligned(fromByteOffset: index, as: UInt64.self))
+        return word == 0x312E_312F_5054_5448 || word == 0x302E_312F_5054_5448
     }
 
+    /// The status code when the 13 bytes at `index` are `HTTP/1.1 NNN ` or `HTTP/1.0 NNN ` with a code of 100 to 999;
+    /// nil otherwise (the byte-by-byte path then says what is wrong, and where).
+    @inline(__always)
+    private static func usualStatusLineStart(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
+        guard isHTTP11Or10(bytes, at: index), bytes[index &+ 8] == ASCII.space, bytes[index &+ 12] == ASCII.space
+        else { return nil }
+        let hundreds = bytes[index &+ 9] &- 0x30
+        let tens = bytes[index &+ 10] &- 0x30
+        let ones = bytes[index &+ 11] &- 0x30
+        guard hundreds >= 1 && hundreds <= 9 && tens <= 9 && ones <= 9 else { return nil }
+        return Int(hundreds) &* 100 &+ Int(tens) &* 10 &+ Int(ones)
+    }
+
+    /// Checks byte `column` (0..<8) of `HTTP/x.y`; on the last digit, checks the version is 1.0 or 1.1.
     private mutating func checkVersionByte(
         _ byte: UInt8,
         _ column: Int,

@@ -412,7 +412,7 @@ public struct HTTP1Parser: Sendable {
 
     /// Pops the method the current response answers (not for interim responses).
     mutating func dequeueRequestMethod() -> HTTPMethod {
-        pendingMethods.isEmpty ? .get : pendingMethods.removeFirst()
+        pendingMethods.isEmpty ? .get : pendingMethods.removeOldest()
     }
 
     /// The method the current response answers, without dequeuing it.

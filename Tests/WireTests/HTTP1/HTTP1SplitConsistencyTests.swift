@@ -13,6 +13,9 @@ struct HTTP1SplitConsistencyTests {
         ("PUT / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.0\r\n\r\n", .request),
         ("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX: y\r\n\r\nhiHTTP/1.1 204 No Content\r\n\r\n", .response),
         ("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nz\r\n0\r\n\r\n", .response),
+        // Status lines the one-step start takes (`HTTP/1.x NNN `) and their near misses, whole or cut anywhere.
+        ("HTTP/1.0 404 Not Found\r\nContent-Length: 1\r\n\r\nx", .response),
+        ("HTTP/1.1 599 \r\nContent-Length: 0\r\n\r\n", .response),
     ]
 
     static let interesting: [UInt8] = Array(" \t\r\n:;,=\"\\0aZ%/\u{7F}".utf8) + [0x00, 0x0B, 0x80, 0xFF]
