@@ -23,7 +23,7 @@ struct CacheStage: TransferStage {
     /// The policy of requests that name none.
     let defaultPolicy: CachePolicy
 
-    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         let transfer = chain.transfer
         let request = chain.request
         var revalidating: CachedResponse?

@@ -3,7 +3,7 @@
 /// challenge) still completes with the last response and its timings. Just above the network stages and the
 /// exchange: what it records is what the network gave.
 struct MetricsStage: TransferStage {
-    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         let answer = try await chain.proceed(chain.request)
         chain.transfer.record(answer.response, metrics: answer.exchangeMetrics)
         return answer

@@ -31,7 +31,11 @@ public struct TransferChain: Sendable {
     /// - Parameter request: The request to send (`request`, or a rewritten one).
     /// - Returns: The response the rest of the chain gives, its body unread.
     /// - Throws: What the rest of the chain throws.
-    nonisolated(nonsending) public func proceed(_ request: ClientRequest) async throws(ClientError) -> StageResponse {
+    // Inlined into WireClient's own stages, whose `intercept`s are inlined into their conformances' witnesses in turn:
+    // an async call is a frame on the task, and a stage otherwise cost three per hop (this, the witness, the stage).
+    @inline(__always) nonisolated(nonsending) public func proceed(_ request: ClientRequest) async throws(ClientError)
+        -> StageResponse
+    {
         guard index < stages.list.count else {
             // The session's last stage is the exchange, which never proceeds: only a chain made by hand gets here.
             throw ClientError(

@@ -18,7 +18,7 @@ struct CookieStage: TransferStage {
     /// Whether the session's additional fields carry a `Cookie` of their own.
     let sessionSetsCookieField: Bool
 
-    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         let request = chain.request
         guard request.shouldHandleCookies ?? handlesCookiesByDefault else { return try await chain.proceed(request) }
         // The storage first: most have no cookie for the URL, and then the fields are not scanned.

@@ -15,7 +15,7 @@ struct DecodingStage: TransferStage {
     /// Whether the session's additional fields choose `Accept-Encoding` (then an unknown coding passes through).
     let sessionChoosesCodings: Bool
 
-    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         var answer = try await chain.proceed(chain.request)
         // The common case, no `Content-Encoding`, costs one scan of the field names.
         guard case .wire(let body) = answer.body.content, answer.response.headers.contains(name: "Content-Encoding"),

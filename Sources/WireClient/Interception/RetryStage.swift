@@ -12,7 +12,7 @@ struct RetryStage: TransferStage {
     /// The statuses the response serializer accepts (nil: any), read when the task started.
     let acceptableStatusCodes: Set<Int>?
 
-    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         let transfer = chain.transfer
         var attempt = 0
         while true {

@@ -8,7 +8,7 @@ struct RedirectStage: TransferStage {
     /// Hops followed at most.
     let maximumRedirects: Int
 
-    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         let transfer = chain.transfer
         var request = chain.request
         var redirects = 0

@@ -20,7 +20,7 @@ protocol DownloadResuming: TransferContext {
 /// Before anything is sent, resume data that does not decode and a temporary file that is missing or not exactly
 /// the recorded size fail the task with `.cannotDecodeRawData`. Every other task passes through.
 struct ResumptionStage: TransferStage {
-    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         guard chain.transfer.isDownload, let host = chain.transfer as? any DownloadResuming else {
             return try await chain.proceed(chain.request)
         }

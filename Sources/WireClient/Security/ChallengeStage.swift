@@ -35,7 +35,7 @@ struct ChallengeStage: TransferStage {
         static let maximumReplays = 8
     }
 
-    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         var request = chain.request
         var ledger = Ledger()
         while true {

@@ -28,7 +28,7 @@ struct ProxyChallengeStage: TransferStage {
     /// Where `.performDefaultHandling` looks for a credential.
     let credentialStorage: CredentialStorage?
 
-    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         var request = chain.request
         guard let host = chain.transfer as? any ProxyChallengeAnswering, let route = httpProxy(for: request) else {
             return try await chain.proceed(request)

@@ -5,7 +5,7 @@ struct ExchangeStage: TransferStage {
     /// stages, where `SessionFieldsStage` and `MetricsStage` would sit right above it); nil when they are stages.
     let sessionFields: SessionFields?
 
-    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         guard let sessionFields else { return try await chain.transfer.exchange(chain.request) }
         var answer = try await chain.transfer.exchange(SessionFieldsStage.adding(sessionFields, to: chain.request))
         answer.request = chain.request

@@ -4,7 +4,7 @@
 struct SessionFieldsStage: TransferStage {
     let fields: SessionFields
 
-    nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         var answer = try await chain.proceed(Self.adding(fields, to: chain.request))
         answer.request = chain.request
         return answer

@@ -10,7 +10,9 @@ extension SessionManager {
     /// the `didComplete` event, and the session's invalidation if this was its last task.
     /// - Returns: What the task completed with (the completion handler's arguments).
     @discardableResult
-    nonisolated(nonsending) func complete(_ task: SessionTask, _ delegate: TaskDelegate, _ outcome: consuming TransferOutcome)
+    @inline(__always) nonisolated(nonsending) func complete(
+        _ task: SessionTask, _ delegate: TaskDelegate, _ outcome: consuming TransferOutcome
+    )
         async -> CompletionInfo
     {
         // The whole exchange's timings and byte counts (its body ended), which the final response carries

@@ -57,7 +57,7 @@ extension SessionManager {
     /// Runs the transfer under the resource timeout (from the first resume, waiting for a slot included) and the
     /// idle timeout, then completes the task: in its driver, or in the caller's Swift task (the `async` forms).
     /// - Returns: What the task completed with; nil when it had completed already.
-    nonisolated(nonsending) func drive(_ task: SessionTask) async -> CompletionInfo? {
+    @inline(__always) nonisolated(nonsending) func drive(_ task: SessionTask) async -> CompletionInfo? {
         guard let delegate = state.withLock({ $0.delegates[task.taskIdentifier] }) else { return nil }
         var outcome = TransferOutcome()
         // One entry for both timeouts; it holds the task strongly (a weak reference would give every task a side
@@ -95,7 +95,9 @@ extension SessionManager {
     }
 
     /// Runs the task's transfer chain (`stages(for:)`) from its current request and receives the body.
-    nonisolated(nonsending) private func transfer(_ task: SessionTask, _ delegate: TaskDelegate) async -> TransferOutcome {
+    @inline(__always) nonisolated(nonsending) private func transfer(_ task: SessionTask, _ delegate: TaskDelegate) async
+        -> TransferOutcome
+    {
         guard delegate.generation != nil else {
             return TransferOutcome(
                 error: ClientError(
@@ -116,7 +118,8 @@ extension SessionManager {
 
     /// One hop through Wire, up to its response head (the chain's last stage): the client for the request's URL, the
     /// Wire request, the exchange; a suspended task sends nothing until resumed, and a cancelled one ends here.
-    nonisolated(nonsending) func exchange(_ request: ClientRequest, for delegate: TaskDelegate) async throws(ClientError)
+    @inline(__always) nonisolated(nonsending) func exchange(_ request: ClientRequest, for delegate: TaskDelegate)
+        async throws(ClientError)
         -> StageResponse
     {
         let task = delegate.task
@@ -179,7 +182,9 @@ extension SessionManager {
 
     /// Receives the final response's body as the task does: the response is the task's from now on, a data task's
     /// response hook may cancel it or make it a download, and the body goes into memory or a temporary file.
-    nonisolated(nonsending) func receive(_ answer: StageResponse, for delegate: TaskDelegate) async -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func receive(_ answer: StageResponse, for delegate: TaskDelegate) async
+        -> StageResponse
+    {
         let task = delegate.task
         var outcome = TransferOutcome(response: answer.response, exchangeMetrics: answer.exchangeMetrics)
         task.setResponse(answer.response)
@@ -375,7 +380,7 @@ extension SessionManager {
     /// Reads the body, chunk by chunk, only while the task is not suspended: a suspended task stops pulling, so
     /// Wire's body stream fills to its high watermark and the connection stops reading its socket. A data or upload
     /// task buffers it; a download writes it to a temporary file (`receiveDownload`).
-    nonisolated(nonsending) private func receiveBody(
+    @inline(__always) nonisolated(nonsending) private func receiveBody(
         _ body: ResponseBody, to request: ClientRequest, of task: SessionTask,
         _ delegate: TaskDelegate, idle: IdleTimer, hooks: SessionHooksSnapshot,
         into outcome: inout TransferOutcome

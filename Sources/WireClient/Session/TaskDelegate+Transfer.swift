@@ -96,11 +96,11 @@ extension TaskDelegate: TransferContext, ProxyChallengeAnswering, CacheEntryProp
         }
     }
 
-    nonisolated(nonsending) func exchange(_ request: ClientRequest) async throws(ClientError) -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func exchange(_ request: ClientRequest) async throws(ClientError) -> StageResponse {
         try await manager.exchange(request, for: self)
     }
 
-    nonisolated(nonsending) func receive(_ response: StageResponse) async -> StageResponse {
+    @inline(__always) nonisolated(nonsending) func receive(_ response: StageResponse) async -> StageResponse {
         if case .received = response.body.content { return response }
         return await manager.receive(response, for: self)
     }
