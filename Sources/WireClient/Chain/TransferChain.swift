@@ -27,12 +27,12 @@ public struct TransferChain: Sendable {
     /// The identifier of the task the transfer is for (`SessionTask.taskIdentifier`).
     public var taskIdentifier: Int { transfer.taskIdentifier }
 
+    // Inlined into WireClient's own stages, whose `intercept`s are inlined into their conformances' witnesses in turn:
+    // an async call is a frame on the task, and a stage otherwise cost three per hop (this, the witness, the stage).
     /// Runs the rest of the chain for `request`: the next stage, and through it every stage after.
     /// - Parameter request: The request to send (`request`, or a rewritten one).
     /// - Returns: The response the rest of the chain gives, its body unread.
     /// - Throws: What the rest of the chain throws.
-    // Inlined into WireClient's own stages, whose `intercept`s are inlined into their conformances' witnesses in turn:
-    // an async call is a frame on the task, and a stage otherwise cost three per hop (this, the witness, the stage).
     @inline(__always) nonisolated(nonsending) public func proceed(_ request: ClientRequest) async throws(ClientError)
         -> StageResponse
     {
