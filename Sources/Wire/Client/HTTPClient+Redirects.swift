@@ -5,7 +5,7 @@ extension HTTPClient {
     @inline(__always) nonisolated(nonsending) func followRedirects(
         _ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
     ) async throws(HTTPClientError) -> HTTPClientResponse {
-        let origin = try request.parsedURL()
+        let origin = try parsedURL(of: request)
         var url = origin
         // Checked before a connection is leased: a negative length would reach the serializer.
         if let length = request.bodyBox?.body.streamLength, length < 0 {
@@ -101,6 +101,17 @@ extension HTTPClient {
             method = nextMethod
             body = nextBody
         }
+    }
+
+    /// The URL of `request` parsed, once for a text the client parsed last: a caller that sends to one URL again and
+    /// again (a poller, a load generator) names it by the same text each time, and comparing texts costs a fraction
+    /// of parsing one.
+    func parsedURL(of request: HTTPClientRequest) throws(HTTPClientError) -> HTTPURL {
+        guard let text = request.urlText else { return try request.parsedURL() }
+        if let url = recentURL.withLock({ recent -> HTTPURL? in recent?.text == text ? recent?.url : nil }) { return url }
+        let url = try HTTPURL(text)
+        recentURL.withLock { $0 = (text, url) }
+        return url
     }
 
     /// Refuses a `Location` that names a scheme of its own other than `http` or `https`, before it is parsed, so

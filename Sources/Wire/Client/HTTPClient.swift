@@ -25,6 +25,8 @@ public final class HTTPClient: Sendable {
     private let ownsGroup: Bool
     private let pools = Lock(Pools())
     private let recentHead = Lock<RecentHead?>(nil)
+    /// The URL text of the last request made from text, and its parse (`parsedURL(of:)`).
+    let recentURL = Lock<(text: String, url: HTTPURL)?>(nil)
 
     /// The client's pools by key, and the one used last: most clients talk to one origin, and comparing a key with
     /// the last one's is cheaper than hashing it (its host and scheme strings) on every request.

@@ -79,6 +79,12 @@ public struct HTTPClientRequest: Sendable {
         self.body = body
     }
 
+    /// The URL's text, when the request was made from text (nil when from an `HTTPURL`).
+    var urlText: String? {
+        if case .text(let text) = location { return text }
+        return nil
+    }
+
     /// The URL parsed: as given, or from its text.
     /// - Throws: `HTTPClientError` `.invalidURL` for text that is not an absolute `http`, `https` or `http+unix` URL.
     func parsedURL() throws(HTTPClientError) -> HTTPURL {
