@@ -9,8 +9,8 @@ import Synchronization
 /// await client.shutdown()
 /// ```
 ///
-/// Each request runs on its connection's event loop: one hop onto the loop to send, one hop back
-/// with the response head, then one hand-over per body chunk, never per byte.
+/// Each request runs on its connection's event loop: one hop onto the loop to send (none for a task that prefers that
+/// loop as its executor), one hop back with the response head, then one hand-over per body chunk, never per byte.
 ///
 /// A client released without `shutdown()` shuts itself down (its pooled connections close, the loops it
 /// owns stop; a response body still being read then fails) and says so once on standard error.
@@ -599,7 +599,7 @@ public final class HTTPClient: Sendable {
         }
         if requestComplete {
             // The whole request is written at once: the loop starts it, and the read that parses
-            // the response head resumes this task. One hand-over to the loop and one back, with
+            // the response head resumes this task. At most one hand-over to the loop and one back, with
             // no task executor switch and no promise.
             typealias Outcome = HTTP1ClientConnection.ResponseOutcome
             // A task not on the connection's loop (Swift's global executor) is resumed in the loop's batch.
