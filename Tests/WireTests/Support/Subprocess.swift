@@ -55,7 +55,13 @@ final class TestProcess {
         try? input.fileHandleForWriting.close()
         if process.isRunning { process.terminate() }
         if !exit.wait(timeout: .seconds(3)) { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        // Bounded, not `waitUntilExit()`: that spins until Foundation itself notices the exit, and once it never did
+        // (the killed child left a zombie nobody reaped, the test process at full CPU until CI's limit). A killed
+        // process is gone within milliseconds; if Foundation has not said so in 10 s, the child is reaped here.
+        if !exit.wait(timeout: .seconds(10)) {
+            var status: Int32 = 0
+            _ = waitpid(process.processIdentifier, &status, WNOHANG)
+        }
         // Now, not whenever Foundation lets go of the pipes: a test that counts descriptors runs next.
         try? output.fileHandleForReading.close()
         try? errors.fileHandleForReading.close()
