@@ -103,12 +103,15 @@ extension HTTPClient {
         }
     }
 
-    /// The URL of `request` parsed, once for a text the client parsed last: a caller that sends to one URL again and
-    /// again (a poller, a load generator) names it by the same text each time, and comparing texts costs a fraction
-    /// of parsing one.
+    /// The URL of `request` parsed, once while requests name the text the client parsed last, byte for byte: a caller
+    /// that sends to one URL again and again (a poller, a load generator) names it by the same text each time, and
+    /// comparing texts costs a fraction of parsing one.
     func parsedURL(of request: HTTPClientRequest) throws(HTTPClientError) -> HTTPURL {
         guard let text = request.urlText else { return try request.parsedURL() }
-        if let url = recentURL.withLock({ recent -> HTTPURL? in recent?.text == text ? recent?.url : nil }) { return url }
+        if let url = recentURL.withLock({ recent -> HTTPURL? in recent.flatMap { $0.text.hasSameUTF8(as: text) ? $0.url : nil } })
+        {
+            return url
+        }
         let url = try HTTPURL(text)
         recentURL.withLock { $0 = (text, url) }
         return url

@@ -466,8 +466,8 @@ public final class HTTPClient: Sendable {
         }
         let reused = recentHead.withLock {
             recent -> (headBytes: [UInt8], framing: HTTP1Serializer.BodyFraming, keepAlive: Bool)? in
-            guard let recent, recent.pool === pool, recent.method == method, recent.url == url,
-                recent.headers == headers
+            guard let recent, recent.pool === pool, recent.method.hasSameToken(as: method),
+                recent.url.hasSameBytes(as: url), recent.headers == headers
             else { return nil }
             return (recent.headBytes, recent.framing, recent.keepAlive)
         }

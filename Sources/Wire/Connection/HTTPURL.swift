@@ -159,6 +159,13 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
         return "\(scheme)://\(hostHeader)\(target)"
     }
 
+    /// Whether `other` has the same scheme, host, port and target byte for byte: what decides that two requests are
+    /// written alike (`==` compares the strings by canonical equivalence, which a target's raw bytes must not be).
+    package func hasSameBytes(as other: HTTPURL) -> Bool {
+        port == other.port && target.hasSameUTF8(as: other.target) && host.hasSameUTF8(as: other.host)
+            && scheme.hasSameUTF8(as: other.scheme)
+    }
+
     /// Whether two URLs share scheme, host and port (RFC 6454 origin).
     public func isSameOrigin(as other: HTTPURL) -> Bool {
         scheme == other.scheme && host == other.host && port == other.port

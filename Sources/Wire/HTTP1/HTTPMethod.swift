@@ -51,6 +51,16 @@ public struct HTTPMethod: Sendable, Hashable, CustomStringConvertible {
     /// PATCH (RFC 5789): apply partial modifications.
     public static let patch = HTTPMethod(known: 8)
 
+    /// Whether `other` is the same token byte for byte (`==` compares an unregistered token's text by canonical
+    /// equivalence, under which the Kelvin sign equals `K`).
+    package func hasSameToken(as other: HTTPMethod) -> Bool {
+        switch (storage, other.storage) {
+        case (.known(let mine), .known(let theirs)): return mine == theirs
+        case (.other(let mine), .other(let theirs)): return mine.hasSameUTF8(as: theirs)
+        default: return false
+        }
+    }
+
     /// The method token as sent.
     public var rawValue: String {
         switch storage {

@@ -65,7 +65,6 @@ extension ConnectionPool {
             return nil
         }
 
-        /// The proxy requests on these connections are forwarded to (absolute-form targets, `Proxy-Authorization`).
         /// Whether this is the key of a pool straight to `scheme://host:port`, with no requirements: what a request to
         /// that origin, direct, would build. `port` nil (a Unix socket's URL) never matches.
         func isDirect(scheme: String, host: String, port: Int?) -> Bool {
@@ -74,6 +73,7 @@ extension ConnectionPool {
             return ownPort == port && ownHost == host && self.scheme == scheme
         }
 
+        /// The proxy requests on these connections are forwarded to (absolute-form targets, `Proxy-Authorization`).
         var forwardingProxy: Proxy? {
             if case .proxy(let proxy) = route { return proxy }
             return nil

@@ -66,6 +66,102 @@ extension IOSuite {
             #expect(try outcome.get() == sequence.map(\.1))
         }
 
+        /// Texts that Swift's `==` calls equal but whose bytes differ (`;` and the Greek question mark U+037E, `K` and
+        /// the Kelvin sign U+212A) are different requests: the server refuses the non-ASCII target, and the serializer
+        /// the non-token method, where a cache comparing strings by `==` would send the earlier request's bytes again.
+        @Test func canonicallyEquivalentTextsAreDifferentRequests() async throws {
+            let group = try EventLoopGroup(loopCount: 1)
+            let server = HTTPServer(
+                configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
+                group: group
+            ) { request, response in
+                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: Self.echo(request.head)))
+            }
+            let address = try await server.start()
+            let origin = "http://127.0.0.1:\(try #require(address.port))"
+            let client = try HTTPClient(group: group)
+            @Sendable func send(_ request: HTTPClientRequest) async -> String {
+                do {
+                    let response = try await client.execute(request)
+                    let body = try await response.body.collect(upTo: 1024)
+                    // The echo's request line (a refusal's body is not an echo, and may be empty).
+                    let echo = String(decoding: body.readableBytesArray, as: UTF8.self).split(separator: " | ").first
+                    return "\(response.status.code) " + (echo.map(String.init) ?? "")
+                } catch let error as HTTPClientError {
+                    return "\(error.code)"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            let outcome: Result<[String], any Error>
+            do {
+                outcome = .success(
+                    try await withTimeout(seconds: 10) { () -> [String] in
+                        var seen: [String] = []
+                        // From text (the URL text cache, then the head cache), then from parsed URLs (the head cache).
+                        seen.append(await send(HTTPClientRequest(url: origin + "/a;b")))
+                        seen.append(await send(HTTPClientRequest(url: origin + "/a\u{37E}b")))
+                        seen.append(await send(HTTPClientRequest(url: try HTTPURL(origin + "/a;b"))))
+                        seen.append(await send(HTTPClientRequest(url: try HTTPURL(origin + "/a\u{37E}b"))))
+                        seen.append(await send(HTTPClientRequest(url: origin + "/k", method: HTTPMethod("K"))))
+                        seen.append(await send(HTTPClientRequest(url: origin + "/k", method: HTTPMethod("\u{212A}"))))
+                        return seen
+                    })
+            } catch {
+                outcome = .failure(error)
+            }
+            await client.shutdown()
+            await server.shutdown(gracePeriod: .seconds(1))
+            await group.shutdownGracefully()
+            let seen = try outcome.get()
+            #expect(seen[0] == "200 GET /a;b")
+            #expect(seen[1].hasPrefix("400"), "the server saw the non-ASCII target: \(seen[1])")
+            #expect(seen[2] == "200 GET /a;b")
+            #expect(seen[3].hasPrefix("400"), "the server saw the non-ASCII target: \(seen[3])")
+            #expect(seen[4] == "200 K /k")
+            #expect(seen[5] == "\(HTTPClientError.Code.invalidRequest)", "the serializer refused the method: \(seen[5])")
+        }
+
+        /// One URL straight to its origin, then through a forwarding proxy: the pool differs, and so does the head
+        /// (an absolute-form target), though the URL, method and fields are the same.
+        @Test func theSameRequestThroughAProxyIsWrittenForTheProxy() async throws {
+            let group = try EventLoopGroup(loopCount: 1)
+            func echoServer() throws -> HTTPServer {
+                HTTPServer(
+                    configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
+                    group: group
+                ) { request, response in
+                    try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: request.head.target))
+                }
+            }
+            let origin = try echoServer()
+            let originPort = try #require(try await origin.start().port)
+            let proxy = try echoServer()
+            let proxyPort = try #require(try await proxy.start().port)
+            let url = "http://127.0.0.1:\(originPort)/x"
+            let client = try HTTPClient(group: group)
+            let outcome: Result<[String], any Error>
+            do {
+                outcome = .success(
+                    try await withTimeout(seconds: 10) { () -> [String] in
+                        var seen: [String] = []
+                        for viaProxy in [false, true, false] {
+                            var request = HTTPClientRequest(url: url)
+                            if viaProxy { request.proxy = .proxy(try Proxy(parsing: "http://127.0.0.1:\(proxyPort)")) }
+                            let body = try await client.execute(request).body.collect(upTo: 1024)
+                            seen.append(String(decoding: body.readableBytesArray, as: UTF8.self))
+                        }
+                        return seen
+                    })
+            } catch {
+                outcome = .failure(error)
+            }
+            await client.shutdown()
+            for server in [origin, proxy] { await server.shutdown(gracePeriod: .seconds(1)) }
+            await group.shutdownGracefully()
+            #expect(try outcome.get() == ["/x", url, "/x"])
+        }
+
         /// Two clients to one server, each with its own `User-Agent`: a head is never taken from another client.
         @Test func aHeadStaysWithItsClient() async throws {
             let group = try EventLoopGroup(loopCount: 1)
