@@ -46,8 +46,10 @@ package protocol TransferContext: AnyObject, Sendable {
     ) async -> ClientRequest?
     /// A resumed download continues from `offset` bytes of `total`: progress and the resume hook.
     nonisolated(nonsending) func continueDownload(at offset: Int64, of total: Int64) async
-    /// Sends `request` through the session's client (the chain's last stage): the response head, its body unread.
-    nonisolated(nonsending) func exchange(_ request: ClientRequest) async throws(ClientError) -> StageResponse
+    /// Sends `request` through the session's client (the chain's last stage) with `fields` as its header fields
+    /// (its own with the session's added, made without copying the request): the response head, its body unread.
+    nonisolated(nonsending) func exchange(_ request: ClientRequest, fields: HTTPHeaders) async throws(ClientError)
+        -> StageResponse
     /// The response recorded last (`record(_:metrics:)`) in this attempt, if any.
     var recordedResponse: ClientResponse? { get }
     /// Receives `response`'s body as the task does (into memory, or a file for a download), with progress and the

@@ -20,7 +20,8 @@ public final class HTTPSessionManager: Sendable {
     public let baseURL: URL?
 
     private let base: BaseURL?
-    private let serializer: Lock<any RequestSerializer>
+    /// The request serializer, and the last request it built without parameters or headers of the call's own.
+    private let building: Lock<RequestBuilding>
     /// Paths resolved lately, with their URLs: a verb called again with the same path (an API client's common case)
     /// reuses the URL instead of parsing it again, which was most of the cost of building a request.
     private let recentlyResolved = Lock(RecentlyResolved())
@@ -35,14 +36,14 @@ public final class HTTPSessionManager: Sendable {
         self.base = base
         self.baseURL = base?.url
         session = SessionManager(configuration: configuration)
-        serializer = Lock(HTTPRequestSerializer())
+        building = Lock(RequestBuilding(serializer: HTTPRequestSerializer(), generation: 0))
     }
 
     /// Builds every request: `HTTPRequestSerializer()` by default. Read and replaced under a lock, so a verb always
     /// uses one whole serializer.
     public var requestSerializer: any RequestSerializer {
-        get { serializer.withLock { $0 } }
-        set { serializer.withLock { $0 = newValue } }
+        get { building.withLock { $0.serializer } }
+        set { building.withLock { $0 = RequestBuilding(serializer: newValue, generation: $0.generation &+ 1) } }
     }
 
     /// Serializes every response: the session's, `JSONResponseSerializer()` by default.
@@ -72,12 +73,18 @@ public final class HTTPSessionManager: Sendable {
         method: String, path: String, parameters: Parameters? = nil,
         headers: HTTPHeaders? = nil
     ) throws(ClientError) -> ClientRequest {
+        let plain = parameters == nil && headers == nil
+        if plain, let known = building.withLock({ $0.remembered(method: method, path: path) }) { return known }
         let (url, wireURL) = try resolve(path)
-        let serializer = requestSerializer
+        let (serializer, generation) = building.withLock { ($0.serializer, $0.generation) }
         var request = ClientRequest(url: url, method: method)
         request.wireURL = wireURL
         serializer.httpSerializer.applySettings(to: &request)
         request = try serializer.request(bySerializing: request, parameters: parameters)
+        if plain {
+            let built = request
+            building.withLock { $0.remember(built, method: method, path: path, builtBy: generation) }
+        }
         if let headers {
             for name in Set(headers.indices.map { headers.name(at: $0).lowercased() }) {
                 request.headers.remove(name: name)
@@ -186,6 +193,39 @@ final class TaskHandoff: Sendable {
     func set(_ value: SessionTask) { task.withLock { $0 = value } }
 
     func take() -> SessionTask? { task.withLock { $0.take() } }
+}
+
+/// A manager's request serializer and the last request it built for a verb without parameters or headers of its
+/// own: an API client calling the same endpoint again gets that request (a value: the copy shares its storage) instead
+/// of building an equal one. Only `HTTPRequestSerializer`'s requests are remembered: it is a value whose result
+/// depends on the method, the path and its own settings alone, where another serializer may add what changes from
+/// call to call (a signature, a nonce). Replacing the serializer forgets the request.
+struct RequestBuilding {
+    let serializer: any RequestSerializer
+    /// Counts the serializers set: a request built by an earlier one is not remembered.
+    let generation: Int
+    private let remembersRequests: Bool
+    private var last: (method: String, path: String, request: ClientRequest)?
+
+    init(serializer: any RequestSerializer, generation: Int) {
+        self.serializer = serializer
+        self.generation = generation
+        remembersRequests = serializer is HTTPRequestSerializer
+    }
+
+    /// The request remembered for exactly these bytes of method and path.
+    func remembered(method: String, path: String) -> ClientRequest? {
+        guard let last, RecentlyResolved.sameBytes(last.path, path), RecentlyResolved.sameBytes(last.method, method)
+        else { return nil }
+        return last.request
+    }
+
+    /// Remembers `request`, built for `method` and `path` by the serializer of `generation`, unless another
+    /// serializer was set meanwhile.
+    mutating func remember(_ request: ClientRequest, method: String, path: String, builtBy generation: Int) {
+        guard remembersRequests, generation == self.generation else { return }
+        last = (method, path, request)
+    }
 }
 
 /// The last few paths a manager resolved and their URLs (resolution depends on the path alone: the base URL never

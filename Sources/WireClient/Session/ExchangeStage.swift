@@ -6,9 +6,10 @@ struct ExchangeStage: TransferStage {
     let sessionFields: SessionFields?
 
     @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
-        guard let sessionFields else { return try await chain.transfer.exchange(chain.request) }
-        var answer = try await chain.transfer.exchange(SessionFieldsStage.adding(sessionFields, to: chain.request))
-        answer.request = chain.request
+        let request = chain.request
+        guard let sessionFields else { return try await chain.transfer.exchange(request, fields: request.headers) }
+        // The session's fields go to Wire only: the request keeps its own (a changed copy would copy all its values).
+        let answer = try await chain.transfer.exchange(request, fields: sessionFields.fields(over: request.headers))
         chain.transfer.record(answer.response, metrics: answer.exchangeMetrics)
         return answer
     }

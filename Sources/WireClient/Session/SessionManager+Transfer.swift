@@ -118,10 +118,9 @@ extension SessionManager {
 
     /// One hop through Wire, up to its response head (the chain's last stage): the client for the request's URL, the
     /// Wire request, the exchange; a suspended task sends nothing until resumed, and a cancelled one ends here.
-    @inline(__always) nonisolated(nonsending) func exchange(_ request: ClientRequest, for delegate: TaskDelegate)
-        async throws(ClientError)
-        -> StageResponse
-    {
+    @inline(__always) nonisolated(nonsending) func exchange(
+        _ request: ClientRequest, fields: HTTPHeaders, for delegate: TaskDelegate
+    ) async throws(ClientError) -> StageResponse {
         let task = delegate.task
         let target = wireURL(of: request)
         // Per hop: a redirect may lead to a host under another security policy.
@@ -146,7 +145,7 @@ extension SessionManager {
         if let reason = await task.checkpoint() { throw reason }
         let sentBody = request.body == nil ? delegate.records.withLock { $0.sentBody } : false
         var wireRequest = try await makeWireRequest(
-            request, to: target.get(), for: task, delegate: delegate,
+            request, fields: fields, to: target.get(), for: task, delegate: delegate,
             idle: delegate.idle, resetsUploadTotal: sentBody)
         if request.body != nil { delegate.records.withLock { $0.sentBody = true } }
         if task.drivenByCaller {
@@ -311,18 +310,18 @@ extension SessionManager {
         ClientError(.badURL, failingURL: url, failureReason: "WireClient fetches http and https URLs only")
     }
 
-    /// The Wire request for one hop to `target` (`request.url` parsed, its fields as the chain left them), the body gated
-    /// by suspension, Wire's redirects off, and an observer that turns Wire's events into upload progress and
-    /// idle-timer activity.
+    /// The Wire request for one hop to `target` (`request.url` parsed) with `fields` (the request's as the chain left
+    /// them, and the session's), the body gated by suspension, Wire's redirects off, and an observer that turns Wire's
+    /// events into upload progress and idle-timer activity.
     @inline(__always)  // A request without a body is built without a frame of its own (`sendBody` has one).
     nonisolated(nonsending) private func makeWireRequest(
-        _ request: ClientRequest, to target: HTTPURL, for task: SessionTask,
+        _ request: ClientRequest, fields: HTTPHeaders, to target: HTTPURL, for task: SessionTask,
         delegate: TaskDelegate, idle: IdleTimer,
         resetsUploadTotal: Bool
     ) async throws(ClientError) -> HTTPClientRequest {
         // Before any socket, for the first request and every redirect hop alike.
         try configuration.transportSecurity.check(request.url)
-        var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: request.headers)
+        var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: fields)
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
         if request.shouldUsePipelining == false { wireRequest.allowsPipelining = false }

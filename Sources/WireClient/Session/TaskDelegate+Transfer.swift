@@ -96,8 +96,10 @@ extension TaskDelegate: TransferContext, ProxyChallengeAnswering, CacheEntryProp
         }
     }
 
-    @inline(__always) nonisolated(nonsending) func exchange(_ request: ClientRequest) async throws(ClientError) -> StageResponse {
-        try await manager.exchange(request, for: self)
+    @inline(__always) nonisolated(nonsending) func exchange(_ request: ClientRequest, fields: HTTPHeaders)
+        async throws(ClientError) -> StageResponse
+    {
+        try await manager.exchange(request, fields: fields, for: self)
     }
 
     @inline(__always) nonisolated(nonsending) func receive(_ response: StageResponse) async -> StageResponse {

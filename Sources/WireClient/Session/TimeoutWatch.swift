@@ -51,10 +51,17 @@ final class TimeoutWatch: Sendable {
         fileprivate let serial: Int
     }
 
+    /// An entry in its slot, with the serial number it was added with. A struct, not a tuple: an optional tuple in an
+    /// array is copied and tested through the runtime's generic tuple witnesses.
+    private struct Occupant {
+        let serial: Int
+        let entry: Entry
+    }
+
     private struct State {
         /// Entries by slot; a nil slot is free and listed in `free` (slots are reused, so the table stops growing at
         /// the largest number of transfers at once).
-        var slots: [(serial: Int, entry: Entry)?] = []
+        var slots: [Occupant?] = []
         var free: [Int] = []
         var nextSerial = 0
         /// The sleeping watcher: its number, when it wakes, and its task (cancelled when replaced).
@@ -89,10 +96,10 @@ final class TimeoutWatch: Sendable {
             let slot: Int
             if let reused = state.free.popLast() {
                 slot = reused
-                state.slots[slot] = (serial, entry)
+                state.slots[slot] = Occupant(serial: serial, entry: entry)
             } else {
                 slot = state.slots.count
-                state.slots.append((serial, entry))
+                state.slots.append(Occupant(serial: serial, entry: entry))
             }
             return (Key(slot: slot, serial: serial), wakeEarlier(&state, for: entry.deadline))
         }

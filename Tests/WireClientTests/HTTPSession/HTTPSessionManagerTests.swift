@@ -72,6 +72,36 @@ import WireTestSupport
         }
     }
 
+    /// A verb without parameters or headers of its own, called again, gets the request built the last time: only
+    /// for the same method and path bytes, never across a replaced serializer, and never from a serializer of the
+    /// caller's, which may add what changes from call to call.
+    @Test func aRepeatedPlainRequestIsRememberedUntilTheSerializerChanges() throws {
+        let manager = try HTTPSessionManager(baseURL: "http://example.com/v1/")
+        let first = try manager.request(method: "GET", path: "items")
+        #expect(try manager.request(method: "GET", path: "items").headers == first.headers)
+        #expect(try manager.request(method: "POST", path: "items").method == "POST")
+        #expect(try manager.request(method: "POST", path: "items").body != nil, "a POST's empty form body")
+        #expect(try manager.request(method: "GET", path: "items").body == nil)
+        #expect(try manager.request(method: "GET", path: "items/\u{212A}").url.absoluteString.hasSuffix("%E2%84%AA"))
+        #expect(try manager.request(method: "GET", path: "items/K").url.absoluteString.hasSuffix("items/K"))
+        #expect(try manager.request(method: "GET", path: "items", parameters: ["a": 1]).url.query == "a=1")
+        #expect(try manager.request(method: "GET", path: "items").url.query == nil)
+        #expect(try manager.request(method: "GET", path: "items", headers: ["X-Call": "1"]).headers["X-Call"] == ["1"])
+        #expect(try manager.request(method: "GET", path: "items").headers["X-Call"] == [])
+
+        manager.requestSerializer.setValue("two", forHTTPHeaderField: "X-Version")
+        #expect(try manager.request(method: "GET", path: "items").headers["X-Version"] == ["two"])
+        manager.requestSerializer.timeoutInterval = .seconds(5)
+        #expect(try manager.request(method: "GET", path: "items").timeoutInterval == .seconds(5))
+        #expect(try manager.request(method: "GET", path: "items").headers["X-Version"] == ["two"])
+
+        let counting = CountingSerializer()
+        manager.requestSerializer = counting
+        for expected in 1...3 {
+            #expect(try manager.request(method: "GET", path: "items").headers["X-Count"] == ["\(expected)"])
+        }
+    }
+
     @Test func parametersGoIntoTheURIForGetHeadDeleteAndIntoTheBodyOtherwise() throws {
         let manager = try HTTPSessionManager(baseURL: "http://example.com/v1/")
         let parameters: Parameters = ["b": 2, "a": "x y"]
@@ -207,5 +237,22 @@ extension HTTPSessionManagerTests {
                 #expect(headed)
             }
         }
+    }
+}
+
+/// A serializer of the caller's that numbers the requests it builds: a manager must ask it every time.
+private final class CountingSerializer: RequestSerializer {
+    private let count = Mutex(0)
+    private let settings = Mutex(HTTPRequestSerializer())
+
+    var httpSerializer: HTTPRequestSerializer {
+        get { settings.withLock { $0 } }
+        set { settings.withLock { $0 = newValue } }
+    }
+
+    func request(bySerializing request: ClientRequest, parameters: Parameters?) throws(ClientError) -> ClientRequest {
+        var numbered = try httpSerializer.request(bySerializing: request, parameters: parameters)
+        numbered.headers.replaceOrAdd(name: "X-Count", value: "\(count.withLock { $0 += 1; return $0 })")
+        return numbered
     }
 }
