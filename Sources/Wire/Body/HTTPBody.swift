@@ -94,7 +94,7 @@ public struct HTTPBody: AsyncSequence, Sendable {
 
         /// What `next()` would return without waiting: `.some` of a chunk or of nil at the end, or nil when it
         /// would wait (and when the task is cancelled, which `next()` answers).
-        func nextIfReady() throws -> ByteBuffer?? {
+        package func nextIfReady() throws -> ByteBuffer?? {
             guard isFirst else { throw HTTPBodyError.alreadyConsumed }
             return try consumer.channel.nextIfReady()
         }

@@ -36,6 +36,25 @@ struct ResponseBodyReader {
         }
     }
 
+    /// What `next()` would return without waiting: `.some` of a chunk or of nil at the end, or nil when it would wait
+    /// (and for a stage's decoder, which is always asked through `next()`). A small response's body and end arrive with
+    /// its head: taken this way, they cost the task no async call.
+    /// - Throws: Wire's body errors as they are.
+    mutating func nextIfReady() throws -> ByteBuffer?? {
+        switch input {
+        case .wire(let iterator):
+            guard let ready = try iterator.nextIfReady() else { return nil }
+            if let chunk = ready { unreportedWireBytes += chunk.readableBytes }
+            return ready
+        case .source:
+            return nil
+        case .bytes(let bytes):
+            input = .bytes(nil)
+            if let bytes { unreportedWireBytes += bytes.readableBytes }
+            return .some(bytes)
+        }
+    }
+
     /// The next chunk; nil at the end. An empty chunk only carries wire bytes (a trailer that decoded to nothing).
     /// - Throws: Wire's body errors as they are; a decoder's as `ClientError`.
     nonisolated(nonsending) mutating func next() async throws -> ByteBuffer? {

@@ -49,7 +49,10 @@ extension SessionManager {
     /// priority and task-local values; `cancel()` from elsewhere (a timeout, invalidation) ends it through the Wire
     /// request's abort handle. A caller that prefers a task executor (an event loop) is taken off it for the
     /// transfer: the serializer must not run on an event-loop thread.
-    func run(_ task: SessionTask) async throws(ClientError) -> DataResult {
+    ///
+    /// It runs where its caller runs: the public entry points (`data(for:)`, the verbs) are `nonisolated` and have
+    /// left the caller's actor already, so this costs no second executor check.
+    nonisolated(nonsending) func run(_ task: SessionTask) async throws(ClientError) -> DataResult {
         // Nothing when the task was cancelled at creation (an invalidated session): `drive` completes it at once.
         task.resume()
         // No cancellation handler here: the common path waits only on Wire, whose waits end at the caller's

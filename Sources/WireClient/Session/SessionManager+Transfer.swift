@@ -425,7 +425,7 @@ extension SessionManager {
         }
         let chunk: ByteBuffer?
         do {
-            chunk = try await iterator.next()
+            if let ready = try iterator.nextIfReady() { chunk = ready } else { chunk = try await iterator.next() }
         } catch {
             outcome.error = task.cancelReason(after: error) ?? .body(error, url: url)
             return nil
