@@ -22,7 +22,10 @@ enum RedirectRules {
     ///   - location: The response's `Location`, if any.
     static func next(after request: ClientRequest, status: Int, location: @autoclosure () -> String?) -> Outcome {
         // The `Location` field is looked up only for a redirect status (every response passes here).
-        guard RedirectRewrite.statuses.contains(status), let location = location(), !location.isEmpty else { return .deliver }
+        // A status outside 3xx is answered without hashing it into the set.
+        guard (300...399).contains(status), RedirectRewrite.statuses.contains(status), let location = location(),
+            !location.isEmpty
+        else { return .deliver }
         guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
             let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
         else {

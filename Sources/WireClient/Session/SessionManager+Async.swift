@@ -64,13 +64,14 @@ extension SessionManager {
         } else {
             info = await drive(task)
         }
-        guard let info else {
+        guard var info else {
             throw task.error
                 ?? ClientError(
                     .cancelled, failingURL: task.originalRequest.url,
                     failureReason: "the task ended without a completion")
         }
         if let error = info.error { throw error }
-        return DataResult(value: info.value, response: info.response, data: info.data)
+        // Moved out of `info`, which ends here.
+        return DataResult(value: info.value.take(), response: info.response.take(), data: info.data.take())
     }
 }

@@ -43,8 +43,9 @@ extension SessionManager {
         if outcome.error == nil {
             (value, failure) = serialize(task, outcome, with: responseSerializer, movedTo: movedTo, failure: failure)
         }
+        // The body moves on (nothing after this reads it from the outcome): no copy to count and release.
         let info = CompletionInfo(
-            response: outcome.response, value: value, data: outcome.data, downloadPath: movedTo,
+            response: outcome.response, value: value, data: outcome.data.take(), downloadPath: movedTo,
             error: failure, metricsBox: metrics)
         // Before the completion handler; a file kept for resume data is not deleted.
         let keptForResumption = task.kind == .download ? await handOverResumeData(of: task, outcome) : false

@@ -107,7 +107,10 @@ extension SessionManager {
         let chain = TransferChain(request: task.currentRequest, stages: stages(for: task), transfer: delegate)
         do {
             let answer = try await chain.proceed(chain.request)
-            return TransferOutcome(await delegate.receive(answer))
+            // A body a stage received already (a retry's, the cache's) is unpacked; Wire's is received straight into
+            // the outcome, not wrapped for the chain first.
+            if case .received = answer.body.content { return TransferOutcome(answer) }
+            return await receiveOutcome(answer, for: delegate)
         } catch {
             // The last head of this attempt, and its timings, stay with the failure (a redirect loop, a refused
             // challenge): the completion reports them.
@@ -179,34 +182,40 @@ extension SessionManager {
         return answer
     }
 
+    /// Receives the final response's body as the task does (`receiveOutcome`), for a stage that needs it whole (the
+    /// retry and cache stages, through `TransferContext.receive`): the response comes back with its body received.
+    nonisolated(nonsending) func receive(_ answer: StageResponse, for delegate: TaskDelegate) async -> StageResponse {
+        let outcome = await receiveOutcome(answer, for: delegate)
+        var received = answer
+        received.body = ResponseBody(
+            received: ReceivedBody(
+                data: outcome.data, temporaryFile: outcome.temporaryFile,
+                error: outcome.error, replacement: outcome.replacement?.delegate))
+        return received
+    }
+
     /// Receives the final response's body as the task does: the response is the task's from now on, a data task's
     /// response hook may cancel it or make it a download, and the body goes into memory or a temporary file.
-    @inline(__always) nonisolated(nonsending) func receive(_ answer: StageResponse, for delegate: TaskDelegate) async
-        -> StageResponse
-    {
+    /// - Returns: What the task completes with.
+    @inline(__always) nonisolated(nonsending) private func receiveOutcome(
+        _ answer: StageResponse, for delegate: TaskDelegate
+    ) async -> TransferOutcome {
         let task = delegate.task
         var outcome = TransferOutcome(response: answer.response, exchangeMetrics: answer.exchangeMetrics)
         task.setResponse(answer.response)
         let hooks = self.hooks
-        var received = answer
         if task.kind != .download, let decide = hooks.dataTaskDidReceiveResponse {
             if await dispose(
                 answer.body, answer.response, decide, of: task, delegate,
                 idle: delegate.idle, hooks: hooks, &outcome)
             {
-                received.body = ResponseBody(
-                    received: ReceivedBody(
-                        data: outcome.data, temporaryFile: outcome.temporaryFile,
-                        error: outcome.error, replacement: outcome.replacement?.delegate))
-                return received
+                return outcome
             }
         }
         await receiveBody(
             answer.body, to: answer.request, of: task, delegate, idle: delegate.idle, hooks: hooks,
             into: &outcome)
-        received.body = ResponseBody(
-            received: ReceivedBody(data: outcome.data, temporaryFile: outcome.temporaryFile, error: outcome.error))
-        return received
+        return outcome
     }
 
     /// `dataTaskDidReceiveResponse`'s answer: allow (false: receive the body as usual), cancel, or become a download
