@@ -132,7 +132,11 @@ extension SessionManager {
         }
         let client: HTTPClient
         do throws(HTTPClientError) {
-            let secure = (try? target.get())?.isTLS ?? (request.url.scheme?.lowercased() == "https")
+            let secure: Bool
+            switch target {
+            case .success(let url): secure = url.value.isTLS
+            case .failure: secure = request.url.scheme?.lowercased() == "https"
+            }
             client = try generation.client(secure: secure) {
                 delegate.records.withLock { records in
                     if let trust = records.trust { return trust }
@@ -148,7 +152,7 @@ extension SessionManager {
         if let reason = await task.checkpoint() { throw reason }
         let sentBody = request.body == nil ? delegate.records.withLock { $0.sentBody } : false
         var wireRequest = try await makeWireRequest(
-            request, fields: fields, to: target.get(), for: task, delegate: delegate,
+            request, fields: fields, to: target.get().value, for: task, delegate: delegate,
             idle: delegate.idle, resetsUploadTotal: sentBody)
         if request.body != nil { delegate.records.withLock { $0.sentBody = true } }
         if task.drivenByCaller {
@@ -292,16 +296,16 @@ extension SessionManager {
         return (download, moved)
     }
 
-    /// `request`'s URL as Wire takes it: parsed already (a path `HTTPSessionManager` remembers), or parsed now.
-    /// WireClient fetches `http` and `https` URLs with a host (`.badURL` otherwise); any other URL Wire refuses
-    /// fails as Wire's error would.
-    private func wireURL(of request: ClientRequest) -> Result<HTTPURL, ClientError> {
-        let url: HTTPURL
+    /// `request`'s URL as Wire takes it: parsed already (a path `HTTPSessionManager` remembers), or parsed now;
+    /// in its box, read in place (each copy of the value retains its strings). WireClient fetches `http` and `https`
+    /// URLs with a host (`.badURL` otherwise); any other URL Wire refuses fails as Wire's error would.
+    private func wireURL(of request: ClientRequest) -> Result<Boxed<HTTPURL>, ClientError> {
+        let url: Boxed<HTTPURL>
         if let known = request.wireURL {
-            url = known.value
+            url = known
         } else {
             do throws(HTTPClientError) {
-                url = try HTTPURL(request.url.absoluteString)
+                url = Boxed(try HTTPURL(request.url.absoluteString))
             } catch {
                 let scheme = request.url.scheme?.lowercased()
                 guard scheme == "http" || scheme == "https", request.url.host != nil else {
@@ -310,7 +314,9 @@ extension SessionManager {
                 return .failure(.transport(error, url: request.url))
             }
         }
-        guard url.scheme == "http" || url.scheme == "https" else { return .failure(notFetched(request.url)) }
+        guard url.value.scheme == "http" || url.value.scheme == "https" else {
+            return .failure(notFetched(request.url))
+        }
         return .success(url)
     }
 

@@ -27,9 +27,8 @@ final class TimeoutWatch: Sendable {
         }
     }
 
-    /// One transfer's timeouts.
+    /// One transfer's timeouts (its task beside it, in its slot).
     struct Entry {
-        let task: SessionTask
         /// `Deadline` nanoseconds at which the resource timeout expires.
         let resourceDeadline: UInt64
         let resourceTimeout: Duration
@@ -37,8 +36,8 @@ final class TimeoutWatch: Sendable {
         /// `idleTimeout` as an offset from the idle clock's coarse stamps (`Timeout.offsetFromCoarseStamp`).
         let idleNanoseconds: UInt64
 
-        /// When the entry expires as things stand (the idle deadline only while its clock runs).
-        var deadline: UInt64 {
+        /// When the entry of `task` expires as things stand (the idle deadline only while its clock runs).
+        func deadline(of task: SessionTask) -> UInt64 {
             guard let idle = task.idleClock.deadline(after: idleNanoseconds) else { return resourceDeadline }
             return min(idle, resourceDeadline)
         }
@@ -51,17 +50,19 @@ final class TimeoutWatch: Sendable {
         fileprivate let serial: Int
     }
 
-    /// An entry in its slot, with the serial number it was added with. A struct, not a tuple: an optional tuple in an
-    /// array is copied and tested through the runtime's generic tuple witnesses.
-    private struct Occupant {
-        let serial: Int
-        let entry: Entry
+    /// A slot of the table: the task watched there (nil when the slot is free), the serial number its entry was added
+    /// with, and the entry. Not an optional struct: freeing a slot is then one release of the task in place, where
+    /// replacing an optional whole went through the runtime's generic value witnesses.
+    private struct Slot {
+        var task: SessionTask?
+        var serial: Int
+        var entry: Entry
     }
 
     private struct State {
         /// Entries by slot; a nil slot is free and listed in `free` (slots are reused, so the table stops growing at
         /// the largest number of transfers at once).
-        var slots: [Occupant?] = []
+        var slots: [Slot] = []
         var free: [Int] = []
         var nextSerial = 0
         /// The sleeping watcher: its number, when it wakes, and its task (cancelled when replaced).
@@ -69,8 +70,8 @@ final class TimeoutWatch: Sendable {
         var watchers = 0
 
         mutating func remove(_ key: Key) {
-            guard key.slot < slots.count, slots[key.slot]?.serial == key.serial else { return }
-            slots[key.slot] = nil
+            guard key.slot < slots.count, slots[key.slot].task != nil, slots[key.slot].serial == key.serial else { return }
+            slots[key.slot].task = nil
             free.append(key.slot)
         }
     }
@@ -87,7 +88,7 @@ final class TimeoutWatch: Sendable {
         let now = Deadline.coarseNow().uptimeNanoseconds
         let (resourceDeadline, overflow) = now.addingReportingOverflow(resourceTimeout.offsetFromCoarseStamp)
         let entry = Entry(
-            task: task, resourceDeadline: overflow ? .max : resourceDeadline,
+            resourceDeadline: overflow ? .max : resourceDeadline,
             resourceTimeout: resourceTimeout.duration, idleTimeout: idleTimeout.duration,
             idleNanoseconds: idleTimeout.offsetFromCoarseStamp)
         let (key, stale) = state.withLock { state -> (Key, Task<Void, Never>?) in
@@ -96,12 +97,12 @@ final class TimeoutWatch: Sendable {
             let slot: Int
             if let reused = state.free.popLast() {
                 slot = reused
-                state.slots[slot] = Occupant(serial: serial, entry: entry)
+                state.slots[slot] = Slot(task: task, serial: serial, entry: entry)
             } else {
                 slot = state.slots.count
-                state.slots.append(Occupant(serial: serial, entry: entry))
+                state.slots.append(Slot(task: task, serial: serial, entry: entry))
             }
-            return (Key(slot: slot, serial: serial), wakeEarlier(&state, for: entry.deadline))
+            return (Key(slot: slot, serial: serial), wakeEarlier(&state, for: entry.deadline(of: task)))
         }
         stale?.cancel()
         return key
@@ -167,12 +168,13 @@ final class TimeoutWatch: Sendable {
                 let now = Deadline.now().uptimeNanoseconds
                 var expired: [(SessionTask, ClientError)] = []
                 var next: UInt64?
-                for (slot, occupant) in state.slots.enumerated() {
-                    guard let occupant else { continue }
-                    let deadline = occupant.entry.deadline
+                for slot in state.slots.indices {
+                    guard let task = state.slots[slot].task else { continue }
+                    let entry = state.slots[slot].entry
+                    let deadline = entry.deadline(of: task)
                     if deadline <= now {
-                        expired.append((occupant.entry.task, Self.reason(occupant.entry, now: now)))
-                        state.remove(Key(slot: slot, serial: occupant.serial))
+                        expired.append((task, Self.reason(entry, of: task, now: now)))
+                        state.remove(Key(slot: slot, serial: state.slots[slot].serial))
                     } else if next.map({ deadline < $0 }) ?? true {
                         next = deadline
                     }
@@ -192,9 +194,9 @@ final class TimeoutWatch: Sendable {
         }
     }
 
-    /// Which timeout `entry` ran out of at `now`: the resource timeout, or silence.
-    private static func reason(_ entry: Entry, now: UInt64) -> ClientError {
-        let url = entry.task.originalRequest.url
+    /// Which timeout `entry` (`task`'s) ran out of at `now`: the resource timeout, or silence.
+    private static func reason(_ entry: Entry, of task: SessionTask, now: UInt64) -> ClientError {
+        let url = task.originalRequest.url
         if entry.resourceDeadline <= now {
             return ClientError(
                 .timedOut, failingURL: url,
