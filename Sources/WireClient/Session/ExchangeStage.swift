@@ -7,10 +7,17 @@ struct ExchangeStage: TransferStage {
 
     @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
         let request = chain.request
-        guard let sessionFields else { return try await chain.transfer.exchange(request, fields: request.headers) }
         // The session's fields go to Wire only: the request keeps its own (a changed copy would copy all its values).
-        let answer = try await chain.transfer.exchange(request, fields: sessionFields.fields(over: request.headers))
-        chain.transfer.record(answer.response, metrics: answer.exchangeMetrics)
+        let fields = sessionFields.map { $0.fields(over: request.headers) } ?? request.headers
+        // A session's transfer context is its task's delegate: named, its exchange runs in this stage's frame instead
+        // of behind the protocol's witness (an async call and a frame of its own per hop).
+        guard let delegate = chain.transfer as? TaskDelegate else {
+            let answer = try await chain.transfer.exchange(request, fields: fields)
+            if sessionFields != nil { chain.transfer.record(answer.response, metrics: answer.exchangeMetrics) }
+            return answer
+        }
+        let answer = try await delegate.manager.exchange(request, fields: fields, for: delegate)
+        if sessionFields != nil { delegate.record(answer.response, metrics: answer.exchangeMetrics) }
         return answer
     }
 }
