@@ -108,8 +108,10 @@ extension HTTPClient {
     /// comparing texts costs a fraction of parsing one.
     func parsedURL(of request: HTTPClientRequest) throws(HTTPClientError) -> HTTPURL {
         guard let text = request.urlText else { return try request.parsedURL() }
-        if let url = recentURL.withLock({ recent -> HTTPURL? in recent.flatMap { $0.text.hasSameUTF8(as: text) ? $0.url : nil } })
-        {
+        // Compared in place (`flatMap` copied the entry, text and URL, before comparing).
+        if let url = recentURL.withLock({ recent -> HTTPURL? in
+            recent?.text.hasSameUTF8(as: text) == true ? recent?.url : nil
+        }) {
             return url
         }
         let url = try HTTPURL(text)

@@ -452,6 +452,12 @@ public final class HTTPClient: Sendable {
         let headBytes: [UInt8]
         let framing: HTTP1Serializer.BodyFraming
         let keepAlive: Bool
+
+        /// Whether a request of these values on `pool` is the one this head was made for; read in place.
+        func isMade(for pool: ConnectionPool, url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders) -> Bool {
+            self.pool === pool && self.method.hasSameToken(as: method) && self.url.hasSameBytes(as: url)
+                && self.headers == headers
+        }
     }
 
     /// `prepare(url:method:headers:body:forwardingTo:hostHeader:)` for a request on `pool`, reusing the last head
@@ -466,10 +472,11 @@ public final class HTTPClient: Sendable {
         }
         let reused = recentHead.withLock {
             recent -> (headBytes: [UInt8], framing: HTTP1Serializer.BodyFraming, keepAlive: Bool)? in
-            guard let recent, recent.pool === pool, recent.method.hasSameToken(as: method),
-                recent.url.hasSameBytes(as: url), recent.headers == headers
+            // Compared and read through the optional, in place: bound to a constant, the entry was copied whole.
+            guard recent?.isMade(for: pool, url: url, method: method, headers: headers) == true,
+                let headBytes = recent?.headBytes, let framing = recent?.framing, let keepAlive = recent?.keepAlive
             else { return nil }
-            return (recent.headBytes, recent.framing, recent.keepAlive)
+            return (headBytes, framing, keepAlive)
         }
         if let reused {
             return PreparedRequest(
