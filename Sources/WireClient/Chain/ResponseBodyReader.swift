@@ -5,18 +5,24 @@ import Wire
 /// bytes that came off the wire counted apart for progress: how the task receives a body.
 struct ResponseBodyReader {
     private enum Input {
-        case wire(HTTPBody.Iterator)
+        /// Wire's stream, read through `wire`.
+        case wire
         case source(any ResponseBodyChunks)
         case bytes(ByteBuffer?)
     }
 
     private var input: Input
+    /// Wire's stream when the input is `.wire`: beside the enum, not in it, so that reading it binds no copy of the
+    /// enum (an existential's case makes each copy go through the value witnesses).
+    private var wire: HTTPBody.Iterator?
     private var unreportedWireBytes = 0
 
     /// A reader of `body`; a body already received reads as empty.
     init(_ body: ResponseBody) {
         switch body.content {
-        case .wire(let stream): input = .wire(stream.makeAsyncIterator())
+        case .wire(let stream):
+            input = .wire
+            wire = stream.makeAsyncIterator()
         case .source(let source): input = .source(source.makeReader())
         case .bytes(let box): input = .bytes(box.value.isEmpty ? nil : ByteBuffer(bytes: box.value))
         case .received: input = .bytes(nil)
@@ -42,8 +48,8 @@ struct ResponseBodyReader {
     /// - Throws: Wire's body errors as they are.
     mutating func nextIfReady() throws -> ByteBuffer?? {
         switch input {
-        case .wire(let iterator):
-            guard let ready = try iterator.nextIfReady() else { return nil }
+        case .wire:
+            guard let ready = try wire?.nextIfReady() else { return nil }
             if let chunk = ready { unreportedWireBytes += chunk.readableBytes }
             return ready
         case .source:
@@ -59,10 +65,10 @@ struct ResponseBodyReader {
     /// - Throws: Wire's body errors as they are; a decoder's as `ClientError`.
     nonisolated(nonsending) mutating func next() async throws -> ByteBuffer? {
         switch input {
-        case .wire(var iterator):
+        case .wire:
             // Wire's iterator is a reference to the stream: the copy reads the same bytes.
-            guard let chunk = try await iterator.next() else { return nil }
-            input = .wire(iterator)
+            guard var iterator = wire, let chunk = try await iterator.next() else { return nil }
+            wire = iterator
             unreportedWireBytes += chunk.readableBytes
             return chunk
         case .source(var source):

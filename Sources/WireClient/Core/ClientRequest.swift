@@ -105,6 +105,9 @@ public struct ClientRequest: Sendable {
         set { changeSettings { $0.interceptor = newValue } }
     }
 
+    /// Whether the request has an interceptor of its own, asked without copying it out.
+    var hasInterceptor: Bool { fields.value.settings?.value.interceptor != nil }
+
     /// The proxy this hop goes through with the answer to its 407 (`ProxyChallengeStage`): the session's route, with
     /// the `Proxy-Authorization` the challenge hook or the credential storage gave in its `headers`. Nil: the
     /// session's proxy configuration decides.

@@ -18,7 +18,6 @@ public struct ClientResponse: Sendable, Hashable {
         var setTextEncodingName: String??
         var setExpectedContentLength: Int64?
         var source = ResponseSource.network
-        var metricsBox: MetricsBox?
 
         var mimeType: String? { setMIMEType ?? contentType?.type }
         var textEncodingName: String? { setTextEncodingName ?? contentType?.charset }
@@ -28,7 +27,7 @@ public struct ClientResponse: Sendable, Hashable {
         /// Equal when every value is, derived ones included (whether derived or set).
         static func == (left: Fields, right: Fields) -> Bool {
             left.statusCode == right.statusCode && left.url == right.url && left.headers == right.headers
-                && left.source == right.source && left.metricsBox == right.metricsBox
+                && left.source == right.source
                 && left.mimeType == right.mimeType && left.textEncodingName == right.textEncodingName
                 && left.expectedContentLength == right.expectedContentLength
         }
@@ -39,7 +38,6 @@ public struct ClientResponse: Sendable, Hashable {
             hasher.combine(statusCode)
             hasher.combine(headers)
             hasher.combine(source)
-            hasher.combine(metricsBox)
         }
 
         /// Keeps the derived values as they are now, before `headers` changes under them.
@@ -50,6 +48,10 @@ public struct ClientResponse: Sendable, Hashable {
 
     /// The fields, shared by copies and never changed in place.
     private var storage: Boxed<Fields>
+    /// The metrics, beside the fields rather than among them: a completed task's response gets its final metrics after
+    /// the head was shared (with the task, its records), and setting them then is one stored reference, not a copy
+    /// of every field into a new box.
+    private var storedMetrics: MetricsBox?
 
     /// Reads through the shared storage; a write replaces it.
     private var fields: Fields {
@@ -103,14 +105,14 @@ public struct ClientResponse: Sendable, Hashable {
     /// Timings and byte counts of the exchange, when it went over the network: in a completed task's response, of the
     /// whole exchange, body included; nil in the response a hook sees before the body (and in a cache's).
     public var metrics: HTTPClientMetrics.Snapshot? {
-        get { storage.value.metricsBox?.value }
-        set { fields.metricsBox = newValue.map(MetricsBox.init) }
+        get { storedMetrics?.value }
+        set { storedMetrics = newValue.map(MetricsBox.init) }
     }
     /// The metrics behind a reference (`MetricsBox`: Wire's record of a finished exchange, or a snapshot): shared,
     /// not copied, by what carries the response's metrics on (`CompletionInfo`).
     var metricsBox: MetricsBox? {
-        get { storage.value.metricsBox }
-        set { fields.metricsBox = newValue }
+        get { storedMetrics }
+        set { storedMetrics = newValue }
     }
 
     /// Creates a response; `mimeType`, `textEncodingName` and `expectedContentLength` are derived from `headers`.
@@ -120,17 +122,19 @@ public struct ClientResponse: Sendable, Hashable {
     ///   - headers: The header fields.
     ///   - metrics: The exchange's metrics.
     public init(url: URL, statusCode: Int, headers: HTTPHeaders = HTTPHeaders(), metrics: HTTPClientMetrics.Snapshot? = nil) {
-        storage = Boxed(Fields(url: url, statusCode: statusCode, headers: headers, metricsBox: metrics.map(MetricsBox.init)))
+        storage = Boxed(Fields(url: url, statusCode: statusCode, headers: headers))
+        storedMetrics = metrics.map(MetricsBox.init)
     }
 
     /// Equal when every field is: the same status, URL, fields, derived values, source and metrics.
     public static func == (lhs: ClientResponse, rhs: ClientResponse) -> Bool {
-        lhs.storage == rhs.storage
+        lhs.storage == rhs.storage && lhs.storedMetrics == rhs.storedMetrics
     }
 
     /// Hashes every field the derived values come from.
     public func hash(into hasher: inout Hasher) {
         storage.value.hash(into: &hasher)
+        hasher.combine(storedMetrics)
     }
 
     /// The first value of the field called `name` (case-insensitive).

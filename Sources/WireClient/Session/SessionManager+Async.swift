@@ -64,14 +64,17 @@ extension SessionManager {
         } else {
             info = await drive(task)
         }
-        guard var info else {
+        // Moved into the switch and out of it (a bound copy, then the optional's destruction, each went through the
+        // value witnesses).
+        switch consume info {
+        case .none:
             throw task.error
                 ?? ClientError(
                     .cancelled, failingURL: task.originalRequest.url,
                     failureReason: "the task ended without a completion")
+        case .some(var info):
+            if let error = info.error { throw error }
+            return DataResult(value: info.value.take(), response: info.response.take(), data: info.data.take())
         }
-        if let error = info.error { throw error }
-        // Moved out of `info`, which ends here.
-        return DataResult(value: info.value.take(), response: info.response.take(), data: info.data.take())
     }
 }

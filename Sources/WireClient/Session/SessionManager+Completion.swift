@@ -17,8 +17,9 @@ extension SessionManager {
     {
         // The whole exchange's timings and byte counts (its body ended), which the final response carries
         // (the response a hook saw before the body had none) as the completion does.
+        // `outcome` is this function's own (consuming): changed in place, never copied into a local (each copy and
+        // destruction of the outcome goes through its value witnesses).
         let metrics = outcome.finalMetrics()
-        var outcome = outcome
         if let metrics, outcome.exchangeMetrics != nil { outcome.response?.metricsBox = metrics }
         await task.markCompleted(error: outcome.error, response: outcome.exchangeMetrics == nil ? nil : outcome.response)
         // One lock: the task leaves the manager's table, and the hooks and the response serializer are read (the

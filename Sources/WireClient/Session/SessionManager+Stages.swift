@@ -26,9 +26,11 @@ extension SessionManager {
     /// The chain for `task`: the session's own for the task's kind, with a retry stage in front when the manager or
     /// the request has an interceptor.
     func stages(for task: SessionTask) -> TransferStages {
-        let manager = state.withLock { $0.interceptor }
         let base = baseStages[task.kind == .download ? 1 : 0]
-        guard manager != nil || task.originalRequest.interceptor != nil else { return base }
+        // Asked in place first: the common case has no interceptor, and copying one out (an existential of a protocol
+        // any type may conform to) goes through the runtime's value witnesses even when it is nil.
+        guard state.withLock({ $0.interceptor != nil }) || task.originalRequest.hasInterceptor else { return base }
+        let manager = state.withLock { $0.interceptor }
         let retry = RetryStage(
             interceptors: InterceptorChain.combining(manager: manager, request: task.originalRequest.interceptor),
             acceptableStatusCodes: responseSerializer.acceptableStatusCodes)

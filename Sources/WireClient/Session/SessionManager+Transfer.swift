@@ -59,7 +59,7 @@ extension SessionManager {
     /// - Returns: What the task completed with; nil when it had completed already.
     @inline(__always) nonisolated(nonsending) func drive(_ task: SessionTask) async -> CompletionInfo? {
         guard let delegate = state.withLock({ $0.delegates[task.taskIdentifier] }) else { return nil }
-        var outcome = TransferOutcome()
+        let outcome: TransferOutcome
         // One entry for both timeouts; it holds the task strongly (a weak reference would give every task a side
         // table) and is removed below, before the task completes.
         let idle = delegate.idle
@@ -75,13 +75,14 @@ extension SessionManager {
             timeouts.remove(watched)
         } else {
             timeouts.remove(watched)
-            outcome.error = task.cancelReason
+            outcome = TransferOutcome(error: task.cancelReason)
         }
         slots.release(task.taskIdentifier)
         let (completing, completingDelegate) = outcome.replacement ?? (task, delegate)
         // `cancel()` may have cancelled this Swift task: the completion still runs whole, since nothing in it observes
         // cancellation (its waits are continuations and pool work).
-        return await complete(completing, completingDelegate, outcome)
+        // Moved, not copied: a copy and its destruction go through the outcome's value witnesses.
+        return await complete(completing, completingDelegate, consume outcome)
     }
 
     /// The idle timeout of `task`: its request's `timeoutInterval`, else the session's.
