@@ -3,14 +3,32 @@
 /// `http+unix://%2Fvar%2Frun%2Fdocker.sock/v1/info` names a Unix socket path in the host part,
 /// percent-encoded, the convention other HTTP clients use. IPv6 literals go in brackets.
 public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
+    /// The parts, behind one reference: a URL is copied several times on a request's way (into the request, the
+    /// retry loop, the pool's lookup, a cache), and a copy is then one retain instead of one per string.
+    private final class Parts: Sendable {
+        let scheme: String
+        let host: String
+        let port: Int?
+        let target: String
+
+        init(scheme: String, host: String, port: Int?, target: String) {
+            self.scheme = scheme
+            self.host = host
+            self.port = port
+            self.target = target
+        }
+    }
+
+    private let parts: Parts
+
     /// `http`, `https` or `http+unix`.
-    public let scheme: String
+    public var scheme: String { parts.scheme }
     /// The host as written (lower-cased; brackets removed from IPv6 literals), or the socket path.
-    public let host: String
+    public var host: String { parts.host }
     /// The port (the scheme's default if absent); nil for Unix sockets.
-    public let port: Int?
+    public var port: Int? { parts.port }
     /// The origin-form request target: path and query, at least `/`.
-    public let target: String
+    public var target: String { parts.target }
     /// Whether the scheme is `https`.
     public var isTLS: Bool { scheme == "https" }
     /// The socket path for `http+unix`.
@@ -135,10 +153,21 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     }
 
     private init(scheme: String, host: String, port: Int?, target: String) {
-        self.scheme = scheme
-        self.host = host
-        self.port = port
-        self.target = target
+        parts = Parts(scheme: scheme, host: host, port: port, target: target)
+    }
+
+    /// Equal when scheme, host, port and target are (the strings by `==`, as a struct of the four would compare).
+    public static func == (lhs: HTTPURL, rhs: HTTPURL) -> Bool {
+        lhs.parts === rhs.parts
+            || (lhs.port == rhs.port && lhs.target == rhs.target && lhs.host == rhs.host && lhs.scheme == rhs.scheme)
+    }
+
+    /// Hashes scheme, host, port and target.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(parts.scheme)
+        hasher.combine(parts.host)
+        hasher.combine(parts.port)
+        hasher.combine(parts.target)
     }
 
     /// Resolves a `Location` value against this URL (RFC 9110 §10.2.2, RFC 3986 §5).
@@ -162,7 +191,9 @@ public struct HTTPURL: Hashable, Sendable, CustomStringConvertible {
     /// Whether `other` has the same scheme, host, port and target byte for byte: what decides that two requests are
     /// written alike (`==` compares the strings by canonical equivalence, which a target's raw bytes must not be).
     package func hasSameBytes(as other: HTTPURL) -> Bool {
-        port == other.port && target.hasSameUTF8(as: other.target) && host.hasSameUTF8(as: other.host)
+        // Copies of one parsed URL (a request repeating the last one's URL) share their parts.
+        if parts === other.parts { return true }
+        return port == other.port && target.hasSameUTF8(as: other.target) && host.hasSameUTF8(as: other.host)
             && scheme.hasSameUTF8(as: other.scheme)
     }
 
