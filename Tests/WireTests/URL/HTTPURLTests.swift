@@ -112,6 +112,23 @@ struct HTTPURLTests {
         }
     }
 
+    /// A URL is a value: parsed twice it is equal and hashes alike, and URLs that differ in any part differ, whether or
+    /// not they were parsed from one text (the parts are shared by copies).
+    @Test func comparesAndHashesByItsParts() throws {
+        let one = try HTTPURL("http://example.com:8080/a?b")
+        let again = try HTTPURL("http://EXAMPLE.com:8080/a?b")
+        let copy = one
+        #expect(one == again && one == copy)
+        #expect(one.hashValue == again.hashValue)
+        #expect(Set([one, again, copy]).count == 1)
+        let others = try [
+            "https://example.com:8080/a?b", "http://example.org:8080/a?b", "http://example.com:8081/a?b",
+            "http://example.com:8080/a?c", "http://example.com/a?b",
+        ].map(HTTPURL.init)
+        for other in others { #expect(other != one, "\(other)") }
+        #expect(Set(others + [one]).count == others.count + 1)
+    }
+
     @Test func resolvesReferencesAgainstItself() throws {
         let base = try HTTPURL("https://Example.com:8443/a/b?q")
         #expect(try base.resolving("c").description == "https://example.com:8443/a/c")
