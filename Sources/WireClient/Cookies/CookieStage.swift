@@ -4,13 +4,13 @@ import Wire
 /// own URL, and every response head's `Set-Cookie` fields are stored under the accept policy. A request whose
 /// `shouldHandleCookies` is false (or the configuration's, when the request leaves it nil) neither sends nor stores
 /// any. A `Cookie` field the caller set (on the request or in the session's additional fields) is left as it is
-/// and no stored cookie is added (NSURLSession's rule).
+/// and no stored cookie is added (NSURLSession's rule). Without a storage, every request passes through.
 ///
 /// The `Cookie` field goes on the request below this stage only: the stages above keep the request without it, so
 /// a redirect's next hop gets the cookies of its own URL, never the last hop's.
-struct CookieStage: TransferStage {
-    /// Where cookies are kept.
-    let storage: CookieStorage
+struct CookieStage: ComposableStage {
+    /// Where cookies are kept; nil when the session keeps none.
+    let storage: CookieStorage?
     /// Whether requests that leave `shouldHandleCookies` nil handle cookies.
     let handlesCookiesByDefault: Bool
     /// Which cookies from responses are stored.
@@ -18,28 +18,26 @@ struct CookieStage: TransferStage {
     /// Whether the session's additional fields carry a `Cookie` of their own.
     let sessionSetsCookieField: Bool
 
-    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
-        let request = chain.request
-        guard request.shouldHandleCookies ?? handlesCookiesByDefault else { return try await chain.proceed(request) }
+    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(_ request: ClientRequest, then rest: Rest)
+        async throws(ClientError) -> StageResponse
+    {
+        // One call of the rest, whatever the case: composed with the stages below (`SessionTail`), each call is a copy
+        // of their code.
+        let storage = (request.shouldHandleCookies ?? handlesCookiesByDefault) ? self.storage : nil
+        var sent: ClientRequest?
         // The storage first: most have no cookie for the URL, and then the fields are not scanned.
-        guard let field = storage.cookieHeader(for: request.url), !sessionSetsCookieField,
+        if let field = storage?.cookieHeader(for: request.url), !sessionSetsCookieField,
             !request.headers.contains(name: "Cookie")
-        else {
-            let answer = try await chain.proceed(request)
-            store(answer, for: request)
-            return answer
+        {
+            var withCookies = request
+            withCookies.headers.add(name: "Cookie", value: field)
+            sent = withCookies
         }
-        var sent = request
-        sent.headers.add(name: "Cookie", value: field)
-        var answer = try await chain.proceed(sent)
-        store(answer, for: request)
-        answer.request = request
+        var answer = try await rest.proceed(sent ?? request)
+        if let storage, acceptPolicy != .never {
+            storage.storeCookies(fromResponseHeaders: answer.response.headers, for: request.url)
+        }
+        if sent != nil { answer.request = request }
         return answer
-    }
-
-    /// Stores the `Set-Cookie` fields of a hop's head (a redirect's too) under the accept policy.
-    private func store(_ answer: StageResponse, for request: ClientRequest) {
-        guard acceptPolicy != .never else { return }
-        storage.storeCookies(fromResponseHeaders: answer.response.headers, for: request.url)
     }
 }

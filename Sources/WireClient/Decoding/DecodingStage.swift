@@ -8,17 +8,21 @@ import Wire
 /// Decoding is skipped, and the bytes pass through, for responses that have no body (HEAD, 1xx, 204, 304), for a
 /// 206 (a byte range of the encoded representation cannot be decoded on its own), and for a coding WireClient did
 /// not offer when the caller chose `Accept-Encoding` itself; any other coding fails the task with
-/// `.cannotDecodeContentData` when its body is read. Present in the chain only when the session decodes content.
-struct DecodingStage: TransferStage {
-    /// The decompression-bomb limits.
-    let limits: ContentDecodingLimits
+/// `.cannotDecodeContentData` when its body is read. Without limits (a session that does not decode content) every
+/// body passes through.
+struct DecodingStage: ComposableStage {
+    /// The decompression-bomb limits; nil when the session does not decode content.
+    let limits: ContentDecodingLimits?
     /// Whether the session's additional fields choose `Accept-Encoding` (then an unknown coding passes through).
     let sessionChoosesCodings: Bool
 
-    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
-        var answer = try await chain.proceed(chain.request)
+    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(_ request: ClientRequest, then rest: Rest)
+        async throws(ClientError) -> StageResponse
+    {
+        var answer = try await rest.proceed(request)
         // The common case, no `Content-Encoding`, costs one scan of the field names.
-        guard case .wire(let body) = answer.body.content, answer.response.headers.contains(name: "Content-Encoding"),
+        guard let limits, case .wire(let body) = answer.body.content,
+            answer.response.headers.contains(name: "Content-Encoding"),
             DecodingBodySource.mayDecode(answer.response, method: answer.request.method)
         else { return answer }
         let coding: ContentCoding

@@ -4,16 +4,18 @@ import Wire
 /// (`RedirectRules` make the next request; the redirect hooks may change it or stop there), up to `maximumRedirects`
 /// hops; one more fails the task with `.tooManyRedirects`. A redirect's body is read up to 64 KiB and dropped, so its
 /// connection can be reused.
-struct RedirectStage: TransferStage {
+struct RedirectStage: ComposableStage {
     /// Hops followed at most.
     let maximumRedirects: Int
 
-    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
-        let transfer = chain.transfer
-        var request = chain.request
+    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(_ request: ClientRequest, then rest: Rest)
+        async throws(ClientError) -> StageResponse
+    {
+        let transfer = rest.transfer
+        var request = request
         var redirects = 0
         while true {
-            let answer = try await chain.proceed(request)
+            let answer = try await rest.proceed(request)
             // The request the hop answered as the stages below it left it (a challenge's answer kept, no cookies).
             let answered = answer.request
             let location = answer.response.headers

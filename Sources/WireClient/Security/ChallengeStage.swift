@@ -18,7 +18,7 @@ protocol ChallengeAnswering: TransferContext {
 /// An answer refused once for a protection space is not sent again (the response is delivered), `previousFailureCount`
 /// counts the refusals per space, and at most eight replays are made, so a hook that invents a new answer every time
 /// cannot loop for ever. Without a hook, a 401 is delivered as it is.
-struct ChallengeStage: TransferStage {
+struct ChallengeStage: ComposableStage {
     /// Where `.performDefaultHandling` looks for a credential.
     let credentialStorage: CredentialStorage?
 
@@ -35,14 +35,16 @@ struct ChallengeStage: TransferStage {
         static let maximumReplays = 8
     }
 
-    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
-        var request = chain.request
+    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(_ request: ClientRequest, then rest: Rest)
+        async throws(ClientError) -> StageResponse
+    {
+        var request = request
         var ledger = Ledger()
         while true {
-            let answer = try await chain.proceed(request)
+            let answer = try await rest.proceed(request)
             let status = answer.response.statusCode
             // Every response passes here: the status first, the task's hooks only for a challenge.
-            guard status == 401, let host = chain.transfer as? any ChallengeAnswering,
+            guard status == 401, let host = rest.transfer as? any ChallengeAnswering,
                 host.answersChallenges, let next = await reply(to: answer, host: host, ledger: &ledger)
             else {
                 return answer

@@ -22,38 +22,46 @@ protocol ProxyChallengeAnswering: ChallengeAnswering {
 /// Credentials configured on the proxy itself are sent preemptively by Wire and never reach this stage unless the
 /// proxy refuses them. As for a server's challenge, an answer refused once is not sent again and at most eight
 /// replays are made.
-struct ProxyChallengeStage: TransferStage {
+struct ProxyChallengeStage: ComposableStage {
     /// The proxy configuration the session's requests follow.
     let proxy: ProxyConfiguration
     /// Where `.performDefaultHandling` looks for a credential.
     let credentialStorage: CredentialStorage?
 
-    @inline(__always) nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
-        var request = chain.request
-        guard let host = chain.transfer as? any ProxyChallengeAnswering, let route = httpProxy(for: request) else {
-            return try await chain.proceed(request)
+    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(_ request: ClientRequest, then rest: Rest)
+        async throws(ClientError) -> StageResponse
+    {
+        var request = request
+        // Without an HTTP proxy (a session that uses none, most often) the request passes through, through the same
+        // one call of the rest as a challenge's replays: composed with the stages below (`SessionTail`), each call is
+        // a copy of their code.
+        // Boxed: a `Proxy?` tested and destroyed on every hop goes through its value witnesses.
+        let routeBox = httpProxy(for: request)
+        let host = routeBox == nil ? nil : rest.transfer as? any ProxyChallengeAnswering
+        if let route = routeBox?.value, let host, let remembered = host.proxyAnswer(for: route) {
+            request.proxyAnswer = remembered
         }
-        if let remembered = host.proxyAnswer(for: route) { request.proxyAnswer = remembered }
         var ledger = ChallengeStage.Ledger()
         while true {
             let challenge: AuthenticationChallenge
             let outcome: Result<StageResponse, ClientError>
             do {
-                let answer = try await chain.proceed(request)
-                guard answer.response.statusCode == 407,
-                    let parsed = AuthenticationChallenge.parse(answer.response, proxy: route)
+                let answer = try await rest.proceed(request)
+                guard let routeBox, host != nil, answer.response.statusCode == 407,
+                    let parsed = AuthenticationChallenge.parse(answer.response, proxy: routeBox.value)
                 else { return answer }
                 challenge = parsed
                 outcome = .success(answer)
             } catch {
-                guard let wire = error.underlying as? HTTPClientError, wire.code == .proxyRefused,
-                    let head = wire.proxyResponse, head.status.code == 407,
+                guard let routeBox, host != nil, let wire = error.underlying as? HTTPClientError,
+                    wire.code == .proxyRefused, let head = wire.proxyResponse, head.status.code == 407,
                     let parsed = AuthenticationChallenge.parse(
-                        ClientResponse(url: request.url, statusCode: 407, headers: head.headers), proxy: route)
+                        ClientResponse(url: request.url, statusCode: 407, headers: head.headers), proxy: routeBox.value)
                 else { throw error }
                 challenge = parsed
                 outcome = .failure(error)
             }
+            guard let route = routeBox?.value, let host else { return try outcome.get() }
             let reply = await ChallengeStage.decide(
                 challenge, host: host, credentialStorage: credentialStorage, ledger: &ledger)
             switch reply {
@@ -74,13 +82,14 @@ struct ProxyChallengeStage: TransferStage {
         }
     }
 
-    /// The HTTP proxy `request` goes through (one that can answer 407), or nil: direct, through SOCKS, over a Unix
+    /// The HTTP proxy `request` goes through (one that can answer 407), boxed, or nil: direct, through SOCKS, over a Unix
     /// socket, or a proxy URL that cannot be read (Wire fails the exchange with `.invalidProxy`).
-    private func httpProxy(for request: ClientRequest) -> Proxy? {
+    private func httpProxy(for request: ClientRequest) -> Boxed<Proxy>? {
+        if case .none = proxy { return nil }
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = request.url.host, !host.isEmpty,
             case .proxy(let proxy)? = try? self.proxy.route(scheme: scheme, host: host), !proxy.kind.isSOCKS
         else { return nil }
-        return proxy
+        return Boxed(proxy)
     }
 }

@@ -9,16 +9,18 @@ import Synchronization
 /// 4. `ResumptionStage`: `Range`/`If-Range` for a download made from resume data (only for downloads);
 /// 5. `RedirectStage`: 3xx hops and the redirect hooks;
 /// 6. `ChallengeStage`: 401 challenges and the challenge hook (read when a challenge arrives), then
-///    `ProxyChallengeStage`: a proxy's 407, as a response or as a refused `CONNECT` (only when a proxy may be used);
-/// 7. `CookieStage`: `Cookie` out, `Set-Cookie` in, per hop (only with a cookie storage);
-/// 8. `DecodingStage`: gzip and deflate bodies (only when the session decodes content);
+///    `ProxyChallengeStage`: a proxy's 407, as a response or as a refused `CONNECT` (when a proxy may be used);
+/// 7. `CookieStage`: `Cookie` out, `Set-Cookie` in, per hop (with a cookie storage);
+/// 8. `DecodingStage`: gzip and deflate bodies (when the session decodes content);
 /// 9. `SessionFieldsStage`: the session's additional fields and `Accept-Encoding`;
 /// 10. `MetricsStage`: each hop's head and timings, kept for the task;
 /// 11. the configuration's `networkStages` (around each exchange: every hop, the fields as sent);
 /// 12. `ExchangeStage`: the request through Wire.
 ///
-/// Without network stages, the exchange adds the session's fields and records the metrics itself (9 and 10 folded
-/// into 12): nothing else could run between them, and each stage is an async call and a copy per hop.
+/// 5 to 12 are one stage, `SessionTail`, composed ahead of time: one async frame per hop for all of them. A stage
+/// of it that the configuration gives nothing to do passes each request through. Without network stages, the
+/// exchange adds the session's fields and records the metrics itself (9 and 10 folded into 12): nothing else could
+/// run between them.
 ///
 /// The task receives the final response's body when the chain returns (the retry and cache stages have it received
 /// earlier, since they need it whole).
@@ -40,8 +42,8 @@ extension SessionManager {
     }
 
     /// The session's chains without a retry stage, from its configuration: for data and upload tasks, then for
-    /// downloads (a stage that would only pass every response on is left out: each stage is a call and a copy of the
-    /// request per hop).
+    /// downloads (the cache and resumption stages only where they have work: each stage above the tail is a call and
+    /// a copy of the request per hop).
     static func stages(for configuration: SessionConfiguration, fields: SessionFields) -> [TransferStages] {
         [stages(for: configuration, fields: fields, download: false), stages(for: configuration, fields: fields, download: true)]
     }
@@ -52,35 +54,30 @@ extension SessionManager {
             list.append(CacheStage(cache: cache, defaultPolicy: configuration.requestCachePolicy))
         }
         if download { list.append(ResumptionStage()) }
-        list.append(RedirectStage(maximumRedirects: configuration.maximumRedirects))
-        list.append(ChallengeStage(credentialStorage: configuration.credentialStorage))
-        // Only when a proxy may be used: each stage is a call and a copy per hop.
-        let proxy = configuration.httpClient?.configuration.proxy ?? configuration.proxy
-        if case .none = proxy {
-        } else {
-            list.append(ProxyChallengeStage(proxy: proxy, credentialStorage: configuration.credentialStorage))
-        }
-        if let storage = configuration.httpCookieStorage {
-            list.append(
-                CookieStage(
-                    storage: storage, handlesCookiesByDefault: configuration.shouldHandleCookies,
-                    acceptPolicy: configuration.httpCookieAcceptPolicy,
-                    sessionSetsCookieField: configuration.httpAdditionalHeaders.contains(name: "Cookie")))
-        }
-        if configuration.decodesContent {
-            list.append(
-                DecodingStage(
-                    limits: configuration.contentDecoding,
-                    sessionChoosesCodings: configuration.httpAdditionalHeaders.contains(name: "Accept-Encoding")))
-        }
+        let below: SessionTail.Below
         if configuration.networkStages.isEmpty {
-            list.append(ExchangeStage(sessionFields: fields))
+            below = .exchange(ExchangeStage(sessionFields: fields))
         } else {
-            list.append(SessionFieldsStage(fields: fields))
-            list.append(MetricsStage())
-            list.append(contentsOf: configuration.networkStages)
-            list.append(ExchangeStage(sessionFields: nil))
+            below = .stages(
+                TransferStages(
+                    [SessionFieldsStage(fields: fields), MetricsStage()] + configuration.networkStages
+                        + [ExchangeStage(sessionFields: nil)]))
         }
+        list.append(
+            SessionTail(
+                redirects: RedirectStage(maximumRedirects: configuration.maximumRedirects),
+                challenges: ChallengeStage(credentialStorage: configuration.credentialStorage),
+                proxyChallenges: ProxyChallengeStage(
+                    proxy: configuration.httpClient?.configuration.proxy ?? configuration.proxy,
+                    credentialStorage: configuration.credentialStorage),
+                cookies: CookieStage(
+                    storage: configuration.httpCookieStorage, handlesCookiesByDefault: configuration.shouldHandleCookies,
+                    acceptPolicy: configuration.httpCookieAcceptPolicy,
+                    sessionSetsCookieField: configuration.httpAdditionalHeaders.contains(name: "Cookie")),
+                decoding: DecodingStage(
+                    limits: configuration.decodesContent ? configuration.contentDecoding : nil,
+                    sessionChoosesCodings: configuration.httpAdditionalHeaders.contains(name: "Accept-Encoding")),
+                below: below))
         return TransferStages(list)
     }
 }
