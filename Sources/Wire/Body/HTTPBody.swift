@@ -299,7 +299,9 @@ package final class BodyChannel: Sendable {
         return isFirst
     }
 
-    private enum Outcome { case chunk(ByteBuffer, resume: (any BodyProducer)?), end, error(any Error), wait }
+    // The producer to resume is fetched apart, in the rare case it paused: an optional existential carried in the
+    // outcome of every read is copied and destroyed through value witnesses (the producer may be any type).
+    private enum Outcome { case chunk(ByteBuffer, resumes: Bool), end, error(any Error), wait }
 
     /// What the consumer gets now: a buffered chunk, the end, the error, or `.wait` (then `waiter`, if given, is
     /// stored to be resumed by the producer).
@@ -308,12 +310,9 @@ package final class BodyChannel: Sendable {
             if state.consumerGone { return .error(HTTPBodyError.cancelled) }
             if let chunk = state.chunks.popFirst() {
                 state.bufferedBytes -= chunk.readableBytes
-                var resume: (any BodyProducer)?
-                if state.producerPaused && state.bufferedBytes < lowWatermark {
-                    state.producerPaused = false
-                    resume = state.producer
-                }
-                return .chunk(chunk, resume: resume)
+                let resumes = state.producerPaused && state.bufferedBytes < lowWatermark
+                if resumes { state.producerPaused = false }
+                return .chunk(chunk, resumes: resumes)
             }
             switch state.ending {
             case .finished: return .end
@@ -332,8 +331,8 @@ package final class BodyChannel: Sendable {
     func nextIfReady() throws -> ByteBuffer?? {
         guard !Task.isCancelled else { return nil }
         switch take(registering: nil) {
-        case .chunk(let chunk, let resume):
-            resume?.resumeProducing()
+        case .chunk(let chunk, let resumes):
+            if resumes { resumeProducer() }
             return .some(chunk)
         case .end: return .some(nil)
         case .error(let error): throw error
@@ -355,8 +354,8 @@ package final class BodyChannel: Sendable {
                     (continuation: UnsafeContinuation<ByteBuffer?, any Error>) in
                     resumed = continuation
                     switch take(registering: continuation) {
-                    case .chunk(let chunk, let resume):
-                        resume?.resumeProducing()
+                    case .chunk(let chunk, let resumes):
+                        if resumes { resumeProducer() }
                         continuation.resume(returning: chunk)
                     case .end: continuation.resume(returning: nil)
                     case .error(let error): continuation.resume(throwing: error)
@@ -374,21 +373,27 @@ package final class BodyChannel: Sendable {
         }
     }
 
+    /// Tells the producer to go on after a pause (`take` said so).
+    private func resumeProducer() {
+        state.withLock { $0.producer }?.resumeProducing()
+    }
+
     /// The consumer gives up: pending and future reads fail, and the producer is told.
     package func cancel() {
-        let (waiter, producer, hooks) = state.withLock {
-            state -> (UnsafeContinuation<ByteBuffer?, any Error>?, (any BodyProducer)?, [@Sendable () -> Void]) in
-            guard !state.consumerGone else { return (nil, nil, []) }
+        let (waiter, abandons, hooks) = state.withLock {
+            state -> (UnsafeContinuation<ByteBuffer?, any Error>?, Bool, [@Sendable () -> Void]) in
+            guard !state.consumerGone else { return (nil, false, []) }
             state.consumerGone = true
             state.chunks.removeAll()
             state.bufferedBytes = 0
             let hooks = Self.takeFinishHooks(&state)
             defer { state.waiter = nil }
-            if case .open = state.ending { return (state.waiter, state.producer, hooks) }
-            return (state.waiter, nil, hooks)
+            if case .open = state.ending { return (state.waiter, true, hooks) }
+            return (state.waiter, false, hooks)
         }
         waiter?.resume(throwing: HTTPBodyError.cancelled)
-        producer?.consumerAbandoned()
+        // Fetched apart, only for a body still open (the producer, set once, stays set): see `Outcome`.
+        if abandons { state.withLock { $0.producer }?.consumerAbandoned() }
         for hook in hooks { hook() }
     }
 }

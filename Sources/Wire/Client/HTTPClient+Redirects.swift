@@ -16,7 +16,6 @@ extension HTTPClient {
         var body = request.bodyBox
         let socketPath = request.unixSocketPath
         var redirects = 0
-        let policy = request.redirects ?? configuration.redirects
         let observation = request.observer.map {
             RequestObservation(observer: $0, metrics: metrics, observesBytes: request.observesBytes)
         }
@@ -36,6 +35,8 @@ extension HTTPClient {
             guard isRedirect, let location = response.headers.first(name: "location") else {
                 return response
             }
+            // Read only for a redirect: a copy of the policy per request costs its closure's retain and release.
+            let policy = request.redirects ?? configuration.redirects
             let max: Int
             switch policy {
             case .disallow: return response

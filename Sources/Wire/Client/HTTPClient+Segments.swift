@@ -55,7 +55,7 @@ extension HTTPClient {
                         let count = min(Self.fileRegionSize, size - offset)
                         let region = file.region(offset..<offset + count)
                         let last = final && offset + count == size
-                        let result = await withCheckedContinuation { continuation in
+                        let result = await withUnsafeContinuation { continuation in
                             connection.loop.execute {
                                 connection.value.writeBodyRegion(region, isLast: last, for: exchange, continuation: continuation)
                             }

@@ -164,7 +164,8 @@ public final class HTTPClient: Sendable {
         } onCancel: {
             abort.abort(HTTPClientError(.cancelled, "the calling task was cancelled"))
         }
-        switch result {
+        // Moved into the switch: the response is not copied out of the result.
+        switch consume result {
         case .success(let response):
             // The deadline covers the body too; once the body ends the timer has no job left.
             if let deadlineTimer { response.body.channel.onFinish { deadlineTimer.cancel() } }
@@ -198,7 +199,13 @@ public final class HTTPClient: Sendable {
         observation: RequestObservation? = nil,
         metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
     ) async throws(HTTPClientError) -> HTTPClientResponse {
-        let route = try proxyRoute(for: url, via: socketPath, configuration: proxyConfiguration ?? configuration.proxy)
+        // The client's own configuration read in place unless the request has one (`??` would copy the enum).
+        let route: ProxyRoute
+        if let proxyConfiguration {
+            route = try proxyRoute(for: url, via: socketPath, configuration: proxyConfiguration)
+        } else {
+            route = try proxyRoute(for: url, via: socketPath, configuration: configuration.proxy)
+        }
         let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.body.isReplayable ?? true)
         var attempt = 0
         var unsentRetries = 0
@@ -650,9 +657,14 @@ public final class HTTPClient: Sendable {
                     observation?.bodySent(sendInline.readableBytes, expected: expected)
                 }
             }
-            let start = try outcome.result.get()
-            observation?.tell(.responseHead(start.head))
-            return HTTPClientResponse(head: start.head, body: start.body, url: url, metrics: metrics)
+            // The head and body moved out of the outcome, not copied (a head's copy retains each of its parts).
+            switch outcome.takeResult() {
+            case .success(let start):
+                if let observation { observation.tell(.responseHead(start.head)) }
+                return HTTPClientResponse(start, url: url, metrics: metrics)
+            case .failure(let error):
+                throw error
+            }
         }
         // A body sent after the head: the exchange runs with the connection's loop as its executor,
         // so its awaits on the loop (the drain between parts, 100 Continue) resume on the loop's
@@ -736,7 +748,7 @@ public final class HTTPClient: Sendable {
         var sendBody = true
         if expectsContinue {
             let continueTimeout = configuration.expectContinueTimeout
-            sendBody = await withCheckedContinuation { continuation in
+            sendBody = await withUnsafeContinuation { continuation in
                 connection.loop.execute {
                     connection.value.awaitContinue(timeout: continueTimeout, for: exchangeID, continuation: continuation)
                 }
@@ -785,7 +797,7 @@ public final class HTTPClient: Sendable {
                 parts.append(buffer)
             }
             let outgoing = parts
-            let result = await withCheckedContinuation { continuation in
+            let result = await withUnsafeContinuation { continuation in
                 connection.loop.execute {
                     connection.value.writeBodyPart(outgoing, isLast: last, for: exchange, continuation: continuation)
                 }
@@ -840,4 +852,14 @@ private func withLoopPreference<T: Sendable>(
         do throws(HTTPClientError) { return .success(try await body()) } catch { return .failure(error) }
     }
     return try result.get()
+}
+
+extension HTTPClientResponse {
+    /// The response of an exchange that started: its head and body moved in from `start`, not copied.
+    init(_ start: consuming HTTP1ClientConnection.ResponseStart, url: HTTPURL, metrics: HTTPClientMetrics) {
+        head = start.head
+        body = start.body
+        self.url = url
+        self.metrics = metrics
+    }
 }

@@ -25,6 +25,9 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     struct ResponseOutcome: Sendable {
         var result: Result<ResponseStart, HTTPClientError>
         var started: Bool
+
+        /// The result, moved out (a copy retains every part of the head).
+        consuming func takeResult() -> Result<ResponseStart, HTTPClientError> { result }
     }
 
     /// Where a response head goes: a closure, or straight to the continuation of the task that waits for it (no
@@ -63,10 +66,13 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         @exclusivity(unchecked) var respond: Responder?
         /// The body's channel, once the head is delivered (nil while a response is dropped or held for a tunnel).
         @exclusivity(unchecked) var body: BodyChannel?
+        // The waiters are unsafe continuations, resumed exactly once by the machine's decisions (the tests hold every
+        // path to it): `CheckedContinuation` is a resilient type of the standard library, so each test, copy and
+        // destruction of an optional one is a call through its value witnesses, several for every exchange.
         /// The task waiting for `100 Continue`, parked while the machine says it waits.
-        @exclusivity(unchecked) var continueWaiter: CheckedContinuation<Bool, Never>?
+        @exclusivity(unchecked) var continueWaiter: UnsafeContinuation<Bool, Never>?
         /// The task whose upload waits for the socket to drain.
-        @exclusivity(unchecked) var drainWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
+        @exclusivity(unchecked) var drainWaiter: UnsafeContinuation<Result<Void, HTTPClientError>, Never>?
         /// The read loop reached this request (for the metrics' first byte, and to tell a failure before the
         /// response from one inside it).
         @exclusivity(unchecked) var sawFirstByte = false
@@ -247,7 +253,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     /// Writes part of a streamed body; completes once the socket has room for more.
     func writeBodyPart(
         _ buffers: [ByteBuffer], isLast: Bool, for id: ExchangeID,
-        continuation: CheckedContinuation<Result<Void, HTTPClientError>, Never>
+        continuation: UnsafeContinuation<Result<Void, HTTPClientError>, Never>
     ) {
         loop.preconditionInEventLoop()
         guard let exchange = findExchange(id), stream.isOpen, !machine.isClosed else {
@@ -292,7 +298,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     /// room for more.
     func writeBodyRegion(
         _ region: FileRegion, isLast: Bool, for id: ExchangeID,
-        continuation: CheckedContinuation<Result<Void, HTTPClientError>, Never>
+        continuation: UnsafeContinuation<Result<Void, HTTPClientError>, Never>
     ) {
         loop.preconditionInEventLoop()
         guard let exchange = findExchange(id), stream.isOpen, !machine.isClosed, let regions = stream.fileRegions
@@ -318,7 +324,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     /// Waits for the go-ahead to send the body of a request that asked `Expect: 100-continue`: true at
     /// `100 Continue` or at the timeout (the body goes anyway, RFC 9110 §10.1.1), false when a final response
     /// came first or the request is gone. The machine decides (`continueAwaited`); this parks the task meanwhile.
-    func awaitContinue(timeout: Duration, for id: ExchangeID, continuation: CheckedContinuation<Bool, Never>) {
+    func awaitContinue(timeout: Duration, for id: ExchangeID, continuation: UnsafeContinuation<Bool, Never>) {
         loop.preconditionInEventLoop()
         switch machine.continueAwaited(id, timeout: timeout, now: .now()) {
         case .armContinueTimer(let deadline):

@@ -33,7 +33,11 @@ public struct TransportSecurityInfo: Hashable, Sendable {
 /// The client's hook for a security layer (WireTLS) between the connected socket and HTTP: the
 /// pool calls `secure` on every new connection to an `https` origin, after connecting and
 /// before the connection serves any request.
-package protocol ClientTransportSecurity: Sendable {
+///
+/// A class: the layer is a reference in every proxy, pool key and configuration that names it, and a class
+/// existential is one pointer, where any other would make those values address-only (every copy, and every test of
+/// an enum holding one, a call through the runtime's value witnesses, several per request).
+package protocol ClientTransportSecurity: AnyObject, Sendable {
     /// Identifies the settings, so connections made with different settings share no pool.
     var poolKey: String { get }
 

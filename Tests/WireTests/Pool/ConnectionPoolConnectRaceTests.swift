@@ -84,10 +84,15 @@ private final class ResetOnDemandPeer {
 
 /// The stand-in security layer: has the peer reset the connection, and returns a
 /// `HeldCloseStream` once the connected socket has seen it.
-private struct HeldCloseSecurity: ClientTransportSecurity {
+private final class HeldCloseSecurity: ClientTransportSecurity {
     let timing: IOSuite.ConnectionPoolConnectRaceTests.Timing
     let peer: LoopBound<ResetOnDemandPeer>
     var poolKey: String { "held-close" }
+
+    init(timing: IOSuite.ConnectionPoolConnectRaceTests.Timing, peer: LoopBound<ResetOnDemandPeer>) {
+        self.timing = timing
+        self.peer = peer
+    }
 
     func secure(_ stream: LoopBound<any ByteStream>, host: String, port: Int, deadline: Deadline) async throws
         -> LoopBound<any ByteStream>
