@@ -3,7 +3,10 @@ import FoundationEssentials
 /// What an `async` verb returns when the request succeeded: the serialized value, the response and the raw body.
 public struct DataResult: Sendable {
     /// The response serializer's value (a `JSONValue`, a decoded type, `Data`, …), or nil (an empty JSON body).
-    public var value: (any Sendable)?
+    // Spelled `Optional<…>`: a `T?` stored property starts as nil before the initializer runs, so the initializer
+    // assigns over it, which for an existential is a destruction and a copy through its value witnesses.
+    // swift-format-ignore: UseShorthandTypeNames
+    public var value: Optional<any Sendable>
     /// The response.
     public var response: ClientResponse?
     /// The raw body (nil for downloads).

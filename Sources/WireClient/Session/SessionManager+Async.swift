@@ -72,9 +72,17 @@ extension SessionManager {
                 ?? ClientError(
                     .cancelled, failingURL: task.originalRequest.url,
                     failureReason: "the task ended without a completion")
-        case .some(var info):
+        case .some(let info):
             if let error = info.error { throw error }
-            return DataResult(value: info.value.take(), response: info.response.take(), data: info.data.take())
+            return info.dataResult()
         }
+    }
+}
+
+extension CompletionInfo {
+    /// The value, response and body moved into the `async` forms' result, not copied (a copy of the value, an
+    /// optional existential, goes through its type's value witnesses).
+    consuming func dataResult() -> DataResult {
+        DataResult(value: value, response: response, data: data)
     }
 }

@@ -9,7 +9,7 @@ extension SessionManager {
     /// cache would see), or an invalidated session (the task fails). Runs no user code.
     func cachedAnswer(for request: ClientRequest, blockingReadsUpTo limit: Int) -> (response: ClientResponse, data: Data)? {
         guard let cache = configuration.urlCache, request.interceptor == nil,
-            state.withLock({ $0.current != nil && $0.interceptor == nil })
+            state.withLock({ $0.current != nil && !$0.hasInterceptor })
         else { return nil }
         return CacheStage.storedAnswer(
             for: request, in: cache, defaultPolicy: configuration.requestCachePolicy,

@@ -40,9 +40,16 @@ extension SessionManager {
             // through the queue lets the last of it run before the completion handler, as AFNetworking orders them.
             await askDelegateQueue {}
         }
-        var value: (any Sendable)?
+        // Initialized once, never assigned over: each assignment to an optional existential is a call through its
+        // type's value witnesses.
+        let value: (any Sendable)?
         if outcome.error == nil {
-            (value, failure) = serialize(task, outcome, with: responseSerializer, movedTo: movedTo, failure: failure)
+            let (serialized, error) = serialize(
+                task, outcome, with: responseSerializer, movedTo: movedTo, failure: failure)
+            value = serialized
+            failure = error
+        } else {
+            value = nil
         }
         // The body moves on (nothing after this reads it from the outcome): no copy to count and release.
         let info = CompletionInfo(

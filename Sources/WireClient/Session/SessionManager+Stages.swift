@@ -31,7 +31,7 @@ extension SessionManager {
         let base = baseStages[task.kind == .download ? 1 : 0]
         // Asked in place first: the common case has no interceptor, and copying one out (an existential of a protocol
         // any type may conform to) goes through the runtime's value witnesses even when it is nil.
-        guard state.withLock({ $0.interceptor != nil }) || task.originalRequest.hasInterceptor else { return base }
+        guard state.withLock({ $0.hasInterceptor }) || task.originalRequest.hasInterceptor else { return base }
         let manager = state.withLock { $0.interceptor }
         let retry = RetryStage(
             interceptors: InterceptorChain.combining(manager: manager, request: task.originalRequest.interceptor),

@@ -152,14 +152,14 @@ extension SessionManager {
         // A task suspended before its request (or the next hop's) went out sends nothing until it is resumed.
         if let reason = await task.checkpoint() { throw reason }
         let sentBody = request.body == nil ? delegate.records.withLock { $0.sentBody } : false
-        var wireRequest = try await makeWireRequest(
+        // No driver to cancel a caller-driven task's hop: `cancel()` (a timeout, invalidation) aborts it through
+        // its handle. Given to the Wire request as it is made: a request changed afterwards is copied for the call.
+        let abort = task.drivenByCaller ? HTTPClientAbortHandle() : nil
+        let wireRequest = try await makeWireRequest(
             request, fields: fields, to: target.get().value, for: task, delegate: delegate,
-            idle: delegate.idle, resetsUploadTotal: sentBody)
+            idle: delegate.idle, resetsUploadTotal: sentBody, abort: abort)
         if request.body != nil { delegate.records.withLock { $0.sentBody = true } }
-        if task.drivenByCaller {
-            // No driver to cancel: `cancel()` (a timeout, invalidation) aborts the hop through its handle.
-            let abort = HTTPClientAbortHandle()
-            wireRequest.abortHandle = abort
+        if let abort {
             guard task.setAbort(abort) else {
                 throw task.cancelReason
                     ?? ClientError(
@@ -333,11 +333,12 @@ extension SessionManager {
     nonisolated(nonsending) private func makeWireRequest(
         _ request: ClientRequest, fields: HTTPHeaders, to target: HTTPURL, for task: SessionTask,
         delegate: TaskDelegate, idle: IdleTimer,
-        resetsUploadTotal: Bool
+        resetsUploadTotal: Bool, abort: HTTPClientAbortHandle?
     ) async throws(ClientError) -> HTTPClientRequest {
         // Before any socket, for the first request and every redirect hop alike.
         try configuration.transportSecurity.check(request.url)
         var wireRequest = HTTPClientRequest(url: target, method: HTTPMethod(request.method), headers: fields)
+        wireRequest.abortHandle = abort
         wireRequest.redirects = .disallow
         wireRequest.connectionRequirements = configuration.connectionRequirements(for: request)
         if request.shouldUsePipelining == false { wireRequest.allowsPipelining = false }

@@ -51,7 +51,12 @@ public final class SessionManager: Sendable {
         /// The unfinished tasks, by identifier.
         var delegates = TaskTable()
         var responseSerializer: any ResponseSerializer = JSONResponseSerializer()
-        var interceptor: (any Interceptor)?
+        var interceptor: (any Interceptor)? {
+            didSet { hasInterceptor = interceptor != nil }
+        }
+        /// Whether `interceptor` is set: asked for every task, where testing the optional existential itself copies
+        /// it through its type's value witnesses.
+        var hasInterceptor = false
         var completionQueue: DispatchQueue?
         var completionGroup: DispatchGroup?
         /// The hooks, set one by one through the public properties; read whole as `hooksSnapshot`.

@@ -37,7 +37,10 @@ public struct CompletionInfo: Sendable {
     /// The final response, if one arrived.
     public var response: ClientResponse?
     /// The response serializer's value (the destination path for a moved download).
-    public var value: (any Sendable)?
+    // Spelled `Optional<…>`: a `T?` stored property starts as nil before the initializer runs, so the initializer
+    // assigns over it, which for an existential is a destruction and a copy through its value witnesses.
+    // swift-format-ignore: UseShorthandTypeNames
+    public var value: Optional<any Sendable>
     /// The buffered body of a data or upload task; nil for downloads.
     public var data: Data?
     /// Where a download's file was moved; nil when it was not.
