@@ -34,7 +34,8 @@ struct CookieStage: ComposableStage {
             sent = withCookies
         }
         var answer = try await rest.proceed(sent ?? request)
-        if let storage, acceptPolicy != .never {
+        // Most responses set no cookie: asked in place before the fields are handed over.
+        if let storage, acceptPolicy != .never, answer.response.hasField(named: "Set-Cookie") {
             storage.storeCookies(fromResponseHeaders: answer.response.headers, for: request.url)
         }
         if sent != nil { answer.request = request }

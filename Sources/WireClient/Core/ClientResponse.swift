@@ -80,6 +80,12 @@ public struct ClientResponse: Sendable, Hashable {
             fields = changed
         }
     }
+    /// Whether a field is called `name` (case-insensitively): asked in the shared storage, where `headers.contains`
+    /// first copies the fields out of it (a retain and a release each of their two arrays).
+    func hasField(named name: String) -> Bool {
+        storage.value.headers.contains(name: name)
+    }
+
     /// The media type of `Content-Type`: up to the first `;`, trimmed and lower-cased; nil without a
     /// `Content-Type` or with an empty one.
     public var mimeType: String? {

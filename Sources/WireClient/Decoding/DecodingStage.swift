@@ -22,7 +22,7 @@ struct DecodingStage: ComposableStage {
         var answer = try await rest.proceed(request)
         // The common case, no `Content-Encoding`, costs one scan of the field names.
         guard let limits, case .wire(let body) = answer.body.content,
-            answer.response.headers.contains(name: "Content-Encoding"),
+            answer.response.hasField(named: "Content-Encoding"),
             DecodingBodySource.mayDecode(answer.response, method: answer.request.method)
         else { return answer }
         let coding: ContentCoding

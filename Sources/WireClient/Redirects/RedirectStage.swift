@@ -18,9 +18,10 @@ struct RedirectStage: ComposableStage {
             let answer = try await rest.proceed(request)
             // The request the hop answered as the stages below it left it (a challenge's answer kept, no cookies).
             let answered = answer.request
-            let location = answer.response.headers
+            // The fields are read only for a redirect status (`location` is an autoclosure).
             switch RedirectRules.next(
-                after: answered, status: answer.response.statusCode, location: location.first(name: "Location"))
+                after: answered, status: answer.response.statusCode,
+                location: answer.response.headers.first(name: "Location"))
             {
             case .deliver:
                 return answer

@@ -35,19 +35,18 @@ extension ResponseSerializer {
     /// - Returns: The error, or nil when the response is acceptable.
     public func validate(response: ClientResponse?, data: Data?) -> ClientError? {
         guard let response else { return nil }
-        let body = data ?? Data()
         var contentTypeError: ClientError?
-        if let acceptableContentTypes, !body.isEmpty {
+        if let acceptableContentTypes, let data, !data.isEmpty {
             let mimeType = response.mimeType
             let accepted = mimeType.map { type in acceptableContentTypes.contains { $0.lowercased() == type } } ?? false
             if !accepted {
-                contentTypeError = ClientError(.unacceptableContentType(mimeType), response: response, responseData: body)
+                contentTypeError = ClientError(.unacceptableContentType(mimeType), response: response, responseData: data)
             }
         }
-        if let acceptableStatusCodes, !acceptableStatusCodes.contains(response.statusCode) {
+        if acceptableStatusCodes?.contains(response.statusCode) == false {
             return ClientError(
-                .unacceptableStatusCode(response.statusCode), response: response, responseData: body, underlying: contentTypeError
-            )
+                .unacceptableStatusCode(response.statusCode), response: response, responseData: data ?? Data(),
+                underlying: contentTypeError)
         }
         return contentTypeError
     }
