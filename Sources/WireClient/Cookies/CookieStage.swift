@@ -18,9 +18,9 @@ struct CookieStage: ComposableStage {
     /// Whether the session's additional fields carry a `Cookie` of their own.
     let sessionSetsCookieField: Bool
 
-    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(_ request: ClientRequest, then rest: Rest)
-        async throws(ClientError) -> StageResponse
-    {
+    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(
+        _ request: ClientRequest, in transfer: any TransferContext, then rest: Rest
+    ) async throws(ClientError) -> StageResponse {
         // One call of the rest, whatever the case: composed with the stages below (`SessionTail`), each call is a copy
         // of their code.
         let storage = (request.shouldHandleCookies ?? handlesCookiesByDefault) ? self.storage : nil
@@ -33,7 +33,7 @@ struct CookieStage: ComposableStage {
             withCookies.headers.add(name: "Cookie", value: field)
             sent = withCookies
         }
-        var answer = try await rest.proceed(sent ?? request)
+        var answer = try await rest.proceed(sent ?? request, in: transfer)
         // Most responses set no cookie: asked in place before the fields are handed over.
         if let storage, acceptPolicy != .never, answer.response.hasField(named: "Set-Cookie") {
             storage.storeCookies(fromResponseHeaders: answer.response.headers, for: request.url)

@@ -16,10 +16,10 @@ struct DecodingStage: ComposableStage {
     /// Whether the session's additional fields choose `Accept-Encoding` (then an unknown coding passes through).
     let sessionChoosesCodings: Bool
 
-    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(_ request: ClientRequest, then rest: Rest)
-        async throws(ClientError) -> StageResponse
-    {
-        var answer = try await rest.proceed(request)
+    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(
+        _ request: ClientRequest, in transfer: any TransferContext, then rest: Rest
+    ) async throws(ClientError) -> StageResponse {
+        var answer = try await rest.proceed(request, in: transfer)
         // The common case, no `Content-Encoding`, costs one scan of the field names.
         guard let limits, case .wire(let body) = answer.body.content,
             answer.response.hasField(named: "Content-Encoding"),

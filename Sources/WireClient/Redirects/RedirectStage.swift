@@ -8,14 +8,13 @@ struct RedirectStage: ComposableStage {
     /// Hops followed at most.
     let maximumRedirects: Int
 
-    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(_ request: ClientRequest, then rest: Rest)
-        async throws(ClientError) -> StageResponse
-    {
-        let transfer = rest.transfer
+    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(
+        _ request: ClientRequest, in transfer: any TransferContext, then rest: Rest
+    ) async throws(ClientError) -> StageResponse {
         var request = request
         var redirects = 0
         while true {
-            let answer = try await rest.proceed(request)
+            let answer = try await rest.proceed(request, in: transfer)
             // The request the hop answered as the stages below it left it (a challenge's answer kept, no cookies).
             let answered = answer.request
             // The fields are read only for a redirect status (`location` is an autoclosure).

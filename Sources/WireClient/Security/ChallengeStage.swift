@@ -35,16 +35,16 @@ struct ChallengeStage: ComposableStage {
         static let maximumReplays = 8
     }
 
-    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(_ request: ClientRequest, then rest: Rest)
-        async throws(ClientError) -> StageResponse
-    {
+    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(
+        _ request: ClientRequest, in transfer: any TransferContext, then rest: Rest
+    ) async throws(ClientError) -> StageResponse {
         var request = request
         var ledger = Ledger()
         while true {
-            let answer = try await rest.proceed(request)
+            let answer = try await rest.proceed(request, in: transfer)
             let status = answer.response.statusCode
             // Every response passes here: the status first, the task's hooks only for a challenge.
-            guard status == 401, let host = rest.transfer as? any ChallengeAnswering,
+            guard status == 401, let host = transfer as? any ChallengeAnswering,
                 host.answersChallenges, let next = await reply(to: answer, host: host, ledger: &ledger)
             else {
                 return answer

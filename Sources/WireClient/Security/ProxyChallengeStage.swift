@@ -28,16 +28,16 @@ struct ProxyChallengeStage: ComposableStage {
     /// Where `.performDefaultHandling` looks for a credential.
     let credentialStorage: CredentialStorage?
 
-    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(_ request: ClientRequest, then rest: Rest)
-        async throws(ClientError) -> StageResponse
-    {
+    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(
+        _ request: ClientRequest, in transfer: any TransferContext, then rest: Rest
+    ) async throws(ClientError) -> StageResponse {
         var request = request
         // Without an HTTP proxy (a session that uses none, most often) the request passes through, through the same
         // one call of the rest as a challenge's replays: composed with the stages below (`SessionTail`), each call is
         // a copy of their code.
         // Boxed: a `Proxy?` tested and destroyed on every hop goes through its value witnesses.
         let routeBox = httpProxy(for: request)
-        let host = routeBox == nil ? nil : rest.transfer as? any ProxyChallengeAnswering
+        let host = routeBox == nil ? nil : transfer as? any ProxyChallengeAnswering
         if let route = routeBox?.value, let host, let remembered = host.proxyAnswer(for: route) {
             request.proxyAnswer = remembered
         }
@@ -46,7 +46,7 @@ struct ProxyChallengeStage: ComposableStage {
             let challenge: AuthenticationChallenge
             let outcome: Result<StageResponse, ClientError>
             do {
-                let answer = try await rest.proceed(request)
+                let answer = try await rest.proceed(request, in: transfer)
                 guard let routeBox, host != nil, answer.response.statusCode == 407,
                     let parsed = AuthenticationChallenge.parse(answer.response, proxy: routeBox.value)
                 else { return answer }

@@ -5,14 +5,13 @@ struct ExchangeStage: ComposableStage {
     /// stages, where `SessionFieldsStage` and `MetricsStage` would sit right above it); nil when they are stages.
     let sessionFields: SessionFields?
 
-    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(_ request: ClientRequest, then rest: Rest)
-        async throws(ClientError) -> StageResponse
-    {
+    @inline(__always) nonisolated(nonsending) func intercept<Rest: RestOfChain>(
+        _ request: ClientRequest, in transfer: any TransferContext, then rest: Rest
+    ) async throws(ClientError) -> StageResponse {
         // The session's fields go to Wire only: the request keeps its own (a changed copy would copy all its values).
         let fields = sessionFields.map { $0.fields(over: request.headers) } ?? request.headers
         // A session's transfer context is its task's delegate: named, its exchange runs in this stage's frame instead
         // of behind the protocol's witness (an async call and a frame of its own per hop).
-        let transfer = rest.transfer
         guard let delegate = transfer as? TaskDelegate else {
             let answer = try await transfer.exchange(request, fields: fields)
             if sessionFields != nil { transfer.record(answer.response, metrics: answer.exchangeMetrics) }
