@@ -352,35 +352,19 @@ extension IOSuite.HTTPClientFaultTests {
         // Wire's server says 100 as soon as its handler reads, often before the uploading task
         // starts waiting for it. With a 30 s continue timeout, missing that 100 would stall the
         // upload past this test's 10 s bound (both grow with a sanitizer's slowdown, in proportion).
-        let group = try EventLoopGroup(loopCount: 1)
-        let server = HTTPServer(
-            configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: "127.0.0.1", port: 0)),
-            group: group
-        ) { request, response in
-            let body = try await request.body.collect(upTo: 4 << 20)
-            try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "\(body.readableBytes)"))
-        }
-        let address = try await server.start()
-        var configuration = HTTPClientConfiguration()
-        configuration.expectContinueTimeout = .seconds(30) * Sanitizer.timeScale
-        let client = try HTTPClient(configuration: configuration, group: group)
-        let outcome = await Result {
-            try await withTimeout(seconds: 10) {
-                let upload = ByteBuffer(bytes: Array(repeating: 1, count: 2 << 20))
-                let response = try await client.execute(
-                    HTTPClientRequest(url: "http://127.0.0.1:\(address.port!)/", method: .put, body: .bytes(upload)))
-                return try await response.body.collect(upTo: 100)
+        let received = try await withLoopbackRig { rig in
+            let port = try await rig.server { request, response in
+                let body = try await request.body.collect(upTo: 4 << 20)
+                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: "\(body.readableBytes)"))
             }
+            var configuration = HTTPClientConfiguration()
+            configuration.expectContinueTimeout = .seconds(30) * Sanitizer.timeScale
+            let client = try rig.client(configuration)
+            let upload = ByteBuffer(bytes: Array(repeating: 1, count: 2 << 20))
+            let response = try await client.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)/", method: .put, body: .bytes(upload)))
+            return try await response.body.collect(upTo: 100)
         }
-        await client.shutdown()
-        await server.shutdown(gracePeriod: .seconds(1))
-        await group.shutdownGracefully()
-        #expect(try outcome.get() == ByteBuffer(string: "\(2 << 20)"))
-    }
-}
-
-extension Result where Failure == any Error {
-    fileprivate init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
+        #expect(received == ByteBuffer(string: "\(2 << 20)"))
     }
 }

@@ -10,43 +10,27 @@ extension IOSuite {
 
         @Test(arguments: ["127.0.0.1", "::1"])
         func theHostFieldNamesTheURLsHostAndPort(host: String) async throws {
-            let group = try EventLoopGroup(loopCount: 1)
-            let server = HTTPServer(
-                configuration: HTTPServerConfiguration(address: try SocketAddress(ipAddress: host, port: 0)),
-                group: group
-            ) { request, response in
-                let headers = request.head.headers
-                let fields = headers.indices.filter { headers.name(at: $0).lowercased() == "host" }
-                    .map { headers.value(at: $0) }.joined(separator: " | ")
-                try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: fields))
+            let (seen, authority, opened) = try await withLoopbackRig { rig in
+                let port = try await rig.server(host: host) { request, response in
+                    let headers = request.head.headers
+                    let fields = headers.indices.filter { headers.name(at: $0).lowercased() == "host" }
+                        .map { headers.value(at: $0) }.joined(separator: " | ")
+                    try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: fields))
+                }
+                let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+                let client = try rig.client()
+                var seen: [String] = []
+                for path in ["/a", "/b?c=d", "/e"] {
+                    let response = try await client.execute(HTTPClientRequest(url: "http://\(authority)\(path)"))
+                    seen.append(Self.text(try await response.body.collect(upTo: 1024)))
+                }
+                // A request with its own Host keeps it, on the pooled connection too.
+                var own = HTTPClientRequest(url: "http://\(authority)/f")
+                own.headers.add(name: "Host", value: "example.org")
+                seen.append(Self.text(try await client.execute(own).body.collect(upTo: 1024)))
+                return (seen, authority, client.poolSnapshots().map(\.connectionsOpened).reduce(0, +))
             }
-            let address = try await server.start()
-            let port = try #require(address.port)
-            let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-            let client = try HTTPClient(group: group)
-            let outcome: Result<[String], any Error>
-            do {
-                outcome = .success(
-                    try await withTimeout(seconds: 10) { () -> [String] in
-                        var seen: [String] = []
-                        for path in ["/a", "/b?c=d", "/e"] {
-                            let response = try await client.execute(HTTPClientRequest(url: "http://\(authority)\(path)"))
-                            seen.append(Self.text(try await response.body.collect(upTo: 1024)))
-                        }
-                        // A request with its own Host keeps it, on the pooled connection too.
-                        var own = HTTPClientRequest(url: "http://\(authority)/f")
-                        own.headers.add(name: "Host", value: "example.org")
-                        seen.append(Self.text(try await client.execute(own).body.collect(upTo: 1024)))
-                        return seen
-                    })
-            } catch {
-                outcome = .failure(error)
-            }
-            let opened = client.poolSnapshots().map(\.connectionsOpened).reduce(0, +)
-            await client.shutdown()
-            await server.shutdown(gracePeriod: .seconds(1))
-            await group.shutdownGracefully()
-            #expect(try outcome.get() == [authority, authority, authority, "example.org"])
+            #expect(seen == [authority, authority, authority, "example.org"])
             #expect(opened == 1, "the four requests shared one connection")
         }
     }

@@ -7,46 +7,30 @@ extension IOSuite {
     /// reach their own server, on connections of their own.
     @Suite struct HTTPClientOriginPoolTests {
         @Test func requestsAlternatingBetweenOriginsEachReachTheirOwn() async throws {
-            let group = try EventLoopGroup(loopCount: 1)
-            func server(_ name: String, _ address: SocketAddress) -> HTTPServer {
-                HTTPServer(configuration: HTTPServerConfiguration(address: address), group: group) { _, response in
-                    try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: name))
-                }
-            }
-            let first = server("first", try SocketAddress(ipAddress: "127.0.0.1", port: 0))
-            let firstPort = try #require(try await first.start().port)
-            let second = server("second", try SocketAddress(ipAddress: "127.0.0.1", port: 0))
-            let secondPort = try #require(try await second.start().port)
-            // Another host with the first one's port: only the host tells the two apart.
-            let third = server("third", try SocketAddress(ipAddress: "127.0.0.2", port: firstPort))
-            _ = try await third.start()
-            let urls = [
-                "first": "http://127.0.0.1:\(firstPort)/", "second": "http://127.0.0.1:\(secondPort)/",
-                "third": "http://127.0.0.2:\(firstPort)/",
-            ]
             // Each origin after each other one: after the same port on another host, the same host on another port.
             let order = ["first", "third", "first", "second", "third", "second", "first", "first"]
-            let client = try HTTPClient(group: group)
-            let outcome: Result<[String], any Error>
-            do {
-                outcome = .success(
-                    try await withTimeout(seconds: 10) { () -> [String] in
-                        var seen: [String] = []
-                        for name in order {
-                            let request = HTTPClientRequest(url: urls[name]!)
-                            let body = try await client.execute(request).body.collect(upTo: 1024)
-                            seen.append(String(decoding: body.readableBytesArray, as: UTF8.self))
-                        }
-                        return seen
-                    })
-            } catch {
-                outcome = .failure(error)
+            let (seen, pools) = try await withLoopbackRig { rig in
+                func answering(_ name: String) -> @Sendable (HTTPServerRequest, HTTPResponseWriter) async throws -> Void {
+                    { _, response in try await response.respond(HTTPResponseHead(status: .ok), body: ByteBuffer(string: name)) }
+                }
+                let firstPort = try await rig.server(handler: answering("first"))
+                let secondPort = try await rig.server(handler: answering("second"))
+                // Another host with the first one's port: only the host tells the two apart.
+                _ = try await rig.server(host: "127.0.0.2", port: firstPort, handler: answering("third"))
+                let urls = [
+                    "first": "http://127.0.0.1:\(firstPort)/", "second": "http://127.0.0.1:\(secondPort)/",
+                    "third": "http://127.0.0.2:\(firstPort)/",
+                ]
+                let client = try rig.client()
+                var seen: [String] = []
+                for name in order {
+                    let request = HTTPClientRequest(url: urls[name]!)
+                    let body = try await client.execute(request).body.collect(upTo: 1024)
+                    seen.append(String(decoding: body.readableBytesArray, as: UTF8.self))
+                }
+                return (seen, client.poolSnapshots())
             }
-            let pools = client.poolSnapshots()
-            await client.shutdown()
-            for server in [first, second, third] { await server.shutdown(gracePeriod: .seconds(1)) }
-            await group.shutdownGracefully()
-            #expect(try outcome.get() == order)
+            #expect(seen == order)
             #expect(pools.count == 3)
             #expect(pools.allSatisfy { $0.connectionsOpened == 1 }, "each origin keeps its one connection")
         }
