@@ -334,6 +334,13 @@ extension IOSuite {
                         try await group.waitForAll()
                     }
                 }
+                // A connection goes back to the pool on its loop just after its body's end reaches the caller: the
+                // pool settles a moment after the last request returns, as after the timeouts above.
+                #expect(
+                    await eventually {
+                        guard let state = client.poolSnapshots().first else { return false }
+                        return state.leased == 0 && state.connecting == 0 && state.waiters == 0 && state.open == state.idle
+                    }, "\(client.poolSnapshots())")
                 let after = try #require(client.poolSnapshots().first)
                 #expect(after.leased == 0 && after.connecting == 0 && after.waiters == 0 && after.oldestWaiterAge == nil)
                 #expect(after.open == after.idle && after.open <= 4)
