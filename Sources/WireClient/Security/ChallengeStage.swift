@@ -39,7 +39,8 @@ struct ChallengeStage: ComposableStage {
         _ request: ClientRequest, in transfer: any TransferContext, then rest: Rest
     ) async throws(ClientError) -> StageResponse {
         var request = request
-        var ledger = Ledger()
+        // Made at the first challenge: most hops have none, and an empty ledger is three dictionaries made and freed.
+        var ledger: Ledger?
         while true {
             let answer = try await rest.proceed(request, in: transfer)
             let status = answer.response.statusCode
@@ -60,7 +61,7 @@ struct ChallengeStage: ComposableStage {
     /// cancelled the task.
     nonisolated(nonsending) private func reply(
         to answer: StageResponse, host: any ChallengeAnswering,
-        ledger: inout Ledger
+        ledger: inout Ledger?
     ) async -> ClientRequest?? {
         let request = answer.request
         guard let challenge = AuthenticationChallenge.parse(answer.response, url: request.url, previousFailureCount: 0)
@@ -68,9 +69,11 @@ struct ChallengeStage: ComposableStage {
         // A Digest answer covers the method and the request target as Wire sends them.
         let target = request.wireURL?.value.target ?? (try? HTTPURL(request.url.absoluteString))?.target ?? request.url.path
         let digestRequest = (method: request.method.uppercased(), uri: target)
-        switch await Self.decide(
-            challenge, host: host, credentialStorage: credentialStorage, ledger: &ledger, digestRequest: digestRequest)
-        {
+        var current = ledger ?? Ledger()
+        let decision = await Self.decide(
+            challenge, host: host, credentialStorage: credentialStorage, ledger: &current, digestRequest: digestRequest)
+        ledger = current
+        switch decision {
         case .deliver:
             return nil
         case .cancel:

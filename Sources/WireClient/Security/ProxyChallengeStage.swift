@@ -41,7 +41,8 @@ struct ProxyChallengeStage: ComposableStage {
         if let route = routeBox?.value, let host, let remembered = host.proxyAnswer(for: route) {
             request.proxyAnswer = remembered
         }
-        var ledger = ChallengeStage.Ledger()
+        // Made at the first challenge (an empty ledger is three dictionaries made and freed on every hop).
+        var ledger: ChallengeStage.Ledger?
         while true {
             let challenge: AuthenticationChallenge
             let outcome: Result<StageResponse, ClientError>
@@ -62,8 +63,10 @@ struct ProxyChallengeStage: ComposableStage {
                 outcome = .failure(error)
             }
             guard let route = routeBox?.value, let host else { return try outcome.get() }
+            var current = ledger ?? ChallengeStage.Ledger()
             let reply = await ChallengeStage.decide(
-                challenge, host: host, credentialStorage: credentialStorage, ledger: &ledger)
+                challenge, host: host, credentialStorage: credentialStorage, ledger: &current)
+            ledger = current
             switch reply {
             case .deliver:
                 return try outcome.get()

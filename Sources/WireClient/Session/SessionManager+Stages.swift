@@ -24,21 +24,37 @@ import Synchronization
 ///
 /// The task receives the final response's body when the chain returns (the retry and cache stages have it received
 /// earlier, since they need it whole).
+/// A task's chain: the session's tail alone, called directly (no chain value, no call through `TransferStage`), or
+/// stages in turn.
+enum TaskStages {
+    case tail(SessionTail)
+    case chain(TransferStages)
+}
+
 extension SessionManager {
     /// The chain for `task`: the session's own for the task's kind, with a retry stage in front when the manager or
     /// the request has an interceptor.
-    func stages(for task: SessionTask) -> TransferStages {
-        let base = baseStages[task.kind == .download ? 1 : 0]
+    func stages(for task: SessionTask) -> TaskStages {
+        let kind = task.kind == .download ? 1 : 0
+        let base = baseStages[kind]
         // Asked in place first: the common case has no interceptor, and copying one out (an existential of a protocol
         // any type may conform to) goes through the runtime's value witnesses even when it is nil.
-        guard state.withLock({ $0.hasInterceptor }) || task.originalRequest.hasInterceptor else { return base }
+        guard state.withLock({ $0.hasInterceptor }) || task.originalRequest.hasInterceptor else {
+            if let tail = soleTails[kind] { return .tail(tail) }
+            return .chain(base)
+        }
         let manager = state.withLock { $0.interceptor }
         let retry = RetryStage(
             interceptors: InterceptorChain.combining(manager: manager, request: task.originalRequest.interceptor),
             acceptableStatusCodes: responseSerializer.acceptableStatusCodes)
         var list = base.list
         list.insert(retry, at: configuration.applicationStages.count)
-        return TransferStages(list)
+        return .chain(TransferStages(list))
+    }
+
+    /// The tail of each of `stages`, when it is the whole chain (no application stage, cache or resumption).
+    static func soleTails(of stages: [TransferStages]) -> [SessionTail?] {
+        stages.map { $0.list.count == 1 ? $0.list[0] as? SessionTail : nil }
     }
 
     /// The session's chains without a retry stage, from its configuration: for data and upload tasks, then for

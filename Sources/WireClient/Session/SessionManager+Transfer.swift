@@ -105,9 +105,16 @@ extension SessionManager {
                     .sessionInvalidated, failingURL: task.originalRequest.url,
                     failureReason: "no session"))
         }
-        let chain = TransferChain(request: task.currentRequest, stages: stages(for: task), transfer: delegate)
         do {
-            let answer = try await chain.proceed(chain.request)
+            let answer: StageResponse
+            switch stages(for: task) {
+            case .tail(let tail):
+                // The session's own stages only (the common case): composed, inlined here, in this frame.
+                answer = try await tail.proceed(task.currentRequest, in: delegate)
+            case .chain(let stages):
+                let chain = TransferChain(request: task.currentRequest, stages: stages, transfer: delegate)
+                answer = try await chain.proceed(chain.request)
+            }
             // A body a stage received already (a retry's, the cache's) is unpacked; Wire's is received straight into
             // the outcome, not wrapped for the chain first.
             if case .received = answer.body.content { return TransferOutcome(answer) }

@@ -39,6 +39,8 @@ public final class SessionManager: Sendable {
     let sessionFields: SessionFields
     /// The transfer chains of tasks without an interceptor (`stages(for:)`), for data and upload tasks, and for downloads.
     let baseStages: [TransferStages]
+    /// `baseStages`' tails where the tail is the whole chain: run without a chain (`SessionTail.proceed`).
+    let soleTails: [SessionTail?]
     /// How many monitors and event streams there are (kept under the state lock, read without it by `emit`).
     let listeners = Atomic<Int>(0)
 
@@ -86,6 +88,7 @@ public final class SessionManager: Sendable {
         defaultIdleTimeout = TimeoutWatch.Timeout(configuration.timeoutIntervalForRequest)
         sessionFields = SessionFields(configuration: configuration)
         baseStages = Self.stages(for: configuration, fields: sessionFields)
+        soleTails = Self.soleTails(of: baseStages)
         state = Lock(
             State(
                 current: SessionGeneration(number: 0, configuration: configuration), generations: 1,

@@ -40,6 +40,13 @@ final class SessionTail: TransferStage {
     }
 
     nonisolated(nonsending) func intercept(_ chain: TransferChain) async throws(ClientError) -> StageResponse {
-        try await composed.proceed(chain.request, in: chain.transfer)
+        try await proceed(chain.request, in: chain.transfer)
+    }
+
+    /// The tail as the whole chain, inlined into its caller (the session's transfer, when no stage precedes it).
+    @inline(__always) nonisolated(nonsending) func proceed(_ request: ClientRequest, in transfer: any TransferContext)
+        async throws(ClientError) -> StageResponse
+    {
+        try await composed.proceed(request, in: transfer)
     }
 }
