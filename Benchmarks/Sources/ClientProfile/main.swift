@@ -10,6 +10,7 @@ import Wire
 //
 //   ClientProfile PORT CONNECTIONS REQUESTS_PER_CONNECTION
 //   LISTENER=1 ClientProfile …    # with an event listener that counts the events
+//   ON_LOOP=actor ClientProfile …  # the request loops isolated to an actor whose executor is the loop, no preference
 //
 //   swift build -c release --product ClientProfile
 //   cp .build/release/ClientProfile /tmp/cp && strip --strip-debug /tmp/cp   # valgrind 3.19 cannot read this DWARF
@@ -35,6 +36,26 @@ final class Counters: Sendable {
     let events = Atomic<Int>(0)
 }
 
+/// Request loops isolated to the client's loop as an actor's serial executor: they run on the loop's thread, as with a
+/// task executor preference, but a task without a preference finds its executor without the runtime's status lock.
+actor LoopIsolated {
+    let loop: EventLoop
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+
+    init(loop: EventLoop) { self.loop = loop }
+
+    func requests(_ count: Int, client: HTTPClient, url: String, counters: Counters) async {
+        for _ in 0..<count {
+            do {
+                _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1 << 16)
+                counters.completed.wrappingAdd(1, ordering: .relaxed)
+            } catch {
+                counters.failed.wrappingAdd(1, ordering: .relaxed)
+            }
+        }
+    }
+}
+
 /// Runs the requests and returns (completed, failed, events); blocks the calling (main) thread on a pipe meanwhile.
 func profile(port: Int, connections: Int, perConnection: Int) throws -> (Int, Int, Int) {
     let group = try EventLoopGroup(loopCount: 1)
@@ -50,9 +71,15 @@ func profile(port: Int, connections: Int, perConnection: Int) throws -> (Int, In
     var ends: [Int32] = [0, 0]
     guard pipe(&ends) == 0 else { throw IOError(syscall: "pipe", errno: Errno(rawValue: errno)) }
     let (readEnd, writeEnd) = (ends[0], ends[1])
-    Task(executorPreference: loop) {
+    let isolated = getenv("ON_LOOP").map { String(cString: $0) == "actor" } ?? false
+    let runner = LoopIsolated(loop: loop)
+    Task(executorPreference: isolated ? nil : loop) {
         await withTaskGroup(of: Void.self) { tasks in
             for _ in 0..<connections {
+                if isolated {
+                    tasks.addTask { await runner.requests(perConnection, client: client, url: url, counters: counters) }
+                    continue
+                }
                 tasks.addTask(executorPreference: loop) {
                     for _ in 0..<perConnection {
                         do {

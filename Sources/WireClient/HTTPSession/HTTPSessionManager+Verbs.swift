@@ -116,6 +116,7 @@ extension HTTPSessionManager {
 
     /// A verb's request through the session, as `data(for:)` sends it; in the verb's own executor (the verbs are
     /// `nonisolated`: they left the caller's actor already), so the request meets one executor check, not three.
+    @inline(__always)  // With `run` inlined into it: the verb's frame is the request's only one above the transfer.
     nonisolated(nonsending) private func perform(
         _ method: String, _ path: String, _ parameters: Parameters?,
         _ headers: HTTPHeaders?

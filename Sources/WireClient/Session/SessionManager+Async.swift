@@ -52,6 +52,7 @@ extension SessionManager {
     ///
     /// It runs where its caller runs: the public entry points (`data(for:)`, the verbs) are `nonisolated` and have
     /// left the caller's actor already, so this costs no second executor check.
+    @inline(__always)  // Into the verbs and `data(for:)`: one async frame fewer per request.
     nonisolated(nonsending) func run(_ task: SessionTask) async throws(ClientError) -> DataResult {
         // Nothing when the task was cancelled at creation (an invalidated session): `drive` completes it at once.
         task.resume()
