@@ -66,7 +66,6 @@ package struct ChainEnd: RestOfChain {
     nonisolated(nonsending) package func proceed(_ request: ClientRequest, in transfer: any TransferContext)
         async throws(ClientError) -> StageResponse
     {
-        throw ClientError(
-            .requestSerializationFailed, failingURL: request.url, failureReason: "the transfer chain has no stage left")
+        throw TransferChain.noStageLeft(for: request)
     }
 }

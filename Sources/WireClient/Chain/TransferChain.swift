@@ -24,6 +24,12 @@ public struct TransferChain: Sendable {
         self.transfer = transfer
     }
 
+    /// The failure of a request passed on by a chain's last stage (`proceed` past the end, `ChainEnd`).
+    package static func noStageLeft(for request: ClientRequest) -> ClientError {
+        ClientError(
+            .requestSerializationFailed, failingURL: request.url, failureReason: "the transfer chain has no stage left")
+    }
+
     /// The identifier of the task the transfer is for (`SessionTask.taskIdentifier`).
     public var taskIdentifier: Int { transfer.taskIdentifier }
 
@@ -38,8 +44,7 @@ public struct TransferChain: Sendable {
     {
         guard index < stages.list.count else {
             // The session's last stage is the exchange, which never proceeds: only a chain made by hand gets here.
-            throw ClientError(
-                .requestSerializationFailed, failingURL: request.url, failureReason: "the transfer chain has no stage left")
+            throw Self.noStageLeft(for: request)
         }
         return try await stages.list[index].intercept(
             TransferChain(request: request, stages: stages, index: index + 1, transfer: transfer))

@@ -36,7 +36,7 @@ struct CookieStage: ComposableStage {
         var answer = try await rest.proceed(sent ?? request, in: transfer)
         // Most responses set no cookie: asked in place before the fields are handed over.
         if let storage, acceptPolicy != .never, answer.response.hasField(named: "Set-Cookie") {
-            storage.storeCookies(fromResponseHeaders: answer.response.headers, for: request.url)
+            storage.store(setCookieFields: answer.response.headers["Set-Cookie"], for: request.url)
         }
         if sent != nil { answer.request = request }
         return answer

@@ -246,7 +246,14 @@ public final class CookieStorage: Sendable {
     public func storeCookies(fromResponseHeaders headers: HTTPHeaders, for url: URL) -> Int {
         // Most responses set none: one scan of the names, no array made.
         guard headers.contains(name: "Set-Cookie") else { return 0 }
-        let fields = headers["Set-Cookie"]
+        return store(setCookieFields: headers["Set-Cookie"], for: url)
+    }
+
+    /// `storeCookies(fromResponseHeaders:for:)` for a response's `Set-Cookie` values, taken out already (the cookie
+    /// stage asks the response whether it has any before it takes them).
+    /// - Returns: How many fields set or deleted a cookie.
+    @discardableResult
+    package func store(setCookieFields fields: [String], for url: URL) -> Int {
         let now = clock()
         let limits = self.limits
         var parsed: [(cookie: Cookie, site: String)] = []
