@@ -21,26 +21,51 @@ package final class ConnectionPool: Sendable {
         package let isNew: Bool
         /// Whether the request joins others in flight on the connection (pipelining).
         let isPipelined: Bool
-        /// Time spent resolving the name and connecting, when new.
-        let nameResolution: Duration?
-        let connect: Duration?
-        /// Time until the TLS handshake finished, when new and secured.
-        let secureConnect: Duration?
-        /// How long the proxy's handshake (`CONNECT` or SOCKS) took, when new and tunnelled.
-        let proxyHandshake: Duration?
-        /// How long setting the connection up took in all, when new (from the start of its opening until it was
-        /// ready for its first request).
-        let setup: Duration?
-        /// The addresses the connect tried, when new.
-        let connectAttempts: [HTTPClientMetrics.ConnectAttempt]
         /// The connection's number in events and metrics.
         let number: Int
-        /// When the connection began opening, when new; when the pool handed it to a request that waited (nil for
-        /// an idle connection leased at once, which costs no clock read).
-        let openStarted: Deadline?
+        /// When the pool handed the connection to a request that waited (nil for an idle connection leased at once,
+        /// which costs no clock read).
         let handedOver: Deadline?
+        /// How the connection was set up, for its first lease only (nil when reused). Boxed: a reused connection's
+        /// lease, every request's but the first, is a few words, where the setup's timings, attempts and `CONNECT`
+        /// exchange made it about 250 bytes, copied at each step from the pool's lock into the request's frame.
+        private let setupRecord: SetupRecord?
+
+        init(
+            connection: LoopBound<HTTP1ClientConnection>, isNew: Bool, isPipelined: Bool, number: Int,
+            handedOver: Deadline?, setup: SetupTimings?
+        ) {
+            self.connection = connection
+            self.isNew = isNew
+            self.isPipelined = isPipelined
+            self.number = number
+            self.handedOver = handedOver
+            setupRecord = setup.map(SetupRecord.init)
+        }
+
+        /// Time spent resolving the name and connecting, when new.
+        var nameResolution: Duration? { setupRecord?.timings.nameResolution }
+        var connect: Duration? { setupRecord?.timings.connect }
+        /// Time until the TLS handshake finished, when new and secured.
+        var secureConnect: Duration? { setupRecord?.timings.secureConnect }
+        /// How long the proxy's handshake (`CONNECT` or SOCKS) took, when new and tunnelled.
+        var proxyHandshake: Duration? { setupRecord?.timings.proxyHandshake }
+        /// How long setting the connection up took in all, when new (from the start of its opening until it was
+        /// ready for its first request).
+        var setup: Duration? { setupRecord?.timings.total }
+        /// The addresses the connect tried, when new.
+        var connectAttempts: [HTTPClientMetrics.ConnectAttempt] { setupRecord?.timings.connectAttempts ?? [] }
+        /// When the connection began opening, when new.
+        var openStarted: Deadline? { setupRecord?.timings.started }
         /// The `CONNECT` exchange that opened the tunnel, when new and tunnelled through an HTTP proxy.
-        let proxyConnect: HTTPClientMetrics.ProxyConnect?
+        var proxyConnect: HTTPClientMetrics.ProxyConnect? { setupRecord?.timings.proxyConnect }
+    }
+
+    /// A new connection's setup, as its first lease carries it.
+    final class SetupRecord: Sendable {
+        let timings: SetupTimings
+
+        init(_ timings: SetupTimings) { self.timings = timings }
     }
 
     /// The settings a pool needs.
@@ -117,19 +142,16 @@ package final class ConnectionPool: Sendable {
 
         /// The connection handed to a request: its setup timings go to the first lease only.
         mutating func lease(pipelined: Bool, at now: Deadline? = nil) -> Lease {
-            guard let setup = self.setup.take() else {
-                // A reused connection, every lease but the first: nothing of the setup is copied out (the optional
-                // setup, timings and attempts, went through its value witnesses even when nil).
+            // The setup goes with the first lease only: every later one is a reused connection's, and does not move
+            // the (empty) optional of 200 bytes out and back.
+            guard case .some = self.setup else {
                 return Lease(
-                    connection: connection, isNew: false, isPipelined: pipelined, nameResolution: nil, connect: nil,
-                    secureConnect: nil, proxyHandshake: nil, setup: nil, connectAttempts: [], number: number,
-                    openStarted: nil, handedOver: now, proxyConnect: nil)
+                    connection: connection, isNew: false, isPipelined: pipelined, number: number, handedOver: now,
+                    setup: nil)
             }
             return Lease(
-                connection: connection, isNew: true, isPipelined: pipelined,
-                nameResolution: setup.nameResolution, connect: setup.connect, secureConnect: setup.secureConnect,
-                proxyHandshake: setup.proxyHandshake, setup: setup.total, connectAttempts: setup.connectAttempts,
-                number: number, openStarted: setup.started, handedOver: now, proxyConnect: setup.proxyConnect)
+                connection: connection, isNew: true, isPipelined: pipelined, number: number, handedOver: now,
+                setup: self.setup.take())
         }
 
         /// The machine wants `idleTimeoutFired` at `deadline`: where and when to arm a timer, or nil when one is
