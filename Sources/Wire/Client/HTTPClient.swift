@@ -605,11 +605,15 @@ public final class HTTPClient: Sendable {
             $0.timings.connected = lease.connect
             $0.timings.secureConnected = lease.secureConnect
             $0.requestHead = headBytes
-            $0.proxy = proxy
-            $0.proxyHandshake = lease.proxyHandshake
-            $0.connectAttempts = lease.connectAttempts
-            $0.tcpInfo = nil
-            $0.proxyConnect = lease.proxyConnect
+            // The hop's proxy, its connection's setup: written (over an earlier hop's) only when there is something to
+            // write or to clear; most requests go straight over a reused connection.
+            if proxy != nil || lease.isNew || $0.hasSeldomSetFields {
+                $0.proxy = proxy
+                $0.proxyHandshake = lease.proxyHandshake
+                $0.connectAttempts = lease.connectAttempts
+                $0.tcpInfo = nil
+                $0.proxyConnect = lease.proxyConnect
+            }
         }
         if requestComplete {
             // The whole request is written at once: the loop starts it, and the read that parses

@@ -33,14 +33,14 @@ package final class ConnectionPool: Sendable {
 
         init(
             connection: LoopBound<HTTP1ClientConnection>, isNew: Bool, isPipelined: Bool, number: Int,
-            handedOver: Deadline?, setup: SetupTimings?
+            handedOver: Deadline?, setupTimings: SetupTimings?
         ) {
             self.connection = connection
             self.isNew = isNew
             self.isPipelined = isPipelined
             self.number = number
             self.handedOver = handedOver
-            setupRecord = setup.map(SetupRecord.init)
+            setupRecord = setupTimings.map(SetupRecord.init)
         }
 
         /// Time spent resolving the name and connecting, when new.
@@ -147,11 +147,11 @@ package final class ConnectionPool: Sendable {
             guard case .some = self.setup else {
                 return Lease(
                     connection: connection, isNew: false, isPipelined: pipelined, number: number, handedOver: now,
-                    setup: nil)
+                    setupTimings: nil)
             }
             return Lease(
                 connection: connection, isNew: true, isPipelined: pipelined, number: number, handedOver: now,
-                setup: self.setup.take())
+                setupTimings: self.setup.take())
         }
 
         /// The machine wants `idleTimeoutFired` at `deadline`: where and when to arm a timer, or nil when one is

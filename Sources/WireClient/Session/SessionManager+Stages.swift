@@ -20,17 +20,11 @@ import Synchronization
 /// 5 to 12 are one stage, `SessionTail`, composed ahead of time: one async frame per hop for all of them. A stage
 /// of it that the configuration gives nothing to do passes each request through. Without network stages, the
 /// exchange adds the session's fields and records the metrics itself (9 and 10 folded into 12): nothing else could
-/// run between them.
+/// run between them. When the tail is the whole chain (none of 1 to 4), the transfer calls it directly
+/// (`TaskStages.tail`).
 ///
 /// The task receives the final response's body when the chain returns (the retry and cache stages have it received
 /// earlier, since they need it whole).
-/// A task's chain: the session's tail alone, called directly (no chain value, no call through `TransferStage`), or
-/// stages in turn.
-enum TaskStages {
-    case tail(SessionTail)
-    case chain(TransferStages)
-}
-
 extension SessionManager {
     /// The chain for `task`: the session's own for the task's kind, with a retry stage in front when the manager or
     /// the request has an interceptor.
@@ -96,4 +90,13 @@ extension SessionManager {
                 below: below))
         return TransferStages(list)
     }
+}
+
+/// A task's chain: the session's tail alone, called directly (no chain value, no call through `TransferStage`), or
+/// stages in turn.
+enum TaskStages {
+    /// The session's tail is the whole chain.
+    case tail(SessionTail)
+    /// Stages before the tail (the configuration's, a cache, resumption, a retry stage), then the tail.
+    case chain(TransferStages)
 }
