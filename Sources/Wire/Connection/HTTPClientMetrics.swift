@@ -86,7 +86,7 @@ public final class HTTPClientMetrics: Sendable {
         }
 
         /// What most requests leave empty (redirects, proxies, a new connection's attempts, `TCP_INFO`), in one box
-        /// shared by copies: the snapshot every request makes, writes and copies is 350 bytes instead of 640. Nil
+        /// shared by copies: the snapshot every request makes, writes and copies is 336 bytes instead of 640. Nil
         /// while all of it is empty, so that a snapshot compares equal however it got there.
         private var rare: Rare?
 
