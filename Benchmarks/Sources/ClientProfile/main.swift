@@ -45,13 +45,19 @@ actor LoopIsolated {
     init(loop: EventLoop) { self.loop = loop }
 
     func requests(_ count: Int, client: HTTPClient, url: String, counters: Counters) async {
-        for _ in 0..<count {
-            do {
-                _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1 << 16)
-                counters.completed.wrappingAdd(1, ordering: .relaxed)
-            } catch {
-                counters.failed.wrappingAdd(1, ordering: .relaxed)
-            }
+        await runRequests(count, client: client, url: url, counters: counters)
+    }
+}
+
+/// One connection's share of the requests, one after another, in the caller's isolation (the actor's, or a task's
+/// that prefers the loop).
+nonisolated(nonsending) func runRequests(_ count: Int, client: HTTPClient, url: String, counters: Counters) async {
+    for _ in 0..<count {
+        do {
+            _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1 << 16)
+            counters.completed.wrappingAdd(1, ordering: .relaxed)
+        } catch {
+            counters.failed.wrappingAdd(1, ordering: .relaxed)
         }
     }
 }
@@ -81,14 +87,7 @@ func profile(port: Int, connections: Int, perConnection: Int) throws -> (Int, In
                     continue
                 }
                 tasks.addTask(executorPreference: loop) {
-                    for _ in 0..<perConnection {
-                        do {
-                            _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1 << 16)
-                            counters.completed.wrappingAdd(1, ordering: .relaxed)
-                        } catch {
-                            counters.failed.wrappingAdd(1, ordering: .relaxed)
-                        }
-                    }
+                    await runRequests(perConnection, client: client, url: url, counters: counters)
                 }
             }
         }
