@@ -97,6 +97,7 @@ func profile(port: Int, connections: Int, perConnection: Int) throws -> (Int, In
     }
     var byte: UInt8 = 0
     while read(readEnd, &byte, 1) < 0 && errno == EINTR {}
+    group.shutdown()
     return (
         counters.completed.load(ordering: .relaxed), counters.failed.load(ordering: .relaxed),
         counters.events.load(ordering: .relaxed)
