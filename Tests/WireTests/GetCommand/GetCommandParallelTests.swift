@@ -122,10 +122,13 @@ extension IOSuite {
                         outputs + ["-Z", refused, peer.base + "/a?hold=2&key=s\(key)", peer.base + "/b?hold=2&key=s\(key)"]
                     let run = tool == "wire" ? try await peer.wire(successLast) : try await peer.curl(successLast)
                     #expect(run.status == 7, "\(tool)")
-                    // The 404 (22 with -f) ends after the refusal (7): the later failure is the status.
+                    // The 404 (22 with -f) ends after the refusal (7): the later failure is the status. Answered two
+                    // seconds late (`after`), not only held for each other: on a loaded machine the held pair once
+                    // answered before the refusal's end was processed.
                     let failureLast =
                         outputs + [
-                            "-Z", peer.base + "/c?hold=2&status=404&key=f\(key)", peer.base + "/d?hold=2&key=f\(key)", refused,
+                            "-Z", peer.base + "/c?hold=2&after=2&status=404&key=f\(key)",
+                            peer.base + "/d?hold=2&after=2&key=f\(key)", refused,
                         ]
                     let other = tool == "wire" ? try await peer.wire(failureLast) : try await peer.curl(failureLast)
                     #expect(other.status == 22, "\(tool)")

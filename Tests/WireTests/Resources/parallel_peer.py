@@ -9,6 +9,7 @@ as its query says:
   hold=N     answer only once N requests with this query's key=K (default none) have arrived, or after wait=S
              seconds (default 2): requests held this way are all in flight together, so a client that runs N - 1
              transfers at a time keeps exactly N - 1 in flight, and one that runs more shows more
+  after=S    answer no sooner than S seconds after the request arrived (after any hold)
   status=N   the status
   size=N     a body of N bytes instead: "x", or with fill=1 the last character of the path, repeated
 """
@@ -68,6 +69,8 @@ def serve(stream):
                     deadline = time.monotonic() + float(query.get("wait", ["2"])[0])
                     while ARRIVALS[key] < wanted and time.monotonic() < deadline:
                         STATE.wait(deadline - time.monotonic())
+            if "after" in query:
+                time.sleep(float(query["after"][0]))
             status = int(query.get("status", ["200"])[0])
             fill = path[-1:].encode() if "fill" in query else b"x"
             payload = fill * int(query["size"][0]) if "size" in query else (target + "\n").encode()
