@@ -29,10 +29,14 @@ final class TestProcess {
 
     /// The first line the process writes to standard output. Read on a thread of its own: a blocking read on one of
     /// the few threads Swift's concurrency runs every test on would stall the others' tasks (and their timeouts).
-    func firstLine() async throws -> String {
+    /// Bounded (`withTimeout`, 60 s): a peer that never writes the line fails the test instead of hanging the run;
+    /// the reading thread ends when `stop()` closes the pipe.
+    func firstLine(within seconds: Double = 60) async throws -> String {
         let handle = output.fileHandleForReading
-        return try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try Self.readLine(from: handle) }) }.start()
+        return try await withTimeout(seconds: seconds) {
+            try await withCheckedThrowingContinuation { continuation in
+                Thread { continuation.resume(with: Result { try Self.readLine(from: handle) }) }.start()
+            }
         }
     }
 
