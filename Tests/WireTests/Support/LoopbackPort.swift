@@ -12,6 +12,22 @@ enum LoopbackPort {
         return port
     }
 
+    /// `count` ports nothing listens on now, all different: each reservation stays bound until the last is read, since
+    /// a port released and asked for again can come back (one nginx test once got the same port for two sites, and
+    /// the second site's URL reached the first site's certificate).
+    static func free(count: Int) throws -> [Int] {
+        var sockets: [Socket] = []
+        defer { for socket in sockets { try? socket.close() } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            let socket = try Socket.makeStream(family: .ipv4)
+            sockets.append(socket)
+            try socket.bind(to: SocketAddress(ipAddress: "127.0.0.1", port: 0))
+            ports.append(try socket.localAddress().port ?? 0)
+        }
+        return ports
+    }
+
     /// Whether a blocking connect to the port succeeds at once (refused while a peer starts).
     static func accepts(_ port: Int) -> Bool {
         let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

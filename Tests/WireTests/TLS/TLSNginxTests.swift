@@ -25,8 +25,7 @@ extension IOSuite {
                 try "from nginx\n".write(toFile: "\(prefix)/html/index.html", atomically: true, encoding: .utf8)
                 var ports: [String: Int] = [:]
                 var servers = ""
-                for site in sites {
-                    let port = try LoopbackPort.free()
+                for (site, port) in zip(sites, try LoopbackPort.free(count: sites.count)) {
                     ports[site.name] = port
                     servers += """
                             server {
