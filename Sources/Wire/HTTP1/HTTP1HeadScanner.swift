@@ -374,10 +374,18 @@ package struct HTTP1HeadScanner: Sendable {
                 while cursor < end && table[bytes[cursor]] & CharacterClasses.token != 0 {
                     var probe = cursor &+ 1
                     let raw = UnsafeRawPointer(bytes.baseAddress!)
-                    while probe &+ 8 <= end
-                        && HTTP1HeadScanner.isAlphanumericOrDash(raw.loadUnaligned(fromByteOffset: probe, as: UInt64.self))
-                    {
-                        probe &+= 8
+                    // Eight bytes at a time, and into the word that ends the name as far as its first byte that is
+                    // not a letter, digit or "-" (usually the colon), so the byte loop below sees one byte, not up to
+                    // eight.
+                    while probe &+ 8 <= end {
+                        let others = HTTP1HeadScanner.nonAlphanumericOrDashLanes(
+                            raw.loadUnaligned(fromByteOffset: probe, as: UInt64.self))
+                        if others == 0 {
+                            probe &+= 8
+                            continue
+                        }
+                        probe &+= others.trailingZeroBitCount &>> 3
+                        break
                     }
                     while probe < end && table[bytes[probe]] & CharacterClasses.token != 0 { probe &+= 1 }
                     guard probe < end, bytes[probe] == ASCII.colon else { break }
@@ -584,15 +592,25 @@ package struct HTTP1HeadScanner: Sendable {
         var lastVisible = initialLastVisible
         let raw = UnsafeRawPointer(bytes.baseAddress!)
         valueLoop: while index < end {
-            // Eight bytes at a time while none is a control byte or DEL and the last is visible (so it ends the
-            // value so far): values are mostly visible text and single spaces.
-            if index &+ 8 <= end,
-                case let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self),
-                !containsControlOrDelete(word), word >> 56 != UInt64(ASCII.space)
-            {
-                index &+= 8
-                lastVisible = index
-                continue
+            if index &+ 8 <= end {
+                // Eight bytes at a time while none is a control byte or DEL and the last is visible (so it ends the
+                // value so far): values are mostly visible text and single spaces.
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let stops = controlOrDeleteLanes(word)
+                if stops == 0 && word >> 56 != UInt64(ASCII.space) {
+                    index &+= 8
+                    lastVisible = index
+                    continue
+                }
+                // The bytes before the word's first control byte (usually the CR) are visible or SP; when the last of
+                // them is visible the value so far ends there, and the control byte is left to the byte loop (HTAB
+                // goes on, CR stops). Without this a value's last word went byte by byte through the table.
+                let clean = stops.trailingZeroBitCount &>> 3
+                if clean > 0 && clean < 8 && bytes[index &+ clean &- 1] != ASCII.space {
+                    index &+= clean
+                    lastVisible = index
+                    continue
+                }
             }
             let stop = min(index &+ 8, end)
             while index < stop {
@@ -611,34 +629,50 @@ package struct HTTP1HeadScanner: Sendable {
     }
 
     /// Whether all eight bytes of `word` are ASCII letters, digits or "-", the usual field-name bytes (all `tchar`).
-    ///
-    /// Per-byte range checks without carries between bytes: for x < 0x80, x + (0x80 - lo) sets the high bit iff
-    /// x >= lo, and x + (0x7F - hi) sets it iff x > hi.
     @inline(__always)
     package static func isAlphanumericOrDash(_ word: UInt64) -> Bool {
+        nonAlphanumericOrDashLanes(word) == 0
+    }
+
+    /// The high bit of every lane (byte, little-endian) of `word` that is not an ASCII letter, digit or "-", exact up
+    /// to and including the lowest such lane (lanes above it may be marked wrongly): `trailingZeroBitCount / 8` is the
+    /// offset of the first byte that is not one of them, and 0 means all eight are.
+    ///
+    /// Per-byte range checks: for x < 0x80, x + (0x80 - lo) sets the high bit iff x >= lo, and x + (0x7F - hi) sets it
+    /// iff x > hi, with no carry out of the lane. Exact up to the lowest marked lane because only a lane of 0x80 or more
+    /// carries, upward, and such a lane is marked itself.
+    @inline(__always)
+    package static func nonAlphanumericOrDashLanes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
-        guard word & highBits == 0 else { return false }
         let lower = word | (ones &* 0x20)
         let letters = (lower &+ ones &* (0x80 - 0x61)) & ~(lower &+ ones &* (0x7F - 0x7A))
         let digits = (word &+ ones &* (0x80 - 0x30)) & ~(word &+ ones &* (0x7F - 0x39))
         let dash = word ^ (ones &* 0x2D)
         let dashes = ~(((dash & ~highBits) &+ ~highBits) | dash)
-        return (letters | digits | dashes) & highBits == highBits
+        return (~(letters | digits | dashes) | word) & highBits
     }
 
     /// Whether any of the eight bytes in `word` is below 0x20 (a control byte, HTAB included) or is DEL (0x7F).
-    ///
-    /// The classic SWAR "has byte less than n" test: a byte below n borrows into its high bit, which `~word`
-    /// keeps only for bytes below 0x80. It detects presence exactly, which is all the fast path needs.
     @inline(__always)
     package static func containsControlOrDelete(_ word: UInt64) -> Bool {
+        controlOrDeleteLanes(word) != 0
+    }
+
+    /// The high bit of every lane of `word` whose byte is below 0x20 or is DEL, exact up to and including the lowest
+    /// such lane: `trailingZeroBitCount / 8` is the offset of the first control byte.
+    ///
+    /// The classic SWAR "has byte less than n" test: a byte below n borrows into its high bit, which `~word` keeps
+    /// only for bytes below 0x80. A borrow runs only upward, so lanes above a marked one may be marked wrongly, never
+    /// lanes below it.
+    @inline(__always)
+    package static func controlOrDeleteLanes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         let below = (word &- ones &* 0x20) & ~word & highBits
         let delete = word ^ (ones &* 0x7F)
         let isDelete = (delete &- ones) & ~delete & highBits
-        return (below | isDelete) != 0
+        return below | isDelete
     }
 
     /// SP, HTAB, VT and FF: the separators RFC 9112 §3 lets a lenient recipient accept in a request line.

@@ -32,6 +32,44 @@ struct HTTP1ParserStateTests {
         }
     }
 
+    /// The lane finders name the first byte that stops a name or a value exactly, whatever follows it: every byte
+    /// value in every position, with a second stopping byte (or a high byte) after it.
+    @Test func wordLaneFindersNameTheFirstStoppingByte() {
+        for byte in 0...255 {
+            for position in 0..<8 {
+                for later in [nil, 0x00, 0x0D, 0x3A, 0x7F, 0xFF] as [UInt8?] {
+                    var bytes = Array("Abc-9xYz".utf8)
+                    bytes[position] = UInt8(byte)
+                    if let later, position < 7 { bytes[position + 1 + (byte % (7 - position))] = later }
+                    let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                    let firstOther = bytes.firstIndex { !(ASCII.isAlpha($0) || ASCII.isDigit($0) || $0 == 0x2D) } ?? 8
+                    let others = HTTP1HeadScanner.nonAlphanumericOrDashLanes(word)
+                    #expect((others == 0 ? 8 : others.trailingZeroBitCount / 8) == firstOther, "byte \(byte) at \(position)")
+                    let firstControl = bytes.firstIndex { $0 < 0x20 || $0 == 0x7F } ?? 8
+                    let controls = HTTP1HeadScanner.controlOrDeleteLanes(word)
+                    #expect(
+                        (controls == 0 ? 8 : controls.trailingZeroBitCount / 8) == firstControl, "byte \(byte) at \(position)")
+                }
+            }
+        }
+    }
+
+    /// The word-at-a-time case-insensitive compare agrees with lowercasing byte by byte, for every byte value in every
+    /// lane against every kind of literal byte (letters, digits, "-").
+    @Test func caseInsensitiveWordCompareMatchesLowercasing() {
+        let literal = Array("ab-9zq0m".utf8)
+        let expected = literal.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+        for byte in 0...255 {
+            for position in 0..<8 {
+                var bytes = Array("AB-9Zq0M".utf8)
+                bytes[position] = UInt8(byte)
+                let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                let lowered = bytes.map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }
+                #expect(ASCII.sameIgnoringCase(word, expected) == (lowered == literal), "byte \(byte) at \(position)")
+            }
+        }
+    }
+
     /// What is certainly still to come of a body: a reader waits for no more than this.
     @Test func bodyBytesStillDueCountsTheRestOfALengthOrAChunk() throws {
         var parser = HTTP1Parser(kind: .response)
