@@ -509,7 +509,8 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         }
     }
 
-    private func handleHead(_ head: HTTPResponseHead, exchange: Exchange) {
+    // `consuming` down to the response start it goes into: a borrowed head was copied there (a retain per field).
+    private func handleHead(_ head: consuming HTTPResponseHead, exchange: Exchange) {
         if head.isInterim {
             if case .answerContinue(let sendBody) = machine.interimResponseReceived(status: head.status) {
                 answerContinue(of: exchange, sendBody: sendBody)
@@ -536,7 +537,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         if !channel.yield(chunk) { perform(machine.bodyConsumerFellBehind(), error: nil) }
     }
 
-    private func deliverHead(_ head: HTTPResponseHead, to exchange: Exchange, refusingBody: Bool) {
+    private func deliverHead(_ head: consuming HTTPResponseHead, to exchange: Exchange, refusingBody: Bool) {
         let channel = BodyChannel()
         channel.setProducer(ResponseBodyProducer(connection: LoopBound(self, loop: loop), exchange: exchange.id))
         exchange.body = channel

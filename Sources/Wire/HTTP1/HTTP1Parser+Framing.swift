@@ -132,16 +132,15 @@ extension HTTP1Parser {
                 enterBody(framing)
                 return .responseHead(HTTPResponseHead(version: version, status: status, reasonPhrase: ""))
             }
-            var head = HTTPResponseHead(
-                version: version,
-                status: status,
-                reasonPhrase: String(
-                    decoding: UnsafeBufferPointer(rebasing: bytes[scanner.reasonStart..<scanner.reasonEnd]),
-                    as: UTF8.self),
-                headers: makeHeaders(bytes))
-            head.repairs = scanner.repairs
+            let reasonPhrase = String(
+                decoding: UnsafeBufferPointer(rebasing: bytes[scanner.reasonStart..<scanner.reasonEnd]), as: UTF8.self)
+            let headers = makeHeaders(bytes)
             enterBody(framing)
-            return .responseHead(head)
+            // Made in the event itself: a head made in a variable first was copied into the event and destroyed.
+            return .responseHead(
+                HTTPResponseHead(
+                    version: version, status: status, reasonPhrase: reasonPhrase, headers: headers,
+                    repairs: scanner.repairs))
         }
     }
 

@@ -30,6 +30,15 @@ public struct HTTPResponseHead: Sendable, Hashable {
         self.repairs = []
     }
 
+    /// A parsed head: its reason phrase as sent and the repairs a lenient parse made.
+    init(version: HTTPVersion, status: HTTPStatus, reasonPhrase: String, headers: HTTPHeaders, repairs: [HTTP1Repair]) {
+        self.version = version
+        self.status = status
+        self.reasonPhrase = reasonPhrase
+        self.headers = headers
+        self.repairs = repairs
+    }
+
     /// Whether this is an interim 1xx response; the final response follows on the same exchange.
     public var isInterim: Bool { status.isInterim }
 
