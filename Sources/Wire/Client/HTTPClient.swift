@@ -661,8 +661,10 @@ public final class HTTPClient: Sendable {
                     observation?.bodySent(sendInline.readableBytes, expected: expected)
                 }
             }
-            // The head and body moved out of the outcome, not copied (a head's copy retains each of its parts).
-            switch outcome.takeResult() {
+            // The head and body moved out of the outcome, not copied (a head's copy retains each of its parts). The
+            // outcome is consumed explicitly: it lives in the task's frame, and `outcome.takeResult()` copied the
+            // response start out of it and destroyed the frame's copy later.
+            switch (consume outcome).takeResult() {
             case .success(let start):
                 if let observation { observation.tell(.responseHead(start.head)) }
                 return HTTPClientResponse(start, url: url, metrics: metrics)
