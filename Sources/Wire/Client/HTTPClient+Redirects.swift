@@ -8,7 +8,7 @@ extension HTTPClient {
         let origin = try parsedURL(of: request)
         var url = origin
         // Checked before a connection is leased: a negative length would reach the serializer.
-        if let length = request.bodyBox?.body.streamLength, length < 0 {
+        if let length = request.bodyBox?.streamLength, length < 0 {
             throw HTTPClientError(.invalidRequest, "the body stream's length is \(length); it must be zero or more")
         }
         var method = request.method
@@ -61,7 +61,7 @@ extension HTTPClient {
             if becomesGET {
                 nextMethod = .get
                 nextBody = nil
-            } else if let nextBodyValue = nextBody, !nextBodyValue.body.isReplayable {
+            } else if let nextBodyValue = nextBody, !nextBodyValue.isReplayable {
                 // A streamed body cannot be sent twice: give the redirect to the caller.
                 return response
             }

@@ -206,7 +206,7 @@ public final class HTTPClient: Sendable {
         } else {
             route = try proxyRoute(for: url, via: socketPath, configuration: configuration.proxy)
         }
-        let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.body.isReplayable ?? true)
+        let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
         var attempt = 0
         var unsentRetries = 0
         while true {
@@ -279,10 +279,8 @@ public final class HTTPClient: Sendable {
         guard method.isIdempotent, !headers.containsToken("close", inFieldsNamed: "connection"), !headers.contains(name: "expect")
         else { return false }
         guard let body else { return true }
-        switch body.body {
-        case .bytes(let bytes): return configuration.expectContinueThreshold.map { bytes.readableBytes < $0 } ?? true
-        case .file, .stream, .replayable, .segments: return false
-        }
+        guard let count = body.inlineByteCount else { return false }
+        return configuration.expectContinueThreshold.map { count < $0 } ?? true
     }
 
     /// The pool for `url`'s origin, or for the Unix socket every request of this exchange goes to; through a proxy,
@@ -514,6 +512,9 @@ public final class HTTPClient: Sendable {
     /// and its credentials go in `Proxy-Authorization`, preemptively, unless the request has that field already
     /// (`Proxy.fieldsForProxy(_:)`). `hostHeader` is the pool's `Host` value when the pool knows it (one origin, no
     /// proxy), the URL's otherwise.
+    // Never inlined: it reads the body's enum, which inlined into the async caller would cost that caller two
+    // allocations on the task per request, body or not (see `BodyBox`).
+    @inline(never)
     private func prepare(
         url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders,
         body bodyBox: HTTPClientRequest.BodyBox?, forwardingTo proxy: Proxy? = nil, hostHeader: String? = nil
@@ -676,7 +677,7 @@ public final class HTTPClient: Sendable {
         // so its awaits on the loop (the drain between parts, 100 Continue) resume on the loop's
         // own thread instead of hopping to a pool thread and back.
         return try await sendInPartsOnLoop(
-            connection: connection, url: url, method: method, body: bodyBox?.body, inline: inline,
+            connection: connection, url: url, method: method, body: bodyBox, inline: inline,
             file: file, framing: framing, headBytes: headBytes, keepAlive: keepAlive,
             expectsContinue: expectsContinue, metrics: metrics, abort: abort,
             observation: observation)
@@ -705,14 +706,14 @@ public final class HTTPClient: Sendable {
     /// runs on).
     private func sendInPartsOnLoop(
         connection: LoopBound<HTTP1ClientConnection>, url: HTTPURL, method: HTTPMethod,
-        body: HTTPClientRequest.Body?, inline: ByteBuffer?, file: FileReader?,
+        body: HTTPClientRequest.BodyBox?, inline: ByteBuffer?, file: FileReader?,
         framing: HTTP1Serializer.BodyFraming, headBytes: [UInt8], keepAlive: Bool,
         expectsContinue: Bool, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
         observation: RequestObservation?
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         try await withLoopPreference(connection.loop) { () async throws(HTTPClientError) -> HTTPClientResponse in
             try await sendInParts(
-                on: connection, url: url, method: method, body: body, inline: inline, file: file, framing: framing,
+                on: connection, url: url, method: method, body: body?.body, inline: inline, file: file, framing: framing,
                 headBytes: headBytes, keepAlive: keepAlive, expectsContinue: expectsContinue, metrics: metrics,
                 abort: abort, observation: observation)
         }

@@ -95,11 +95,24 @@ public struct HTTPClientRequest: Sendable {
     }
 
     /// A body behind a reference (`bodyBox`).
+    ///
+    /// What the client asks of every request's body is read here, worked out once: `Body` holds an
+    /// `AsyncThrowingStream`, whose size the compiler does not know, so each `Body` value an async function touches
+    /// costs it a runtime metadata lookup and an allocation on the task, made on entry whether or not there is a body.
     package final class BodyBox: Sendable {
         package let body: Body
+        /// The declared length of a streamed body, if any.
+        package let streamLength: Int?
+        /// Whether the body can be sent again (for a retry or a 307/308 redirect).
+        package let isReplayable: Bool
+        /// The byte count of a body given as bytes; nil for a file, a stream or segments.
+        package let inlineByteCount: Int?
 
         package init(_ body: Body) {
             self.body = body
+            streamLength = body.streamLength
+            isReplayable = body.isReplayable
+            inlineByteCount = if case .bytes(let bytes) = body { bytes.readableBytes } else { nil }
         }
     }
 
