@@ -47,10 +47,12 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
 
         /// Hands a parsed head over at the end of `loop`'s iteration: a task off the loop through the loop's batch of
         /// hand-overs (`EventLoop.handOver`), anything else at once.
-        func deliver(_ start: ResponseStart, from loop: EventLoop) {
+        func deliver(_ start: consuming ResponseStart, from loop: EventLoop) {
             guard case .waiter(let continuation, offLoop: true) = self else { return self(.success(start)) }
             ThreadSanitizer.release(resuming: continuation)
-            loop.handOver { continuation.resume(returning: ResponseOutcome(result: .success(start), started: true)) }
+            // Moved into the closure (a borrowed start was copied into it).
+            let outcome = ResponseOutcome(result: .success(start), started: true)
+            loop.handOver { continuation.resume(returning: outcome) }
         }
     }
 

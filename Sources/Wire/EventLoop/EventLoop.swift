@@ -82,7 +82,7 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var runningJobs: [Work] = []
     @exclusivity(unchecked) private var runningBatch: [Work] = []
     /// Resumptions of tasks on other executors queued during this iteration (`handOver`).
-    @exclusivity(unchecked) private var handOvers: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) private var handOvers: [HandOver] = []
     @exclusivity(unchecked) private var registrations = RegistrationTable<any Selectable>()
     /// Loop-confined work waiting on something other than a descriptor (a connect between attempts, a name
     /// lookup), told when the loop closes so that it can fail instead of waiting forever.
@@ -208,18 +208,25 @@ public final class EventLoop: @unchecked Sendable {
     /// switches each. A lone resumption is made at once, on the loop, with no task. Loop thread only.
     package func handOver(_ resume: @escaping @Sendable () -> Void) {
         preconditionInEventLoop()
-        handOvers.append(resume)
+        handOvers.append(HandOver(resume: resume))
+    }
+
+    /// A queued resumption. In a struct, not stored in the array as a bare closure: an array holds its elements at
+    /// their most general abstraction, so a bare closure was wrapped in a thunk on the way in, a second allocation
+    /// per hand-over.
+    private struct HandOver: Sendable {
+        let resume: @Sendable () -> Void
     }
 
     private func flushHandOvers() {
         guard !handOvers.isEmpty else { return }
         if handOvers.count == 1 {
-            handOvers.removeLast()()
+            handOvers.removeLast().resume()
             return
         }
         let resumptions = handOvers
         handOvers.removeAll()
-        Task.detached { for resume in resumptions { resume() } }
+        Task.detached { for handOver in resumptions { handOver.resume() } }
     }
 
     /// Queues work for the loop; returns false, dropping it, when the loop has closed: there is
