@@ -47,8 +47,11 @@ final class RequestObservation: Sendable {
     }
 
     /// Tells `event`.
-    func tell(_ event: HTTPClientRequestEvent) {
-        observer(event, metrics)
+    // Out of line, the event made inside it: inlined into an async caller, each event's value was a slot of that
+    // caller's frame, for every request, observed or not.
+    @inline(never)
+    func tell(_ event: @autoclosure () -> HTTPClientRequestEvent) {
+        observer(event(), metrics)
     }
 
     /// A new attempt sends the body from its start.

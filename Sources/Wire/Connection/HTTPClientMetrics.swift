@@ -177,6 +177,14 @@ public final class HTTPClientMetrics: Sendable {
     /// Tells the listener, if there is one, of `kind` for this request's call (on `connection`, when known).
     @inline(__always)
     func emit(_ kind: @autoclosure () -> HTTPClientEvent.Kind, connection: Int? = nil) {
+        guard listener != nil else { return }
+        emitToListener(kind, connection: connection)
+    }
+
+    // Out of line, the event made inside it: inlined into an async caller, each event's value (about 200 bytes) was a
+    // slot of that caller's frame, for every request, listener or not.
+    @inline(never)
+    private func emitToListener(_ kind: () -> HTTPClientEvent.Kind, connection: Int?) {
         guard let listener else { return }
         listener(HTTPClientEvent(call: call, connection: connection, time: .now(), kind: kind()))
     }
