@@ -117,7 +117,11 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     @exclusivity(unchecked) private var idleCloseError: HTTPClientError?
     /// Set by the owner (the pool, which knows it by an ID of its own): called once per started request when it is done with the connection,
     /// with whether the connection may be reused.
-    var onRelease: ((HTTP1ClientConnection, _ reusable: Bool) -> Void)?
+    /// `now` is when the connection was done with the request (the time its last read was handled, when it was one).
+    var onRelease: ((HTTP1ClientConnection, _ reusable: Bool, _ now: Deadline) -> Void)?
+    /// The clock as read when the read being handled began, nil between reads: what that read ends (the response's last
+    /// byte, the connection's lease) is timed by it, not by reading the clock again (a response took three readings).
+    @exclusivity(unchecked) private var readTime: Deadline?
     /// Set by the owner: called when a connection with no request in flight closes on its own.
     var onIdleClose: ((HTTP1ClientConnection) -> Void)?
     /// The connection's number in the client's events and metrics (`HTTPClientEvent.connection`), set by the owner.
@@ -201,7 +205,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
             // lease): the pool kept its entry for this request, which must give it back, or the
             // pool holds the closed connection forever. Requests still in flight (a pipelined
             // lease behind a response that ends the connection) release it themselves.
-            if exchanges.isEmpty { onRelease?(self, false) }
+            if exchanges.isEmpty { onRelease?(self, false, readTime ?? .now()) }
             var error =
                 idleCloseError
                 ?? HTTPClientError(.emptyReply, "the pooled connection was closed by the server", failedBeforeResponse: true)
@@ -376,12 +380,14 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         isHandlingRead = true
         var readTap: ReadTap?
         defer {
+            readTime = nil
             readTap?.tell()
             // The rest of a large body may gather in the kernel before the next wake-up.
             stream.expectAtLeast(parser.bodyBytesStillDue)
             deliverHeads()
         }
         let now = Deadline.now()
+        readTime = now
         if machine.bytesReceived(now: now) == .closeIdle {
             closeIdle()
             return
@@ -584,7 +590,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         stream.delegate = nil
         let tunnel = OpenedTunnel(stream: LoopBound(stream, loop: loop), leftover: leftover)
         // Out of the pool before the request resumes, as a completed response is.
-        onRelease?(self, false)
+        onRelease?(self, false, readTime ?? .now())
         failPipelined()
         exchange.settle(.success(ResponseStart(head: head, body: .empty, tunnel: tunnel)))
     }
@@ -700,7 +706,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
             // Back to the pool before the body ends: ending it wakes the consumer, whose next
             // request must find this connection idle rather than open a new one.
             exchange.metrics.emit(.connectionReleased(reusable: true), connection: number)
-            onRelease?(self, true)
+            onRelease?(self, true, readTime ?? .now())
             exchange.body?.finish()
         case .completeRequestAndClose(let requestWritten, _):
             guard let exchange = oldest else { return }
@@ -709,7 +715,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
             stream.close(error: nil)
             failPipelined()
             exchange.metrics.emit(.connectionReleased(reusable: false), connection: number)
-            onRelease?(self, false)
+            onRelease?(self, false, readTime ?? .now())
             exchange.body?.finish()
         case .failRequestAndClose(let failure, let responseStarted, _):
             guard let exchange = oldest else { return }
@@ -721,7 +727,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
             exchange.metrics.emit(.connectionReleased(reusable: false), connection: number)
             fail(exchange, with: finalError, responseStarted: responseStarted)
             stream.close(error: nil)
-            onRelease?(self, false)
+            onRelease?(self, false, readTime ?? .now())
             failPipelined()
         case .closeIdle:
             closeIdle()
@@ -772,7 +778,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         for exchange in queued {
             fail(exchange, with: error, responseStarted: false)
             exchange.metrics.emit(.connectionReleased(reusable: false), connection: number)
-            onRelease?(self, false)
+            onRelease?(self, false, readTime ?? .now())
         }
     }
 
@@ -782,7 +788,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         let bytes = exchange.bodyBytes
         let tcpInfo = samplesTCPInfo ? stream.tcpInfo() : nil
         exchange.metrics.update {
-            $0.timings.lastByte = exchange.metrics.elapsed()
+            $0.timings.lastByte = exchange.metrics.elapsed(at: readTime ?? .now())
             $0.bodyBytes = bytes
             if let tcpInfo { $0.tcpInfo = tcpInfo }
         }

@@ -197,4 +197,7 @@ public final class HTTPClientMetrics: Sendable {
     }
 
     func elapsed() -> Duration { Deadline.now() - start }
+
+    /// The time from the start to `now`.
+    func elapsed(at now: Deadline) -> Duration { now - start }
 }

@@ -174,7 +174,7 @@ extension ConnectionPool {
         let connection = HTTP1ClientConnection(stream: stream, parserConfiguration: parserConfiguration)
         connection.number = setup.number
         connection.samplesTCPInfo = configuration.samplesTCPInfo
-        connection.onRelease = { _, reusable in self.release(id, reusable: reusable) }
+        connection.onRelease = { _, reusable, now in self.release(id, reusable: reusable, now: now) }
         connection.onIdleClose = { _ in self.connectionClosed(id) }
         opened(id, .success((LoopBound(connection, loop: stream.eventLoop), setup)))
     }

@@ -308,9 +308,8 @@ package final class ConnectionPool: Sendable {
         }
     }
 
-    /// A request is done with a connection.
-    func release(_ id: Machine.ConnectionID, reusable: Bool) {
-        let now = Deadline.now()
+    /// A request is done with a connection, at `now`.
+    func release(_ id: Machine.ConnectionID, reusable: Bool, now: Deadline = .now()) {
         if reusable, let timer = parkIdle(id, now: now) {
             if let (loop, deadline) = timer { armIdleTimer(id, on: loop, at: deadline) }
             return
