@@ -864,7 +864,11 @@ private func withLoopPreference<T: Sendable>(
 extension HTTPClientResponse {
     /// The response of an exchange that started: its head and body moved in from `start`, not copied.
     init(_ start: consuming HTTP1ClientConnection.ResponseStart, url: HTTPURL, metrics: HTTPClientMetrics) {
-        head = start.head
+        // Swapped out for a head that holds nothing: read from the consumed start, the head was copied (a retain per
+        // part) and the start's own destroyed after.
+        var head = HTTPResponseHead(status: .ok, reasonPhrase: "")
+        swap(&head, &start.head)
+        self.head = head
         body = start.body
         self.url = url
         self.metrics = metrics
