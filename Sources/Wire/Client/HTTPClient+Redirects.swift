@@ -1,8 +1,10 @@
 extension HTTPClient {
     /// Sends `request` and follows the redirects the configuration allows: the method and body rules of RFC 9110
-    /// §15.4, credentials dropped when a hop leaves the origin, and only `http` and `https` as destinations.
-    // Inlined into `execute`, its one caller: one async frame fewer per request.
-    @inline(__always) nonisolated(nonsending) func followRedirects(
+    /// §15.4, credentials dropped when a hop leaves the origin, and only `http` and `https` as destinations. Each hop
+    /// is tried again, on another connection, after the failures `retryOrThrow` allows.
+    // Each hop's attempts are written out here, not called: the compiler inlines no async function this large (nor this
+    // one into `execute`), and the call copied the request's parts, eleven arguments, into the callee's frame.
+    nonisolated(nonsending) func followRedirects(
         _ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         let origin = try parsedURL(of: request)
@@ -20,12 +22,51 @@ extension HTTPClient {
             RequestObservation(observer: $0, metrics: metrics, observesBytes: request.observesBytes)
         }
         while true {
-            let response = try await executeWithRetry(
-                url: url, via: socketPath, requirements: request.connectionRequirements,
-                allowsPipelining: request.allowsPipelining, proxy: request.proxy, method: method, headers: headers,
-                body: body,
-                observation: observation,
-                metrics: metrics, abort: abort)
+            let response: HTTPClientResponse
+            // The client's own proxy configuration read in place unless the request has one (`??` would copy it).
+            let route: ProxyRoute
+            if let proxyConfiguration = request.proxy {
+                route = try proxyRoute(for: url, via: socketPath, configuration: proxyConfiguration)
+            } else {
+                route = try proxyRoute(for: url, via: socketPath, configuration: configuration.proxy)
+            }
+            var retries = RetryCount(
+                replayable: (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true))
+            while true {
+                // Aborted before this attempt took a connection (its abort handle, a deadline, cancellation): no byte
+                // goes out.
+                if let error = abort.error { throw error }
+                let pipelinable =
+                    configuration.pipelining.maxInFlight > 1 && request.allowsPipelining
+                    && isPipelinable(method: method, headers: headers, body: body)
+                let pool = try pool(for: url, via: socketPath, requirements: request.connectionRequirements, route: route)
+                // Made ready before it takes a connection: a request refused here holds none.
+                let prepared = try prepare(url: url, method: method, headers: headers, body: body, on: pool)
+                // An idle connection at hand is taken without an async call (no frames, no suspension point).
+                let lease: ConnectionPool.Lease
+                if let idle = pool.leaseIdleConnection(pipelinable: pipelinable) {
+                    lease = idle
+                    metrics.update { $0.queued = .zero }
+                } else {
+                    let asked = Deadline.now()
+                    lease = try await self.lease(
+                        from: pool, pipelinable: pipelinable, call: metrics.listener != nil ? metrics.call : nil,
+                        abort: abort)
+                    // Until its connection began opening (when new; its setup is in the timings), or was handed over.
+                    let waited = (lease.openStarted ?? lease.handedOver).map { $0 - asked } ?? .zero
+                    metrics.update { $0.queued = Swift.max(.zero, waited) }
+                }
+                metrics.emit(.connectionAcquired(reused: !lease.isNew), connection: lease.number)
+                do throws(HTTPClientError) {
+                    response = try await send(
+                        prepared, on: lease, url: url, method: method, body: body, metrics: metrics, abort: abort,
+                        observation: observation, proxy: pool.proxy)
+                } catch {
+                    try retryOrThrow(error, on: lease, count: &retries, observation: observation, metrics: metrics, abort: abort)
+                    continue
+                }
+                break
+            }
             // A switch, not an array literal's `contains` (an allocation per request).
             let isRedirect =
                 switch response.status.code {

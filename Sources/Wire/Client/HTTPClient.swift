@@ -190,92 +190,59 @@ public final class HTTPClient: Sendable {
 
     // MARK: Retry
 
-    // Inlined into its one caller, as `send` into it: an async function called is a frame allocated on the task and
-    // a hop back to the caller's executor after it, per request.
-    @inline(__always) nonisolated(nonsending) func executeWithRetry(
-        url: HTTPURL, via socketPath: String?, requirements: ConnectionRequirements, allowsPipelining: Bool = true,
-        proxy proxyConfiguration: ProxyConfiguration? = nil,
-        method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.BodyBox?,
-        observation: RequestObservation? = nil,
-        metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
-    ) async throws(HTTPClientError) -> HTTPClientResponse {
-        // The client's own configuration read in place unless the request has one (`??` would copy the enum).
-        let route: ProxyRoute
-        if let proxyConfiguration {
-            route = try proxyRoute(for: url, via: socketPath, configuration: proxyConfiguration)
-        } else {
-            route = try proxyRoute(for: url, via: socketPath, configuration: configuration.proxy)
-        }
-        let replayable = (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true)
+    /// How many times a hop was tried again, and whether its request may be sent twice.
+    struct RetryCount {
+        /// Idempotent (or carrying an `Idempotency-Key`), with a body that can be sent again.
+        let replayable: Bool
+        /// Attempts after a reused connection failed before its response.
         var attempt = 0
-        var unsentRetries = 0
-        while true {
-            // Aborted before this attempt took a connection (its abort handle, a deadline, cancellation): no byte goes out.
-            if let error = abort.error { throw error }
-            let pipelinable =
-                configuration.pipelining.maxInFlight > 1 && allowsPipelining
-                && isPipelinable(method: method, headers: headers, body: body)
-            let pool = try pool(for: url, via: socketPath, requirements: requirements, route: route)
-            // Made ready before it takes a connection: a request refused here holds none (it used to keep its lease,
-            // and with it one of the host's connections, for the client's life).
-            let prepared = try prepare(url: url, method: method, headers: headers, body: body, on: pool)
-            // An idle connection at hand is taken without an async call (no frames, no suspension point).
-            let lease: ConnectionPool.Lease
-            if let idle = pool.leaseIdleConnection(pipelinable: pipelinable) {
-                lease = idle
-                metrics.update { $0.queued = .zero }
-            } else {
-                let asked = Deadline.now()
-                lease = try await self.lease(
-                    from: pool, pipelinable: pipelinable, call: metrics.listener != nil ? metrics.call : nil, abort: abort)
-                // Until its connection began opening (when new; its setup is in the timings), or was handed over.
-                let waited = (lease.openStarted ?? lease.handedOver).map { $0 - asked } ?? .zero
-                metrics.update { $0.queued = max(.zero, waited) }
-            }
-            metrics.emit(.connectionAcquired(reused: !lease.isNew), connection: lease.number)
-            do {
-                return try await send(
-                    prepared, on: lease, url: url, method: method, body: body, metrics: metrics, abort: abort,
-                    observation: observation, proxy: pool.proxy)
-            } catch {
-                // A pooled connection the server closed just as it was reused: the normal race
-                // with the server's idle timeout, not the user's problem — once. A pipelined
-                // request behind a response that closed the connection is in the same case.
-                let stale =
-                    (!lease.isNew || lease.isPipelined || error.queuedBehindClosedResponse) && error.failedBeforeResponse
-                    && !abort.isAborted
-                // Again while the retries take reused connections that turn out closed too: each leaves the pool as it
-                // fails, so a peer that closes every connection after its response without saying so (tinyproxy does)
-                // empties it, and a fresh connection comes within as many tries as the pool holds connections.
-                let mayRetry =
-                    attempt == 0 || (!lease.isNew && !lease.isPipelined && attempt <= configuration.maxConnectionsPerHost)
-                // A pooled connection found closed before any byte went out: nothing was sent, so it is tried again
-                // whatever the method, without counting as an attempt (each such connection leaves the pool; bounded
-                // all the same, against a pool that only ever hands out closed ones).
-                if error.wasNotSent && !lease.isNew && !abort.isAborted && configuration.retriesStaleConnections
-                    && unsentRetries < 4 * configuration.maxConnectionsPerHost
-                {
-                    unsentRetries += 1
-                    metrics.update { $0.retries += 1 }
-                    observation?.tell(.retry(attempt: attempt + unsentRetries, after: error))
-                    continue
-                }
-                if stale && replayable && mayRetry && configuration.retriesStaleConnections {
-                    attempt += 1
-                    metrics.update { $0.retries += 1 }
-                    observation?.tell(.retry(attempt: attempt, after: error))
-                    continue
-                }
-                if stale && !replayable { throw error.markingMayHaveBeenProcessed() }
-                throw error
-            }
+        /// Attempts after a pooled connection was found closed before any byte went out.
+        var unsent = 0
+    }
+
+    /// Decides, after `error` ended an attempt on `lease`, whether the hop is tried again (returns, having counted the
+    /// retry) or fails (throws the error to report).
+    func retryOrThrow(
+        _ error: HTTPClientError, on lease: ConnectionPool.Lease, count: inout RetryCount,
+        observation: RequestObservation?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
+    ) throws(HTTPClientError) {
+        // A pooled connection the server closed just as it was reused: the normal race with the server's idle timeout,
+        // not the user's problem — once. A pipelined request behind a response that closed the connection is in the
+        // same case.
+        let stale =
+            (!lease.isNew || lease.isPipelined || error.queuedBehindClosedResponse) && error.failedBeforeResponse
+            && !abort.isAborted
+        // Again while the retries take reused connections that turn out closed too: each leaves the pool as it fails,
+        // so a peer that closes every connection after its response without saying so (tinyproxy does) empties it,
+        // and a fresh connection comes within as many tries as the pool holds connections.
+        let mayRetry =
+            count.attempt == 0
+            || (!lease.isNew && !lease.isPipelined && count.attempt <= configuration.maxConnectionsPerHost)
+        // A pooled connection found closed before any byte went out: nothing was sent, so it is tried again whatever
+        // the method, without counting as an attempt (each such connection leaves the pool; bounded all the same,
+        // against a pool that only ever hands out closed ones).
+        if error.wasNotSent && !lease.isNew && !abort.isAborted && configuration.retriesStaleConnections
+            && count.unsent < 4 * configuration.maxConnectionsPerHost
+        {
+            count.unsent += 1
+            metrics.update { $0.retries += 1 }
+            observation?.tell(.retry(attempt: count.attempt + count.unsent, after: error))
+            return
         }
+        if stale && count.replayable && mayRetry && configuration.retriesStaleConnections {
+            count.attempt += 1
+            metrics.update { $0.retries += 1 }
+            observation?.tell(.retry(attempt: count.attempt, after: error))
+            return
+        }
+        if stale && !count.replayable { throw error.markingMayHaveBeenProcessed() }
+        throw error
     }
 
     /// Whether a request may be pipelined: idempotent (so it can be replayed if the connection
     /// closes before its response), keep-alive, without `Expect`, and with its whole body in memory
     /// (so it is written at once and never interleaves with the next).
-    private func isPipelinable(method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.BodyBox?) -> Bool {
+    func isPipelinable(method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.BodyBox?) -> Bool {
         guard method.isIdempotent, !headers.containsToken("close", inFieldsNamed: "connection"), !headers.contains(name: "expect")
         else { return false }
         guard let body else { return true }
@@ -434,7 +401,7 @@ public final class HTTPClient: Sendable {
     // MARK: One exchange
 
     /// A request ready to be written: its serialized head, how its body is framed and where the body comes from.
-    private struct PreparedRequest {
+    struct PreparedRequest {
         let headBytes: [UInt8]
         let framing: HTTP1Serializer.BodyFraming
         let inline: ByteBuffer?
@@ -467,7 +434,7 @@ public final class HTTPClient: Sendable {
 
     /// `prepare(url:method:headers:body:forwardingTo:hostHeader:)` for a request on `pool`, reusing the last head
     /// when a request without a body matches it exactly (its URL, method and fields, byte for byte).
-    private func prepare(
+    func prepare(
         url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.BodyBox?, on pool: ConnectionPool
     ) throws(HTTPClientError) -> PreparedRequest {
         guard body == nil else {
@@ -589,7 +556,7 @@ public final class HTTPClient: Sendable {
             keepAlive: keepAlive, requestComplete: requestComplete)
     }
 
-    @inline(__always) nonisolated(nonsending) private func send(
+    @inline(__always) nonisolated(nonsending) func send(
         _ prepared: sending PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
         body bodyBox: HTTPClientRequest.BodyBox?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
         observation: RequestObservation?, proxy: Proxy?
