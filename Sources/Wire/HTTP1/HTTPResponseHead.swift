@@ -23,11 +23,9 @@ public struct HTTPResponseHead: Sendable, Hashable {
         reasonPhrase: String? = nil,
         headers: HTTPHeaders = HTTPHeaders()
     ) {
-        self.version = version
-        self.status = status
-        self.reasonPhrase = reasonPhrase ?? status.defaultReasonPhrase
-        self.headers = headers
-        self.repairs = []
+        self.init(
+            version: version, status: status, reasonPhrase: reasonPhrase ?? status.defaultReasonPhrase, headers: headers,
+            repairs: [])
     }
 
     /// A parsed head: its reason phrase as sent and the repairs a lenient parse made.
