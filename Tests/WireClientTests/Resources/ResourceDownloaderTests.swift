@@ -86,6 +86,9 @@ struct ResourceDownloaderTests {
             #expect(await eventually(within: .seconds(10)) { receipt.task.state == .completed })
             #expect(receipt.task.error?.code == .cancelled)
             #expect(await eventually(within: .seconds(10)) { downloader.activeDownloadCount == 0 })
+            // The receipt's handler is called on its queue, which nothing orders after the count: waited for, not
+            // assumed (one ThreadSanitizer run read the log before the handler had run).
+            #expect(await eventually(within: .seconds(10)) { log.all.count == 1 })
             #expect(log.all.count == 1)
             #expect(
                 log.all.first
