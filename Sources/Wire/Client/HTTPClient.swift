@@ -153,8 +153,10 @@ public final class HTTPClient: Sendable {
                         mayHaveBeenProcessed: true))
             }
         }
-        // withTaskCancellationHandler is not typed-throws: carry the error out in a Result.
-        let result = await withTaskCancellationHandler {
+        // withTaskCancellationHandler is not typed-throws: carry the error out in a Result. The variant that inherits
+        // the caller's executor: the public one takes an `isolated` parameter, and hopping to it and back costs two
+        // executor switches per request, each a lookup under the task's status lock when the task prefers a loop.
+        let result = await _unsafeInheritExecutor_withTaskCancellationHandler {
             do throws(HTTPClientError) {
                 return Result<HTTPClientResponse, HTTPClientError>.success(
                     try await followRedirects(request, metrics: metrics, abort: abort))
@@ -592,8 +594,12 @@ public final class HTTPClient: Sendable {
             let offLoop = !connection.loop.inEventLoop
             // Unchecked (a checked one allocates a canary per request): the connection resumes it exactly once with
             // the response head or the failure, and `ifClosed` runs only when the job never will.
+            // The continuation that inherits the caller's executor (see `execute`): the resumer enqueues this task on the
+            // executor it suspended on, so the hops to the `isolated` parameter and back would be two switches that
+            // never move it.
             var resumed: UnsafeContinuation<Outcome, Never>?
-            let outcome = await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
+            let outcome = await _unsafeInheritExecutor_withUnsafeContinuation {
+                (continuation: UnsafeContinuation<Outcome, Never>) in
                 resumed = continuation
                 let tap = observation?.tap
                 guard offLoop else {
