@@ -19,22 +19,35 @@ public struct HTTPBody: AsyncSequence, Sendable {
     /// A chunk of body bytes.
     public typealias Element = ByteBuffer
 
-    /// The consumer's side. Copies of a body (and its iterator) share it; when the last one is
-    /// released unread, the producer hears so at once instead of waiting for a read that never
-    /// comes (a client connection would otherwise stay leased, a server's writes blocked).
-    private let consumer: Consumer
+    /// The consumer's side of the channel.
+    private let storage: Storage
+
+    /// A body still arriving is held through a `Consumer`: copies of a body (and its iterator) share it, and when
+    /// the last one is released unread the producer hears so at once instead of waiting for a read that never comes
+    /// (a client connection would otherwise stay leased, a server's writes blocked). A body that had ended before it
+    /// was handed over (a small response read whole with its head) has no producer left to tell: its channel is
+    /// held directly, with no consumer object to allocate and no cancellation to send when it is dropped.
+    fileprivate enum Storage: Sendable {
+        case arriving(Consumer)
+        case ended(BodyChannel)
+    }
 
     /// The channel between producer and consumer.
-    package var channel: BodyChannel { consumer.channel }
+    package var channel: BodyChannel {
+        switch storage {
+        case .arriving(let consumer): consumer.channel
+        case .ended(let channel): channel
+        }
+    }
 
-    package init(channel: BodyChannel) { consumer = Consumer(channel: channel) }
+    package init(channel: BodyChannel) { storage = .arriving(Consumer(channel: channel)) }
+
+    /// A body whose producer has already ended `channel` (finished or failed): nothing is left to abandon.
+    package init(ended channel: BodyChannel) { storage = .ended(channel) }
 
     /// A complete body already in memory.
     public init(_ bytes: ByteBuffer) {
-        let channel = BodyChannel()
-        if bytes.readableBytes > 0 { _ = channel.yield(bytes) }
-        channel.finish()
-        consumer = Consumer(channel: channel)
+        storage = .ended(BodyChannel(ended: bytes))
     }
 
     /// Owns the consumer's claim on a channel; abandons the body when released.
@@ -49,7 +62,7 @@ public struct HTTPBody: AsyncSequence, Sendable {
 
     /// Creates the iterator. A body can be iterated only once.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(consumer: consumer, isFirst: channel.claimConsumer())
+        Iterator(storage: storage, isFirst: channel.claimConsumer())
     }
 
     /// Reads the whole body into one buffer, on the caller's executor.
@@ -58,6 +71,10 @@ public struct HTTPBody: AsyncSequence, Sendable {
     ///   or the error that ended the stream.
     nonisolated(nonsending) public func collect(upTo maxBytes: Int) async throws -> ByteBuffer {
         var iterator = makeAsyncIterator()
+        // A body that has ended (a small response, read whole with its head) is taken in one step.
+        if iterator.isFirst, !Task.isCancelled, let whole = try channel.takeAllIfEnded(upTo: maxBytes) {
+            return whole
+        }
         var collected = ByteBuffer()
         while true {
             // What the channel holds already is taken without an await: a small response's body and end arrive with
@@ -80,8 +97,16 @@ public struct HTTPBody: AsyncSequence, Sendable {
 
     /// Yields the body's chunks in order.
     public struct Iterator: AsyncIteratorProtocol {
-        let consumer: Consumer
+        /// Holds the body's consumer (if it has one) for as long as the iteration lasts.
+        fileprivate let storage: Storage
         let isFirst: Bool
+
+        private var channel: BodyChannel {
+            switch storage {
+            case .arriving(let consumer): consumer.channel
+            case .ended(let channel): channel
+            }
+        }
 
         /// The next chunk, or nil at the end of the body.
         ///
@@ -89,14 +114,14 @@ public struct HTTPBody: AsyncSequence, Sendable {
         ///   cancellation, or the connection's error (reset, truncated body, timeout).
         nonisolated(nonsending) public mutating func next() async throws -> ByteBuffer? {
             guard isFirst else { throw HTTPBodyError.alreadyConsumed }
-            return try await consumer.channel.next()
+            return try await channel.next()
         }
 
         /// What `next()` would return without waiting: `.some` of a chunk or of nil at the end, or nil when it
         /// would wait (and when the task is cancelled, which `next()` answers).
         package func nextIfReady() throws -> ByteBuffer?? {
             guard isFirst else { throw HTTPBodyError.alreadyConsumed }
-            return try consumer.channel.nextIfReady()
+            return try channel.nextIfReady()
         }
     }
 }
@@ -175,6 +200,28 @@ package final class BodyChannel: Sendable {
     package init(highWatermark: Int = 256 * 1024, lowWatermark: Int = 64 * 1024) {
         self.highWatermark = highWatermark
         self.lowWatermark = lowWatermark
+    }
+
+    /// A channel that has ended with `bytes` (if any) as its only chunk, with no producer.
+    convenience init(ended bytes: ByteBuffer) {
+        self.init()
+        state.withLock { state in
+            if bytes.readableBytes > 0 {
+                state.chunks.append(bytes)
+                state.bufferedBytes = bytes.readableBytes
+            }
+            state.ending = .finished
+            state.isOver = true
+        }
+    }
+
+    /// Whether the producer has ended the body (finished or failed) or the consumer has gone: no producer is
+    /// needed any more.
+    var hasEnded: Bool {
+        state.withLock { state in
+            if case .open = state.ending { return state.consumerGone }
+            return true
+        }
     }
 
     /// Sets the producer's hooks: `onDemand` resumes reading, `onCancel` abandons the body
@@ -323,6 +370,32 @@ package final class BodyChannel: Sendable {
                 if let waiter { state.waiter = waiter }
                 return .wait
             }
+        }
+    }
+
+    /// Every chunk left, as one buffer, when the producer has finished the body; nil while it is open (or when it
+    /// failed: the chunks before the failure are then read one by one, as `next()` hands them out).
+    ///
+    /// - Throws: `HTTPBodyError.tooLarge` when the chunks come to more than `maxBytes` (the body is then abandoned,
+    ///   as `collect` does), `.cancelled` once the consumer has gone.
+    func takeAllIfEnded(upTo maxBytes: Int) throws -> ByteBuffer? {
+        enum Taken { case whole(ByteBuffer), open, tooLarge, gone }
+        let taken = state.withLock { state -> Taken in
+            if state.consumerGone { return .gone }
+            guard case .finished = state.ending else { return .open }
+            guard state.bufferedBytes <= maxBytes else { return .tooLarge }
+            var whole = state.chunks.popFirst() ?? ByteBuffer()
+            while let chunk = state.chunks.popFirst() { whole.writeBuffer(chunk) }
+            state.bufferedBytes = 0
+            return .whole(whole)
+        }
+        switch taken {
+        case .whole(let whole): return whole
+        case .open: return nil
+        case .gone: throw HTTPBodyError.cancelled
+        case .tooLarge:
+            cancel()
+            throw HTTPBodyError.tooLarge(limit: maxBytes)
         }
     }
 

@@ -36,22 +36,22 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         case closure((Result<ResponseStart, HTTPClientError>) -> Void)
         case waiter(UnsafeContinuation<ResponseOutcome, Never>, offLoop: Bool)
 
-        func callAsFunction(_ result: Result<ResponseStart, HTTPClientError>) {
+        func callAsFunction(_ result: consuming Result<ResponseStart, HTTPClientError>) {
             switch self {
             case .closure(let respond): respond(result)
             case .waiter(let continuation, _):
                 ThreadSanitizer.release(resuming: continuation)
-                continuation.resume(returning: ResponseOutcome(result: result, started: true))
+                continuation.resume(returning: ResponseOutcome(result: consume result, started: true))
             }
         }
 
         /// Hands a parsed head over at the end of `loop`'s iteration: a task off the loop through the loop's batch of
         /// hand-overs (`EventLoop.handOver`), anything else at once.
         func deliver(_ start: consuming ResponseStart, from loop: EventLoop) {
-            guard case .waiter(let continuation, offLoop: true) = self else { return self(.success(start)) }
+            guard case .waiter(let continuation, offLoop: true) = self else { return self(.success(consume start)) }
             ThreadSanitizer.release(resuming: continuation)
             // Moved into the closure (a borrowed start was copied into it).
-            let outcome = ResponseOutcome(result: .success(start), started: true)
+            let outcome = ResponseOutcome(result: .success(consume start), started: true)
             loop.handOver { continuation.resume(returning: outcome) }
         }
     }
@@ -133,14 +133,19 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     /// Response heads parsed during the read being handled, handed over at the end of the loop iteration: a small
     /// response's body and end usually arrive in the same read, and its task then finds the body
     /// complete instead of waking once for the head and again for each part of the body.
-    @exclusivity(unchecked) private var deliveries: [(respond: Responder, start: ResponseStart)] = []
+    @exclusivity(unchecked) private var deliveries: [Delivery] = []
     /// The ones being handed over (swapped with `deliveries`, so neither array is reallocated per round).
-    @exclusivity(unchecked) private var delivering: [(respond: Responder, start: ResponseStart)] = []
+    @exclusivity(unchecked) private var delivering: [Delivery] = []
     @exclusivity(unchecked) private var handOverScheduled = false
     @exclusivity(unchecked) private var isHandlingRead = false
 
     /// The request whose response is being read.
     private var oldest: Exchange? { exchanges.first }
+
+    /// A response head parsed during a read, waiting for the end of the loop iteration with its body's channel, into
+    /// which the rest of the read goes meanwhile. A tuple, not a struct: taken apart into locals, the head is moved
+    /// on (a struct's stored head would be copied, a retain per field).
+    private typealias Delivery = (respond: Responder, head: HTTPResponseHead, channel: BodyChannel, exchange: ExchangeID)
 
     /// High-water mark of queued request bytes before a streaming upload waits for the socket.
     static let writeHighWatermark = 256 * 1024
@@ -493,7 +498,18 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         swap(&deliveries, &delivering)
         // Taken out one by one, oldest first, rather than copied out by a loop and destroyed by `removeAll` after it.
         delivering.reverse()
-        while let (respond, start) = delivering.popLast() { respond.deliver(start, from: loop) }
+        while let (respond, head, channel, exchange) = delivering.popLast() {
+            // A body the read ended too (a small response, read whole) goes over as it is: its producer has nothing
+            // left to resume or abandon, so the body gets neither a producer nor a consumer to tell when dropped.
+            let body: HTTPBody
+            if channel.hasEnded {
+                body = HTTPBody(ended: channel)
+            } else {
+                channel.setProducer(ResponseBodyProducer(connection: LoopBound(self, loop: loop), exchange: exchange))
+                body = HTTPBody(channel: channel)
+            }
+            respond.deliver(ResponseStart(head: consume head, body: consume body), from: loop)
+        }
     }
 
     /// An event from `parser.finish()` at the end of the stream (the read path takes the lean steps apart itself).
@@ -547,16 +563,16 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
 
     private func deliverHead(_ head: consuming HTTPResponseHead, to exchange: Exchange, refusingBody: Bool) {
         let channel = BodyChannel()
-        channel.setProducer(ResponseBodyProducer(connection: LoopBound(self, loop: loop), exchange: exchange.id))
         exchange.body = channel
         exchange.metrics.emit(.responseHeadReceived(head), connection: number)
         if refusingBody { answerContinue(of: exchange, sendBody: false) }
-        let start = ResponseStart(head: head, body: HTTPBody(channel: channel))
         if isHandlingRead, let respond = exchange.respond {
+            // Handed over at the end of the loop iteration, with the body's producer only if the body is still open.
             exchange.respond = nil
-            deliveries.append((respond, start))
+            deliveries.append((respond, consume head, channel, exchange.id))
         } else {
-            exchange.settle(.success(start))
+            channel.setProducer(ResponseBodyProducer(connection: LoopBound(self, loop: loop), exchange: exchange.id))
+            exchange.settle(.success(ResponseStart(head: head, body: HTTPBody(channel: channel))))
         }
     }
 
