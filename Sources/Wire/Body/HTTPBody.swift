@@ -295,7 +295,7 @@ package final class BodyChannel: Sendable {
     }
 
     /// Ends the body with an error the consumer will see after the chunks already delivered.
-    func fail(_ error: any Error) {
+    package func fail(_ error: any Error) {
         end(.failed(error))
     }
 
@@ -318,7 +318,7 @@ package final class BodyChannel: Sendable {
     }
 
     /// Whether the consumer has stopped reading (cancelled or dropped the body).
-    var isConsumerGone: Bool { state.withLock { $0.consumerGone } }
+    package var isConsumerGone: Bool { state.withLock { $0.consumerGone } }
 
     // MARK: Consumer
 
