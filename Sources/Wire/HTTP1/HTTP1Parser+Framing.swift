@@ -132,8 +132,16 @@ extension HTTP1Parser {
                 enterBody(framing)
                 return .responseHead(HTTPResponseHead(version: version, status: status, reasonPhrase: ""))
             }
-            let reasonPhrase = String(
-                decoding: UnsafeBufferPointer(rebasing: bytes[scanner.reasonStart..<scanner.reasonEnd]), as: UTF8.self)
+            // The usual phrase for the code ("OK" for 200) is the literal itself: decoding the bytes into a new
+            // String validates them as UTF-8 first, a few hundred instructions per response.
+            let reasonBytes = UnsafeBufferPointer(rebasing: bytes[scanner.reasonStart..<scanner.reasonEnd])
+            var usualPhrase = status.defaultReasonPhrase
+            let isUsual = usualPhrase.withUTF8 { usual in
+                guard usual.count == reasonBytes.count else { return false }
+                for offset in 0..<usual.count where usual[offset] != reasonBytes[offset] { return false }
+                return true
+            }
+            let reasonPhrase = isUsual ? usualPhrase : String(decoding: reasonBytes, as: UTF8.self)
             let headers = makeHeaders(bytes)
             enterBody(framing)
             // Made in the event itself: a head made in a variable first was copied into the event and destroyed.
