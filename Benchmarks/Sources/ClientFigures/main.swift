@@ -40,7 +40,7 @@ func download(_ url: String) async throws {
     let client = try HTTPClient(group: group)
     let onLoop = getenv("ON_LOOP").map { String(cString: $0) == "1" } ?? false
     let start = Deadline.now()
-    let transfer = Task(executorPreference: onLoop ? group.next() : nil) { () async throws -> Int in
+    @Sendable func receive() async throws -> Int {
         let response = try await client.execute(HTTPClientRequest(url: url))
         guard response.head.status.code == 200 else {
             report("status \(response.head.status.code)")
@@ -50,6 +50,8 @@ func download(_ url: String) async throws {
         for try await chunk in response.body { bytes += chunk.readableBytes }
         return bytes
     }
+    // A plain task off the loop: `Task(executorPreference: nil)` would mark it as preferring an executor (see below).
+    let transfer = onLoop ? Task(executorPreference: group.next()) { try await receive() } : Task { try await receive() }
     let bytes: Int
     do {
         bytes = try await transfer.value
@@ -105,15 +107,23 @@ let cpuBefore = processCPUSeconds()
 let start = Deadline.now()
 let end = start + .milliseconds(Int(seconds * 1000))
 // ON_LOOP=1: each request loop prefers one of the client's loops as its task executor (the way `wire get` runs its
-// transfers), so a request's hand-overs stay on the loop's thread.
+// transfers), so a request's hand-overs stay on the loop's thread. Without it, a plain child task on Swift's global
+// executor: not `addTask(executorPreference: nil)`, which marks the task as having an initial executor preference (its
+// job flags' bit 29, though the preference is none), so that every executor check of the runtime takes the task's
+// status-record lock (five per request, counted with uprobes on `AsyncTask::getPreferredTaskExecutor`).
 let onLoop = getenv("ON_LOOP").map { String(cString: $0) == "1" } ?? false
+@Sendable func requestLoop() async throws {
+    while Deadline.now() < end {
+        _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1 << 16)
+        completed.wrappingAdd(1, ordering: .relaxed)
+    }
+}
 try await withThrowingTaskGroup(of: Void.self) { tasks in
     for _ in 0..<connections {
-        tasks.addTask(executorPreference: onLoop ? group.next() : nil) {
-            while Deadline.now() < end {
-                _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1 << 16)
-                completed.wrappingAdd(1, ordering: .relaxed)
-            }
+        if onLoop {
+            tasks.addTask(executorPreference: group.next()) { try await requestLoop() }
+        } else {
+            tasks.addTask { try await requestLoop() }
         }
     }
     try await tasks.waitForAll()
@@ -125,6 +135,8 @@ let cpu = processCPUSeconds() - cpuBefore
 let rate = Double(total) / elapsed
 let cpuPerRequest = total > 0 ? cpu * 1e6 / Double(total) : 0
 let told = events.load(ordering: .relaxed)
-report(#"{"client":"Wire HTTPClient","requests":\#(total),"seconds":\#(elapsed),"requests_per_second":\#(rate),"cpu_us_per_request":\#(cpuPerRequest),"events":\#(told)}"#)
+report(
+    #"{"client":"Wire HTTPClient","requests":\#(total),"seconds":\#(elapsed),"requests_per_second":\#(rate),"cpu_us_per_request":\#(cpuPerRequest),"events":\#(told)}"#
+)
 await client.shutdown()
 await group.shutdownGracefully()

@@ -51,7 +51,7 @@ actor LoopIsolated {
 
 /// One connection's share of the requests, one after another, in the caller's isolation (the actor's, or a task's
 /// that prefers the loop).
-nonisolated(nonsending) func runRequests(_ count: Int, client: HTTPClient, url: String, counters: Counters) async {
+@Sendable nonisolated(nonsending) func runRequests(_ count: Int, client: HTTPClient, url: String, counters: Counters) async {
     for _ in 0..<count {
         do {
             _ = try await client.execute(HTTPClientRequest(url: url)).body.collect(upTo: 1 << 16)
@@ -79,7 +79,7 @@ func profile(port: Int, connections: Int, perConnection: Int) throws -> (Int, In
     let (readEnd, writeEnd) = (ends[0], ends[1])
     let isolated = getenv("ON_LOOP").map { String(cString: $0) == "actor" } ?? false
     let runner = LoopIsolated(loop: loop)
-    Task(executorPreference: isolated ? nil : loop) {
+    @Sendable func run() async {
         await withTaskGroup(of: Void.self) { tasks in
             for _ in 0..<connections {
                 if isolated {
@@ -95,6 +95,9 @@ func profile(port: Int, connections: Int, perConnection: Int) throws -> (Int, In
         var byte: UInt8 = 1
         _ = write(writeEnd, &byte, 1)
     }
+    // Not `Task(executorPreference: nil)` for the actor's runs: that marks a task as preferring an executor, so the
+    // runtime's executor checks would take its status-record lock all the same.
+    if isolated { Task { await run() } } else { Task(executorPreference: loop) { await run() } }
     var byte: UInt8 = 0
     while read(readEnd, &byte, 1) < 0 && errno == EINTR {}
     group.shutdown()
