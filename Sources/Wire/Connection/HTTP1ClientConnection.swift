@@ -239,9 +239,9 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
             return id
         }
         let exchange: Exchange
-        if spareExchange != nil, isKnownUniquelyReferenced(&spareExchange) {
-            exchange = spareExchange.take()!
-            exchange.reuse(id: id, metrics: metrics)
+        if isKnownUniquelyReferenced(&spareExchange), let spare = spareExchange.take() {
+            spare.reuse(id: id, metrics: metrics)
+            exchange = spare
         } else {
             exchange = Exchange(id: id, metrics: metrics)
         }
