@@ -93,7 +93,8 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         }
 
         /// Makes an exchange that ended, and that nothing else holds, ready for the connection's next request: as
-        /// `init` leaves a new one, without the allocation.
+        /// `init` leaves a new one, without the allocation. Every stored property is set here: one added to the
+        /// exchange must be reset here too, or a request would see its predecessor's.
         func reuse(id: ExchangeID, metrics: HTTPClientMetrics) {
             self.id = id
             self.metrics = metrics
