@@ -57,7 +57,7 @@ struct ClientServer: Sendable {
             }
             await server.shutdown(gracePeriod: .seconds(2))
             await group.shutdownGracefully()
-            #expect(before.newlyOpened() == [], "descriptors leaked (client or server side)")
+            #expect(await before.newlyOpenedOnceSettled() == [], "descriptors leaked (client or server side)")
             try outcome.get()
         }
     }

@@ -43,6 +43,20 @@ struct DescriptorTable: Equatable, Sendable {
         }
         return opened.map { "\($0.key) → \($0.value)" }
     }
+
+    /// `newlyOpened()` once it has settled: read again (for at most `timeout`) until it is empty, and returned as last
+    /// read. For tests that run child processes: Foundation's `Process` closes the socket pair it watches a child with
+    /// on its own thread, after it has called the termination handler, so a test that has just seen its child exit
+    /// can find that socket still open for a moment. A leaked descriptor stays open and is returned.
+    func newlyOpenedOnceSettled(within timeout: Duration = .seconds(2)) async -> [String] {
+        var opened = newlyOpened()
+        let deadline = ContinuousClock.now + timeout * Sanitizer.timeScale
+        while !opened.isEmpty, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+            opened = newlyOpened()
+        }
+        return opened
+    }
 }
 
 /// This process's open descriptors, without the directory stream that lists them.

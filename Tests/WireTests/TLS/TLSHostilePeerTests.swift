@@ -46,7 +46,7 @@ extension IOSuite {
             await client.shutdown()
             try await peer.close()
             await group.shutdownGracefully()
-            #expect(before.newlyOpened() == [])
+            #expect(await before.newlyOpenedOnceSettled() == [])
         }
 
         @Test func clientAgainstAPeerThatDoesNotSpeakTLSFailsCleanly() async throws {
