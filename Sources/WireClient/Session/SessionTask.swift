@@ -267,12 +267,19 @@ public final class SessionTask: Sendable, CustomStringConvertible {
     }
 
     /// Records the transfer so `cancel()` can stop it; cancels it at once when the task was cancelled meanwhile.
+    ///
+    /// The driver runs as soon as it is made, on another thread, and may have reached a `becomeDownload` hand-over
+    /// before its maker records it here: the hand-over then found no driver to pass on, so the driver goes on to the
+    /// download task, which a timeout or `cancel()` now cancels (otherwise nothing would end the transfer). A task that
+    /// completed otherwise keeps no driver (`release()` has let go of it, or is about to).
     func attach(driver: Task<Void, Never>) {
-        let cancelled = core.withLock { core -> Bool in
+        let (cancelled, successor) = core.withLock { core -> (Bool, SessionTask?) in
+            guard core.machine.state != .completed else { return (false, core.successor) }
             core.driver = driver
-            return core.cancelReason != nil
+            return (core.cancelReason != nil, nil)
         }
         if cancelled { driver.cancel() }
+        successor?.attach(driver: driver)
     }
 
     /// Why the transfer failed with `error`, when it was cancelled. A caller-driven task whose caller's Swift task
