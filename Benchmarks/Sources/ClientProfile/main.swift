@@ -77,13 +77,20 @@ func profile(port: Int, connections: Int, perConnection: Int) throws -> (Int, In
     var ends: [Int32] = [0, 0]
     guard pipe(&ends) == 0 else { throw IOError(syscall: "pipe", errno: Errno(rawValue: errno)) }
     let (readEnd, writeEnd) = (ends[0], ends[1])
-    let isolated = getenv("ON_LOOP").map { String(cString: $0) == "actor" } ?? false
+    let mode = getenv("ON_LOOP").map { String(cString: $0) }
+    let isolated = mode == "actor"
+    // `PROFILE_GLOBAL=1`: the request loops on Swift's global executor (valgrind serialises its threads).
+    let global = getenv("PROFILE_GLOBAL").map { String(cString: $0) == "1" } ?? false
     let runner = LoopIsolated(loop: loop)
     @Sendable func run() async {
         await withTaskGroup(of: Void.self) { tasks in
             for _ in 0..<connections {
                 if isolated {
                     tasks.addTask { await runner.requests(perConnection, client: client, url: url, counters: counters) }
+                    continue
+                }
+                if global {
+                    tasks.addTask { await runRequests(perConnection, client: client, url: url, counters: counters) }
                     continue
                 }
                 tasks.addTask(executorPreference: loop) {
@@ -97,7 +104,7 @@ func profile(port: Int, connections: Int, perConnection: Int) throws -> (Int, In
     }
     // Not `Task(executorPreference: nil)` for the actor's runs: that marks a task as preferring an executor, so the
     // runtime's executor checks would take its status-record lock all the same.
-    if isolated { Task { await run() } } else { Task(executorPreference: loop) { await run() } }
+    if isolated || global { Task { await run() } } else { Task(executorPreference: loop) { await run() } }
     var byte: UInt8 = 0
     while read(readEnd, &byte, 1) < 0 && errno == EINTR {}
     group.shutdown()
