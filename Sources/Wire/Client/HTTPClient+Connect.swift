@@ -69,10 +69,9 @@ extension HTTPClient {
         let group = try runningGroup()
         let metrics = HTTPClientMetrics(start: .now())
         metrics.update { $0.proxy = proxy }
-        let abort = HTTPClientAbortHandle()
         let deadlineTimer = timeout.map { timeout in
             group.next().schedule(in: timeout) {
-                abort.abort(
+                metrics.abort(
                     HTTPClientError(
                         .deadlineExceeded, "the proxy did not answer CONNECT within \(timeout)",
                         mayHaveBeenProcessed: true))
@@ -85,17 +84,17 @@ extension HTTPClient {
             do throws(ConnectionPool.ConnectExchangeFailure) {
                 let sent = Deadline.now()
                 let (start, _) = try await pool.sendConnect(
-                    head: head, readTimeout: readTimeout, retriesStaleConnections: retries, metrics: metrics, abort: abort)
+                    head: head, readTimeout: readTimeout, retriesStaleConnections: retries, metrics: metrics)
                 metrics.update { $0.proxyHandshake = .now() - sent }
                 return Result<HTTP1ClientConnection.ResponseStart, HTTPClientError>.success(start)
             } catch {
                 switch error {
-                case .lease(let error): return .failure(HTTPClientError(error, abortError: abort.error))
+                case .lease(let error): return .failure(HTTPClientError(error, abortError: metrics.abortError))
                 case .exchange(let error): return .failure(error)
                 }
             }
         } onCancel: {
-            abort.abort(HTTPClientError(.cancelled, "the calling task was cancelled"))
+            metrics.abort(HTTPClientError(.cancelled, "the calling task was cancelled"))
         }
         let start = try result.get()
         let tunnel = try await start.tunnel?.makeHTTPTunnel()

@@ -5,7 +5,7 @@ extension HTTPClient {
     // Each hop's attempts are written out here, not called: the compiler inlines no async function this large (nor this
     // one into `execute`), and the call copied the request's parts, eleven arguments, into the callee's frame.
     nonisolated(nonsending) func followRedirects(
-        _ request: HTTPClientRequest, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
+        _ request: HTTPClientRequest, metrics: HTTPClientMetrics
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         let origin = try parsedURL(of: request)
         var url = origin
@@ -35,7 +35,7 @@ extension HTTPClient {
             while true {
                 // Aborted before this attempt took a connection (its abort handle, a deadline, cancellation): no byte
                 // goes out.
-                if let error = abort.error { throw error }
+                if let error = metrics.abortError { throw error }
                 let pipelinable =
                     configuration.pipelining.maxInFlight > 1 && request.allowsPipelining
                     && isPipelinable(method: method, headers: headers, body: body)
@@ -51,7 +51,7 @@ extension HTTPClient {
                     let asked = Deadline.now()
                     lease = try await self.lease(
                         from: pool, pipelinable: pipelinable, call: metrics.listener != nil ? metrics.call : nil,
-                        abort: abort)
+                        metrics: metrics)
                     // Until its connection began opening (when new; its setup is in the timings), or was handed over.
                     let waited = (lease.openStarted ?? lease.handedOver).map { $0 - asked } ?? .zero
                     metrics.update { $0.queued = Swift.max(.zero, waited) }
@@ -59,10 +59,10 @@ extension HTTPClient {
                 metrics.emit(.connectionAcquired(reused: !lease.isNew), connection: lease.number)
                 do throws(HTTPClientError) {
                     response = try await send(
-                        prepared, on: lease, url: url, method: method, body: body, metrics: metrics, abort: abort,
+                        prepared, on: lease, url: url, method: method, body: body, metrics: metrics,
                         observation: observation, proxy: pool.proxy)
                 } catch {
-                    try retryOrThrow(error, on: lease, count: &retries, observation: observation, metrics: metrics, abort: abort)
+                    try retryOrThrow(error, on: lease, count: &retries, observation: observation, metrics: metrics)
                     continue
                 }
                 break

@@ -132,9 +132,12 @@ public final class HTTPClient: Sendable {
             throw HTTPClientError(.invalidRequest, "CONNECT opens a tunnel: use HTTPClient.connect(to:via:)")
         }
         let group: EventLoopGroup
+        // The metrics object carries the request's abort state too (in the caller's handle, when it gave one): one
+        // object per request, not two.
         let metrics: HTTPClientMetrics
         if let listener = configuration.eventListener {
-            metrics = HTTPClientMetrics(start: .now(), listener: listener, call: HTTPClientEvent.nextCall())
+            metrics = HTTPClientMetrics(
+                start: .now(), listener: listener, call: HTTPClientEvent.nextCall(), abortHandle: request.abortHandle)
             metrics.emit(.callStart(method: request.method, url: request.url))
             do { group = try runningGroup() } catch {
                 metrics.emit(.callFailed(error))
@@ -142,12 +145,11 @@ public final class HTTPClient: Sendable {
             }
         } else {
             group = try runningGroup()
-            metrics = HTTPClientMetrics(start: .now())
+            metrics = HTTPClientMetrics(start: .now(), abortHandle: request.abortHandle)
         }
-        let abort = request.abortHandle ?? HTTPClientAbortHandle()
         let deadlineTimer = timeout.map { timeout in
             group.next().schedule(in: timeout) {
-                abort.abort(
+                metrics.abort(
                     HTTPClientError(
                         .deadlineExceeded, "the request took longer than its \(timeout) deadline",
                         mayHaveBeenProcessed: true))
@@ -159,12 +161,12 @@ public final class HTTPClient: Sendable {
         let result = await _unsafeInheritExecutor_withTaskCancellationHandler {
             do throws(HTTPClientError) {
                 return Result<HTTPClientResponse, HTTPClientError>.success(
-                    try await followRedirects(request, metrics: metrics, abort: abort))
+                    try await followRedirects(request, metrics: metrics))
             } catch {
                 return .failure(error)
             }
         } onCancel: {
-            abort.abort(HTTPClientError(.cancelled, "the calling task was cancelled"))
+            metrics.abort(HTTPClientError(.cancelled, "the calling task was cancelled"))
         }
         // Moved into the switch: the response is not copied out of the result.
         switch consume result {
@@ -206,14 +208,14 @@ public final class HTTPClient: Sendable {
     /// retry) or fails (throws the error to report).
     func retryOrThrow(
         _ error: HTTPClientError, on lease: ConnectionPool.Lease, count: inout RetryCount,
-        observation: RequestObservation?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle
+        observation: RequestObservation?, metrics: HTTPClientMetrics
     ) throws(HTTPClientError) {
         // A pooled connection the server closed just as it was reused: the normal race with the server's idle timeout,
         // not the user's problem — once. A pipelined request behind a response that closed the connection is in the
         // same case.
         let stale =
             (!lease.isNew || lease.isPipelined || error.queuedBehindClosedResponse) && error.failedBeforeResponse
-            && !abort.isAborted
+            && !metrics.wasAborted
         // Again while the retries take reused connections that turn out closed too: each leaves the pool as it fails,
         // so a peer that closes every connection after its response without saying so (tinyproxy does) empties it,
         // and a fresh connection comes within as many tries as the pool holds connections.
@@ -223,7 +225,7 @@ public final class HTTPClient: Sendable {
         // A pooled connection found closed before any byte went out: nothing was sent, so it is tried again whatever
         // the method, without counting as an attempt (each such connection leaves the pool; bounded all the same,
         // against a pool that only ever hands out closed ones).
-        if error.wasNotSent && !lease.isNew && !abort.isAborted && configuration.retriesStaleConnections
+        if error.wasNotSent && !lease.isNew && !metrics.wasAborted && configuration.retriesStaleConnections
             && count.unsent < 4 * configuration.maxConnectionsPerHost
         {
             count.unsent += 1
@@ -389,14 +391,16 @@ public final class HTTPClient: Sendable {
         return bytes
     }
 
-    /// Waits for a connection from `pool`; a deadline or cancellation (`abort`) ends the wait with its own error.
+    /// Waits for a connection from `pool`; an abort of the request (`metrics`: a deadline, cancellation) ends the wait
+    /// with its own error.
     func lease(
-        from pool: ConnectionPool, pipelinable: Bool = false, call: Int? = nil, abort: HTTPClientAbortHandle
+        from pool: ConnectionPool, pipelinable: Bool = false, call: Int? = nil, metrics: HTTPClientMetrics
     ) async throws(HTTPClientError) -> ConnectionPool.Lease {
         do {
-            return try await pool.lease(pipelinable: pipelinable, call: call) { cancel in abort.setCurrent { _ in cancel() } }
+            return try await pool.lease(pipelinable: pipelinable, call: call) { cancel in metrics.setAbortTarget { _ in cancel() }
+            }
         } catch {
-            throw HTTPClientError(error, abortError: abort.error)
+            throw HTTPClientError(error, abortError: metrics.abortError)
         }
     }
 
@@ -560,7 +564,7 @@ public final class HTTPClient: Sendable {
 
     @inline(__always) nonisolated(nonsending) func send(
         _ prepared: sending PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
-        body bodyBox: HTTPClientRequest.BodyBox?, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
+        body bodyBox: HTTPClientRequest.BodyBox?, metrics: HTTPClientMetrics,
         observation: RequestObservation?, proxy: Proxy?
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         let (headBytes, framing, inline, file) = (prepared.headBytes, prepared.framing, prepared.inline, prepared.file)
@@ -607,7 +611,7 @@ public final class HTTPClient: Sendable {
                     // captures the whole request; the read that parses the head resumes the task on this loop.
                     Self.startExchange(
                         on: connection, head: headBytes, inlineBody: sendInline, method: method, keepAlive: keepAlive,
-                        readTimeout: readTimeout, metrics: metrics, tap: tap, abort: abort,
+                        readTimeout: readTimeout, metrics: metrics, tap: tap,
                         responder: .waiter(continuation, offLoop: false))
                     return
                 }
@@ -615,7 +619,7 @@ public final class HTTPClient: Sendable {
                     {
                         Self.startExchange(
                             on: connection, head: headBytes, inlineBody: sendInline, method: method,
-                            keepAlive: keepAlive, readTimeout: readTimeout, metrics: metrics, tap: tap, abort: abort,
+                            keepAlive: keepAlive, readTimeout: readTimeout, metrics: metrics, tap: tap,
                             responder: .waiter(continuation, offLoop: true))
                     },
                     ifClosed: {
@@ -652,15 +656,13 @@ public final class HTTPClient: Sendable {
         return try await sendInPartsOnLoop(
             connection: connection, url: url, method: method, body: bodyBox, inline: inline,
             file: file, framing: framing, headBytes: headBytes, keepAlive: keepAlive,
-            expectsContinue: expectsContinue, metrics: metrics, abort: abort,
-            observation: observation)
+            expectsContinue: expectsContinue, metrics: metrics, observation: observation)
     }
 
-    /// Starts a whole request on its connection (loop thread only) and lets `abort` reach the exchange.
+    /// Starts a whole request on its connection (loop thread only) and lets an abort of the request reach the exchange.
     private static func startExchange(
         on connection: LoopBound<HTTP1ClientConnection>, head: [UInt8], inlineBody: ByteBuffer?, method: HTTPMethod,
         keepAlive: Bool, readTimeout: Duration, metrics: HTTPClientMetrics, tap: HTTP1ClientConnection.ByteTap?,
-        abort: HTTPClientAbortHandle,
         responder: HTTP1ClientConnection.Responder
     ) {
         let value = connection.value
@@ -672,7 +674,7 @@ public final class HTTPClient: Sendable {
         let exchangeID = value.start(
             head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: true,
             readTimeout: readTimeout, metrics: metrics, tap: tap, responder: responder)
-        abort.setCurrent(connection, exchangeID)
+        metrics.setAbortTarget(connection, exchangeID)
     }
 
     /// `sendInParts` with the connection's loop as the task executor (off the caller's executor, which `send`
@@ -681,14 +683,13 @@ public final class HTTPClient: Sendable {
         connection: LoopBound<HTTP1ClientConnection>, url: HTTPURL, method: HTTPMethod,
         body: HTTPClientRequest.BodyBox?, inline: ByteBuffer?, file: FileReader?,
         framing: HTTP1Serializer.BodyFraming, headBytes: [UInt8], keepAlive: Bool,
-        expectsContinue: Bool, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
-        observation: RequestObservation?
+        expectsContinue: Bool, metrics: HTTPClientMetrics, observation: RequestObservation?
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         try await withLoopPreference(connection.loop) { () async throws(HTTPClientError) -> HTTPClientResponse in
             try await sendInParts(
                 on: connection, url: url, method: method, body: body?.body, inline: inline, file: file, framing: framing,
                 headBytes: headBytes, keepAlive: keepAlive, expectsContinue: expectsContinue, metrics: metrics,
-                abort: abort, observation: observation)
+                observation: observation)
         }
     }
 
@@ -696,8 +697,7 @@ public final class HTTPClient: Sendable {
     private func sendInParts(
         on connection: LoopBound<HTTP1ClientConnection>, url: HTTPURL, method: HTTPMethod, body: HTTPClientRequest.Body?,
         inline: ByteBuffer?, file: FileReader?, framing: HTTP1Serializer.BodyFraming, headBytes: [UInt8],
-        keepAlive: Bool, expectsContinue: Bool, metrics: HTTPClientMetrics, abort: HTTPClientAbortHandle,
-        observation: RequestObservation?
+        keepAlive: Bool, expectsContinue: Bool, metrics: HTTPClientMetrics, observation: RequestObservation?
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         let readTimeout = configuration.readTimeout
         let promise: Promise<HTTP1ClientConnection.ResponseStart, HTTPClientError>
@@ -717,7 +717,7 @@ public final class HTTPClient: Sendable {
         } catch {
             throw HTTPClientError(.shutDown, "the event loop shut down")
         }
-        abort.setCurrent(connection, exchangeID)
+        metrics.setAbortTarget(connection, exchangeID)
         let expectedBodyBytes: Int? = if case .contentLength(let length) = framing { length } else { nil }
         observation?.attemptStarted()
         var bodyProgress: (@Sendable (Int) -> Void)?
@@ -747,7 +747,7 @@ public final class HTTPClient: Sendable {
                 }
                 // An abort (deadline, cancellation) closes the connection under the pump:
                 // report the abort, not the write that it made fail.
-                if let abortError = abort.error { throw abortError }
+                if let abortError = metrics.abortError { throw abortError }
                 throw error
             }
         }

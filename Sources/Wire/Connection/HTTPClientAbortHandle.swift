@@ -18,9 +18,29 @@ import Synchronization
 /// per request for its own deadlines and for the calling task's cancellation, so the first of these to fire wins.
 /// A handle serves one request (and its redirects and retries).
 public final class HTTPClientAbortHandle: Sendable {
+    let control = AbortControl()
+
+    /// Creates a handle for one request.
+    public init() {}
+
+    /// Fails the request now with `HTTPClientError` code `.cancelled` and `reason` as its detail; later calls, and
+    /// any after another abort (a deadline, the task's cancellation), do nothing.
+    public func abort(reason: String = "the request was aborted through its abort handle") {
+        control.abort(HTTPClientError(.cancelled, reason))
+    }
+
+    /// Whether the request was aborted (through this handle, a deadline or its task's cancellation).
+    public var isAborted: Bool { control.error != nil }
+}
+
+/// What ends one request from outside its task, and what it was ended with: kept in the request's
+/// `HTTPClientMetrics` (one object per request, not two), or in the caller's `HTTPClientAbortHandle` when the request
+/// names one, so that the handle sees the client's own aborts too.
+struct AbortControl: ~Copyable, Sendable {
     /// What an abort cancels: a closure, or a request on its connection (named without a closure, which would be
-    /// an allocation per request).
-    private enum Target {
+    /// an allocation per request). Not `private`, nor is `State`: Swift 6.3 emits a broken module for a private type
+    /// nested in a noncopyable struct that another file stores.
+    enum Target {
         case closure(@Sendable (HTTPClientError) -> Void)
         case exchange(LoopBound<HTTP1ClientConnection>, HTTP1ClientConnection.ExchangeID)
 
@@ -34,28 +54,17 @@ public final class HTTPClientAbortHandle: Sendable {
         }
     }
 
-    private struct State {
+    struct State {
         var current: Target?
         var error: HTTPClientError?
     }
 
     private let state = Lock(State())
 
-    /// Creates a handle for one request.
-    public init() {}
-
-    /// Fails the request now with `HTTPClientError` code `.cancelled` and `reason` as its detail; later calls, and
-    /// any after another abort (a deadline, the task's cancellation), do nothing.
-    public func abort(reason: String = "the request was aborted through its abort handle") {
-        abort(HTTPClientError(.cancelled, reason))
-    }
-
-    /// Whether the request was aborted (through this handle, a deadline or its task's cancellation).
-    public var isAborted: Bool { state.withLock { $0.error != nil } }
-
     /// The error the request was aborted with, if it was.
     var error: HTTPClientError? { state.withLock { $0.error } }
 
+    /// An abort from now on calls `cancel` (a wait for a connection).
     func setCurrent(_ cancel: @escaping @Sendable (HTTPClientError) -> Void) {
         setCurrent(.closure(cancel))
     }
@@ -73,6 +82,7 @@ public final class HTTPClientAbortHandle: Sendable {
         if let error { target.abort(with: error) }
     }
 
+    /// Fails the request with `error` unless it was aborted already (the first abort wins).
     func abort(_ error: HTTPClientError) {
         let current = state.withLock { state -> Target? in
             guard state.error == nil else { return nil }

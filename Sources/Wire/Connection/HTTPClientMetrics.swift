@@ -166,12 +166,44 @@ public final class HTTPClientMetrics: Sendable {
     /// The client's event listener, and the number of the call its events name; nil without one.
     let listener: HTTPClientEventListener?
     let call: Int
+    /// The request's abort state, when it has no abort handle of its caller's (`abortHandle`): kept here so that a
+    /// request allocates one object for both.
+    private let ownAbort = AbortControl()
+    /// The caller's abort handle (`HTTPClientRequest.abortHandle`), which then holds the request's abort state.
+    private let abortHandle: HTTPClientAbortHandle?
 
-    package init(start: Deadline, listener: HTTPClientEventListener? = nil, call: Int = 0) {
+    package init(
+        start: Deadline, listener: HTTPClientEventListener? = nil, call: Int = 0,
+        abortHandle: HTTPClientAbortHandle? = nil
+    ) {
         self.start = start
         self.listener = listener
         self.call = call
+        self.abortHandle = abortHandle
         state = Lock(Snapshot())
+    }
+
+    /// Fails the request with `error` (a deadline, the calling task's cancellation) unless it was aborted already.
+    func abort(_ error: HTTPClientError) {
+        if let abortHandle { abortHandle.control.abort(error) } else { ownAbort.abort(error) }
+    }
+
+    /// The error the request was aborted with, if it was.
+    var abortError: HTTPClientError? {
+        if let abortHandle { abortHandle.control.error } else { ownAbort.error }
+    }
+
+    /// Whether the request was aborted.
+    var wasAborted: Bool { abortError != nil }
+
+    /// An abort from now on calls `cancel` (a wait for a connection).
+    func setAbortTarget(_ cancel: @escaping @Sendable (HTTPClientError) -> Void) {
+        if let abortHandle { abortHandle.control.setCurrent(cancel) } else { ownAbort.setCurrent(cancel) }
+    }
+
+    /// An abort from now on fails request `id` on `connection`.
+    func setAbortTarget(_ connection: LoopBound<HTTP1ClientConnection>, _ id: HTTP1ClientConnection.ExchangeID) {
+        if let abortHandle { abortHandle.control.setCurrent(connection, id) } else { ownAbort.setCurrent(connection, id) }
     }
 
     /// Tells the listener, if there is one, of `kind` for this request's call (on `connection`, when known).

@@ -17,20 +17,19 @@ extension ConnectionPool {
     ///   - head: The request head, as written.
     ///   - readTimeout: How long the proxy may stay silent.
     ///   - retriesStaleConnections: Whether to send again on a fresh connection (see above).
-    ///   - metrics: Where the exchange's timings and addresses go.
-    ///   - abort: Ends the wait for a connection or the exchange (a deadline, a cancelled task).
+    ///   - metrics: Where the exchange's timings and addresses go; its abort (a deadline, a cancelled task) ends the
+    ///     wait for a connection or the exchange.
     func sendConnect(
-        head: [UInt8], readTimeout: Duration, retriesStaleConnections: Bool, metrics: HTTPClientMetrics,
-        abort: HTTPClientAbortHandle
+        head: [UInt8], readTimeout: Duration, retriesStaleConnections: Bool, metrics: HTTPClientMetrics
     ) async throws(ConnectExchangeFailure) -> (HTTP1ClientConnection.ResponseStart, Lease) {
         metrics.update { $0.requestHead = head }
         var attempt = 0
         while true {
             let lease: Lease
             do {
-                lease = try await self.lease { cancel in abort.setCurrent { _ in cancel() } }
+                lease = try await self.lease { cancel in metrics.setAbortTarget { _ in cancel() } }
             } catch {
-                if case .abandoned = error, let abortError = abort.error { throw .exchange(abortError) }
+                if case .abandoned = error, let abortError = metrics.abortError { throw .exchange(abortError) }
                 throw .lease(error)
             }
             metrics.update {
@@ -52,10 +51,10 @@ extension ConnectionPool {
                         head: head, inlineBody: nil, method: .connect, keepAlive: true,
                         requestComplete: true, readTimeout: readTimeout, metrics: metrics)
                 }
-                abort.setCurrent(connection, exchangeID)
+                metrics.setAbortTarget(connection, exchangeID)
                 return (try await promise.get(), lease)
             } catch let error as HTTPClientError {
-                if !lease.isNew && error.failedBeforeResponse && !abort.isAborted && attempt == 0
+                if !lease.isNew && error.failedBeforeResponse && !metrics.wasAborted && attempt == 0
                     && retriesStaleConnections
                 {
                     attempt += 1
@@ -85,20 +84,19 @@ extension ConnectionPool {
         guard let setup = configuration.tunnel, let proxyPool = setup.proxyPool else {
             throw .atProxy(proxy, .proxyNeedsTLS)
         }
-        let abort = HTTPClientAbortHandle()
+        let metrics = HTTPClientMetrics(start: started)
         let timeout = configuration.connectTimeout
         let timer = loop.schedule(at: deadline) {
-            abort.abort(HTTPClientError(.connectTimeout, "the proxy did not open the tunnel within \(timeout)"))
+            metrics.abort(HTTPClientError(.connectTimeout, "the proxy did not open the tunnel within \(timeout)"))
         }
         defer { timer.cancel() }
-        let metrics = HTTPClientMetrics(start: started)
         let start: HTTP1ClientConnection.ResponseStart
         let lease: Lease
         let sent = Deadline.now()
         do {
             (start, lease) = try await proxyPool.sendConnect(
                 head: setup.connectHead, readTimeout: setup.readTimeout,
-                retriesStaleConnections: setup.retriesStaleConnections, metrics: metrics, abort: abort)
+                retriesStaleConnections: setup.retriesStaleConnections, metrics: metrics)
         } catch {
             switch error {
             case .lease(let error):
