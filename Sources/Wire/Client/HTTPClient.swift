@@ -607,27 +607,17 @@ public final class HTTPClient: Sendable {
                 resumed = continuation
                 let tap = observation?.tap
                 guard offLoop else {
-                    // Already on the loop (a task preferring it): start at once, without queueing a closure that
-                    // captures the whole request; the read that parses the head resumes the task on this loop.
-                    Self.startExchange(
+                    // Already on the loop (a task preferring it): start at once, without queueing anything; the read
+                    // that parses the head resumes the task on this loop.
+                    HTTP1ClientConnection.startWhole(
                         on: connection, head: headBytes, inlineBody: sendInline, method: method, keepAlive: keepAlive,
                         readTimeout: readTimeout, metrics: metrics, tap: tap,
-                        responder: .waiter(continuation, offLoop: false))
+                        responder: .waiter(continuation, handOverVia: nil))
                     return
                 }
-                connection.loop.execute(
-                    {
-                        Self.startExchange(
-                            on: connection, head: headBytes, inlineBody: sendInline, method: method,
-                            keepAlive: keepAlive, readTimeout: readTimeout, metrics: metrics, tap: tap,
-                            responder: .waiter(continuation, offLoop: true))
-                    },
-                    ifClosed: {
-                        continuation.resume(
-                            returning: Outcome(
-                                result: .failure(HTTPClientError(.shutDown, "the event loop shut down")),
-                                started: false))
-                    })
+                Self.post(
+                    on: connection, head: headBytes, inlineBody: sendInline, method: method, keepAlive: keepAlive,
+                    readTimeout: readTimeout, metrics: metrics, tap: tap, continuation: continuation)
             }
             // The loop may resume the continuation before this task has suspended: the runtime then tells the
             // sanitizer nothing, so the connection's writes (the head, the body's channel) are published by hand.
@@ -659,22 +649,19 @@ public final class HTTPClient: Sendable {
             expectsContinue: expectsContinue, metrics: metrics, observation: observation)
     }
 
-    /// Starts a whole request on its connection (loop thread only) and lets an abort of the request reach the exchange.
-    private static func startExchange(
+    /// Starts a whole request from a task off its connection's loop: the request waits in its metrics object for the
+    /// loop, and its response head waits there for the loop's batch of hand-overs (`LoopCrossing`), with no closure
+    /// either way.
+    @inline(never)  // Out of `send`'s closure: inlined, the request's parts made it too large for `send` to be inlined.
+    private static func post(
         on connection: LoopBound<HTTP1ClientConnection>, head: [UInt8], inlineBody: ByteBuffer?, method: HTTPMethod,
         keepAlive: Bool, readTimeout: Duration, metrics: HTTPClientMetrics, tap: HTTP1ClientConnection.ByteTap?,
-        responder: HTTP1ClientConnection.Responder
+        continuation: UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>
     ) {
-        let value = connection.value
-        metrics.update {
-            $0.remoteAddress = value.remoteAddress
-            $0.localAddress = value.localAddress
-            $0.transportSecurity = value.securityInfo
-        }
-        let exchangeID = value.start(
-            head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: true,
-            readTimeout: readTimeout, metrics: metrics, tap: tap, responder: responder)
-        metrics.setAbortTarget(connection, exchangeID)
+        metrics.post(
+            PendingStart(
+                connection: connection, head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive,
+                readTimeout: readTimeout, tap: tap, continuation: continuation))
     }
 
     /// `sendInParts` with the connection's loop as the task executor (off the caller's executor, which `send`

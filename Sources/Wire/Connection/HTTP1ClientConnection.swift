@@ -31,10 +31,11 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     }
 
     /// Where a response head goes: a closure, or straight to the continuation of the task that waits for it (no
-    /// closure to allocate per request), `offLoop` when that task runs on another executor than the loop. Called once.
+    /// closure to allocate per request), with the request's metrics object when that task runs on another executor
+    /// than the loop (the head then waits in it for the loop's batch of hand-overs). Called once.
     enum Responder {
         case closure((Result<ResponseStart, HTTPClientError>) -> Void)
-        case waiter(UnsafeContinuation<ResponseOutcome, Never>, offLoop: Bool)
+        case waiter(UnsafeContinuation<ResponseOutcome, Never>, handOverVia: HTTPClientMetrics?)
 
         func callAsFunction(_ result: consuming Result<ResponseStart, HTTPClientError>) {
             switch self {
@@ -48,11 +49,10 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         /// Hands a parsed head over at the end of `loop`'s iteration: a task off the loop through the loop's batch of
         /// hand-overs (`EventLoop.handOver`), anything else at once.
         func deliver(_ start: consuming ResponseStart, from loop: EventLoop) {
-            guard case .waiter(let continuation, offLoop: true) = self else { return self(.success(consume start)) }
+            guard case .waiter(let continuation, let metrics?) = self else { return self(.success(consume start)) }
             ThreadSanitizer.release(resuming: continuation)
-            // Moved into the closure (a borrowed start was copied into it).
-            let outcome = ResponseOutcome(result: .success(consume start), started: true)
-            loop.handOver { continuation.resume(returning: outcome) }
+            metrics.park(consume start, for: continuation)
+            loop.handOver(metrics)
         }
     }
 

@@ -171,6 +171,8 @@ public final class HTTPClientMetrics: Sendable {
     private let ownAbort = AbortControl()
     /// The caller's abort handle (`HTTPClientRequest.abortHandle`), which then holds the request's abort state.
     private let abortHandle: HTTPClientAbortHandle?
+    /// What the request's task off the loop and its connection's loop hand each other (`LoopCrossing`).
+    let crossing = Lock(LoopCrossing())
 
     package init(
         start: Deadline, listener: HTTPClientEventListener? = nil, call: Int = 0,

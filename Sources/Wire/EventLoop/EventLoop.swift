@@ -39,6 +39,8 @@ public final class EventLoop: @unchecked Sendable {
         /// serial isolation. Run as isolated to the loop, every nonisolated await of such a task would give up the
         /// thread and queue its continuation on the loop again: a hop through the queue per await, on the same thread.
         case taskJob(UnownedJob)
+        /// Work queued as the object that does it (`execute(_:ifClosed:)`).
+        case object(any LoopWork)
     }
 
     private struct SharedState {
@@ -82,7 +84,7 @@ public final class EventLoop: @unchecked Sendable {
     @exclusivity(unchecked) private var runningJobs: [Work] = []
     @exclusivity(unchecked) private var runningBatch: [Work] = []
     /// Resumptions of tasks on other executors queued during this iteration (`handOver`).
-    @exclusivity(unchecked) private var handOvers: [HandOver] = []
+    @exclusivity(unchecked) private var handOvers: [any LoopHandOver] = []
     @exclusivity(unchecked) private var registrations = RegistrationTable<any Selectable>()
     /// Loop-confined work waiting on something other than a descriptor (a connect between attempts, a name
     /// lookup), told when the loop closes so that it can fail instead of waiting forever.
@@ -187,6 +189,13 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Runs `work.runOnLoop()` on the loop's thread, after what is already queued, or `rejected` on the calling thread at
+    /// once if the loop has already closed: `execute(_:ifClosed:)` for work that another thread hands the loop for every
+    /// request, kept in an object that thread has anyway, where a closure would be an allocation each time.
+    package func execute(_ work: any LoopWork, ifClosed rejected: () -> Void) {
+        if !enqueue(.object(work)) { rejected() }
+    }
+
     /// Runs a loop-confined closure on the loop after the current event is handled; loop
     /// thread only. Used to report outcomes later instead of re-entrantly.
     package func executeSoon(_ task: @escaping () -> Void) {
@@ -201,32 +210,26 @@ public final class EventLoop: @unchecked Sendable {
         localWork.append(.object(work))
     }
 
-    /// Queues the resumption of a task that runs on another executor (Swift's global one): at the end of the loop
-    /// iteration the resumptions queued in it are made together, from one Swift task on the global executor, so its
-    /// threads are woken once for the batch. Made one by one from the loop, each wakes a worker, which on a core
-    /// shared with the loop preempts it at once: the batch is then handed over a task at a time, two context
-    /// switches each. A lone resumption is made at once, on the loop, with no task. Loop thread only.
-    package func handOver(_ resume: @escaping @Sendable () -> Void) {
+    /// Queues the resumption of a task that runs on another executor (Swift's global one), as the object that makes it
+    /// (`LoopHandOver.runHandOver()`): at the end of the loop iteration the resumptions queued in it are made together,
+    /// from one Swift task on the global executor, so its threads are woken once for the batch. Made one by one from the
+    /// loop, each wakes a worker, which on a core shared with the loop preempts it at once: the batch is then handed
+    /// over a task at a time, two context switches each. A lone resumption is made at once, on the loop, with no task.
+    /// Loop thread only.
+    package func handOver(_ resumption: any LoopHandOver) {
         preconditionInEventLoop()
-        handOvers.append(HandOver(resume: resume))
-    }
-
-    /// A queued resumption. In a struct, not stored in the array as a bare closure: an array holds its elements at
-    /// their most general abstraction, so a bare closure was wrapped in a thunk on the way in, a second allocation
-    /// per hand-over.
-    private struct HandOver: Sendable {
-        let resume: @Sendable () -> Void
+        handOvers.append(resumption)
     }
 
     private func flushHandOvers() {
         guard !handOvers.isEmpty else { return }
         if handOvers.count == 1 {
-            handOvers.removeLast().resume()
+            handOvers.removeLast().runHandOver()
             return
         }
         let resumptions = handOvers
         handOvers.removeAll()
-        Task.detached { for handOver in resumptions { handOver.resume() } }
+        Task.detached { for resumption in resumptions { resumption.runHandOver() } }
     }
 
     /// Queues work for the loop; returns false, dropping it, when the loop has closed: there is
@@ -452,6 +455,7 @@ public final class EventLoop: @unchecked Sendable {
         case .closure(let task): task()
         case .job(let job): job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
         case .taskJob(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+        case .object(let work): work.runOnLoop()
         }
     }
 
@@ -649,6 +653,20 @@ public final class Scheduled: Sendable {
 package protocol DeferredLoopWork: AnyObject {
     /// Called once per `executeSoon`, on the loop's thread.
     func runDeferredWork()
+}
+
+/// Work another thread hands the loop as an object (`EventLoop.execute(_:ifClosed:)`) rather than as a closure
+/// capturing what the object holds.
+package protocol LoopWork: AnyObject, Sendable {
+    /// Called once per `execute(_:ifClosed:)`, on the loop's thread.
+    func runOnLoop()
+}
+
+/// A resumption of a task off the loop, queued as the object that makes it (`EventLoop.handOver(_:)`).
+package protocol LoopHandOver: AnyObject, Sendable {
+    /// Called once per `handOver(_:)`, at the end of the loop's iteration: on the loop's thread, or in the task that
+    /// makes the iteration's batch of resumptions.
+    func runHandOver()
 }
 
 /// What the loop's own thread queued for itself.

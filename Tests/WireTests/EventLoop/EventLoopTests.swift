@@ -48,12 +48,13 @@ extension IOSuite {
                     let done = AsyncStreamBox<Void>()
                     loop.execute {
                         for index in 0..<3 {
-                            loop.handOver {
-                                let count = ran.withLock {
-                                    $0.append((index, loop.inEventLoop)); return $0.count
-                                }
-                                if count == 3 { done.yield(()) }
-                            }
+                            loop.handOver(
+                                ClosureLoopObject {
+                                    let count = ran.withLock {
+                                        $0.append((index, loop.inEventLoop)); return $0.count
+                                    }
+                                    if count == 3 { done.yield(()) }
+                                })
                         }
                         // Nothing runs before the iteration ends.
                         #expect(ran.withLock { $0.isEmpty })
@@ -62,10 +63,33 @@ extension IOSuite {
                     #expect(ran.withLock { $0.map(\.0) } == [0, 1, 2])
                     #expect(ran.withLock { $0.allSatisfy { !$0.1 } }, "a batch runs off the loop")
                     let lone = AsyncStreamBox<Bool>()
-                    loop.execute { loop.handOver { lone.yield(loop.inEventLoop) } }
+                    loop.execute { loop.handOver(ClosureLoopObject { lone.yield(loop.inEventLoop) }) }
                     #expect(try await lone.next() == true, "a lone hand-over runs on the loop")
                 }
             }
+        }
+
+        /// Work queued as an object runs on the loop's thread, once per `execute`, in order with closures; a closed
+        /// loop refuses it on the caller's thread.
+        @Test func workQueuedAsAnObjectRunsOnTheLoopOrIsRefusedOnceClosed() async throws {
+            let loop = try EventLoop(name: "object-work")
+            let ran = Lock<[String]>([])
+            let done = AsyncStreamBox<Void>()
+            let work = ClosureLoopObject {
+                ran.withLock { $0.append(loop.inEventLoop ? "object on loop" : "object off loop") }
+            }
+            var refused = false
+            loop.execute(work, ifClosed: { refused = true })
+            loop.execute { ran.withLock { $0.append("closure") } }
+            loop.execute(work, ifClosed: { refused = true })
+            loop.execute { done.yield(()) }
+            try await withTimeout { try await done.next() }
+            #expect(ran.withLock { $0 } == ["object on loop", "closure", "object on loop"])
+            #expect(!refused)
+            await loop.shutdownGracefully()
+            loop.execute(work, ifClosed: { refused = true })
+            #expect(refused, "a closed loop refuses the work at once")
+            #expect(ran.withLock { $0.count } == 3)
         }
 
         @Test func timerFiresNoEarlierThanItsDeadline() async throws {
@@ -223,4 +247,12 @@ actor LoopActor {
         count += 1
         allOnLoop = allOnLoop && loop.inEventLoop
     }
+}
+
+/// Loop work and a hand-over as an object that runs a closure (`EventLoop.execute(_:ifClosed:)`, `handOver(_:)`).
+final class ClosureLoopObject: LoopWork, LoopHandOver {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    func runOnLoop() { body() }
+    func runHandOver() { body() }
 }
