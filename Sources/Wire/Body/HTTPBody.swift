@@ -193,6 +193,12 @@ package final class BodyChannel: Sendable {
         self.lowWatermark = lowWatermark
     }
 
+    /// Makes a channel that nothing else holds any more (its reader and producer have let go of it) as a new one, for
+    /// the next body: a connection reuses the channel of its last response.
+    func resetForReuse() {
+        state.withLock { $0 = State() }
+    }
+
     /// A channel that has ended with `bytes` (if any) as its only chunk, with no producer.
     convenience init(ended bytes: ByteBuffer) {
         self.init()

@@ -131,6 +131,9 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     /// The exchange of the last response that ended normally, kept for the next request (one allocation fewer per
     /// request on a kept-alive connection); taken only when nothing else still holds it.
     @exclusivity(unchecked) private var spareExchange: Exchange?
+    /// The body channel of the last response that ended normally, kept for the next response (one allocation fewer per
+    /// response); taken, and made new, only once its reader has let go of it.
+    @exclusivity(unchecked) private var spareChannel: BodyChannel?
     @exclusivity(unchecked) private var nextExchangeID = 0
     /// The error that closed the connection while no request was under way, for the next request
     /// to report: a TLS 1.3 server refuses a client certificate only after the handshake, and a
@@ -589,7 +592,13 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     }
 
     private func deliverHead(_ head: consuming HTTPResponseHead, to exchange: Exchange, refusingBody: Bool) {
-        let channel = BodyChannel()
+        let channel: BodyChannel
+        if isKnownUniquelyReferenced(&spareChannel), let spare = spareChannel.take() {
+            spare.resetForReuse()
+            channel = spare
+        } else {
+            channel = BodyChannel()
+        }
         exchange.body = channel
         exchange.metrics.emit(.responseHeadReceived(head), connection: number)
         if refusingBody { answerContinue(of: exchange, sendBody: false) }
@@ -667,6 +676,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     package func stream(_ stream: any ByteStream, didCloseWith error: (any Error)?) {
         stopReadTimer()
         spareExchange = nil
+        spareChannel = nil
         let ioError = error as? IOError
         if exchanges.isEmpty, let error, !(error is EventLoopClosedError) {
             idleCloseError =
@@ -752,8 +762,9 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
             exchange.metrics.emit(.connectionReleased(reusable: true), connection: number)
             onRelease?(self, true, readTime ?? .now())
             exchange.body?.finish()
-            // Nothing of the response stays with the connection: the exchange keeps only its shell.
-            exchange.body = nil
+            // Nothing of the response stays with the connection: the exchange keeps only its shell, and the channel
+            // waits apart until its reader lets go of it.
+            spareChannel = exchange.body.take()
             spareExchange = exchange
         case .completeRequestAndClose(let requestWritten, _):
             guard let exchange = oldest else { return }
