@@ -397,7 +397,8 @@ public final class HTTPClient: Sendable {
         from pool: ConnectionPool, pipelinable: Bool = false, call: Int? = nil, metrics: HTTPClientMetrics
     ) async throws(HTTPClientError) -> ConnectionPool.Lease {
         do {
-            return try await pool.lease(pipelinable: pipelinable, call: call) { cancel in metrics.setAbortTarget { _ in cancel() }
+            return try await pool.lease(pipelinable: pipelinable, call: call) { cancel in
+                metrics.setAbortTarget { _ in cancel() }
             }
         } catch {
             throw HTTPClientError(error, abortError: metrics.abortError)
@@ -597,7 +598,7 @@ public final class HTTPClient: Sendable {
             // A task not on the connection's loop (Swift's global executor) is resumed in the loop's batch.
             let offLoop = !connection.loop.inEventLoop
             // Unchecked (a checked one allocates a canary per request): the connection resumes it exactly once with
-            // the response head or the failure, and `ifClosed` runs only when the job never will.
+            // the response head or the failure (a closed loop fails it at once: `HTTPClientMetrics.post`).
             // The continuation that inherits the caller's executor (see `execute`): the resumer enqueues this task on the
             // executor it suspended on, so the hops to the `isolated` parameter and back would be two switches that
             // never move it.
