@@ -17,8 +17,12 @@ struct PendingStart: Sendable {
 /// (moved, never copied: a copy would retain every reference in it, and release them again; matching an enum's case
 /// copied its payload).
 struct LoopCrossing: Sendable {
+    /// A response head for the task off the loop that the continuation resumes.
+    typealias ParkedResponse =
+        (UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>, HTTP1ClientConnection.ResponseStart)
+
     var start: PendingStart?
-    var response: (UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>, HTTP1ClientConnection.ResponseStart)?
+    var response: ParkedResponse?
 }
 
 extension HTTPClientMetrics: LoopWork, LoopHandOver {
@@ -51,14 +55,14 @@ extension HTTPClientMetrics: LoopWork, LoopHandOver {
         _ start: consuming HTTP1ClientConnection.ResponseStart,
         for continuation: UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>
     ) {
-        var parked: (UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>, HTTP1ClientConnection.ResponseStart)? =
+        var parked: LoopCrossing.ParkedResponse? =
             (continuation, consume start)
         crossing.withLock { swap(&$0.response, &parked) }
     }
 
     /// The loop's batch got to a parked response head: the task resumes with it.
     package func runHandOver() {
-        var parked: (UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>, HTTP1ClientConnection.ResponseStart)?
+        var parked: LoopCrossing.ParkedResponse?
         crossing.withLock { swap(&$0.response, &parked) }
         guard let (continuation, start) = consume parked else { return }
         continuation.resume(returning: HTTP1ClientConnection.ResponseOutcome(result: .success(start), started: true))

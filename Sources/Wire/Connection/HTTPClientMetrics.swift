@@ -185,27 +185,31 @@ public final class HTTPClientMetrics: Sendable {
         state = Lock(Snapshot())
     }
 
+    /// Runs `body` with the request's abort state: the caller's handle's, when it gave one, else the request's own.
+    @inline(__always)
+    private func withAbortControl<Result>(_ body: (borrowing AbortControl) -> Result) -> Result {
+        if let abortHandle { body(abortHandle.control) } else { body(ownAbort) }
+    }
+
     /// Fails the request with `error` (a deadline, the calling task's cancellation) unless it was aborted already.
     func abort(_ error: HTTPClientError) {
-        if let abortHandle { abortHandle.control.abort(error) } else { ownAbort.abort(error) }
+        withAbortControl { $0.abort(error) }
     }
 
     /// The error the request was aborted with, if it was.
-    var abortError: HTTPClientError? {
-        if let abortHandle { abortHandle.control.error } else { ownAbort.error }
-    }
+    var abortError: HTTPClientError? { withAbortControl { $0.error } }
 
     /// Whether the request was aborted.
     var wasAborted: Bool { abortError != nil }
 
     /// An abort from now on calls `cancel` (a wait for a connection).
     func setAbortTarget(_ cancel: @escaping @Sendable (HTTPClientError) -> Void) {
-        if let abortHandle { abortHandle.control.setCurrent(cancel) } else { ownAbort.setCurrent(cancel) }
+        withAbortControl { $0.setCurrent(cancel) }
     }
 
     /// An abort from now on fails request `id` on `connection`.
     func setAbortTarget(_ connection: LoopBound<HTTP1ClientConnection>, _ id: HTTP1ClientConnection.ExchangeID) {
-        if let abortHandle { abortHandle.control.setCurrent(connection, id) } else { ownAbort.setCurrent(connection, id) }
+        withAbortControl { $0.setCurrent(connection, id) }
     }
 
     /// Tells the listener, if there is one, of `kind` for this request's call (on `connection`, when known).

@@ -49,13 +49,8 @@ struct DescriptorTable: Equatable, Sendable {
     /// on its own thread, after it has called the termination handler, so a test that has just seen its child exit
     /// can find that socket still open for a moment. A leaked descriptor stays open and is returned.
     func newlyOpenedOnceSettled(within timeout: Duration = .seconds(2)) async -> [String] {
-        var opened = newlyOpened()
-        let deadline = ContinuousClock.now + timeout * Sanitizer.timeScale
-        while !opened.isEmpty, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(1))
-            opened = newlyOpened()
-        }
-        return opened
+        _ = await eventually(within: timeout) { newlyOpened().isEmpty }
+        return newlyOpened()
     }
 }
 
