@@ -32,6 +32,10 @@ let package = Package(
             name: "ClientFigures",
             dependencies: [.product(name: "Wire", package: wirePackage)]
         ),
+        // The floor under ClientFigures: the same keep-alive GETs with nothing but syscalls, on one thread (wrk's
+        // shape) or from Swift tasks on the global executor crossing to a loop thread, for issue 33's first target.
+        .target(name: "CFloorSyscalls"),
+        .executableTarget(name: "CrossingFloor", dependencies: ["CFloorSyscalls"]),
         // HTTPClient's instructions per request under callgrind: a synchronous main and every task on the client's
         // loop, which valgrind can follow.
         .executableTarget(
