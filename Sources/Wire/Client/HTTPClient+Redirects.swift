@@ -23,13 +23,7 @@ extension HTTPClient {
         }
         while true {
             let response: HTTPClientResponse
-            // The client's own proxy configuration read in place unless the request has one (`??` would copy it).
-            let route: ProxyRoute
-            if let proxyConfiguration = request.proxy {
-                route = try proxyRoute(for: url, via: socketPath, configuration: proxyConfiguration)
-            } else {
-                route = try proxyRoute(for: url, via: socketPath, configuration: configuration.proxy)
-            }
+            let route = try proxyRoute(of: request, to: url)
             var retries = RetryCount(
                 replayable: (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true))
             while true {
@@ -76,73 +70,104 @@ extension HTTPClient {
             guard isRedirect, let location = response.headers.first(name: "location") else {
                 return response
             }
-            // Read only for a redirect: a copy of the policy per request costs its closure's retain and release.
-            let policy = request.redirects ?? configuration.redirects
-            let max: Int
-            switch policy {
-            case .disallow: return response
-            case .follow(let limit, _), .rewrite(let limit, _): max = limit
-            }
-            guard redirects < max else {
-                response.body.channel.cancel()
-                throw HTTPClientError(.tooManyRedirects, "more than \(max) redirects, the last to \(location)")
-            }
-            var next: HTTPURL
-            do {
-                try Self.checkRedirectScheme(location: location)
-                next = try url.resolving(location)
-                try checkRedirectTarget(next, from: url, origin: origin)
-            } catch {
-                response.body.channel.cancel()
-                throw error
-            }
-            var nextMethod = method
-            var nextBody = body
-            let becomesGET = RedirectRewrite.becomesGET(status: response.status.code, method: method.rawValue)
-            if becomesGET {
-                nextMethod = .get
-                nextBody = nil
-            } else if let nextBodyValue = nextBody, !nextBodyValue.isReplayable {
-                // A streamed body cannot be sent twice: give the redirect to the caller.
-                return response
-            }
-            let proposal = HTTPClientConfiguration.RedirectHop(from: url, to: next, status: response.status, method: nextMethod)
-            do {
-                switch policy {
-                case .disallow:
-                    return response
-                case .follow(_, let hop):
-                    if let hop, try !hop(proposal) {
-                        throw HTTPClientError(.redirectRefused, "redirect to \(next) refused")
-                    }
-                case .rewrite(_, let hop):
-                    guard let chosen = try hop(proposal) else { return response }
-                    // The hook's URL is held to the same rules as a Location: it may not open a Unix socket.
-                    try checkRedirectTarget(chosen, from: url, origin: origin)
-                    next = chosen
-                }
-            } catch let error as HTTPClientError {
-                response.body.channel.cancel()
-                throw error
-            } catch {
-                response.body.channel.cancel()
-                throw HTTPClientError(.redirectRefused, "redirect to \(next) refused: \(error)")
-            }
-            RedirectRewrite.rewrite(&headers, droppingBody: becomesGET, leavingOrigin: !next.isSameOrigin(as: url))
-            // Read a small redirect body so the connection can be reused; drop a large one.
-            do { _ = try await response.body.collect(upTo: 64 * 1024) } catch {}
-            redirects += 1
-            let record = HTTPClientMetrics.RedirectHop(
-                url: url, requestHead: metrics.snapshot.requestHead, responseHead: response.head)
-            metrics.update {
-                $0.redirects = redirects
-                $0.redirectHops.append(record)
-            }
-            observation?.tell(.redirect(record))
+            guard
+                let (next, nextMethod, nextBody) = try await nextHop(
+                    after: response, to: location, request: request, url: url, origin: origin, method: method,
+                    headers: &headers, body: body, redirects: &redirects, metrics: metrics, observation: observation)
+            else { return response }
             url = next
             method = nextMethod
             body = nextBody
         }
+    }
+
+    /// The route of `request`'s hop to `url`: through the request's own proxy configuration, else the client's.
+    // Synchronous and never inlined: the proxy configurations it reads (a hundred bytes each) would otherwise be slots of
+    // every request's async frame. The client's own is read in place unless the request has one (`??` would copy it).
+    @inline(never)
+    private func proxyRoute(of request: HTTPClientRequest, to url: HTTPURL) throws(HTTPClientError) -> ProxyRoute {
+        if let proxyConfiguration = request.proxy {
+            return try proxyRoute(for: url, via: request.unixSocketPath, configuration: proxyConfiguration)
+        }
+        return try proxyRoute(for: url, via: request.unixSocketPath, configuration: configuration.proxy)
+    }
+
+    /// Decides where a redirect `response` to `location` leads under the request's policy and, when it is followed,
+    /// reads its body, records the hop and returns the next hop's URL, method and body (having rewritten `headers` and
+    /// counted `redirects`); nil hands `response` to the caller.
+    // Out of `followRedirects`, and never inlined into it: its values (the hop's proposal and record, the policy) would
+    // otherwise be slots of every request's async frame, redirected or not, spreading the slots a plain request writes
+    // over more cache lines.
+    @inline(never)
+    nonisolated(nonsending) private func nextHop(
+        after response: HTTPClientResponse, to location: String, request: HTTPClientRequest, url: HTTPURL,
+        origin: HTTPURL, method: HTTPMethod, headers: inout HTTPHeaders, body: HTTPClientRequest.BodyBox?,
+        redirects: inout Int, metrics: HTTPClientMetrics, observation: RequestObservation?
+    ) async throws(HTTPClientError) -> (HTTPURL, HTTPMethod, HTTPClientRequest.BodyBox?)? {
+        // Read only for a redirect: a copy of the policy per request costs its closure's retain and release.
+        let policy = request.redirects ?? configuration.redirects
+        let max: Int
+        switch policy {
+        case .disallow: return nil
+        case .follow(let limit, _), .rewrite(let limit, _): max = limit
+        }
+        guard redirects < max else {
+            response.body.channel.cancel()
+            throw HTTPClientError(.tooManyRedirects, "more than \(max) redirects, the last to \(location)")
+        }
+        var next: HTTPURL
+        do {
+            try Self.checkRedirectScheme(location: location)
+            next = try url.resolving(location)
+            try checkRedirectTarget(next, from: url, origin: origin)
+        } catch {
+            response.body.channel.cancel()
+            throw error
+        }
+        var nextMethod = method
+        var nextBody = body
+        let becomesGET = RedirectRewrite.becomesGET(status: response.status.code, method: method.rawValue)
+        if becomesGET {
+            nextMethod = .get
+            nextBody = nil
+        } else if let nextBodyValue = nextBody, !nextBodyValue.isReplayable {
+            // A streamed body cannot be sent twice: give the redirect to the caller.
+            return nil
+        }
+        let proposal = HTTPClientConfiguration.RedirectHop(from: url, to: next, status: response.status, method: nextMethod)
+        do {
+            switch policy {
+            case .disallow:
+                return nil
+            case .follow(_, let hop):
+                if let hop, try !hop(proposal) {
+                    throw HTTPClientError(.redirectRefused, "redirect to \(next) refused")
+                }
+            case .rewrite(_, let hop):
+                guard let chosen = try hop(proposal) else { return nil }
+                // The hook's URL is held to the same rules as a Location: it may not open a Unix socket.
+                try checkRedirectTarget(chosen, from: url, origin: origin)
+                next = chosen
+            }
+        } catch let error as HTTPClientError {
+            response.body.channel.cancel()
+            throw error
+        } catch {
+            response.body.channel.cancel()
+            throw HTTPClientError(.redirectRefused, "redirect to \(next) refused: \(error)")
+        }
+        RedirectRewrite.rewrite(&headers, droppingBody: becomesGET, leavingOrigin: !next.isSameOrigin(as: url))
+        // Read a small redirect body so the connection can be reused; drop a large one.
+        do { _ = try await response.body.collect(upTo: 64 * 1024) } catch {}
+        redirects += 1
+        let record = HTTPClientMetrics.RedirectHop(
+            url: url, requestHead: metrics.snapshot.requestHead, responseHead: response.head)
+        metrics.update {
+            $0.redirects = redirects
+            $0.redirectHops.append(record)
+        }
+        observation?.tell(.redirect(record))
+        return (next, nextMethod, nextBody)
     }
 
     /// The URL of `request` parsed, once while requests name the text the client parsed last, byte for byte: a caller

@@ -136,9 +136,7 @@ public final class HTTPClient: Sendable {
         // object per request, not two.
         let metrics: HTTPClientMetrics
         if let listener = configuration.eventListener {
-            metrics = HTTPClientMetrics(
-                start: .now(), listener: listener, call: HTTPClientEvent.nextCall(), abortHandle: request.abortHandle)
-            metrics.emit(.callStart(method: request.method, url: request.url))
+            metrics = Self.startCall(request, listener: listener)
             do { group = try runningGroup() } catch {
                 metrics.emit(.callFailed(error))
                 throw error
@@ -173,22 +171,36 @@ public final class HTTPClient: Sendable {
         case .success(let response):
             // The deadline covers the body too; once the body ends the timer has no job left.
             if let deadlineTimer { response.body.channel.onFinish { deadlineTimer.cancel() } }
-            if metrics.listener != nil {
-                let channel = response.body.channel
-                channel.onFinish {
-                    if let error = channel.failure {
-                        metrics.emit(
-                            .callFailed(error as? HTTPClientError ?? HTTPClientError(.connectionClosed, "\(error)")))
-                    } else {
-                        metrics.emit(.callEnd, connection: metrics.snapshot.connection)
-                    }
-                }
-            }
+            if metrics.listener != nil { Self.reportCallEnd(of: response.body.channel, to: metrics) }
             return response
         case .failure(let error):
             deadlineTimer?.cancel()
             metrics.emit(.callFailed(error))
             throw error
+        }
+    }
+
+    /// The metrics of a call that `listener` hears about, told of the call's start.
+    // Never inlined, as `reportCallEnd`: the event's values would otherwise be slots of `execute`'s async frame.
+    @inline(never)
+    private static func startCall(_ request: HTTPClientRequest, listener: @escaping HTTPClientEventListener)
+        -> HTTPClientMetrics
+    {
+        let metrics = HTTPClientMetrics(
+            start: .now(), listener: listener, call: HTTPClientEvent.nextCall(), abortHandle: request.abortHandle)
+        metrics.emit(.callStart(method: request.method, url: request.url))
+        return metrics
+    }
+
+    /// Tells the call's listener of its end (or its failure) once the body of its response has ended.
+    @inline(never)
+    private static func reportCallEnd(of channel: BodyChannel, to metrics: HTTPClientMetrics) {
+        channel.onFinish {
+            if let error = channel.failure {
+                metrics.emit(.callFailed(error as? HTTPClientError ?? HTTPClientError(.connectionClosed, "\(error)")))
+            } else {
+                metrics.emit(.callEnd, connection: metrics.snapshot.connection)
+            }
         }
     }
 
@@ -206,6 +218,7 @@ public final class HTTPClient: Sendable {
 
     /// Decides, after `error` ended an attempt on `lease`, whether the hop is tried again (returns, having counted the
     /// retry) or fails (throws the error to report).
+    @inline(never)  // Out of `followRedirects`: its temporaries would be slots of every request's async frame.
     func retryOrThrow(
         _ error: HTTPClientError, on lease: ConnectionPool.Lease, count: inout RetryCount,
         observation: RequestObservation?, metrics: HTTPClientMetrics
@@ -256,6 +269,7 @@ public final class HTTPClient: Sendable {
 
     /// The pool for `url`'s origin, or for the Unix socket every request of this exchange goes to; through a proxy,
     /// the proxy's pool (forwarding) or the pool of tunnels to the origin.
+    @inline(never)  // Synchronous, out of `followRedirects`: its keys and layers stay off the request's async frame.
     package func pool(
         for url: HTTPURL, via socketPath: String?,
         requirements: ConnectionRequirements = ConnectionRequirements(), route: ProxyRoute = .direct
@@ -318,6 +332,7 @@ public final class HTTPClient: Sendable {
     }
 
     /// The route of a request to `url`: a Unix socket goes direct; otherwise the proxy configuration decides.
+    @inline(never)  // Out of `followRedirects`: the proxy configurations it copies would be slots of its frame.
     func proxyRoute(for url: HTTPURL, via socketPath: String?, configuration proxy: ProxyConfiguration)
         throws(HTTPClientError) -> ProxyRoute
     {
@@ -393,6 +408,7 @@ public final class HTTPClient: Sendable {
 
     /// Waits for a connection from `pool`; an abort of the request (`metrics`: a deadline, cancellation) ends the wait
     /// with its own error.
+    @inline(never)  // The wait for a connection is the uncommon case: its frame is allocated only when it happens.
     func lease(
         from pool: ConnectionPool, pipelinable: Bool = false, call: Int? = nil, metrics: HTTPClientMetrics
     ) async throws(HTTPClientError) -> ConnectionPool.Lease {
@@ -441,6 +457,7 @@ public final class HTTPClient: Sendable {
 
     /// `prepare(url:method:headers:body:forwardingTo:hostHeader:)` for a request on `pool`, reusing the last head
     /// when a request without a body matches it exactly (its URL, method and fields, byte for byte).
+    @inline(never)  // Synchronous, out of `followRedirects`: its temporaries live on the thread's stack, not in the frame.
     func prepare(
         url: HTTPURL, method: HTTPMethod, headers: HTTPHeaders, body: HTTPClientRequest.BodyBox?, on pool: ConnectionPool
     ) throws(HTTPClientError) -> PreparedRequest {
@@ -575,21 +592,7 @@ public final class HTTPClient: Sendable {
         let sendInline = requestComplete ? inline : nil
         let connection = lease.connection
         let readTimeout = configuration.readTimeout
-        metrics.update {
-            $0.timings.nameResolved = lease.nameResolution
-            $0.timings.connected = lease.connect
-            $0.timings.secureConnected = lease.secureConnect
-            $0.requestHead = headBytes
-            // The hop's proxy, its connection's setup: written (over an earlier hop's) only when there is something to
-            // write or to clear; most requests go straight over a reused connection.
-            if proxy != nil || lease.isNew || $0.hasSeldomSetFields {
-                $0.proxy = proxy
-                $0.proxyHandshake = lease.proxyHandshake
-                $0.connectAttempts = lease.connectAttempts
-                $0.tcpInfo = nil
-                $0.proxyConnect = lease.proxyConnect
-            }
-        }
+        Self.record(lease, head: headBytes, proxy: proxy, in: metrics)
         if requestComplete {
             // The whole request is written at once: the loop starts it, and the read that parses
             // the response head resumes this task. At most one hand-over to the loop and one back, with
@@ -648,6 +651,30 @@ public final class HTTPClient: Sendable {
             connection: connection, url: url, method: method, body: bodyBox, inline: inline,
             file: file, framing: framing, headBytes: headBytes, keepAlive: keepAlive,
             expectsContinue: expectsContinue, metrics: metrics, observation: observation)
+    }
+
+    /// Records in `metrics` what an attempt on `lease` carries: its connection's setup, the request head, the proxy.
+    // Synchronous and never inlined into `send`: the snapshot's proxy and setup values it copies would otherwise be
+    // slots of every request's async frame.
+    @inline(never)
+    private static func record(
+        _ lease: borrowing ConnectionPool.Lease, head headBytes: [UInt8], proxy: Proxy?, in metrics: HTTPClientMetrics
+    ) {
+        metrics.update {
+            $0.timings.nameResolved = lease.nameResolution
+            $0.timings.connected = lease.connect
+            $0.timings.secureConnected = lease.secureConnect
+            $0.requestHead = headBytes
+            // The hop's proxy, its connection's setup: written (over an earlier hop's) only when there is something to
+            // write or to clear; most requests go straight over a reused connection.
+            if proxy != nil || lease.isNew || $0.hasSeldomSetFields {
+                $0.proxy = proxy
+                $0.proxyHandshake = lease.proxyHandshake
+                $0.connectAttempts = lease.connectAttempts
+                $0.tcpInfo = nil
+                $0.proxyConnect = lease.proxyConnect
+            }
+        }
     }
 
     /// Starts a whole request from a task off its connection's loop: the request waits in its metrics object for the

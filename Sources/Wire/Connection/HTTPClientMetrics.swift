@@ -174,6 +174,9 @@ public final class HTTPClientMetrics: Sendable {
     /// What the request's task off the loop and its connection's loop hand each other (`LoopCrossing`).
     let crossing = Lock(LoopCrossing())
 
+    // Never inlined: the snapshot it starts (a few hundred bytes) is built in place in the object, not in a slot of each
+    // caller's async frame (`HTTPClient.execute` had four such slots, written for every request).
+    @inline(never)
     package init(
         start: Deadline, listener: HTTPClientEventListener? = nil, call: Int = 0,
         abortHandle: HTTPClientAbortHandle? = nil

@@ -58,8 +58,9 @@ public struct ProxyEnvironment: Sendable {
 public enum ProxyRoute: Hashable, Sendable, CustomStringConvertible {
     /// To the origin, with no proxy.
     case direct
-    /// Through this proxy.
-    case proxy(Proxy)
+    /// Through this proxy. Boxed: a route is one reference wide, not a proxy's hundred bytes, in every frame and
+    /// copy that holds one (each request's holds several, most of them `direct`).
+    indirect case proxy(Proxy)
 
     /// `direct`, or the proxy (without its credentials).
     public var description: String {
