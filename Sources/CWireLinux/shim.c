@@ -54,3 +54,28 @@ __attribute__((constructor)) static void c_wire_find_thread_sanitizer(void) {
     c_wire_tsan_acquire_hook = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_acquire");
     c_wire_tsan_release_hook = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_release");
 }
+
+// The Swift runtime's cancellation records, declared as libswift_Concurrency exports them: Swift's calling convention,
+// a handler that takes its context in the Swift context register. Called from C, not declared in Swift, because a
+// Swift declaration of a runtime symbol is reserved to the standard library.
+typedef __attribute__((swiftcall)) void (*c_wire_swift_cancellation_handler)(void *__attribute__((swift_context)));
+extern __attribute__((swiftcall)) void *swift_task_addCancellationHandler(
+    c_wire_swift_cancellation_handler handler, void *context);
+extern __attribute__((swiftcall)) void swift_task_removeCancellationHandler(void *record);
+
+// The one handler Wire registers (a C function pointer from Swift), read by the trampoline the runtime calls. Written
+// only when it differs, so the line stays shared between the cores that read it.
+static void (*c_wire_cancellation_hook)(void *context);
+
+static __attribute__((swiftcall)) void c_wire_cancellation_trampoline(void *__attribute__((swift_context)) context) {
+    __atomic_load_n(&c_wire_cancellation_hook, __ATOMIC_ACQUIRE)(context);
+}
+
+void *c_wire_task_add_cancellation_handler(void (*on_cancel)(void *context), void *context) {
+    if (__atomic_load_n(&c_wire_cancellation_hook, __ATOMIC_RELAXED) != on_cancel) {
+        __atomic_store_n(&c_wire_cancellation_hook, on_cancel, __ATOMIC_RELEASE);
+    }
+    return swift_task_addCancellationHandler(c_wire_cancellation_trampoline, context);
+}
+
+void c_wire_task_remove_cancellation_handler(void *record) { swift_task_removeCancellationHandler(record); }

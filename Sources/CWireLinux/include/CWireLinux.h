@@ -99,4 +99,14 @@ static inline void c_wire_tsan_release(void *address) {
     if (c_wire_tsan_release_hook) c_wire_tsan_release_hook(address);
 }
 
+/// Registers a cancellation record with the current Swift task (the Swift runtime's `swift_task_addCancellationHandler`,
+/// the entry point the standard library's inlined `withTaskCancellationHandler` calls): `on_cancel(context)` runs now if
+/// the task is already cancelled, or on the cancelling thread while the record stands. Returns the record, for
+/// `c_wire_task_remove_cancellation_handler`. Every caller passes the same `on_cancel`.
+void *c_wire_task_add_cancellation_handler(void (*on_cancel)(void *context), void *context);
+
+/// Removes a record `c_wire_task_add_cancellation_handler` returned (the runtime's
+/// `swift_task_removeCancellationHandler`); its handler does not run after this returns.
+void c_wire_task_remove_cancellation_handler(void *record);
+
 #endif

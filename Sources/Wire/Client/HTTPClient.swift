@@ -153,27 +153,19 @@ public final class HTTPClient: Sendable {
                         mayHaveBeenProcessed: true))
             }
         }
-        // withTaskCancellationHandler is not typed-throws: carry the error out in a Result. The variant that inherits
-        // the caller's executor: the public one takes an `isolated` parameter, and hopping to it and back costs two
-        // executor switches per request, each a lookup under the task's status lock when the task prefers a loop.
-        let result = await _unsafeInheritExecutor_withTaskCancellationHandler {
-            do throws(HTTPClientError) {
-                return Result<HTTPClientResponse, HTTPClientError>.success(
-                    try await followRedirects(request, metrics: metrics))
-            } catch {
-                return .failure(error)
+        // Wire's cancellation handler, not the standard library's: the operation stays in the caller's isolation (no
+        // executor switch into it and out of it) and keeps its typed error (no Result to carry it out).
+        do throws(HTTPClientError) {
+            // Cancellation aborts the request with `.cancelled` (`HTTPClientMetrics.taskWasCancelled`).
+            let response = try await withCancellationHandler(notifying: metrics) {
+                () async throws(HTTPClientError) -> HTTPClientResponse in
+                try await followRedirects(request, metrics: metrics)
             }
-        } onCancel: {
-            metrics.abort(HTTPClientError(.cancelled, "the calling task was cancelled"))
-        }
-        // Moved into the switch: the response is not copied out of the result.
-        switch consume result {
-        case .success(let response):
             // The deadline covers the body too; once the body ends the timer has no job left.
             if let deadlineTimer { response.body.channel.onFinish { deadlineTimer.cancel() } }
             if metrics.listener != nil { Self.reportCallEnd(of: response.body.channel, to: metrics) }
             return response
-        case .failure(let error):
+        } catch {
             deadlineTimer?.cancel()
             metrics.emit(.callFailed(error))
             throw error

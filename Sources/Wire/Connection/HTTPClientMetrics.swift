@@ -242,3 +242,10 @@ public final class HTTPClientMetrics: Sendable {
     /// The time from the start to `now`.
     func elapsed(at now: Deadline) -> Duration { now - start }
 }
+
+extension HTTPClientMetrics: TaskCancellationTarget {
+    /// The calling task of `HTTPClient.execute` was cancelled: the request fails with `.cancelled`.
+    package func taskWasCancelled() {
+        abort(HTTPClientError(.cancelled, "the calling task was cancelled"))
+    }
+}

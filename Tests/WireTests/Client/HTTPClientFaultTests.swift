@@ -190,6 +190,24 @@ extension IOSuite {
             }
         }
 
+        /// A task cancelled before it calls `execute` gets `.cancelled` at once and sends nothing (the cancellation
+        /// handler `execute` registers runs as it is registered); the client serves the next task as usual.
+        @Test func aTaskCancelledBeforeItAsksSendsNothing() async throws {
+            try await Self.withServer(script: { _, _, _ in .respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") }) {
+                client, server in
+                let cancelled = Task {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    return try await client.execute(HTTPClientRequest(url: Self.url(server, "/never")))
+                }
+                let error = await #expect(throws: HTTPClientError.self) { try await cancelled.value }
+                #expect(error?.code == .cancelled)
+                #expect(try await server.connectionCount() == 0, "a cancelled task's request must not be sent")
+                let response = try await client.execute(HTTPClientRequest(url: Self.url(server, "/after")))
+                #expect(response.status == .ok)
+                #expect(try await response.body.collect(upTo: 100) == ByteBuffer(string: "ok"))
+            }
+        }
+
         @Test func aTruncatedBodyIsItsOwnError() async throws {
             let truncated = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort"
             try await Self.withServer(script: { _, _, _ in .respondAndClose(truncated) }) { client, server in
