@@ -54,7 +54,7 @@ extension HTTPClient {
                 do throws(HTTPClientError) {
                     response = try await send(
                         prepared, on: lease, url: url, method: method, body: body, metrics: metrics,
-                        observation: observation, proxy: pool.proxy)
+                        observation: observation, pool: pool)
                 } catch {
                     try retryOrThrow(error, on: lease, count: &retries, observation: observation, metrics: metrics)
                     continue

@@ -575,7 +575,7 @@ public final class HTTPClient: Sendable {
     @inline(__always) nonisolated(nonsending) func send(
         _ prepared: sending PreparedRequest, on lease: ConnectionPool.Lease, url: HTTPURL, method: HTTPMethod,
         body bodyBox: HTTPClientRequest.BodyBox?, metrics: HTTPClientMetrics,
-        observation: RequestObservation?, proxy: Proxy?
+        observation: RequestObservation?, pool: ConnectionPool
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         let (headBytes, framing, inline, file) = (prepared.headBytes, prepared.framing, prepared.inline, prepared.file)
         let (expectsContinue, keepAlive, requestComplete) = (
@@ -584,7 +584,7 @@ public final class HTTPClient: Sendable {
         let sendInline = requestComplete ? inline : nil
         let connection = lease.connection
         let readTimeout = configuration.readTimeout
-        Self.record(lease, head: headBytes, proxy: proxy, in: metrics)
+        Self.record(lease, head: headBytes, pool: pool, in: metrics)
         if requestComplete {
             // The whole request is written at once: the loop starts it, and the read that parses
             // the response head resumes this task. At most one hand-over to the loop and one back, with
@@ -645,12 +645,14 @@ public final class HTTPClient: Sendable {
             expectsContinue: expectsContinue, metrics: metrics, observation: observation)
     }
 
-    /// Records in `metrics` what an attempt on `lease` carries: its connection's setup, the request head, the proxy.
+    /// Records in `metrics` what an attempt on `lease` (from `pool`) carries: its connection's setup, the request head,
+    /// the proxy.
     // Synchronous and never inlined into `send`: the snapshot's proxy and setup values it copies would otherwise be
-    // slots of every request's async frame.
+    // slots of every request's async frame. The pool's proxy is read only when there is one: an optional proxy copied
+    // for every request went through its value witness, twice.
     @inline(never)
     private static func record(
-        _ lease: borrowing ConnectionPool.Lease, head headBytes: [UInt8], proxy: Proxy?, in metrics: HTTPClientMetrics
+        _ lease: borrowing ConnectionPool.Lease, head headBytes: [UInt8], pool: ConnectionPool, in metrics: HTTPClientMetrics
     ) {
         metrics.update {
             $0.timings.nameResolved = lease.nameResolution
@@ -659,8 +661,8 @@ public final class HTTPClient: Sendable {
             $0.requestHead = headBytes
             // The hop's proxy, its connection's setup: written (over an earlier hop's) only when there is something to
             // write or to clear; most requests go straight over a reused connection.
-            if proxy != nil || lease.isNew || $0.hasSeldomSetFields {
-                $0.proxy = proxy
+            if pool.isProxied || lease.isNew || $0.hasSeldomSetFields {
+                $0.proxy = pool.proxy
                 $0.proxyHandshake = lease.proxyHandshake
                 $0.connectAttempts = lease.connectAttempts
                 $0.tcpInfo = nil

@@ -106,7 +106,9 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
             bodyBytes = 0
             hasBody = false
             sentBodyBytes = 0
-            tunnelHead = nil
+            // Cleared only when set (a tunnel's exchange is seldom reused): an optional head assigned in place went
+            // through its value witness for every request.
+            if case .some = tunnelHead { tunnelHead = nil }
             tap = nil
         }
 

@@ -192,6 +192,9 @@ package final class ConnectionPool: Sendable {
     /// key copied its route (an enum holding a `Proxy`) through its value witness each time.
     let forwardingProxy: Proxy?
     let proxy: Proxy?
+    /// Whether `proxy` is set: a request asks this, and reading the optional proxy to compare it with nil copied it
+    /// through its value witness.
+    let isProxied: Bool
     /// The `Host` value of every request on a pool straight to one origin (nil through a proxy, or on a Unix socket):
     /// worked out once instead of per request.
     let originHostHeader: String?
@@ -203,6 +206,7 @@ package final class ConnectionPool: Sendable {
         self.key = key
         forwardingProxy = key.forwardingProxy
         proxy = key.proxy
+        isProxied = proxy != nil
         if case .direct = key.route, case .host(let host, let port) = key.endpoint {
             originHostHeader = HTTPURL.hostHeader(scheme: key.scheme, host: host, port: port)
         } else {
