@@ -106,8 +106,8 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
             bodyBytes = 0
             hasBody = false
             sentBodyBytes = 0
-            // Cleared only when set (a tunnel's exchange is seldom reused): an optional head assigned in place went
-            // through its value witness for every request.
+            // Cleared only when set (a tunnel's exchange is seldom reused): assigning nil destroyed the old head first,
+            // for every request (through its value witness, before release builds turned off type-layout lowering).
             if case .some = tunnelHead { tunnelHead = nil }
             tap = nil
         }

@@ -193,7 +193,8 @@ package final class ConnectionPool: Sendable {
     let forwardingProxy: Proxy?
     let proxy: Proxy?
     /// Whether `proxy` is set: a request asks this, and reading the optional proxy to compare it with nil copied it
-    /// through its value witness.
+    /// (a retain and release of each of its parts; through its value witness, before release builds turned off
+    /// type-layout lowering).
     let isProxied: Bool
     /// The `Host` value of every request on a pool straight to one origin (nil through a proxy, or on a Unix socket):
     /// worked out once instead of per request.
