@@ -36,31 +36,91 @@ public struct HTTPClientRequest: Sendable {
     package private(set) var bodyBox: BodyBox?
     /// Connect to this Unix domain socket whatever the URL's host, for this request and every
     /// redirect it follows (curl's `--unix-socket`). The URL still gives the target and `Host`.
-    public var unixSocketPath: String?
+    public var unixSocketPath: String? {
+        get { options?.fields.unixSocketPath }
+        set { changeOptions { $0.unixSocketPath = newValue } }
+    }
 
     /// Told, on a client thread and in order, of the request's progress: body bytes sent, the response head, each
     /// redirect followed, each retry; with the request's metrics. Keep it short: it runs on the request's path.
-    public var observer: (@Sendable (HTTPClientRequestEvent, HTTPClientMetrics) -> Void)?
+    public var observer: (@Sendable (HTTPClientRequestEvent, HTTPClientMetrics) -> Void)? {
+        get { options?.fields.observer }
+        set { changeOptions { $0.observer = newValue } }
+    }
     /// Whether `observer` is also told of every byte written and read for the request (`.bytesWritten`,
     /// `.bytesRead`), in plaintext, as a trace (curl's `--trace`) needs them. Off by default: then the connection
     /// does nothing for it. A file body is then read through memory instead of sent by the kernel from the file.
-    public var observesBytes = false
+    public var observesBytes: Bool {
+        get { options?.fields.observesBytes ?? false }
+        set { changeOptions { $0.observesBytes = newValue } }
+    }
     /// The redirect policy for this request; nil follows the client's `configuration.redirects`. The scheme rules
     /// hold whatever the policy.
-    public var redirects: HTTPClientConfiguration.RedirectPolicy?
+    public var redirects: HTTPClientConfiguration.RedirectPolicy? {
+        get { options?.fields.redirects }
+        set { changeOptions { $0.redirects = newValue } }
+    }
     /// What the connection carrying the request (and every redirect it follows) must be: a traffic class set
     /// before connecting, an admission check after. Requests with other requirements never share its connections.
-    package var connectionRequirements = ConnectionRequirements()
+    package var connectionRequirements: ConnectionRequirements {
+        get { options?.fields.connectionRequirements ?? ConnectionRequirements() }
+        set { changeOptions { $0.connectionRequirements = newValue } }
+    }
     /// The proxy for this request and every redirect it follows; nil uses the client's `configuration.proxy`.
     /// `.none` sends it straight to its origin whatever the client's setting.
-    public var proxy: ProxyConfiguration?
+    public var proxy: ProxyConfiguration? {
+        get { options?.fields.proxy }
+        set { changeOptions { $0.proxy = newValue } }
+    }
     /// Whether the request may join a pipeline when the client pipelines (`configuration.pipelining`); false sends it
     /// only on a connection with nothing else in flight. Default true; without pipelining in the client it changes
     /// nothing.
     public var allowsPipelining = true
     /// Ends the request from outside its task when `abort()` is called on it (see `HTTPClientAbortHandle`); nil for
     /// none. The calling task's cancellation and `execute`'s deadline end it as before.
-    public var abortHandle: HTTPClientAbortHandle?
+    public var abortHandle: HTTPClientAbortHandle? {
+        get { options?.fields.abortHandle }
+        set { changeOptions { $0.abortHandle = newValue } }
+    }
+
+    /// The options most requests leave unset, behind one reference; nil while all are unset. A request is made,
+    /// copied into `execute` and destroyed for every call, and these (a proxy configuration alone is a hundred bytes)
+    /// made it five cache lines, written and read again after the response came: with a thousand requests in flight,
+    /// each such line is a miss on both sides of the wait.
+    private var options: Options?
+
+    /// Changes the seldom-set options through a new box (the box is shared by copies of the request, never changed).
+    private mutating func changeOptions(_ change: (inout OptionFields) -> Void) {
+        var fields = options?.fields ?? OptionFields()
+        change(&fields)
+        options = fields.isDefault ? nil : Options(fields)
+    }
+
+    /// The seldom-set part of a request.
+    private struct OptionFields: Sendable {
+        var unixSocketPath: String?
+        var observer: (@Sendable (HTTPClientRequestEvent, HTTPClientMetrics) -> Void)?
+        var observesBytes = false
+        var redirects: HTTPClientConfiguration.RedirectPolicy?
+        var connectionRequirements = ConnectionRequirements()
+        var proxy: ProxyConfiguration?
+        var abortHandle: HTTPClientAbortHandle?
+
+        /// Whether every option has its default, so the request needs no box.
+        var isDefault: Bool {
+            if unixSocketPath != nil || observer != nil || observesBytes || abortHandle != nil { return false }
+            if case .some = redirects { return false }
+            if case .some = proxy { return false }
+            return connectionRequirements.isEmpty
+        }
+    }
+
+    /// `OptionFields` behind a reference; never changed once made.
+    private final class Options: Sendable {
+        let fields: OptionFields
+
+        init(_ fields: OptionFields) { self.fields = fields }
+    }
 
     /// Creates a request without a body.
     // Its own initializer, chosen over the one below when no body is named (Swift prefers the candidate with fewer
