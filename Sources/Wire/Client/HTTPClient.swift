@@ -714,11 +714,6 @@ public final class HTTPClient: Sendable {
         do {
             (promise, exchangeID) = try await connection.loop.submit {
                 let value = connection.value
-                metrics.update {
-                    $0.remoteAddress = value.remoteAddress
-                    $0.localAddress = value.localAddress
-                    $0.transportSecurity = value.securityInfo
-                }
                 return value.start(
                     head: headBytes, inlineBody: nil, method: method, keepAlive: keepAlive,
                     requestComplete: false, readTimeout: readTimeout, metrics: metrics, tap: observation?.tap)

@@ -193,6 +193,19 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     var localAddress: SocketAddress? { stream.localAddress }
     var securityInfo: TransportSecurityInfo? { stream.securityInfo }
 
+    /// What each request's metrics report of this connection: its addresses, its TLS, its number. Made by the first
+    /// request (the stream is connected, and secured, by then) and shared by the rest.
+    var metricsFacts: HTTPClientMetrics.ConnectionFacts {
+        if let facts = metricsFactsCache { return facts }
+        let facts = HTTPClientMetrics.ConnectionFacts(
+            HTTPClientMetrics.ConnectionFactFields(
+                remoteAddress: stream.remoteAddress, localAddress: stream.localAddress,
+                transportSecurity: stream.securityInfo, number: number))
+        metricsFactsCache = facts
+        return facts
+    }
+    @exclusivity(unchecked) private var metricsFactsCache: HTTPClientMetrics.ConnectionFacts?
+
     // MARK: Sending
 
     /// Starts a request: writes the head (and `inlineBody`, if the whole body is in memory) and
@@ -260,10 +273,10 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
                 id: id, keepAlive: keepAlive, isConnect: method == .connect, readTimeout: readTimeout, now: .now()),
             error: nil)
         parser.expectResponse(to: method)
-        let number = self.number
+        let facts = metricsFacts
         metrics.update {
             $0.isReusedConnection = reused
-            $0.connection = number
+            $0.connectionFacts = facts
         }
         if let tap {
             // Told before the write: a failing write closes the connection, and the trace shows what was attempted.
@@ -289,7 +302,9 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
 
     private func requestWritten(_ exchange: Exchange) {
         machine.requestWritten(exchange.id)
-        if stream.pendingWriteBytes == 0 { exchange.metrics.update { $0.timings.requestSent = exchange.metrics.elapsed() } }
+        if stream.pendingWriteBytes == 0 {
+            exchange.metrics.update { $0.timings.requestSentNanoseconds = exchange.metrics.elapsedNanoseconds() }
+        }
         if exchange.hasBody { exchange.metrics.emit(.requestBodySent(bytes: exchange.sentBodyBytes), connection: number) }
     }
 
@@ -435,7 +450,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         while let exchange = oldest, !machine.isClosed {
             if !exchange.sawFirstByte {
                 exchange.sawFirstByte = true
-                exchange.metrics.update { $0.timings.firstByte = now - exchange.metrics.start }
+                exchange.metrics.update { $0.timings.firstByteNanoseconds = exchange.metrics.elapsedNanoseconds(at: now) }
             }
             let step: HTTP1LeanStep
             do {
@@ -667,7 +682,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
     package func streamDidDrainWrites(_ stream: any ByteStream) {
         guard let exchange = exchanges.last else { return }
         if machine.isBusy, exchange.metrics.snapshot.timings.requestSent == nil {
-            exchange.metrics.update { $0.timings.requestSent = exchange.metrics.elapsed() }
+            exchange.metrics.update { $0.timings.requestSentNanoseconds = exchange.metrics.elapsedNanoseconds() }
         }
         if let waiter = exchange.drainWaiter {
             exchange.drainWaiter = nil
@@ -848,7 +863,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         let bytes = exchange.bodyBytes
         let tcpInfo = samplesTCPInfo ? stream.tcpInfo() : nil
         exchange.metrics.update {
-            $0.timings.lastByte = exchange.metrics.elapsed(at: readTime ?? .now())
+            $0.timings.lastByteNanoseconds = exchange.metrics.elapsedNanoseconds(at: readTime ?? .now())
             $0.bodyBytes = bytes
             if let tcpInfo { $0.tcpInfo = tcpInfo }
         }

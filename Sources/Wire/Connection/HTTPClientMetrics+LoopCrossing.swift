@@ -13,16 +13,47 @@ struct PendingStart: Sendable {
 
 /// What a request's task off the loop (on Swift's global executor) and its connection's loop hand each other, one at
 /// a time: the request to start, then the response head to resume the task with. Kept in the request's metrics object,
-/// which both sides hold already, so that neither direction allocates a closure for it. Each is swapped in and out
-/// (moved, never copied: a copy would retain every reference in it, and release them again; matching an enum's case
-/// copied its payload).
-struct LoopCrossing: Sendable {
+/// which both sides hold already, so that neither direction allocates a closure for it. The whole value is swapped in
+/// and out and its payload taken by consuming it (moved, never copied: a copy would retain every reference in it, and
+/// release them again).
+///
+/// One enum, not an optional of each: the two never wait at the same time, and a request on its connection's loop
+/// never uses either, yet every request's metrics object carried both (208 bytes, three cache lines read again as it
+/// was destroyed).
+enum LoopCrossing: Sendable {
     /// A response head for the task off the loop that the continuation resumes.
     typealias ParkedResponse =
         (UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>, HTTP1ClientConnection.ResponseStart)
 
-    var start: PendingStart?
-    var response: ParkedResponse?
+    /// Nothing waits.
+    case empty
+    /// A request waits for the loop to start it.
+    case start(PendingStart)
+    /// A response head waits for the loop's batch of hand-overs.
+    case response(ParkedResponse)
+
+    /// What waits, leaving `.empty` behind.
+    static func take(from crossing: borrowing Lock<LoopCrossing>) -> LoopCrossing {
+        var taken = LoopCrossing.empty
+        crossing.withLock { swap(&$0, &taken) }
+        return taken
+    }
+
+    /// Makes `value` what waits; nothing else waits then (the two directions take turns).
+    static func put(_ value: consuming LoopCrossing, into crossing: borrowing Lock<LoopCrossing>) {
+        var swapped = value
+        crossing.withLock { swap(&$0, &swapped) }
+        swapped.drop()
+    }
+
+    /// Ends the value, destroying a payload only when there is one: the value swapped out or taken is usually
+    /// `.empty` or the case wanted, and the enum's outlined destroy decoded its tag in a call every time.
+    consuming func drop() {
+        switch consume self {
+        case .empty: return
+        case .start, .response: return
+        }
+    }
 }
 
 extension HTTPClientMetrics: LoopWork, LoopHandOver {
@@ -30,8 +61,7 @@ extension HTTPClientMetrics: LoopWork, LoopHandOver {
     /// (`.shutDown`, not started).
     func post(_ start: consuming PendingStart) {
         let loop = start.connection.loop
-        var posted: PendingStart? = consume start
-        crossing.withLock { swap(&$0.start, &posted) }
+        LoopCrossing.put(.start(consume start), into: crossing)
         loop.execute(self) {
             guard let start = takeStart() else { return }
             start.continuation.resume(
@@ -55,24 +85,32 @@ extension HTTPClientMetrics: LoopWork, LoopHandOver {
         _ start: consuming HTTP1ClientConnection.ResponseStart,
         for continuation: UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>
     ) {
-        var parked: LoopCrossing.ParkedResponse? =
-            (continuation, consume start)
-        crossing.withLock { swap(&$0.response, &parked) }
+        LoopCrossing.put(.response((continuation, consume start)), into: crossing)
     }
 
     /// The loop's batch got to a parked response head: the task resumes with it.
     package func runHandOver() {
-        var parked: LoopCrossing.ParkedResponse?
-        crossing.withLock { swap(&$0.response, &parked) }
-        guard let (continuation, start) = consume parked else { return }
-        continuation.resume(returning: HTTP1ClientConnection.ResponseOutcome(result: .success(start), started: true))
+        switch LoopCrossing.take(from: crossing) {
+        case .response(let (continuation, start)):
+            continuation.resume(returning: HTTP1ClientConnection.ResponseOutcome(result: .success(start), started: true))
+        case .empty:
+            return
+        case .start(let start):
+            LoopCrossing.put(.start(start), into: crossing)
+        }
     }
 
     /// The posted start, moved out.
     private func takeStart() -> PendingStart? {
-        var start: PendingStart?
-        crossing.withLock { swap(&$0.start, &start) }
-        return start
+        switch LoopCrossing.take(from: crossing) {
+        case .start(let start):
+            return start
+        case .empty:
+            return nil
+        case .response(let parked):
+            LoopCrossing.put(.response(parked), into: crossing)
+            return nil
+        }
     }
 }
 
@@ -84,11 +122,6 @@ extension HTTP1ClientConnection {
         keepAlive: Bool, readTimeout: Duration, metrics: HTTPClientMetrics, tap: ByteTap?, responder: Responder
     ) {
         let value = connection.value
-        metrics.update {
-            $0.remoteAddress = value.remoteAddress
-            $0.localAddress = value.localAddress
-            $0.transportSecurity = value.securityInfo
-        }
         let exchangeID = value.start(
             head: head, inlineBody: inlineBody, method: method, keepAlive: keepAlive, requestComplete: true,
             readTimeout: readTimeout, metrics: metrics, tap: tap, responder: responder)
