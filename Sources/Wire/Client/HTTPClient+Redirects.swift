@@ -2,13 +2,123 @@ extension HTTPClient {
     /// Sends `request` and follows the redirects the configuration allows: the method and body rules of RFC 9110
     /// §15.4, credentials dropped when a hop leaves the origin, and only `http` and `https` as destinations. Each hop
     /// is tried again, on another connection, after the failures `retryOrThrow` allows.
-    // Each hop's attempts are written out here, not called: the compiler inlines no async function this large on its
-    // own, and the call copied the request's parts, eleven arguments, into the callee's frame. Inlined into `execute`
-    // by force: one async frame per request instead of two (an allocation on the task and its release fewer, and the
-    // call's context), about 300 instructions.
+    ///
+    /// The usual request (no body, no observer, an idle connection at hand) is started by `startFirstAttempt`, a
+    /// synchronous call that keeps its values on the thread's stack: across the wait for the response, this frame
+    /// holds the lease and the URL and little else. A request that is not that, and an attempt that ends in a
+    /// redirect or in a failure the client may retry, go on in `followRedirectsInGeneral`, whose frame (a few
+    /// kilobytes: every hop's and attempt's values) is allocated only then. With a thousand requests in flight, each
+    /// line of a frame written before the wait and read after it is a cache miss on both sides.
+    // Inlined into `execute` by force: one async frame per request instead of two (an allocation on the task and its
+    // release fewer, and the call's context).
     @inline(__always) nonisolated(nonsending) func followRedirects(
         _ request: HTTPClientRequest, metrics: HTTPClientMetrics
     ) async throws(HTTPClientError) -> HTTPClientResponse {
+        var attempt = FirstAttempt()
+        let outcome = await _unsafeInheritExecutor_withUnsafeContinuation {
+            (continuation: UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>) in
+            startFirstAttempt(request, metrics: metrics, into: &attempt, continuation: continuation)
+        }
+        // The loop may resume the continuation before this task has suspended (see `send`).
+        if let resumed = attempt.continuation { ThreadSanitizer.acquire(resumed: resumed) }
+        switch (consume outcome).takeResult() {
+        case .success(let start):
+            // Only a started attempt succeeds (one not started is resumed with a placeholder failure).
+            guard let url = attempt.url else { break }
+            let response = HTTPClientResponse(start, url: url, metrics: metrics)
+            guard Self.mayRedirect(response) else { return response }
+            return try await followRedirectsInGeneral(request, metrics: metrics, carrying: .response(response))
+        case .failure(let error):
+            if let lease = attempt.lease.take() {
+                return try await followRedirectsInGeneral(request, metrics: metrics, carrying: .failure(error, on: lease))
+            }
+        }
+        // Not started: the request is not the usual one, or something on the way refused it (the general path meets
+        // the same refusal and reports it).
+        return try await followRedirectsInGeneral(request, metrics: metrics, carrying: nil)
+    }
+
+    /// Whether `response` is a redirect with a `Location` (the general path decides whether to follow it).
+    static func mayRedirect(_ response: HTTPClientResponse) -> Bool {
+        // A switch, not an array literal's `contains` (an allocation per request).
+        switch response.status.code {
+        case 301, 302, 303, 307, 308: response.headers.first(name: "location") != nil
+        default: false
+        }
+    }
+
+    /// What `startFirstAttempt` started, for `followRedirects` after the response: nil when it started nothing.
+    struct FirstAttempt {
+        var lease: LeaseKind?
+        var url: HTTPURL?
+        var continuation: UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>?
+    }
+
+    /// How the attempt `followRedirects` made ended, for the general path to go on from.
+    enum CarriedOutcome {
+        /// A response that may be a redirect to follow.
+        case response(HTTPClientResponse)
+        /// A failure that may be retried on another connection.
+        case failure(HTTPClientError, on: LeaseKind)
+    }
+
+    /// Starts the usual request as the general path's first attempt would (the same checks, pool, head, lease and
+    /// records, in the same order), when it is the usual one: no body, no observer, an idle connection at hand. The
+    /// connection resumes `continuation` with the response head; when it starts nothing (`attempt` left empty), it
+    /// resumes `continuation` itself at once.
+    @inline(never)  // Synchronous: its values stay on the thread's stack, off the request's async frame.
+    func startFirstAttempt(
+        _ request: HTTPClientRequest, metrics: HTTPClientMetrics, into attempt: inout FirstAttempt,
+        continuation: UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>
+    ) {
+        guard request.bodyBox == nil, request.observer == nil, !metrics.wasAborted,
+            let url = try? parsedURL(of: request), let route = try? proxyRoute(of: request, to: url)
+        else { return Self.resumeUnstarted(continuation) }
+        let pipelinable =
+            configuration.pipelining.maxInFlight > 1 && request.allowsPipelining
+            && isPipelinable(method: request.method, headers: request.headers, body: nil)
+        guard
+            let pool = try? pool(
+                for: url, via: request.unixSocketPath, requirements: request.connectionRequirements, route: route),
+            let prepared = try? prepare(url: url, method: request.method, headers: request.headers, body: nil, on: pool),
+            prepared.requestComplete, !prepared.expectsContinue,
+            let lease = pool.leaseIdleConnection(pipelinable: pipelinable)
+        else { return Self.resumeUnstarted(continuation) }
+        metrics.update { $0.queued = .zero }
+        metrics.emit(.connectionAcquired(reused: !lease.isNew), connection: lease.number)
+        Self.record(lease, head: prepared.headBytes, pool: pool, in: metrics)
+        let connection = lease.connection
+        attempt = FirstAttempt(lease: LeaseKind(lease), url: url, continuation: continuation)
+        // As `send` starts a whole request: at once on the connection's loop, else posted to it.
+        if connection.loop.inEventLoop {
+            HTTP1ClientConnection.startWhole(
+                on: connection, head: prepared.headBytes, inlineBody: prepared.inline, method: request.method,
+                keepAlive: prepared.keepAlive, readTimeout: configuration.readTimeout, metrics: metrics, tap: nil,
+                responder: .waiter(continuation, handOverVia: nil))
+        } else {
+            metrics.post(
+                PendingStart(
+                    connection: connection, head: prepared.headBytes, inlineBody: prepared.inline,
+                    method: request.method, keepAlive: prepared.keepAlive, readTimeout: configuration.readTimeout,
+                    tap: nil, continuation: continuation))
+        }
+    }
+
+    /// Resumes a continuation no attempt was started for (`FirstAttempt.lease` stays nil, which is what the caller
+    /// reads; the outcome is a placeholder).
+    private static func resumeUnstarted(_ continuation: UnsafeContinuation<HTTP1ClientConnection.ResponseOutcome, Never>) {
+        continuation.resume(
+            returning: HTTP1ClientConnection.ResponseOutcome(
+                result: .failure(HTTPClientError(.invalidRequest, "")), started: false))
+    }
+
+    /// `followRedirects` for every request the usual path did not finish: it starts from scratch, or from where the
+    /// attempt `followRedirects` made (`carrying`) ended, as the first attempt of the first hop.
+    @inline(never)
+    nonisolated(nonsending) func followRedirectsInGeneral(
+        _ request: HTTPClientRequest, metrics: HTTPClientMetrics, carrying carried: CarriedOutcome?
+    ) async throws(HTTPClientError) -> HTTPClientResponse {
+        var carried = carried
         let origin = try parsedURL(of: request)
         var url = origin
         // Checked before a connection is leased: a negative length would reach the serializer.
@@ -28,7 +138,18 @@ extension HTTPClient {
             let route = try proxyRoute(of: request, to: url)
             var retries = RetryCount(
                 replayable: (method.isIdempotent || headers.contains(name: "idempotency-key")) && (body?.isReplayable ?? true))
-            while true {
+            attempts: while true {
+                // The attempt `followRedirects` made, as this hop's first.
+                switch carried.take() {
+                case .response(let carriedResponse)?:
+                    response = carriedResponse
+                    break attempts
+                case .failure(let error, let lease)?:
+                    try retryOrThrow(error, on: lease, count: &retries, observation: observation, metrics: metrics)
+                    continue attempts
+                case nil:
+                    break
+                }
                 // Aborted before this attempt took a connection (its abort handle, a deadline, cancellation): no byte
                 // goes out.
                 if let error = metrics.abortError { throw error }
@@ -58,7 +179,8 @@ extension HTTPClient {
                         prepared, on: lease, url: url, method: method, body: body, metrics: metrics,
                         observation: observation, pool: pool)
                 } catch {
-                    try retryOrThrow(error, on: lease, count: &retries, observation: observation, metrics: metrics)
+                    try retryOrThrow(
+                        error, on: LeaseKind(lease), count: &retries, observation: observation, metrics: metrics)
                     continue
                 }
                 break

@@ -198,6 +198,20 @@ public final class HTTPClient: Sendable {
 
     // MARK: Retry
 
+    /// What `retryOrThrow` asks of the lease an attempt ran on: two flags, kept across the wait for the response
+    /// instead of the lease's references.
+    struct LeaseKind {
+        /// The connection was opened for the attempt.
+        let isNew: Bool
+        /// The attempt was pipelined behind another request.
+        let isPipelined: Bool
+
+        init(_ lease: borrowing ConnectionPool.Lease) {
+            isNew = lease.isNew
+            isPipelined = lease.isPipelined
+        }
+    }
+
     /// How many times a hop was tried again, and whether its request may be sent twice.
     struct RetryCount {
         /// Idempotent (or carrying an `Idempotency-Key`), with a body that can be sent again.
@@ -212,7 +226,7 @@ public final class HTTPClient: Sendable {
     /// retry) or fails (throws the error to report).
     @inline(never)  // Out of `followRedirects`: its temporaries would be slots of every request's async frame.
     func retryOrThrow(
-        _ error: HTTPClientError, on lease: ConnectionPool.Lease, count: inout RetryCount,
+        _ error: HTTPClientError, on lease: LeaseKind, count: inout RetryCount,
         observation: RequestObservation?, metrics: HTTPClientMetrics
     ) throws(HTTPClientError) {
         // A pooled connection the server closed just as it was reused: the normal race with the server's idle timeout,
@@ -651,7 +665,7 @@ public final class HTTPClient: Sendable {
     // slots of every request's async frame. The pool's proxy is read only when there is one: an optional proxy copied
     // for every request went through its value witness, twice.
     @inline(never)
-    private static func record(
+    static func record(
         _ lease: borrowing ConnectionPool.Lease, head headBytes: [UInt8], pool: ConnectionPool, in metrics: HTTPClientMetrics
     ) {
         metrics.update {

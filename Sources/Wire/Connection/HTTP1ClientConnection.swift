@@ -27,7 +27,7 @@ package final class HTTP1ClientConnection: ByteStreamDelegate, DeferredLoopWork 
         var started: Bool
 
         /// The result, moved out (a copy retains every part of the head).
-        consuming func takeResult() -> Result<ResponseStart, HTTPClientError> { result }
+        @inline(__always) consuming func takeResult() -> Result<ResponseStart, HTTPClientError> { result }
     }
 
     /// Where a response head goes: a closure, or straight to the continuation of the task that waits for it (no

@@ -64,6 +64,14 @@ struct AbortControl: ~Copyable, Sendable {
     /// The error the request was aborted with, if it was.
     var error: HTTPClientError? { state.withLock { $0.error } }
 
+    /// Whether the request was aborted: `error != nil` without copying the error out of the lock.
+    var isAborted: Bool {
+        state.withLock {
+            if case .some = $0.error { return true }
+            return false
+        }
+    }
+
     /// An abort from now on calls `cancel` (a wait for a connection).
     func setCurrent(_ cancel: @escaping @Sendable (HTTPClientError) -> Void) {
         setCurrent(.closure(cancel))

@@ -299,7 +299,7 @@ public final class HTTPClientMetrics: Sendable {
     var abortError: HTTPClientError? { withAbortControl { $0.error } }
 
     /// Whether the request was aborted.
-    var wasAborted: Bool { abortError != nil }
+    var wasAborted: Bool { withAbortControl { $0.isAborted } }
 
     /// An abort from now on calls `cancel` (a wait for a connection).
     func setAbortTarget(_ cancel: @escaping @Sendable (HTTPClientError) -> Void) {

@@ -284,7 +284,7 @@ package final class ConnectionPool: Sendable {
 
     /// A keep-alive client's usual case, as `requestArrived` would decide it: an idle connection leased in one locked
     /// step, with no continuation and no array of actions; nil when there is none (then `lease` waits).
-    func leaseIdleConnection(pipelinable: Bool = false) -> Lease? {
+    @inline(__always) func leaseIdleConnection(pipelinable: Bool = false) -> Lease? {
         state.withLock { state -> Lease? in
             // The machine holds an entry for every connection it holds; were one missing, the general path decides.
             // The entry is changed where it is, through its index: one lookup, no copy of it out and back.
