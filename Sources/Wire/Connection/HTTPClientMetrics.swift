@@ -257,16 +257,18 @@ public final class HTTPClientMetrics: Sendable {
         public var responseHead: HTTPResponseHead
     }
 
-    private let state: Lock<Snapshot>
+    // Declared in the order they are laid out: what every request reads on its way back (the listener check, the
+    // start) shares the first cache line with the object's header, which each retain and release touches anyway.
     let start: Deadline
     /// The client's event listener, and the number of the call its events name; nil without one.
     let listener: HTTPClientEventListener?
     let call: Int
+    /// The caller's abort handle (`HTTPClientRequest.abortHandle`), which then holds the request's abort state.
+    private let abortHandle: HTTPClientAbortHandle?
+    private let state: Lock<Snapshot>
     /// The request's abort state, when it has no abort handle of its caller's (`abortHandle`): kept here so that a
     /// request allocates one object for both.
     private let ownAbort = AbortControl()
-    /// The caller's abort handle (`HTTPClientRequest.abortHandle`), which then holds the request's abort state.
-    private let abortHandle: HTTPClientAbortHandle?
     /// What the request's task off the loop and its connection's loop hand each other (`LoopCrossing`).
     let crossing = Lock(LoopCrossing.empty)
 
