@@ -21,21 +21,22 @@ extension HTTPClient {
         }
         // The loop may resume the continuation before this task has suspended (see `send`).
         if let resumed = attempt.continuation { ThreadSanitizer.acquire(resumed: resumed) }
+        // One call of the general path, not one for each way here: each call's argument was a slot of this frame.
+        var carried: CarriedOutcome?
         switch (consume outcome).takeResult() {
         case .success(let start):
             // Only a started attempt succeeds (one not started is resumed with a placeholder failure).
-            guard let url = attempt.url else { break }
-            let response = HTTPClientResponse(start, url: url, metrics: metrics)
-            guard Self.mayRedirect(response) else { return response }
-            return try await followRedirectsInGeneral(request, metrics: metrics, carrying: .response(response))
-        case .failure(let error):
-            if let lease = attempt.lease.take() {
-                return try await followRedirectsInGeneral(request, metrics: metrics, carrying: .failure(error, on: lease))
+            if let url = attempt.url {
+                let response = HTTPClientResponse(start, url: url, metrics: metrics)
+                guard Self.mayRedirect(response) else { return response }
+                carried = .response(response)
             }
+        case .failure(let error):
+            if let lease = attempt.lease { carried = .failure(error, on: lease) }
         }
-        // Not started: the request is not the usual one, or something on the way refused it (the general path meets
-        // the same refusal and reports it).
-        return try await followRedirectsInGeneral(request, metrics: metrics, carrying: nil)
+        // A redirect, a failure the client may retry, or (nothing carried) a request the usual path did not start: the
+        // general path meets the same refusal and reports it.
+        return try await followRedirectsInGeneral(request, metrics: metrics, carrying: carried)
     }
 
     /// Whether `response` is a redirect with a `Location` (the general path decides whether to follow it).

@@ -127,6 +127,23 @@ public final class HTTPClient: Sendable {
     nonisolated(nonsending) public func execute(_ request: HTTPClientRequest, timeout: Duration? = nil)
         async throws(HTTPClientError) -> HTTPClientResponse
     {
+        // The usual call (no deadline, no listener): nothing to do after the response or the failure, so the frame
+        // holds no timer, no event and no caught error, only what `followRedirects` keeps across its wait.
+        if timeout == nil, configuration.eventListener == nil, request.method != .connect, group != nil {
+            let metrics = HTTPClientMetrics(start: .now(), abortHandle: request.abortHandle)
+            return try await withCancellationHandler(notifying: metrics) {
+                () async throws(HTTPClientError) -> HTTPClientResponse in
+                try await followRedirects(request, metrics: metrics)
+            }
+        }
+        return try await executeInGeneral(request, timeout: timeout)
+    }
+
+    /// `execute` with a deadline, a listener to tell, or a request to refuse.
+    @inline(never)
+    nonisolated(nonsending) private func executeInGeneral(_ request: HTTPClientRequest, timeout: Duration?)
+        async throws(HTTPClientError) -> HTTPClientResponse
+    {
         guard request.method != .connect else {
             // A 2xx to CONNECT turns the connection into a tunnel, which an HTTPClientResponse cannot carry.
             throw HTTPClientError(.invalidRequest, "CONNECT opens a tunnel: use HTTPClient.connect(to:via:)")
