@@ -5,8 +5,8 @@ extension HTTPClient {
     ///
     /// The usual request (no body, no observer, an idle connection at hand) is started by `startFirstAttempt`, a
     /// synchronous call that keeps its values on the thread's stack: across the wait for the response, this frame
-    /// holds the lease and the URL and little else. A request that is not that, and an attempt that ends in a
-    /// redirect or in a failure the client may retry, go on in `followRedirectsInGeneral`, whose frame (a few
+    /// holds the URL, two flags of the lease and little else. A request that is not that, and an attempt that ends
+    /// in a redirect or in a failure the client may retry, go on in `followRedirectsInGeneral`, whose frame (a few
     /// kilobytes: every hop's and attempt's values) is allocated only then. With a thousand requests in flight, each
     /// line of a frame written before the wait and read after it is a cache miss on both sides.
     // Inlined into `execute` by force: one async frame per request instead of two (an allocation on the task and its
