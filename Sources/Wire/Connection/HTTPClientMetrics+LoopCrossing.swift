@@ -39,20 +39,11 @@ enum LoopCrossing: Sendable {
         return taken
     }
 
-    /// Makes `value` what waits; nothing else waits then (the two directions take turns).
+    /// Makes `value` what waits; nothing else waits then (the two directions take turns), so what is swapped out is
+    /// `.empty`.
     static func put(_ value: consuming LoopCrossing, into crossing: borrowing Lock<LoopCrossing>) {
         var swapped = value
         crossing.withLock { swap(&$0, &swapped) }
-        swapped.drop()
-    }
-
-    /// Ends the value, destroying a payload only when there is one: the value swapped out or taken is usually
-    /// `.empty` or the case wanted, and the enum's outlined destroy decoded its tag in a call every time.
-    consuming func drop() {
-        switch consume self {
-        case .empty: return
-        case .start, .response: return
-        }
     }
 }
 
