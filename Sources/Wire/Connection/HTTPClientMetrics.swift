@@ -335,8 +335,6 @@ public final class HTTPClientMetrics: Sendable {
         state.withLock { body(&$0) }
     }
 
-    func elapsed() -> Duration { Deadline.now() - start }
-
     /// The time from the start to `now` in nanoseconds, as `HTTPClientTimings` keeps it (never its nil marker).
     func elapsedNanoseconds(at now: Deadline = .now()) -> Int64 {
         if now.uptimeNanoseconds >= start.uptimeNanoseconds {

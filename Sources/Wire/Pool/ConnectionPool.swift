@@ -149,10 +149,10 @@ package final class ConnectionPool: Sendable {
 
         /// The connection handed to a request: its setup timings go to the first lease only.
         mutating func lease(pipelined: Bool, at now: Deadline? = nil) -> Lease {
-            let isNew = setup != nil
+            let record = setup.take()
             return Lease(
-                connection: connection, isNew: isNew, isPipelined: pipelined, number: number, handedOver: now,
-                setupRecord: isNew ? setup.take() : nil)
+                connection: connection, isNew: record != nil, isPipelined: pipelined, number: number, handedOver: now,
+                setupRecord: record)
         }
 
         /// The machine wants `idleTimeoutFired` at `deadline`: where and when to arm a timer, or nil when one is
