@@ -53,7 +53,7 @@ struct Epoll: ~Copyable {
     // register descriptors while the loop is still walking one batch of events.
     private let events: UnsafeMutableBufferPointer<epoll_event>
 
-    init(maxEventsPerWait: Int = 256) throws(IOError) {
+    init(maxEventsPerWait: Int) throws(IOError) {
         let fd = try systemCall("epoll_create1") { epoll_create1(CInt(EPOLL_CLOEXEC)) }
         descriptor = FileDescriptor(owning: fd)
         events = .allocate(capacity: maxEventsPerWait)
