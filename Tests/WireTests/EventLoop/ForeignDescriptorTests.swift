@@ -50,5 +50,36 @@ extension IOSuite {
             await loop.shutdownGracefully()
             #expect(await iterator.next() == "closing")
         }
+
+        /// More descriptors ready at once than one wait takes (`EventLoop.eventsPerWait`): every one is handled, once.
+        @Test func aHundredPipesReadyAtOnceAreEachReadOnce() async throws {
+            let count = 100
+            var pipes: [(read: CInt, write: CInt)] = []
+            defer { for ends in pipes { close(ends.read); close(ends.write) } }
+            for _ in 0..<count {
+                var ends: [CInt] = [0, 0]
+                try #require(pipe(&ends) == 0)
+                pipes.append((ends[0], ends[1]))
+                try #require(fcntl(ends[0], F_SETFL, O_NONBLOCK) == 0)
+            }
+            let loop = try EventLoop(name: "many-ready")
+            let (stream, continuation) = AsyncStream<String>.makeStream()
+            let ends = pipes
+            // Registered and made readable in one job on the loop, so that all of them are ready at its next wait.
+            try await loop.submit { () throws in
+                for (index, end) in ends.enumerated() {
+                    let reader = PipeReader(readEnd: end.read, received: continuation)
+                    reader.key = try loop.register(end.read, interest: .read, handler: reader)
+                    #expect(write(end.write, "\(index);", "\(index);".utf8.count) > 0)
+                }
+            }
+            var seen: [String] = []
+            var iterator = stream.makeAsyncIterator()
+            while seen.count < count, let text = await iterator.next() { seen.append(text) }
+            #expect(seen.sorted() == (0..<count).map { "\($0);" }.sorted())
+            await loop.shutdownGracefully()
+            // Nothing more came before the loop's closing: no pipe was read twice.
+            #expect(await iterator.next() == "closing")
+        }
     }
 }
