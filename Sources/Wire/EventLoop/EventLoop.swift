@@ -106,9 +106,9 @@ public final class EventLoop: @unchecked Sendable {
     /// How many ready descriptors one wait takes. A ready client connection is touched again after its event, by the
     /// task its response resumes and by the request that task writes next; with a thousand connections in flight every
     /// line of that is evicted if the whole batch's reads run first and all of their tasks after. 32 connections'
-    /// working sets stay in a core's L2 between the passes: callgrind with this machine's 1 MiB L2 counts 111 → 76 misses
-    /// a request on the loop and 138 → 81 on Swift's global executor at 1,000 connections (256 → 32 here), for one more
-    /// `epoll_wait` per 32 events.
+    /// working sets stay in a core's L2 between the passes: callgrind, simulating a 1 MiB L2, counts 111 → 76 misses a
+    /// request on the loop and 138 → 81 on Swift's global executor at 1,000 connections when this goes from 256 to 32
+    /// (BENCHMARKS.md, session 39), for one more `epoll_wait` per 32 events.
     static let eventsPerWait = 32
 
     /// Creates a loop and starts its thread.
