@@ -12,14 +12,12 @@ set -euo pipefail
 port=${PORT:-18391}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-specs=("$@")
+. "$(dirname "$0")/scripts/rotation.sh"
 for i in $(seq "$rounds"); do
-  count=${#specs[@]}
-  for k in $(seq 0 $((count - 1))); do
-    spec=${specs[$(((k + i) % count))]}
-    label=${spec%%=*}; rest=${spec#*=}
-    if [[ $rest == *@* ]]; then vars=${rest%%@*}; bin=${rest#*@}; else vars=""; bin=$rest; fi
-    line=$(env ${vars//,/ } taskset -c 1 "$bin" "$port" 64 "$secs" | tail -1)
+  mapfile -t order < <(rotated "$i" "$@")
+  for spec in "${order[@]}"; do
+    spec_parts "$spec"
+    line=$(env $vars taskset -c 1 "$bin" "$port" 64 "$secs" | tail -1)
     echo "$i $label $(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%.3f %.0f" % (d["cpu_us_per_request"], d["requests_per_second"]))' "$line")" >> "$out"
   done
 done

@@ -11,19 +11,17 @@ rounds=$1; secs=$2; connections=$3; shift 3
 port=${PORT:-18391}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-specs=("$@")
+. "$(dirname "$0")/rotation.sh"
 for i in $(seq "$rounds"); do
-  count=${#specs[@]}
-  for k in $(seq 0 $((count - 1))); do
-    spec=${specs[$(((k + i) % count))]}
-    label=${spec%%=*}; rest=${spec#*=}
-    if [[ $rest == *@* ]]; then vars=${rest%%@*}; bin=${rest#*@}; else vars=""; bin=$rest; fi
+  mapfile -t order < <(rotated "$i" "$@")
+  for spec in "${order[@]}"; do
+    spec_parts "$spec"
     if [[ $bin == wrk ]]; then
       report=$( { /usr/bin/time -f 'TIME %U %S' taskset -c 1 wrk -t1 -c"$connections" -d"${secs}s" \
         "http://127.0.0.1:$port/"; } 2>&1)
       requests=$(grep -oE '^ *[0-9]+ requests in' <<< "$report" | grep -oE '[0-9]+')
     else
-      report=$( { /usr/bin/time -f 'TIME %U %S' env ${vars//,/ } taskset -c 1 "$bin" "$port" "$connections" \
+      report=$( { /usr/bin/time -f 'TIME %U %S' env $vars taskset -c 1 "$bin" "$port" "$connections" \
         "$secs"; } 2>&1)
       requests=$(grep -oE '"requests":[0-9]+' <<< "$report" | grep -oE '[0-9]+')
     fi

@@ -12,11 +12,10 @@ port=${PORT:-18391}
 connections=${CONNECTIONS:-64}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-specs=(wrk "$@")
+. "$(dirname "$0")/rotation.sh"
 for i in $(seq "$rounds"); do
-  count=${#specs[@]}
-  for k in $(seq 0 $((count - 1))); do
-    spec=${specs[$(((k + i) % count))]}
+  mapfile -t order < <(rotated "$i" wrk "$@")
+  for spec in "${order[@]}"; do
     if [[ $spec == wrk ]]; then
       report=$( { /usr/bin/time -f 'TIME %U %S' taskset -c 1 wrk -t1 -c"$connections" -d"${secs}s" \
         "http://127.0.0.1:$port/"; } 2>&1)
@@ -25,9 +24,8 @@ for i in $(seq "$rounds"); do
       echo "$i wrk $(python3 -c 'import sys; print("%.3f" % (float(sys.argv[1]) * 1e6 / int(sys.argv[2])))' "$cpu" "$requests")" >> "$out"
       continue
     fi
-    label=${spec%%=*}; rest=${spec#*=}
-    if [[ $rest == *@* ]]; then vars=${rest%%@*}; bin=${rest#*@}; else vars=""; bin=$rest; fi
-    line=$(env ${vars//,/ } taskset -c 1 "$bin" "$port" "$connections" "$secs" | tail -1)
+    spec_parts "$spec"
+    line=$(env $vars taskset -c 1 "$bin" "$port" "$connections" "$secs" | tail -1)
     echo "$i $label $(python3 -c 'import json,sys; print("%.3f" % json.loads(sys.argv[1])["cpu_us_per_request"])' "$line")" >> "$out"
   done
 done
